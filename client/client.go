@@ -1,0 +1,235 @@
+// Package client is the Go client of the Preflight gRPC service, for platforms and autoscalers
+// that integrate with a running preflightd. It dials (plain, TLS or mutual TLS), sends checks by URI
+// or inline bytes, and streams local _metadata files through CheckRescaleUpload in fixed-size
+// chunks so that neither side holds the whole file. It holds no analysis logic: answers come from
+// the server.
+package client
+
+import (
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials"
+	"google.golang.org/grpc/credentials/insecure"
+	healthpb "google.golang.org/grpc/health/grpc_health_v1"
+
+	pb "github.com/flinkpreflight/preflight/proto/preflight/v1"
+)
+
+// ChunkSize is the size of the chunks Upload sends: large enough to amortise per-message cost,
+// far below gRPC's default 4 MiB receive limit.
+const ChunkSize = 1 << 20
+
+// Options says how to reach the server.
+type Options struct {
+	// Insecure dials without TLS (local daemons, tests).
+	Insecure bool
+	// CAFile verifies the server's certificate; empty uses the system roots.
+	CAFile string
+	// CertFile and KeyFile are the client's certificate for mutual TLS; both or neither.
+	CertFile, KeyFile string
+	// ServerName overrides the name checked against the server's certificate.
+	ServerName string
+}
+
+// Client is a connection to preflightd. It is safe for concurrent use.
+type Client struct {
+	conn   *grpc.ClientConn
+	api    pb.PreflightServiceClient
+	health healthpb.HealthClient
+}
+
+// Dial connects to addr (host:port or any gRPC target). The connection is made lazily; ctx is
+// accepted for API stability and checked before dialing.
+func Dial(ctx context.Context, addr string, opts Options) (*Client, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	creds, err := transportCredentials(opts)
+	if err != nil {
+		return nil, err
+	}
+	conn, err := grpc.NewClient(addr,
+		grpc.WithTransportCredentials(creds),
+		// Reports can be large (per-subtask detail); the server bounds them, not the client.
+		grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(64<<20)),
+	)
+	if err != nil {
+		return nil, fmt.Errorf("client: dial %s: %w", addr, err)
+	}
+	return New(conn), nil
+}
+
+// New wraps an existing connection (for example a bufconn in tests). Close closes it.
+func New(conn *grpc.ClientConn) *Client {
+	return &Client{conn: conn, api: pb.NewPreflightServiceClient(conn), health: healthpb.NewHealthClient(conn)}
+}
+
+func transportCredentials(opts Options) (credentials.TransportCredentials, error) {
+	if opts.Insecure {
+		if opts.CAFile != "" || opts.CertFile != "" || opts.KeyFile != "" {
+			return nil, errors.New("client: Insecure excludes CAFile, CertFile and KeyFile")
+		}
+		return insecure.NewCredentials(), nil
+	}
+	cfg := &tls.Config{MinVersion: tls.VersionTLS12, ServerName: opts.ServerName}
+	if opts.CAFile != "" {
+		pem, err := os.ReadFile(opts.CAFile)
+		if err != nil {
+			return nil, fmt.Errorf("client: CA file: %w", err)
+		}
+		pool := x509.NewCertPool()
+		if !pool.AppendCertsFromPEM(pem) {
+			return nil, fmt.Errorf("client: CA file %s: no PEM certificate", opts.CAFile)
+		}
+		cfg.RootCAs = pool
+	}
+	if (opts.CertFile == "") != (opts.KeyFile == "") {
+		return nil, errors.New("client: CertFile and KeyFile go together")
+	}
+	if opts.CertFile != "" {
+		cert, err := tls.LoadX509KeyPair(opts.CertFile, opts.KeyFile)
+		if err != nil {
+			return nil, fmt.Errorf("client: client certificate: %w", err)
+		}
+		cfg.Certificates = []tls.Certificate{cert}
+	}
+	return credentials.NewTLS(cfg), nil
+}
+
+// Close closes the connection.
+func (c *Client) Close() error { return c.conn.Close() }
+
+// Conn returns the underlying connection (for reflection or custom stubs).
+func (c *Client) Conn() *grpc.ClientConn { return c.conn }
+
+// Check checks a plan against a checkpoint named by URI or given inline.
+func (c *Client) Check(ctx context.Context, req *pb.CheckRescaleRequest) (*pb.RescaleReport, error) {
+	resp, err := c.api.CheckRescale(ctx, req)
+	if err != nil {
+		return nil, err
+	}
+	return resp.GetReport(), nil
+}
+
+// Inspect describes a checkpoint.
+func (c *Client) Inspect(ctx context.Context, req *pb.InspectCheckpointRequest) (*pb.InspectCheckpointResponse, error) {
+	return c.api.InspectCheckpoint(ctx, req)
+}
+
+// Health returns nil when the server reports SERVING for the Preflight service.
+func (c *Client) Health(ctx context.Context) error {
+	resp, err := c.health.Check(ctx, &healthpb.HealthCheckRequest{Service: pb.PreflightService_ServiceDesc.ServiceName})
+	if err != nil {
+		return err
+	}
+	if s := resp.GetStatus(); s != healthpb.HealthCheckResponse_SERVING {
+		return fmt.Errorf("client: server is %s", s)
+	}
+	return nil
+}
+
+// Upload streams r through CheckRescaleUpload: the header, then ChunkSize chunks. Memory use is one
+// chunk whatever the file size.
+func (c *Client) Upload(ctx context.Context, r io.Reader, header *pb.UploadHeader) (*pb.RescaleReport, error) {
+	return c.upload(ctx, r, header, nil)
+}
+
+func (c *Client) upload(ctx context.Context, r io.Reader, header *pb.UploadHeader, progress func(int64)) (*pb.RescaleReport, error) {
+	// A child context so that an early return (read error) cancels the stream instead of leaking it.
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	stream, err := c.api.CheckRescaleUpload(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if header == nil {
+		header = &pb.UploadHeader{}
+	}
+	if err := stream.Send(&pb.CheckRescaleUploadRequest{Message: &pb.CheckRescaleUploadRequest_Header{Header: header}}); err != nil {
+		return nil, recvStatus(stream, err)
+	}
+	buf := make([]byte, ChunkSize)
+	var sent int64
+	for {
+		n, rerr := io.ReadFull(r, buf)
+		if n > 0 {
+			// Send copies into the transport before returning, so buf can be reused.
+			if err := stream.Send(&pb.CheckRescaleUploadRequest{Message: &pb.CheckRescaleUploadRequest_Chunk{Chunk: buf[:n]}}); err != nil {
+				return nil, recvStatus(stream, err)
+			}
+			sent += int64(n)
+			if progress != nil {
+				progress(sent)
+			}
+		}
+		if rerr == io.EOF || rerr == io.ErrUnexpectedEOF {
+			break
+		}
+		if rerr != nil {
+			return nil, fmt.Errorf("client: read upload: %w", rerr)
+		}
+	}
+	resp, err := stream.CloseAndRecv()
+	if err != nil {
+		return nil, err
+	}
+	return resp.GetReport(), nil
+}
+
+// recvStatus turns a failed Send into the server's status: gRPC reports io.EOF from Send when the
+// server has already answered (for example RESOURCE_EXHAUSTED past the upload limit), and the real
+// error is only available from RecvMsg.
+func recvStatus(stream grpc.ClientStreamingClient[pb.CheckRescaleUploadRequest, pb.CheckRescaleUploadResponse], sendErr error) error {
+	if !errors.Is(sendErr, io.EOF) {
+		return sendErr
+	}
+	if _, err := stream.CloseAndRecv(); err != nil {
+		return err
+	}
+	return sendErr
+}
+
+// CheckFile streams a local _metadata file, or the _metadata of a checkpoint folder, through
+// CheckRescaleUpload. progress, if not nil, is called with the bytes sent so far after each chunk.
+func (c *Client) CheckFile(ctx context.Context, path string, plan *pb.RescalePlan, opts *pb.CheckOptions, progress func(sent int64)) (*pb.RescaleReport, error) {
+	f, size, err := OpenMetadata(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	header := &pb.UploadHeader{Plan: plan, Options: opts, SizeBytes: size, Name: f.Name()}
+	return c.upload(ctx, f, header, progress)
+}
+
+// OpenMetadata opens path, or path/_metadata when path is a folder, and returns its size.
+func OpenMetadata(path string) (*os.File, int64, error) {
+	fi, err := os.Stat(path)
+	if err != nil {
+		return nil, 0, err
+	}
+	if fi.IsDir() {
+		path = filepath.Join(path, "_metadata")
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, 0, err
+	}
+	fi, err = f.Stat()
+	if err != nil {
+		f.Close()
+		return nil, 0, err
+	}
+	if fi.IsDir() {
+		f.Close()
+		return nil, 0, fmt.Errorf("client: %s is a directory", path)
+	}
+	return f, fi.Size(), nil
+}

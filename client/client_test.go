@@ -1,0 +1,176 @@
+package client
+
+import (
+	"bytes"
+	"context"
+	"io"
+	"net"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"go.uber.org/goleak"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/credentials/insecure"
+	"google.golang.org/grpc/health"
+	healthpb "google.golang.org/grpc/health/grpc_health_v1"
+	"google.golang.org/grpc/status"
+	"google.golang.org/grpc/test/bufconn"
+
+	pb "github.com/flinkpreflight/preflight/proto/preflight/v1"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+// fakeServer records what an upload delivered, so the tests check the client's framing only.
+type fakeServer struct {
+	pb.UnimplementedPreflightServiceServer
+	limit  int64 // answer RESOURCE_EXHAUSTED past this many bytes; 0 = no limit
+	header *pb.UploadHeader
+	chunks []int
+	got    bytes.Buffer
+}
+
+func (f *fakeServer) CheckRescaleUpload(stream grpc.ClientStreamingServer[pb.CheckRescaleUploadRequest, pb.CheckRescaleUploadResponse]) error {
+	first, err := stream.Recv()
+	if err != nil {
+		return err
+	}
+	f.header = first.GetHeader()
+	for {
+		msg, err := stream.Recv()
+		if err == io.EOF {
+			return stream.SendAndClose(&pb.CheckRescaleUploadResponse{Report: &pb.RescaleReport{
+				Verdict:    pb.Verdict_VERDICT_ALLOW,
+				Checkpoint: &pb.CheckpointSummary{SizeBytes: int64(f.got.Len())},
+			}})
+		}
+		if err != nil {
+			return err
+		}
+		f.chunks = append(f.chunks, len(msg.GetChunk()))
+		f.got.Write(msg.GetChunk())
+		if f.limit > 0 && int64(f.got.Len()) > f.limit {
+			return status.Error(codes.ResourceExhausted, "too big")
+		}
+	}
+}
+
+func startFake(t *testing.T, f *fakeServer) *Client {
+	t.Helper()
+	lis := bufconn.Listen(1 << 20)
+	s := grpc.NewServer()
+	pb.RegisterPreflightServiceServer(s, f)
+	hs := health.NewServer()
+	hs.SetServingStatus(pb.PreflightService_ServiceDesc.ServiceName, healthpb.HealthCheckResponse_SERVING)
+	healthpb.RegisterHealthServer(s, hs)
+	go s.Serve(lis)
+	conn, err := grpc.NewClient("passthrough:///bufnet",
+		grpc.WithContextDialer(func(ctx context.Context, _ string) (net.Conn, error) { return lis.DialContext(ctx) }),
+		grpc.WithTransportCredentials(insecure.NewCredentials()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := New(conn)
+	t.Cleanup(func() { c.Close(); s.Stop() })
+	return c
+}
+
+func TestCheckFileChunksAndProgress(t *testing.T) {
+	data := bytes.Repeat([]byte("0123456789abcdef"), (5*ChunkSize/2)/16+3) // 2.5 chunks and a bit
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "_metadata"), data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct{ name, path string }{
+		{"file", filepath.Join(dir, "_metadata")},
+		{"folder", dir},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := &fakeServer{}
+			c := startFake(t, f)
+			var progress []int64
+			rep, err := c.CheckFile(context.Background(), tc.path, &pb.RescalePlan{DefaultParallelism: 3}, nil, func(n int64) { progress = append(progress, n) })
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !bytes.Equal(f.got.Bytes(), data) {
+				t.Fatalf("server got %d bytes, want %d identical", f.got.Len(), len(data))
+			}
+			if want := []int{ChunkSize, ChunkSize, len(data) - 2*ChunkSize}; !equalInts(f.chunks, want) {
+				t.Errorf("chunks = %v, want %v", f.chunks, want)
+			}
+			if f.header.GetSizeBytes() != int64(len(data)) || f.header.GetPlan().GetDefaultParallelism() != 3 {
+				t.Errorf("header = %v", f.header)
+			}
+			if n := len(progress); n != 3 || progress[n-1] != int64(len(data)) {
+				t.Errorf("progress = %v", progress)
+			}
+			if rep.GetCheckpoint().GetSizeBytes() != int64(len(data)) {
+				t.Errorf("report = %v", rep)
+			}
+		})
+	}
+}
+
+// TestUploadServerRejectsEarly checks that a server refusing mid-stream surfaces its status, not
+// the io.EOF that Send returns once the server has answered.
+func TestUploadServerRejectsEarly(t *testing.T) {
+	c := startFake(t, &fakeServer{limit: ChunkSize})
+	_, err := c.Upload(context.Background(), bytes.NewReader(make([]byte, 8*ChunkSize)), &pb.UploadHeader{})
+	if status.Code(err) != codes.ResourceExhausted {
+		t.Fatalf("err = %v, want ResourceExhausted", err)
+	}
+}
+
+func TestHealth(t *testing.T) {
+	c := startFake(t, &fakeServer{})
+	if err := c.Health(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestCheckFileMissing(t *testing.T) {
+	c := startFake(t, &fakeServer{})
+	_, err := c.CheckFile(context.Background(), filepath.Join(t.TempDir(), "nope"), nil, nil, nil)
+	if !os.IsNotExist(err) {
+		t.Fatalf("err = %v, want not-exist", err)
+	}
+}
+
+func TestOptionsValidation(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		opts Options
+		ok   bool
+	}{
+		{"insecure", Options{Insecure: true}, true},
+		{"system roots", Options{}, true},
+		{"insecure with CA", Options{Insecure: true, CAFile: "ca.pem"}, false},
+		{"cert without key", Options{CertFile: "c.pem"}, false},
+		{"missing CA", Options{CAFile: filepath.Join(t.TempDir(), "none.pem")}, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c, err := Dial(context.Background(), "127.0.0.1:1", tc.opts)
+			if (err == nil) != tc.ok {
+				t.Fatalf("err = %v, want ok=%v", err, tc.ok)
+			}
+			if c != nil {
+				c.Close()
+			}
+		})
+	}
+}
+
+func equalInts(a, b []int) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}
