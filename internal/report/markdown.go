@@ -1,0 +1,73 @@
+package report
+
+import (
+	"fmt"
+	"io"
+	"strings"
+
+	pb "github.com/flinkpreflight/preflight/proto/preflight/v1"
+)
+
+// WriteMarkdown renders a check report as GitHub-flavoured Markdown, e.g. for a pull-request comment.
+func WriteMarkdown(w io.Writer, r *pb.RescaleReport) error {
+	var b strings.Builder
+	c := r.GetCheckpoint()
+	fmt.Fprintf(&b, "## Flink Preflight: **%s**\n\n", VerdictName(r.GetVerdict()))
+	fmt.Fprintf(&b, "`%s`: %s\n\n", c.GetSource(), checkpointLine(c))
+	if len(r.GetFindings()) > 0 {
+		b.WriteString("### Findings\n\n| Severity | Rule | Operator | State | New subtasks | What happens |\n|---|---|---|---|---|---|\n")
+		for _, f := range r.GetFindings() {
+			fmt.Fprintf(&b, "| %s | %s %s | %s | %s | %s | %s |\n", SeverityName(f.GetSeverity()), f.GetRuleId(), mdCell(f.GetTitle()),
+				mdCell(operatorLabel(f.GetOperatorName(), f.GetOperatorUid(), f.GetOperatorId())), mdCell(f.GetStateName()),
+				Ranges(f.GetAffectedSubtasks()), mdCell(f.GetMessage()))
+		}
+		b.WriteString("\n### Fixes\n\n")
+		for _, f := range r.GetFindings() {
+			if f.GetRemediation() == "" {
+				continue
+			}
+			fmt.Fprintf(&b, "- **%s** %s", f.GetRuleId(), mdCell(f.GetRemediation()))
+			if len(f.GetReferences()) > 0 {
+				fmt.Fprintf(&b, " (%s)", strings.Join(f.GetReferences(), ", "))
+			}
+			b.WriteString("\n")
+		}
+		b.WriteString("\n")
+	} else {
+		b.WriteString("No findings.\n\n")
+	}
+	if len(r.GetSafeParallelism()) > 0 {
+		b.WriteString("### Nearest safe parallelism\n\n| Vertex | Requested | Below | Above |\n|---|---|---|---|\n")
+		for _, s := range r.GetSafeParallelism() {
+			fmt.Fprintf(&b, "| %s | %d | %s | %s |\n", mdCell(operatorLabel(s.GetVertexName(), "", s.GetVertexId())), s.GetRequested(), orNone(s.GetBelow()), orNone(s.GetAbove()))
+		}
+		b.WriteString("\n")
+	}
+	if len(r.GetOperators()) > 0 {
+		b.WriteString("### Operators\n\n| Operator | ID | Parallelism | Max | Operator state | Max payload/subtask |\n|---|---|---|---|---|---|\n")
+		for _, op := range r.GetOperators() {
+			fmt.Fprintf(&b, "| %s | `%s` | %d → %d | %d | %s | %s |\n", mdCell(operatorLabel(op.GetName(), op.GetUid(), "")), op.GetOperatorId(),
+				op.GetOldParallelism(), op.GetNewParallelism(), op.GetMaxParallelism(), mdCell(statesCell(op.GetStates())), Bytes(op.GetMaxSubtaskPayloadBytes()))
+		}
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+// WriteInspectMarkdown renders an inspection as Markdown.
+func WriteInspectMarkdown(w io.Writer, r *pb.InspectCheckpointResponse) error {
+	var b strings.Builder
+	c := r.GetCheckpoint()
+	fmt.Fprintf(&b, "## `%s`\n\n%s\n\n| Operator | UID | ID | Parallelism | Max | Operator state | Keyed | Looks like |\n|---|---|---|---|---|---|---|---|\n", c.GetSource(), checkpointLine(c))
+	for _, op := range r.GetOperators() {
+		fmt.Fprintf(&b, "| %s | %s | `%s` | %d | %d | %s | %s | %s |\n", mdCell(dash(op.GetName())), mdCell(dash(op.GetUid())), op.GetOperatorId(),
+			op.GetParallelism(), op.GetMaxParallelism(), mdCell(stateInfoCell(op.GetStates())), Bytes(op.GetKeyedBytes()), mdCell(dash(op.GetCatalogEntry())))
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+func mdCell(s string) string {
+	s = strings.ReplaceAll(s, "|", "\\|")
+	return strings.ReplaceAll(strings.TrimSpace(s), "\n", "<br>")
+}

@@ -1,0 +1,285 @@
+package report
+
+import (
+	"fmt"
+	"io"
+	"sort"
+	"strings"
+	"text/tabwriter"
+
+	pb "github.com/flinkpreflight/preflight/proto/preflight/v1"
+)
+
+// maxChartRows bounds the per-subtask chart of one operator; larger operators are summarised.
+const maxChartRows = 16
+
+// WriteText renders a check report for a terminal: verdict, operators, findings with their fixes,
+// the nearest safe parallelism, and a per-subtask chart of state before and after.
+func WriteText(w io.Writer, r *pb.RescaleReport) error {
+	var b strings.Builder
+	c := r.GetCheckpoint()
+	fmt.Fprintf(&b, "Flink Preflight: %s\n", c.GetSource())
+	if line := checkpointLine(c); line != "" {
+		fmt.Fprintf(&b, "  %s\n", line)
+	}
+	fmt.Fprintf(&b, "\nVERDICT: %s\n", VerdictName(r.GetVerdict()))
+
+	if len(r.GetOperators()) > 0 {
+		b.WriteString("\nOPERATORS\n")
+		tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
+		fmt.Fprintln(tw, "  OPERATOR\tID\tPARALLELISM\tMAX\tOPERATOR STATE\tKEYED\tPAYLOAD/SUBTASK")
+		for _, op := range r.GetOperators() {
+			par := fmt.Sprintf("%d → %d", op.GetOldParallelism(), op.GetNewParallelism())
+			if op.GetOldParallelism() == op.GetNewParallelism() {
+				par = fmt.Sprintf("%d", op.GetNewParallelism())
+			}
+			if op.GetFullyFinished() {
+				par += " (finished)"
+			}
+			keyed := "-"
+			if k := op.GetKeyed(); k != nil && k.GetBytes() > 0 {
+				keyed = Bytes(k.GetBytes())
+			}
+			fmt.Fprintf(tw, "  %s\t%s\t%s\t%d\t%s\t%s\t%s\n",
+				operatorLabel(op.GetName(), op.GetUid(), shortID(op.GetOperatorId())), shortID(op.GetOperatorId()),
+				par, op.GetMaxParallelism(), statesCell(op.GetStates()), keyed, Bytes(op.GetMaxSubtaskPayloadBytes()))
+		}
+		tw.Flush()
+	}
+
+	b.WriteString("\nFINDINGS\n")
+	if len(r.GetFindings()) == 0 {
+		b.WriteString("  none\n")
+	}
+	for _, f := range r.GetFindings() {
+		fmt.Fprintf(&b, "  %-7s %s  %s\n", SeverityName(f.GetSeverity()), f.GetRuleId(), f.GetTitle())
+		var where []string
+		if f.GetOperatorId() != "" {
+			where = append(where, "operator "+operatorLabel(f.GetOperatorName(), f.GetOperatorUid(), f.GetOperatorId())+" ("+f.GetOperatorId()+")")
+		}
+		if f.GetStateName() != "" {
+			where = append(where, "state "+f.GetStateName())
+		}
+		if len(f.GetAffectedSubtasks()) > 0 {
+			where = append(where, "new subtasks "+Ranges(f.GetAffectedSubtasks()))
+		}
+		if len(where) > 0 {
+			fmt.Fprintf(&b, "          %s\n", strings.Join(where, ", "))
+		}
+		writeIndented(&b, f.GetMessage(), "          ")
+		if f.GetRemediation() != "" {
+			writeIndented(&b, "Fix: "+f.GetRemediation(), "          ")
+		}
+		if len(f.GetReferences()) > 0 {
+			fmt.Fprintf(&b, "          Refs: %s\n", strings.Join(f.GetReferences(), ", "))
+		}
+	}
+
+	if len(r.GetSafeParallelism()) > 0 {
+		b.WriteString("\nNEAREST SAFE PARALLELISM\n")
+		for _, s := range r.GetSafeParallelism() {
+			fmt.Fprintf(&b, "  %s: requested %d; below: %s; above: %s\n", operatorLabel(s.GetVertexName(), "", s.GetVertexId()),
+				s.GetRequested(), orNone(s.GetBelow()), orNone(s.GetAbove()))
+		}
+	}
+
+	writeCharts(&b, r)
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+func orNone(p int32) string {
+	if p <= 0 {
+		return "none"
+	}
+	return fmt.Sprintf("%d", p)
+}
+
+func statesCell(states []*pb.StateAssignment) string {
+	if len(states) == 0 {
+		return "-"
+	}
+	var parts []string
+	for _, s := range states {
+		mode := s.GetMode()
+		switch mode {
+		case "SPLIT_DISTRIBUTE":
+			mode = "split"
+		case "UNION":
+			mode = "union"
+		case "BROADCAST":
+			mode = "broadcast"
+		}
+		parts = append(parts, fmt.Sprintf("%s %s×%d", s.GetName(), mode, s.GetElements()))
+	}
+	if len(parts) > 3 {
+		parts = append(parts[:3], fmt.Sprintf("+%d more", len(parts)-3))
+	}
+	return strings.Join(parts, ", ")
+}
+
+func writeIndented(b *strings.Builder, text, indent string) {
+	for _, line := range strings.Split(strings.TrimSpace(text), "\n") {
+		b.WriteString(indent + line + "\n")
+	}
+}
+
+// writeCharts draws state per subtask before and after, for the operators that findings name (or
+// the operator with the most state when nothing was found).
+func writeCharts(b *strings.Builder, r *pb.RescaleReport) {
+	named := map[string]bool{}
+	for _, f := range r.GetFindings() {
+		if f.GetOperatorId() != "" && f.GetSeverity() >= pb.Severity_SEVERITY_WARNING {
+			named[f.GetOperatorId()] = true
+		}
+	}
+	var ops []*pb.OperatorAssignment
+	for _, op := range r.GetOperators() {
+		if named[op.GetOperatorId()] && len(op.GetSubtasks()) > 0 {
+			ops = append(ops, op)
+		}
+	}
+	if len(ops) == 0 {
+		var best *pb.OperatorAssignment
+		var bestBytes int64
+		for _, op := range r.GetOperators() {
+			var sum int64
+			for _, s := range op.GetSubtasks() {
+				sum += s.GetStateBytes() + s.GetKeyedOwnedBytes()
+			}
+			if sum > bestBytes {
+				best, bestBytes = op, sum
+			}
+		}
+		if best != nil {
+			ops = append(ops, best)
+		}
+	}
+	for _, op := range ops {
+		subs := op.GetSubtasks()
+		var max int64 = 1
+		for _, s := range subs {
+			max = maxInt64(max, maxInt64(s.GetBytesBefore(), s.GetStateBytes()+s.GetKeyedOwnedBytes()))
+		}
+		fmt.Fprintf(b, "\nSTATE PER SUBTASK: %s (before → after)\n", operatorLabel(op.GetName(), op.GetUid(), op.GetOperatorId()))
+		rows := subs
+		if len(rows) > maxChartRows {
+			rows = pickChartRows(subs)
+		}
+		for _, s := range rows {
+			after := s.GetStateBytes() + s.GetKeyedOwnedBytes()
+			before := "new"
+			if s.GetBytesBefore() >= 0 {
+				before = fmt.Sprintf("%s %9s", bar(s.GetBytesBefore(), max), Bytes(s.GetBytesBefore()))
+			} else {
+				before = fmt.Sprintf("%-20s %9s", "", "(new)")
+			}
+			mark := ""
+			if s.GetElements() == 0 && len(op.GetStates()) > 0 {
+				mark = "  ← empty"
+			}
+			fmt.Fprintf(b, "  %4d  %s  →  %s %9s%s\n", s.GetIndex(), before, bar(after, max), Bytes(after), mark)
+		}
+		if len(rows) < len(subs) {
+			fmt.Fprintf(b, "  (%d of %d subtasks shown: the first, the last and the extremes)\n", len(rows), len(subs))
+		}
+	}
+}
+
+// pickChartRows keeps the first and last subtasks and the largest and smallest ones.
+func pickChartRows(subs []*pb.SubtaskAssignment) []*pb.SubtaskAssignment {
+	sorted := append([]*pb.SubtaskAssignment(nil), subs...)
+	sort.SliceStable(sorted, func(i, j int) bool { return sorted[i].GetStateBytes() < sorted[j].GetStateBytes() })
+	keep := map[int32]bool{}
+	for _, s := range subs[:4] {
+		keep[s.GetIndex()] = true
+	}
+	for _, s := range subs[len(subs)-4:] {
+		keep[s.GetIndex()] = true
+	}
+	for _, s := range sorted[:4] {
+		keep[s.GetIndex()] = true
+	}
+	for _, s := range sorted[len(sorted)-4:] {
+		keep[s.GetIndex()] = true
+	}
+	var out []*pb.SubtaskAssignment
+	for _, s := range subs {
+		if keep[s.GetIndex()] {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+func bar(v, max int64) string {
+	const width = 20
+	n := int(v * width / max)
+	if v > 0 && n == 0 {
+		n = 1
+	}
+	return strings.Repeat("█", n) + strings.Repeat(" ", width-n)
+}
+
+func maxInt64(a, b int64) int64 {
+	if a > b {
+		return a
+	}
+	return b
+}
+
+// WriteInspectText renders an inspection for a terminal.
+func WriteInspectText(w io.Writer, r *pb.InspectCheckpointResponse) error {
+	var b strings.Builder
+	c := r.GetCheckpoint()
+	fmt.Fprintf(&b, "Flink Preflight: %s\n  %s\n\n", c.GetSource(), checkpointLine(c))
+	tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "OPERATOR\tUID\tID\tPARALLELISM\tMAX\tCOORD\tOPERATOR STATE\tKEYED\tCHANNEL\tLOOKS LIKE")
+	for _, op := range r.GetOperators() {
+		par := fmt.Sprintf("%d", op.GetParallelism())
+		if op.GetFullyFinished() {
+			par += " (finished)"
+		} else if op.GetFinishedSubtasks() > 0 {
+			par += fmt.Sprintf(" (%d finished)", op.GetFinishedSubtasks())
+		}
+		keyed := "-"
+		if op.GetKeyedBytes() > 0 || len(op.GetKeyedHandleKinds()) > 0 {
+			keyed = Bytes(op.GetKeyedBytes()) + " " + strings.Join(op.GetKeyedHandleKinds(), ",")
+		}
+		channel := "-"
+		if op.GetChannelStateBytes() > 0 {
+			channel = Bytes(op.GetChannelStateBytes())
+		}
+		coord := "-"
+		if op.GetCoordinatorStateBytes() > 0 {
+			coord = Bytes(op.GetCoordinatorStateBytes())
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%s\t%s\t%s\t%s\t%s\n", dash(op.GetName()), dash(op.GetUid()), op.GetOperatorId(), par,
+			op.GetMaxParallelism(), coord, stateInfoCell(op.GetStates()), keyed, channel, dash(op.GetCatalogEntry()))
+	}
+	tw.Flush()
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+func stateInfoCell(states []*pb.StateInfo) string {
+	if len(states) == 0 {
+		return "-"
+	}
+	var parts []string
+	for _, s := range states {
+		raw := ""
+		if s.GetRaw() {
+			raw = " raw"
+		}
+		parts = append(parts, fmt.Sprintf("%s %s%s×%d (%s)", s.GetName(), strings.ToLower(strings.TrimSuffix(s.GetMode(), "_DISTRIBUTE")), raw, s.GetElements(), Bytes(s.GetBytes())))
+	}
+	return strings.Join(parts, "; ")
+}
+
+func dash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}
