@@ -1,0 +1,64 @@
+package rescale
+
+import (
+	"sort"
+	"unicode/utf16"
+)
+
+// JavaStringHashCode is java.lang.String.hashCode: the 31-polynomial over the UTF-16 code units,
+// wrapping at 32 bits.
+func JavaStringHashCode(s string) int32 {
+	var h int32
+	for _, r := range s {
+		if r >= 0x10000 {
+			r1, r2 := utf16.EncodeRune(r)
+			h = 31*h + int32(r1)
+			h = 31*h + int32(r2)
+			continue
+		}
+		h = 31*h + int32(r)
+	}
+	return h
+}
+
+// HashMapOrder returns the names, given in insertion order, in the iteration order of a
+// java.util.HashMap<String, ?> created with the default capacity (16) and load factor (0.75):
+// by bucket (spread hash & (capacity-1)) at the final capacity, then by insertion order. Duplicate
+// names keep their first position. Treeified buckets (8+ collisions in one bucket) are not
+// emulated.
+func HashMapOrder(names []string) []string {
+	out := make([]string, 0, len(names))
+	seen := make(map[string]struct{}, len(names))
+	for _, n := range names {
+		if _, ok := seen[n]; !ok {
+			seen[n] = struct{}{}
+			out = append(out, n)
+		}
+	}
+	if len(out) < 2 {
+		return out
+	}
+	capacity := 16
+	for float64(len(out)) > 0.75*float64(capacity) {
+		capacity <<= 1
+	}
+	buckets := make([]uint32, len(out))
+	for i, n := range out {
+		buckets[i] = javaHashMapBucket(n, capacity)
+	}
+	idx := make([]int, len(out))
+	for i := range idx {
+		idx[i] = i
+	}
+	sort.SliceStable(idx, func(a, b int) bool { return buckets[idx[a]] < buckets[idx[b]] })
+	sorted := make([]string, len(out))
+	for i, j := range idx {
+		sorted[i] = out[j]
+	}
+	return sorted
+}
+
+func javaHashMapBucket(name string, capacity int) uint32 {
+	h := uint32(JavaStringHashCode(name))
+	return (h ^ h>>16) & uint32(capacity-1)
+}
