@@ -1,0 +1,287 @@
+package checkpoint
+
+import (
+	"encoding/binary"
+	"errors"
+	"io"
+	"math"
+	"strconv"
+	"strings"
+)
+
+// decoder reads big-endian primitives from a byte slice (no copy) or from an io.Reader through
+// its own buffer, tracking the absolute byte offset, the field path (for errors) and the nesting
+// depth. Failures abort decoding by panicking with a decodeError, recovered by the entry points
+// (Read, ReadBytes, ReadLayout); nothing else panics.
+type decoder struct {
+	buf   []byte // window: the whole input, or the reader's buffer
+	pos   int    // read position in buf
+	base  int64  // absolute offset of buf[0]
+	r     io.Reader
+	rerr  error // sticky error of r (io.EOF at the end)
+	limit int64 // absolute offset reads must not pass (master states, merged blobs)
+
+	// summarize: fold offset arrays into summaries and skip inline bytes (ReadLayout).
+	summarize bool
+
+	path  []pathSeg
+	depth int
+
+	trailerOff int64 // where the properties trailer starts
+}
+
+// maxDepth caps the nesting of handles (changelog lists, key-group stream delegates).
+const maxDepth = 64
+
+// readBufSize is the reader's buffer; it holds any modified-UTF-8 string (2 + 65535 bytes).
+const readBufSize = 256 << 10
+
+type decodeError struct{ err *FormatError }
+
+func newBytesDecoder(b []byte) *decoder {
+	return &decoder{buf: b, limit: math.MaxInt64}
+}
+
+func newReaderDecoder(r io.Reader) *decoder {
+	return &decoder{buf: make([]byte, 0, readBufSize), r: r, limit: math.MaxInt64}
+}
+
+// pathSeg is one segment of a field path: name, name[idx] or name["key"].
+type pathSeg struct {
+	name   string
+	idx    int
+	key    string
+	hasIdx bool
+	hasKey bool
+}
+
+func (d *decoder) push(name string)    { d.path = append(d.path, pathSeg{name: name}) }
+func (d *decoder) pushIdx(name string) { d.path = append(d.path, pathSeg{name: name, hasIdx: true}) }
+func (d *decoder) setIdx(i int)        { d.path[len(d.path)-1].idx = i }
+func (d *decoder) setKey(k string) {
+	s := &d.path[len(d.path)-1]
+	s.key, s.hasKey, s.hasIdx = k, true, false
+}
+func (d *decoder) pop() { d.path = d.path[:len(d.path)-1] }
+
+func (d *decoder) renderPath() string {
+	var sb strings.Builder
+	for i, s := range d.path {
+		if i > 0 {
+			sb.WriteByte('.')
+		}
+		sb.WriteString(s.name)
+		if s.hasKey {
+			sb.WriteString("[" + strconv.Quote(s.key) + "]")
+		} else if s.hasIdx {
+			sb.WriteString("[" + strconv.Itoa(s.idx) + "]")
+		}
+	}
+	return sb.String()
+}
+
+func (d *decoder) enter() {
+	d.depth++
+	if d.depth > maxDepth {
+		d.failf(d.offset(), "", "handles nested deeper than %d", maxDepth)
+	}
+}
+
+func (d *decoder) leave() { d.depth-- }
+
+// offset returns the absolute offset of the next byte.
+func (d *decoder) offset() int64 { return d.base + int64(d.pos) }
+
+// fail aborts decoding with a FormatError at off.
+func (d *decoder) fail(off int64, value, msg string) {
+	panic(decodeError{&FormatError{Offset: off, Field: d.renderPath(), Value: value, Msg: msg}})
+}
+
+func (d *decoder) failf(off int64, value, format string, args ...any) {
+	d.fail(off, value, sprintf(format, args...))
+}
+
+// recoverError converts a decoding abort into an error; other panics propagate.
+func recoverError(errp *error) {
+	if r := recover(); r != nil {
+		de, ok := r.(decodeError)
+		if !ok {
+			panic(r)
+		}
+		*errp = de.err
+	}
+}
+
+// fill makes at least n bytes available at pos (n ≤ readBufSize), reading from r; it reports
+// whether it succeeded.
+func (d *decoder) fill(n int) bool {
+	if d.r == nil || d.rerr != nil {
+		return len(d.buf)-d.pos >= n
+	}
+	if d.pos > 0 {
+		k := copy(d.buf[:cap(d.buf)], d.buf[d.pos:])
+		d.base += int64(d.pos)
+		d.buf = d.buf[:k]
+		d.pos = 0
+	}
+	for len(d.buf) < n && d.rerr == nil {
+		m, err := d.r.Read(d.buf[len(d.buf):cap(d.buf)])
+		d.buf = d.buf[:len(d.buf)+m]
+		if err != nil {
+			d.rerr = err
+		} else if m == 0 {
+			// Tolerate a few empty reads as io.Reader allows; a reader that never progresses
+			// would hang, so treat repeated empty reads as an error.
+			m2, err2 := d.r.Read(d.buf[len(d.buf):cap(d.buf)])
+			d.buf = d.buf[:len(d.buf)+m2]
+			if err2 != nil {
+				d.rerr = err2
+			} else if m2 == 0 {
+				d.rerr = io.ErrNoProgress
+			}
+		}
+	}
+	return len(d.buf) >= n
+}
+
+// truncated aborts with the "truncated" error for a read of n bytes.
+func (d *decoder) truncated(n int) {
+	off := d.offset()
+	if off+int64(n) > d.limit {
+		d.failf(off, "", "field needs %d bytes but only %d remain in the enclosing record", n, d.limit-off)
+	}
+	if d.rerr != nil && !errors.Is(d.rerr, io.EOF) {
+		d.failf(off, "", "read error: %v", d.rerr)
+	}
+	d.failf(off, "", "unexpected end of file (needed %d more bytes, %d remain)", n, len(d.buf)-d.pos)
+}
+
+// next returns the next n bytes (n ≤ readBufSize) and advances past them. The slice is valid
+// until the next read.
+func (d *decoder) next(n int) []byte {
+	if len(d.buf)-d.pos < n || d.offset()+int64(n) > d.limit {
+		if d.offset()+int64(n) > d.limit || !d.fill(n) {
+			d.truncated(n)
+		}
+	}
+	b := d.buf[d.pos : d.pos+n]
+	d.pos += n
+	return b
+}
+
+func (d *decoder) u8() uint8   { return d.next(1)[0] }
+func (d *decoder) i32() int32  { return int32(binary.BigEndian.Uint32(d.next(4))) }
+func (d *decoder) i64() int64  { return int64(binary.BigEndian.Uint64(d.next(8))) }
+func (d *decoder) u16() uint16 { return binary.BigEndian.Uint16(d.next(2)) }
+
+// remaining returns the bytes left before the limit or the end, or -1 when unknown (a reader
+// without a limit).
+func (d *decoder) remaining() int64 {
+	if d.r == nil {
+		rest := int64(len(d.buf)) - int64(d.pos)
+		if l := d.limit - d.offset(); l < rest {
+			return l
+		}
+		return rest
+	}
+	if d.limit != math.MaxInt64 {
+		return d.limit - d.offset()
+	}
+	return -1
+}
+
+// count checks a count read at off against the bytes that remain: every element takes at least
+// minSize bytes. It returns a safe capacity hint for the slice to be built.
+func (d *decoder) count(n int32, off int64, minSize int64, what string) int {
+	if n < 0 {
+		d.failf(off, strconv.Itoa(int(n)), "negative %s count", what)
+	}
+	rem := d.remaining()
+	if rem >= 0 {
+		if int64(n)*minSize > rem {
+			d.failf(off, strconv.Itoa(int(n)), "%s count needs at least %d bytes but only %d remain", what, int64(n)*minSize, rem)
+		}
+		return int(n)
+	}
+	return min(int(n), 1024) // unknown length: grow as elements arrive
+}
+
+// skip advances n bytes.
+func (d *decoder) skip(n int64) {
+	for n > 0 {
+		avail := int64(len(d.buf) - d.pos)
+		if avail == 0 {
+			if d.offset() >= d.limit || !d.fill(1) {
+				d.truncated(int(min(n, math.MaxInt32)))
+			}
+			continue
+		}
+		k := min(avail, n, d.limit-d.offset())
+		if k <= 0 {
+			d.truncated(int(min(n, math.MaxInt32)))
+		}
+		d.pos += int(k)
+		n -= k
+	}
+}
+
+// bytes reads n bytes into a new slice (n already checked against what remains, or growing).
+func (d *decoder) bytes(n int64) []byte {
+	if d.r == nil {
+		return append([]byte{}, d.next(int(n))...)
+	}
+	var out []byte
+	for n > 0 {
+		k := int(min(n, readBufSize))
+		out = append(out, d.next(k)...)
+		n -= int64(k)
+	}
+	if out == nil {
+		out = []byte{}
+	}
+	return out
+}
+
+// i64s reads n big-endian i64 values; when keep is false it folds them into s only.
+func (d *decoder) i64s(n int, keep bool, s *offsetSummary) []int64 {
+	var out []int64
+	if keep {
+		out = make([]int64, 0, min(n, max(int(d.remaining()/8), 0)+1, 1<<20))
+	}
+	for n > 0 {
+		avail := len(d.buf) - d.pos
+		if l := d.limit - d.offset(); int64(avail) > l {
+			avail = int(l)
+		}
+		if avail < 8 {
+			d.next(8) // fills or fails
+			d.pos -= 8
+			continue
+		}
+		k := min(n, avail/8)
+		b := d.buf[d.pos : d.pos+8*k]
+		if s != nil {
+			s.add(b)
+		}
+		if keep {
+			for i := 0; i < k; i++ {
+				out = append(out, int64(binary.BigEndian.Uint64(b[8*i:])))
+			}
+		}
+		d.pos += 8 * k
+		n -= k
+	}
+	return out
+}
+
+// utf reads a modified-UTF-8 string (Java DataInput.readUTF).
+func (d *decoder) utf() string {
+	off := d.offset()
+	n := int(d.u16())
+	b := d.next(n)
+	s, err := decodeMUTF8(b)
+	if err != nil {
+		d.fail(off+2+int64(err.(*mutf8Error).pos), "", err.Error())
+	}
+	return s
+}

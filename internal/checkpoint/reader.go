@@ -1,0 +1,813 @@
+package checkpoint
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"strconv"
+)
+
+var sprintf = fmt.Sprintf
+
+// Minimum encoded sizes, for checking counts against the bytes that remain (spec §11).
+const (
+	minStreamHandle   = 1
+	minKeyedHandle    = 1
+	minOffset         = 8
+	minStateEntry     = 2 + 1 + 4
+	minPathListEntry  = 2 + 1
+	minMasterState    = 8 + 10
+	minChannelV1      = 4 + 4 + 4 + 4 + 8 + 1
+	minChannelV2      = 1 + 4 + 8 + 1 + 4
+	minMergedChannel  = 4 + 4 + 8 + 4
+	minStateChange    = 4 + 4
+	minChangelogEntry = 8 + 1
+	minTaskV1         = 16 + 4 + 4 + 4 + 4
+	minSubtaskV1      = 4 + 8 + 4 + 4 + 4 + 1 + 1
+)
+
+// ReadBytes decodes a complete _metadata file held in memory.
+func ReadBytes(b []byte) (m *Metadata, err error) {
+	d := newBytesDecoder(b)
+	defer recoverError(&err)
+	m = d.file()
+	return m, nil
+}
+
+// Read decodes a complete _metadata file from r. It reads r to the end; the Metadata holds every
+// byte of the file (inline state included), so use ReadLayout for files of unknown size.
+func Read(r io.Reader) (*Metadata, error) {
+	b, err := io.ReadAll(r)
+	if err != nil {
+		return nil, &FormatError{Offset: int64(len(b)), Msg: "read error: " + err.Error()}
+	}
+	return ReadBytes(b)
+}
+
+// file decodes the whole file.
+func (d *decoder) file() *Metadata {
+	m := &Metadata{}
+	d.push("magic")
+	if b := d.peekStart(); len(b) >= 2 && b[0] == 0xAC && b[1] == 0xED {
+		d.fail(0, "0xaced", "no _metadata header: this is Java serialization, a Flink 1.0 savepoint; restore it with Flink 1.1-1.2 and take a new savepoint")
+	}
+	if magic := uint32(d.i32()); magic != Magic {
+		d.fail(0, sprintf("%#08x", magic), sprintf("wrong magic number (want %#08x): not a Flink _metadata file", Magic))
+	}
+	d.pop()
+	d.push("version")
+	m.Version = d.i32()
+	switch {
+	case m.Version == 0:
+		d.fail(4, "0", "unsupported legacy format v0 (Flink 1.1); take a savepoint with Flink ≥ 1.3")
+	case m.Version < 0 || m.Version > 7:
+		d.fail(4, strconv.Itoa(int(m.Version)), "unknown format version (Flink knows 1 to 6, and 7 unreleased)")
+	}
+	d.pop()
+	d.push("checkpointId")
+	off := d.offset()
+	m.CheckpointID = d.i64()
+	if m.CheckpointID < 0 {
+		d.fail(off, strconv.FormatInt(m.CheckpointID, 10), "negative checkpoint ID")
+	}
+	d.pop()
+	if m.Version == 1 {
+		m.Tasks = d.tasksV1()
+		m.Trailing = d.rest(false)
+		return m
+	}
+	m.MasterStates = d.masterStates()
+	m.Operators = d.operators(m.Version)
+	if m.Version >= 4 {
+		d.push("trailer")
+		d.trailerOff = d.offset()
+		m.Trailer = d.rest(true)
+		d.pop()
+	} else {
+		m.Trailing = d.rest(false)
+	}
+	return m
+}
+
+// peekStart returns up to two bytes at the start without consuming them.
+func (d *decoder) peekStart() []byte {
+	d.fill(2)
+	return d.buf[d.pos:min(d.pos+2, len(d.buf))]
+}
+
+// rest reads everything left (summarize mode keeps at most maxTrailerKeep bytes of the trailer and
+// nothing of other trailing bytes; it counts them in restSize).
+func (d *decoder) rest(trailer bool) []byte {
+	if d.r == nil {
+		b := d.buf[d.pos:]
+		d.pos = len(d.buf)
+		if d.summarize && !trailer {
+			return nil
+		}
+		if d.summarize && len(b) > maxTrailerKeep {
+			b = b[:maxTrailerKeep]
+		}
+		return bytes.Clone(b)
+	}
+	var out []byte
+	for d.pos < len(d.buf) || d.fill(1) {
+		chunk := d.buf[d.pos:]
+		switch {
+		case !d.summarize:
+			out = append(out, chunk...)
+		case trailer && len(out) < maxTrailerKeep:
+			out = append(out, chunk[:min(len(chunk), maxTrailerKeep-len(out))]...)
+		}
+		d.pos = len(d.buf)
+	}
+	if d.rerr != nil && d.rerr != io.EOF {
+		d.failf(d.offset(), "", "read error: %v", d.rerr)
+	}
+	if out == nil && !d.summarize {
+		out = []byte{}
+	}
+	return out
+}
+
+// maxTrailerKeep is how much of the properties trailer ReadLayout keeps for decoding.
+const maxTrailerKeep = 1 << 20
+
+func (d *decoder) masterStates() []MasterState {
+	d.push("masterStates")
+	off := d.offset()
+	n := d.i32()
+	if n < 0 {
+		d.fail(off, strconv.Itoa(int(n)), "negative number of master states")
+	}
+	out := make([]MasterState, 0, d.count(n, off, minMasterState, "master state"))
+	d.setIdx(0)
+	d.path[len(d.path)-1].hasIdx = true
+	for i := 0; i < int(n); i++ {
+		d.setIdx(i)
+		out = append(out, d.masterState())
+	}
+	d.pop()
+	return out
+}
+
+func (d *decoder) masterState() MasterState {
+	off := d.offset()
+	if magic := uint32(d.i32()); magic != masterStateMagic {
+		d.fail(off, sprintf("%#08x", magic), sprintf("incorrect master state magic number (want %#08x)", uint32(masterStateMagic)))
+	}
+	off = d.offset()
+	length := d.i32()
+	if length <= 0 {
+		d.fail(off, strconv.Itoa(int(length)), "zero or negative master state length")
+	}
+	if rem := d.remaining(); rem >= 0 && int64(length) > rem {
+		d.fail(off, strconv.Itoa(int(length)), sprintf("master state length exceeds the %d bytes that remain", rem))
+	}
+	end := d.offset() + int64(length)
+	saved := d.limit
+	d.limit = min(end, saved)
+	var ms MasterState
+	ms.Version = d.i32()
+	ms.Name = d.utf()
+	off = d.offset()
+	pl := d.i32()
+	if pl < 0 {
+		d.fail(off, strconv.Itoa(int(pl)), "negative master state payload length")
+	}
+	d.count(pl, off, 1, "payload byte")
+	ms.Payload = d.bytes(int64(pl))
+	if d.offset() != end {
+		d.fail(d.offset(), strconv.FormatInt(end-d.offset(), 10), "trailing bytes in master state")
+	}
+	d.limit = saved
+	return ms
+}
+
+func (d *decoder) operators(version int32) []OperatorState {
+	d.push("operators")
+	off := d.offset()
+	n := d.i32()
+	minOp := int64(16 + 4 + 4 + 1 + 4)
+	if version >= 5 {
+		minOp += 4
+	}
+	if version == 2 {
+		minOp = 16 + 4 + 4 + 4 + 4
+	}
+	out := make([]OperatorState, 0, d.count(n, off, minOp, "operator"))
+	d.path[len(d.path)-1].hasIdx = true
+	for i := 0; i < int(n); i++ {
+		d.setIdx(i)
+		out = append(out, d.operator(version))
+	}
+	d.pop()
+	return out
+}
+
+func (d *decoder) operatorID() OperatorID {
+	var id OperatorID
+	copy(id[:], d.next(16))
+	return id
+}
+
+func (d *decoder) operator(version int32) OperatorState {
+	var op OperatorState
+	op.offset = d.offset()
+	if version >= 5 {
+		d.push("name")
+		op.Name = d.utf()
+		d.path[len(d.path)-1].name = "uid"
+		op.UID = d.utf()
+		d.pop()
+	}
+	op.ID = d.operatorID()
+	off := d.offset()
+	op.Parallelism = d.i32()
+	op.MaxParallelism = d.i32()
+	if op.Parallelism > op.MaxParallelism {
+		d.fail(off, sprintf("parallelism %d, maxParallelism %d", op.Parallelism, op.MaxParallelism), "parallelism exceeds max parallelism")
+	}
+	if op.Parallelism < 0 {
+		d.fail(off, strconv.Itoa(int(op.Parallelism)), "negative parallelism")
+	}
+	if version == 2 {
+		op.ChainLength = d.i32()
+	} else {
+		d.push("coordinatorState")
+		off := d.offset()
+		h := d.streamHandle()
+		switch h := h.(type) {
+		case nil:
+		case *ByteStreamStateHandle:
+			op.CoordinatorState = h
+		default:
+			d.fail(off, strconv.Itoa(int(h.streamTag())), "expected a ByteStreamStateHandle (tag 1) or null for the coordinator state")
+		}
+		d.pop()
+	}
+	d.push("subtasks")
+	off = d.offset()
+	n := d.i32()
+	if n < 0 {
+		op.negCount = n
+		if version >= 3 {
+			op.FullyFinished = true
+			if op.CoordinatorState != nil {
+				d.fail(off, strconv.Itoa(int(n)), "fully finished operator with coordinator state")
+			}
+		}
+		d.pop()
+		return op
+	}
+	minSub := int64(4 + 4 + 4 + 1 + 1 + 4 + 4)
+	if version == 2 {
+		minSub = 4 + 8 + 4 + 4 + 4 + 1 + 1
+	}
+	op.Subtasks = make([]SubtaskEntry, 0, d.count(n, off, 4, "subtask"))
+	_ = minSub
+	d.path[len(d.path)-1].hasIdx = true
+	for i := 0; i < int(n); i++ {
+		d.setIdx(i)
+		off := d.offset()
+		idx := d.i32()
+		e := SubtaskEntry{Index: idx}
+		if idx < 0 && version >= 3 {
+			e.Index = -idx - 1
+			e.Finished = true
+		}
+		if e.Index < 0 || e.Index >= op.Parallelism {
+			d.fail(off, strconv.Itoa(int(idx)), sprintf("subtask index outside [0, parallelism %d)", op.Parallelism))
+		}
+		if !e.Finished {
+			e.State = d.subtaskState(version)
+		}
+		op.Subtasks = append(op.Subtasks, e)
+	}
+	d.pop()
+	return op
+}
+
+func (d *decoder) subtaskState(version int32) *SubtaskState {
+	s := &SubtaskState{}
+	if version == 2 {
+		s.Duration = d.i64()
+		d.push("legacy")
+		off := d.offset()
+		n := d.i32()
+		c := d.count(n, off, minStreamHandle, "legacy handle")
+		if n > 0 {
+			s.Legacy = make([]StreamStateHandle, 0, c)
+		}
+		d.path[len(d.path)-1].hasIdx = true
+		for i := 0; i < int(n); i++ {
+			d.setIdx(i)
+			s.Legacy = append(s.Legacy, d.streamHandle())
+		}
+		d.pop()
+	}
+	d.push("managedOperatorState")
+	s.ManagedOperatorState = d.operatorSlot()
+	d.path[len(d.path)-1].name = "rawOperatorState"
+	s.RawOperatorState = d.operatorSlot()
+	d.path[len(d.path)-1].name = "managedKeyedState"
+	s.ManagedKeyedState = d.keyedHandle()
+	d.path[len(d.path)-1].name = "rawKeyedState"
+	s.RawKeyedState = d.keyedHandle()
+	d.pop()
+	if version >= 3 {
+		d.push("inputChannels")
+		s.InputChannels = d.channelHandles(version, true)
+		d.path[len(d.path)-1].name = "outputChannels"
+		s.OutputChannels = d.channelHandles(version, false)
+		d.pop()
+	}
+	if version == 7 {
+		d.push("refCheckpointId")
+		s.RefMarker = d.u8()
+		if s.RefMarker == 1 {
+			s.RefCheckpointID = d.i64()
+		}
+		d.pop()
+	}
+	return s
+}
+
+func (d *decoder) operatorSlot() OperatorStateSlot {
+	var slot OperatorStateSlot
+	slot.Present = d.i32()
+	if slot.Present != 0 {
+		slot.Handle = d.operatorHandle()
+	}
+	return slot
+}
+
+// operatorHandle reads an OperatorHandle; nil for the null tag.
+func (d *decoder) operatorHandle() *OperatorStateHandle {
+	off := d.offset()
+	tag := d.u8()
+	switch tag {
+	case tagNull:
+		return nil
+	case tagPartitionable, tagSegmentPartitionable:
+	default:
+		d.fail(off, strconv.Itoa(int(int8(tag))), "invalid operator state handle tag")
+	}
+	h := &OperatorStateHandle{Tag: tag}
+	d.push("states")
+	off = d.offset()
+	n := d.i32()
+	h.States = make([]StateEntry, 0, d.count(n, off, minStateEntry, "state"))
+	d.path[len(d.path)-1].hasIdx = true
+	for i := 0; i < int(n); i++ {
+		d.setIdx(i)
+		var e StateEntry
+		e.Name = d.utf()
+		d.setKey(e.Name)
+		d.push("mode")
+		off := d.offset()
+		mode := int8(d.u8())
+		if mode < 0 || mode > 2 {
+			d.fail(off, strconv.Itoa(int(mode)), "distribution mode ordinal not in {0 SPLIT_DISTRIBUTE, 1 UNION, 2 BROADCAST}")
+		}
+		e.Mode = DistributionMode(mode)
+		d.path[len(d.path)-1].name = "offsets"
+		off = d.offset()
+		k := d.i32()
+		d.count(k, off, minOffset, "offset")
+		e.Offsets = d.i64s(int(k), !d.summarize, &e.sum)
+		d.pop()
+		h.States = append(h.States, e)
+		d.path[len(d.path)-1].hasKey = false
+		d.path[len(d.path)-1].hasIdx = true
+	}
+	d.pop()
+	if tag == tagSegmentPartitionable {
+		d.push("taskOwnedDir")
+		h.TaskOwnedDir = d.utf()
+		d.path[len(d.path)-1].name = "sharedDir"
+		h.SharedDir = d.utf()
+		d.path[len(d.path)-1].name = "isEmpty"
+		h.Empty = d.u8()
+		d.pop()
+	}
+	d.push("delegate")
+	off = d.offset()
+	h.Delegate = d.streamHandle()
+	if tag == tagSegmentPartitionable {
+		switch h.Delegate.(type) {
+		case *SegmentFileStateHandle, *EmptySegmentFileStateHandle:
+		default:
+			d.fail(off, strconv.Itoa(int(streamTagOf(h.Delegate))), "file-merging operator state handle needs a segment delegate (tag 15 or 16)")
+		}
+	}
+	d.pop()
+	return h
+}
+
+func streamTagOf(h StreamStateHandle) uint8 {
+	if h == nil {
+		return tagNull
+	}
+	return h.streamTag()
+}
+
+// streamHandle reads a StreamHandle; nil for the null tag.
+func (d *decoder) streamHandle() StreamStateHandle {
+	off := d.offset()
+	tag := d.u8()
+	switch tag {
+	case tagNull:
+		return nil
+	case tagByteStream:
+		h := &ByteStreamStateHandle{}
+		h.Name = d.utf()
+		off := d.offset()
+		n := d.i32()
+		d.count(n, off, 1, "inline byte")
+		h.n = int64(n)
+		if d.summarize {
+			d.skip(int64(n))
+		} else {
+			h.Data = d.bytes(int64(n))
+		}
+		return h
+	case tagFileStream:
+		h := &FileStateHandle{}
+		h.StateSize = d.i64()
+		h.Path = d.utf()
+		return h
+	case tagKeyGroups:
+		d.enter()
+		h := d.keyGroupsBody(tagKeyGroups)
+		d.leave()
+		return h
+	case tagRelativeStream:
+		h := &RelativeFileStateHandle{}
+		h.RelativePath = d.utf()
+		h.StateSize = d.i64()
+		return h
+	case tagSegmentFile:
+		h := &SegmentFileStateHandle{}
+		h.StartPos = d.i64()
+		h.StateSize = d.i64()
+		off := d.offset()
+		h.Scope = d.i32()
+		if h.Scope != 0 && h.Scope != 1 {
+			d.fail(off, strconv.Itoa(int(h.Scope)), "checkpointed state scope ordinal not in {0 EXCLUSIVE, 1 SHARED}")
+		}
+		h.PhysicalPath = d.utf()
+		h.LogicalFileID = d.utf()
+		return h
+	case tagEmptySegmentFile:
+		return &EmptySegmentFileStateHandle{}
+	}
+	d.fail(off, strconv.Itoa(int(tag)), "unknown stream state handle tag")
+	return nil
+}
+
+// keyGroupsBody reads KGBlock (and the state-handle ID of tag 12).
+func (d *decoder) keyGroupsBody(tag uint8) *KeyGroupsStateHandle {
+	h := &KeyGroupsStateHandle{Tag: tag}
+	off := d.offset()
+	h.StartKeyGroup = d.i32()
+	h.NumKeyGroups = d.i32()
+	if h.NumKeyGroups < 0 {
+		d.fail(off+4, strconv.Itoa(int(h.NumKeyGroups)), "negative number of key groups")
+	}
+	if h.NumKeyGroups > 0 && h.StartKeyGroup < 0 {
+		d.fail(off, strconv.Itoa(int(h.StartKeyGroup)), "negative start key group")
+	}
+	d.push("offsets")
+	d.count(h.NumKeyGroups, off+4, minOffset, "key-group offset")
+	h.Offsets = d.i64s(int(h.NumKeyGroups), true, nil)
+	d.path[len(d.path)-1].name = "delegate"
+	h.Delegate = d.streamHandle()
+	if tag == tagKeyGroupsV2 {
+		d.path[len(d.path)-1].name = "stateHandleId"
+		h.StateHandleID = d.utf()
+	}
+	d.pop()
+	return h
+}
+
+// keyedHandle reads a KeyedHandle; nil for the null tag.
+func (d *decoder) keyedHandle() KeyedStateHandle {
+	off := d.offset()
+	tag := d.u8()
+	switch tag {
+	case tagNull:
+		return nil
+	case tagKeyGroups, tagKeyGroupsV2, tagSavepointKeyGroups:
+		d.enter()
+		defer d.leave()
+		return d.keyGroupsBody(tag)
+	case tagIncremental, tagIncrementalV2:
+		d.enter()
+		defer d.leave()
+		h := &IncrementalKeyedStateHandle{Tag: tag, CheckpointedSize: -1}
+		h.CheckpointID = d.i64()
+		h.BackendID = d.utf()
+		h.StartKeyGroup, h.NumKeyGroups = d.keyGroupRange()
+		if tag == tagIncrementalV2 {
+			h.CheckpointedSize = d.i64()
+		}
+		d.push("metaData")
+		h.MetaData = d.streamHandle()
+		d.path[len(d.path)-1].name = "sharedFiles"
+		h.SharedFiles = d.pathList()
+		d.path[len(d.path)-1].name = "privateFiles"
+		h.PrivateFiles = d.pathList()
+		if tag == tagIncrementalV2 {
+			d.path[len(d.path)-1].name = "stateHandleId"
+			h.StateHandleID = d.utf()
+		}
+		d.pop()
+		return h
+	case tagChangelog, tagChangelogV2:
+		d.enter()
+		defer d.leave()
+		h := &ChangelogStateBackendHandle{Tag: tag}
+		h.StartKeyGroup, h.NumKeyGroups = d.keyGroupRange()
+		h.CheckpointedSize = d.i64()
+		d.push("materialized")
+		h.Materialized = d.keyedList()
+		d.path[len(d.path)-1].name = "nonMaterialized"
+		h.NonMaterialized = d.keyedList()
+		d.pop()
+		h.MaterializationID = d.i64()
+		if tag == tagChangelogV2 {
+			h.CheckpointID = d.i64()
+		} else {
+			h.CheckpointID = h.MaterializationID
+		}
+		h.StateHandleID = d.utf()
+		return h
+	case tagChangelogBytes:
+		h := &InMemoryChangelogStateHandle{}
+		h.StartKeyGroup, h.NumKeyGroups = d.keyGroupRange()
+		h.From = d.i64()
+		h.To = d.i64()
+		d.push("changes")
+		off := d.offset()
+		n := d.i32()
+		h.Changes = make([]StateChange, 0, d.count(n, off, minStateChange, "state change"))
+		d.path[len(d.path)-1].hasIdx = true
+		for i := 0; i < int(n); i++ {
+			d.setIdx(i)
+			var c StateChange
+			c.KeyGroup = d.i32()
+			off := d.offset()
+			l := d.i32()
+			d.count(l, off, 1, "change byte")
+			c.n = int64(l)
+			if d.summarize {
+				d.skip(int64(l))
+			} else {
+				c.Data = d.bytes(int64(l))
+			}
+			h.Changes = append(h.Changes, c)
+		}
+		d.pop()
+		h.StateHandleID = d.utf()
+		return h
+	case tagChangelogFile, tagChangelogFileV2:
+		d.enter()
+		defer d.leave()
+		h := &ChangelogStateHandleStreamImpl{Tag: tag}
+		h.StartKeyGroup, h.NumKeyGroups = d.keyGroupRange()
+		d.push("handles")
+		off := d.offset()
+		n := d.i32()
+		h.Handles = make([]ChangelogSegment, 0, d.count(n, off, minChangelogEntry, "changelog handle"))
+		d.path[len(d.path)-1].hasIdx = true
+		for i := 0; i < int(n); i++ {
+			d.setIdx(i)
+			var s ChangelogSegment
+			s.Offset = d.i64()
+			s.Handle = d.streamHandle()
+			h.Handles = append(h.Handles, s)
+		}
+		d.pop()
+		h.StateSize = d.i64()
+		h.CheckpointedSize = d.i64()
+		h.StateHandleID = d.utf()
+		if tag == tagChangelogFileV2 {
+			h.StorageIdentifier = d.utf()
+		}
+		return h
+	}
+	d.fail(off, strconv.Itoa(int(int8(tag))), "invalid keyed state handle tag")
+	return nil
+}
+
+func (d *decoder) keyGroupRange() (start, n int32) {
+	off := d.offset()
+	start = d.i32()
+	n = d.i32()
+	if n < 0 {
+		d.fail(off+4, strconv.Itoa(int(n)), "negative number of key groups")
+	}
+	if n > 0 && start < 0 {
+		d.fail(off, strconv.Itoa(int(start)), "negative start key group")
+	}
+	return start, n
+}
+
+func (d *decoder) keyedList() []KeyedStateHandle {
+	off := d.offset()
+	n := d.i32()
+	out := make([]KeyedStateHandle, 0, d.count(n, off, minKeyedHandle, "keyed handle"))
+	d.path[len(d.path)-1].hasIdx = true
+	for i := 0; i < int(n); i++ {
+		d.setIdx(i)
+		out = append(out, d.keyedHandle())
+	}
+	d.path[len(d.path)-1].hasIdx = false
+	return out
+}
+
+func (d *decoder) pathList() []HandleAndLocalPath {
+	off := d.offset()
+	n := d.i32()
+	out := make([]HandleAndLocalPath, 0, d.count(n, off, minPathListEntry, "file"))
+	d.path[len(d.path)-1].hasIdx = true
+	for i := 0; i < int(n); i++ {
+		d.setIdx(i)
+		var e HandleAndLocalPath
+		e.LocalPath = d.utf()
+		e.Handle = d.streamHandle()
+		out = append(out, e)
+	}
+	d.path[len(d.path)-1].hasIdx = false
+	return out
+}
+
+// channelHandles reads an input-channel or result-subpartition collection.
+func (d *decoder) channelHandles(version int32, input bool) []ChannelStateHandle {
+	off := d.offset()
+	n := d.i32()
+	minSize := int64(minChannelV1)
+	if version >= 6 {
+		minSize = minChannelV2
+	}
+	c := d.count(n, off, minSize, "channel state handle")
+	if n == 0 {
+		return nil
+	}
+	out := make([]ChannelStateHandle, 0, c)
+	d.path[len(d.path)-1].hasIdx = true
+	for i := 0; i < int(n); i++ {
+		d.setIdx(i)
+		var h ChannelStateHandle
+		if version >= 6 {
+			off := d.offset()
+			h.Tag = d.u8()
+			plain, merged := uint8(tagInputChannel), uint8(tagMergedInput)
+			if !input {
+				plain, merged = tagResultSubpartition, tagMergedOutput
+			}
+			switch h.Tag {
+			case plain:
+				d.channelV1(&h)
+			case merged:
+				d.mergedChannel(&h)
+			default:
+				d.fail(off, strconv.Itoa(int(h.Tag)), "unknown channel state handle tag")
+			}
+		} else {
+			d.channelV1(&h)
+		}
+		out = append(out, h)
+	}
+	d.path[len(d.path)-1].hasIdx = false
+	return out
+}
+
+func (d *decoder) channelV1(h *ChannelStateHandle) {
+	h.SubtaskIndex = d.i32()
+	h.Info1 = d.i32()
+	h.Info2 = d.i32()
+	d.push("offsets")
+	off := d.offset()
+	k := d.i32()
+	d.count(k, off, minOffset, "offset")
+	h.nOffsets = int64(k)
+	h.Offsets = d.i64s(int(k), !d.summarize, nil)
+	d.pop()
+	h.StateSize = d.i64()
+	d.push("delegate")
+	h.Delegate = d.streamHandle()
+	d.pop()
+}
+
+func (d *decoder) mergedChannel(h *ChannelStateHandle) {
+	h.SubtaskIndex = d.i32()
+	h.StateSize = d.i64()
+	d.push("delegate")
+	h.Delegate = d.streamHandle()
+	d.path[len(d.path)-1].name = "channelOffsets"
+	off := d.offset()
+	blobLen := d.i32()
+	d.count(blobLen, off, 1, "channel offsets byte")
+	end := d.offset() + int64(blobLen)
+	saved := d.limit
+	d.limit = min(end, saved)
+	off = d.offset()
+	n := d.i32()
+	h.Channels = make([]MergedChannel, 0, d.count(n, off, minMergedChannel, "merged channel"))
+	d.path[len(d.path)-1].hasIdx = true
+	for i := 0; i < int(n); i++ {
+		d.setIdx(i)
+		var c MergedChannel
+		c.Info1 = d.i32()
+		c.Info2 = d.i32()
+		c.StateSize = d.i64()
+		off := d.offset()
+		k := d.i32()
+		d.count(k, off, minOffset, "offset")
+		c.nOffsets = int64(k)
+		c.Offsets = d.i64s(int(k), !d.summarize, nil)
+		h.Channels = append(h.Channels, c)
+	}
+	if left := end - d.offset(); left > 0 {
+		if d.summarize {
+			d.skip(left)
+		} else {
+			h.BlobTrailing = d.bytes(left)
+		}
+	}
+	d.limit = saved
+	d.pop()
+}
+
+// tasksV1 reads the task list of a format-1 (Flink 1.2) file.
+func (d *decoder) tasksV1() []TaskState {
+	d.push("tasks")
+	off := d.offset()
+	n := d.i32()
+	out := make([]TaskState, 0, d.count(n, off, minTaskV1, "task"))
+	d.path[len(d.path)-1].hasIdx = true
+	for i := 0; i < int(n); i++ {
+		d.setIdx(i)
+		var t TaskState
+		t.offset = d.offset()
+		t.JobVertexID = d.operatorID()
+		off := d.offset()
+		t.Parallelism = d.i32()
+		t.MaxParallelism = d.i32()
+		if t.Parallelism > t.MaxParallelism || t.Parallelism < 0 {
+			d.fail(off, sprintf("parallelism %d, maxParallelism %d", t.Parallelism, t.MaxParallelism), "invalid parallelism")
+		}
+		t.ChainLength = d.i32()
+		d.push("subtasks")
+		off = d.offset()
+		k := d.i32()
+		t.Subtasks = make([]TaskSubtaskState, 0, d.count(k, off, minSubtaskV1, "subtask"))
+		d.path[len(d.path)-1].hasIdx = true
+		for j := 0; j < int(k); j++ {
+			d.setIdx(j)
+			var s TaskSubtaskState
+			off := d.offset()
+			s.Index = d.i32()
+			if s.Index < 0 || s.Index >= t.Parallelism {
+				d.fail(off, strconv.Itoa(int(s.Index)), sprintf("subtask index outside [0, parallelism %d)", t.Parallelism))
+			}
+			s.Duration = d.i64()
+			d.push("legacy")
+			off = d.offset()
+			c := d.i32()
+			s.Legacy = make([]StreamStateHandle, 0, d.count(c, off, minStreamHandle, "legacy handle"))
+			d.path[len(d.path)-1].hasIdx = true
+			for x := 0; x < int(c); x++ {
+				d.setIdx(x)
+				s.Legacy = append(s.Legacy, d.streamHandle())
+			}
+			d.pop()
+			s.ManagedOperatorState = d.operatorHandlesV1("managedOperatorState")
+			s.RawOperatorState = d.operatorHandlesV1("rawOperatorState")
+			d.push("managedKeyedState")
+			s.ManagedKeyedState = d.keyedHandle()
+			d.path[len(d.path)-1].name = "rawKeyedState"
+			s.RawKeyedState = d.keyedHandle()
+			d.pop()
+			t.Subtasks = append(t.Subtasks, s)
+		}
+		d.pop()
+		out = append(out, t)
+	}
+	d.pop()
+	return out
+}
+
+func (d *decoder) operatorHandlesV1(name string) []*OperatorStateHandle {
+	d.pushIdx(name)
+	off := d.offset()
+	c := d.i32()
+	out := make([]*OperatorStateHandle, 0, d.count(c, off, 1, "operator handle"))
+	for x := 0; x < int(c); x++ {
+		d.setIdx(x)
+		out = append(out, d.operatorHandle())
+	}
+	d.pop()
+	return out
+}
