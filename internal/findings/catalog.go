@@ -1,0 +1,497 @@
+package findings
+
+import (
+	_ "embed"
+	"encoding/json"
+	"fmt"
+	"os"
+	"sort"
+	"strings"
+
+	"github.com/flinkpreflight/preflight/internal/checkpoint"
+)
+
+// Restore-assumption labels (operator-state-catalog.md §0): what an operator's restore code
+// assumes about the elements it receives for one state name.
+const (
+	OneUnguarded   = "ONE-UNGUARDED"   // takes the first element without checking: 0 elements throw
+	FirstOnly      = "FIRST-ONLY"      // reads only the first element: further ones are dropped
+	AtMostOne      = "AT-MOST-ONE"     // throws on more than one element
+	ExactlyOne     = "EXACTLY-ONE"     // throws on anything but one element
+	MergeAll       = "MERGE-ALL"       // merges 0..n elements: safe
+	UnionFilter    = "UNION-FILTER"    // union state, keeps what it owns: safe, multiplied by P
+	Pinned         = "PINNED"          // parallelism 1 and max parallelism 1
+	OrderDependent = "ORDER-DEPENDENT" // relies on consecutive round-robin assignment
+)
+
+var knownAssumptions = map[string]bool{OneUnguarded: true, FirstOnly: true, AtMostOne: true,
+	ExactlyOne: true, MergeAll: true, UnionFilter: true, Pinned: true, OrderDependent: true}
+
+//go:embed catalog.json
+var builtinCatalog []byte
+
+// Catalog is the operator knowledge base: which operators exist, how to recognise them in a
+// checkpoint, what their restore code assumes, and which known bugs apply to which versions.
+type Catalog struct {
+	Entries []CatalogEntry `json:"entries"`
+	Bugs    []Bug          `json:"bugs"`
+
+	bugs map[string]*Bug
+	ids  map[checkpoint.OperatorID]int // operator ID (uid hash) -> entry index
+}
+
+// CatalogEntry describes one operator implementation.
+type CatalogEntry struct {
+	ID          string      `json:"id"`
+	Name        string      `json:"name"`
+	Class       string      `json:"class,omitempty"`
+	Fingerprint Fingerprint `json:"fingerprint"`
+	// States lists the state names this implementation registers (claims) with what its
+	// restore code assumes about each.
+	States []StateRule `json:"states"`
+	// Assumption is the operator-level label (PINNED, or the dominant state label).
+	Assumption string `json:"assumption,omitempty"`
+	// Orphans are state names known to be left behind in this operator by a predecessor
+	// implementation under the same uid (never read, written back forever).
+	Orphans     []OrphanRule `json:"orphans,omitempty"`
+	References  []string     `json:"references,omitempty"`
+	Remediation string       `json:"remediation,omitempty"`
+	Notes       string       `json:"notes,omitempty"`
+	// User is set for entries loaded from a user file.
+	User bool `json:"-"`
+}
+
+// Fingerprint says how to recognise the operator in a checkpoint.
+type Fingerprint struct {
+	// States must all be present with the given mode (mode "" matches any).
+	States []StateMode `json:"states,omitempty"`
+	// MaxParallelism, when > 0, must equal the stored max parallelism.
+	MaxParallelism int `json:"max_parallelism,omitempty"`
+	// Coordinator, when true, requires coordinator state (FLIP-27 sources).
+	Coordinator bool `json:"coordinator,omitempty"`
+	// UIDs are exact uids (V5+ uid field, or compared by their hash in older formats); UID
+	// suffixes match planner-generated uids such as "3_compact-operator".
+	UIDs        []string `json:"uids,omitempty"`
+	UIDSuffixes []string `json:"uid_suffixes,omitempty"`
+	// OperatorIDs are known operator IDs (hex), e.g. precomputed hashes of fixed uids.
+	OperatorIDs []string `json:"operator_ids,omitempty"`
+	// NameContains matches V5+ operator names (case-insensitive substring).
+	NameContains []string `json:"name_contains,omitempty"`
+	// UIDOnly entries are never identified from state names alone (their states are shared
+	// with other operators): only by uid, ID or name.
+	UIDOnly bool `json:"uid_only,omitempty"`
+	// Priority breaks ties between entries matching the same number of states.
+	Priority int `json:"priority,omitempty"`
+}
+
+// StateMode is a state name with its distribution mode ("SPLIT_DISTRIBUTE", "UNION",
+// "BROADCAST", or "" for any).
+type StateMode struct {
+	Name string `json:"name"`
+	Mode string `json:"mode,omitempty"`
+}
+
+// StateRule is what an operator's restore code assumes about one of its states.
+type StateRule struct {
+	Name       string `json:"name"`
+	Mode       string `json:"mode,omitempty"`
+	Assumption string `json:"assumption"`
+	// Bug links the assumption to a known bug (Catalog.Bugs); its versions decide whether the
+	// rule applies. Empty: the assumption holds in all versions.
+	Bug string `json:"bug,omitempty"`
+	// Severity overrides the rule's default severity ("info", "warning", "error").
+	Severity string `json:"severity,omitempty"`
+	// Consequence describes what happens when the assumption is violated.
+	Consequence string `json:"consequence,omitempty"`
+	Remediation string `json:"remediation,omitempty"`
+}
+
+// OrphanRule names a state known to be unclaimed by the operator's implementation.
+type OrphanRule struct {
+	Name        string   `json:"name"`
+	From        string   `json:"from"` // the implementation that registered it
+	References  []string `json:"references,omitempty"`
+	Remediation string   `json:"remediation,omitempty"`
+}
+
+// Bug is a known defect with its affected and fixed versions.
+type Bug struct {
+	ID string `json:"id"` // Jira id, or a PR name when there is none
+	// Component is whose version the ranges refer to: "flink" (compared with
+	// Options.FlinkVersion) or a connector name (not comparable: assumed affected).
+	Component  string         `json:"component"`
+	Affected   []VersionRange `json:"affected,omitempty"`
+	FixedIn    string         `json:"fixed_in,omitempty"` // human text: "unfixed", "PR #4457 (merged)"
+	Summary    string         `json:"summary"`
+	References []string       `json:"references,omitempty"`
+}
+
+// Applies decides whether the bug applies to the restoring cluster. flinkVersion may be "".
+// The note explains the decision for the finding message.
+func (b *Bug) Applies(flinkVersion string) (applies bool, note string) {
+	if b == nil {
+		return true, ""
+	}
+	ranges := make([]string, len(b.Affected))
+	for i, r := range b.Affected {
+		ranges[i] = r.String()
+	}
+	rangeText := strings.Join(ranges, "; ")
+	if rangeText == "" {
+		rangeText = "all versions"
+	}
+	if b.Component != "" && b.Component != "flink" {
+		return true, fmt.Sprintf("%s affects %s versions %s; the %s version is not known to Preflight, so it is assumed affected.", b.ID, b.Component, rangeText, b.Component)
+	}
+	if flinkVersion == "" {
+		return true, fmt.Sprintf("%s affects Flink %s; the restoring Flink version is unknown, so it is assumed affected.", b.ID, rangeText)
+	}
+	v, err := ParseVersion(flinkVersion)
+	if err != nil {
+		return true, fmt.Sprintf("%s affects Flink %s; the Flink version %q could not be parsed, so it is assumed affected.", b.ID, rangeText, flinkVersion)
+	}
+	if len(b.Affected) == 0 {
+		return true, fmt.Sprintf("%s affects all Flink versions, including %s.", b.ID, v)
+	}
+	for _, r := range b.Affected {
+		if r.Contains(v) {
+			return true, fmt.Sprintf("%s affects Flink %s, which includes %s.", b.ID, rangeText, flinkVersion)
+		}
+	}
+	return false, fmt.Sprintf("%s does not affect Flink %s (affected: %s).", b.ID, flinkVersion, rangeText)
+}
+
+// Bug returns the named bug, or nil.
+func (c *Catalog) Bug(id string) *Bug {
+	if c == nil || id == "" {
+		return nil
+	}
+	return c.bugs[id]
+}
+
+// Entry returns the entry with the given ID, or nil.
+func (c *Catalog) Entry(id string) *CatalogEntry {
+	if c == nil {
+		return nil
+	}
+	for i := range c.Entries {
+		if c.Entries[i].ID == id {
+			return &c.Entries[i]
+		}
+	}
+	return nil
+}
+
+// DefaultCatalog returns the built-in catalog. It panics if the embedded data is invalid (a
+// test guards that).
+func DefaultCatalog() *Catalog {
+	c, err := parseCatalog(builtinCatalog, "catalog.json (built in)", false)
+	if err != nil {
+		panic(err)
+	}
+	if err := c.index(); err != nil {
+		panic(err)
+	}
+	return c
+}
+
+// LoadCatalog returns the built-in catalog merged with user catalog files (same JSON shape). A
+// user entry with the ID of a built-in entry replaces it; new IDs are added. User entries come
+// first in identification ties, so a user's uid wins over a built-in fingerprint.
+func LoadCatalog(paths ...string) (*Catalog, error) {
+	c, err := parseCatalog(builtinCatalog, "catalog.json (built in)", false)
+	if err != nil {
+		return nil, err
+	}
+	for _, p := range paths {
+		data, err := os.ReadFile(p)
+		if err != nil {
+			return nil, fmt.Errorf("catalog: %w", err)
+		}
+		u, err := parseCatalog(data, p, true)
+		if err != nil {
+			return nil, err
+		}
+		c.merge(u)
+	}
+	if err := c.index(); err != nil {
+		return nil, err
+	}
+	return c, nil
+}
+
+// MergeJSON merges a user catalog given as JSON bytes (for callers that do not read files).
+func (c *Catalog) MergeJSON(data []byte, source string) error {
+	u, err := parseCatalog(data, source, true)
+	if err != nil {
+		return err
+	}
+	c.merge(u)
+	return c.index()
+}
+
+func (c *Catalog) merge(u *Catalog) {
+	for _, e := range u.Entries {
+		replaced := false
+		for i := range c.Entries {
+			if c.Entries[i].ID == e.ID {
+				c.Entries[i] = e
+				replaced = true
+			}
+		}
+		if !replaced {
+			c.Entries = append(c.Entries, e)
+		}
+	}
+	for _, b := range u.Bugs {
+		replaced := false
+		for i := range c.Bugs {
+			if c.Bugs[i].ID == b.ID {
+				c.Bugs[i] = b
+				replaced = true
+			}
+		}
+		if !replaced {
+			c.Bugs = append(c.Bugs, b)
+		}
+	}
+}
+
+func parseCatalog(data []byte, source string, user bool) (*Catalog, error) {
+	var c Catalog
+	dec := json.NewDecoder(strings.NewReader(string(data)))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&c); err != nil {
+		return nil, fmt.Errorf("catalog %s: %w", source, err)
+	}
+	for i := range c.Entries {
+		e := &c.Entries[i]
+		e.User = user
+		if e.ID == "" {
+			return nil, fmt.Errorf("catalog %s: entry %d has no id", source, i)
+		}
+		if e.Name == "" {
+			e.Name = e.ID
+		}
+		for _, s := range e.States {
+			if s.Name == "" {
+				return nil, fmt.Errorf("catalog %s: entry %s: state without a name", source, e.ID)
+			}
+			if !knownAssumptions[s.Assumption] {
+				return nil, fmt.Errorf("catalog %s: entry %s state %s: unknown assumption %q", source, e.ID, s.Name, s.Assumption)
+			}
+			if _, err := ParseSeverity(s.Severity); err != nil {
+				return nil, fmt.Errorf("catalog %s: entry %s state %s: %v", source, e.ID, s.Name, err)
+			}
+			if err := checkMode(s.Mode); err != nil {
+				return nil, fmt.Errorf("catalog %s: entry %s state %s: %v", source, e.ID, s.Name, err)
+			}
+		}
+		for _, s := range e.Fingerprint.States {
+			if err := checkMode(s.Mode); err != nil {
+				return nil, fmt.Errorf("catalog %s: entry %s fingerprint %s: %v", source, e.ID, s.Name, err)
+			}
+		}
+		if e.Assumption != "" && !knownAssumptions[e.Assumption] {
+			return nil, fmt.Errorf("catalog %s: entry %s: unknown assumption %q", source, e.ID, e.Assumption)
+		}
+		if len(e.Fingerprint.States) == 0 && len(e.Fingerprint.UIDs) == 0 && len(e.Fingerprint.UIDSuffixes) == 0 &&
+			len(e.Fingerprint.OperatorIDs) == 0 && len(e.Fingerprint.NameContains) == 0 {
+			return nil, fmt.Errorf("catalog %s: entry %s: empty fingerprint", source, e.ID)
+		}
+	}
+	for _, b := range c.Bugs {
+		for _, r := range b.Affected {
+			for _, s := range []string{r.Introduced, r.Fixed} {
+				if s == "" {
+					continue
+				}
+				if _, err := ParseVersion(s); err != nil {
+					return nil, fmt.Errorf("catalog %s: bug %s: %v", source, b.ID, err)
+				}
+			}
+		}
+	}
+	return &c, nil
+}
+
+func checkMode(m string) error {
+	switch m {
+	case "", "SPLIT_DISTRIBUTE", "UNION", "BROADCAST":
+		return nil
+	}
+	return fmt.Errorf("unknown mode %q (want SPLIT_DISTRIBUTE, UNION or BROADCAST)", m)
+}
+
+func (c *Catalog) index() error {
+	c.bugs = map[string]*Bug{}
+	for i := range c.Bugs {
+		c.bugs[c.Bugs[i].ID] = &c.Bugs[i]
+	}
+	c.ids = map[checkpoint.OperatorID]int{}
+	for i := range c.Entries {
+		e := &c.Entries[i]
+		for _, s := range e.States {
+			if s.Bug != "" && c.bugs[s.Bug] == nil {
+				return fmt.Errorf("catalog: entry %s state %s names unknown bug %s", e.ID, s.Name, s.Bug)
+			}
+		}
+		for _, h := range e.Fingerprint.OperatorIDs {
+			id, err := checkpoint.ParseOperatorID(h)
+			if err != nil {
+				return fmt.Errorf("catalog: entry %s: %v", e.ID, err)
+			}
+			c.ids[id] = i
+		}
+		for _, u := range e.Fingerprint.UIDs {
+			c.ids[uidHash(u)] = i
+		}
+	}
+	return nil
+}
+
+// StateRules returns the entry's rules for a state name (a state can carry several labels,
+// e.g. ONE-UNGUARDED and FIRST-ONLY).
+func (e *CatalogEntry) StateRules(name string) []*StateRule {
+	if e == nil {
+		return nil
+	}
+	var out []*StateRule
+	for i := range e.States {
+		if e.States[i].Name == name {
+			out = append(out, &e.States[i])
+		}
+	}
+	return out
+}
+
+// Claims reports whether the entry's implementation registers the state name.
+func (e *CatalogEntry) Claims(name string) bool { return len(e.StateRules(name)) > 0 }
+
+// Orphan returns the entry's orphan rule for a state name, or nil.
+func (e *CatalogEntry) Orphan(name string) *OrphanRule {
+	if e == nil {
+		return nil
+	}
+	for i := range e.Orphans {
+		if e.Orphans[i].Name == name {
+			return &e.Orphans[i]
+		}
+	}
+	return nil
+}
+
+// Identify returns the catalog entry that best describes the operator, or nil. Order of
+// evidence: operator ID equal to a known uid hash or listed ID; V5+ uid (exact or suffix);
+// V5+ name; then the state-name fingerprint (all fingerprint states present with their modes,
+// optional max parallelism and coordinator state), preferring entries that match more states,
+// then user entries, then Priority, then the entry ID.
+func Identify(op *checkpoint.OperatorLayout, cat *Catalog) *CatalogEntry {
+	if op == nil || cat == nil {
+		return nil
+	}
+	if i, ok := cat.ids[op.ID]; ok {
+		return &cat.Entries[i]
+	}
+	if op.UID != "" {
+		for i := range cat.Entries {
+			e := &cat.Entries[i]
+			for _, u := range e.Fingerprint.UIDs {
+				if op.UID == u {
+					return e
+				}
+			}
+			for _, s := range e.Fingerprint.UIDSuffixes {
+				if strings.HasSuffix(op.UID, s) {
+					return e
+				}
+			}
+		}
+	}
+	if op.Name != "" {
+		lname := strings.ToLower(op.Name)
+		for i := range cat.Entries {
+			e := &cat.Entries[i]
+			for _, n := range e.Fingerprint.NameContains {
+				if strings.Contains(lname, strings.ToLower(n)) {
+					return e
+				}
+			}
+		}
+	}
+	states := operatorStates(op)
+	type cand struct {
+		e     *CatalogEntry
+		score int
+	}
+	var cands []cand
+	for i := range cat.Entries {
+		e := &cat.Entries[i]
+		fp := &e.Fingerprint
+		if fp.UIDOnly || len(fp.States) == 0 {
+			continue
+		}
+		if fp.MaxParallelism > 0 && op.MaxParallelism != fp.MaxParallelism {
+			continue
+		}
+		if fp.Coordinator && op.CoordinatorState == nil {
+			continue
+		}
+		ok := true
+		for _, s := range fp.States {
+			m, found := states[s.Name]
+			if !found || (s.Mode != "" && s.Mode != m.String()) {
+				ok = false
+				break
+			}
+		}
+		if !ok {
+			continue
+		}
+		score := len(fp.States) * 100
+		if fp.MaxParallelism > 0 {
+			score += 10
+		}
+		if fp.Coordinator {
+			score += 10
+		}
+		cands = append(cands, cand{e, score})
+	}
+	if len(cands) == 0 {
+		return nil
+	}
+	sort.SliceStable(cands, func(a, b int) bool {
+		ca, cb := cands[a], cands[b]
+		if ca.score != cb.score {
+			return ca.score > cb.score
+		}
+		if ca.e.User != cb.e.User {
+			return ca.e.User
+		}
+		if ca.e.Fingerprint.Priority != cb.e.Fingerprint.Priority {
+			return ca.e.Fingerprint.Priority > cb.e.Fingerprint.Priority
+		}
+		return ca.e.ID < cb.e.ID
+	})
+	return cands[0].e
+}
+
+// operatorStates collects the managed and raw operator state names of all subtasks with their
+// modes (the first mode seen wins).
+func operatorStates(op *checkpoint.OperatorLayout) map[string]checkpoint.DistributionMode {
+	m := map[string]checkpoint.DistributionMode{}
+	for i := range op.Subtasks {
+		st := &op.Subtasks[i]
+		for _, h := range []*checkpoint.OperatorStateHandleLayout{st.ManagedOperatorState, st.RawOperatorState} {
+			if h == nil {
+				continue
+			}
+			for _, s := range h.States {
+				if _, ok := m[s.Name]; !ok {
+					m[s.Name] = s.Mode
+				}
+			}
+		}
+	}
+	return m
+}

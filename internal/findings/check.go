@@ -1,0 +1,258 @@
+package findings
+
+import (
+	"sort"
+	"strings"
+
+	"github.com/flinkpreflight/preflight/internal/checkpoint"
+	"github.com/flinkpreflight/preflight/internal/rescale"
+)
+
+// Check applies the rules to a simulated restore and returns the findings (most severe first),
+// the verdict and, for every vertex with a denying finding, the nearest safe parallelism. cat
+// nil means DefaultCatalog(). result must be rescale.Simulate(layout, plan).
+func Check(layout *checkpoint.Layout, plan rescale.Plan, result *rescale.Result, cat *Catalog, opts Options) Report {
+	c := newContext(layout, plan, result, cat, opts)
+	rules := enabledRules(opts)
+	fs := runRules(c, rules)
+	rep := Report{Findings: fs, Verdict: verdictOf(fs, opts.failLevel())}
+	rep.Safe = safeParallelism(c, rules, fs)
+	return rep
+}
+
+func enabledRules(opts Options) []Rule {
+	off := map[string]bool{}
+	for _, id := range opts.Disabled {
+		off[strings.ToUpper(strings.TrimSpace(id))] = true
+	}
+	var out []Rule
+	for _, r := range Rules() {
+		if !off[r.ID()] {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+func runRules(c *Context, rules []Rule) []Finding {
+	var fs []Finding
+	for _, r := range rules {
+		fs = append(fs, r.Check(c)...)
+	}
+	sortFindings(fs)
+	return fs
+}
+
+// sortFindings orders by severity (descending), rule ID, vertex, operator, state, first
+// affected subtask, message: deterministic for equal inputs.
+func sortFindings(fs []Finding) {
+	sort.SliceStable(fs, func(i, j int) bool {
+		a, b := &fs[i], &fs[j]
+		if a.Severity != b.Severity {
+			return a.Severity > b.Severity
+		}
+		if a.RuleID != b.RuleID {
+			return a.RuleID < b.RuleID
+		}
+		if a.VertexID != b.VertexID {
+			return a.VertexID < b.VertexID
+		}
+		if a.OperatorID != b.OperatorID {
+			return a.OperatorID < b.OperatorID
+		}
+		if a.StateName != b.StateName {
+			return a.StateName < b.StateName
+		}
+		fa, fb := int32(-1), int32(-1)
+		if len(a.AffectedSubtasks) > 0 {
+			fa = a.AffectedSubtasks[0]
+		}
+		if len(b.AffectedSubtasks) > 0 {
+			fb = b.AffectedSubtasks[0]
+		}
+		if fa != fb {
+			return fa < fb
+		}
+		return a.Message < b.Message
+	})
+}
+
+// safeParallelism searches, per vertex with a denying finding, the largest passing
+// parallelism below the request and the smallest above it (within the max parallelism).
+// Rules implementing Bounder answer without re-simulation; for the others the vertex is
+// re-simulated at the candidate parallelism, at most Options.MaxResimulations times per vertex
+// (a value not found within the budget is reported as 0).
+func safeParallelism(c *Context, rules []Rule, fs []Finding) []SafeParallelism {
+	fail := c.Options.failLevel()
+	denying := map[string]map[string]bool{} // vertex hex -> rule IDs
+	var order []string
+	for _, f := range fs {
+		if f.Severity < fail || f.VertexID == "" {
+			continue
+		}
+		if denying[f.VertexID] == nil {
+			denying[f.VertexID] = map[string]bool{}
+			order = append(order, f.VertexID)
+		}
+		denying[f.VertexID][f.RuleID] = true
+	}
+	sort.Strings(order)
+	byID := map[string]Rule{}
+	for _, r := range rules {
+		byID[r.ID()] = r
+	}
+	budgetMax := c.Options.MaxResimulations
+	if budgetMax <= 0 {
+		budgetMax = 32
+	}
+	var out []SafeParallelism
+	for _, vid := range order {
+		var v *rescale.VertexAssignment
+		for _, x := range c.Result.Vertices {
+			if x.ID.String() == vid {
+				v = x
+			}
+		}
+		if v == nil {
+			continue
+		}
+		var vr []Rule
+		for id := range denying[vid] {
+			if r := byID[id]; r != nil {
+				vr = append(vr, r)
+			}
+		}
+		sort.Slice(vr, func(i, j int) bool { return vr[i].ID() < vr[j].ID() })
+		limit := searchLimit(v)
+		budget := budgetMax
+		test := func(p int) (safe, ok bool) {
+			needSim := false
+			for _, r := range vr {
+				b, isB := r.(Bounder)
+				if !isB {
+					needSim = true
+					continue
+				}
+				s, known := b.SafeAt(c, v, p)
+				if known && !s {
+					return false, true
+				}
+				if !known {
+					needSim = true
+				}
+			}
+			if !needSim {
+				return true, true
+			}
+			if budget <= 0 {
+				return false, false
+			}
+			budget--
+			return resimulateSafe(c, vr, v, p, fail), true
+		}
+		sp := SafeParallelism{VertexID: vid, VertexName: v.Name, Requested: int32(v.NewParallelism)}
+		belowDone, aboveDone := false, false
+		for d := 1; !(belowDone && aboveDone); d++ {
+			if !belowDone {
+				p := v.NewParallelism - d
+				if p < 1 {
+					belowDone = true
+				} else if s, ok := test(p); !ok {
+					belowDone = true
+				} else if s {
+					sp.Below, belowDone = int32(p), true
+				}
+			}
+			if !aboveDone {
+				p := v.NewParallelism + d
+				if p > limit {
+					aboveDone = true
+				} else if s, ok := test(p); !ok {
+					aboveDone = true
+				} else if s {
+					sp.Above, aboveDone = int32(p), true
+				}
+			}
+		}
+		out = append(out, sp)
+	}
+	return out
+}
+
+// searchLimit is the largest parallelism worth trying: the effective max parallelism, capped
+// by the stored and a configured one.
+func searchLimit(v *rescale.VertexAssignment) int {
+	limit := v.MaxParallelism
+	if limit <= 0 {
+		limit = rescale.UpperBoundMaxParallelism
+	}
+	for _, op := range v.Operators {
+		if op.CheckpointMaxParallelism > 0 && op.CheckpointMaxParallelism < limit {
+			limit = op.CheckpointMaxParallelism
+		}
+	}
+	if v.MaxParallelismConfigured && v.NewJobMaxParallelism > 0 && v.NewJobMaxParallelism < limit {
+		limit = v.NewJobMaxParallelism
+	}
+	return limit
+}
+
+// resimulateSafe re-simulates the plan with the vertex at parallelism p and reports whether
+// none of the given rules yields a denying finding for it.
+func resimulateSafe(c *Context, rules []Rule, v *rescale.VertexAssignment, p int, fail Severity) bool {
+	plan := withVertexParallelism(c.Plan, v, p)
+	res, err := rescale.Simulate(c.Layout, plan)
+	if err != nil || res == nil {
+		return false
+	}
+	nc := newContext(c.Layout, plan, res, c.Catalog, c.Options)
+	vid := v.ID.String()
+	for _, r := range rules {
+		for _, f := range r.Check(nc) {
+			if f.VertexID == vid && f.Severity >= fail {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// withVertexParallelism copies the plan, removing every parallelism key that names the vertex
+// and setting the vertex's ID to p.
+func withVertexParallelism(plan rescale.Plan, v *rescale.VertexAssignment, p int) rescale.Plan {
+	out := plan
+	out.Parallelism = make(map[string]int, len(plan.Parallelism)+1)
+	for k, val := range plan.Parallelism {
+		if !keyNamesVertex(plan, k, v) {
+			out.Parallelism[k] = val
+		}
+	}
+	out.Parallelism[v.ID.String()] = p
+	return out
+}
+
+// keyNamesVertex reports whether a plan key names the vertex or one of its operators.
+func keyNamesVertex(plan rescale.Plan, k string, v *rescale.VertexAssignment) bool {
+	if strings.EqualFold(k, v.ID.String()) {
+		return true
+	}
+	h := uidHash(k)
+	for _, op := range v.Operators {
+		if strings.EqualFold(k, op.ID.String()) || strings.EqualFold(k, op.StateID.String()) || h == op.ID || h == op.StateID ||
+			(op.UID != "" && k == op.UID) || (op.Name != "" && k == op.Name) {
+			return true
+		}
+	}
+	for _, vs := range plan.Vertices {
+		if vs.ID == k {
+			for _, o := range vs.Operators {
+				if keyNamesVertex(rescale.Plan{}, o, v) {
+					return true
+				}
+			}
+		}
+	}
+	return false
+}
+
+func sortInt32(xs []int32) { sort.Slice(xs, func(i, j int) bool { return xs[i] < xs[j] }) }

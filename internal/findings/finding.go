@@ -1,0 +1,166 @@
+// Package findings turns a simulated restore into findings, a verdict and the nearest safe
+// parallelism. It owns the operator catalog (an embedded JSON file that users can extend), the
+// Flink version comparison that decides whether a known bug applies, and the rules: one small
+// type per check, each with a stable ID, a title, a severity, references and a remediation. It
+// reads the checkpoint Layout and the simulator's Result; it never decodes bytes, never performs
+// I/O beyond LoadCatalog, and never re-implements Flink's redistribution (it asks
+// rescale.Simulate).
+package findings
+
+import (
+	"fmt"
+	"strings"
+)
+
+// Severity of a finding; the values order by badness and mirror the proto enum.
+type Severity int
+
+// Severities.
+const (
+	SeverityUnspecified Severity = iota
+	Info
+	Warning
+	Error
+)
+
+// String returns "INFO", "WARNING" or "ERROR".
+func (s Severity) String() string {
+	switch s {
+	case Info:
+		return "INFO"
+	case Warning:
+		return "WARNING"
+	case Error:
+		return "ERROR"
+	}
+	return "UNSPECIFIED"
+}
+
+// ParseSeverity accepts "info", "warning", "error" in any case ("" gives SeverityUnspecified).
+func ParseSeverity(s string) (Severity, error) {
+	switch strings.ToUpper(strings.TrimSpace(s)) {
+	case "":
+		return SeverityUnspecified, nil
+	case "INFO":
+		return Info, nil
+	case "WARNING", "WARN":
+		return Warning, nil
+	case "ERROR":
+		return Error, nil
+	}
+	return SeverityUnspecified, fmt.Errorf("unknown severity %q (want info, warning or error)", s)
+}
+
+// Verdict is the answer for an autoscaler; values mirror the proto enum.
+type Verdict int
+
+// Verdicts.
+const (
+	VerdictUnspecified Verdict = iota
+	Allow
+	AllowWithWarnings
+	Deny
+)
+
+// String returns "ALLOW", "ALLOW_WITH_WARNINGS" or "DENY".
+func (v Verdict) String() string {
+	switch v {
+	case Allow:
+		return "ALLOW"
+	case AllowWithWarnings:
+		return "ALLOW_WITH_WARNINGS"
+	case Deny:
+		return "DENY"
+	}
+	return "UNSPECIFIED"
+}
+
+// Finding is one problem or fact about the planned restore. Its fields mirror the proto
+// message preflight.v1.Finding one to one.
+type Finding struct {
+	RuleID           string
+	Title            string
+	Severity         Severity
+	OperatorID       string // hex
+	OperatorName     string // V5+ name, else the catalog's display name
+	OperatorUID      string
+	VertexID         string // JobVertexID hex
+	StateName        string
+	AffectedSubtasks []int32 // new subtask indexes, 0-based
+	Message          string
+	Remediation      string
+	References       []string
+	CatalogEntry     string // catalog entry ID that matched, if any
+}
+
+// SafeParallelism is the nearest parallelism around the request at which none of the vertex's
+// denying rules fire. Below/Above are 0 when no such value exists.
+type SafeParallelism struct {
+	VertexID   string
+	VertexName string
+	Requested  int32
+	Below      int32
+	Above      int32
+}
+
+// Report is what Check returns.
+type Report struct {
+	Verdict  Verdict
+	Findings []Finding // most severe first, then rule ID, vertex, operator, state: deterministic
+	Safe     []SafeParallelism
+}
+
+// verdictOf computes the verdict. Documented policy: DENY when any finding is at or above the
+// fail level; ALLOW_WITH_WARNINGS when any finding below the fail level is WARNING or ERROR
+// (an ERROR below a raised fail level is still worth a warning verdict); ALLOW when only INFO
+// findings (or none) remain.
+func verdictOf(fs []Finding, failLevel Severity) Verdict {
+	if failLevel == SeverityUnspecified {
+		failLevel = Error
+	}
+	v := Allow
+	for _, f := range fs {
+		if f.Severity >= failLevel {
+			return Deny
+		}
+		if f.Severity >= Warning {
+			v = AllowWithWarnings
+		}
+	}
+	return v
+}
+
+// subtaskList renders new subtask indexes compactly: "4-7", "0, 2, 5-9".
+func subtaskList(idx []int32) string {
+	var b strings.Builder
+	for i := 0; i < len(idx); {
+		j := i
+		for j+1 < len(idx) && idx[j+1] == idx[j]+1 {
+			j++
+		}
+		if b.Len() > 0 {
+			b.WriteString(", ")
+		}
+		if j > i {
+			fmt.Fprintf(&b, "%d-%d", idx[i], idx[j])
+		} else {
+			fmt.Fprintf(&b, "%d", idx[i])
+		}
+		i = j + 1
+	}
+	return b.String()
+}
+
+// bytesText renders a byte count for messages: "168.0 MiB (176160768 bytes)".
+func bytesText(n int64) string {
+	const k = 1024
+	switch {
+	case n >= k*k*k:
+		return fmt.Sprintf("%.1f GiB (%d bytes)", float64(n)/(k*k*k), n)
+	case n >= k*k:
+		return fmt.Sprintf("%.1f MiB (%d bytes)", float64(n)/(k*k), n)
+	case n >= k:
+		return fmt.Sprintf("%.1f KiB (%d bytes)", float64(n)/k, n)
+	}
+	return fmt.Sprintf("%d bytes", n)
+}

@@ -1,0 +1,230 @@
+package findings
+
+import (
+	"github.com/flinkpreflight/preflight/internal/checkpoint"
+	"github.com/flinkpreflight/preflight/internal/rescale"
+)
+
+// Flink defaults the rules fall back to.
+const (
+	DefaultRPCFrameSize    = 10 << 20 // pekko.framesize / akka.framesize: "10485760b"
+	DefaultInlineThreshold = 20 << 10 // execution.checkpointing.data-inline-threshold: 20kb
+)
+
+// Options describe the restoring cluster and what the caller treats as failure.
+type Options struct {
+	// FlinkVersion of the restoring cluster ("1.19.1", "2.0", "1.20-SNAPSHOT"); "" = unknown:
+	// version-dependent bugs are assumed to apply and the findings say so.
+	FlinkVersion string
+	// RPCFrameSize is pekko.framesize (akka.framesize); 0 = 10 MiB.
+	RPCFrameSize int64
+	// InlineThreshold is the inline-state threshold; 0 = 20 KiB.
+	InlineThreshold int64
+	// JobManagerMemory is the JobManager heap available for the restore; 0 = unknown (the
+	// memory rule is silent).
+	JobManagerMemory int64
+	// AllowNonRestoredState is --allowNonRestoredState. The simulator reads Plan's field; the
+	// rules treat the restore as allowing non-restored state when either is set.
+	AllowNonRestoredState bool
+	// FailLevel: findings at or above it make the verdict DENY; SeverityUnspecified = Error.
+	FailLevel Severity
+	// Disabled rule IDs.
+	Disabled []string
+	// MaxResimulations bounds the re-simulations per vertex of the safe-parallelism search when
+	// no rule can state a bound; 0 = 32.
+	MaxResimulations int
+}
+
+func (o Options) frameSize() int64 {
+	if o.RPCFrameSize > 0 {
+		return o.RPCFrameSize
+	}
+	return DefaultRPCFrameSize
+}
+
+func (o Options) inlineThreshold() int64 {
+	if o.InlineThreshold > 0 {
+		return o.InlineThreshold
+	}
+	return DefaultInlineThreshold
+}
+
+func (o Options) failLevel() Severity {
+	if o.FailLevel == SeverityUnspecified {
+		return Error
+	}
+	return o.FailLevel
+}
+
+// Rule is one check. Implementations are small stateless types; Check reads the context and
+// returns findings with RuleID, Title and Severity set.
+type Rule interface {
+	ID() string
+	Title() string
+	// Severity is the rule's highest severity (some rules grade their findings).
+	Severity() Severity
+	// Explanation says what the rule checks and why, with references.
+	Explanation() string
+	Check(c *Context) []Finding
+}
+
+// Bounder is implemented by rules that can say, without re-simulating, whether they would fire
+// on a vertex at another parallelism. known=false means "cannot tell": the safe-parallelism
+// search then re-simulates.
+type Bounder interface {
+	SafeAt(c *Context, v *rescale.VertexAssignment, p int) (safe, known bool)
+}
+
+// Rules returns every built-in rule, in ID order.
+func Rules() []Rule {
+	return []Rule{
+		EmptyRestoreRule{},
+		FirstOnlyRule{},
+		AtMostOneRule{},
+		OrderDependentRule{},
+		MaxParallelismRule{},
+		MaxParallelismChangedRule{},
+		PinnedOperatorRule{},
+		FrameSizeRule{},
+		JobManagerMemoryRule{},
+		OrphanUnionRule{},
+		KeyedSkewRule{},
+		ChannelStateRule{},
+		NonRestoredStateRule{},
+		UnknownOperatorEmptySplitRule{},
+		MissingUIDRule{},
+		RestoreFailureRule{},
+	}
+}
+
+// Context is what the rules read: the checkpoint, the plan, the simulation and the catalog.
+type Context struct {
+	Layout  *checkpoint.Layout
+	Plan    rescale.Plan
+	Result  *rescale.Result
+	Catalog *Catalog
+	Options Options
+
+	entries map[*rescale.OperatorAssignment]*CatalogEntry
+}
+
+func newContext(layout *checkpoint.Layout, plan rescale.Plan, result *rescale.Result, cat *Catalog, opts Options) *Context {
+	if cat == nil {
+		cat = DefaultCatalog()
+	}
+	c := &Context{Layout: layout, Plan: plan, Result: result, Catalog: cat, Options: opts,
+		entries: map[*rescale.OperatorAssignment]*CatalogEntry{}}
+	for _, v := range result.Vertices {
+		for _, op := range v.Operators {
+			if op.Layout != nil {
+				c.entries[op] = Identify(op.Layout, cat)
+			}
+		}
+	}
+	return c
+}
+
+// Entry returns the catalog entry identified for an operator, or nil.
+func (c *Context) Entry(op *rescale.OperatorAssignment) *CatalogEntry { return c.entries[op] }
+
+// allowNonRestored reports whether the restore skips unmapped state.
+func (c *Context) allowNonRestored() bool {
+	return c.Plan.AllowNonRestoredState || c.Options.AllowNonRestoredState
+}
+
+// operators calls f for every operator of the new job that has checkpoint state.
+func (c *Context) operators(f func(v *rescale.VertexAssignment, op *rescale.OperatorAssignment)) {
+	for _, v := range c.Result.Vertices {
+		for _, op := range v.Operators {
+			if op.Layout != nil {
+				f(v, op)
+			}
+		}
+	}
+}
+
+// finding starts a finding about an operator.
+func (c *Context) finding(r Rule, sev Severity, op *rescale.OperatorAssignment) Finding {
+	f := Finding{RuleID: r.ID(), Title: r.Title(), Severity: sev}
+	if op == nil {
+		return f
+	}
+	f.OperatorID = op.ID.String()
+	f.OperatorName = op.Name
+	f.OperatorUID = op.UID
+	f.VertexID = op.VertexID.String()
+	if e := c.Entry(op); e != nil {
+		f.CatalogEntry = e.ID
+		if f.OperatorName == "" {
+			f.OperatorName = e.Name
+		}
+	}
+	return f
+}
+
+// opLabel names an operator in messages: `name` (uid u, ID x) or the ID alone.
+func opLabel(op *rescale.OperatorAssignment, e *CatalogEntry) string {
+	s := op.ID.String()
+	switch {
+	case op.UID != "" && op.Name != "":
+		s = "operator \"" + op.Name + "\" (uid " + op.UID + ", ID " + s + ")"
+	case op.UID != "":
+		s = "operator uid " + op.UID + " (ID " + s + ")"
+	case op.Name != "":
+		s = "operator \"" + op.Name + "\" (ID " + s + ")"
+	default:
+		s = "operator " + s
+	}
+	if e != nil {
+		s += ", identified as " + e.Name + ","
+	}
+	return s
+}
+
+// stateIndex returns the index of the named state in op.States, or -1. Managed state wins over
+// raw state of the same name.
+func stateIndex(op *rescale.OperatorAssignment, name string) int {
+	for i, s := range op.States {
+		if s.Name == name {
+			return i
+		}
+	}
+	return -1
+}
+
+// subtasksWhere lists the new subtasks i of op for which pred(share of state k) is true.
+func subtasksWhere(op *rescale.OperatorAssignment, k int, pred func(rescale.Share) bool) []int32 {
+	var out []int32
+	for i := 0; i < op.NewParallelism; i++ {
+		st := op.Subtask(i)
+		if k < len(st.States) && pred(st.States[k]) {
+			out = append(out, int32(i))
+		}
+	}
+	return out
+}
+
+// oldElementsPerSubtask returns, per old subtask of the layout, the elements of the named state
+// (managed and raw together).
+func oldElementsPerSubtask(op *checkpoint.OperatorLayout, name string) []int64 {
+	out := make([]int64, op.Parallelism)
+	for i := range op.Subtasks {
+		st := &op.Subtasks[i]
+		if st.Index < 0 || st.Index >= len(out) {
+			continue
+		}
+		var n int64
+		for _, h := range []*checkpoint.OperatorStateHandleLayout{st.ManagedOperatorState, st.RawOperatorState} {
+			if h == nil {
+				continue
+			}
+			for _, s := range h.States {
+				if s.Name == name {
+					n += s.Elements
+				}
+			}
+		}
+		out[st.Index] += n
+	}
+	return out
+}

@@ -1,0 +1,325 @@
+package findings
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/flinkpreflight/preflight/internal/rescale"
+)
+
+// stateRuleHit is one catalog state rule that applies to an operator of the simulation.
+type stateRuleHit struct {
+	v    *rescale.VertexAssignment
+	op   *rescale.OperatorAssignment
+	e    *CatalogEntry
+	rule *StateRule
+	k    int // index in op.States; -1 when the checkpoint has no such state for the operator
+	note string
+}
+
+// stateRules collects the catalog state rules with one of the labels whose bug (if any)
+// applies to the restoring Flink version.
+func stateRules(c *Context, labels ...string) []stateRuleHit {
+	var out []stateRuleHit
+	c.operators(func(v *rescale.VertexAssignment, op *rescale.OperatorAssignment) {
+		e := c.Entry(op)
+		if e == nil || op.Path == rescale.PathNotRestored || op.Path == rescale.PathFinished {
+			return
+		}
+		for i := range e.States {
+			r := &e.States[i]
+			match := false
+			for _, l := range labels {
+				match = match || r.Assumption == l
+			}
+			if !match {
+				continue
+			}
+			applies, note := c.Catalog.Bug(r.Bug).Applies(c.Options.FlinkVersion)
+			if !applies {
+				continue
+			}
+			out = append(out, stateRuleHit{v: v, op: op, e: e, rule: r, k: stateIndex(op, r.Name), note: note})
+		}
+	})
+	return out
+}
+
+func (h stateRuleHit) severity(def Severity) Severity {
+	if s, _ := ParseSeverity(h.rule.Severity); s != SeverityUnspecified {
+		return s
+	}
+	return def
+}
+
+func (h stateRuleHit) remediation() string {
+	if h.rule.Remediation != "" {
+		return h.rule.Remediation
+	}
+	return h.e.Remediation
+}
+
+func (h stateRuleHit) references(c *Context) []string {
+	refs := append([]string(nil), h.e.References...)
+	if b := c.Catalog.Bug(h.rule.Bug); b != nil {
+		refs = append(refs, b.References...)
+	}
+	return dedupe(refs)
+}
+
+func (h stateRuleHit) describeState() string {
+	if h.k < 0 {
+		return fmt.Sprintf("`%s` (absent from the checkpoint)", h.rule.Name)
+	}
+	s := h.op.States[h.k]
+	return fmt.Sprintf("`%s` (%s, %d elements in the checkpoint, written at parallelism %d)", s.Name, s.Mode, s.Elements, h.op.OldParallelism)
+}
+
+// stateSafeAt decides, for a state rule, whether new parallelism p keeps every new subtask's
+// element count within [lo, hi] (hi < 0: unbounded). It mirrors the round-robin repartitioner:
+// unchanged parallelism keeps each old subtask's list; otherwise SPLIT_DISTRIBUTE gives every
+// subtask floor(E/p) or ceil(E/p) elements and UNION gives every subtask all E.
+func stateSafeAt(h stateRuleHit, p int, lo, hi int64) bool {
+	if h.k < 0 {
+		return lo <= 0
+	}
+	s := h.op.States[h.k]
+	within := func(n int64) bool { return n >= lo && (hi < 0 || n <= hi) }
+	switch {
+	case s.Mode.String() == "UNION":
+		return within(s.Elements)
+	case s.Mode.String() == "BROADCAST":
+		return true
+	case p == h.op.OldParallelism && h.op.Layout != nil:
+		for _, n := range oldElementsPerSubtask(h.op.Layout, s.Name) {
+			if !within(n) {
+				return false
+			}
+		}
+		return true
+	}
+	floor, ceil := s.Elements/int64(p), (s.Elements+int64(p)-1)/int64(p)
+	return within(floor) && within(ceil)
+}
+
+func boundFor(c *Context, v *rescale.VertexAssignment, p int, lo, hi int64, labels ...string) (bool, bool) {
+	for _, h := range stateRules(c, labels...) {
+		if h.v.ID != v.ID {
+			continue
+		}
+		if !stateSafeAt(h, p, lo, hi) {
+			return false, true
+		}
+	}
+	return true, true
+}
+
+// EmptyRestoreRule (PF101): a state whose restore code needs an element (ONE-UNGUARDED,
+// EXACTLY-ONE) would be restored empty on some new subtask.
+type EmptyRestoreRule struct{}
+
+func (EmptyRestoreRule) ID() string         { return "PF101" }
+func (EmptyRestoreRule) Title() string      { return "Operator state restored empty where the operator needs an element" }
+func (EmptyRestoreRule) Severity() Severity { return Error }
+func (EmptyRestoreRule) Explanation() string {
+	return "Flink's round-robin repartitioner cuts a SPLIT_DISTRIBUTE list into contiguous ranges; when the new " +
+		"parallelism exceeds the number of elements, the subtasks with index >= elements receive nothing but still " +
+		"run the restore branch (isRestored() is true). Operators that take the first element unconditionally " +
+		"(catalog label ONE-UNGUARDED or EXACTLY-ONE) then throw NoSuchElementException, e.g. the table sink's " +
+		"CompactOperator (FLINK-31689)."
+}
+
+func (r EmptyRestoreRule) Check(c *Context) []Finding {
+	var out []Finding
+	for _, h := range stateRules(c, OneUnguarded, ExactlyOne) {
+		var affected []int32
+		if h.k < 0 {
+			if !h.v.Repartitioned {
+				continue
+			}
+			for i := 0; i < h.op.NewParallelism; i++ {
+				affected = append(affected, int32(i))
+			}
+		} else {
+			if h.op.States[h.k].Summary.EmptySubtasks == 0 {
+				continue
+			}
+			affected = subtasksWhere(h.op, h.k, func(s rescale.Share) bool { return s.Elements == 0 })
+		}
+		if len(affected) == 0 {
+			continue
+		}
+		f := c.finding(r, h.severity(Error), h.op)
+		f.StateName = h.rule.Name
+		f.AffectedSubtasks = affected
+		f.Message = fmt.Sprintf("Restoring %s at parallelism %d: new subtasks %s receive no element of %s. %s %s",
+			opLabel(h.op, h.e), h.op.NewParallelism, subtaskList(affected), h.describeState(), h.rule.Consequence, h.note)
+		if h.k >= 0 && h.op.States[h.k].Mode.String() == "SPLIT_DISTRIBUTE" && h.op.States[h.k].Elements > 0 {
+			f.Message += fmt.Sprintf(" Every subtask receives an element only at parallelism <= %d.", h.op.States[h.k].Elements)
+		}
+		f.Message = strings.TrimSpace(f.Message)
+		f.Remediation = h.remediation()
+		f.References = h.references(c)
+		out = append(out, f)
+	}
+	return out
+}
+
+func (EmptyRestoreRule) SafeAt(c *Context, v *rescale.VertexAssignment, p int) (bool, bool) {
+	return boundFor(c, v, p, 1, -1, OneUnguarded, ExactlyOne)
+}
+
+// FirstOnlyRule (PF102): an operator that reads only the first restored element (FIRST-ONLY)
+// would receive several after a scale-down; the others are silently dropped.
+type FirstOnlyRule struct{}
+
+func (FirstOnlyRule) ID() string         { return "PF102" }
+func (FirstOnlyRule) Title() string      { return "Restored elements silently dropped by an operator that reads only the first" }
+func (FirstOnlyRule) Severity() Severity { return Warning }
+func (FirstOnlyRule) Explanation() string {
+	return "After a scale-down the round-robin repartitioner hands several SPLIT_DISTRIBUTE elements to one new " +
+		"subtask. Operators labelled FIRST-ONLY read the first and ignore the rest, so the other old subtasks' " +
+		"entries are lost without an error (for the table CompactOperator: pending cleanup of .uncompacted files)."
+}
+
+func (r FirstOnlyRule) Check(c *Context) []Finding {
+	var out []Finding
+	for _, h := range stateRules(c, FirstOnly) {
+		if h.k < 0 || h.op.States[h.k].Summary.MaxElements < 2 {
+			continue
+		}
+		var dropped int64
+		var oldDropped []int
+		affected := subtasksWhere(h.op, h.k, func(s rescale.Share) bool {
+			if s.Elements < 2 {
+				return false
+			}
+			dropped += s.Elements - 1
+			skip := int64(1)
+			for _, sl := range s.Slices {
+				n := sl.Elements
+				if skip > 0 {
+					d := min(skip, n)
+					skip -= d
+					n -= d
+				}
+				if n > 0 {
+					oldDropped = append(oldDropped, sl.OldSubtask)
+				}
+			}
+			return true
+		})
+		if len(affected) == 0 {
+			continue
+		}
+		f := c.finding(r, h.severity(Warning), h.op)
+		f.StateName = h.rule.Name
+		f.AffectedSubtasks = affected
+		f.Message = fmt.Sprintf("Restoring %s at parallelism %d: new subtasks %s receive several elements of %s and keep only the first; %d element(s) written by old subtasks %s are dropped. %s",
+			opLabel(h.op, h.e), h.op.NewParallelism, subtaskList(affected), h.describeState(), dropped, intList(oldDropped), h.rule.Consequence)
+		f.Message = strings.TrimSpace(f.Message)
+		f.Remediation = h.remediation()
+		f.References = h.references(c)
+		out = append(out, f)
+	}
+	return out
+}
+
+func (FirstOnlyRule) SafeAt(c *Context, v *rescale.VertexAssignment, p int) (bool, bool) {
+	return boundFor(c, v, p, 0, 1, FirstOnly)
+}
+
+// AtMostOneRule (PF103): an operator that asserts at most one element (AT-MOST-ONE,
+// EXACTLY-ONE) would receive several.
+type AtMostOneRule struct{}
+
+func (AtMostOneRule) ID() string         { return "PF103" }
+func (AtMostOneRule) Title() string      { return "Operator state restored with more elements than the operator accepts" }
+func (AtMostOneRule) Severity() Severity { return Error }
+func (AtMostOneRule) Explanation() string {
+	return "Some operators assert that a restored list holds at most one element (e.g. FlinkKafkaProducer's " +
+		"next-transactional-id-hint-v2 union state, ContinuousFileMonitoringFunction's file-monitoring-state) and " +
+		"throw IllegalStateException or IllegalArgumentException otherwise. A UNION state hands every element to " +
+		"every subtask; a scale-down hands several SPLIT_DISTRIBUTE elements to one subtask."
+}
+
+func (r AtMostOneRule) Check(c *Context) []Finding {
+	var out []Finding
+	for _, h := range stateRules(c, AtMostOne, ExactlyOne) {
+		if h.k < 0 || h.op.States[h.k].Summary.MaxElements < 2 {
+			continue
+		}
+		affected := subtasksWhere(h.op, h.k, func(s rescale.Share) bool { return s.Elements > 1 })
+		if len(affected) == 0 {
+			continue
+		}
+		f := c.finding(r, h.severity(Error), h.op)
+		f.StateName = h.rule.Name
+		f.AffectedSubtasks = affected
+		f.Message = strings.TrimSpace(fmt.Sprintf("Restoring %s at parallelism %d: new subtasks %s receive up to %d elements of %s, but the operator accepts at most one. %s %s",
+			opLabel(h.op, h.e), h.op.NewParallelism, subtaskList(affected), h.op.States[h.k].Summary.MaxElements, h.describeState(), h.rule.Consequence, h.note))
+		f.Remediation = h.remediation()
+		f.References = h.references(c)
+		out = append(out, f)
+	}
+	return out
+}
+
+func (AtMostOneRule) SafeAt(c *Context, v *rescale.VertexAssignment, p int) (bool, bool) {
+	return boundFor(c, v, p, 0, 1, AtMostOne, ExactlyOne)
+}
+
+// OrderDependentRule (PF104): an operator relies on the repartitioner's consecutive
+// assignment (KafkaSink POOLING); informational when its parallelism changes.
+type OrderDependentRule struct{}
+
+func (OrderDependentRule) ID() string         { return "PF104" }
+func (OrderDependentRule) Title() string      { return "Operator relies on the order of the round-robin state assignment" }
+func (OrderDependentRule) Severity() Severity { return Info }
+func (OrderDependentRule) Explanation() string {
+	return "Operators labelled ORDER-DEPENDENT (KafkaSink with the POOLING transaction naming strategy) assume their " +
+		"states are assigned consecutively from subtask 0 and uniformly. Flink's repartitioner does that for a " +
+		"single state name; the finding records the dependency when the parallelism changes."
+}
+
+func (r OrderDependentRule) Check(c *Context) []Finding {
+	var out []Finding
+	for _, h := range stateRules(c, OrderDependent) {
+		if !h.v.Rescaled() {
+			continue
+		}
+		f := c.finding(r, h.severity(Info), h.op)
+		f.StateName = h.rule.Name
+		f.Message = strings.TrimSpace(fmt.Sprintf("%s changes parallelism %d -> %d; its state %s is order-dependent. %s",
+			opLabel(h.op, h.e), h.op.OldParallelism, h.op.NewParallelism, h.describeState(), h.rule.Consequence))
+		f.Remediation = h.remediation()
+		f.References = h.references(c)
+		out = append(out, f)
+	}
+	return out
+}
+
+func intList(xs []int) string {
+	seen := map[int]bool{}
+	var idx []int32
+	for _, x := range xs {
+		if !seen[x] {
+			seen[x] = true
+			idx = append(idx, int32(x))
+		}
+	}
+	sortInt32(idx)
+	return subtaskList(idx)
+}
+
+func dedupe(xs []string) []string {
+	seen := map[string]bool{}
+	out := xs[:0]
+	for _, x := range xs {
+		if !seen[x] {
+			seen[x] = true
+			out = append(out, x)
+		}
+	}
+	return out
+}

@@ -1,0 +1,139 @@
+package findings
+
+import (
+	"fmt"
+	"sort"
+
+	"github.com/flinkpreflight/preflight/internal/checkpoint"
+	"github.com/flinkpreflight/preflight/internal/rescale"
+)
+
+// unionStat is one UNION state of an operator as stored in the layout.
+type unionStat struct {
+	name        string
+	elements    int64
+	bytes       int64
+	perSubtask  []int64
+	inlineBytes int64 // inline streams holding its elements
+}
+
+func unionStates(op *checkpoint.OperatorLayout) []unionStat {
+	byName := map[string]*unionStat{}
+	var names []string
+	for i := range op.Subtasks {
+		st := &op.Subtasks[i]
+		for _, h := range []*checkpoint.OperatorStateHandleLayout{st.ManagedOperatorState, st.RawOperatorState} {
+			if h == nil {
+				continue
+			}
+			for _, s := range h.States {
+				if s.Mode != checkpoint.Union {
+					continue
+				}
+				u := byName[s.Name]
+				if u == nil {
+					u = &unionStat{name: s.Name}
+					byName[s.Name] = u
+					names = append(names, s.Name)
+				}
+				u.elements += s.Elements
+				u.bytes += s.Bytes
+				if s.Elements > 0 && h.Stream.Inline() {
+					u.inlineBytes += s.Bytes
+				}
+			}
+		}
+	}
+	sort.Strings(names)
+	out := make([]unionStat, 0, len(names))
+	for _, n := range names {
+		u := byName[n]
+		u.perSubtask = oldElementsPerSubtask(op, n)
+		out = append(out, *u)
+	}
+	return out
+}
+
+// wholesale reports the §5.2 heuristic: at least two old subtasks, all holding the same
+// element count, at least the parallelism: every subtask re-snapshots the whole union, which
+// legitimate union users (each writes its own share) do not do.
+func (u unionStat) wholesale() bool {
+	if len(u.perSubtask) < 2 {
+		return false
+	}
+	n := u.perSubtask[0]
+	for _, m := range u.perSubtask {
+		if m != n {
+			return false
+		}
+	}
+	return n >= int64(len(u.perSubtask))
+}
+
+// OrphanUnionRule (PF130): a UNION state that the operator's implementation never registers
+// is carried forward and multiplied by the parallelism on every restore.
+type OrphanUnionRule struct{}
+
+func (OrphanUnionRule) ID() string         { return "PF130" }
+func (OrphanUnionRule) Title() string      { return "Orphaned UNION state grows with every restore" }
+func (OrphanUnionRule) Severity() Severity { return Warning }
+func (OrphanUnionRule) Explanation() string {
+	return "On restore the operator state backend re-creates every state listed in the restored stream's header, " +
+		"whether or not the operator asks for it, and writes all registered states back at the next snapshot. A " +
+		"UNION state hands every element to every subtask, so an unclaimed UNION state is multiplied by the " +
+		"parallelism on every restore (including failover restores). Typical case: KafkaSource restored under the " +
+		"uid of a FlinkKafkaConsumer keeps `topic-partition-offset-states`; the offsets end up in _metadata and in " +
+		"every TaskDeploymentDescriptor until the RPC frame size is exceeded."
+}
+
+func (r OrphanUnionRule) Check(c *Context) []Finding {
+	var out []Finding
+	c.operators(func(v *rescale.VertexAssignment, op *rescale.OperatorAssignment) {
+		e := c.Entry(op)
+		for _, u := range unionStates(op.Layout) {
+			if u.elements == 0 {
+				continue
+			}
+			var why string
+			sev := Warning
+			orphan := e.Orphan(u.name)
+			switch {
+			case orphan != nil:
+				why = fmt.Sprintf("`%s` is state of %s, which %s never registers: it is legacy state left under the same uid.", u.name, orphan.From, e.Name)
+			case e != nil && !e.Claims(u.name):
+				why = fmt.Sprintf("`%s` is not a state that %s registers.", u.name, e.Name)
+				if !u.wholesale() {
+					sev = Info
+				}
+			case e == nil && u.wholesale():
+				why = fmt.Sprintf("Every one of the %d old subtasks stored the same %d elements of `%s` (heuristic: legitimate union users write only their own share).", len(u.perSubtask), u.perSubtask[0], u.name)
+				if len(operatorStates(op.Layout)) < 2 {
+					sev = Info
+				}
+			default:
+				continue
+			}
+			p := int64(op.NewParallelism)
+			next := p * u.elements
+			f := c.finding(r, sev, op)
+			f.StateName = u.name
+			f.AffectedSubtasks = rangeFrom(0, int32(p))
+			f.Message = fmt.Sprintf("%s holds an orphaned UNION state: %s It has %d elements (%s) in this checkpoint, written by %d old subtasks. Forecast: after this restore each of the %d new subtasks holds all %d elements and writes them back, so the next checkpoint holds %d elements (%s), %s of them offsets in _metadata; restoring that checkpoint ships %d elements (%s of offsets) in every subtask's TaskDeploymentDescriptor, and each further restore multiplies it by the parallelism again.",
+				opLabel(op, e), why, u.elements, bytesText(u.bytes), len(u.perSubtask), p, u.elements, next, bytesText(p*u.bytes), bytesText(8*next), next, bytesText(8*next))
+			if perSub := u.bytes; perSub > 0 && perSub < c.Options.inlineThreshold() {
+				f.Message += fmt.Sprintf(" While each subtask's stream stays under the inline threshold (%s) the element bytes travel inline too.", bytesText(c.Options.inlineThreshold()))
+			}
+			if orphan != nil {
+				f.Remediation = orphan.Remediation
+				f.References = append(f.References, orphan.References...)
+			} else {
+				f.Remediation = "Remove the unclaimed state: change the operator's uid and restore with --allowNonRestoredState (the operator then starts without state), or delete the state with the State Processor API. --allowNonRestoredState alone does not drop state names inside a mapped operator."
+			}
+			if e != nil {
+				f.References = dedupe(append(f.References, e.References...))
+			}
+			out = append(out, f)
+		}
+	})
+	return out
+}

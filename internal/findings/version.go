@@ -1,0 +1,117 @@
+package findings
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+)
+
+// Version is a Flink (or connector) release number: major.minor.patch with an optional
+// qualifier such as "SNAPSHOT" or "rc1". A qualified version sorts before the release it
+// qualifies: 1.20-SNAPSHOT < 1.20.0.
+type Version struct {
+	Major, Minor, Patch int
+	Qualifier           string // "" for a release
+}
+
+// ParseVersion parses "1.19.1", "2.0", "1.20-SNAPSHOT", "v1.18.0" or "2".
+func ParseVersion(s string) (Version, error) {
+	var v Version
+	t := strings.TrimPrefix(strings.TrimSpace(s), "v")
+	if t == "" {
+		return v, fmt.Errorf("empty version")
+	}
+	if i := strings.IndexAny(t, "-_+ "); i >= 0 {
+		v.Qualifier = t[i+1:]
+		t = t[:i]
+	}
+	parts := strings.Split(t, ".")
+	if len(parts) > 3 {
+		return v, fmt.Errorf("version %q: more than three numbers", s)
+	}
+	dst := []*int{&v.Major, &v.Minor, &v.Patch}
+	for i, p := range parts {
+		n, err := strconv.Atoi(p)
+		if err != nil || n < 0 {
+			return v, fmt.Errorf("version %q: %q is not a number", s, p)
+		}
+		*dst[i] = n
+	}
+	return v, nil
+}
+
+// MustParseVersion is ParseVersion for constants; it panics on malformed input.
+func MustParseVersion(s string) Version {
+	v, err := ParseVersion(s)
+	if err != nil {
+		panic(err)
+	}
+	return v
+}
+
+// Compare returns -1, 0 or +1.
+func (v Version) Compare(o Version) int {
+	for _, d := range [][2]int{{v.Major, o.Major}, {v.Minor, o.Minor}, {v.Patch, o.Patch}} {
+		if d[0] != d[1] {
+			if d[0] < d[1] {
+				return -1
+			}
+			return 1
+		}
+	}
+	switch {
+	case v.Qualifier == o.Qualifier:
+		return 0
+	case v.Qualifier == "": // release after its pre-releases
+		return 1
+	case o.Qualifier == "":
+		return -1
+	case v.Qualifier < o.Qualifier:
+		return -1
+	}
+	return 1
+}
+
+// String prints major.minor.patch[-qualifier].
+func (v Version) String() string {
+	s := fmt.Sprintf("%d.%d.%d", v.Major, v.Minor, v.Patch)
+	if v.Qualifier != "" {
+		s += "-" + v.Qualifier
+	}
+	return s
+}
+
+// VersionRange is a half-open range [Introduced, Fixed) in the style of OSV: Introduced empty
+// means "since the beginning", Fixed empty means "not fixed".
+type VersionRange struct {
+	Introduced string `json:"introduced,omitempty"`
+	Fixed      string `json:"fixed,omitempty"`
+}
+
+// Contains reports whether v is in the range. Malformed bounds are treated as absent.
+func (r VersionRange) Contains(v Version) bool {
+	if r.Introduced != "" {
+		if lo, err := ParseVersion(r.Introduced); err == nil && v.Compare(lo) < 0 {
+			return false
+		}
+	}
+	if r.Fixed != "" {
+		if hi, err := ParseVersion(r.Fixed); err == nil && v.Compare(hi) >= 0 {
+			return false
+		}
+	}
+	return true
+}
+
+// String renders the range for messages: "1.12 – unfixed", "before 1.16", ">= 1.15".
+func (r VersionRange) String() string {
+	switch {
+	case r.Introduced == "" && r.Fixed == "":
+		return "all versions"
+	case r.Fixed == "":
+		return r.Introduced + " and later (no fix known)"
+	case r.Introduced == "":
+		return "before " + r.Fixed
+	}
+	return r.Introduced + " up to (not including) " + r.Fixed
+}

@@ -1,0 +1,81 @@
+package findings
+
+import "testing"
+
+func TestParseVersionCompare(t *testing.T) {
+	for _, tc := range []struct {
+		a, b string
+		want int
+	}{
+		{"1.19.1", "1.19.1", 0},
+		{"1.19", "1.19.0", 0},
+		{"2.0", "1.20.3", 1},
+		{"1.20-SNAPSHOT", "1.20.0", -1},
+		{"1.20-SNAPSHOT", "1.19.9", 1},
+		{"v1.18.0", "1.18", 0},
+		{"1.9", "1.10", -1},
+		{"2", "2.0.0", 0},
+	} {
+		a, err := ParseVersion(tc.a)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b := MustParseVersion(tc.b)
+		if got := a.Compare(b); got != tc.want {
+			t.Errorf("Compare(%s, %s) = %d, want %d", tc.a, tc.b, got, tc.want)
+		}
+		if got := b.Compare(a); got != -tc.want {
+			t.Errorf("Compare(%s, %s) = %d, want %d", tc.b, tc.a, got, -tc.want)
+		}
+	}
+	for _, bad := range []string{"", "x.1", "1.2.3.4", "1.-2"} {
+		if _, err := ParseVersion(bad); err == nil {
+			t.Errorf("ParseVersion(%q): want error", bad)
+		}
+	}
+}
+
+func TestVersionRangeContains(t *testing.T) {
+	r := VersionRange{Introduced: "1.12", Fixed: "1.15"}
+	for v, want := range map[string]bool{"1.11.6": false, "1.12": true, "1.14.6": true, "1.15-SNAPSHOT": true, "1.15.0": false, "2.0": false} {
+		if got := r.Contains(MustParseVersion(v)); got != want {
+			t.Errorf("%v contains %s = %v, want %v", r, v, got, want)
+		}
+	}
+	if !(VersionRange{}).Contains(MustParseVersion("0.1")) {
+		t.Error("empty range should contain everything")
+	}
+}
+
+func TestBugApplies(t *testing.T) {
+	cat := DefaultCatalog()
+	for _, tc := range []struct {
+		bug, version string
+		want         bool
+		note         string
+	}{
+		{"FLINK-31689", "", true, "unknown"},
+		{"FLINK-31689", "1.19.1", true, "includes 1.19.1"},
+		{"FLINK-31689", "1.11.3", false, "does not affect"},
+		{"FLINK-38735", "1.14.6", true, "includes"},
+		{"FLINK-38735", "1.17.2", false, "does not affect"},
+		{"FLINK-40043", "1.20.0", true, "assumed affected"},
+		{"FLINK-31689", "banana", true, "could not be parsed"},
+	} {
+		got, note := cat.Bug(tc.bug).Applies(tc.version)
+		if got != tc.want || !contains(note, tc.note) {
+			t.Errorf("%s at %q: %v %q, want %v with %q", tc.bug, tc.version, got, note, tc.want, tc.note)
+		}
+	}
+}
+
+func contains(s, sub string) bool { return len(sub) == 0 || indexOf(s, sub) >= 0 }
+
+func indexOf(s, sub string) int {
+	for i := 0; i+len(sub) <= len(s); i++ {
+		if s[i:i+len(sub)] == sub {
+			return i
+		}
+	}
+	return -1
+}
