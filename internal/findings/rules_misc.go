@@ -73,8 +73,10 @@ func (r KeyedSkewRule) Check(c *Context) []Finding {
 // the parallelism changes.
 type ChannelStateRule struct{}
 
-func (ChannelStateRule) ID() string         { return "PF150" }
-func (ChannelStateRule) Title() string      { return "Unaligned-checkpoint channel state with a parallelism change" }
+func (ChannelStateRule) ID() string { return "PF150" }
+func (ChannelStateRule) Title() string {
+	return "Unaligned-checkpoint channel state with a parallelism change"
+}
 func (ChannelStateRule) Severity() Severity { return Error }
 func (ChannelStateRule) Explanation() string {
 	return "Input-channel and result-subpartition state is redistributed by the edge's SubtaskStateMapper; " +
@@ -138,8 +140,10 @@ func (ChannelStateRule) SafeAt(c *Context, v *rescale.VertexAssignment, p int) (
 // NonRestoredStateRule (PF160): checkpoint operators that the new job does not have.
 type NonRestoredStateRule struct{}
 
-func (NonRestoredStateRule) ID() string         { return "PF160" }
-func (NonRestoredStateRule) Title() string      { return "Checkpoint state without an operator in the new job" }
+func (NonRestoredStateRule) ID() string { return "PF160" }
+func (NonRestoredStateRule) Title() string {
+	return "Checkpoint state without an operator in the new job"
+}
 func (NonRestoredStateRule) Severity() Severity { return Error }
 func (NonRestoredStateRule) Explanation() string {
 	return "When the plan lists the new job's operators, checkpoint operators that match none of them are refused " +

@@ -135,8 +135,10 @@ func (MaxParallelismRule) SafeAt(c *Context, v *rescale.VertexAssignment, p int)
 // the stored one (§2.4 rows 2 and 6). Independent of the parallelism: no safe value exists.
 type MaxParallelismChangedRule struct{}
 
-func (MaxParallelismChangedRule) ID() string         { return "PF111" }
-func (MaxParallelismChangedRule) Title() string      { return "Max parallelism changed against the checkpoint" }
+func (MaxParallelismChangedRule) ID() string { return "PF111" }
+func (MaxParallelismChangedRule) Title() string {
+	return "Max parallelism changed against the checkpoint"
+}
 func (MaxParallelismChangedRule) Severity() Severity { return Error }
 func (MaxParallelismChangedRule) Explanation() string {
 	return "A vertex whose max parallelism is configured (setMaxParallelism, pipeline.max-parallelism) must use " +
@@ -165,8 +167,10 @@ func (MaxParallelismChangedRule) SafeAt(c *Context, v *rescale.VertexAssignment,
 // parallelism 1, or a catalog PINNED operator) is asked to run at another parallelism.
 type PinnedOperatorRule struct{}
 
-func (PinnedOperatorRule) ID() string         { return "PF112" }
-func (PinnedOperatorRule) Title() string      { return "Pinned operator (max parallelism 1) asked to change parallelism" }
+func (PinnedOperatorRule) ID() string { return "PF112" }
+func (PinnedOperatorRule) Title() string {
+	return "Pinned operator (max parallelism 1) asked to change parallelism"
+}
 func (PinnedOperatorRule) Severity() Severity { return Error }
 func (PinnedOperatorRule) Explanation() string {
 	return "Some operators are built with parallelism 1 and max parallelism 1 (the table sink's compact-coordinator " +

@@ -10,7 +10,7 @@ import (
 // vertexPayload is the restore part of one subtask's TaskDeploymentDescriptor, summed over
 // the operators of the vertex's chain.
 type vertexPayload struct {
-	subtask               int
+	subtask                int
 	bytes, inline, offsets int64
 }
 
@@ -154,8 +154,10 @@ func (FrameSizeRule) SafeAt(c *Context, v *rescale.VertexAssignment, p int) (boo
 // JobManagerMemoryRule (PF121): all deployment payloads together against the JobManager heap.
 type JobManagerMemoryRule struct{}
 
-func (JobManagerMemoryRule) ID() string         { return "PF121" }
-func (JobManagerMemoryRule) Title() string      { return "Restore assignment large against JobManager memory" }
+func (JobManagerMemoryRule) ID() string { return "PF121" }
+func (JobManagerMemoryRule) Title() string {
+	return "Restore assignment large against JobManager memory"
+}
 func (JobManagerMemoryRule) Severity() Severity { return Error }
 func (JobManagerMemoryRule) Explanation() string {
 	return "The JobManager builds the restore assignment of every subtask (handles, offsets, inline bytes) and " +

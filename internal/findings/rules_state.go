@@ -118,8 +118,10 @@ func boundFor(c *Context, v *rescale.VertexAssignment, p int, lo, hi int64, labe
 // EXACTLY-ONE) would be restored empty on some new subtask.
 type EmptyRestoreRule struct{}
 
-func (EmptyRestoreRule) ID() string         { return "PF101" }
-func (EmptyRestoreRule) Title() string      { return "Operator state restored empty where the operator needs an element" }
+func (EmptyRestoreRule) ID() string { return "PF101" }
+func (EmptyRestoreRule) Title() string {
+	return "Operator state restored empty where the operator needs an element"
+}
 func (EmptyRestoreRule) Severity() Severity { return Error }
 func (EmptyRestoreRule) Explanation() string {
 	return "Flink's round-robin repartitioner cuts a SPLIT_DISTRIBUTE list into contiguous ranges; when the new " +
@@ -173,8 +175,10 @@ func (EmptyRestoreRule) SafeAt(c *Context, v *rescale.VertexAssignment, p int) (
 // would receive several after a scale-down; the others are silently dropped.
 type FirstOnlyRule struct{}
 
-func (FirstOnlyRule) ID() string         { return "PF102" }
-func (FirstOnlyRule) Title() string      { return "Restored elements silently dropped by an operator that reads only the first" }
+func (FirstOnlyRule) ID() string { return "PF102" }
+func (FirstOnlyRule) Title() string {
+	return "Restored elements silently dropped by an operator that reads only the first"
+}
 func (FirstOnlyRule) Severity() Severity { return Warning }
 func (FirstOnlyRule) Explanation() string {
 	return "After a scale-down the round-robin repartitioner hands several SPLIT_DISTRIBUTE elements to one new " +
@@ -233,8 +237,10 @@ func (FirstOnlyRule) SafeAt(c *Context, v *rescale.VertexAssignment, p int) (boo
 // EXACTLY-ONE) would receive several.
 type AtMostOneRule struct{}
 
-func (AtMostOneRule) ID() string         { return "PF103" }
-func (AtMostOneRule) Title() string      { return "Operator state restored with more elements than the operator accepts" }
+func (AtMostOneRule) ID() string { return "PF103" }
+func (AtMostOneRule) Title() string {
+	return "Operator state restored with more elements than the operator accepts"
+}
 func (AtMostOneRule) Severity() Severity { return Error }
 func (AtMostOneRule) Explanation() string {
 	return "Some operators assert that a restored list holds at most one element (e.g. FlinkKafkaProducer's " +
@@ -273,8 +279,10 @@ func (AtMostOneRule) SafeAt(c *Context, v *rescale.VertexAssignment, p int) (boo
 // assignment (KafkaSink POOLING); informational when its parallelism changes.
 type OrderDependentRule struct{}
 
-func (OrderDependentRule) ID() string         { return "PF104" }
-func (OrderDependentRule) Title() string      { return "Operator relies on the order of the round-robin state assignment" }
+func (OrderDependentRule) ID() string { return "PF104" }
+func (OrderDependentRule) Title() string {
+	return "Operator relies on the order of the round-robin state assignment"
+}
 func (OrderDependentRule) Severity() Severity { return Info }
 func (OrderDependentRule) Explanation() string {
 	return "Operators labelled ORDER-DEPENDENT (KafkaSink with the POOLING transaction naming strategy) assume their " +
