@@ -9,7 +9,7 @@ import (
 
 func TestCorpusConformance(t *testing.T) {
 	files := metadataCorpus(t)
-	var decoded, identical, unsupported, legacyV1 int
+	var decoded, identical, unsupported, legacyV1, decodedProps int
 	for _, cf := range files {
 		b, err := os.ReadFile(cf.path)
 		if err != nil {
@@ -39,6 +39,13 @@ func TestCorpusConformance(t *testing.T) {
 			t.Errorf("%s: Layout.Size %d, file %d", cf.path, l.Size, len(b))
 		}
 		compareLayout(t, cf.path, m, l)
+		if m.Version >= 4 {
+			if l.PropertiesError != "" {
+				t.Errorf("%s: trailer: %s", cf.path, l.PropertiesError)
+			} else {
+				decodedProps++
+			}
+		}
 		if m.Version == 1 {
 			legacyV1++
 			continue
@@ -54,8 +61,8 @@ func TestCorpusConformance(t *testing.T) {
 		}
 		identical++
 	}
-	t.Logf("corpus: %d metadata files; decoded %d (of which %d format 1), re-encoded byte-identical %d, unsupported format 0: %d",
-		len(files), decoded, legacyV1, identical, unsupported)
+	t.Logf("corpus: %d metadata files; decoded %d (of which %d format 1), re-encoded byte-identical %d, unsupported format 0: %d, format-4+ trailers decoded: %d",
+		len(files), decoded, legacyV1, identical, unsupported, decodedProps)
 }
 
 func firstDiff(a, b []byte) int {

@@ -1,8 +1,10 @@
 package checkpoint
 
 import (
+	"encoding/binary"
 	"encoding/hex"
 	"fmt"
+	"math/bits"
 )
 
 // OperatorID is Flink's 16-byte OperatorID (or JobVertexID) in file order: lowerPart big-endian,
@@ -22,4 +24,75 @@ func ParseOperatorID(s string) (OperatorID, error) {
 		return id, fmt.Errorf("operator ID %q: %v", s, err)
 	}
 	return id, nil
+}
+
+// OperatorIDFromUID returns the OperatorID Flink derives from a user-set operator UID
+// (StreamGraphHasherV2): Guava's murmur3_128 with seed 0 over the UID's UTF-8 bytes, as bytes
+// (h1 little-endian, then h2 little-endian).
+func OperatorIDFromUID(uid string) OperatorID {
+	h1, h2 := murmur3x64128([]byte(uid), 0)
+	var id OperatorID
+	binary.LittleEndian.PutUint64(id[:8], h1)
+	binary.LittleEndian.PutUint64(id[8:], h2)
+	return id
+}
+
+// murmur3x64128 is MurmurHash3_x64_128.
+func murmur3x64128(data []byte, seed uint32) (h1, h2 uint64) {
+	h1, h2 = uint64(seed), uint64(seed)
+	n := len(data)
+	for len(data) >= 16 {
+		k1 := binary.LittleEndian.Uint64(data)
+		k2 := binary.LittleEndian.Uint64(data[8:])
+		data = data[16:]
+		h1 ^= mixK1(k1)
+		h1 = bits.RotateLeft64(h1, 27) + h2
+		h1 = h1*5 + 0x52dce729
+		h2 ^= mixK2(k2)
+		h2 = bits.RotateLeft64(h2, 31) + h1
+		h2 = h2*5 + 0x38495ab5
+	}
+	var k1, k2 uint64
+	for i := len(data) - 1; i >= 8; i-- {
+		k2 ^= uint64(data[i]) << (8 * (i - 8))
+	}
+	for i := min(len(data), 8) - 1; i >= 0; i-- {
+		k1 ^= uint64(data[i]) << (8 * i)
+	}
+	if len(data) > 8 {
+		h2 ^= mixK2(k2)
+	}
+	if len(data) > 0 {
+		h1 ^= mixK1(k1)
+	}
+	h1 ^= uint64(n)
+	h2 ^= uint64(n)
+	h1 += h2
+	h2 += h1
+	h1 = fmix64(h1)
+	h2 = fmix64(h2)
+	h1 += h2
+	h2 += h1
+	return h1, h2
+}
+
+func mixK1(k uint64) uint64 {
+	k *= 0x87c37b91114253d5
+	k = bits.RotateLeft64(k, 31)
+	return k * 0x4cf5ad432745937f
+}
+
+func mixK2(k uint64) uint64 {
+	k *= 0x4cf5ad432745937f
+	k = bits.RotateLeft64(k, 33)
+	return k * 0x87c37b91114253d5
+}
+
+func fmix64(k uint64) uint64 {
+	k ^= k >> 33
+	k *= 0xff51afd7ed558ccd
+	k ^= k >> 33
+	k *= 0xc4ceb9fe1a85ec53
+	k ^= k >> 33
+	return k
 }
