@@ -1,0 +1,90 @@
+package source
+
+import (
+	"fmt"
+	"time"
+)
+
+// Kind classifies why a source could not be read. The server maps each kind to one gRPC code.
+type Kind int
+
+// The kinds.
+const (
+	// Invalid: the URI cannot be parsed or uses an unknown scheme (INVALID_ARGUMENT).
+	Invalid Kind = iota + 1
+	// NotFound: nothing at the path, nor a _metadata under it (NOT_FOUND).
+	NotFound
+	// PermissionDenied: outside the allowlist, a disabled scheme, or refused by the store
+	// (PERMISSION_DENIED).
+	PermissionDenied
+	// TooLarge: bigger than the configured limit (RESOURCE_EXHAUSTED).
+	TooLarge
+	// Unavailable: the store could not be reached; worth retrying after RetryAfter (UNAVAILABLE).
+	Unavailable
+)
+
+func (k Kind) String() string {
+	switch k {
+	case Invalid:
+		return "invalid"
+	case NotFound:
+		return "not found"
+	case PermissionDenied:
+		return "permission denied"
+	case TooLarge:
+		return "too large"
+	case Unavailable:
+		return "unavailable"
+	}
+	return fmt.Sprintf("Kind(%d)", int(k))
+}
+
+// Sentinels for errors.Is: errors.Is(err, source.ErrNotFound) holds for every *Error of that kind.
+var (
+	ErrInvalid          = &Error{Kind: Invalid}
+	ErrNotFound         = &Error{Kind: NotFound}
+	ErrPermissionDenied = &Error{Kind: PermissionDenied}
+	ErrTooLarge         = &Error{Kind: TooLarge}
+	ErrUnavailable      = &Error{Kind: Unavailable}
+)
+
+// Error is every failure of Open and of reading an opened source.
+type Error struct {
+	Kind Kind
+	// Path is what was looked for (after normalisation), e.g. s3://b/chk-5/_metadata. It is safe
+	// to show to the caller: it is derived from the caller's own URI.
+	Path string
+	Msg  string
+	// RetryAfter is a hint for Unavailable.
+	RetryAfter time.Duration
+	Err        error // the underlying cause, for logs; may be nil
+}
+
+func (e *Error) Error() string {
+	s := "source: " + e.Kind.String()
+	if e.Path != "" {
+		s += ": " + e.Path
+	}
+	if e.Msg != "" {
+		s += ": " + e.Msg
+	}
+	if e.Err != nil {
+		s += ": " + e.Err.Error()
+	}
+	return s
+}
+
+func (e *Error) Unwrap() error { return e.Err }
+
+// Is matches the sentinels by kind.
+func (e *Error) Is(target error) bool {
+	switch target {
+	case ErrInvalid, ErrNotFound, ErrPermissionDenied, ErrTooLarge, ErrUnavailable:
+		return target.(*Error).Kind == e.Kind
+	}
+	return false
+}
+
+func newError(k Kind, path, msg string, err error) *Error {
+	return &Error{Kind: k, Path: path, Msg: msg, Err: err}
+}

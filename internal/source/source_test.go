@@ -1,0 +1,335 @@
+package source
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/flinkpreflight/preflight/internal/source/s3test"
+)
+
+// tree builds:
+//
+//	allowed/chk-1/_metadata           "checkpoint-1"
+//	allowed/chk-2/_metadata -> ../chk-1/_metadata   (symlink inside the allowlist)
+//	allowed/escape-file -> ../secret/_metadata      (symlink out)
+//	allowed/escape-dir -> ../secret                 (folder symlink out)
+//	allowed/chk-3/_metadata -> ../../secret/_metadata (the _metadata itself escapes)
+//	allowed/big/_metadata             65 bytes
+//	allowed-other/_metadata           shares the prefix string, not the folder
+//	secret/_metadata                  "secret"
+//	link-to-allowed -> allowed        (an allowed folder reached through a symlink)
+func tree(t *testing.T) string {
+	t.Helper()
+	dir := t.TempDir()
+	files := map[string]string{
+		"allowed/chk-1/_metadata":  "checkpoint-1",
+		"allowed/big/_metadata":    strings.Repeat("x", 65),
+		"allowed-other/_metadata":  "other",
+		"secret/_metadata":         "secret",
+		"allowed/empty-dir/.keep":  "",
+		"allowed/chk-3/.keep":      "",
+		"allowed/exact/_metadata":  "exact",
+		"allowed/exact/_metadata2": "exact2",
+	}
+	for name, body := range files {
+		p := filepath.Join(dir, name)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	links := map[string]string{
+		"allowed/chk-2/_metadata": "../chk-1/_metadata",
+		"allowed/escape-file":     "../secret/_metadata",
+		"allowed/escape-dir":      "../secret",
+		"allowed/chk-3/_metadata": "../../secret/_metadata",
+		"link-to-allowed":         "allowed",
+	}
+	for name, target := range links {
+		p := filepath.Join(dir, name)
+		os.MkdirAll(filepath.Dir(p), 0o755)
+		if err := os.Symlink(target, p); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return dir
+}
+
+func TestOpenLocal(t *testing.T) {
+	dir := tree(t)
+	o, err := New(Config{Allow: []string{filepath.Join(dir, "allowed"), "file://" + filepath.Join(dir, "allowed-other", "_metadata")}, MaxBytes: 64})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer o.Close()
+	for _, tc := range []struct {
+		name string
+		uri  string
+		want string // body, when no error
+		kind Kind
+	}{
+		{"file", filepath.Join(dir, "allowed/chk-1/_metadata"), "checkpoint-1", 0},
+		{"folder", filepath.Join(dir, "allowed/chk-1"), "checkpoint-1", 0},
+		{"file URI", "file://" + filepath.Join(dir, "allowed/chk-1"), "checkpoint-1", 0},
+		{"file URI localhost", "file://localhost" + filepath.Join(dir, "allowed/chk-1"), "checkpoint-1", 0},
+		{"redundant separators", dir + "//allowed/./chk-1/", "checkpoint-1", 0},
+		{"symlink inside", filepath.Join(dir, "allowed/chk-2"), "checkpoint-1", 0},
+		{"allowed file entry", filepath.Join(dir, "allowed-other/_metadata"), "other", 0},
+		{"allowed file entry's folder", filepath.Join(dir, "allowed-other"), "", PermissionDenied},
+		{"outside", filepath.Join(dir, "secret/_metadata"), "", PermissionDenied},
+		{"outside, missing: no existence leak", filepath.Join(dir, "nope/_metadata"), "", PermissionDenied},
+		{"system file", "file:///etc/passwd", "", PermissionDenied},
+		{"dot-dot escape", filepath.Join(dir, "allowed") + "/../secret/_metadata", "", PermissionDenied},
+		{"dot-dot staying inside", filepath.Join(dir, "allowed") + "/chk-1/../chk-1", "", PermissionDenied},
+		{"encoded dot-dot", "file://" + filepath.Join(dir, "allowed") + "/%2e%2e/secret", "", PermissionDenied},
+		{"prefix string is not a folder", filepath.Join(dir, "allowed-other"), "", PermissionDenied},
+		{"symlinked file escapes", filepath.Join(dir, "allowed/escape-file"), "", PermissionDenied},
+		{"symlinked folder escapes", filepath.Join(dir, "allowed/escape-dir"), "", PermissionDenied},
+		{"_metadata symlink escapes", filepath.Join(dir, "allowed/chk-3"), "", PermissionDenied},
+		{"allowed folder through a symlink", filepath.Join(dir, "link-to-allowed/chk-1"), "", PermissionDenied},
+		{"missing file", filepath.Join(dir, "allowed/chk-9/_metadata"), "", NotFound},
+		{"folder without _metadata", filepath.Join(dir, "allowed/empty-dir"), "", NotFound},
+		{"too large", filepath.Join(dir, "allowed/big"), "", TooLarge},
+		{"file URI with host", "file://example.com" + filepath.Join(dir, "allowed/chk-1"), "", Invalid},
+		{"unknown scheme", "ftp://x/y", "", Invalid},
+		{"empty", "", "", Invalid},
+		{"http disabled", "http://127.0.0.1/x", "", PermissionDenied},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			obj, err := o.Open(context.Background(), tc.uri)
+			if tc.kind != 0 {
+				var se *Error
+				if !errors.As(err, &se) || se.Kind != tc.kind {
+					t.Fatalf("Open(%q) = %v, want kind %v", tc.uri, err, tc.kind)
+				}
+				if obj != nil {
+					t.Fatal("object with error")
+				}
+				return
+			}
+			if err != nil {
+				t.Fatalf("Open(%q): %v", tc.uri, err)
+			}
+			defer obj.Close()
+			body, err := io.ReadAll(obj)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if string(body) != tc.want || obj.Size != int64(len(tc.want)) {
+				t.Errorf("body %q size %d, want %q", body, obj.Size, tc.want)
+			}
+			if !strings.HasSuffix(obj.URI, "/_metadata") || obj.CacheKey == "" {
+				t.Errorf("URI %q cache key %q", obj.URI, obj.CacheKey)
+			}
+		})
+	}
+}
+
+func TestNotFoundNamesThePath(t *testing.T) {
+	dir := tree(t)
+	o, err := New(Config{Allow: []string{dir}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer o.Close()
+	_, err = o.Open(context.Background(), filepath.Join(dir, "allowed/empty-dir"))
+	if !errors.Is(err, ErrNotFound) || !strings.Contains(err.Error(), filepath.Join(dir, "allowed/empty-dir/_metadata")) {
+		t.Fatalf("err = %v, want NotFound naming the _metadata path", err)
+	}
+}
+
+func TestCacheKeyChangesWithContent(t *testing.T) {
+	dir := t.TempDir()
+	p := filepath.Join(dir, "_metadata")
+	os.WriteFile(p, []byte("one"), 0o644)
+	o, err := New(Config{Allow: []string{dir}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer o.Close()
+	key := func() string {
+		obj, err := o.Open(context.Background(), dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		obj.Close()
+		return obj.CacheKey
+	}
+	k1, k2 := key(), key()
+	os.WriteFile(p, []byte("three"), 0o644)
+	if k3 := key(); k1 != k2 || k1 == k3 {
+		t.Errorf("keys %q %q %q: want stable, then changed", k1, k2, k3)
+	}
+}
+
+// TestLimitWhileReading covers a file that grows after Open checked its size.
+func TestLimitWhileReading(t *testing.T) {
+	dir := t.TempDir()
+	p := filepath.Join(dir, "_metadata")
+	os.WriteFile(p, []byte("0123456789"), 0o644)
+	o, err := New(Config{Allow: []string{dir}, MaxBytes: 10})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer o.Close()
+	obj, err := o.Open(context.Background(), p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer obj.Close()
+	f, _ := os.OpenFile(p, os.O_APPEND|os.O_WRONLY, 0)
+	f.Write([]byte("grown"))
+	f.Close()
+	if _, err := io.ReadAll(obj); !errors.Is(err, ErrTooLarge) {
+		t.Fatalf("err = %v, want TooLarge", err)
+	}
+}
+
+func TestNewRejectsBadEntries(t *testing.T) {
+	for _, entry := range []string{
+		filepath.Join(t.TempDir(), "missing"),
+		"ftp://host/x",
+		"s3://",
+		"s3://b/../c",
+		"http://host/x?y=1",
+		"file://host/x",
+	} {
+		if o, err := New(Config{Allow: []string{entry}}); err == nil {
+			o.Close()
+			t.Errorf("New(%q) accepted", entry)
+		}
+	}
+}
+
+func TestOpenHTTP(t *testing.T) {
+	mux := http.NewServeMux()
+	mux.HandleFunc("/ckpt/chk-1/_metadata", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("ETag", `"v1"`)
+		io.WriteString(w, "over-http")
+	})
+	mux.HandleFunc("/ckpt/forbidden/_metadata", func(w http.ResponseWriter, r *http.Request) { http.Error(w, "no", http.StatusForbidden) })
+	mux.HandleFunc("/ckpt/busy/_metadata", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Retry-After", "7")
+		http.Error(w, "busy", http.StatusServiceUnavailable)
+	})
+	mux.HandleFunc("/ckpt/redirect-out/_metadata", func(w http.ResponseWriter, r *http.Request) {
+		http.Redirect(w, r, "/private/_metadata", http.StatusFound)
+	})
+	mux.HandleFunc("/ckpt/big/_metadata", func(w http.ResponseWriter, r *http.Request) {
+		// No Content-Length: the limit must be enforced while reading.
+		w.(http.Flusher).Flush()
+		io.WriteString(w, strings.Repeat("x", 100))
+	})
+	srv := httptest.NewServer(mux)
+	defer srv.Close()
+	o, err := New(Config{Allow: []string{srv.URL + "/ckpt"}, EnableHTTP: true, MaxBytes: 50})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer o.Close()
+	for _, tc := range []struct {
+		name, path, want string
+		kind             Kind
+	}{
+		{"file", "/ckpt/chk-1/_metadata", "over-http", 0},
+		{"folder", "/ckpt/chk-1", "over-http", 0},
+		{"folder slash", "/ckpt/chk-1/", "over-http", 0},
+		{"missing", "/ckpt/chk-2", "", NotFound},
+		{"forbidden", "/ckpt/forbidden", "", PermissionDenied},
+		{"unavailable", "/ckpt/busy", "", Unavailable},
+		{"redirect outside the allowlist", "/ckpt/redirect-out", "", PermissionDenied},
+		{"outside", "/private/_metadata", "", PermissionDenied},
+		{"prefix string only", "/ckpt-other/_metadata", "", PermissionDenied},
+		{"dot-dot", "/ckpt/../private/_metadata", "", PermissionDenied},
+		{"big without length", "/ckpt/big", "", TooLarge},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			obj, err := o.Open(context.Background(), srv.URL+tc.path)
+			if err == nil {
+				defer obj.Close()
+				var body []byte
+				body, err = io.ReadAll(obj)
+				if err == nil && tc.kind == 0 {
+					if string(body) != tc.want || obj.CacheKey == "" {
+						t.Errorf("body %q key %q", body, obj.CacheKey)
+					}
+					return
+				}
+			}
+			var se *Error
+			if !errors.As(err, &se) || se.Kind != tc.kind {
+				t.Fatalf("err = %v, want kind %v", err, tc.kind)
+			}
+			if tc.kind == Unavailable && se.RetryAfter.Seconds() != 7 {
+				t.Errorf("retry after %v, want 7s from the header", se.RetryAfter)
+			}
+		})
+	}
+}
+
+func TestOpenS3(t *testing.T) {
+	g := s3test.Start(t)
+	g.CreateBucket(t, "ckpts")
+	g.CreateBucket(t, "other")
+	g.Put(t, "ckpts", "flink/job-1/chk-5/_metadata", bytes.NewReader([]byte("from-s3")))
+	g.Put(t, "ckpts", "flink/job-1/chk-6/_metadata", bytes.NewReader(bytes.Repeat([]byte("x"), 100)))
+	g.Put(t, "other", "_metadata", bytes.NewReader([]byte("other")))
+	entry := strings.Replace(g.BucketURL("ckpts"), "?", "/flink?", 1)
+	o, err := New(Config{Allow: []string{entry}, MaxBytes: 50})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer o.Close()
+	for _, tc := range []struct {
+		name, uri, want string
+		kind            Kind
+	}{
+		{"object", "s3://ckpts/flink/job-1/chk-5/_metadata", "from-s3", 0},
+		{"folder", "s3://ckpts/flink/job-1/chk-5", "from-s3", 0},
+		{"folder slash", "s3://ckpts/flink/job-1/chk-5/", "from-s3", 0},
+		{"same options as the entry", strings.Replace(g.BucketURL("ckpts"), "?", "/flink/job-1/chk-5?", 1), "from-s3", 0},
+		{"missing", "s3://ckpts/flink/job-1/chk-7", "", NotFound},
+		{"too large", "s3://ckpts/flink/job-1/chk-6", "", TooLarge},
+		{"outside the prefix", "s3://ckpts/other/_metadata", "", PermissionDenied},
+		{"other bucket", "s3://other/_metadata", "", PermissionDenied},
+		{"endpoint chosen by the caller", "s3://ckpts/flink/job-1/chk-5?endpoint=http%3A%2F%2F169.254.169.254", "", PermissionDenied},
+		{"dot-dot", "s3://ckpts/flink/../other/_metadata", "", PermissionDenied},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			obj, err := o.Open(context.Background(), tc.uri)
+			if tc.kind != 0 {
+				var se *Error
+				if !errors.As(err, &se) || se.Kind != tc.kind {
+					t.Fatalf("err = %v, want kind %v", err, tc.kind)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer obj.Close()
+			body, _ := io.ReadAll(obj)
+			if string(body) != tc.want || obj.URI != "s3://ckpts/flink/job-1/chk-5/_metadata" || obj.CacheKey == "" {
+				t.Errorf("body %q URI %q key %q", body, obj.URI, obj.CacheKey)
+			}
+		})
+	}
+	t.Run("store stopped", func(t *testing.T) {
+		g.Stop()
+		_, err := o.Open(context.Background(), "s3://ckpts/flink/job-1/chk-5")
+		var se *Error
+		if !errors.As(err, &se) || se.Kind != Unavailable || se.RetryAfter <= 0 {
+			t.Fatalf("err = %v, want Unavailable with a retry hint", err)
+		}
+	})
+}
