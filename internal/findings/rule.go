@@ -195,13 +195,38 @@ func stateIndex(op *rescale.OperatorAssignment, name string) int {
 // subtasksWhere lists the new subtasks i of op for which pred(share of state k) is true.
 func subtasksWhere(op *rescale.OperatorAssignment, k int, pred func(rescale.Share) bool) []int32 {
 	var out []int32
+	if k < 0 || k >= len(op.States) {
+		return nil
+	}
 	for i := 0; i < op.NewParallelism; i++ {
-		st := op.Subtask(i)
-		if k < len(st.States) && pred(st.States[k]) {
+		if pred(op.States[k].Share(i)) {
 			out = append(out, int32(i))
 		}
 	}
 	return out
+}
+
+// subtaskOf returns the simulator's per-subtask assignment. It goes through an interface so
+// that this package builds while the simulator's per-subtask API is being completed; ok is
+// false when it is not available.
+func subtaskOf(op *rescale.OperatorAssignment, i int) (rescale.SubtaskAssignment, bool) {
+	if s, ok := any(op).(interface {
+		Subtask(int) rescale.SubtaskAssignment
+	}); ok {
+		return s.Subtask(i), true
+	}
+	return rescale.SubtaskAssignment{}, false
+}
+
+// keyedOwned returns the keyed bytes new subtask i owns (managed and raw).
+func keyedOwned(op *rescale.OperatorAssignment, i int) int64 {
+	var n int64
+	for _, k := range []*rescale.KeyedDistribution{op.ManagedKeyed, op.RawKeyed} {
+		if k != nil {
+			n += k.Share(i).OwnedBytes
+		}
+	}
+	return n
 }
 
 // oldElementsPerSubtask returns, per old subtask of the layout, the elements of the named state

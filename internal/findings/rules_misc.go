@@ -41,7 +41,7 @@ func (r KeyedSkewRule) Check(c *Context) []Finding {
 				sev = Warning
 			}
 			for i := 0; i < v.NewParallelism; i++ {
-				if float64(op.Subtask(i).KeyedOwnedBytes) >= 1.5*s.KeyedMeanOwnedBytes {
+				if float64(keyedOwned(op, i)) >= 1.5*s.KeyedMeanOwnedBytes {
 					affected = append(affected, int32(i))
 				}
 			}
