@@ -1,6 +1,10 @@
 package rescale
 
-import "github.com/flinkpreflight/preflight/internal/checkpoint"
+import (
+	"fmt"
+
+	"github.com/flinkpreflight/preflight/internal/checkpoint"
+)
 
 // UpperBoundMaxParallelism is Flink's KeyGroupRangeAssignment.UPPER_BOUND_MAX_PARALLELISM.
 const UpperBoundMaxParallelism = 1 << 15
@@ -85,4 +89,13 @@ func IntersectKeyGroups(a, b checkpoint.KeyGroupRange) checkpoint.KeyGroupRange 
 		return checkpoint.KeyGroupRange{}
 	}
 	return keyGroupRangeOf(max(a.Start, b.Start), min(a.End(), b.End()))
+}
+
+// NewKeyGroupRange is KeyGroupRange.of(start, end): the inclusive range, EMPTY when end < start;
+// a negative start is an error, as in Flink (IllegalArgumentException).
+func NewKeyGroupRange(start, end int) (checkpoint.KeyGroupRange, error) {
+	if start < 0 {
+		return checkpoint.KeyGroupRange{}, fmt.Errorf("Start key group must be non-negative: %d", start)
+	}
+	return keyGroupRangeOf(start, end), nil
 }

@@ -1,0 +1,114 @@
+package rescale
+
+import "github.com/flinkpreflight/preflight/internal/checkpoint"
+
+// channelOld is one old subtask's channel state (input channels or result subpartitions).
+type channelOld struct {
+	bytes, inline int64
+	handles       int
+	cost          int64 // payload: per handle overhead + path + inline bytes
+}
+
+func newChannelDistribution(sim *operatorSim, input bool) *ChannelDistribution {
+	c := &ChannelDistribution{Input: input}
+	c.perOld = make([]channelOld, sim.oldP)
+	for j, st := range sim.byOld {
+		if st == nil {
+			continue
+		}
+		list := st.OutputChannels
+		if input {
+			list = st.InputChannels
+		}
+		for _, ch := range list {
+			o := &c.perOld[j]
+			o.bytes += ch.Size
+			o.handles++
+			o.cost += PayloadHandleOverhead + int64(len(ch.Stream.Path))
+			if ch.Stream.Inline() {
+				o.inline += ch.Stream.Size
+				o.cost += ch.Stream.Size
+			}
+			c.Bytes += ch.Size
+			c.Handles++
+		}
+	}
+	if c.Handles == 0 {
+		return nil
+	}
+	return c
+}
+
+// hasChannelState reports whether any subtask of the operator has input (or output) channel state.
+func hasChannelState(l *checkpoint.OperatorLayout, input bool) bool {
+	for i := range l.Subtasks {
+		if input && len(l.Subtasks[i].InputChannels) > 0 || !input && len(l.Subtasks[i].OutputChannels) > 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// resolve sets the status and mapping for a vertex going from oldP to newP.
+func (c *ChannelDistribution) resolve(restored bool, m SubtaskMapper, oldP, newP int) {
+	c.Mapper = m
+	switch {
+	case !restored:
+		c.Status = ChannelNotRestored
+	case oldP == newP:
+		c.Status = ChannelUnchanged
+		c.Mapping = make([][]int, newP)
+		for i := range c.Mapping {
+			c.Mapping[i] = []int{i}
+		}
+	case m == MapperUnsupported:
+		c.Status = ChannelUnsupported
+	case m == MapperUnspecified || m > MapperUnsupported:
+		c.Status = ChannelUnknownMapper
+	default:
+		c.Status = ChannelMapped
+		c.Mapping = MapSubtasks(m, oldP, newP)
+	}
+}
+
+// Share returns what new subtask i receives of the channel state.
+func (c *ChannelDistribution) Share(i int) ChannelShare {
+	var sh ChannelShare
+	if c.Mapping == nil || i < 0 || i >= len(c.Mapping) {
+		return sh
+	}
+	sh.Known = true
+	for _, j := range c.Mapping[i] {
+		if j >= len(c.perOld) {
+			continue
+		}
+		o := &c.perOld[j]
+		if o.handles == 0 {
+			continue
+		}
+		sh.OldSubtasks = append(sh.OldSubtasks, j)
+		sh.Bytes += o.bytes
+		sh.InlineBytes += o.inline
+		sh.Handles += o.handles
+	}
+	return sh
+}
+
+// accumulate adds the channel part of every new subtask to the operator pass; it returns false
+// when the distribution is unknown.
+func (c *ChannelDistribution) accumulate(sc *scratch) bool {
+	if c.Mapping == nil {
+		return c.Status == ChannelNotRestored
+	}
+	for i, olds := range c.Mapping {
+		for _, j := range olds {
+			if j < len(c.perOld) {
+				o := &c.perOld[j]
+				sc.payload[i] += o.cost
+				sc.inline[i] += o.inline
+				sc.cbytes[i] += o.bytes
+			}
+		}
+	}
+	return true
+}

@@ -1,0 +1,313 @@
+package rescale
+
+import (
+	"github.com/flinkpreflight/preflight/internal/checkpoint"
+)
+
+// Payload estimate constants (see the package doc). They approximate the Java-serialized size of
+// the handle objects in a TaskDeploymentDescriptor; offsets (8 bytes each) and inline bytes are
+// exact.
+const (
+	// PayloadHandleOverhead is charged per state handle (operator, keyed or channel) and per file
+	// handle of an incremental keyed handle, plus the bytes of its path.
+	PayloadHandleOverhead = 100
+	// PayloadEntryOverhead is charged per named entry of an operator state handle, plus the
+	// name's bytes.
+	PayloadEntryOverhead = 16
+)
+
+// streamInfo is one old operator-state stream (the delegate of one old subtask's managed or raw
+// operator state handle).
+type streamInfo struct {
+	ref    checkpoint.StreamRef
+	inline int64 // bytes inside _metadata
+	cost   int64 // payload of referencing it once: overhead + path + inline bytes
+}
+
+// operatorSim holds what an operator's per-subtask computations share.
+type operatorSim struct {
+	a      *OperatorAssignment
+	layout *checkpoint.OperatorLayout
+	oldP   int
+	newP   int
+	// byOld maps an old subtask index to its record (nil when it reported nothing).
+	byOld []*checkpoint.SubtaskLayout
+	// streams: managed stream of old subtask j at j, raw at oldP+j.
+	streams []streamInfo
+	// unionMask marks the streams every new subtask references because of UNION entries;
+	// unionCost and unionInline are their payload and inline bytes.
+	unionMask   []uint64
+	unionCost   int64
+	unionInline int64
+	// finished / restored flags of the vertex
+	finished bool
+	restored bool
+}
+
+func newOperatorSim(a *OperatorAssignment, l *checkpoint.OperatorLayout, newP int) *operatorSim {
+	sim := &operatorSim{a: a, layout: l, oldP: l.Parallelism, newP: newP}
+	sim.byOld = make([]*checkpoint.SubtaskLayout, sim.oldP)
+	for i := range l.Subtasks {
+		st := &l.Subtasks[i]
+		if st.Index >= 0 && st.Index < sim.oldP && sim.byOld[st.Index] == nil {
+			sim.byOld[st.Index] = st
+		}
+	}
+	sim.streams = make([]streamInfo, 2*sim.oldP)
+	for j, st := range sim.byOld {
+		if st == nil {
+			continue
+		}
+		if h := st.ManagedOperatorState; h != nil {
+			sim.streams[j] = newStreamInfo(h.Stream)
+		}
+		if h := st.RawOperatorState; h != nil {
+			sim.streams[sim.oldP+j] = newStreamInfo(h.Stream)
+		}
+	}
+	return sim
+}
+
+func newStreamInfo(ref checkpoint.StreamRef) streamInfo {
+	s := streamInfo{ref: ref, cost: PayloadHandleOverhead + int64(len(ref.Path))}
+	if ref.Inline() {
+		s.inline = ref.Size
+		s.cost += ref.Size
+	}
+	return s
+}
+
+func (sim *operatorSim) handle(j int, raw bool) *checkpoint.OperatorStateHandleLayout {
+	st := sim.byOld[j]
+	if st == nil {
+		return nil
+	}
+	if raw {
+		return st.RawOperatorState
+	}
+	return st.ManagedOperatorState
+}
+
+// buildOperatorStates groups one list (managed or raw) by mode and name in Flink's traversal
+// order (§1.4 step A), picks the repartitioning path (§1.2) and sets up each name's distribution.
+func (sim *operatorSim) buildOperatorStates(raw bool) ([]*StateDistribution, OperatorPath) {
+	type group struct {
+		names   []string
+		entries map[string][]oldEntry
+	}
+	var groups [3]group
+	for m := range groups {
+		groups[m].entries = map[string][]oldEntry{}
+	}
+	for j := 0; j < sim.oldP; j++ {
+		h := sim.handle(j, raw)
+		if h == nil {
+			continue
+		}
+		stream := int32(j)
+		if raw {
+			stream += int32(sim.oldP)
+		}
+		for k := range h.States {
+			st := &h.States[k]
+			if st.Mode > checkpoint.Broadcast {
+				continue
+			}
+			g := &groups[st.Mode]
+			list, ok := g.entries[st.Name]
+			if !ok {
+				g.names = append(g.names, st.Name)
+			}
+			e := oldEntry{old: int32(j), stream: stream, n: st.Elements, bytes: st.Bytes, uniform: -1, st: st}
+			if runs := st.Sizes.Runs(); len(runs) == 1 && runs[0].Count == st.Elements {
+				e.uniform = runs[0].Size
+			} else if st.Elements == 0 {
+				e.uniform = 0
+			}
+			g.entries[st.Name] = append(list, e)
+		}
+	}
+	path := PathRescale
+	if sim.oldP == sim.newP {
+		path = PathUnchanged
+		if len(groups[checkpoint.Union].names) > 0 {
+			path = PathUnchangedWithUnion
+		}
+		for _, name := range groups[checkpoint.Broadcast].names {
+			if broadcastPartiallyReported(groups[checkpoint.Broadcast].entries[name], sim.oldP) {
+				path = PathUnchangedWithUnion
+			}
+		}
+	}
+	var out []*StateDistribution
+	var start int64
+	for mode := checkpoint.SplitDistribute; mode <= checkpoint.Broadcast; mode++ {
+		g := &groups[mode]
+		for _, name := range HashMapOrder(g.names) {
+			entries := g.entries[name]
+			s := &StateDistribution{Name: name, Mode: mode, Raw: raw, OldEntries: len(entries), NewParallelism: sim.newP}
+			d := &s.d
+			*d = stateDist{op: sim, mode: mode, path: path, newP: sim.newP, entries: entries,
+				nameOverhead: PayloadEntryOverhead + int64(len(name))}
+			var pre int64
+			for e := range entries {
+				entries[e].pre = pre
+				pre += entries[e].n
+				s.Bytes += entries[e].bytes
+			}
+			s.Elements = pre
+			if path != PathRescale {
+				d.byOld = make([]int32, sim.oldP)
+				for j := range d.byOld {
+					d.byOld[j] = -1
+				}
+				for e := range entries {
+					d.byOld[entries[e].old] = int32(e)
+				}
+			}
+			if mode == checkpoint.Broadcast && path == PathUnchangedWithUnion {
+				d.partial = broadcastPartiallyReported(entries, sim.oldP)
+			}
+			if mode == checkpoint.SplitDistribute && path == PathRescale {
+				n := int64(sim.newP)
+				d.start, d.base, d.rem = start, s.Elements/n, s.Elements%n
+				start = (start + d.rem) % n
+			}
+			if mode == checkpoint.Union {
+				for e := range entries {
+					sim.markUnion(entries[e].stream)
+				}
+			}
+			s.Summary = d.analyticSummary(s)
+			out = append(out, s)
+		}
+	}
+	return out, path
+}
+
+// broadcastPartiallyReported is collectPartlyFinishedBroadcastStates' test, including the quirk
+// that the BitSet's size is rounded up to a multiple of 64 (§1.3).
+func broadcastPartiallyReported(entries []oldEntry, oldP int) bool {
+	seen := map[int32]struct{}{}
+	for _, e := range entries {
+		seen[e.old] = struct{}{}
+	}
+	return len(seen) != (oldP+63)/64*64
+}
+
+func (sim *operatorSim) markUnion(stream int32) {
+	w := (len(sim.streams) + 63) / 64
+	if sim.unionMask == nil {
+		sim.unionMask = make([]uint64, w)
+	}
+	m := uint64(1) << (uint(stream) & 63)
+	if sim.unionMask[stream>>6]&m == 0 {
+		sim.unionMask[stream>>6] |= m
+		sim.unionCost += sim.streams[stream].cost
+		sim.unionInline += sim.streams[stream].inline
+	}
+}
+
+// analyticSummary fills what is known without visiting subtasks; SPLIT_DISTRIBUTE bytes on the
+// rescale path are completed by the operator pass.
+func (d *stateDist) analyticSummary(s *StateDistribution) StateSummary {
+	newP := int64(d.newP)
+	var sum StateSummary
+	switch {
+	case s.Mode == checkpoint.SplitDistribute && d.path == PathRescale:
+		sum.MinElements, sum.MaxElements = d.base, d.base
+		if d.rem > 0 {
+			sum.MaxElements++
+		}
+		if d.base == 0 {
+			sum.EmptySubtasks = int(newP - d.rem)
+			sum.AbsentSubtasks = sum.EmptySubtasks
+		}
+		sum.TotalElements = s.Elements
+		sum.MinBytes, sum.MaxBytes = -1, -1 // filled by the operator pass
+	case s.Mode == checkpoint.Union:
+		sum.MinElements, sum.MaxElements = s.Elements, s.Elements
+		sum.MinBytes, sum.MaxBytes = s.Bytes, s.Bytes
+		if s.Elements == 0 {
+			sum.EmptySubtasks = d.newP
+		}
+		sum.TotalElements = newP * s.Elements
+	case s.Mode == checkpoint.Broadcast && d.path == PathRescale:
+		// Entry e goes to newP/n + (e < newP mod n ? 1 : 0) subtasks.
+		n := len(d.entries)
+		sum.MinElements, sum.MinBytes = -1, -1
+		for e := 0; e < min(n, d.newP); e++ {
+			cnt := int64(d.newP / n)
+			if e < d.newP%n {
+				cnt++
+			}
+			en := &d.entries[e]
+			if en.n == 0 {
+				sum.EmptySubtasks += int(cnt)
+			}
+			sum.TotalElements += cnt * en.n
+			if sum.MinElements < 0 || en.n < sum.MinElements {
+				sum.MinElements = en.n
+			}
+			sum.MaxElements = max(sum.MaxElements, en.n)
+			if sum.MinBytes < 0 || en.bytes < sum.MinBytes {
+				sum.MinBytes = en.bytes
+			}
+			sum.MaxBytes = max(sum.MaxBytes, en.bytes)
+		}
+	default:
+		// Own entries, or BROADCAST entry i mod n: visit the subtasks (O(newP), no allocation).
+		sum.MinElements, sum.MinBytes = -1, -1
+		for i := 0; i < d.newP; i++ {
+			var el, b int64
+			present := false
+			d.eachWhole(i, func(e int) {
+				el += d.entries[e].n
+				b += d.entries[e].bytes
+				present = true
+			})
+			if !present {
+				sum.AbsentSubtasks++
+			}
+			if el == 0 {
+				sum.EmptySubtasks++
+			}
+			sum.TotalElements += el
+			if sum.MinElements < 0 || el < sum.MinElements {
+				sum.MinElements = el
+			}
+			sum.MaxElements = max(sum.MaxElements, el)
+			if sum.MinBytes < 0 || b < sum.MinBytes {
+				sum.MinBytes = b
+			}
+			sum.MaxBytes = max(sum.MaxBytes, b)
+		}
+	}
+	return sum
+}
+
+// eachWhole calls f for every entry subtask i receives whole (every mode and path except SPLIT on
+// the rescale path).
+func (d *stateDist) eachWhole(i int, f func(e int)) {
+	switch {
+	case d.mode == checkpoint.Union:
+		for e := range d.entries {
+			f(e)
+		}
+	case d.path == PathRescale: // BROADCAST
+		f(i % len(d.entries))
+	default:
+		own := int32(-1)
+		if i < len(d.byOld) {
+			own = d.byOld[i]
+		}
+		if own >= 0 {
+			f(int(own))
+		}
+		if d.partial {
+			if e := i % len(d.entries); int32(e) != own {
+				f(e)
+			}
+		}
+	}
+}

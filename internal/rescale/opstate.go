@@ -1,0 +1,135 @@
+package rescale
+
+import (
+	"sort"
+
+	"github.com/flinkpreflight/preflight/internal/checkpoint"
+)
+
+// oldEntry is one (stream, offsets) entry of a named operator state: the name's entry in one old
+// subtask's handle.
+type oldEntry struct {
+	old    int32 // old subtask index
+	stream int32 // stream id within the operator (see operatorSim.streams)
+	n      int64 // elements (offsets)
+	pre    int64 // elements of the name before this entry, in Flink's traversal order
+	bytes  int64
+	// uniform is the size of every element when all are equal (or the entry has no sizes and
+	// elements share the bytes evenly); -1 when sizes vary.
+	uniform int64
+	st      *checkpoint.StateEntryLayout
+}
+
+// sum returns the bytes of elements [from, from+count) of the entry.
+func (e *oldEntry) sum(from, count int64) int64 {
+	switch {
+	case count <= 0:
+		return 0
+	case count == e.n:
+		return e.bytes
+	case e.uniform >= 0:
+		return e.uniform * count
+	case e.st.Sizes.Len() == e.n:
+		return e.st.Sizes.Sum(from, from+count)
+	}
+	// Sizes missing or inconsistent: share the bytes proportionally.
+	return e.bytes*(from+count)/e.n - e.bytes*from/e.n
+}
+
+// stateDist is the compact representation of one named state's distribution. Nothing per new
+// subtask is stored: SPLIT_DISTRIBUTE keeps the cursor parameters (start, base, remainder) and the
+// prefix sums of the concatenated old entries; UNION gives everyone everything; BROADCAST maps
+// subtask i to entry i mod n.
+type stateDist struct {
+	op      *operatorSim
+	mode    checkpoint.DistributionMode
+	path    OperatorPath // PathUnchanged, PathUnchangedWithUnion or PathRescale
+	newP    int
+	entries []oldEntry
+	// byOld maps an old subtask to its entry index, -1 when it has none (unchanged paths).
+	byOld []int32
+	// SPLIT_DISTRIBUTE on PathRescale: run k (k = 0..newP-1) goes to subtask (start+k) mod newP;
+	// the first rem runs have base+1 elements, the others base.
+	start, base, rem int64
+	// partial marks a BROADCAST name that is "partially reported" (§1.3) on PathUnchangedWithUnion.
+	partial bool
+	// nameOverhead is the payload estimate of one entry of this name (PayloadEntryOverhead plus
+	// the name's bytes).
+	nameOverhead int64
+}
+
+// endOf returns the element index just past entry e.
+func (d *stateDist) endOf(e int) int64 { return d.entries[e].pre + d.entries[e].n }
+
+// containing returns the nonempty entry that holds element x (0 <= x < total).
+func (d *stateDist) containing(x int64) int {
+	return sort.Search(len(d.entries), func(e int) bool { return d.endOf(e) > x })
+}
+
+// cursorAt returns Flink's cursor (entry index, offset into it) after l elements were consumed.
+func (d *stateDist) cursorAt(l int64) (int, int64) {
+	if l <= 0 {
+		return 0, 0
+	}
+	e := d.containing(l - 1)
+	if d.endOf(e) == l {
+		return e + 1, 0
+	}
+	return e, l - d.entries[e].pre
+}
+
+// run returns the first element and the element count of SPLIT run k.
+func (d *stateDist) run(k int64) (l, c int64) {
+	l = k*d.base + min(k, d.rem)
+	c = d.base
+	if k < d.rem {
+		c++
+	}
+	return l, c
+}
+
+// runOf returns the run index new subtask i gets.
+func (d *stateDist) runOf(i int) int64 {
+	n := int64(d.newP)
+	return ((int64(i)-d.start)%n + n) % n
+}
+
+// Share returns what new subtask i receives of the state.
+func (s *StateDistribution) Share(i int) Share {
+	d := &s.d
+	if i < 0 || i >= d.newP || len(d.entries) == 0 {
+		return Share{}
+	}
+	var sh Share
+	add := func(e int, first, count int64) {
+		en := &d.entries[e]
+		b := en.sum(first, count)
+		sh.Slices = append(sh.Slices, Slice{
+			OldSubtask: int(en.old), First: first, Elements: count, Bytes: b,
+			Stream: d.op.streams[en.stream].ref,
+		})
+		sh.Elements += count
+		sh.Bytes += b
+	}
+	if s.Mode != checkpoint.SplitDistribute || d.path != PathRescale {
+		d.eachWhole(i, func(e int) { add(e, 0, d.entries[e].n) })
+		sh.Present = len(sh.Slices) > 0
+		return sh
+	}
+	l, c := d.run(d.runOf(i))
+	e, off := d.cursorAt(l)
+	for c > 0 {
+		avail := d.entries[e].n - off
+		if avail > c {
+			add(e, off, c)
+			off += c
+		} else {
+			add(e, off, avail)
+			off = 0
+			e++
+		}
+		c -= avail
+	}
+	sh.Present = len(sh.Slices) > 0
+	return sh
+}

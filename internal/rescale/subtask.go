@@ -1,0 +1,141 @@
+package rescale
+
+import (
+	"sort"
+
+	"github.com/flinkpreflight/preflight/internal/checkpoint"
+)
+
+// Subtask computes what new subtask i of the operator receives, with the same figures the
+// operator pass summarised. It costs O(states × log entries) plus the slices it returns.
+func (a *OperatorAssignment) Subtask(i int) SubtaskAssignment {
+	st := SubtaskAssignment{Index: i, Finished: a.Path == PathFinished, CoordinatorBytes: a.CoordinatorBytes,
+		BytesBefore: -1}
+	if a.Layout != nil && i < a.Layout.Parallelism {
+		st.BytesBefore = bytesBefore(a.Layout, i)
+	}
+	sim := a.sim
+	if sim == nil || i < 0 || i >= sim.newP {
+		return st
+	}
+	st.Restored = true
+	st.KeyGroups = KeyGroupRangeForSubtask(a.MaxParallelism, a.NewParallelism, i)
+	olds := map[int]bool{}
+	seen := map[int32]bool{}
+	for _, s := range sim.unionStreams() {
+		seen[s] = true
+		st.Handles++
+		st.PayloadBytes += sim.streams[s].cost
+		st.InlineBytes += sim.streams[s].inline
+	}
+	st.States = make([]Share, len(a.States))
+	for k, s := range a.States {
+		sh := s.Share(i)
+		st.States[k] = sh
+		st.Elements += sh.Elements
+		st.StateBytes += sh.Bytes
+		st.Offsets += sh.Elements
+		for _, sl := range sh.Slices {
+			olds[sl.OldSubtask] = true
+			id := int32(sl.OldSubtask)
+			if s.Raw {
+				id += int32(sim.oldP)
+			}
+			if !seen[id] {
+				seen[id] = true
+				st.Handles++
+				st.PayloadBytes += sim.streams[id].cost
+				st.InlineBytes += sim.streams[id].inline
+			}
+			st.PayloadBytes += s.d.nameOverhead + 8*sl.Elements
+		}
+	}
+	for _, k := range []*KeyedDistribution{a.ManagedKeyed, a.RawKeyed} {
+		if k == nil {
+			continue
+		}
+		var ks KeyedShare
+		ks.KeyGroups = st.KeyGroups
+		k.each(i, st.KeyGroups, func(s KeyedSlice, p int64) {
+			ks.Handles = append(ks.Handles, s)
+			ks.ReadBytes += s.ReadBytes
+			ks.OwnedBytes += s.OwnedBytes
+			ks.InlineBytes += s.InlineBytes
+			st.PayloadBytes += p
+			olds[s.OldSubtask] = true
+		})
+		st.KeyedReadBytes += ks.ReadBytes
+		st.KeyedOwnedBytes += ks.OwnedBytes
+		st.InlineBytes += ks.InlineBytes
+		if k.Raw {
+			st.RawKeyed = ks
+		} else {
+			st.ManagedKeyed = ks
+		}
+	}
+	for _, c := range []*ChannelDistribution{a.InputChannels, a.OutputChannels} {
+		if c == nil {
+			continue
+		}
+		sh := c.Share(i)
+		for _, j := range sh.OldSubtasks {
+			olds[j] = true
+			st.PayloadBytes += c.perOld[j].cost
+		}
+		st.InlineBytes += sh.InlineBytes
+		if c.Input {
+			st.InputChannels = sh
+		} else {
+			st.OutputChannels = sh
+		}
+	}
+	for j := range olds {
+		st.FromOldSubtasks = append(st.FromOldSubtasks, j)
+	}
+	sort.Ints(st.FromOldSubtasks)
+	return st
+}
+
+func (sim *operatorSim) unionStreams() []int32 {
+	var out []int32
+	for w, word := range sim.unionMask {
+		for b := 0; word != 0; b++ {
+			if word&1 != 0 {
+				out = append(out, int32(w*64+b))
+			}
+			word >>= 1
+		}
+	}
+	return out
+}
+
+// bytesBefore is what old subtask i held: operator state, keyed state and channel state.
+func bytesBefore(l *checkpoint.OperatorLayout, i int) int64 {
+	var b int64
+	for k := range l.Subtasks {
+		st := &l.Subtasks[k]
+		if st.Index != i {
+			continue
+		}
+		for _, h := range []*checkpoint.OperatorStateHandleLayout{st.ManagedOperatorState, st.RawOperatorState} {
+			if h != nil {
+				for _, e := range h.States {
+					b += e.Bytes
+				}
+			}
+		}
+		for _, h := range []*checkpoint.KeyedStateHandleLayout{st.ManagedKeyedState, st.RawKeyedState} {
+			if h != nil {
+				b += h.StateSize
+			}
+		}
+		for _, c := range st.InputChannels {
+			b += c.Size
+		}
+		for _, c := range st.OutputChannels {
+			b += c.Size
+		}
+		break
+	}
+	return b
+}
