@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"os"
+	"reflect"
 	"testing"
 )
 
@@ -74,18 +75,18 @@ func firstDiff(a, b []byte) int {
 	return min(len(a), len(b))
 }
 
-// compareLayout checks that the streaming Layout agrees with the faithful model.
+// compareLayout checks that the streaming Layout equals the one derived from the faithful model.
 func compareLayout(t *testing.T, name string, m *Metadata, l *Layout) {
 	t.Helper()
 	want := m.Layout()
-	if len(want.Operators) != len(l.Operators) {
-		t.Errorf("%s: layout has %d operators, model %d", name, len(l.Operators), len(want.Operators))
-		return
-	}
-	for i := range want.Operators {
-		a, b := &want.Operators[i], &l.Operators[i]
-		if a.ID != b.ID || a.Parallelism != b.Parallelism || a.MaxParallelism != b.MaxParallelism || len(a.Subtasks) != len(b.Subtasks) || a.Name != b.Name || a.UID != b.UID {
-			t.Errorf("%s: operator %d differs: layout %v/%d/%d/%d, model %v/%d/%d/%d", name, i, b.ID, b.Parallelism, b.MaxParallelism, len(b.Subtasks), a.ID, a.Parallelism, a.MaxParallelism, len(a.Subtasks))
+	want.Size = l.Size
+	if !reflect.DeepEqual(want, l) {
+		for i := range min(len(want.Operators), len(l.Operators)) {
+			if !reflect.DeepEqual(want.Operators[i], l.Operators[i]) {
+				t.Errorf("%s: operator %d: streaming layout\n%+v\nmodel layout\n%+v", name, i, l.Operators[i], want.Operators[i])
+				return
+			}
 		}
+		t.Errorf("%s: streaming layout differs from the model's", name)
 	}
 }

@@ -1,0 +1,260 @@
+package checkpoint
+
+import (
+	"bytes"
+	"errors"
+	"math/rand"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"testing"
+	"testing/iotest"
+)
+
+func workedExample(t testing.TB) []byte {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(fixturesDir, "v3-worked-example.metadata"))
+	if err != nil {
+		t.Skipf("fixtures not available (%v)", err)
+	}
+	return b
+}
+
+func TestReadWorkedExample(t *testing.T) {
+	b := workedExample(t)
+	// Read through a one-byte reader to exercise buffer refills.
+	l, err := ReadLayout(iotest.OneByteReader(bytes.NewReader(b)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	op := l.Operators[0]
+	if op.ID.String() != "0123456789abcdeffedcba9876543210" || op.Parallelism != 1 || op.MaxParallelism != 128 || op.Offset != 0x18 {
+		t.Errorf("operator %+v", op)
+	}
+	h := op.Subtasks[0].ManagedOperatorState
+	st := h.States[0]
+	if h.Stream.Kind != StreamFile || h.Stream.Size != 124 || h.Stream.Path != "file:/cp/chk-7/s1" ||
+		st.Name != "buffer" || st.Mode != SplitDistribute || st.Elements != 3 || st.Bytes != 24 || st.Sizes.Len() != 3 {
+		t.Errorf("state %+v in %+v", st, h)
+	}
+	if l.Size != 145 {
+		t.Errorf("size %d", l.Size)
+	}
+}
+
+func TestReadKafkaSourceSizes(t *testing.T) {
+	b, err := os.ReadFile(filepath.Join(fixturesDir, "v4-kafka-source-native-stop-savepoint.metadata"))
+	if err != nil {
+		t.Skip(err)
+	}
+	l, err := ReadLayoutBytes(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, op := range l.Operators {
+		if op.ID.String() != "cb16aa5adb311e8ac72482def19accbe" {
+			continue
+		}
+		st := op.Subtasks[0].ManagedOperatorState.States[0]
+		if st.Name != "SourceReaderState" || st.Elements != 3 || st.Bytes != 117 || st.Sizes.At(0) != 39 {
+			t.Errorf("SourceReaderState: %+v", st)
+		}
+		if !op.Subtasks[0].ManagedOperatorState.Stream.Inline() {
+			t.Errorf("stream not inline")
+		}
+		return
+	}
+	t.Error("Kafka source operator not found")
+}
+
+func TestStateSizesInterleaved(t *testing.T) {
+	got := finishStates([]StateEntry{
+		{Name: "a", Mode: SplitDistribute, sum: summarizeOffsets([]int64{10, 30})},
+		{Name: "b", Mode: SplitDistribute, sum: summarizeOffsets([]int64{20, 40})},
+		{Name: "c", Mode: SplitDistribute, sum: summarizeOffsets([]int64{50})},
+		{Name: "empty", Mode: Union},
+		{Name: "down", Mode: SplitDistribute, sum: summarizeOffsets([]int64{90, 80})},
+	}, 100)
+	if !got[0].SizesApproximate || !got[1].SizesApproximate || got[2].SizesApproximate || got[3].SizesApproximate || !got[4].SizesApproximate {
+		t.Errorf("approximate flags: %+v", got)
+	}
+	if got[2].Bytes != 40 || got[3].Elements != 0 || got[3].Bytes != 0 {
+		t.Errorf("sizes: %+v", got)
+	}
+}
+
+func TestReadErrors(t *testing.T) {
+	ex := workedExample(t)
+	patch := func(off int, bs ...byte) []byte {
+		b := bytes.Clone(ex)
+		copy(b[off:], bs)
+		return b
+	}
+	for _, tc := range []struct {
+		name   string
+		in     []byte
+		offset int64
+		field  string
+		msg    string
+	}{
+		{"empty", nil, 0, "magic", "unexpected end"},
+		{"java", []byte{0xAC, 0xED, 0, 5, 0x70}, 0, "magic", "Flink 1.0"},
+		{"magic", patch(0, 1, 2, 3, 4), 0, "magic", "wrong magic"},
+		{"v0", patch(4, 0, 0, 0, 0), 4, "version", "unsupported legacy format v0"},
+		{"v9", patch(4, 0, 0, 0, 9), 4, "version", "unknown format version"},
+		{"negative checkpoint", patch(8, 0xFF), 8, "checkpointId", "negative checkpoint ID"},
+		{"operator count", patch(0x14, 0x10), 0x14, "operators", "operator count needs"},
+		{"parallelism", patch(0x28, 0, 0, 1, 0), 0x28, "operators[0]", "exceeds max parallelism"},
+		{"coordinator", patch(0x30, 2), 0x30, "operators[0].coordinatorState", "expected a ByteStreamStateHandle"},
+		{"subtask index", patch(0x35, 0, 0, 0, 1), 0x35, "operators[0].subtasks[0]", "subtask index outside"},
+		{"operator tag", patch(0x3D, 9), 0x3D, "operators[0].subtasks[0].managedOperatorState", "invalid operator state handle tag"},
+		{"mode", patch(0x4A, 3), 0x4A, `operators[0].subtasks[0].managedOperatorState.states["buffer"].mode`, "distribution mode"},
+		{"offsets", patch(0x4B, 0x7F), 0x4B, `operators[0].subtasks[0].managedOperatorState.states["buffer"].offsets`, "offset count needs"},
+		{"negative offsets", patch(0x4B, 0xFF), 0x4B, `operators[0].subtasks[0].managedOperatorState.states["buffer"].offsets`, "negative offset count"},
+		{"stream tag", patch(0x67, 5), 0x67, `operators[0].subtasks[0].managedOperatorState.delegate`, "unknown stream state handle tag"},
+		{"utf", patch(0x44, 0xFF), 0x44, `operators[0].subtasks[0].managedOperatorState.states[0]`, "malformed modified UTF-8"},
+		{"keyed tag", patch(0x87, 99), 0x87, `operators[0].subtasks[0].managedKeyedState`, "invalid keyed state handle tag"},
+		{"truncated", ex[:0x60], 0x4B, `operators[0].subtasks[0].managedOperatorState.states["buffer"].offsets`, "offset count needs"},
+		{"truncated string", ex[:0x49], 0x44, `operators[0].subtasks[0].managedOperatorState.states[0]`, "unexpected end"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			// A stream of unknown length cannot check counts up front; it fails where the data ends.
+			if _, err := ReadLayout(bytes.NewReader(tc.in)); !errors.As(err, new(*FormatError)) {
+				t.Errorf("ReadLayout: error %v is not a *FormatError", err)
+			}
+			for _, read := range []func([]byte) error{
+				func(b []byte) error { _, err := ReadBytes(b); return err },
+				func(b []byte) error { _, err := ReadLayoutBytes(b); return err },
+			} {
+				err := read(tc.in)
+				var fe *FormatError
+				if !errors.As(err, &fe) {
+					t.Fatalf("error %v is not a *FormatError", err)
+				}
+				if fe.Offset != tc.offset || fe.Field != tc.field || !strings.Contains(fe.Msg, tc.msg) {
+					t.Errorf("got offset %d field %q msg %q; want %d %q %q", fe.Offset, fe.Field, fe.Msg, tc.offset, tc.field, tc.msg)
+				}
+			}
+		})
+	}
+}
+
+func TestMasterStateErrors(t *testing.T) {
+	base := &Metadata{Version: 3, MasterStates: []MasterState{{Version: 1, Name: "h", Payload: []byte{1, 2}}}}
+	b := encode(t, base)
+	// Header 16 bytes, count 4, then magic at 20, length at 24.
+	for _, tc := range []struct {
+		name string
+		off  int
+		bs   []byte
+		msg  string
+	}{
+		{"magic", 20, []byte{0}, "master state magic"},
+		{"zero length", 24, []byte{0, 0, 0, 0}, "zero or negative"},
+		{"long", 24, []byte{0, 0, 0, 14}, "trailing bytes"},
+		{"short", 24, []byte{0, 0, 0, 11}, "remain"},
+		{"shorter", 24, []byte{0, 0, 0, 8}, "enclosing record"},
+	} {
+		c := bytes.Clone(b)
+		c = append(c, 0, 0, 0, 0)
+		copy(c[tc.off:], tc.bs)
+		_, err := ReadBytes(c)
+		var fe *FormatError
+		if !errors.As(err, &fe) || !strings.Contains(fe.Msg, tc.msg) || !strings.HasPrefix(fe.Field, "masterStates[0]") {
+			t.Errorf("%s: %v", tc.name, err)
+		}
+	}
+}
+
+// smallCorpus returns up to n corpus files of distinct versions and sizes, smallest first.
+func smallCorpus(t testing.TB, n int) [][]byte {
+	t.Helper()
+	files := metadataCorpus(t)
+	type f struct {
+		b []byte
+		v string
+	}
+	var all []f
+	for _, cf := range files {
+		if cf.version == "0" {
+			continue
+		}
+		b, err := os.ReadFile(cf.path)
+		if err == nil && len(b) < 64<<10 {
+			all = append(all, f{b, cf.version})
+		}
+	}
+	sort.Slice(all, func(i, j int) bool { return len(all[i].b) < len(all[j].b) })
+	var out [][]byte
+	perVersion := map[string]int{}
+	for _, x := range all {
+		if len(out) < n && perVersion[x.v] < (n+6)/7 {
+			perVersion[x.v]++
+			out = append(out, x.b)
+		}
+	}
+	return out
+}
+
+func TestTruncation(t *testing.T) {
+	files := smallCorpus(t, 24)
+	var cuts int
+	for _, b := range files {
+		m, err := ReadBytes(b)
+		if err != nil {
+			t.Fatal(err)
+		}
+		// A format-4+ file's trailer is "everything that remains", so a cut inside it still parses;
+		// every cut before the trailer must fail.
+		end := len(b)
+		if m.Version >= 4 {
+			end = len(b) - len(m.Trailer)
+		}
+		for i := 0; i < end; i++ {
+			cuts++
+			_, err := ReadBytes(b[:i])
+			var fe *FormatError
+			if !errors.As(err, &fe) || fe.Offset < 0 || fe.Offset > int64(i) {
+				t.Fatalf("cut at %d of %d: %v", i, len(b), err)
+			}
+			if _, err := ReadLayoutBytes(b[:i]); err == nil {
+				t.Fatalf("cut at %d of %d: ReadLayout succeeded", i, len(b))
+			}
+		}
+	}
+	t.Logf("%d files, %d truncations, all rejected with a *FormatError", len(files), cuts)
+}
+
+func TestBitFlips(t *testing.T) {
+	files := smallCorpus(t, 24)
+	rng := rand.New(rand.NewSource(1))
+	var ok, failed int
+	for i := 0; i < 1000; i++ {
+		b := bytes.Clone(files[i%len(files)])
+		for k := 0; k < 1+rng.Intn(3); k++ {
+			p := rng.Intn(len(b))
+			b[p] ^= 1 << rng.Intn(8)
+		}
+		m, err := ReadBytes(b)
+		if err != nil {
+			var fe *FormatError
+			if !errors.As(err, &fe) {
+				t.Fatalf("flip %d: error %T %v", i, err, err)
+			}
+			failed++
+		} else {
+			ok++
+			if m.Version >= 2 {
+				var buf bytes.Buffer
+				if err := Write(&buf, m); err != nil {
+					t.Fatalf("flip %d: Write: %v", i, err)
+				}
+			}
+		}
+		if _, err := ReadLayoutBytes(b); (err == nil) != (m != nil) {
+			t.Fatalf("flip %d: ReadLayout and ReadBytes disagree: %v", i, err)
+		}
+	}
+	t.Logf("1000 bit-flipped files: %d decoded, %d rejected", ok, failed)
+}
