@@ -7,10 +7,10 @@ package engine
 
 import (
 	"context"
-	"fmt"
 	"io"
 
 	"github.com/flinkpreflight/preflight/internal/checkpoint"
+	"github.com/flinkpreflight/preflight/internal/findings"
 	pb "github.com/flinkpreflight/preflight/proto/preflight/v1"
 )
 
@@ -20,17 +20,17 @@ type Input struct {
 	Source string // URI, upload name or "inline": shown in reports and logs
 }
 
-// PlanError reports a plan that cannot be applied to the checkpoint (unknown key, parallelism out of
-// bounds). The server maps it to INVALID_ARGUMENT.
-type PlanError struct{ Msg string }
-
-func (e *PlanError) Error() string { return "invalid rescale plan: " + e.Msg }
-
 // Engine is safe for concurrent use.
-type Engine struct{}
+type Engine struct {
+	catalog *findings.Catalog
+}
 
-// New returns an engine.
-func New() *Engine { return &Engine{} }
+// New returns an engine with the built-in operator catalog.
+func New() *Engine { return &Engine{catalog: findings.DefaultCatalog()} }
+
+// NewWithCatalog returns an engine with the given catalog (the built-in one extended with a
+// user's entries, see findings.LoadCatalog).
+func NewWithCatalog(cat *findings.Catalog) *Engine { return &Engine{catalog: cat} }
 
 // ReadLayout decodes the stream into a Layout, honouring ctx while reading. Malformed input yields
 // a *checkpoint.FormatError.
@@ -52,7 +52,7 @@ func (e *Engine) CheckLayout(ctx context.Context, layout *checkpoint.Layout, sou
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	return nil, fmt.Errorf("engine: CheckLayout not wired yet")
+	return e.check(layout, source, plan, opts)
 }
 
 // Inspect decodes the stream and describes it.
@@ -66,23 +66,13 @@ func (e *Engine) Inspect(ctx context.Context, in Input) (*pb.InspectCheckpointRe
 
 // InspectLayout describes an already decoded layout.
 func (e *Engine) InspectLayout(layout *checkpoint.Layout, source string) *pb.InspectCheckpointResponse {
-	resp := &pb.InspectCheckpointResponse{Checkpoint: &pb.CheckpointSummary{
-		FormatVersion: int32(layout.Version),
-		CheckpointId:  layout.CheckpointID,
-		SizeBytes:     layout.Size,
-		OperatorCount: int32(len(layout.Operators)),
-		Source:        source,
-	}}
+	resp := &pb.InspectCheckpointResponse{Checkpoint: summary(layout, source)}
 	for i := range layout.Operators {
-		op := &layout.Operators[i]
-		resp.Operators = append(resp.Operators, &pb.OperatorInfo{
-			OperatorId:     op.ID.String(),
-			Name:           op.Name,
-			Uid:            op.UID,
-			Parallelism:    int32(op.Parallelism),
-			MaxParallelism: int32(op.MaxParallelism),
-			FullyFinished:  op.FullyFinished,
-		})
+		info := operatorInfo(&layout.Operators[i])
+		if entry := findings.Identify(&layout.Operators[i], e.catalog); entry != nil {
+			info.CatalogEntry = entry.Name
+		}
+		resp.Operators = append(resp.Operators, info)
 	}
 	return resp
 }

@@ -1,0 +1,166 @@
+package main
+
+import (
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	pb "github.com/flinkpreflight/preflight/proto/preflight/v1"
+)
+
+// checkFlags are the flags of `preflight check`.
+type checkFlags struct {
+	parallelism     int
+	set             []string
+	maxParallelism  []string
+	chains          []string
+	newJobOperators []string
+	allowNonRestore bool
+	flinkVersion    string
+	frameSize       string
+	inlineThreshold string
+	jmMemory        string
+	failOn          string
+	output          string
+	remote          remoteFlags
+}
+
+func newCheckCommand(code *int) *cobra.Command {
+	var f checkFlags
+	cmd := &cobra.Command{
+		Use:   "check CHECKPOINT",
+		Short: "Check a restore plan against a checkpoint or savepoint",
+		Long: `check simulates restoring CHECKPOINT (a _metadata file, a checkpoint folder, or a file://, s3://,
+gs://, azblob:// URI) at the planned parallelism and reports the verdict, the findings with their
+fixes, and the nearest safe parallelism of every vertex that would fail.
+
+KEY in --set, --max-parallelism and --chain is a JobVertexID or OperatorID in hex (as Flink prints
+it), an operator uid, or (format version 5+) an operator name.`,
+		Example: `  preflight check testdata/compact-sink/_metadata --set compact-operator=8
+  preflight check s3://bucket/savepoints/savepoint-1a2b3c --parallelism 12 --flink-version 1.19.1 -o json
+  preflight check ./chk-42 --server preflight.internal:8443 --ca ca.pem --fail-on warning`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			plan, opts, err := f.plan()
+			if err != nil {
+				return err
+			}
+			format, err := parseOutput(f.output)
+			if err != nil {
+				return err
+			}
+			opts.IncludeSubtasks = format == "text"
+			rep, err := checkpointReport(cmd, args[0], plan, opts, f.remote)
+			if err != nil {
+				return err
+			}
+			if err := writeReport(cmd.OutOrStdout(), format, rep); err != nil {
+				return err
+			}
+			*code = verdictExitCode(rep.GetVerdict())
+			return nil
+		},
+	}
+	fl := cmd.Flags()
+	fl.IntVarP(&f.parallelism, "parallelism", "p", 0, "parallelism of every vertex not named by --set (0 keeps each operator's stored parallelism)")
+	fl.StringArrayVar(&f.set, "set", nil, "per-vertex parallelism KEY=P (repeatable)")
+	fl.StringArrayVar(&f.maxParallelism, "max-parallelism", nil, "the new job's configured max parallelism KEY=N (repeatable); unset vertices derive theirs")
+	fl.StringArrayVar(&f.chains, "chain", nil, "operators chained into one vertex: HEAD=OP,OP,... (repeatable)")
+	fl.StringSliceVar(&f.newJobOperators, "new-job-operators", nil, "IDs or uids of all operators of the new job (enables missing-operator checks)")
+	fl.BoolVar(&f.allowNonRestore, "allow-non-restored-state", false, "the restore uses --allowNonRestoredState")
+	fl.StringVar(&f.flinkVersion, "flink-version", "", "Flink version of the restoring cluster, e.g. 1.19.1 (unknown: version-dependent bugs are assumed to apply)")
+	fl.StringVar(&f.frameSize, "frame-size", "10MiB", "RPC frame size of the cluster (pekko.framesize)")
+	fl.StringVar(&f.inlineThreshold, "inline-threshold", "20kb", "execution.checkpointing.data-inline-threshold of the cluster")
+	fl.StringVar(&f.jmMemory, "jm-memory", "0", "JobManager heap available for the restore (0: unknown)")
+	fl.StringVar(&f.failOn, "fail-on", "error", "lowest severity that fails the check: info, warning or error")
+	outputFlag(cmd, &f.output)
+	f.remote.register(cmd)
+	return cmd
+}
+
+// plan turns the flags into the API's plan and options.
+func (f *checkFlags) plan() (*pb.RescalePlan, *pb.CheckOptions, error) {
+	if f.parallelism < 0 {
+		return nil, nil, usagef("--parallelism %d: must be 0 (keep) or positive", f.parallelism)
+	}
+	plan := &pb.RescalePlan{DefaultParallelism: int32(f.parallelism), NewJobOperators: f.newJobOperators}
+	for _, s := range f.set {
+		k, n, err := parseKeyInt("set", s)
+		if err != nil {
+			return nil, nil, err
+		}
+		if plan.Parallelism == nil {
+			plan.Parallelism = map[string]int32{}
+		}
+		plan.Parallelism[k] = int32(n)
+	}
+	for _, s := range f.maxParallelism {
+		k, n, err := parseKeyInt("max-parallelism", s)
+		if err != nil {
+			return nil, nil, err
+		}
+		if plan.MaxParallelism == nil {
+			plan.MaxParallelism = map[string]*pb.MaxParallelism{}
+		}
+		plan.MaxParallelism[k] = &pb.MaxParallelism{Value: int32(n), Configured: true}
+	}
+	for _, s := range f.chains {
+		head, ops, ok := strings.Cut(s, "=")
+		if !ok || head == "" || ops == "" {
+			return nil, nil, usagef("--chain %q: want HEAD=OP,OP,...", s)
+		}
+		members := []string{head}
+		for _, op := range strings.Split(ops, ",") {
+			if op = strings.TrimSpace(op); op != "" && op != head {
+				members = append(members, op)
+			}
+		}
+		plan.Vertices = append(plan.Vertices, &pb.Vertex{Id: head, Operators: members})
+	}
+	opts := &pb.CheckOptions{FlinkVersion: f.flinkVersion, AllowNonRestoredState: f.allowNonRestore}
+	var err error
+	if opts.RpcFrameSizeBytes, err = parseSize(f.frameSize); err != nil {
+		return nil, nil, usagef("--frame-size: %v", err)
+	}
+	if opts.InlineStateThresholdBytes, err = parseSize(f.inlineThreshold); err != nil {
+		return nil, nil, usagef("--inline-threshold: %v", err)
+	}
+	if opts.JobmanagerMemoryBytes, err = parseSize(f.jmMemory); err != nil {
+		return nil, nil, usagef("--jm-memory: %v", err)
+	}
+	switch strings.ToLower(f.failOn) {
+	case "info":
+		opts.FailLevel = pb.Severity_SEVERITY_INFO
+	case "warning", "warn":
+		opts.FailLevel = pb.Severity_SEVERITY_WARNING
+	case "error":
+		opts.FailLevel = pb.Severity_SEVERITY_ERROR
+	default:
+		return nil, nil, usagef("--fail-on %q: want info, warning or error", f.failOn)
+	}
+	return plan, opts, nil
+}
+
+func newInspectCommand() *cobra.Command {
+	var output string
+	var remote remoteFlags
+	cmd := &cobra.Command{
+		Use:   "inspect CHECKPOINT",
+		Short: "Describe the operators and states of a checkpoint or savepoint",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			format, err := parseOutput(output)
+			if err != nil {
+				return err
+			}
+			resp, err := inspectReport(cmd, args[0], remote)
+			if err != nil {
+				return err
+			}
+			return writeInspect(cmd.OutOrStdout(), format, resp)
+		},
+	}
+	outputFlag(cmd, &output)
+	remote.register(cmd)
+	return cmd
+}

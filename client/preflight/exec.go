@@ -1,0 +1,211 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"github.com/spf13/cobra"
+	"golang.org/x/term"
+
+	"github.com/flinkpreflight/preflight/client"
+	"github.com/flinkpreflight/preflight/internal/engine"
+	"github.com/flinkpreflight/preflight/internal/report"
+	pb "github.com/flinkpreflight/preflight/proto/preflight/v1"
+)
+
+// checkpointReport runs a check in-process or on the server.
+func checkpointReport(cmd *cobra.Command, target string, plan *pb.RescalePlan, opts *pb.CheckOptions, remote remoteFlags) (*pb.RescaleReport, error) {
+	ctx := cmd.Context()
+	if remote.server != "" {
+		c, err := client.Dial(ctx, remote.server, remote.Options)
+		if err != nil {
+			return nil, err
+		}
+		defer c.Close()
+		if isURI(target) {
+			return c.Check(ctx, &pb.CheckRescaleRequest{Checkpoint: &pb.CheckpointSource{Source: &pb.CheckpointSource_Uri{Uri: target}}, Plan: plan, Options: opts})
+		}
+		// Local files are streamed to the server, which never needs access to them.
+		path, size, err := localMetadata(target)
+		if err != nil {
+			return nil, err
+		}
+		p := newProgress(cmd.ErrOrStderr(), size)
+		defer p.done()
+		return c.CheckFile(ctx, path, plan, opts, p.set)
+	}
+	in, closeFn, err := openInput(cmd, target)
+	if err != nil {
+		return nil, err
+	}
+	defer closeFn()
+	return engine.New().Check(ctx, in, plan, opts)
+}
+
+// inspectReport runs an inspection in-process or on the server.
+func inspectReport(cmd *cobra.Command, target string, remote remoteFlags) (*pb.InspectCheckpointResponse, error) {
+	ctx := cmd.Context()
+	if remote.server != "" {
+		c, err := client.Dial(ctx, remote.server, remote.Options)
+		if err != nil {
+			return nil, err
+		}
+		defer c.Close()
+		src := &pb.CheckpointSource{Source: &pb.CheckpointSource_Uri{Uri: target}}
+		if !isURI(target) {
+			path, _, err := localMetadata(target)
+			if err != nil {
+				return nil, err
+			}
+			b, err := os.ReadFile(path)
+			if err != nil {
+				return nil, fmt.Errorf("%w: %v", errInput, err)
+			}
+			src = &pb.CheckpointSource{Source: &pb.CheckpointSource_Metadata{Metadata: b}}
+		}
+		return c.Inspect(ctx, &pb.InspectCheckpointRequest{Checkpoint: src})
+	}
+	in, closeFn, err := openInput(cmd, target)
+	if err != nil {
+		return nil, err
+	}
+	defer closeFn()
+	return engine.New().Inspect(ctx, in)
+}
+
+// openInput opens a checkpoint for the in-process engine, with progress on a terminal.
+func openInput(cmd *cobra.Command, target string) (engine.Input, func(), error) {
+	if isURI(target) && !strings.HasPrefix(target, "file://") {
+		return openRemoteInput(cmd.Context(), target)
+	}
+	path, size, err := localMetadata(strings.TrimPrefix(target, "file://"))
+	if err != nil {
+		return engine.Input{}, nil, err
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return engine.Input{}, nil, fmt.Errorf("%w: %v", errInput, err)
+	}
+	p := newProgress(cmd.ErrOrStderr(), size)
+	return engine.Input{Reader: p.reader(f), Source: target}, func() { p.done(); f.Close() }, nil
+}
+
+// localMetadata resolves a checkpoint folder or _metadata path and returns the file and its size.
+func localMetadata(target string) (string, int64, error) {
+	st, err := os.Stat(target)
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return "", 0, fmt.Errorf("%w: no such file or folder: %s", errInput, target)
+		}
+		return "", 0, fmt.Errorf("%w: %v", errInput, err)
+	}
+	path := target
+	if st.IsDir() {
+		path = filepath.Join(target, "_metadata")
+		if st, err = os.Stat(path); err != nil {
+			return "", 0, fmt.Errorf("%w: %s is a folder without a _metadata file", errInput, target)
+		}
+	}
+	return path, st.Size(), nil
+}
+
+// isURI reports whether target names a scheme such as s3:// rather than a local path.
+func isURI(target string) bool {
+	scheme, _, ok := strings.Cut(target, "://")
+	return ok && scheme != "" && !strings.ContainsAny(scheme, "/\\.")
+}
+
+func writeReport(w io.Writer, format report.Format, r *pb.RescaleReport) error {
+	switch format {
+	case report.JSON:
+		return report.WriteJSON(w, r)
+	case report.Markdown:
+		return report.WriteMarkdown(w, r)
+	}
+	return report.WriteText(w, r)
+}
+
+func writeInspect(w io.Writer, format report.Format, r *pb.InspectCheckpointResponse) error {
+	switch format {
+	case report.JSON:
+		return report.WriteJSON(w, r)
+	case report.Markdown:
+		return report.WriteInspectMarkdown(w, r)
+	}
+	return report.WriteInspectText(w, r)
+}
+
+// progress prints "read X of Y" on stderr while a long read runs, only when stderr is a terminal,
+// so that pipelines and CI logs stay clean.
+type progress struct {
+	w     io.Writer
+	total int64
+	n     atomic.Int64
+	stop  chan struct{}
+	ended chan struct{}
+}
+
+func newProgress(stderr io.Writer, total int64) *progress {
+	p := &progress{w: stderr, total: total}
+	f, ok := stderr.(*os.File)
+	if !ok || !term.IsTerminal(int(f.Fd())) || total < 8<<20 {
+		return p
+	}
+	p.stop, p.ended = make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(p.ended)
+		t := time.NewTicker(250 * time.Millisecond)
+		defer t.Stop()
+		for {
+			select {
+			case <-p.stop:
+				fmt.Fprint(p.w, "\r\033[K")
+				return
+			case <-t.C:
+				fmt.Fprintf(p.w, "\r\033[Kread %s of %s", report.Bytes(p.n.Load()), report.Bytes(p.total))
+			}
+		}
+	}()
+	return p
+}
+
+func (p *progress) set(n int64) { p.n.Store(n) }
+
+func (p *progress) reader(r io.Reader) io.Reader {
+	if p.stop == nil {
+		return r
+	}
+	return &countingReader{r: r, p: p}
+}
+
+func (p *progress) done() {
+	if p.stop != nil {
+		close(p.stop)
+		<-p.ended
+		p.stop = nil
+	}
+}
+
+type countingReader struct {
+	r io.Reader
+	p *progress
+}
+
+func (c *countingReader) Read(b []byte) (int, error) {
+	n, err := c.r.Read(b)
+	c.p.n.Add(int64(n))
+	return n, err
+}
+
+// openRemoteInput is replaced when internal/source lands; until then object stores need --server.
+var openRemoteInput = func(ctx context.Context, target string) (engine.Input, func(), error) {
+	return engine.Input{}, nil, usagef("%s: reading object stores in-process is not available yet; use --server", target)
+}

@@ -1,0 +1,75 @@
+package main
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/flinkpreflight/preflight/client"
+	"github.com/flinkpreflight/preflight/internal/report"
+)
+
+// remoteFlags select and secure the server in remote mode.
+type remoteFlags struct {
+	server string
+	client.Options
+}
+
+func (r *remoteFlags) register(cmd *cobra.Command) {
+	f := cmd.Flags()
+	f.StringVar(&r.server, "server", "", "preflightd address (host:port); without it the engine runs in-process")
+	f.BoolVar(&r.Insecure, "insecure", false, "connect to --server without TLS")
+	f.StringVar(&r.CAFile, "ca", "", "CA certificate (PEM) to verify --server")
+	f.StringVar(&r.CertFile, "cert", "", "client certificate (PEM) for mutual TLS")
+	f.StringVar(&r.KeyFile, "key", "", "client key (PEM) for mutual TLS")
+	f.StringVar(&r.ServerName, "server-name", "", "expected server name in its certificate")
+}
+
+func outputFlag(cmd *cobra.Command, out *string) {
+	cmd.Flags().StringVarP(out, "output", "o", "text", "output format: text, json or markdown")
+}
+
+func parseOutput(s string) (report.Format, error) {
+	f, err := report.ParseFormat(s)
+	if err != nil {
+		return "", usageError{err}
+	}
+	return f, nil
+}
+
+// parseSize reads a byte size such as 10485760, 10MiB, 10mb or 20kb (binary multiples, as Flink's
+// MemorySize does).
+func parseSize(s string) (int64, error) {
+	t := strings.ToLower(strings.TrimSpace(s))
+	mult := int64(1)
+	for _, u := range []struct {
+		suffix string
+		mult   int64
+	}{{"kib", 1 << 10}, {"mib", 1 << 20}, {"gib", 1 << 30}, {"kb", 1 << 10}, {"mb", 1 << 20}, {"gb", 1 << 30}, {"k", 1 << 10}, {"m", 1 << 20}, {"g", 1 << 30}, {"b", 1}} {
+		if strings.HasSuffix(t, u.suffix) {
+			t, mult = strings.TrimSpace(strings.TrimSuffix(t, u.suffix)), u.mult
+			break
+		}
+	}
+	n, err := strconv.ParseInt(t, 10, 64)
+	if err != nil || n < 0 {
+		return 0, fmt.Errorf("invalid size %q (want e.g. 10485760, 10MiB, 20kb)", s)
+	}
+	return n * mult, nil
+}
+
+// parseKeyInt reads KEY=N.
+func parseKeyInt(flag, s string) (string, int, error) {
+	k, v, ok := strings.Cut(s, "=")
+	k = strings.TrimSpace(k)
+	if !ok || k == "" {
+		return "", 0, usagef("--%s %q: want KEY=N", flag, s)
+	}
+	n, err := strconv.Atoi(strings.TrimSpace(v))
+	if err != nil {
+		return "", 0, usagef("--%s %q: %q is not a whole number", flag, s, v)
+	}
+	return k, n, nil
+}

@@ -1,0 +1,44 @@
+package main
+
+import (
+	"context"
+	"io"
+
+	"github.com/spf13/cobra"
+)
+
+// run executes the CLI with args and returns the exit code; main is a thin wrapper so tests can
+// drive the real command in-process.
+func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	code := exitAllow
+	root := &cobra.Command{
+		Use:           "preflight",
+		Short:         "Check a Flink restore at a new parallelism before you do it",
+		Long:          "preflight reads a Flink checkpoint or savepoint _metadata file, simulates Flink's own state\nredistribution at the planned parallelism, and reports whether the restore will work and what it will cost.\n\nExit codes: 0 allowed, 1 findings at or above --fail-on, 2 usage or input error, 3 internal or remote error.",
+		SilenceUsage:  true,
+		SilenceErrors: true,
+	}
+	root.SetArgs(args)
+	root.SetOut(stdout)
+	root.SetErr(stderr)
+	root.AddCommand(newCheckCommand(&code), newInspectCommand())
+	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
+	if err := root.ExecuteContext(ctx); err != nil {
+		if isCobraUsageError(err) {
+			return exitCodeFor(usageError{err}, stderr)
+		}
+		return exitCodeFor(err, stderr)
+	}
+	return code
+}
+
+// isCobraUsageError recognises cobra's own argument errors (unknown command, wrong arg count).
+func isCobraUsageError(err error) bool {
+	msg := err.Error()
+	for _, prefix := range []string{"unknown command", "accepts ", "requires ", "unknown flag", "unknown shorthand"} {
+		if len(msg) >= len(prefix) && msg[:len(prefix)] == prefix {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,136 @@
+package engine
+
+import (
+	"github.com/flinkpreflight/preflight/internal/checkpoint"
+	pb "github.com/flinkpreflight/preflight/proto/preflight/v1"
+)
+
+// writtenBy names the Flink releases whose writer emits each format version.
+var writtenBy = map[int]string{
+	0: "1.1", 1: "1.2", 2: "1.3-1.10", 3: "1.11-1.15", 4: "1.16-1.20", 5: "2.0", 6: "2.1+", 7: "unreleased",
+}
+
+// summary describes the file for reports.
+func summary(layout *checkpoint.Layout, source string) *pb.CheckpointSummary {
+	s := &pb.CheckpointSummary{
+		FormatVersion:    int32(layout.Version),
+		WrittenBy:        writtenBy[layout.Version],
+		CheckpointId:     layout.CheckpointID,
+		SizeBytes:        layout.Size,
+		OperatorCount:    int32(len(layout.Operators)),
+		InlineStateBytes: inlineBytes(layout),
+		Source:           source,
+	}
+	if p := layout.Properties; p != nil {
+		s.SnapshotName = p.Name
+		if p.Savepoint {
+			s.SnapshotKind = "savepoint"
+			s.SavepointFormat = p.SavepointFormat
+		} else {
+			s.SnapshotKind = "checkpoint"
+		}
+	}
+	return s
+}
+
+// inlineBytes adds up every state byte stored inside _metadata.
+func inlineBytes(layout *checkpoint.Layout) int64 {
+	var n int64
+	for i := range layout.Operators {
+		op := &layout.Operators[i]
+		if op.CoordinatorState != nil && op.CoordinatorState.Inline() {
+			n += op.CoordinatorState.Size
+		}
+		for j := range op.Subtasks {
+			st := &op.Subtasks[j]
+			for _, h := range []*checkpoint.OperatorStateHandleLayout{st.ManagedOperatorState, st.RawOperatorState} {
+				if h != nil && h.Stream.Inline() {
+					n += h.Stream.Size
+				}
+			}
+			for _, k := range []*checkpoint.KeyedStateHandleLayout{st.ManagedKeyedState, st.RawKeyedState} {
+				if k != nil {
+					n += k.InlineBytes
+				}
+			}
+			for _, chs := range [][]checkpoint.ChannelStateLayout{st.InputChannels, st.OutputChannels} {
+				for _, ch := range chs {
+					if ch.Stream.Inline() {
+						n += ch.Size
+					}
+				}
+			}
+		}
+	}
+	return n
+}
+
+// stateKey identifies one operator state across subtasks.
+type stateKey struct {
+	name string
+	mode checkpoint.DistributionMode
+	raw  bool
+}
+
+// operatorInfo describes one operator of the checkpoint for inspection.
+func operatorInfo(op *checkpoint.OperatorLayout) *pb.OperatorInfo {
+	info := &pb.OperatorInfo{
+		OperatorId:     op.ID.String(),
+		Name:           op.Name,
+		Uid:            op.UID,
+		Parallelism:    int32(op.Parallelism),
+		MaxParallelism: int32(op.MaxParallelism),
+		FullyFinished:  op.FullyFinished,
+	}
+	if op.CoordinatorState != nil {
+		info.CoordinatorStateBytes = op.CoordinatorState.Size
+	}
+	states := map[stateKey]*pb.StateInfo{}
+	var order []stateKey
+	kinds := map[string]bool{}
+	for j := range op.Subtasks {
+		st := &op.Subtasks[j]
+		if st.Finished {
+			info.FinishedSubtasks++
+			continue
+		}
+		for _, h := range []struct {
+			handle *checkpoint.OperatorStateHandleLayout
+			raw    bool
+		}{{st.ManagedOperatorState, false}, {st.RawOperatorState, true}} {
+			if h.handle == nil {
+				continue
+			}
+			for _, e := range h.handle.States {
+				k := stateKey{e.Name, e.Mode, h.raw}
+				s, ok := states[k]
+				if !ok {
+					s = &pb.StateInfo{Name: e.Name, Mode: e.Mode.String(), Raw: h.raw}
+					states[k] = s
+					order = append(order, k)
+				}
+				s.Elements += e.Elements
+				s.Bytes += e.Bytes
+				s.Subtasks++
+			}
+		}
+		for _, k := range []*checkpoint.KeyedStateHandleLayout{st.ManagedKeyedState, st.RawKeyedState} {
+			if k != nil {
+				info.KeyedBytes += k.StateSize
+				if !kinds[k.Kind.String()] {
+					kinds[k.Kind.String()] = true
+					info.KeyedHandleKinds = append(info.KeyedHandleKinds, k.Kind.String())
+				}
+			}
+		}
+		for _, chs := range [][]checkpoint.ChannelStateLayout{st.InputChannels, st.OutputChannels} {
+			for _, ch := range chs {
+				info.ChannelStateBytes += ch.Size
+			}
+		}
+	}
+	for _, k := range order {
+		info.States = append(info.States, states[k])
+	}
+	return info
+}
