@@ -4,6 +4,8 @@
 package report
 
 import (
+	"bytes"
+	"encoding/json"
 	"fmt"
 	"io"
 	"strconv"
@@ -38,13 +40,19 @@ func ParseFormat(s string) (Format, error) {
 	return "", fmt.Errorf("unknown output format %q (want text, json or markdown)", s)
 }
 
-// WriteJSON writes any API message as indented protojson with a trailing newline.
+// WriteJSON writes any API message as indented protojson with a trailing newline. protojson
+// varies its whitespace on purpose; re-indenting makes the CLI's output stable for diffs and CI.
 func WriteJSON(w io.Writer, m proto.Message) error {
-	b, err := protojson.MarshalOptions{Multiline: true, Indent: "  "}.Marshal(m)
+	b, err := protojson.Marshal(m)
 	if err != nil {
 		return err
 	}
-	_, err = w.Write(append(b, '\n'))
+	var out bytes.Buffer
+	if err := json.Indent(&out, b, "", "  "); err != nil {
+		return err
+	}
+	out.WriteByte('\n')
+	_, err = w.Write(out.Bytes())
 	return err
 }
 

@@ -1,0 +1,152 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"google.golang.org/protobuf/encoding/protojson"
+
+	pb "github.com/flinkpreflight/preflight/proto/preflight/v1"
+)
+
+// fixtures is the spec's hand-checked copy of real Flink files, beside the repository.
+const fixtures = "../../../shared/spec/fixtures/flink-metadata"
+
+func fixture(t *testing.T, name string) string {
+	t.Helper()
+	p := filepath.Join(fixtures, name)
+	if _, err := os.Stat(p); err != nil {
+		t.Skipf("%s not available (../shared is absent in a plain clone): %v", p, err)
+	}
+	return p
+}
+
+func runCLI(t *testing.T, args ...string) (code int, stdout, stderr string) {
+	t.Helper()
+	var out, errOut bytes.Buffer
+	code = run(context.Background(), args, &out, &errOut)
+	return code, out.String(), errOut.String()
+}
+
+func TestExitCodes(t *testing.T) {
+	dir := t.TempDir()
+	garbage := filepath.Join(dir, "garbage")
+	if err := os.WriteFile(garbage, []byte("I`g-\x00\x00\x00\x03\x00"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	emptyDir := t.TempDir()
+	tests := []struct {
+		name       string
+		args       []string
+		wantCode   int
+		wantStderr string
+	}{
+		{"no args", []string{"check"}, exitUsage, "accepts 1 arg"},
+		{"unknown flag", []string{"check", "x", "--nope"}, exitUsage, "unknown flag"},
+		{"bad set", []string{"check", "x", "--set", "abc"}, exitUsage, "want KEY=N"},
+		{"bad fail-on", []string{"check", "x", "--fail-on", "fatal"}, exitUsage, "want info, warning or error"},
+		{"bad output", []string{"check", "x", "-o", "yaml"}, exitUsage, "unknown output format"},
+		{"bad frame size", []string{"check", "x", "--frame-size", "big"}, exitUsage, "invalid size"},
+		{"missing file", []string{"check", filepath.Join(dir, "nope")}, exitUsage, "no such file or folder: " + filepath.Join(dir, "nope")},
+		{"folder without _metadata", []string{"check", emptyDir}, exitUsage, "without a _metadata file"},
+		{"malformed", []string{"check", garbage}, exitUsage, "malformed _metadata at byte"},
+		{"unreachable server", []string{"check", garbage, "--server", "127.0.0.1:1", "--insecure"}, exitInternal, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			code, _, stderr := runCLI(t, tt.args...)
+			if code != tt.wantCode {
+				t.Errorf("exit code %d, want %d (stderr %q)", code, tt.wantCode, stderr)
+			}
+			if !strings.Contains(stderr, tt.wantStderr) {
+				t.Errorf("stderr %q does not contain %q", stderr, tt.wantStderr)
+			}
+		})
+	}
+}
+
+func TestCheckFixture(t *testing.T) {
+	path := fixture(t, "v4-kafka-source-native-stop-savepoint.metadata")
+	tests := []struct {
+		name     string
+		args     []string
+		wantCode int
+		check    func(t *testing.T, r *pb.RescaleReport)
+	}{
+		{
+			name: "scale the kafka source by uid", args: []string{"--set", "kafka-source-operator-uid=5"}, wantCode: exitAllow,
+			check: func(t *testing.T, r *pb.RescaleReport) {
+				for _, op := range r.GetOperators() {
+					if op.GetOperatorId() == "cb16aa5adb311e8ac72482def19accbe" && op.GetNewParallelism() != 5 {
+						t.Errorf("kafka source new parallelism %d, want 5", op.GetNewParallelism())
+					}
+				}
+			},
+		},
+		{
+			name: "above max parallelism", args: []string{"--parallelism", "200"}, wantCode: exitDeny,
+			check: func(t *testing.T, r *pb.RescaleReport) {
+				if r.GetVerdict() != pb.Verdict_VERDICT_DENY {
+					t.Errorf("verdict %v, want DENY", r.GetVerdict())
+				}
+			},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			code, out, stderr := runCLI(t, append([]string{"check", path, "-o", "json"}, tt.args...)...)
+			if code != tt.wantCode {
+				t.Fatalf("exit code %d, want %d; stderr %s", code, tt.wantCode, stderr)
+			}
+			var r pb.RescaleReport
+			if err := protojson.Unmarshal([]byte(out), &r); err != nil {
+				t.Fatalf("output is not a RescaleReport: %v\n%s", err, out)
+			}
+			tt.check(t, &r)
+		})
+	}
+}
+
+func TestFormats(t *testing.T) {
+	path := fixture(t, "v6-flink2.2-broadcast-hashmap-savepoint.metadata")
+	for _, tt := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"check", path, "-p", "2"}, "VERDICT:"},
+		{[]string{"check", path, "-p", "2", "-o", "markdown"}, "## Flink Preflight:"},
+		{[]string{"inspect", path}, "OPERATOR"},
+		{[]string{"inspect", path, "-o", "markdown"}, "| Operator |"},
+		{[]string{"inspect", path, "-o", "json"}, `"formatVersion": 6`},
+	} {
+		t.Run(strings.Join(tt.args[2:], " "), func(t *testing.T) {
+			code, out, stderr := runCLI(t, tt.args...)
+			if code > exitDeny {
+				t.Fatalf("exit code %d; stderr %s", code, stderr)
+			}
+			if !strings.Contains(out, tt.want) {
+				t.Errorf("output lacks %q:\n%s", tt.want, out)
+			}
+		})
+	}
+}
+
+func TestParseSize(t *testing.T) {
+	for _, tt := range []struct {
+		in   string
+		want int64
+		err  bool
+	}{
+		{"10485760", 10485760, false}, {"10MiB", 10 << 20, false}, {"20kb", 20 << 10, false}, {"1g", 1 << 30, false},
+		{"10485760b", 10485760, false}, {"-1", 0, true}, {"ten", 0, true},
+	} {
+		got, err := parseSize(tt.in)
+		if (err != nil) != tt.err || got != tt.want {
+			t.Errorf("parseSize(%q) = %d, %v; want %d, err=%v", tt.in, got, err, tt.want, tt.err)
+		}
+	}
+}
