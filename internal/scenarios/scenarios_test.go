@@ -1,0 +1,101 @@
+package scenarios
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/flinkpreflight/preflight/internal/checkpoint"
+)
+
+// The committed files must be what the generator produces today:
+// go run ./internal/scenarios/cmd/genexamples regenerates them.
+func TestCommittedFilesUpToDate(t *testing.T) {
+	for _, s := range All() {
+		t.Run(s.Name, func(t *testing.T) {
+			want, err := Encode(s)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, err := os.ReadFile(filepath.Join("..", "..", "testdata", s.Name, "_metadata"))
+			if err != nil {
+				t.Fatalf("%v (run go run ./internal/scenarios/cmd/genexamples)", err)
+			}
+			if !bytes.Equal(got, want) {
+				t.Fatalf("testdata/%s/_metadata is stale (%d bytes, generator gives %d): run go run ./internal/scenarios/cmd/genexamples", s.Name, len(got), len(want))
+			}
+		})
+	}
+}
+
+func TestScenariosDecode(t *testing.T) {
+	for _, s := range All() {
+		t.Run(s.Name, func(t *testing.T) {
+			b, err := Encode(s)
+			if err != nil {
+				t.Fatal(err)
+			}
+			m, err := checkpoint.ReadBytes(b)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var again bytes.Buffer
+			if err := checkpoint.Write(&again, m); err != nil {
+				t.Fatal(err)
+			}
+			if !bytes.Equal(again.Bytes(), b) {
+				t.Fatal("Read/Write round trip differs")
+			}
+			l, err := checkpoint.ReadLayoutBytes(b)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if l.Version >= 4 && (l.Properties == nil || !l.Properties.Savepoint) {
+				t.Errorf("trailer: %+v %s", l.Properties, l.PropertiesError)
+			}
+			for _, op := range l.Operators {
+				if op.UID != "" && op.ID != checkpoint.OperatorIDFromUID(op.UID) {
+					t.Errorf("operator %s: ID is not the uid's hash", op.UID)
+				}
+				for _, st := range op.Subtasks {
+					h := st.ManagedOperatorState
+					if h == nil {
+						continue
+					}
+					if h.Stream.Inline() != (h.Stream.Size <= InlineThreshold) {
+						t.Errorf("operator %s subtask %d: %d-byte stream stored %s", op.UID, st.Index, h.Stream.Size, h.Stream.Kind)
+					}
+				}
+			}
+		})
+	}
+}
+
+func TestKafkaOrphanUnionStreamsWhatWriteWrites(t *testing.T) {
+	for _, target := range []int64{8 << 10, 300 << 10, 1 << 20} {
+		var streamed bytes.Buffer
+		if err := KafkaOrphanUnion(&streamed, target); err != nil {
+			t.Fatal(err)
+		}
+		var direct bytes.Buffer
+		if err := checkpoint.Write(&direct, KafkaOrphanUnionMetadata(KafkaPerSubtaskFor(target))); err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(streamed.Bytes(), direct.Bytes()) {
+			t.Fatalf("target %d: streamed %d bytes differ from Write's %d", target, streamed.Len(), direct.Len())
+		}
+		if d := int64(streamed.Len()) - target; target > 64<<10 && (d > 64 || d < -64) {
+			t.Errorf("target %d: got %d bytes", target, streamed.Len())
+		}
+	}
+}
+
+func TestUUIDDeterministic(t *testing.T) {
+	if uuid("a") != uuid("a") || uuid("a") == uuid("b") {
+		t.Fatal("uuid not deterministic")
+	}
+	if u := uuid("x"); len(u) != 36 || u[14] != '4' {
+		t.Fatalf("not a v4 UUID: %s", u)
+	}
+}
