@@ -1,0 +1,87 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"google.golang.org/genproto/googleapis/rpc/errdetails"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/types/known/durationpb"
+
+	"github.com/flinkpreflight/preflight/internal/checkpoint"
+	"github.com/flinkpreflight/preflight/internal/engine"
+	"github.com/flinkpreflight/preflight/internal/source"
+	pb "github.com/flinkpreflight/preflight/proto/preflight/v1"
+)
+
+// limitError is an upload or inline file over its limit.
+type limitError struct{ msg string }
+
+func (e *limitError) Error() string { return e.msg }
+
+// toStatus maps the errors of sources, the codec and the engine to gRPC statuses, once, here:
+// handlers return plain errors. ctx decides first, because a cancelled read surfaces from the
+// decoder as a FormatError ("read error: context canceled").
+func toStatus(ctx context.Context, err error) error {
+	if err == nil {
+		return nil
+	}
+	if _, ok := status.FromError(err); ok {
+		return err
+	}
+	if cerr := ctx.Err(); cerr != nil {
+		err = cerr
+	}
+	var (
+		se *source.Error
+		fe *checkpoint.FormatError
+		pe *engine.PlanError
+		le *limitError
+	)
+	switch {
+	case errors.Is(err, context.Canceled):
+		return status.Error(codes.Canceled, err.Error())
+	case errors.Is(err, context.DeadlineExceeded):
+		return status.Error(codes.DeadlineExceeded, err.Error())
+	case errors.As(err, &le):
+		return status.Error(codes.ResourceExhausted, le.msg)
+	case errors.As(err, &se):
+		return sourceStatus(se)
+	case errors.As(err, &fe):
+		st := status.New(codes.InvalidArgument, fe.Error())
+		if d, derr := st.WithDetails(&pb.MetadataFormatError{Offset: fe.Offset, Field: fe.Field, Value: fe.Value, Message: fe.Msg}); derr == nil {
+			st = d
+		}
+		return st.Err()
+	case errors.As(err, &pe):
+		return status.Error(codes.InvalidArgument, pe.Error())
+	}
+	return status.Error(codes.Internal, err.Error())
+}
+
+func sourceStatus(se *source.Error) error {
+	code := codes.Internal
+	switch se.Kind {
+	case source.Invalid:
+		code = codes.InvalidArgument
+	case source.NotFound:
+		code = codes.NotFound
+	case source.PermissionDenied:
+		code = codes.PermissionDenied
+	case source.TooLarge:
+		code = codes.ResourceExhausted
+	case source.Unavailable:
+		st := status.New(codes.Unavailable, se.Error())
+		if d, err := st.WithDetails(&errdetails.RetryInfo{RetryDelay: durationpb.New(se.RetryAfter)}); err == nil {
+			st = d
+		}
+		return st.Err()
+	}
+	return status.Error(code, se.Error())
+}
+
+func errInvalid(format string, args ...any) error {
+	return status.Error(codes.InvalidArgument, fmt.Sprintf(format, args...))
+}

@@ -1,0 +1,116 @@
+// Command preflightd serves Flink Preflight over gRPC (and HTTP/JSON): autoscalers and platforms
+// ask it whether a Flink job can restore from a checkpoint at a new parallelism.
+//
+// On startup it prints the bound addresses on stdout, one per line ("grpc-addr=HOST:PORT",
+// "http-addr=HOST:PORT"), so that callers can pass port 0; logs go to stderr as JSON. SIGTERM or
+// SIGINT drains: health turns NOT_SERVING, in-flight checks finish (up to --shutdown-timeout),
+// and the process exits 0.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"log/slog"
+	"net"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+
+	"github.com/flinkpreflight/preflight/server"
+)
+
+// stringList is a repeatable flag.
+type stringList []string
+
+func (s *stringList) String() string     { return strings.Join(*s, ",") }
+func (s *stringList) Set(v string) error { *s = append(*s, v); return nil }
+
+func main() {
+	if err := run(os.Args[1:]); err != nil {
+		fmt.Fprintln(os.Stderr, "preflightd:", err)
+		os.Exit(1)
+	}
+}
+
+func run(args []string) error {
+	fs := flag.NewFlagSet("preflightd", flag.ContinueOnError)
+	var (
+		cfg      server.Config
+		allow    stringList
+		grpcAddr = fs.String("grpc-addr", "127.0.0.1:8443", "gRPC listen address (port 0 picks a free port)")
+		httpAddr = fs.String("http-addr", "127.0.0.1:8080", "HTTP listen address for /v1 JSON, /metrics, /openapi.json, /healthz; empty disables")
+		logLevel = fs.String("log-level", "info", "debug, info, warn or error")
+	)
+	fs.Var(&allow, "allow", "URI prefix the server may read (repeatable): a local folder, file://, s3://bucket/prefix?options, gs://, azblob://, http(s)://")
+	fs.BoolVar(&cfg.EnableHTTPSources, "enable-http-sources", false, "allow http(s):// checkpoint URIs (still subject to --allow)")
+	fs.Int64Var(&cfg.MaxUploadBytes, "max-upload-bytes", server.DefaultMaxUploadBytes, "largest _metadata accepted, uploaded or read from a URI")
+	fs.Int64Var(&cfg.MaxInlineBytes, "max-inline-bytes", server.DefaultMaxInlineBytes, "largest _metadata accepted inline in CheckRescale (also sets the gRPC receive limit)")
+	fs.IntVar(&cfg.MaxConcurrent, "max-concurrent", 0, "checks running at once; more get RESOURCE_EXHAUSTED (0: 2 x GOMAXPROCS)")
+	fs.DurationVar(&cfg.QueueWait, "queue-wait", 0, "how long a check waits for a free slot before RESOURCE_EXHAUSTED")
+	fs.DurationVar(&cfg.RequestTimeout, "request-timeout", server.DefaultRequestTimeout, "deadline of requests that set none")
+	fs.DurationVar(&cfg.MaxTimeout, "max-request-timeout", server.DefaultMaxTimeout, "cap on any request deadline")
+	fs.StringVar(&cfg.TLSCertFile, "tls-cert", "", "server certificate (PEM); enables TLS on both listeners")
+	fs.StringVar(&cfg.TLSKeyFile, "tls-key", "", "server private key (PEM)")
+	fs.StringVar(&cfg.TLSClientCAFile, "tls-client-ca", "", "CA (PEM) that client certificates must chain to; enables mutual TLS")
+	fs.IntVar(&cfg.CacheEntries, "cache-entries", server.DefaultCacheEntries, "decoded layouts kept in the LRU cache (negative disables)")
+	fs.DurationVar(&cfg.DrainDelay, "drain-delay", 0, "how long to report NOT_SERVING before refusing new RPCs on SIGTERM")
+	fs.DurationVar(&cfg.ShutdownTimeout, "shutdown-timeout", server.DefaultShutdownTimeout, "how long in-flight RPCs may run after SIGTERM")
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return nil
+		}
+		return err
+	}
+	if fs.NArg() > 0 {
+		return fmt.Errorf("unexpected arguments: %q", fs.Args())
+	}
+	var level slog.Level
+	if err := level.UnmarshalText([]byte(*logLevel)); err != nil {
+		return fmt.Errorf("--log-level: %w", err)
+	}
+	cfg.Logger = slog.New(slog.NewJSONHandler(os.Stderr, &slog.HandlerOptions{Level: level}))
+	cfg.Allow = allow
+
+	srv, err := server.New(cfg)
+	if err != nil {
+		return err
+	}
+	gl, err := net.Listen("tcp", *grpcAddr)
+	if err != nil {
+		return err
+	}
+	var hl net.Listener
+	if *httpAddr != "" {
+		if hl, err = net.Listen("tcp", *httpAddr); err != nil {
+			return err
+		}
+	}
+	fmt.Printf("grpc-addr=%s\n", gl.Addr())
+	if hl != nil {
+		fmt.Printf("http-addr=%s\n", hl.Addr())
+	}
+	cfg.Logger.Info("serving", slog.String("grpc", gl.Addr().String()), slog.Any("allow", []string(allow)))
+
+	errc := make(chan error, 2)
+	go func() { errc <- srv.ServeGRPC(gl) }()
+	if hl != nil {
+		go func() { errc <- srv.ServeHTTP(hl) }()
+	}
+	sig := make(chan os.Signal, 1)
+	signal.Notify(sig, syscall.SIGTERM, syscall.SIGINT)
+	select {
+	case s := <-sig:
+		cfg.Logger.Info("signal", slog.String("signal", s.String()))
+		signal.Stop(sig) // a second signal kills the process the default way
+		if err := srv.Shutdown(context.Background()); err != nil && !errors.Is(err, context.DeadlineExceeded) {
+			return err
+		}
+		return nil
+	case err := <-errc:
+		srv.Close()
+		return err
+	}
+}

@@ -1,0 +1,217 @@
+// Package server assembles preflightd: the PreflightService over the engine, and around it
+// everything that belongs to serving rather than to checking (the etcd model): gRPC health with
+// draining, reflection, interceptors (panic recovery, request IDs and JSON logs, deadlines, a
+// bound on concurrent checks, Prometheus metrics), receive and upload size limits, TLS and mutual
+// TLS, the source allowlist, an LRU cache of decoded layouts, and an HTTP listener with the
+// grpc-gateway JSON API, /metrics, /openapi.json and /healthz. Handlers never enforce limits
+// themselves, and the server never analyses anything: that is the engine's job.
+package server
+
+import (
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	_ "embed"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials"
+	"google.golang.org/grpc/health"
+	healthpb "google.golang.org/grpc/health/grpc_health_v1"
+	"google.golang.org/grpc/reflection"
+
+	"github.com/flinkpreflight/preflight/internal/source"
+	pb "github.com/flinkpreflight/preflight/proto/preflight/v1"
+)
+
+// openAPI is proto/preflight/v1/preflight.swagger.json; a test keeps the copy identical.
+//
+//go:embed openapi.json
+var openAPI []byte
+
+// Server is an assembled preflightd.
+type Server struct {
+	cfg     Config
+	log     *slog.Logger
+	grpc    *grpc.Server
+	health  *health.Server
+	sources *source.Opener
+	cache   *layoutCache
+	metrics *metrics
+	slots   chan struct{}
+	svc     *service
+	unary   grpc.UnaryServerInterceptor // the chain, also applied to gateway calls
+	httpH   http.Handler
+	tls     *tls.Config
+
+	draining atomic.Bool
+	mu       sync.Mutex
+	httpSrvs []*http.Server
+}
+
+// New assembles a server; it listens nowhere until Serve.
+func New(cfg Config) (*Server, error) {
+	cfg.setDefaults()
+	s := &Server{cfg: cfg, log: cfg.Logger, cache: newLayoutCache(cfg.CacheEntries), slots: make(chan struct{}, cfg.MaxConcurrent)}
+	reg := cfg.Registry
+	if reg == nil {
+		reg = newRegistry()
+	}
+	s.metrics = newMetrics(reg)
+	var err error
+	s.sources, err = source.New(source.Config{Allow: cfg.Allow, EnableHTTP: cfg.EnableHTTPSources, MaxBytes: cfg.MaxUploadBytes})
+	if err != nil {
+		return nil, err
+	}
+	if s.tls, err = loadTLS(cfg); err != nil {
+		s.sources.Close()
+		return nil, err
+	}
+	s.unary = chainUnary(s.unaryInterceptors())
+	opts := []grpc.ServerOption{
+		grpc.UnaryInterceptor(s.unary),
+		grpc.ChainStreamInterceptor(s.streamInterceptors()...),
+		grpc.MaxRecvMsgSize(cfg.maxRecvMsgBytes()),
+	}
+	if s.tls != nil {
+		opts = append(opts, grpc.Creds(credentials.NewTLS(s.tls)))
+	}
+	s.grpc = grpc.NewServer(opts...)
+	s.svc = &service{s: s}
+	pb.RegisterPreflightServiceServer(s.grpc, s.svc)
+	s.health = health.NewServer()
+	healthpb.RegisterHealthServer(s.grpc, s.health)
+	s.health.SetServingStatus("", healthpb.HealthCheckResponse_SERVING)
+	s.health.SetServingStatus(pb.PreflightService_ServiceDesc.ServiceName, healthpb.HealthCheckResponse_SERVING)
+	reflection.Register(s.grpc)
+	if s.httpH, err = s.newHTTPHandler(reg); err != nil {
+		s.sources.Close()
+		return nil, err
+	}
+	return s, nil
+}
+
+func loadTLS(cfg Config) (*tls.Config, error) {
+	if cfg.TLSCertFile == "" && cfg.TLSKeyFile == "" {
+		if cfg.TLSClientCAFile != "" {
+			return nil, errors.New("server: a client CA needs a server certificate and key")
+		}
+		return nil, nil
+	}
+	cert, err := tls.LoadX509KeyPair(cfg.TLSCertFile, cfg.TLSKeyFile)
+	if err != nil {
+		return nil, fmt.Errorf("server: TLS certificate: %w", err)
+	}
+	t := &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}
+	if cfg.TLSClientCAFile != "" {
+		pem, err := os.ReadFile(cfg.TLSClientCAFile)
+		if err != nil {
+			return nil, fmt.Errorf("server: client CA: %w", err)
+		}
+		pool := x509.NewCertPool()
+		if !pool.AppendCertsFromPEM(pem) {
+			return nil, fmt.Errorf("server: client CA %s: no PEM certificate", cfg.TLSClientCAFile)
+		}
+		t.ClientCAs = pool
+		t.ClientAuth = tls.RequireAndVerifyClientCert
+	}
+	return t, nil
+}
+
+// GRPCServer is the assembled gRPC server (for in-process listeners such as bufconn).
+func (s *Server) GRPCServer() *grpc.Server { return s.grpc }
+
+// HTTPHandler serves the JSON API, /metrics, /openapi.json and /healthz.
+func (s *Server) HTTPHandler() http.Handler { return s.httpH }
+
+// ServeGRPC serves gRPC on l until Shutdown.
+func (s *Server) ServeGRPC(l net.Listener) error { return s.grpc.Serve(l) }
+
+// ServeHTTP serves the HTTP handler on l (with TLS when configured) until Shutdown.
+func (s *Server) ServeHTTP(l net.Listener) error {
+	srv := &http.Server{Handler: s.httpH, ReadHeaderTimeout: 10 * time.Second, ErrorLog: slog.NewLogLogger(s.log.Handler(), slog.LevelWarn)}
+	s.mu.Lock()
+	if s.draining.Load() {
+		s.mu.Unlock()
+		return http.ErrServerClosed
+	}
+	s.httpSrvs = append(s.httpSrvs, srv)
+	s.mu.Unlock()
+	if s.tls != nil {
+		l = tls.NewListener(l, s.tls)
+	}
+	err := srv.Serve(l)
+	if errors.Is(err, http.ErrServerClosed) {
+		return nil
+	}
+	return err
+}
+
+// Shutdown drains: health turns NOT_SERVING (gRPC and /healthz) for DrainDelay, then the servers
+// stop taking new work and wait for in-flight requests up to ShutdownTimeout (or ctx), after
+// which remaining RPCs are cancelled.
+func (s *Server) Shutdown(ctx context.Context) error {
+	s.mu.Lock()
+	s.draining.Store(true)
+	srvs := s.httpSrvs
+	s.mu.Unlock()
+	s.health.Shutdown()
+	s.log.Info("draining", slog.Duration("delay", s.cfg.DrainDelay), slog.Duration("timeout", s.cfg.ShutdownTimeout))
+	select {
+	case <-time.After(s.cfg.DrainDelay):
+	case <-ctx.Done():
+	}
+	ctx, cancel := context.WithTimeout(ctx, s.cfg.ShutdownTimeout)
+	defer cancel()
+	var wg sync.WaitGroup
+	var httpErr error
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		for _, srv := range srvs {
+			if err := srv.Shutdown(ctx); err != nil {
+				srv.Close()
+				httpErr = err
+			}
+		}
+	}()
+	stopped := make(chan struct{})
+	go func() { s.grpc.GracefulStop(); close(stopped) }()
+	var err error
+	select {
+	case <-stopped:
+	case <-ctx.Done():
+		s.log.Warn("shutdown timeout: cancelling in-flight RPCs")
+		s.grpc.Stop()
+		<-stopped
+		err = ctx.Err()
+	}
+	wg.Wait()
+	s.sources.Close()
+	if err == nil {
+		err = httpErr
+	}
+	s.log.Info("stopped")
+	return err
+}
+
+// Close stops at once (tests).
+func (s *Server) Close() {
+	s.draining.Store(true)
+	s.grpc.Stop()
+	s.mu.Lock()
+	for _, srv := range s.httpSrvs {
+		srv.Close()
+	}
+	s.mu.Unlock()
+	s.sources.Close()
+}
+
