@@ -63,7 +63,9 @@ var _ pb.PreflightServiceServer = (*gatewayService)(nil)
 
 func (g *gatewayService) CheckRescale(ctx context.Context, req *pb.CheckRescaleRequest) (*pb.CheckRescaleResponse, error) {
 	resp, err := g.s.unary(ctx, req, &grpc.UnaryServerInfo{Server: g.s.svc, FullMethod: pb.PreflightService_CheckRescale_FullMethodName},
-		func(ctx context.Context, req any) (any, error) { return g.s.svc.CheckRescale(ctx, req.(*pb.CheckRescaleRequest)) })
+		func(ctx context.Context, req any) (any, error) {
+			return g.s.svc.CheckRescale(ctx, req.(*pb.CheckRescaleRequest))
+		})
 	if err != nil {
 		return nil, err
 	}

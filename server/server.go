@@ -214,4 +214,3 @@ func (s *Server) Close() {
 	s.mu.Unlock()
 	s.sources.Close()
 }
-
