@@ -18,6 +18,7 @@ import (
 	"github.com/flinkpreflight/preflight/client"
 	"github.com/flinkpreflight/preflight/internal/engine"
 	"github.com/flinkpreflight/preflight/internal/report"
+	"github.com/flinkpreflight/preflight/internal/source"
 	pb "github.com/flinkpreflight/preflight/proto/preflight/v1"
 )
 
@@ -25,6 +26,9 @@ import (
 func checkpointReport(cmd *cobra.Command, target string, plan *pb.RescalePlan, opts *pb.CheckOptions, remote remoteFlags) (*pb.RescaleReport, error) {
 	ctx := cmd.Context()
 	if remote.server != "" {
+		if len(remote.catalogs) > 0 {
+			return nil, usagef("--catalog applies in-process only; configure the server's catalog instead")
+		}
 		c, err := client.Dial(ctx, remote.server, remote.Options)
 		if err != nil {
 			return nil, err
@@ -42,18 +46,25 @@ func checkpointReport(cmd *cobra.Command, target string, plan *pb.RescalePlan, o
 		defer p.done()
 		return c.CheckFile(ctx, path, plan, opts, p.set)
 	}
+	eng, err := newEngine(remote.catalogs)
+	if err != nil {
+		return nil, err
+	}
 	in, closeFn, err := openInput(cmd, target)
 	if err != nil {
 		return nil, err
 	}
 	defer closeFn()
-	return engine.New().Check(ctx, in, plan, opts)
+	return eng.Check(ctx, in, plan, opts)
 }
 
 // inspectReport runs an inspection in-process or on the server.
 func inspectReport(cmd *cobra.Command, target string, remote remoteFlags) (*pb.InspectCheckpointResponse, error) {
 	ctx := cmd.Context()
 	if remote.server != "" {
+		if len(remote.catalogs) > 0 {
+			return nil, usagef("--catalog applies in-process only; configure the server's catalog instead")
+		}
 		c, err := client.Dial(ctx, remote.server, remote.Options)
 		if err != nil {
 			return nil, err
@@ -73,12 +84,16 @@ func inspectReport(cmd *cobra.Command, target string, remote remoteFlags) (*pb.I
 		}
 		return c.Inspect(ctx, &pb.InspectCheckpointRequest{Checkpoint: src})
 	}
+	eng, err := newEngine(remote.catalogs)
+	if err != nil {
+		return nil, err
+	}
 	in, closeFn, err := openInput(cmd, target)
 	if err != nil {
 		return nil, err
 	}
 	defer closeFn()
-	return engine.New().Inspect(ctx, in)
+	return eng.Inspect(ctx, in)
 }
 
 // openInput opens a checkpoint for the in-process engine, with progress on a terminal.
@@ -205,7 +220,17 @@ func (c *countingReader) Read(b []byte) (int, error) {
 	return n, err
 }
 
-// openRemoteInput is replaced when internal/source lands; until then object stores need --server.
-var openRemoteInput = func(ctx context.Context, target string) (engine.Input, func(), error) {
-	return engine.Input{}, nil, usagef("%s: reading object stores in-process is not available yet; use --server", target)
+// openRemoteInput opens an object-store or http(s) checkpoint in-process. The CLI runs with the
+// user's own credentials, so its allowlist is exactly the checkpoint it was asked to read.
+func openRemoteInput(ctx context.Context, target string) (engine.Input, func(), error) {
+	opener, err := source.New(source.Config{Allow: []string{target}, EnableHTTP: true})
+	if err != nil {
+		return engine.Input{}, nil, err
+	}
+	obj, err := opener.Open(ctx, target)
+	if err != nil {
+		opener.Close()
+		return engine.Input{}, nil, err
+	}
+	return engine.Input{Reader: obj, Source: target}, func() { obj.Close(); opener.Close() }, nil
 }

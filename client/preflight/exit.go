@@ -11,6 +11,7 @@ import (
 
 	"github.com/flinkpreflight/preflight/internal/checkpoint"
 	"github.com/flinkpreflight/preflight/internal/engine"
+	"github.com/flinkpreflight/preflight/internal/source"
 	pb "github.com/flinkpreflight/preflight/proto/preflight/v1"
 )
 
@@ -39,8 +40,11 @@ func exitCodeFor(err error, stderr io.Writer) int {
 	switch {
 	case errors.As(err, &ue), errors.As(err, &fe), errors.As(err, &pe), errors.Is(err, errInput):
 		return exitUsage
-	case errors.Is(err, context.Canceled):
+	case errors.Is(err, context.Canceled), errors.Is(err, source.ErrUnavailable):
 		return exitInternal
+	case errors.Is(err, source.ErrNotFound), errors.Is(err, source.ErrPermissionDenied),
+		errors.Is(err, source.ErrInvalid), errors.Is(err, source.ErrTooLarge):
+		return exitUsage
 	}
 	if st, ok := status.FromError(err); ok {
 		switch st.Code() {

@@ -8,12 +8,15 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/flinkpreflight/preflight/client"
+	"github.com/flinkpreflight/preflight/internal/engine"
+	"github.com/flinkpreflight/preflight/internal/findings"
 	"github.com/flinkpreflight/preflight/internal/report"
 )
 
 // remoteFlags select and secure the server in remote mode.
 type remoteFlags struct {
-	server string
+	server   string
+	catalogs []string // in-process only: the server has its own catalog
 	client.Options
 }
 
@@ -25,6 +28,24 @@ func (r *remoteFlags) register(cmd *cobra.Command) {
 	f.StringVar(&r.CertFile, "cert", "", "client certificate (PEM) for mutual TLS")
 	f.StringVar(&r.KeyFile, "key", "", "client key (PEM) for mutual TLS")
 	f.StringVar(&r.ServerName, "server-name", "", "expected server name in its certificate")
+	catalogFlag(cmd, &r.catalogs)
+}
+
+// catalogFlag adds user catalog files to the built-in operator catalog.
+func catalogFlag(cmd *cobra.Command, paths *[]string) {
+	cmd.Flags().StringArrayVar(paths, "catalog", nil, "extra operator catalog file (JSON, same shape as the built-in one; repeatable)")
+}
+
+// newEngine returns the in-process engine with the user's catalog files, if any.
+func newEngine(catalogs []string) (*engine.Engine, error) {
+	if len(catalogs) == 0 {
+		return engine.New(), nil
+	}
+	cat, err := findings.LoadCatalog(catalogs...)
+	if err != nil {
+		return nil, usageError{err}
+	}
+	return engine.NewWithCatalog(cat), nil
 }
 
 func outputFlag(cmd *cobra.Command, out *string) {
