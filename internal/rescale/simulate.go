@@ -556,9 +556,11 @@ func (s *simulation) distribute() {
 			switch {
 			case v.FullyFinished:
 				a.Path = PathFinished
+				a.Summary.EmptySubtasks = v.NewParallelism
 				continue
 			case a.Layout == nil || !v.Repartitioned:
 				a.Path = PathNotRestored
+				a.Summary.EmptySubtasks = v.NewParallelism
 				continue
 			}
 			a.MaxParallelism = v.MaxParallelism
