@@ -52,7 +52,7 @@ func (r *resolver) checkpointMatches(key string) []checkpoint.OperatorID {
 		}
 		return out
 	}
-	if id := operatorIDFromUID(key); r.has(id) {
+	if id := checkpoint.OperatorIDFromUID(key); r.has(id) {
 		add(id)
 	}
 	for _, i := range r.byUID[key] {
@@ -82,7 +82,7 @@ func (r *resolver) declare(field, key string) (checkpoint.OperatorID, error) {
 	m := r.checkpointMatches(key)
 	switch len(m) {
 	case 0:
-		id := operatorIDFromUID(key)
+		id := checkpoint.OperatorIDFromUID(key)
 		r.known[id] = key
 		return id, nil
 	case 1:
@@ -102,7 +102,7 @@ func (r *resolver) lookup(key string) []checkpoint.OperatorID {
 		return nil
 	}
 	m := r.checkpointMatches(key)
-	if id := operatorIDFromUID(key); len(m) == 0 {
+	if id := checkpoint.OperatorIDFromUID(key); len(m) == 0 {
 		if _, ok := r.known[id]; ok {
 			m = append(m, id)
 		}

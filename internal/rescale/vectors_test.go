@@ -496,7 +496,7 @@ func TestBOperatorIDFromUID(t *testing.T) {
 		"sink":         "2e588ce1c86a9d46e2e85186773ce4fd",
 		"kafka-source": "61252f73469d3ffba207c548d29a0267",
 	} {
-		if got := operatorIDFromUID(uid).String(); got != want {
+		if got := checkpoint.OperatorIDFromUID(uid).String(); got != want {
 			t.Errorf("uid %q: %s, want %s", uid, got, want)
 		}
 	}
