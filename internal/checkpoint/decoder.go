@@ -7,6 +7,7 @@ import (
 	"math"
 	"strconv"
 	"strings"
+	"sync"
 )
 
 // decoder reads big-endian primitives from a byte slice (no copy) or from an io.Reader through
@@ -42,8 +43,21 @@ func newBytesDecoder(b []byte) *decoder {
 	return &decoder{buf: b, limit: math.MaxInt64}
 }
 
+// bufPool recycles the readers' buffers.
+var bufPool = sync.Pool{New: func() any { b := make([]byte, 0, readBufSize); return &b }}
+
 func newReaderDecoder(r io.Reader) *decoder {
-	return &decoder{buf: make([]byte, 0, readBufSize), r: r, limit: math.MaxInt64}
+	bp := bufPool.Get().(*[]byte)
+	return &decoder{buf: (*bp)[:0], r: r, limit: math.MaxInt64}
+}
+
+// release returns a reader's buffer to the pool; d must not be used afterwards.
+func (d *decoder) release() {
+	if d.r != nil && cap(d.buf) == readBufSize {
+		b := d.buf[:0]
+		bufPool.Put(&b)
+	}
+	d.buf = nil
 }
 
 // pathSeg is one segment of a field path: name, name[idx] or name["key"].

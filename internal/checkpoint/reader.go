@@ -374,6 +374,7 @@ func (d *decoder) operatorHandle() *OperatorStateHandle {
 		off = d.offset()
 		k := d.i32()
 		d.count(k, off, minOffset, "offset")
+		e.sum.boundsOnly = e.Mode != SplitDistribute
 		e.Offsets = d.i64s(int(k), !d.summarize, &e.sum)
 		d.pop()
 		h.States = append(h.States, e)

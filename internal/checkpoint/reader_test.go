@@ -70,11 +70,11 @@ func TestReadKafkaSourceSizes(t *testing.T) {
 
 func TestStateSizesInterleaved(t *testing.T) {
 	got := finishStates([]StateEntry{
-		{Name: "a", Mode: SplitDistribute, sum: summarizeOffsets([]int64{10, 30})},
-		{Name: "b", Mode: SplitDistribute, sum: summarizeOffsets([]int64{20, 40})},
-		{Name: "c", Mode: SplitDistribute, sum: summarizeOffsets([]int64{50})},
+		{Name: "a", Mode: SplitDistribute, sum: summarizeOffsets([]int64{10, 30}, SplitDistribute)},
+		{Name: "b", Mode: SplitDistribute, sum: summarizeOffsets([]int64{20, 40}, SplitDistribute)},
+		{Name: "c", Mode: SplitDistribute, sum: summarizeOffsets([]int64{50}, SplitDistribute)},
 		{Name: "empty", Mode: Union},
-		{Name: "down", Mode: SplitDistribute, sum: summarizeOffsets([]int64{90, 80})},
+		{Name: "down", Mode: SplitDistribute, sum: summarizeOffsets([]int64{90, 80}, SplitDistribute)},
 	}, 100)
 	if !got[0].SizesApproximate || !got[1].SizesApproximate || got[2].SizesApproximate || got[3].SizesApproximate || !got[4].SizesApproximate {
 		t.Errorf("approximate flags: %+v", got)

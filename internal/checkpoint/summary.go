@@ -17,6 +17,9 @@ type offsetSummary struct {
 	sizes       ElementSizes
 	cur, curN   int64 // the open run
 	unordered   bool  // an offset was smaller than its predecessor
+	// boundsOnly skips the run-length encoding (UNION and BROADCAST states keep only their
+	// element count and byte total).
+	boundsOnly bool
 }
 
 // add folds big-endian i64 offsets (len(b) is a multiple of 8).
@@ -31,6 +34,16 @@ func (s *offsetSummary) add(b []byte) {
 		i = 8
 	}
 	s.n += int64(len(b) / 8)
+	if s.boundsOnly {
+		last, unordered := s.last, false
+		for ; i+8 <= len(b); i += 8 {
+			v := int64(binary.BigEndian.Uint64(b[i:]))
+			unordered = unordered || v < last
+			last = v
+		}
+		s.last, s.unordered = last, s.unordered || unordered
+		return
+	}
 	last, cur, curN := s.last, s.cur, s.curN
 	for ; i+8 <= len(b); i += 8 {
 		v := int64(binary.BigEndian.Uint64(b[i:]))
@@ -57,8 +70,8 @@ func (s *offsetSummary) flush(size, count int64) {
 }
 
 // summarizeOffsets builds a summary from offsets held in memory.
-func summarizeOffsets(offs []int64) offsetSummary {
-	var s offsetSummary
+func summarizeOffsets(offs []int64, mode DistributionMode) offsetSummary {
+	s := offsetSummary{boundsOnly: mode != SplitDistribute}
 	var buf [8 * 256]byte
 	for len(offs) > 0 {
 		k := min(len(offs), 256)
@@ -85,6 +98,7 @@ func ReadLayoutBytes(b []byte) (*Layout, error) {
 
 func readLayout(d *decoder) (l *Layout, err error) {
 	d.summarize = true
+	defer d.release()
 	defer recoverError(&err)
 	m := d.file()
 	l = m.Layout()
@@ -244,7 +258,7 @@ func finishStates(entries []StateEntry, streamSize int64) []StateEntryLayout {
 		e := &entries[i]
 		s := &e.sum
 		if s.n == 0 && len(e.Offsets) > 0 {
-			tmp := summarizeOffsets(e.Offsets)
+			tmp := summarizeOffsets(e.Offsets, e.Mode)
 			s = &tmp
 		}
 		sums[i] = s
@@ -280,8 +294,11 @@ func finishStates(entries []StateEntry, streamSize int64) []StateEntryLayout {
 			lastSize = 0
 			out[i].SizesApproximate = true
 		}
-		var sizes ElementSizes
-		sizes = s.sizes.clone()
+		if s.boundsOnly || entries[i].Mode != SplitDistribute {
+			out[i].Bytes = max(s.last-s.first, 0) + lastSize
+			continue
+		}
+		sizes := s.sizes.clone()
 		if s.curN > 0 {
 			cur := s.cur
 			if cur < 0 {
@@ -292,9 +309,7 @@ func finishStates(entries []StateEntry, streamSize int64) []StateEntryLayout {
 		}
 		sizes.Append(lastSize, 1)
 		out[i].Bytes = sizes.Total()
-		if entries[i].Mode == SplitDistribute {
-			out[i].Sizes = sizes
-		}
+		out[i].Sizes = sizes
 	}
 	return out
 }

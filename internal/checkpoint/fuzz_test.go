@@ -1,0 +1,83 @@
+package checkpoint
+
+import (
+	"bytes"
+	"errors"
+	"os"
+	"path/filepath"
+	"reflect"
+	"testing"
+)
+
+// addSeeds seeds f with the fixtures (when present) and with small generated files, so that a
+// seed corpus exists without ../shared.
+func addSeeds(f *testing.F) {
+	paths, _ := filepath.Glob(filepath.Join(fixturesDir, "*.metadata"))
+	for _, p := range paths {
+		if b, err := os.ReadFile(p); err == nil {
+			f.Add(b)
+		}
+	}
+	for _, m := range []*Metadata{exoticMetadata(), {Version: 3, CheckpointID: 1}, {Version: 6, Operators: []OperatorState{{ID: OperatorIDFromUID("sink"), Parallelism: 1, MaxParallelism: 1, FullyFinished: true}}}} {
+		var buf bytes.Buffer
+		if err := Write(&buf, m); err != nil {
+			f.Fatal(err)
+		}
+		f.Add(buf.Bytes())
+	}
+}
+
+func FuzzRead(f *testing.F) {
+	addSeeds(f)
+	f.Fuzz(func(t *testing.T, b []byte) {
+		m, err := ReadBytes(b)
+		if err != nil {
+			var fe *FormatError
+			if !errors.As(err, &fe) {
+				t.Fatalf("error %v is not a *FormatError", err)
+			}
+			if fe.Offset < 0 || fe.Offset > int64(len(b)) {
+				t.Fatalf("error offset %d outside the %d-byte input", fe.Offset, len(b))
+			}
+		}
+		l, lerr := ReadLayoutBytes(b)
+		if (err == nil) != (lerr == nil) {
+			t.Fatalf("ReadBytes: %v; ReadLayoutBytes: %v", err, lerr)
+		}
+		if _, serr := ReadLayout(bytes.NewReader(b)); (serr == nil) != (lerr == nil) {
+			t.Fatalf("ReadLayout from a reader: %v; from bytes: %v", serr, lerr)
+		}
+		if err == nil {
+			want := m.Layout()
+			want.Size = l.Size
+			if l.Size != int64(len(b)) || !reflect.DeepEqual(want, l) {
+				t.Fatalf("streaming layout differs from the model's")
+			}
+		}
+	})
+}
+
+func FuzzRoundTrip(f *testing.F) {
+	addSeeds(f)
+	f.Fuzz(func(t *testing.T, b []byte) {
+		m1, err := ReadBytes(b)
+		if err != nil || m1.Version < 2 {
+			return
+		}
+		var w1 bytes.Buffer
+		if err := Write(&w1, m1); err != nil {
+			t.Fatalf("Write of a decoded file: %v", err)
+		}
+		m2, err := ReadBytes(w1.Bytes())
+		if err != nil {
+			t.Fatalf("re-read of the written file: %v", err)
+		}
+		if !equalExported(reflect.ValueOf(m1), reflect.ValueOf(m2)) {
+			t.Fatalf("read → write → read changed the model")
+		}
+		var w2 bytes.Buffer
+		if err := Write(&w2, m2); err != nil || !bytes.Equal(w1.Bytes(), w2.Bytes()) {
+			t.Fatalf("second write differs: %v", err)
+		}
+	})
+}
