@@ -118,6 +118,12 @@ func (sim *operatorSim) buildOperatorStates(raw bool) ([]*StateDistribution, Ope
 			if !ok {
 				g.names = append(g.names, st.Name)
 			}
+			if n := len(list); n > 0 && list[n-1].old == int32(j) {
+				// A name twice in one handle: a format-1 task record, whose chained operators'
+				// states the Layout merges. Java's map cannot hold it twice; merge the entries.
+				list[n-1] = mergeEntries(list[n-1], st)
+				continue
+			}
 			e := oldEntry{old: int32(j), stream: stream, n: st.Elements, bytes: st.Bytes, uniform: -1, st: st}
 			if runs := st.Sizes.Runs(); len(runs) == 1 && runs[0].Count == st.Elements {
 				e.uniform = runs[0].Size
@@ -310,4 +316,23 @@ func (d *stateDist) eachWhole(i int, f func(e int)) {
 			}
 		}
 	}
+}
+
+// mergeEntries appends st's elements to entry e (same old subtask and stream).
+func mergeEntries(e oldEntry, st *checkpoint.StateEntryLayout) oldEntry {
+	merged := &checkpoint.StateEntryLayout{Name: st.Name, Mode: st.Mode, Elements: e.n + st.Elements,
+		Bytes: e.bytes + st.Bytes, SizesApproximate: e.st.SizesApproximate || st.SizesApproximate}
+	if e.st.Sizes.Len() == e.n && st.Sizes.Len() == st.Elements {
+		for _, r := range e.st.Sizes.Runs() {
+			merged.Sizes.Append(r.Size, r.Count)
+		}
+		for _, r := range st.Sizes.Runs() {
+			merged.Sizes.Append(r.Size, r.Count)
+		}
+	}
+	e.st, e.n, e.bytes, e.uniform = merged, merged.Elements, merged.Bytes, -1
+	if runs := merged.Sizes.Runs(); len(runs) == 1 && runs[0].Count == merged.Elements {
+		e.uniform = runs[0].Size
+	}
+	return e
 }

@@ -1,0 +1,190 @@
+package rescale
+
+import (
+	"bufio"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/flinkpreflight/preflight/internal/checkpoint"
+)
+
+// corpusDir finds the shared corpus: ../shared/corpus beside the repository, or $PREFLIGHT_CORPUS.
+func corpusDir() string {
+	if d := os.Getenv("PREFLIGHT_CORPUS"); d != "" {
+		return d
+	}
+	return filepath.Join("..", "..", "..", "shared", "corpus")
+}
+
+// corpusMetadata lists the `metadata` files of MANIFEST.tsv.
+func corpusMetadata(t *testing.T) []string {
+	t.Helper()
+	dir := corpusDir()
+	f, err := os.Open(filepath.Join(dir, "MANIFEST.tsv"))
+	if err != nil {
+		t.Skipf("corpus not available (%v); set PREFLIGHT_CORPUS to run this test", err)
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 1<<20), 1<<20)
+	var paths []string
+	kindCol := -1
+	for sc.Scan() {
+		cols := strings.Split(sc.Text(), "\t")
+		if kindCol < 0 {
+			for i, c := range cols {
+				if c == "kind" {
+					kindCol = i
+				}
+			}
+			if kindCol < 0 {
+				t.Fatal("MANIFEST.tsv has no kind column")
+			}
+			continue
+		}
+		if kindCol < len(cols) && cols[kindCol] == "metadata" {
+			paths = append(paths, filepath.Join(dir, cols[0]))
+		}
+	}
+	return paths
+}
+
+// TestCorpus simulates every corpus _metadata file: at the stored parallelism every subtask keeps
+// its own state; at 1, 2× and max parallelism Flink's invariants hold.
+func TestCorpus(t *testing.T) {
+	paths := corpusMetadata(t)
+	var files, decoded, decodeErrors, operators, withState, simulations, failures int
+	kinds := map[FailureKind]int{}
+	for _, path := range paths {
+		b, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatalf("%s: %v", path, err)
+		}
+		files++
+		l, err := checkpoint.ReadLayoutBytes(b)
+		if err != nil {
+			if strings.Contains(err.Error(), "not implemented") {
+				t.Skipf("checkpoint.ReadLayout is still a stub: %v", err)
+			}
+			decodeErrors++
+			continue
+		}
+		decoded++
+		operators += len(l.Operators)
+		rel, _ := filepath.Rel(corpusDir(), path)
+		// Stored parallelism.
+		r, err := Simulate(l, Plan{})
+		if err != nil {
+			t.Fatalf("%s: %v", rel, err)
+		}
+		simulations++
+		for _, v := range r.Vertices {
+			for _, a := range v.Operators {
+				if a.sim != nil {
+					withState++
+					checkStoredAssignment(t, rel, a)
+				}
+			}
+		}
+		if len(r.Failures) > 0 {
+			t.Errorf("%s: restoring at the stored parallelism fails: %+v", rel, r.Failures[0])
+		}
+		// 1, 2× and max parallelism, per operator.
+		for _, f := range []func(p, maxP int) int{
+			func(int, int) int { return 1 },
+			func(p, _ int) int { return min(2*p, UpperBoundMaxParallelism) },
+			func(_, maxP int) int { return max(1, min(maxP, UpperBoundMaxParallelism)) },
+		} {
+			plan := Plan{Parallelism: map[string]int{}}
+			for i := range l.Operators {
+				o := &l.Operators[i]
+				if o.Parallelism > 0 {
+					plan.Parallelism[o.ID.String()] = f(o.Parallelism, o.MaxParallelism)
+				}
+			}
+			r, err := Simulate(l, plan)
+			if err != nil {
+				t.Fatalf("%s: %v", rel, err)
+			}
+			simulations++
+			failures += len(r.Failures)
+			for _, f := range r.Failures {
+				kinds[f.Kind]++
+			}
+			for _, v := range r.Vertices {
+				for _, a := range v.Operators {
+					if a.sim == nil {
+						continue
+					}
+					for _, s := range a.States {
+						checkStateInvariants(t, s, a.OldParallelism, a.NewParallelism, false)
+					}
+					if a.NewParallelism <= 4096 {
+						checkSummaries(t, a)
+					}
+				}
+			}
+		}
+	}
+	t.Logf("%d metadata files: %d decoded (%d decode errors, the codec's concern), %d operators, %d with restored state, %d simulations, %d precondition failures at 1/2×/maxP %v",
+		files, decoded, decodeErrors, operators, withState, simulations, failures, kinds)
+}
+
+// checkStoredAssignment: at the stored parallelism, new subtask i keeps old subtask i's elements
+// and key groups.
+func checkStoredAssignment(t *testing.T, file string, a *OperatorAssignment) {
+	t.Helper()
+	if a.OldParallelism != a.NewParallelism {
+		return
+	}
+	for i := 0; i < a.NewParallelism; i++ {
+		old := a.sim.byOld[i]
+		for _, s := range a.States {
+			sh := s.Share(i)
+			var own int64
+			if old != nil {
+				h := old.ManagedOperatorState
+				if s.Raw {
+					h = old.RawOperatorState
+				}
+				if h != nil {
+					for _, e := range h.States {
+						if e.Name == s.Name && e.Mode == s.Mode {
+							own += e.Elements
+						}
+					}
+				}
+			}
+			switch s.Mode {
+			case checkpoint.Union:
+				if sh.Elements != s.Elements {
+					t.Errorf("%s %s %s subtask %d: %d union elements of %d", file, a.ID, s.Name, i, sh.Elements, s.Elements)
+				}
+			default:
+				if sh.Elements < own || s.Mode == checkpoint.SplitDistribute && sh.Elements != own {
+					t.Errorf("%s %s %s subtask %d: %d elements, stored %d", file, a.ID, s.Name, i, sh.Elements, own)
+				}
+			}
+		}
+		for _, k := range []*KeyedDistribution{a.ManagedKeyed, a.RawKeyed} {
+			if k == nil {
+				continue
+			}
+			sh := k.Share(i)
+			var want *checkpoint.KeyedStateHandleLayout
+			if old != nil {
+				want = old.ManagedKeyedState
+				if k.Raw {
+					want = old.RawKeyedState
+				}
+			}
+			switch {
+			case want == nil && len(sh.Handles) != 0,
+				want != nil && (len(sh.Handles) != 1 || sh.Handles[0].OldSubtask != i || !sh.Handles[0].Whole || sh.ReadBytes != want.StateSize):
+				t.Errorf("%s %s subtask %d: keyed handles %+v, stored %+v", file, a.ID, i, sh.Handles, want)
+			}
+		}
+	}
+}
