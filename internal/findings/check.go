@@ -116,39 +116,50 @@ func safeParallelism(c *Context, rules []Rule, fs []Finding) []SafeParallelism {
 		if v == nil {
 			continue
 		}
-		var vr []Rule
-		for id := range denying[vid] {
-			if r := byID[id]; r != nil {
-				vr = append(vr, r)
+		// Every rule that can deny constrains the candidates when it can state a bound (so a
+		// candidate does not trade one denial for another); the rules that denied the request
+		// and cannot state a bound are re-checked by re-simulation.
+		var bounders []Bounder
+		var resim []Rule
+		for _, r := range rules {
+			if r.Severity() < fail {
+				continue
+			}
+			b, isB := r.(Bounder)
+			if isB {
+				bounders = append(bounders, b)
+			}
+			if denying[vid][r.ID()] {
+				resim = append(resim, r)
 			}
 		}
-		sort.Slice(vr, func(i, j int) bool { return vr[i].ID() < vr[j].ID() })
 		limit := searchLimit(v)
 		budget := budgetMax
 		test := func(p int) (safe, ok bool) {
-			needSim := false
-			for _, r := range vr {
-				b, isB := r.(Bounder)
-				if !isB {
-					needSim = true
-					continue
-				}
+			unknown := map[Bounder]bool{}
+			for _, b := range bounders {
 				s, known := b.SafeAt(c, v, p)
 				if known && !s {
 					return false, true
 				}
 				if !known {
-					needSim = true
+					unknown[b] = true
 				}
 			}
-			if !needSim {
+			var sim []Rule
+			for _, r := range resim {
+				if b, isB := r.(Bounder); !isB || unknown[b] {
+					sim = append(sim, r)
+				}
+			}
+			if len(sim) == 0 {
 				return true, true
 			}
 			if budget <= 0 {
 				return false, false
 			}
 			budget--
-			return resimulateSafe(c, vr, v, p, fail), true
+			return resimulateSafe(c, sim, v, p, fail), true
 		}
 		sp := SafeParallelism{VertexID: vid, VertexName: v.Name, Requested: int32(v.NewParallelism)}
 		belowDone, aboveDone := false, false

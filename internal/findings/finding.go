@@ -164,3 +164,19 @@ func bytesText(n int64) string {
 	}
 	return fmt.Sprintf("%d bytes", n)
 }
+
+// plural renders "1 element", "3 elements".
+func plural(n int64, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return fmt.Sprintf("%d %ss", n, noun)
+}
+
+// subtasksVerb renders "new subtask 3 receives" or "new subtasks 4-7 receive".
+func subtasksVerb(idx []int32, verb string) string {
+	if len(idx) == 1 {
+		return fmt.Sprintf("new subtask %d %ss", idx[0], verb)
+	}
+	return fmt.Sprintf("new subtasks %s %s", subtaskList(idx), verb)
+}

@@ -24,7 +24,8 @@ func (KeyedSkewRule) Explanation() string {
 func (r KeyedSkewRule) Check(c *Context) []Finding {
 	var out []Finding
 	c.operators(func(v *rescale.VertexAssignment, op *rescale.OperatorAssignment) {
-		if (op.ManagedKeyed == nil && op.RawKeyed == nil) || v.NewParallelism <= 1 || v.MaxParallelism <= 0 || op.Path == rescale.PathFinished {
+		if (op.ManagedKeyed == nil && op.RawKeyed == nil) || v.NewParallelism <= 1 || v.MaxParallelism <= 0 || op.Path == rescale.PathFinished ||
+			v.NewParallelism > v.MaxParallelism || (op.CheckpointMaxParallelism > 0 && v.NewParallelism > op.CheckpointMaxParallelism) {
 			return
 		}
 		mean := float64(v.MaxParallelism) / float64(v.NewParallelism)

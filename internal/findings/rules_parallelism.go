@@ -160,7 +160,12 @@ func (r MaxParallelismChangedRule) Check(c *Context) []Finding {
 }
 
 func (MaxParallelismChangedRule) SafeAt(c *Context, v *rescale.VertexAssignment, p int) (bool, bool) {
-	return false, true // parallelism does not help
+	for _, fl := range c.Result.Failures {
+		if fl.VertexID == v.ID && (fl.Kind == rescale.FailureMaxParallelismMismatch || fl.Kind == rescale.FailureMaxParallelismChanged) {
+			return false, true // parallelism does not help
+		}
+	}
+	return true, true
 }
 
 // PinnedOperatorRule (PF112): an operator that can only run at parallelism 1 (stored max

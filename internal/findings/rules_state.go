@@ -26,6 +26,9 @@ func stateRules(c *Context, labels ...string) []stateRuleHit {
 		if e == nil || op.Path == rescale.PathNotRestored || op.Path == rescale.PathFinished {
 			return
 		}
+		if op.CheckpointMaxParallelism > 0 && op.NewParallelism > op.CheckpointMaxParallelism {
+			return // Flink refuses the restore before the operator runs (PF110/PF112)
+		}
 		for i := range e.States {
 			r := &e.States[i]
 			match := false
@@ -72,7 +75,7 @@ func (h stateRuleHit) describeState() string {
 		return fmt.Sprintf("`%s` (absent from the checkpoint)", h.rule.Name)
 	}
 	s := h.op.States[h.k]
-	return fmt.Sprintf("`%s` (%s, %d elements in the checkpoint, written at parallelism %d)", s.Name, s.Mode, s.Elements, h.op.OldParallelism)
+	return fmt.Sprintf("`%s` (%s, %s in the checkpoint, written at parallelism %d)", s.Name, s.Mode, plural(s.Elements, "element"), h.op.OldParallelism)
 }
 
 // stateSafeAt decides, for a state rule, whether new parallelism p keeps every new subtask's
@@ -154,8 +157,8 @@ func (r EmptyRestoreRule) Check(c *Context) []Finding {
 		f := c.finding(r, h.severity(Error), h.op)
 		f.StateName = h.rule.Name
 		f.AffectedSubtasks = affected
-		f.Message = fmt.Sprintf("Restoring %s at parallelism %d: new subtasks %s receive no element of %s. %s %s",
-			opLabel(h.op, h.e), h.op.NewParallelism, subtaskList(affected), h.describeState(), h.rule.Consequence, h.note)
+		f.Message = fmt.Sprintf("Restoring %s at parallelism %d: %s no element of %s. %s %s",
+			opLabel(h.op, h.e), h.op.NewParallelism, subtasksVerb(affected, "receive"), h.describeState(), h.rule.Consequence, h.note)
 		if h.k >= 0 && h.op.States[h.k].Mode.String() == "SPLIT_DISTRIBUTE" && h.op.States[h.k].Elements > 0 {
 			f.Message += fmt.Sprintf(" Every subtask receives an element only at parallelism <= %d.", h.op.States[h.k].Elements)
 		}
@@ -219,8 +222,13 @@ func (r FirstOnlyRule) Check(c *Context) []Finding {
 		f := c.finding(r, h.severity(Warning), h.op)
 		f.StateName = h.rule.Name
 		f.AffectedSubtasks = affected
-		f.Message = fmt.Sprintf("Restoring %s at parallelism %d: new subtasks %s receive several elements of %s and keep only the first; %d element(s) written by old subtasks %s are dropped. %s",
-			opLabel(h.op, h.e), h.op.NewParallelism, subtaskList(affected), h.describeState(), dropped, intList(oldDropped), h.rule.Consequence)
+		f.Message = fmt.Sprintf("Restoring %s at parallelism %d: %s several elements of %s and keep only the first; %s written by old subtasks %s dropped. %s",
+			opLabel(h.op, h.e), h.op.NewParallelism, subtasksVerb(affected, "receive"), h.describeState(), plural(dropped, "element"), intList(oldDropped), h.rule.Consequence)
+		if dropped == 1 {
+			f.Message = strings.Replace(f.Message, " dropped.", " is dropped.", 1)
+		} else {
+			f.Message = strings.Replace(f.Message, " dropped.", " are dropped.", 1)
+		}
 		f.Message = strings.TrimSpace(f.Message)
 		f.Remediation = h.remediation()
 		f.References = h.references(c)
@@ -262,8 +270,8 @@ func (r AtMostOneRule) Check(c *Context) []Finding {
 		f := c.finding(r, h.severity(Error), h.op)
 		f.StateName = h.rule.Name
 		f.AffectedSubtasks = affected
-		f.Message = strings.TrimSpace(fmt.Sprintf("Restoring %s at parallelism %d: new subtasks %s receive up to %d elements of %s, but the operator accepts at most one. %s %s",
-			opLabel(h.op, h.e), h.op.NewParallelism, subtaskList(affected), h.op.States[h.k].Summary.MaxElements, h.describeState(), h.rule.Consequence, h.note))
+		f.Message = strings.TrimSpace(fmt.Sprintf("Restoring %s at parallelism %d: %s up to %d elements of %s, but the operator accepts at most one. %s %s",
+			opLabel(h.op, h.e), h.op.NewParallelism, subtasksVerb(affected, "receive"), h.op.States[h.k].Summary.MaxElements, h.describeState(), h.rule.Consequence, h.note))
 		f.Remediation = h.remediation()
 		f.References = h.references(c)
 		out = append(out, f)
