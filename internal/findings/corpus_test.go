@@ -1,0 +1,161 @@
+package findings
+
+import (
+	"bufio"
+	"errors"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"testing"
+
+	"github.com/flinkpreflight/preflight/internal/checkpoint"
+	"github.com/flinkpreflight/preflight/internal/rescale"
+)
+
+// corpusDir is the shared corpus of real _metadata files, relative to this package
+// (repo-root-relative ../shared/corpus).
+var corpusDir = filepath.Join("..", "..", "..", "shared", "corpus")
+
+// TestCorpus checks every real metadata file of the corpus at its stored parallelism, at 1, at
+// twice the stored parallelism and at its max parallelism: no panic, every DENY explained by an
+// ERROR finding with a message, and the counts logged. It skips when the corpus is absent.
+func TestCorpus(t *testing.T) {
+	manifest := filepath.Join(corpusDir, "MANIFEST.tsv")
+	f, err := os.Open(manifest)
+	if err != nil {
+		t.Skipf("corpus not available: %v", err)
+	}
+	defer f.Close()
+	var files []string
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 1<<20), 1<<20)
+	var kindCol = -1
+	for sc.Scan() {
+		cols := strings.Split(sc.Text(), "\t")
+		if kindCol < 0 {
+			for i, c := range cols {
+				if c == "kind" {
+					kindCol = i
+				}
+			}
+			if kindCol < 0 {
+				t.Fatal("MANIFEST.tsv has no kind column")
+			}
+			continue
+		}
+		if len(cols) > kindCol && cols[kindCol] == "metadata" {
+			files = append(files, cols[0])
+		}
+	}
+	if testing.Short() && len(files) > 60 {
+		files = files[:60]
+	}
+	cat := DefaultCatalog()
+	counts := map[string]int{}
+	rules := map[string]int{}
+	identified := map[string]int{}
+	var denyStored []string
+	for _, rel := range files {
+		b, err := os.ReadFile(filepath.Join(corpusDir, rel))
+		if err != nil {
+			counts["missing"]++
+			continue
+		}
+		l, err := checkpoint.ReadLayoutBytes(b)
+		if err != nil {
+			counts["undecodable"]++
+			continue
+		}
+		counts["files"]++
+		for i := range l.Operators {
+			if e := Identify(&l.Operators[i], cat); e != nil {
+				identified[e.ID]++
+			}
+		}
+		twice, maxP := map[string]int{}, map[string]int{}
+		for _, op := range l.Operators {
+			if op.Parallelism > 0 {
+				twice[op.ID.String()] = min(2*op.Parallelism, rescale.UpperBoundMaxParallelism)
+			}
+			if op.MaxParallelism > 0 && op.MaxParallelism <= rescale.UpperBoundMaxParallelism {
+				maxP[op.ID.String()] = op.MaxParallelism
+			}
+		}
+		for _, pc := range []struct {
+			label string
+			plan  rescale.Plan
+		}{
+			{"stored", rescale.Plan{}},
+			{"p=1", rescale.Plan{DefaultParallelism: 1}},
+			{"x2", rescale.Plan{Parallelism: twice}},
+			{"maxP", rescale.Plan{Parallelism: maxP}},
+		} {
+			res, err := rescale.Simulate(l, pc.plan)
+			if err != nil {
+				var pe *rescale.PlanError
+				if !errors.As(err, &pe) {
+					t.Errorf("%s %s: Simulate: %v", rel, pc.label, err)
+				}
+				counts["plan-error "+pc.label]++
+				continue
+			}
+			rep := Check(l, pc.plan, res, cat, Options{})
+			counts[pc.label+" "+rep.Verdict.String()]++
+			for _, f := range rep.Findings {
+				rules[f.RuleID+" "+f.Severity.String()]++
+				if f.Message == "" || f.Title == "" {
+					t.Errorf("%s %s: finding without message: %+v", rel, pc.label, f)
+				}
+			}
+			if rep.Verdict == Deny {
+				reason := ""
+				for _, f := range rep.Findings {
+					if f.Severity >= Error {
+						reason = f.RuleID
+						break
+					}
+				}
+				if reason == "" {
+					t.Errorf("%s %s: DENY without an ERROR finding", rel, pc.label)
+				}
+				if pc.label == "stored" {
+					denyStored = append(denyStored, rel+" ("+reason+")")
+				}
+			}
+		}
+	}
+	logCounts(t, "outcomes", counts)
+	logCounts(t, "findings", rules)
+	logCounts(t, "catalog matches (operators)", identified)
+	for _, d := range denyStored {
+		t.Logf("DENY at stored parallelism: %s", d)
+	}
+}
+
+func logCounts(t *testing.T, title string, m map[string]int) {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	var b strings.Builder
+	for _, k := range keys {
+		b.WriteString("\n  ")
+		b.WriteString(k)
+		b.WriteString(": ")
+		b.WriteString(itoa(m[k]))
+	}
+	t.Logf("%s:%s", title, b.String())
+}
+
+func itoa(n int) string {
+	if n == 0 {
+		return "0"
+	}
+	var d []byte
+	for ; n > 0; n /= 10 {
+		d = append([]byte{byte('0' + n%10)}, d...)
+	}
+	return string(d)
+}
