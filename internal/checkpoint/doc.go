@@ -1,0 +1,51 @@
+// Package checkpoint reads and writes Apache Flink checkpoint and savepoint _metadata files
+// (format versions 1 to 7, Flink 1.2 to 2.2 and the unreleased version 7). It owns the byte
+// format and nothing else: it does not open the state files a _metadata file points to, does not
+// simulate rescaling (internal/rescale) and does not judge a restore (internal/findings).
+//
+// # Two views of a file
+//
+// Read and ReadBytes return a *Metadata: the faithful model. Every field of the format is
+// decoded — master-hook states, operators (ID, name and UID in format 5+, parallelism, max
+// parallelism, coordinator state), subtasks (finished markers of Flink 1.14+), operator state
+// handles (tags 4 and 17) with their named states, distribution modes and element offsets, keyed
+// state handles (tags 3, 5, 7, 8–14) with key-group offsets, incremental file lists and changelog
+// entries, stream handles (tags 1, 2, 3, 6, 15, 16), unaligned-checkpoint channel state (untagged
+// in formats 3–5, tagged and possibly merged in 6+), and the format-7 refCheckpointId. What Flink
+// ignores or cannot interpret is kept verbatim so that Write reproduces the input byte for byte:
+// presence flags and boolean bytes as written, negative counts, the Java-serialized
+// CheckpointProperties trailer of format 4+ (Metadata.Trailer; Metadata.Properties decodes it),
+// bytes after the body of formats 2–3, and bytes after the channel list of a merged channel
+// handle. Write encodes formats 2 to 7 and rejects strings longer than 65535 modified-UTF-8
+// bytes, as Java's writeUTF does. Format 1 (Flink 1.2) is read far enough to list tasks, chains
+// and state names; format 0 (Flink 1.1) is reported as unsupported.
+//
+// ReadLayout returns a *Layout: the analysis view the rescale simulator and the rules consume,
+// built by the same decoder in a summarizing mode. It reads from an io.Reader in one pass with a
+// 256 KiB buffer and never holds the file: operator-state offsets are folded into an element
+// count and byte total, plus (for SPLIT_DISTRIBUTE states only) run-length-encoded element sizes;
+// channel-state offsets are counted; inline bytes (ByteStreamStateHandle data, changelog
+// changes, master-state payloads excepted) are skipped and counted. Its memory is proportional
+// to the number of handles and states, the key groups of key-group handles (one int64 each),
+// and the number of size changes between consecutive elements of SPLIT_DISTRIBUTE states — not
+// to the number of elements or inline bytes. A 1 GiB file dominated by offsets or inline bytes
+// reads in well under 1 MiB of heap. Element sizes follow the spec: an element ends at the next
+// larger offset of any state of the same handle, the last one at the stream size; when two
+// states' offset ranges interleave the sizes are marked SizesApproximate.
+//
+// OperatorIDFromUID computes the OperatorID Flink derives from a user-set UID (murmur3_128).
+//
+// # Errors
+//
+// Every malformed input yields a *FormatError naming the byte offset, the field path (for
+// example operators[3].subtasks[2].managedOperatorState.states["expired-files"].offsets) and the
+// value found. The decoder checks every count against the bytes that remain before allocating
+// (a stream of unknown length grows slices as elements arrive instead), caps handle nesting at
+// 64, and enforces the invariants Flink enforces when it loads a file: magic numbers, subtask
+// index within [0, parallelism), parallelism ≤ max parallelism, distribution-mode and scope
+// ordinals, coordinator handle kind, tag-17 delegates, master-state framing. It never panics
+// and never loops without consuming input. A trailer that does not decode as
+// CheckpointProperties is not an error: Layout.PropertiesError says why.
+//
+// The byte layouts are specified in shared/spec/flink-checkpoint-metadata.md.
+package checkpoint
