@@ -12,6 +12,9 @@ import (
 // the verdict and, for every vertex with a denying finding, the nearest safe parallelism. cat
 // nil means DefaultCatalog(). result must be rescale.Simulate(layout, plan).
 func Check(layout *checkpoint.Layout, plan rescale.Plan, result *rescale.Result, cat *Catalog, opts Options) Report {
+	if opts.AllowNonRestoredState {
+		plan.AllowNonRestoredState = true
+	}
 	c := newContext(layout, plan, result, cat, opts)
 	rules := enabledRules(opts)
 	fs := runRules(c, rules)

@@ -1,10 +1,3 @@
-// Package findings turns a simulated restore into findings, a verdict and the nearest safe
-// parallelism. It owns the operator catalog (an embedded JSON file that users can extend), the
-// Flink version comparison that decides whether a known bug applies, and the rules: one small
-// type per check, each with a stable ID, a title, a severity, references and a remediation. It
-// reads the checkpoint Layout and the simulator's Result; it never decodes bytes, never performs
-// I/O beyond LoadCatalog, and never re-implements Flink's redistribution (it asks
-// rescale.Simulate).
 package findings
 
 import (

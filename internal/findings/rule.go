@@ -23,8 +23,8 @@ type Options struct {
 	// JobManagerMemory is the JobManager heap available for the restore; 0 = unknown (the
 	// memory rule is silent).
 	JobManagerMemory int64
-	// AllowNonRestoredState is --allowNonRestoredState. The simulator reads Plan's field; the
-	// rules treat the restore as allowing non-restored state when either is set.
+	// AllowNonRestoredState is --allowNonRestoredState. The simulator reads
+	// Plan.AllowNonRestoredState, so set both; Check re-simulates with the flag when either is set.
 	AllowNonRestoredState bool
 	// FailLevel: findings at or above it make the verdict DENY; SeverityUnspecified = Error.
 	FailLevel Severity
@@ -126,11 +126,6 @@ func newContext(layout *checkpoint.Layout, plan rescale.Plan, result *rescale.Re
 
 // Entry returns the catalog entry identified for an operator, or nil.
 func (c *Context) Entry(op *rescale.OperatorAssignment) *CatalogEntry { return c.entries[op] }
-
-// allowNonRestored reports whether the restore skips unmapped state.
-func (c *Context) allowNonRestored() bool {
-	return c.Plan.AllowNonRestoredState || c.Options.AllowNonRestoredState
-}
 
 // operators calls f for every operator of the new job that has checkpoint state.
 func (c *Context) operators(f func(v *rescale.VertexAssignment, op *rescale.OperatorAssignment)) {
