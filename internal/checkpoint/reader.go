@@ -259,12 +259,12 @@ func (d *decoder) operator(version int32) OperatorState {
 		d.pop()
 		return op
 	}
-	minSub := int64(4 + 4 + 4 + 1 + 1 + 4 + 4)
+	// A finished subtask takes 4 bytes (its index); a format-2 subtask at least 26.
+	minSub := int64(4)
 	if version == 2 {
-		minSub = 4 + 8 + 4 + 4 + 4 + 1 + 1
+		minSub = 26
 	}
-	op.Subtasks = make([]SubtaskEntry, 0, d.count(n, off, 4, "subtask"))
-	_ = minSub
+	op.Subtasks = make([]SubtaskEntry, 0, d.count(n, off, minSub, "subtask"))
 	d.path[len(d.path)-1].hasIdx = true
 	for i := 0; i < int(n); i++ {
 		d.setIdx(i)

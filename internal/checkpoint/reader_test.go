@@ -258,3 +258,89 @@ func TestBitFlips(t *testing.T) {
 	}
 	t.Logf("1000 bit-flipped files: %d decoded, %d rejected", ok, failed)
 }
+
+func TestPropertiesErrorIsNotFatal(t *testing.T) {
+	m := &Metadata{Version: 4, CheckpointID: 1, Trailer: []byte{0xAC, 0xED, 0, 5, 0x73, 0x72, 0, 3, 'a', 'b'}}
+	l, err := ReadLayout(bytes.NewReader(encode(t, m)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if l.Properties != nil || !strings.Contains(l.PropertiesError, "unexpected end") || l.TrailerSize != 10 {
+		t.Errorf("properties %+v, error %q, trailer %d", l.Properties, l.PropertiesError, l.TrailerSize)
+	}
+	m.Trailer = []byte("not java")
+	if l, err := ReadLayoutBytes(encode(t, m)); err != nil || !strings.Contains(l.PropertiesError, "not a Java serialization stream") {
+		t.Errorf("%v %+v", err, l)
+	}
+}
+
+func TestNestingDepthCapped(t *testing.T) {
+	var h KeyedStateHandle = &KeyGroupsStateHandle{Tag: tagKeyGroupsV2, Offsets: []int64{}}
+	for range 100 {
+		h = &ChangelogStateBackendHandle{Tag: tagChangelogV2, Materialized: []KeyedStateHandle{h}}
+	}
+	m := &Metadata{Version: 3, Operators: []OperatorState{{Parallelism: 1, MaxParallelism: 1,
+		Subtasks: []SubtaskEntry{{State: &SubtaskState{ManagedKeyedState: h}}}}}}
+	_, err := ReadBytes(encode(t, m))
+	var fe *FormatError
+	if !errors.As(err, &fe) || !strings.Contains(fe.Msg, "nested deeper than 64") || !strings.HasPrefix(fe.Field, "operators[0].subtasks[0].managedKeyedState.materialized[0]") {
+		t.Errorf("got %v", err)
+	}
+	// A stream handle nested in itself (tag 3 delegates) is capped too.
+	var s StreamStateHandle = &FileStateHandle{Path: "f"}
+	for range 100 {
+		s = &KeyGroupsStateHandle{Tag: tagKeyGroups, Offsets: []int64{}, Delegate: s}
+	}
+	m.Operators[0].Subtasks[0].State.ManagedKeyedState = &KeyGroupsStateHandle{Tag: tagKeyGroupsV2, Offsets: []int64{}, Delegate: s}
+	if _, err := ReadLayoutBytes(encode(t, m)); !errors.As(err, &fe) || !strings.Contains(fe.Msg, "nested deeper") {
+		t.Errorf("got %v", err)
+	}
+}
+
+func TestReadLegacyFormats(t *testing.T) {
+	b, err := os.ReadFile(filepath.Join(fixturesDir, "v1-flink1.2-nonKeyed-savepoint.metadata"))
+	if err != nil {
+		t.Skip(err)
+	}
+	l, err := ReadLayoutBytes(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	op := l.Operators[0]
+	if l.Version != 1 || op.ChainLength != 3 || len(op.Subtasks) != 4 || op.Subtasks[0].ManagedOperatorState == nil {
+		t.Fatalf("format 1 layout: %+v", op)
+	}
+	var names []string
+	for _, s := range op.Subtasks[0].ManagedOperatorState.States {
+		names = append(names, s.Name)
+	}
+	if !slicesContain(names, "_default_") {
+		t.Errorf("state names %v", names)
+	}
+	b, err = os.ReadFile(filepath.Join(fixturesDir, "v2-flink1.3-memory-savepoint-with-legacy-state.metadata"))
+	if err != nil {
+		t.Skip(err)
+	}
+	m, err := ReadBytes(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var legacy int
+	for _, op := range m.Operators {
+		for _, s := range op.Subtasks {
+			legacy += len(s.State.Legacy)
+		}
+	}
+	if legacy == 0 {
+		t.Error("no legacy handles found in the Flink 1.3 file")
+	}
+}
+
+func slicesContain(xs []string, x string) bool {
+	for _, y := range xs {
+		if y == x {
+			return true
+		}
+	}
+	return false
+}

@@ -35,13 +35,14 @@ func (s *offsetSummary) add(b []byte) {
 	}
 	s.n += int64(len(b) / 8)
 	if s.boundsOnly {
-		last, unordered := s.last, false
+		// Only the count, the bounds and whether the offsets ascend: a branch-free scan.
+		last, descend := s.last, uint64(0)
 		for ; i+8 <= len(b); i += 8 {
 			v := int64(binary.BigEndian.Uint64(b[i:]))
-			unordered = unordered || v < last
+			descend |= uint64(boolToInt(v < last))
 			last = v
 		}
-		s.last, s.unordered = last, s.unordered || unordered
+		s.last, s.unordered = last, s.unordered || descend != 0
 		return
 	}
 	last, cur, curN := s.last, s.cur, s.curN
@@ -445,4 +446,11 @@ func channelLayouts(hs []ChannelStateHandle) []ChannelStateLayout {
 		out = append(out, ChannelStateLayout{SubtaskIndex: int(h.SubtaskIndex), Info1: h.Info1, Info2: h.Info2, Size: h.StateSize, Stream: ref})
 	}
 	return out
+}
+
+func boolToInt(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }
