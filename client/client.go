@@ -19,6 +19,7 @@ import (
 	"google.golang.org/grpc/credentials"
 	"google.golang.org/grpc/credentials/insecure"
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
+	"google.golang.org/grpc/status"
 
 	pb "github.com/flinkpreflight/preflight/proto/preflight/v1"
 )
@@ -174,6 +175,10 @@ func (c *Client) upload(ctx context.Context, r io.Reader, header *pb.UploadHeade
 			break
 		}
 		if rerr != nil {
+			if cerr := ctx.Err(); cerr != nil {
+				// The caller gave up while we were reading: report it as gRPC would.
+				return nil, status.FromContextError(cerr).Err()
+			}
 			return nil, fmt.Errorf("client: read upload: %w", rerr)
 		}
 	}

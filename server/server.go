@@ -80,6 +80,8 @@ func New(cfg Config) (*Server, error) {
 		grpc.UnaryInterceptor(s.unary),
 		grpc.ChainStreamInterceptor(s.streamInterceptors()...),
 		grpc.MaxRecvMsgSize(cfg.maxRecvMsgBytes()),
+		// Stop and GracefulStop return only when handlers have: sources are closed after that.
+		grpc.WaitForHandlers(true),
 	}
 	if s.tls != nil {
 		opts = append(opts, grpc.Creds(credentials.NewTLS(s.tls)))
