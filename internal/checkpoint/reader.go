@@ -175,7 +175,12 @@ func (d *decoder) masterState() MasterState {
 		d.fail(off, strconv.Itoa(int(pl)), "negative master state payload length")
 	}
 	d.count(pl, off, 1, "payload byte")
-	ms.Payload = d.bytes(int64(pl))
+	ms.n = int64(pl)
+	if d.summarize {
+		d.skip(int64(pl))
+	} else {
+		ms.Payload = d.bytes(int64(pl))
+	}
 	if d.offset() != end {
 		d.fail(d.offset(), strconv.FormatInt(end-d.offset(), 10), "trailing bytes in master state")
 	}

@@ -68,6 +68,16 @@ type MasterState struct {
 	Version int32 // the hook serializer's version
 	Name    string
 	Payload []byte
+
+	n int64 // payload length when Payload was not kept (ReadLayout)
+}
+
+// Size returns the payload length.
+func (ms *MasterState) Size() int64 {
+	if ms.Payload != nil {
+		return int64(len(ms.Payload))
+	}
+	return ms.n
 }
 
 // OperatorState is one operator record (format 2+).

@@ -114,8 +114,9 @@ func readLayout(d *decoder) (l *Layout, err error) {
 // it in).
 func (m *Metadata) Layout() *Layout {
 	l := &Layout{Version: int(m.Version), CheckpointID: m.CheckpointID}
-	for _, ms := range m.MasterStates {
-		l.MasterStates = append(l.MasterStates, MasterStateSummary{Name: ms.Name, Version: ms.Version, PayloadSize: len(ms.Payload)})
+	for i := range m.MasterStates {
+		ms := &m.MasterStates[i]
+		l.MasterStates = append(l.MasterStates, MasterStateSummary{Name: ms.Name, Version: ms.Version, PayloadSize: int(ms.Size())})
 	}
 	l.Operators = make([]OperatorLayout, 0, len(m.Operators)+len(m.Tasks))
 	for i := range m.Operators {

@@ -101,6 +101,10 @@ func (e *encoder) file(m *Metadata) {
 	e.count(len(m.MasterStates), "master states")
 	for i := range m.MasterStates {
 		ms := &m.MasterStates[i]
+		if ms.Payload == nil && ms.n > 0 {
+			e.fail("master state %q: payload was not kept (metadata from ReadLayout cannot be written)", ms.Name)
+			return
+		}
 		name, err := appendMUTF8(nil, ms.Name)
 		if err != nil {
 			e.fail("master state %d: %v", i, err)
