@@ -319,3 +319,39 @@ func TestWriteRejects(t *testing.T) {
 		}
 	}
 }
+
+// TestWriteUntaggedChannels writes channel state in the untagged form of formats 3 to 5.
+func TestWriteUntaggedChannels(t *testing.T) {
+	for _, v := range []int32{3, 4, 5} {
+		m := exoticMetadata()
+		m.Version = v
+		st := m.Operators[0].Subtasks[0].State
+		st.InputChannels = st.InputChannels[:1]
+		st.OutputChannels = st.OutputChannels[:1]
+		st.InputChannels[0].Tag, st.OutputChannels[0].Tag = 0, 0
+		st.RefMarker, st.RefCheckpointID = 0, 0
+		m.Operators[0].Subtasks[2].State.RefMarker = 0
+		if v < 5 {
+			m.Operators[0].Name, m.Operators[0].UID = "", ""
+		}
+		if v < 4 {
+			m.Trailer = nil
+		}
+		b := encode(t, m)
+		m2, err := ReadBytes(b)
+		if err != nil {
+			t.Fatalf("version %d: %v", v, err)
+		}
+		if !equalExported(reflect.ValueOf(m), reflect.ValueOf(m2)) {
+			t.Errorf("version %d: decoded model differs from the written one", v)
+		}
+		l, err := ReadLayout(bytes.NewReader(b))
+		if err != nil {
+			t.Fatal(err)
+		}
+		ch := l.Operators[0].Subtasks[0].OutputChannels
+		if len(ch) != 1 || ch[0].Merged || ch[0].Size != 8 || ch[0].Stream.Path != "s3://b/chk-3/channel" {
+			t.Errorf("version %d: output channels %+v", v, ch)
+		}
+	}
+}
