@@ -201,18 +201,6 @@ func subtasksWhere(op *rescale.OperatorAssignment, k int, pred func(rescale.Shar
 	return out
 }
 
-// subtaskOf returns the simulator's per-subtask assignment. It goes through an interface so
-// that this package builds while the simulator's per-subtask API is being completed; ok is
-// false when it is not available.
-func subtaskOf(op *rescale.OperatorAssignment, i int) (rescale.SubtaskAssignment, bool) {
-	if s, ok := any(op).(interface {
-		Subtask(int) rescale.SubtaskAssignment
-	}); ok {
-		return s.Subtask(i), true
-	}
-	return rescale.SubtaskAssignment{}, false
-}
-
 // keyedOwned returns the keyed bytes new subtask i owns (managed and raw).
 func keyedOwned(op *rescale.OperatorAssignment, i int) int64 {
 	var n int64

@@ -31,14 +31,7 @@ func vertexPayloads(v *rescale.VertexAssignment, minBytes int64) []vertexPayload
 			if op.Layout == nil || op.Path == rescale.PathNotRestored {
 				continue
 			}
-			st, ok := subtaskOf(op, i)
-			if !ok {
-				// Without per-subtask detail, assume the operator's largest payload.
-				p.bytes += op.Summary.MaxPayloadBytes
-				p.inline += op.Summary.MaxInlineBytes
-				p.offsets += op.Summary.MaxOffsets
-				continue
-			}
+			st := op.Subtask(i)
 			p.bytes += st.PayloadBytes
 			p.inline += st.InlineBytes
 			p.offsets += st.Offsets
