@@ -164,10 +164,15 @@ func (d *decoder) truncated(n int) {
 	if off+int64(n) > d.limit {
 		d.failf(off, "", "field needs %d bytes but only %d remain in the enclosing record", n, d.limit-off)
 	}
-	if d.rerr != nil && !errors.Is(d.rerr, io.EOF) {
-		d.failf(off, "", "read error: %v", d.rerr)
-	}
+	d.checkReadError()
 	d.failf(off, "", "unexpected end of file (needed %d more bytes, %d remain)", n, len(d.buf)-d.pos)
+}
+
+// checkReadError aborts with the reader's error unless it is io.EOF.
+func (d *decoder) checkReadError() {
+	if d.rerr != nil && !errors.Is(d.rerr, io.EOF) {
+		panic(decodeError{&FormatError{Offset: d.offset(), Field: d.renderPath(), Msg: "read error: " + d.rerr.Error(), Err: d.rerr}})
+	}
 }
 
 // next returns the next n bytes (n ≤ readBufSize) and advances past them. The slice is valid

@@ -9,7 +9,13 @@ type FormatError struct {
 	Field  string // field path, e.g. operators[3].subtasks[2].managedOperatorState.states["x"].offsets
 	Value  string // the value found, if meaningful ("" otherwise)
 	Msg    string // what is wrong
+	// Err is the underlying read error when the input could not be read (not malformed); nil
+	// otherwise. errors.Is sees through it (e.g. context.Canceled from a cancelled reader).
+	Err error
 }
+
+// Unwrap returns the underlying read error, if any.
+func (e *FormatError) Unwrap() error { return e.Err }
 
 func (e *FormatError) Error() string {
 	s := fmt.Sprintf("malformed _metadata at byte %d", e.Offset)

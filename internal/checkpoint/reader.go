@@ -39,7 +39,7 @@ func ReadBytes(b []byte) (m *Metadata, err error) {
 func Read(r io.Reader) (*Metadata, error) {
 	b, err := io.ReadAll(r)
 	if err != nil {
-		return nil, &FormatError{Offset: int64(len(b)), Msg: "read error: " + err.Error()}
+		return nil, &FormatError{Offset: int64(len(b)), Msg: "read error: " + err.Error(), Err: err}
 	}
 	return ReadBytes(b)
 }
@@ -95,8 +95,8 @@ func (d *decoder) peekStart() []byte {
 	return d.buf[d.pos:min(d.pos+2, len(d.buf))]
 }
 
-// rest reads everything left (summarize mode keeps at most maxTrailerKeep bytes of the trailer and
-// nothing of other trailing bytes; it counts them in restSize).
+// rest reads everything left. In summarize mode it keeps at most maxTrailerKeep bytes of the
+// trailer and nothing of other trailing bytes.
 func (d *decoder) rest(trailer bool) []byte {
 	if d.r == nil {
 		b := d.buf[d.pos:]
@@ -120,9 +120,7 @@ func (d *decoder) rest(trailer bool) []byte {
 		}
 		d.pos = len(d.buf)
 	}
-	if d.rerr != nil && d.rerr != io.EOF {
-		d.failf(d.offset(), "", "read error: %v", d.rerr)
-	}
+	d.checkReadError()
 	if out == nil && !d.summarize {
 		out = []byte{}
 	}

@@ -348,3 +348,29 @@ func slicesContain(xs []string, x string) bool {
 	}
 	return false
 }
+
+type failingReader struct {
+	data []byte
+	err  error
+}
+
+func (f *failingReader) Read(p []byte) (int, error) {
+	if len(f.data) == 0 {
+		return 0, f.err
+	}
+	n := copy(p, f.data)
+	f.data = f.data[n:]
+	return n, nil
+}
+
+func TestReadErrorIsWrapped(t *testing.T) {
+	ex := workedExample(t)
+	boom := errors.New("boom")
+	for _, cut := range []int{0, 20, 100, len(ex)} {
+		_, err := ReadLayout(&failingReader{data: ex[:cut], err: boom})
+		var fe *FormatError
+		if !errors.Is(err, boom) || !errors.As(err, &fe) || fe.Offset > int64(cut) || fe.Offset < int64(cut)-8 {
+			t.Errorf("cut %d: %v", cut, err)
+		}
+	}
+}
