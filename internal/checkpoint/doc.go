@@ -17,15 +17,16 @@
 // CheckpointProperties trailer of format 4+ (Metadata.Trailer; Metadata.Properties decodes it),
 // bytes after the body of formats 2–3, and bytes after the channel list of a merged channel
 // handle. Write encodes formats 2 to 7 and rejects strings longer than 65535 modified-UTF-8
-// bytes, as Java's writeUTF does. Format 1 (Flink 1.2) is read far enough to list tasks, chains
-// and state names; format 0 (Flink 1.1) is reported as unsupported.
+// bytes, as Java's writeUTF does. Format 1 (Flink 1.2: tasks with operator chains,
+// Metadata.Tasks) is decoded but not written; format 0 (Flink 1.1) is reported as unsupported.
 //
-// ReadLayout returns a *Layout: the analysis view the rescale simulator and the rules consume,
-// built by the same decoder in a summarizing mode. It reads from an io.Reader in one pass with a
+// ReadLayout (and ReadLayoutBytes, which does not copy its input) returns a *Layout: the
+// analysis view the rescale simulator and the rules consume, built by the same decoder in a
+// summarizing mode (Metadata.Layout derives the same view from a decoded file). It reads from an io.Reader in one pass with a
 // 256 KiB buffer and never holds the file: operator-state offsets are folded into an element
 // count and byte total, plus (for SPLIT_DISTRIBUTE states only) run-length-encoded element sizes;
 // channel-state offsets are counted; inline bytes (ByteStreamStateHandle data, changelog
-// changes, master-state payloads excepted) are skipped and counted. Its memory is proportional
+// changes, master-state payloads) are skipped and counted. Its memory is proportional
 // to the number of handles and states, the key groups of key-group handles (one int64 each),
 // and the number of size changes between consecutive elements of SPLIT_DISTRIBUTE states — not
 // to the number of elements or inline bytes. A 1 GiB file dominated by offsets or inline bytes
