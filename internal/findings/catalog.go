@@ -37,7 +37,7 @@ type Catalog struct {
 	Bugs    []Bug          `json:"bugs"`
 
 	bugs map[string]*Bug
-	ids  map[checkpoint.OperatorID]int // operator ID (uid hash) -> entry index
+	ids  map[checkpoint.OperatorID][]int // operator ID (uid hash) -> entry indexes
 }
 
 // CatalogEntry describes one operator implementation.
@@ -328,7 +328,7 @@ func (c *Catalog) index() error {
 	for i := range c.Bugs {
 		c.bugs[c.Bugs[i].ID] = &c.Bugs[i]
 	}
-	c.ids = map[checkpoint.OperatorID]int{}
+	c.ids = map[checkpoint.OperatorID][]int{}
 	for i := range c.Entries {
 		e := &c.Entries[i]
 		for _, s := range e.States {
@@ -341,10 +341,11 @@ func (c *Catalog) index() error {
 			if err != nil {
 				return fmt.Errorf("catalog: entry %s: %v", e.ID, err)
 			}
-			c.ids[id] = i
+			c.ids[id] = append(c.ids[id], i)
 		}
 		for _, u := range e.Fingerprint.UIDs {
-			c.ids[uidHash(u)] = i
+			h := uidHash(u)
+			c.ids[h] = append(c.ids[h], i)
 		}
 	}
 	return nil
@@ -381,52 +382,107 @@ func (e *CatalogEntry) Orphan(name string) *OrphanRule {
 	return nil
 }
 
-// Identify returns the catalog entry that best describes the operator, or nil. Order of
-// evidence: operator ID equal to a known uid hash or listed ID; V5+ uid (exact or suffix);
-// V5+ name; then the state-name fingerprint (all fingerprint states present with their modes,
-// optional max parallelism and coordinator state), preferring entries that match more states,
-// then user entries, then Priority, then the entry ID.
+// Identify returns the catalog entry that best describes the operator, or nil. Evidence by
+// strength: the operator ID equals the hash of a catalog uid or a listed ID; the V5+ uid equals
+// a catalog uid or ends with a uid suffix; the V5+ name contains a catalog name fragment. Among
+// entries named that way, one whose state fingerprint is present wins (two implementations can
+// share a uid, e.g. the partition committer's two triggers), and an entry without a state
+// fingerprint (uid_only, or a user's uid-only entry) is taken as named; otherwise,
+// an entry matched only by fingerprint from the state names is preferred over the named one if
+// it exists, otherwise the named one is kept (its states are then absent: the rules report
+// that). Without such evidence the state-name fingerprint decides (all fingerprint states
+// present with their modes, optional max parallelism and coordinator state), preferring
+// entries that match more states, then user entries, then Priority, then the entry ID.
 func Identify(op *checkpoint.OperatorLayout, cat *Catalog) *CatalogEntry {
 	if op == nil || cat == nil {
 		return nil
 	}
-	if i, ok := cat.ids[op.ID]; ok {
-		return &cat.Entries[i]
+	named := cat.named(op.ID, op.UID, op.Name)
+	byStates := cat.fingerprintMatches(op)
+	for _, e := range named {
+		for _, f := range byStates {
+			if f == e {
+				return e
+			}
+		}
 	}
-	if op.UID != "" {
-		for i := range cat.Entries {
-			e := &cat.Entries[i]
+	for _, e := range named {
+		if e.Fingerprint.UIDOnly || len(e.Fingerprint.States) == 0 {
+			return e // identified by name or uid only: a state fingerprint cannot contradict it
+		}
+	}
+	if len(byStates) > 0 && (len(named) == 0 || len(operatorStates(op)) > 0) {
+		return byStates[0]
+	}
+	if len(named) > 0 {
+		return named[0]
+	}
+	return nil
+}
+
+// identifyNew returns the catalog entry for an operator of the new job that has no state in the
+// checkpoint, from its ID (the hash of a catalog uid), or nil.
+func identifyNew(id checkpoint.OperatorID, cat *Catalog) *CatalogEntry {
+	if cat == nil {
+		return nil
+	}
+	if named := cat.named(id, "", ""); len(named) > 0 {
+		return named[0]
+	}
+	return nil
+}
+
+// named returns the entries naming the operator by ID, uid or name, in catalog order.
+func (c *Catalog) named(id checkpoint.OperatorID, uid, name string) []*CatalogEntry {
+	var out []*CatalogEntry
+	add := func(e *CatalogEntry) {
+		for _, x := range out {
+			if x == e {
+				return
+			}
+		}
+		out = append(out, e)
+	}
+	for _, i := range c.ids[id] {
+		add(&c.Entries[i])
+	}
+	lname := strings.ToLower(name)
+	for i := range c.Entries {
+		e := &c.Entries[i]
+		if uid != "" {
 			for _, u := range e.Fingerprint.UIDs {
-				if op.UID == u {
-					return e
+				if uid == u {
+					add(e)
 				}
 			}
 			for _, s := range e.Fingerprint.UIDSuffixes {
-				if strings.HasSuffix(op.UID, s) {
-					return e
+				if strings.HasSuffix(uid, s) {
+					add(e)
 				}
 			}
 		}
-	}
-	if op.Name != "" {
-		lname := strings.ToLower(op.Name)
-		for i := range cat.Entries {
-			e := &cat.Entries[i]
+		if name != "" {
 			for _, n := range e.Fingerprint.NameContains {
 				if strings.Contains(lname, strings.ToLower(n)) {
-					return e
+					add(e)
 				}
 			}
 		}
 	}
+	return out
+}
+
+// fingerprintMatches returns the entries whose state fingerprint the operator carries, best
+// first.
+func (c *Catalog) fingerprintMatches(op *checkpoint.OperatorLayout) []*CatalogEntry {
 	states := operatorStates(op)
 	type cand struct {
 		e     *CatalogEntry
 		score int
 	}
 	var cands []cand
-	for i := range cat.Entries {
-		e := &cat.Entries[i]
+	for i := range c.Entries {
+		e := &c.Entries[i]
 		fp := &e.Fingerprint
 		if fp.UIDOnly || len(fp.States) == 0 {
 			continue
@@ -457,9 +513,6 @@ func Identify(op *checkpoint.OperatorLayout, cat *Catalog) *CatalogEntry {
 		}
 		cands = append(cands, cand{e, score})
 	}
-	if len(cands) == 0 {
-		return nil
-	}
 	sort.SliceStable(cands, func(a, b int) bool {
 		ca, cb := cands[a], cands[b]
 		if ca.score != cb.score {
@@ -473,7 +526,11 @@ func Identify(op *checkpoint.OperatorLayout, cat *Catalog) *CatalogEntry {
 		}
 		return ca.e.ID < cb.e.ID
 	})
-	return cands[0].e
+	out := make([]*CatalogEntry, len(cands))
+	for i, c := range cands {
+		out[i] = c.e
+	}
+	return out
 }
 
 // operatorStates collects the managed and raw operator state names of all subtasks with their

@@ -86,6 +86,10 @@ func TestIdentify(t *testing.T) {
 		{"file sink compactor coordinator by id", opWith("FileSinkCompactorCoordinator", 1, 128, nil), "file-sink-compactor-coordinator"},
 		{"sink v2 writer", opWith("x9", 2, 128, map[string]checkpoint.DistributionMode{"writer_raw_states": S}), "sink-v2-writer"},
 		{"unknown", opWith("x10", 2, 128, map[string]checkpoint.DistributionMode{"my-state": S}), ""},
+		{"shared uid, partition-time states", opWith("partition-committer", 1, 1, map[string]checkpoint.DistributionMode{"pending-partitions": S, "checkpoint-id-to-watermark": S}), "table-partition-committer-partition-time"},
+		{"shared uid, proc-time states", opWith("partition-committer", 1, 1, map[string]checkpoint.DistributionMode{"pending-partitions-with-time": S}), "table-partition-committer-process-time"},
+		{"uid with foreign states", opWith("compact-operator", 4, 128, map[string]checkpoint.DistributionMode{"writer_raw_states": S}), "sink-v2-writer"},
+		{"uid-only entry beats fingerprint", named(opWith("z", 2, 128, map[string]checkpoint.DistributionMode{"writer_raw_states": S}), "Sink: KafkaSink Writer", "sink"), "kafka-sink-writer"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			got := ""

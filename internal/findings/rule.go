@@ -118,6 +118,8 @@ func newContext(layout *checkpoint.Layout, plan rescale.Plan, result *rescale.Re
 		for _, op := range v.Operators {
 			if op.Layout != nil {
 				c.entries[op] = Identify(op.Layout, cat)
+			} else {
+				c.entries[op] = identifyNew(op.ID, cat)
 			}
 		}
 	}

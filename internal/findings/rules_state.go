@@ -21,30 +21,45 @@ type stateRuleHit struct {
 // applies to the restoring Flink version.
 func stateRules(c *Context, labels ...string) []stateRuleHit {
 	var out []stateRuleHit
-	c.operators(func(v *rescale.VertexAssignment, op *rescale.OperatorAssignment) {
-		e := c.Entry(op)
-		if e == nil || op.Path == rescale.PathNotRestored || op.Path == rescale.PathFinished {
-			return
+	for _, v := range c.Result.Vertices {
+		for _, op := range v.Operators {
+			out = append(out, stateRulesOf(c, v, op, labels)...)
 		}
-		if op.CheckpointMaxParallelism > 0 && op.NewParallelism > op.CheckpointMaxParallelism {
-			return // Flink refuses the restore before the operator runs (PF110/PF112)
+	}
+	return out
+}
+
+// stateRulesOf is stateRules for one operator. An operator new to the job (not in the
+// checkpoint) counts when its vertex is restored: it then runs its restore branch with no state.
+func stateRulesOf(c *Context, v *rescale.VertexAssignment, op *rescale.OperatorAssignment, labels []string) []stateRuleHit {
+	var out []stateRuleHit
+	e := c.Entry(op)
+	switch {
+	case e == nil || op.Path == rescale.PathFinished:
+		return nil
+	case op.Layout == nil && !v.Repartitioned:
+		return nil
+	case op.Layout != nil && op.Path == rescale.PathNotRestored:
+		return nil
+	}
+	if op.CheckpointMaxParallelism > 0 && op.NewParallelism > op.CheckpointMaxParallelism {
+		return nil // Flink refuses the restore before the operator runs (PF110/PF112)
+	}
+	for i := range e.States {
+		r := &e.States[i]
+		match := false
+		for _, l := range labels {
+			match = match || r.Assumption == l
 		}
-		for i := range e.States {
-			r := &e.States[i]
-			match := false
-			for _, l := range labels {
-				match = match || r.Assumption == l
-			}
-			if !match {
-				continue
-			}
-			applies, note := c.Catalog.Bug(r.Bug).Applies(c.Options.FlinkVersion)
-			if !applies {
-				continue
-			}
-			out = append(out, stateRuleHit{v: v, op: op, e: e, rule: r, k: stateIndex(op, r.Name), note: note})
+		if !match {
+			continue
 		}
-	})
+		applies, note := c.Catalog.Bug(r.Bug).Applies(c.Options.FlinkVersion)
+		if !applies {
+			continue
+		}
+		out = append(out, stateRuleHit{v: v, op: op, e: e, rule: r, k: stateIndex(op, r.Name), note: note})
+	}
 	return out
 }
 
@@ -71,6 +86,9 @@ func (h stateRuleHit) references(c *Context) []string {
 }
 
 func (h stateRuleHit) describeState() string {
+	if h.op.Layout == nil {
+		return fmt.Sprintf("`%s` (the operator is new to the job, so the checkpoint has no state for it, but its vertex is restored and it runs its restore branch)", h.rule.Name)
+	}
 	if h.k < 0 {
 		return fmt.Sprintf("`%s` (absent from the checkpoint)", h.rule.Name)
 	}

@@ -191,3 +191,17 @@ func TestRulesHaveMetadata(t *testing.T) {
 }
 
 var _ = checkpoint.Union
+
+func TestEmptyRestoreOfNewOperator(t *testing.T) {
+	l := layoutOf(t, 5, tOp{name: "streaming-writer", uid: "streaming-writer", p: 1, maxP: 1, states: []tState{splitState("bucket-states", 2), unionState("max-part-counter", 1)}})
+	// compact-coordinator is new to the job and chained behind a restored operator.
+	chained := rescale.Plan{Vertices: []rescale.VertexSpec{{Operators: []string{"streaming-writer", "compact-coordinator"}}}}
+	fs := byRule(check(t, l, chained, nil, Options{}), "PF101")
+	if len(fs) != 1 || fs[0].StateName != "files-state" || !strings.Contains(fs[0].Message, "new to the job") {
+		t.Fatalf("PF101 for the new coordinator: %+v", fs)
+	}
+	alone := rescale.Plan{Vertices: []rescale.VertexSpec{{Operators: []string{"compact-coordinator"}}}}
+	if fs := byRule(check(t, l, alone, nil, Options{}), "PF101"); len(fs) != 0 {
+		t.Fatalf("a new operator in its own vertex is not restored: %+v", fs)
+	}
+}
