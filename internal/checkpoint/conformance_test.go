@@ -36,6 +36,9 @@ func TestCorpusConformance(t *testing.T) {
 			t.Errorf("%s: ReadLayout: %v", cf.path, err)
 			continue
 		}
+		if sl, err := ReadLayout(&chunkReader{b: b, n: 13}); err != nil || !reflect.DeepEqual(sl, l) {
+			t.Errorf("%s: ReadLayout in 13-byte reads differs: %v", cf.path, err)
+		}
 		if l.Size != int64(len(b)) {
 			t.Errorf("%s: Layout.Size %d, file %d", cf.path, l.Size, len(b))
 		}

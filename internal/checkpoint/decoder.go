@@ -28,7 +28,7 @@ type decoder struct {
 	path  []pathSeg
 	depth int
 
-	trailerOff int64 // where the properties trailer starts
+	trailerOff int64 // where the properties trailer (or the trailing bytes) start
 }
 
 // maxDepth caps the nesting of handles (changelog lists, key-group stream delegates).

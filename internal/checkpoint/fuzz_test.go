@@ -3,6 +3,7 @@ package checkpoint
 import (
 	"bytes"
 	"errors"
+	"io"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -44,8 +45,13 @@ func FuzzRead(f *testing.F) {
 		if (err == nil) != (lerr == nil) {
 			t.Fatalf("ReadBytes: %v; ReadLayoutBytes: %v", err, lerr)
 		}
-		if _, serr := ReadLayout(bytes.NewReader(b)); (serr == nil) != (lerr == nil) {
+		// Through a reader that returns 7 bytes at a time, so that fields straddle refills.
+		sl, serr := ReadLayout(&chunkReader{b: b, n: 7})
+		if (serr == nil) != (lerr == nil) {
 			t.Fatalf("ReadLayout from a reader: %v; from bytes: %v", serr, lerr)
+		}
+		if lerr == nil && !reflect.DeepEqual(sl, l) {
+			t.Fatalf("ReadLayout from a reader differs from ReadLayoutBytes")
 		}
 		if err == nil {
 			want := m.Layout()
@@ -80,4 +86,19 @@ func FuzzRoundTrip(f *testing.F) {
 			t.Fatalf("second write differs: %v", err)
 		}
 	})
+}
+
+// chunkReader returns at most n bytes per Read.
+type chunkReader struct {
+	b []byte
+	n int
+}
+
+func (c *chunkReader) Read(p []byte) (int, error) {
+	if len(c.b) == 0 {
+		return 0, io.EOF
+	}
+	k := copy(p[:min(len(p), c.n)], c.b)
+	c.b = c.b[k:]
+	return k, nil
 }

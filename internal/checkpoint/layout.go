@@ -16,7 +16,10 @@ type Layout struct {
 	// null, or not decodable (then PropertiesError says why).
 	Properties      *CheckpointProperties
 	PropertiesError string
-	TrailerSize     int
+	TrailerSize     int // bytes of the format-4+ properties trailer
+	// TrailingBytes counts bytes after the body of a format 1-3 file; Flink ignores them, but
+	// they usually mean a damaged or concatenated file.
+	TrailingBytes int64
 }
 
 // MasterStateSummary describes one master-hook state.

@@ -73,6 +73,7 @@ func (d *decoder) file() *Metadata {
 	d.pop()
 	if m.Version == 1 {
 		m.Tasks = d.tasksV1()
+		d.trailerOff = d.offset()
 		m.Trailing = d.rest(false)
 		return m
 	}
@@ -84,6 +85,7 @@ func (d *decoder) file() *Metadata {
 		m.Trailer = d.rest(true)
 		d.pop()
 	} else {
+		d.trailerOff = d.offset()
 		m.Trailing = d.rest(false)
 	}
 	return m

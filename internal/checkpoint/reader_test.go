@@ -374,3 +374,26 @@ func TestReadErrorIsWrapped(t *testing.T) {
 		}
 	}
 }
+
+func TestTrailingBytes(t *testing.T) {
+	ex := append(bytes.Clone(workedExample(t)), 1, 2, 3)
+	m, err := ReadBytes(ex)
+	if err != nil || !bytes.Equal(m.Trailing, []byte{1, 2, 3}) {
+		t.Fatalf("%v %v", err, m)
+	}
+	for _, l := range []*Layout{m.Layout(), must(ReadLayout(bytes.NewReader(ex)))} {
+		if l.TrailingBytes != 3 {
+			t.Errorf("TrailingBytes %d", l.TrailingBytes)
+		}
+	}
+	if b := encode(t, m); !bytes.Equal(b, ex) {
+		t.Errorf("trailing bytes not written back")
+	}
+}
+
+func must[T any](v T, err error) T {
+	if err != nil {
+		panic(err)
+	}
+	return v
+}

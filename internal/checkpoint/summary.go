@@ -106,6 +106,8 @@ func readLayout(d *decoder) (l *Layout, err error) {
 	l.Size = d.offset()
 	if m.Version >= 4 {
 		l.TrailerSize = int(d.offset() - d.trailerOff)
+	} else {
+		l.TrailingBytes = d.offset() - d.trailerOff
 	}
 	return l, nil
 }
@@ -124,6 +126,9 @@ func (m *Metadata) Layout() *Layout {
 	}
 	for i := range m.Tasks {
 		l.Operators = append(l.Operators, taskLayout(&m.Tasks[i]))
+	}
+	if m.Version < 4 {
+		l.TrailingBytes = int64(len(m.Trailing))
 	}
 	if m.Version >= 4 {
 		l.TrailerSize = len(m.Trailer)
