@@ -53,10 +53,13 @@ type CatalogEntry struct {
 	Assumption string `json:"assumption,omitempty"`
 	// Orphans are state names known to be left behind in this operator by a predecessor
 	// implementation under the same uid (never read, written back forever).
-	Orphans     []OrphanRule `json:"orphans,omitempty"`
-	References  []string     `json:"references,omitempty"`
-	Remediation string       `json:"remediation,omitempty"`
-	Notes       string       `json:"notes,omitempty"`
+	Orphans []OrphanRule `json:"orphans,omitempty"`
+	// Hazards are known problems of the implementation when its parallelism changes that the
+	// element counts alone do not reveal (committer stalls, lingering transactions).
+	Hazards     []Hazard `json:"hazards,omitempty"`
+	References  []string `json:"references,omitempty"`
+	Remediation string   `json:"remediation,omitempty"`
+	Notes       string   `json:"notes,omitempty"`
 	// User is set for entries loaded from a user file.
 	User bool `json:"-"`
 }
@@ -104,6 +107,21 @@ type StateRule struct {
 	// Consequence describes what happens when the assumption is violated.
 	Consequence string `json:"consequence,omitempty"`
 	Remediation string `json:"remediation,omitempty"`
+}
+
+// Hazard is a known rescale problem of an operator implementation.
+type Hazard struct {
+	// When is "scale-up", "scale-down" or "rescale" (either direction).
+	When string `json:"when"`
+	// MinFactor, when > 1, requires the parallelism to change by at least this factor (old/new
+	// for scale-down, new/old for scale-up).
+	MinFactor float64 `json:"min_factor,omitempty"`
+	Bug       string  `json:"bug,omitempty"`
+	Severity  string  `json:"severity"`
+	Message   string  `json:"message"`
+	// Remediation and References of the finding.
+	Remediation string   `json:"remediation,omitempty"`
+	References  []string `json:"references,omitempty"`
 }
 
 // OrphanRule names a state known to be unclaimed by the operator's implementation.
@@ -292,6 +310,19 @@ func parseCatalog(data []byte, source string, user bool) (*Catalog, error) {
 				return nil, fmt.Errorf("catalog %s: entry %s fingerprint %s: %v", source, e.ID, s.Name, err)
 			}
 		}
+		for _, h := range e.Hazards {
+			switch h.When {
+			case "scale-up", "scale-down", "rescale":
+			default:
+				return nil, fmt.Errorf("catalog %s: entry %s: hazard when %q (want scale-up, scale-down or rescale)", source, e.ID, h.When)
+			}
+			if sev, err := ParseSeverity(h.Severity); err != nil || sev == SeverityUnspecified {
+				return nil, fmt.Errorf("catalog %s: entry %s: hazard severity %q", source, e.ID, h.Severity)
+			}
+			if h.Message == "" {
+				return nil, fmt.Errorf("catalog %s: entry %s: hazard without message", source, e.ID)
+			}
+		}
 		if e.Assumption != "" && !knownAssumptions[e.Assumption] {
 			return nil, fmt.Errorf("catalog %s: entry %s: unknown assumption %q", source, e.ID, e.Assumption)
 		}
@@ -334,6 +365,11 @@ func (c *Catalog) index() error {
 		for _, s := range e.States {
 			if s.Bug != "" && c.bugs[s.Bug] == nil {
 				return fmt.Errorf("catalog: entry %s state %s names unknown bug %s", e.ID, s.Name, s.Bug)
+			}
+		}
+		for _, h := range e.Hazards {
+			if h.Bug != "" && c.bugs[h.Bug] == nil {
+				return fmt.Errorf("catalog: entry %s hazard names unknown bug %s", e.ID, h.Bug)
 			}
 		}
 		for _, h := range e.Fingerprint.OperatorIDs {

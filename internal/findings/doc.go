@@ -21,6 +21,8 @@
 //	PF102 WARNING  several elements handed to a FIRST-ONLY operator: the rest are dropped
 //	PF103 ERROR    more elements than an AT-MOST-ONE / EXACTLY-ONE operator accepts
 //	PF104 INFO     ORDER-DEPENDENT operator (KafkaSink POOLING) changes parallelism
+//	PF105 (catalog) known rescale hazard of the implementation (sink-v2 committer stalls
+//	               FLINK-37747/36368/29509, Kafka producer scale-down > 5x, Hudi, flink-agents)
 //	PF110 ERROR    parallelism above the max parallelism (Flink's message)
 //	PF111 ERROR    configured max parallelism differs from the stored one (Flink's message)
 //	PF112 ERROR    pinned operator (max parallelism 1) asked to change parallelism

@@ -82,6 +82,7 @@ func Rules() []Rule {
 		FirstOnlyRule{},
 		AtMostOneRule{},
 		OrderDependentRule{},
+		HazardRule{},
 		MaxParallelismRule{},
 		MaxParallelismChangedRule{},
 		PinnedOperatorRule{},

@@ -205,3 +205,41 @@ func TestEmptyRestoreOfNewOperator(t *testing.T) {
 		t.Fatalf("a new operator in its own vertex is not restored: %+v", fs)
 	}
 }
+
+func TestHazardRule(t *testing.T) {
+	committer := tOp{name: "Sink: Committer", uid: "committer", p: 2, states: []tState{splitState("streaming_committer_raw_states", 1, 1)}}
+	producer := tOp{name: "Sink: kafka", uid: "producer", p: 10, states: []tState{
+		unionState("next-transactional-id-hint-v2", 1, 0, 0, 0, 0, 0, 0, 0, 0, 0), splitState("state", 1, 1, 1, 1, 1, 1, 1, 1, 1, 1)}}
+	for _, tc := range []struct {
+		name    string
+		op      tOp
+		p       int
+		version string
+		want    Severity
+		msg     string
+	}{
+		{"committer scale-up on 1.20", committer, 4, "1.20.1", Warning, "FLINK-37747"},
+		{"committer scale-up on 2.1", committer, 4, "2.1.0", SeverityUnspecified, ""},
+		{"committer unchanged", committer, 2, "", SeverityUnspecified, ""},
+		{"producer scale-down by 10", producer, 1, "", Warning, "SAFE_SCALE_DOWN_FACTOR"},
+		{"producer scale-down by 2", producer, 5, "", SeverityUnspecified, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			rep := check(t, layoutOf(t, 5, tc.op), rescale.Plan{DefaultParallelism: tc.p}, nil, Options{FlinkVersion: tc.version})
+			fs := byRule(rep, "PF105")
+			if tc.want == SeverityUnspecified {
+				if len(fs) != 0 {
+					t.Fatalf("want silent:\n%s", dump(rep))
+				}
+				return
+			}
+			found := false
+			for _, f := range fs {
+				found = found || (f.Severity == tc.want && strings.Contains(f.Message, tc.msg))
+			}
+			if !found {
+				t.Fatalf("want %s with %q:\n%s", tc.want, tc.msg, dump(rep))
+			}
+		})
+	}
+}
