@@ -104,9 +104,9 @@ func (c *ChannelDistribution) accumulate(sc *scratch) bool {
 		for _, j := range olds {
 			if j < len(c.perOld) {
 				o := &c.perOld[j]
-				sc.payload[i] += o.cost
-				sc.inline[i] += o.inline
-				sc.cbytes[i] += o.bytes
+				sc.acc[i].payload += o.cost
+				sc.acc[i].inline += o.inline
+				sc.acc[i].cbytes += o.bytes
 			}
 		}
 	}

@@ -182,20 +182,43 @@ func searchHandles(hs []keyedOld, kg int) int {
 // accumulate adds the keyed part of every new subtask to the operator pass and fills Summary.
 func (k *KeyedDistribution) accumulate(sc *scratch) {
 	sum := &k.Summary
+	d := &k.d
 	var ownedTotal int64
+	lo := 0 // first handle that may reach the current range (sorted handles, ranges ascending)
 	for i := 0; i < k.NewParallelism; i++ {
 		r := KeyGroupRangeForSubtask(k.MaxParallelism, k.NewParallelism, i)
 		var read, owned int64
 		handles := 0
-		k.each(i, r, func(s KeyedSlice, p int64) {
+		visit := func(q int, whole bool) {
+			s, p, ok := d.slice(q, r, whole)
+			if !ok {
+				return
+			}
 			read += s.ReadBytes
 			owned += s.OwnedBytes
-			sc.payload[i] += p
-			sc.inline[i] += s.InlineBytes
+			sc.acc[i].payload += p
+			sc.acc[i].inline += s.InlineBytes
 			handles++
-		})
-		sc.kread[i] += read
-		sc.kowned[i] += owned
+		}
+		switch {
+		case !d.rescale:
+			if i < len(d.byOld) && d.byOld[i] >= 0 {
+				visit(int(d.byOld[i]), true)
+			}
+		case d.sorted:
+			for lo < len(d.handles) && d.handles[lo].h.KeyGroups.End() < r.Start {
+				lo++
+			}
+			for q := lo; q < len(d.handles) && d.handles[q].h.KeyGroups.Start <= r.End(); q++ {
+				visit(q, false)
+			}
+		default:
+			for q := range d.handles {
+				visit(q, false)
+			}
+		}
+		sc.acc[i].kread += read
+		sc.acc[i].kowned += owned
 		ownedTotal += owned
 		if read > sum.MaxReadBytes || i == 0 {
 			sum.MaxReadBytes, sum.MaxReadSubtask = read, i

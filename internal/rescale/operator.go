@@ -39,9 +39,10 @@ type operatorSim struct {
 	unionMask   []uint64
 	unionCost   int64
 	unionInline int64
-	// finished / restored flags of the vertex
-	finished bool
-	restored bool
+	restored    bool
+	// the vertex's effective max parallelism and channel-state mappers
+	maxP                int
+	inMapper, outMapper SubtaskMapper
 }
 
 func newOperatorSim(a *OperatorAssignment, l *checkpoint.OperatorLayout, newP int) *operatorSim {
@@ -91,14 +92,16 @@ func (sim *operatorSim) handle(j int, raw bool) *checkpoint.OperatorStateHandleL
 // buildOperatorStates groups one list (managed or raw) by mode and name in Flink's traversal
 // order (§1.4 step A), picks the repartitioning path (§1.2) and sets up each name's distribution.
 func (sim *operatorSim) buildOperatorStates(raw bool) ([]*StateDistribution, OperatorPath) {
-	type group struct {
-		names   []string
-		entries map[string][]oldEntry
+	type key struct {
+		mode checkpoint.DistributionMode
+		name string
 	}
-	var groups [3]group
-	for m := range groups {
-		groups[m].entries = map[string][]oldEntry{}
-	}
+	var (
+		lists [][]oldEntry // per (mode, name), in first-appearance order
+		keys  []key
+		index = map[key]int{}
+		order []int // list of state k of the previous handle: handles usually list names alike
+	)
 	for j := 0; j < sim.oldP; j++ {
 		h := sim.handle(j, raw)
 		if h == nil {
@@ -113,11 +116,23 @@ func (sim *operatorSim) buildOperatorStates(raw bool) ([]*StateDistribution, Ope
 			if st.Mode > checkpoint.Broadcast {
 				continue
 			}
-			g := &groups[st.Mode]
-			list, ok := g.entries[st.Name]
-			if !ok {
-				g.names = append(g.names, st.Name)
+			li := -1
+			if k < len(order) && keys[order[k]] == (key{st.Mode, st.Name}) {
+				li = order[k]
+			} else if x, ok := index[key{st.Mode, st.Name}]; ok {
+				li = x
+			} else {
+				li = len(lists)
+				index[key{st.Mode, st.Name}] = li
+				keys = append(keys, key{st.Mode, st.Name})
+				lists = append(lists, make([]oldEntry, 0, sim.oldP))
 			}
+			if k < len(order) {
+				order[k] = li
+			} else {
+				order = append(order, li)
+			}
+			list := lists[li]
 			if n := len(list); n > 0 && list[n-1].old == int32(j) {
 				// A name twice in one handle: a format-1 task record, whose chained operators'
 				// states the Layout merges. Java's map cannot hold it twice; merge the entries.
@@ -130,8 +145,20 @@ func (sim *operatorSim) buildOperatorStates(raw bool) ([]*StateDistribution, Ope
 			} else if st.Elements == 0 {
 				e.uniform = 0
 			}
-			g.entries[st.Name] = append(list, e)
+			lists[li] = append(list, e)
 		}
+	}
+	type group struct {
+		names   []string
+		entries map[string][]oldEntry
+	}
+	var groups [3]group
+	for m := range groups {
+		groups[m].entries = map[string][]oldEntry{}
+	}
+	for li, k := range keys {
+		groups[k.mode].names = append(groups[k.mode].names, k.name)
+		groups[k.mode].entries[k.name] = lists[li]
 	}
 	path := PathRescale
 	if sim.oldP == sim.newP {

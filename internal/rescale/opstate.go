@@ -30,6 +30,9 @@ func (e *oldEntry) sum(from, count int64) int64 {
 	case e.uniform >= 0:
 		return e.uniform * count
 	case e.st.Sizes.Len() == e.n:
+		if runs := e.st.Sizes.Runs(); len(runs) <= 8 {
+			return sumRuns(runs, from, from+count)
+		}
 		return e.st.Sizes.Sum(from, from+count)
 	}
 	// Sizes missing or inconsistent: share the bytes proportionally.
@@ -132,4 +135,20 @@ func (s *StateDistribution) Share(i int) Share {
 	}
 	sh.Present = len(sh.Slices) > 0
 	return sh
+}
+
+// sumRuns returns the bytes of elements [from, to) of a few runs, by a linear walk.
+func sumRuns(runs []checkpoint.SizeRun, from, to int64) int64 {
+	var b, pos int64
+	for _, r := range runs {
+		lo, hi := max(from, pos), min(to, pos+r.Count)
+		if hi > lo {
+			b += (hi - lo) * r.Size
+		}
+		pos += r.Count
+		if pos >= to {
+			break
+		}
+	}
+	return b
 }

@@ -552,7 +552,7 @@ func (s *simulation) distribute() {
 	var sims []*operatorSim
 	var work int
 	for vi, v := range s.res.Vertices {
-		for k, a := range v.Operators {
+		for _, a := range v.Operators {
 			switch {
 			case v.FullyFinished:
 				a.Path = PathFinished
@@ -566,25 +566,10 @@ func (s *simulation) distribute() {
 			a.MaxParallelism = v.MaxParallelism
 			sim := newOperatorSim(a, a.Layout, v.NewParallelism)
 			sim.restored = true
+			sim.maxP, sim.inMapper, sim.outMapper = v.MaxParallelism, s.inMapper[vi], s.outMapper[vi]
 			a.sim = sim
-			managed, p1 := sim.buildOperatorStates(false)
-			raw, p2 := sim.buildOperatorStates(true)
-			a.States = append(managed, raw...)
-			a.Path = max(p1, p2)
-			a.ManagedKeyed = newKeyedDistribution(sim, false, v.MaxParallelism)
-			a.RawKeyed = newKeyedDistribution(sim, true, v.MaxParallelism)
-			if k == 0 || hasChannelState(a.Layout, true) {
-				if c := newChannelDistribution(sim, true); c != nil {
-					c.resolve(true, s.inMapper[vi], sim.oldP, sim.newP)
-					a.InputChannels = c
-				}
-			}
-			if c := newChannelDistribution(sim, false); c != nil {
-				c.resolve(true, s.outMapper[vi], sim.oldP, sim.newP)
-				a.OutputChannels = c
-			}
 			sims = append(sims, sim)
-			work += sim.newP * (len(a.States) + 1)
+			work += sim.newP * (len(a.Layout.Subtasks) + 1)
 		}
 		for _, a := range v.Operators {
 			a.MaxParallelism = v.MaxParallelism
@@ -595,6 +580,7 @@ func (s *simulation) distribute() {
 	if work < 1<<16 || workers < 2 || len(sims) < 2 {
 		var sc scratch
 		for _, sim := range sims {
+			sim.build()
 			sim.summarize(&sc)
 		}
 		return
@@ -611,9 +597,29 @@ func (s *simulation) distribute() {
 			defer wg.Done()
 			var sc scratch
 			for sim := range next {
+				sim.build()
 				sim.summarize(&sc)
 			}
 		}()
 	}
 	wg.Wait()
+}
+
+// build sets up the operator's distributions (§1, §2, §3.2).
+func (sim *operatorSim) build() {
+	a := sim.a
+	managed, p1 := sim.buildOperatorStates(false)
+	raw, p2 := sim.buildOperatorStates(true)
+	a.States = append(managed, raw...)
+	a.Path = max(p1, p2)
+	a.ManagedKeyed = newKeyedDistribution(sim, false, sim.maxP)
+	a.RawKeyed = newKeyedDistribution(sim, true, sim.maxP)
+	if c := newChannelDistribution(sim, true); c != nil {
+		c.resolve(true, sim.inMapper, sim.oldP, sim.newP)
+		a.InputChannels = c
+	}
+	if c := newChannelDistribution(sim, false); c != nil {
+		c.resolve(true, sim.outMapper, sim.oldP, sim.newP)
+		a.OutputChannels = c
+	}
 }

@@ -2,20 +2,16 @@ package rescale
 
 import "github.com/flinkpreflight/preflight/internal/checkpoint"
 
-// scratch is per-worker memory for the operator pass, reused across operators.
-type scratch struct {
-	elems, sbytes, payload, inline []int64
-	kread, kowned, cbytes          []int64
-	bits                           []uint64
+// acc accumulates one new subtask in the operator pass.
+type acc struct {
+	elems, sbytes, payload, inline int64
+	kread, kowned, cbytes          int64
 }
 
-func grow(s []int64, n int) []int64 {
-	if cap(s) < n {
-		return make([]int64, n)
-	}
-	s = s[:n]
-	clear(s)
-	return s
+// scratch is per-worker memory for the operator pass, reused across operators.
+type scratch struct {
+	acc  []acc
+	bits []uint64
 }
 
 // blockWords bounds the stream bitset of one block of subtasks (256 KiB).
@@ -28,13 +24,24 @@ const blockWords = 1 << 15
 func (sim *operatorSim) summarize(sc *scratch) {
 	a := sim.a
 	newP := sim.newP
-	sc.elems = grow(sc.elems, newP)
-	sc.sbytes = grow(sc.sbytes, newP)
-	sc.payload = grow(sc.payload, newP)
-	sc.inline = grow(sc.inline, newP)
-	sc.kread = grow(sc.kread, newP)
-	sc.kowned = grow(sc.kowned, newP)
-	sc.cbytes = grow(sc.cbytes, newP)
+	if cap(sc.acc) < newP {
+		sc.acc = make([]acc, newP)
+	}
+	sc.acc = sc.acc[:newP]
+	// UNION: every subtask receives every entry; it starts each subtask's accumulator.
+	var init acc
+	for _, s := range a.States {
+		if s.Mode == checkpoint.Union {
+			init.elems += s.Elements
+			init.sbytes += s.Bytes
+			init.payload += int64(len(s.d.entries))*s.d.nameOverhead + 8*s.Elements
+		}
+	}
+	init.payload += sim.unionCost
+	init.inline = sim.unionInline
+	for t := range sc.acc {
+		sc.acc[t] = init
+	}
 
 	if len(a.States) > 0 {
 		w := (len(sim.streams) + 63) / 64
@@ -53,8 +60,6 @@ func (sim *operatorSim) summarize(sc *scratch) {
 			if sim.unionMask != nil {
 				for t := b0; t < b1; t++ {
 					copy(bits[(t-b0)*w:], sim.unionMask)
-					sc.payload[t] += sim.unionCost
-					sc.inline[t] += sim.unionInline
 				}
 			} else {
 				clear(bits)
@@ -62,6 +67,11 @@ func (sim *operatorSim) summarize(sc *scratch) {
 			p := pass{sim: sim, sc: sc, bits: bits, w: w, b0: b0}
 			for _, s := range a.States {
 				p.state(s, b0, b1)
+			}
+		}
+		for _, s := range a.States {
+			if s.Mode == checkpoint.SplitDistribute && s.d.path == PathRescale && s.d.base == 0 && s.d.rem < int64(newP) {
+				s.Summary.MinBytes = 0 // the runs without elements
 			}
 		}
 	}
@@ -84,8 +94,9 @@ func (sim *operatorSim) summarize(sc *scratch) {
 	sum := &a.Summary
 	sum.MinElements, sum.MinStateBytes = -1, -1
 	var ownedTotal int64
-	for t := 0; t < newP; t++ {
-		el, b := sc.elems[t], sc.sbytes[t]
+	for t := range sc.acc {
+		x := &sc.acc[t]
+		el, b := x.elems, x.sbytes
 		if el == 0 {
 			sum.EmptySubtasks++
 		}
@@ -97,16 +108,16 @@ func (sim *operatorSim) summarize(sc *scratch) {
 			sum.MinStateBytes = b
 		}
 		sum.MaxStateBytes = max(sum.MaxStateBytes, b)
-		if p := sc.payload[t]; p > sum.MaxPayloadBytes || t == 0 {
-			sum.MaxPayloadBytes, sum.MaxPayloadSubtask = p, t
+		if x.payload > sum.MaxPayloadBytes || t == 0 {
+			sum.MaxPayloadBytes, sum.MaxPayloadSubtask = x.payload, t
 		}
-		sum.TotalPayloadBytes += sc.payload[t]
-		sum.MaxInlineBytes = max(sum.MaxInlineBytes, sc.inline[t])
-		sum.KeyedMaxReadBytes = max(sum.KeyedMaxReadBytes, sc.kread[t])
-		sum.KeyedMaxOwnedBytes = max(sum.KeyedMaxOwnedBytes, sc.kowned[t])
-		ownedTotal += sc.kowned[t]
+		sum.TotalPayloadBytes += x.payload
+		sum.MaxInlineBytes = max(sum.MaxInlineBytes, x.inline)
+		sum.KeyedMaxReadBytes = max(sum.KeyedMaxReadBytes, x.kread)
+		sum.KeyedMaxOwnedBytes = max(sum.KeyedMaxOwnedBytes, x.kowned)
+		ownedTotal += x.kowned
 		if channelMax >= 0 {
-			sum.MaxChannelBytes = max(sum.MaxChannelBytes, sc.cbytes[t])
+			sum.MaxChannelBytes = max(sum.MaxChannelBytes, x.cbytes)
 		}
 	}
 	sum.MaxOffsets = sum.MaxElements
@@ -136,24 +147,39 @@ func (p *pass) touch(t int, id int32) {
 	if *word&m == 0 {
 		*word |= m
 		st := &p.sim.streams[id]
-		p.sc.payload[t] += st.cost
-		p.sc.inline[t] += st.inline
+		p.sc.acc[t].payload += st.cost
+		p.sc.acc[t].inline += st.inline
 	}
 }
 
 func (p *pass) state(s *StateDistribution, b0, b1 int) {
 	d := &s.d
 	sc := p.sc
-	if s.Mode != checkpoint.SplitDistribute || d.path != PathRescale {
+	switch {
+	case s.Mode == checkpoint.Union:
+		return // added as a constant by summarize
+	case s.Mode == checkpoint.Broadcast && d.path == PathRescale:
+		n := len(d.entries)
+		e := b0 % n
+		for t := b0; t < b1; t++ {
+			en := &d.entries[e]
+			p.touch(t, en.stream)
+			sc.acc[t].elems += en.n
+			sc.acc[t].sbytes += en.bytes
+			sc.acc[t].payload += d.nameOverhead + 8*en.n
+			if e++; e == n {
+				e = 0
+			}
+		}
+		return
+	case s.Mode != checkpoint.SplitDistribute || d.path != PathRescale:
 		for t := b0; t < b1; t++ {
 			d.eachWhole(t, func(e int) {
 				en := &d.entries[e]
-				if s.Mode != checkpoint.Union {
-					p.touch(t, en.stream)
-				}
-				sc.elems[t] += en.n
-				sc.sbytes[t] += en.bytes
-				sc.payload[t] += d.nameOverhead + 8*en.n
+				p.touch(t, en.stream)
+				sc.acc[t].elems += en.n
+				sc.acc[t].sbytes += en.bytes
+				sc.acc[t].payload += d.nameOverhead + 8*en.n
 			})
 		}
 		return
@@ -165,6 +191,10 @@ func (p *pass) state(s *StateDistribution, b0, b1 int) {
 	length := int64(b1 - b0)
 	ivs := [2][2]int64{{k0, min(k0+length, n)}, {0, max(0, k0+length-n)}}
 	for _, iv := range ivs {
+		if d.base == 0 {
+			// Runs from rem on are empty: they take no entry and change nothing.
+			iv[1] = min(iv[1], d.rem)
+		}
 		if iv[1] <= iv[0] {
 			continue
 		}
@@ -182,9 +212,13 @@ func (p *pass) state(s *StateDistribution, b0, b1 int) {
 				en := &d.entries[e]
 				avail := en.n - off
 				take := min(avail, c)
-				runBytes += en.sum(off, take)
+				if en.uniform >= 0 {
+					runBytes += en.uniform * take
+				} else {
+					runBytes += en.sum(off, take)
+				}
 				p.touch(t, en.stream)
-				sc.payload[t] += d.nameOverhead + 8*take
+				sc.acc[t].payload += d.nameOverhead + 8*take
 				if avail > c {
 					off += c
 				} else {
@@ -193,8 +227,8 @@ func (p *pass) state(s *StateDistribution, b0, b1 int) {
 				}
 				c -= avail
 			}
-			sc.elems[t] += run
-			sc.sbytes[t] += runBytes
+			sc.acc[t].elems += run
+			sc.acc[t].sbytes += runBytes
 			if s.Summary.MinBytes < 0 || runBytes < s.Summary.MinBytes {
 				s.Summary.MinBytes = runBytes
 			}
