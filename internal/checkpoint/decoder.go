@@ -28,6 +28,7 @@ type decoder struct {
 	path  []pathSeg
 	depth int
 
+	runBudget  int64 // see runBudget
 	trailerOff int64 // where the properties trailer (or the trailing bytes) start
 }
 
@@ -40,7 +41,7 @@ const readBufSize = 256 << 10
 type decodeError struct{ err *FormatError }
 
 func newBytesDecoder(b []byte) *decoder {
-	return &decoder{buf: b, limit: math.MaxInt64}
+	return &decoder{buf: b, limit: math.MaxInt64, runBudget: runBudget}
 }
 
 // bufPool recycles the readers' buffers.
@@ -48,7 +49,7 @@ var bufPool = sync.Pool{New: func() any { b := make([]byte, 0, readBufSize); ret
 
 func newReaderDecoder(r io.Reader) *decoder {
 	bp := bufPool.Get().(*[]byte)
-	return &decoder{buf: (*bp)[:0], r: r, limit: math.MaxInt64}
+	return &decoder{buf: (*bp)[:0], r: r, limit: math.MaxInt64, runBudget: runBudget}
 }
 
 // release returns a reader's buffer to the pool; d must not be used afterwards.

@@ -380,7 +380,9 @@ func (d *decoder) operatorHandle() *OperatorStateHandle {
 		k := d.i32()
 		d.count(k, off, minOffset, "offset")
 		e.sum.boundsOnly = e.Mode != SplitDistribute
+		e.sum.budget = &d.runBudget
 		e.Offsets = d.i64s(int(k), !d.summarize, &e.sum)
+		e.sum.budget = nil
 		d.pop()
 		h.States = append(h.States, e)
 		d.path[len(d.path)-1].hasKey = false

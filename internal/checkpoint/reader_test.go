@@ -397,3 +397,35 @@ func must[T any](v T, err error) T {
 	}
 	return v
 }
+
+func TestRunBudget(t *testing.T) {
+	if testing.Short() {
+		t.Skip("writes a 10 MB file")
+	}
+	// Sizes alternate 10, 11, 10, 11...: one run per element, more than the budget allows.
+	n := runBudget + runBudget/4
+	offs := make([]int64, n)
+	var pos int64 = 100
+	for i := range offs {
+		offs[i] = pos
+		pos += 10 + int64(i%2)
+	}
+	m := &Metadata{Version: 3, Operators: []OperatorState{{Parallelism: 1, MaxParallelism: 1, Subtasks: []SubtaskEntry{{State: &SubtaskState{
+		ManagedOperatorState: OperatorStateSlot{Handle: &OperatorStateHandle{
+			States:   []StateEntry{{Name: "files", Offsets: offs}},
+			Delegate: &FileStateHandle{Path: "f", StateSize: pos}}}}}}}}}
+	l, err := ReadLayout(bytes.NewReader(encode(t, m)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	st := l.Operators[0].Subtasks[0].ManagedOperatorState.States[0]
+	if st.Elements != int64(n) || st.Bytes != pos-100 || st.Sizes.Len() != int64(n) || st.Sizes.Total() != pos-100 || !st.SizesApproximate {
+		t.Errorf("elements %d bytes %d len %d total %d approx %v", st.Elements, st.Bytes, st.Sizes.Len(), st.Sizes.Total(), st.SizesApproximate)
+	}
+	if r := len(st.Sizes.Runs()); r > runBudget+3 {
+		t.Errorf("%d runs kept", r)
+	}
+	if st.Sizes.At(0) != 10 || st.Sizes.At(1) != 11 {
+		t.Errorf("exact sizes lost before the budget: %d %d", st.Sizes.At(0), st.Sizes.At(1))
+	}
+}

@@ -20,6 +20,10 @@ type offsetSummary struct {
 	// boundsOnly skips the run-length encoding (UNION and BROADCAST states keep only their
 	// element count and byte total).
 	boundsOnly bool
+	// budget is the decoder's remaining run budget (nil: unlimited); once it is spent, runs are
+	// folded into tailN elements of tailBytes bytes.
+	budget           *int64
+	tailN, tailBytes int64
 }
 
 // add folds big-endian i64 offsets (len(b) is a multiple of 8).
@@ -67,8 +71,23 @@ func (s *offsetSummary) flush(size, count int64) {
 		s.unordered = true
 		size = 0
 	}
+	if s.budget != nil {
+		if *s.budget <= 0 || s.tailN > 0 {
+			s.tailN += count
+			s.tailBytes += size * count
+			return
+		}
+		*s.budget--
+	}
 	s.sizes.Append(size, count)
 }
+
+// runBudget caps the run-length-encoded sizes one ReadLayout keeps over all states (32 bytes a
+// run, so 32 MiB): elements whose size changes from one to the next cost a run each, and a
+// hostile or unusual file could otherwise need more memory than its own offsets. Beyond the
+// budget a state's remaining element sizes are folded into their average (byte totals stay
+// exact) and the state is marked SizesApproximate.
+const runBudget = 1 << 20
 
 // summarizeOffsets builds a summary from offsets held in memory.
 func summarizeOffsets(offs []int64, mode DistributionMode) offsetSummary {
@@ -306,6 +325,12 @@ func finishStates(entries []StateEntry, streamSize int64) []StateEntryLayout {
 			continue
 		}
 		sizes := s.sizes.clone()
+		if s.tailN > 0 {
+			avg, rem := s.tailBytes/s.tailN, s.tailBytes%s.tailN
+			sizes.Append(avg+1, rem)
+			sizes.Append(avg, s.tailN-rem)
+			out[i].SizesApproximate = true
+		}
 		if s.curN > 0 {
 			cur := s.cur
 			if cur < 0 {
