@@ -243,3 +243,11 @@ func TestHazardRule(t *testing.T) {
 		})
 	}
 }
+
+func TestOrphanPartCounterAfterFileSinkMigration(t *testing.T) {
+	l := layoutOf(t, 5, tOp{name: "Sink: Writer", uid: "file-sink", p: 4, states: []tState{splitState("writer_raw_states", 2, 1, 0, 1), unionState("max-part-counter", 1, 1, 1, 1)}})
+	fs := byRule(check(t, l, rescale.Plan{}, nil, Options{}), "PF130")
+	if len(fs) != 1 || fs[0].Severity != Warning || !strings.Contains(fs[0].Message, "StreamingFileSink") {
+		t.Fatalf("%+v", fs)
+	}
+}
