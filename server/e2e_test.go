@@ -280,7 +280,7 @@ func TestE2ESameAnswerEveryPath(t *testing.T) {
 	c := d.client(t)
 	refl := newReflectionCaller(t, d.grpcAddr)
 	ctx := context.Background()
-	for _, sc := range scenarios(t) {
+	for _, sc := range checkScenarios(t) {
 		t.Run(sc.name, func(t *testing.T) {
 			goClient := newOutcome(c.Check(ctx, uriRequest(sc, sc.path)))
 			reflection := newOutcome(refl.check(t, uriRequest(sc, sc.path)))
@@ -299,7 +299,7 @@ func TestE2ESameAnswerEveryPath(t *testing.T) {
 		})
 	}
 	// The headline demo of the README (testdata/README.md).
-	rep, err := c.Check(ctx, uriRequest(scenarios(t)[0], filepath.Join(td, "compact-sink")))
+	rep, err := c.Check(ctx, uriRequest(checkScenarios(t)[0], filepath.Join(td, "compact-sink")))
 	if err != nil || rep.GetVerdict() != pb.Verdict_VERDICT_DENY {
 		t.Errorf("compact-operator=8: %v %v, want DENY", rep.GetVerdict(), err)
 	}
@@ -397,7 +397,7 @@ func TestE2ES3(t *testing.T) {
 	d := startDaemon(t, "--allow="+strings.Replace(g.BucketURL("ckpts"), "?", "/flink?", 1))
 	c := d.client(t)
 	ctx := context.Background()
-	sc := scenarios(t)[0]
+	sc := checkScenarios(t)[0]
 	want := newOutcome(c.Upload(ctx, bytes.NewReader(body), &pb.UploadHeader{Plan: sc.plan, Options: sc.opts}))
 	if want.code != "OK" {
 		t.Fatalf("upload: %s", want)
@@ -450,7 +450,7 @@ func TestE2EDrain(t *testing.T) {
 	}
 	done := make(chan result, 1)
 	go func() {
-		rep, err := c.Upload(context.Background(), r, &pb.UploadHeader{Plan: scenarios(t)[0].plan})
+		rep, err := c.Upload(context.Background(), r, &pb.UploadHeader{Plan: checkScenarios(t)[0].plan})
 		done <- result{rep, err}
 	}()
 	// The upload is in flight once the server counts it.

@@ -60,9 +60,9 @@ type scenario struct {
 	opts *pb.CheckOptions
 }
 
-// scenarios are the README's demo plans plus, when present, every corpus file at its stored
+// checkScenarios are the README's demo plans plus, when present, every corpus file at its stored
 // parallelism and at double it.
-func scenarios(t testing.TB) []scenario {
+func checkScenarios(t testing.TB) []scenario {
 	t.Helper()
 	td := testdataDir(t)
 	par := func(kv ...any) *pb.RescalePlan {

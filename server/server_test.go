@@ -46,7 +46,7 @@ func TestInProcessPathsAgree(t *testing.T) {
 	}
 	h := startInProcess(t, Config{Allow: allow})
 	ctx := context.Background()
-	for _, sc := range scenarios(t) {
+	for _, sc := range checkScenarios(t) {
 		t.Run(sc.name, func(t *testing.T) {
 			byURI := newOutcome(h.c.Check(ctx, &pb.CheckRescaleRequest{
 				Checkpoint: &pb.CheckpointSource{Source: &pb.CheckpointSource_Uri{Uri: sc.path}}, Plan: sc.plan, Options: sc.opts}))

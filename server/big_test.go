@@ -1,0 +1,109 @@
+package server
+
+import (
+	"bufio"
+	"context"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/flinkpreflight/preflight/internal/scenarios"
+	"github.com/flinkpreflight/preflight/internal/source/s3test"
+	pb "github.com/flinkpreflight/preflight/proto/preflight/v1"
+)
+
+// bigBytes is the size of the incident's _metadata (the Kafka orphan-union file).
+const bigBytes = 168 << 20
+
+// TestE2EBigFile (PREFLIGHT_BIG=1) checks the 168 MB Kafka orphan-union file through the real
+// daemon, uploaded and read from S3, and reports the daemon's peak RSS and the wall time: the
+// upload path must decode while receiving, so the peak stays far below the file size.
+func TestE2EBigFile(t *testing.T) {
+	if os.Getenv("PREFLIGHT_BIG") != "1" {
+		t.Skip("set PREFLIGHT_BIG=1 to check the 168 MB file (takes about a minute)")
+	}
+	path := filepath.Join(t.TempDir(), "_metadata")
+	f, err := os.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := bufio.NewWriterSize(f, 1<<20)
+	start := time.Now()
+	if err := scenarios.KafkaOrphanUnion(w, bigBytes); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	fi, _ := os.Stat(path)
+	t.Logf("generated %d bytes in %v", fi.Size(), time.Since(start).Round(time.Millisecond))
+	plan := &pb.RescalePlan{DefaultParallelism: 8}
+	ctx := context.Background()
+
+	t.Run("upload", func(t *testing.T) {
+		d := startDaemon(t, "--cache-entries=-1")
+		c := d.client(t)
+		base := procStatus(t, d, "VmRSS")
+		start := time.Now()
+		rep, err := c.CheckFile(ctx, path, plan, nil, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		report(t, "upload", d, fi.Size(), base, time.Since(start), rep)
+	})
+	t.Run("s3", func(t *testing.T) {
+		g := s3test.Start(t)
+		g.CreateBucket(t, "ckpts")
+		f, err := os.Open(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		g.Put(t, "ckpts", "kafka/chk-1/_metadata", f)
+		f.Close()
+		d := startDaemon(t, "--cache-entries=-1", "--allow="+g.BucketURL("ckpts"))
+		c := d.client(t)
+		base := procStatus(t, d, "VmRSS")
+		start := time.Now()
+		rep, err := c.Check(ctx, &pb.CheckRescaleRequest{Checkpoint: &pb.CheckpointSource{Source: &pb.CheckpointSource_Uri{Uri: "s3://ckpts/kafka/chk-1"}}, Plan: plan})
+		if err != nil {
+			t.Fatal(err)
+		}
+		report(t, "s3", d, fi.Size(), base, time.Since(start), rep)
+	})
+}
+
+func report(t *testing.T, path string, d *daemon, size, baseKB int64, took time.Duration, rep *pb.RescaleReport) {
+	t.Helper()
+	peakKB := procStatus(t, d, "VmHWM")
+	t.Logf("%s: %.1f MiB in %v (%.0f MB/s); daemon RSS before %d MiB, peak %d MiB; verdict %v, %d findings",
+		path, float64(size)/(1<<20), took.Round(time.Millisecond), float64(size)/1e6/took.Seconds(), baseKB>>10, peakKB>>10, rep.GetVerdict(), len(rep.GetFindings()))
+	if rep.GetCheckpoint().GetSizeBytes() != size {
+		t.Errorf("report says %d bytes, file has %d", rep.GetCheckpoint().GetSizeBytes(), size)
+	}
+	// Constant memory: the daemon must not hold the file. Half its size is a generous bound
+	// that a buffering implementation cannot meet.
+	if peakKB<<10 > size/2 {
+		t.Errorf("peak RSS %d MiB for a %d MiB file: the daemon buffers the file", peakKB>>10, size>>20)
+	}
+}
+
+// procStatus reads a field of /proc/PID/status in kB.
+func procStatus(t *testing.T, d *daemon, field string) int64 {
+	t.Helper()
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(d.cmd.Process.Pid) + "/status")
+	if err != nil {
+		t.Skipf("no /proc: %v", err)
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if v, ok := strings.CutPrefix(line, field+":"); ok {
+			n, _ := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(v), " kB"), 10, 64)
+			return n
+		}
+	}
+	t.Fatalf("no %s in /proc status", field)
+	return 0
+}
