@@ -26,6 +26,9 @@ const (
 	minSubtaskV1      = 4 + 8 + 4 + 4 + 4 + 1 + 1
 )
 
+// maxKeyGroups is Flink's upper bound of max parallelism (KeyGroupRangeAssignment).
+const maxKeyGroups = 1 << 15
+
 // ReadBytes decodes a complete _metadata file held in memory.
 func ReadBytes(b []byte) (m *Metadata, err error) {
 	d := newBytesDecoder(b)
@@ -484,6 +487,11 @@ func (d *decoder) keyGroupsBody(tag uint8) *KeyGroupsStateHandle {
 	}
 	if h.NumKeyGroups > 0 && h.StartKeyGroup < 0 {
 		d.fail(off, strconv.Itoa(int(h.StartKeyGroup)), "negative start key group")
+	}
+	if h.NumKeyGroups > maxKeyGroups {
+		// Flink never writes more (its max parallelism is at most 32768); the check keeps the
+		// per-key-group offsets, which are held in memory, bounded.
+		d.fail(off+4, strconv.Itoa(int(h.NumKeyGroups)), "more key groups than Flink's upper bound of max parallelism (32768)")
 	}
 	d.push("offsets")
 	d.count(h.NumKeyGroups, off+4, minOffset, "key-group offset")

@@ -429,3 +429,14 @@ func TestRunBudget(t *testing.T) {
 		t.Errorf("exact sizes lost before the budget: %d %d", st.Sizes.At(0), st.Sizes.At(1))
 	}
 }
+
+func TestTooManyKeyGroups(t *testing.T) {
+	offs := make([]int64, maxKeyGroups+1)
+	m := &Metadata{Version: 3, Operators: []OperatorState{{Parallelism: 1, MaxParallelism: 1, Subtasks: []SubtaskEntry{{State: &SubtaskState{
+		ManagedKeyedState: &KeyGroupsStateHandle{Tag: tagKeyGroupsV2, NumKeyGroups: int32(len(offs)), Offsets: offs}}}}}}}
+	_, err := ReadBytes(encode(t, m))
+	var fe *FormatError
+	if !errors.As(err, &fe) || fe.Value != "32769" || fe.Field != "operators[0].subtasks[0].managedKeyedState" {
+		t.Errorf("got %v", err)
+	}
+}
