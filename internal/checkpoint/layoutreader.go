@@ -1,0 +1,264 @@
+package checkpoint
+
+import "io"
+
+// This file builds the Layout: ReadLayout runs the decoder in summarizing mode, and Metadata.Layout
+// maps the decoded model (summaries included) onto the Layout types.
+
+// ReadLayout decodes the analysis view of a _metadata file from r in bounded memory: offset
+// arrays of operator state and channel state are folded into counts and run-length-encoded
+// element sizes and inline bytes are counted, not kept. Errors are *FormatError.
+func ReadLayout(r io.Reader) (*Layout, error) {
+	return readLayout(newReaderDecoder(r))
+}
+
+// ReadLayoutBytes is ReadLayout over a file held in memory; it does not copy b.
+func ReadLayoutBytes(b []byte) (*Layout, error) {
+	return readLayout(newBytesDecoder(b))
+}
+
+func readLayout(d *decoder) (l *Layout, err error) {
+	d.summarize = true
+	defer d.release()
+	defer recoverError(&err)
+	m := d.file()
+	l = m.Layout()
+	l.Size = d.offset()
+	if m.Version >= 4 {
+		l.TrailerSize = int(d.offset() - d.trailerOff)
+	} else {
+		l.TrailingBytes = d.offset() - d.trailerOff
+	}
+	return l, nil
+}
+
+// Layout derives the analysis view from a decoded file. Layout.Size is left 0 (ReadLayout fills
+// it in).
+func (m *Metadata) Layout() *Layout {
+	l := &Layout{Version: int(m.Version), CheckpointID: m.CheckpointID}
+	for i := range m.MasterStates {
+		ms := &m.MasterStates[i]
+		l.MasterStates = append(l.MasterStates, MasterStateSummary{Name: ms.Name, Version: ms.Version, PayloadSize: int(ms.Size())})
+	}
+	l.Operators = make([]OperatorLayout, 0, len(m.Operators)+len(m.Tasks))
+	for i := range m.Operators {
+		l.Operators = append(l.Operators, operatorLayout(&m.Operators[i]))
+	}
+	for i := range m.Tasks {
+		l.Operators = append(l.Operators, taskLayout(&m.Tasks[i]))
+	}
+	if m.Version < 4 {
+		l.TrailingBytes = int64(len(m.Trailing))
+	}
+	if m.Version >= 4 {
+		l.TrailerSize = len(m.Trailer)
+		if len(m.Trailer) > 0 {
+			p, err := decodeProperties(m.Trailer)
+			if err != nil {
+				l.PropertiesError = err.Error()
+			} else {
+				l.Properties = p
+			}
+		}
+	}
+	return l
+}
+
+func operatorLayout(op *OperatorState) OperatorLayout {
+	o := OperatorLayout{
+		ID: op.ID, Name: op.Name, UID: op.UID,
+		Parallelism: int(op.Parallelism), MaxParallelism: int(op.MaxParallelism),
+		ChainLength: int(op.ChainLength), FullyFinished: op.FullyFinished, Offset: op.offset,
+	}
+	if op.CoordinatorState != nil {
+		ref := streamRef(op.CoordinatorState)
+		o.CoordinatorState = &ref
+	}
+	o.Subtasks = make([]SubtaskLayout, 0, len(op.Subtasks))
+	for _, e := range op.Subtasks {
+		s := SubtaskLayout{Index: int(e.Index), Finished: e.Finished, RefCheckpointID: -1}
+		if st := e.State; st != nil {
+			if st.ManagedOperatorState.Present != 0 && st.ManagedOperatorState.Handle != nil {
+				s.ManagedOperatorState = operatorHandleLayout(st.ManagedOperatorState.Handle)
+			}
+			if st.RawOperatorState.Present != 0 && st.RawOperatorState.Handle != nil {
+				s.RawOperatorState = operatorHandleLayout(st.RawOperatorState.Handle)
+			}
+			s.ManagedKeyedState = keyedLayout(st.ManagedKeyedState)
+			s.RawKeyedState = keyedLayout(st.RawKeyedState)
+			s.InputChannels = channelLayouts(st.InputChannels)
+			s.OutputChannels = channelLayouts(st.OutputChannels)
+			if st.RefMarker == 1 {
+				s.RefCheckpointID = st.RefCheckpointID
+			}
+		}
+		o.Subtasks = append(o.Subtasks, s)
+	}
+	return o
+}
+
+// taskLayout maps a format-1 task onto an OperatorLayout: the operator states of all chained
+// operators are listed together in one handle layout per slot (each state's sizes computed in
+// its own handle's stream); the stream is the first chained operator's.
+func taskLayout(t *TaskState) OperatorLayout {
+	o := OperatorLayout{
+		ID: t.JobVertexID, Parallelism: int(t.Parallelism), MaxParallelism: int(t.MaxParallelism),
+		ChainLength: int(t.ChainLength), Offset: t.offset,
+	}
+	merge := func(hs []*OperatorStateHandle) *OperatorStateHandleLayout {
+		var out *OperatorStateHandleLayout
+		for _, h := range hs {
+			if h == nil {
+				continue
+			}
+			hl := operatorHandleLayout(h)
+			if out == nil {
+				out = hl
+			} else {
+				out.States = append(out.States, hl.States...)
+			}
+		}
+		return out
+	}
+	for _, st := range t.Subtasks {
+		o.Subtasks = append(o.Subtasks, SubtaskLayout{
+			Index:                int(st.Index),
+			ManagedOperatorState: merge(st.ManagedOperatorState),
+			RawOperatorState:     merge(st.RawOperatorState),
+			ManagedKeyedState:    keyedLayout(st.ManagedKeyedState),
+			RawKeyedState:        keyedLayout(st.RawKeyedState),
+			RefCheckpointID:      -1,
+		})
+	}
+	return o
+}
+
+func streamRef(h StreamStateHandle) StreamRef {
+	switch h := h.(type) {
+	case *ByteStreamStateHandle:
+		return StreamRef{Kind: StreamInline, Size: h.Size(), Path: h.Name}
+	case *FileStateHandle:
+		return StreamRef{Kind: StreamFile, Size: h.StateSize, Path: h.Path}
+	case *RelativeFileStateHandle:
+		return StreamRef{Kind: StreamRelativeFile, Size: h.StateSize, Path: h.RelativePath}
+	case *KeyGroupsStateHandle:
+		d := streamRef(h.Delegate)
+		return StreamRef{Kind: StreamKeyGroups, Size: d.Size, Path: d.Path}
+	case *SegmentFileStateHandle:
+		return StreamRef{Kind: StreamSegment, Size: h.StateSize, Path: h.PhysicalPath, SegmentStart: h.StartPos}
+	case *EmptySegmentFileStateHandle:
+		return StreamRef{Kind: StreamEmptySegment}
+	}
+	return StreamRef{Kind: StreamNone}
+}
+
+// inlineBytes returns the bytes of h stored inside _metadata.
+func inlineBytes(h StreamStateHandle) int64 {
+	switch h := h.(type) {
+	case *ByteStreamStateHandle:
+		return h.Size()
+	case *KeyGroupsStateHandle:
+		return inlineBytes(h.Delegate)
+	}
+	return 0
+}
+
+func operatorHandleLayout(h *OperatorStateHandle) *OperatorStateHandleLayout {
+	hl := &OperatorStateHandleLayout{
+		Stream:      streamRef(h.Delegate),
+		FileMerging: h.Tag == tagSegmentPartitionable,
+		Empty:       h.Tag == tagSegmentPartitionable && h.Empty != 0,
+	}
+	hl.States = finishStates(h.States, hl.Stream.Size)
+	return hl
+}
+
+func keyedLayout(h KeyedStateHandle) *KeyedStateHandleLayout {
+	if h == nil {
+		return nil
+	}
+	k := &KeyedStateHandleLayout{Tag: h.keyedTag(), CheckpointedSize: -1}
+	switch h := h.(type) {
+	case *KeyGroupsStateHandle:
+		k.Kind = KeyGroupsHandle
+		if h.Tag == tagSavepointKeyGroups {
+			k.Kind = SavepointKeyGroupsHandle
+		}
+		k.KeyGroups = KeyGroupRange{Start: int(h.StartKeyGroup), NumKeyGroups: int(h.NumKeyGroups)}
+		k.Stream = streamRef(h.Delegate)
+		k.KeyGroupBytes = keyGroupBytes(h.Offsets, k.Stream.Size)
+		k.StateSize = k.Stream.Size
+		k.CheckpointedSize = k.StateSize
+		k.InlineBytes = inlineBytes(h.Delegate)
+	case *IncrementalKeyedStateHandle:
+		k.Kind = IncrementalHandle
+		k.KeyGroups = KeyGroupRange{Start: int(h.StartKeyGroup), NumKeyGroups: int(h.NumKeyGroups)}
+		k.Stream = streamRef(h.MetaData)
+		k.CheckpointedSize = h.CheckpointedSize
+		k.SharedFiles = fileSet(h.SharedFiles)
+		k.PrivateFiles = fileSet(h.PrivateFiles)
+		k.StateSize = k.Stream.Size + k.SharedFiles.Bytes + k.PrivateFiles.Bytes
+		k.InlineBytes = inlineBytes(h.MetaData) + k.SharedFiles.InlineBytes + k.PrivateFiles.InlineBytes
+		k.BackendID = h.BackendID
+		k.CheckpointID = h.CheckpointID
+	case *ChangelogStateBackendHandle:
+		k.Kind = ChangelogHandle
+		k.KeyGroups = KeyGroupRange{Start: int(h.StartKeyGroup), NumKeyGroups: int(h.NumKeyGroups)}
+		k.CheckpointedSize = h.CheckpointedSize
+		k.CheckpointID = h.CheckpointID
+		for _, list := range [][]KeyedStateHandle{h.Materialized, h.NonMaterialized} {
+			for _, n := range list {
+				if nl := keyedLayout(n); nl != nil {
+					k.StateSize += nl.StateSize
+					k.InlineBytes += nl.InlineBytes
+					k.Nested = append(k.Nested, *nl)
+				}
+			}
+		}
+	case *InMemoryChangelogStateHandle:
+		k.Kind = ChangelogBytesHandle
+		k.KeyGroups = KeyGroupRange{Start: int(h.StartKeyGroup), NumKeyGroups: int(h.NumKeyGroups)}
+		for i := range h.Changes {
+			k.StateSize += h.Changes[i].Size()
+		}
+		k.InlineBytes = k.StateSize
+		k.CheckpointedSize = k.StateSize
+	case *ChangelogStateHandleStreamImpl:
+		k.Kind = ChangelogFileHandle
+		k.KeyGroups = KeyGroupRange{Start: int(h.StartKeyGroup), NumKeyGroups: int(h.NumKeyGroups)}
+		k.StateSize = h.StateSize
+		k.CheckpointedSize = h.CheckpointedSize
+		for _, s := range h.Handles {
+			k.InlineBytes += inlineBytes(s.Handle)
+		}
+	}
+	return k
+}
+
+func fileSet(files []HandleAndLocalPath) FileSet {
+	fs := FileSet{Count: len(files)}
+	for _, f := range files {
+		fs.Bytes += streamRef(f.Handle).Size
+		fs.InlineBytes += inlineBytes(f.Handle)
+	}
+	return fs
+}
+
+func channelLayouts(hs []ChannelStateHandle) []ChannelStateLayout {
+	if len(hs) == 0 {
+		return nil
+	}
+	out := make([]ChannelStateLayout, 0, len(hs))
+	for i := range hs {
+		h := &hs[i]
+		ref := streamRef(h.Delegate)
+		if h.Merged() {
+			for _, c := range h.Channels {
+				out = append(out, ChannelStateLayout{SubtaskIndex: int(h.SubtaskIndex), Info1: c.Info1, Info2: c.Info2, Size: c.StateSize, Stream: ref, Merged: true})
+			}
+			continue
+		}
+		out = append(out, ChannelStateLayout{SubtaskIndex: int(h.SubtaskIndex), Info1: h.Info1, Info2: h.Info2, Size: h.StateSize, Stream: ref})
+	}
+	return out
+}
