@@ -190,18 +190,28 @@ func (r PinnedOperatorRule) Check(c *Context) []Finding {
 		if !ok || v.NewParallelism == 1 {
 			continue
 		}
+		e := c.Entry(op)
 		f := c.finding(r, Error, op)
 		f.AffectedSubtasks = rangeFrom(1, int32(v.NewParallelism))
-		f.Message = fmt.Sprintf("%s runs at parallelism 1 with max parallelism %d and cannot be rescaled; the plan asks for parallelism %d.",
-			opLabel(op, c.Entry(op)), op.CheckpointMaxParallelism, v.NewParallelism)
-		for _, fl := range c.Result.Failures {
-			if fl.VertexID == v.ID && (fl.Kind == rescale.FailureMaxParallelismBelowParallelism || fl.Kind == rescale.FailureParallelismAboveMaxParallelism) {
-				f.Message += fmt.Sprintf(" Flink refuses the restore: %s: %s", fl.Exception, fl.Message)
-				break
+		if op.CheckpointMaxParallelism == 1 {
+			f.Message = fmt.Sprintf("%s runs at parallelism 1 with max parallelism 1 and cannot be rescaled; the plan asks for parallelism %d.",
+				opLabel(op, e), v.NewParallelism)
+			for _, fl := range c.Result.Failures {
+				if fl.VertexID == v.ID && (fl.Kind == rescale.FailureMaxParallelismBelowParallelism || fl.Kind == rescale.FailureParallelismAboveMaxParallelism) {
+					f.Message += fmt.Sprintf(" Flink refuses the restore: %s: %s", fl.Exception, fl.Message)
+					break
+				}
 			}
+		} else {
+			// The catalog says the implementation is built for parallelism 1, but this checkpoint
+			// stores another max parallelism: Flink accepts the plan, the operator's global view
+			// (one committer, one coordinator) does not.
+			f.Severity = Warning
+			f.Message = fmt.Sprintf("%s is built to run at parallelism 1 (a single global instance), but the plan asks for parallelism %d; the checkpoint stores max parallelism %d, so Flink accepts the restore and several instances act as the single one.",
+				opLabel(op, e), v.NewParallelism, op.CheckpointMaxParallelism)
 		}
 		f.Remediation = "Keep this vertex at parallelism 1: exclude it from global parallelism changes and autoscaler overrides (it is pinned by the connector, not by the job)."
-		if e := c.Entry(op); e != nil && e.Remediation != "" {
+		if e != nil && e.Remediation != "" {
 			f.Remediation = e.Remediation
 			f.References = append(f.References, e.References...)
 		}
@@ -211,7 +221,7 @@ func (r PinnedOperatorRule) Check(c *Context) []Finding {
 }
 
 func (PinnedOperatorRule) SafeAt(c *Context, v *rescale.VertexAssignment, p int) (bool, bool) {
-	if _, ok := pinned(c, v); ok {
+	if op, ok := pinned(c, v); ok && (op.CheckpointMaxParallelism == 1 || c.Options.failLevel() <= Warning) {
 		return p == 1, true
 	}
 	return true, true

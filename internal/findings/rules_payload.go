@@ -133,7 +133,7 @@ func (r FrameSizeRule) Check(c *Context) []Finding {
 			f.Message += fmt.Sprintf(" UNION state alone accounts for %s per subtask at any parallelism.", bytesText(floor))
 		}
 		if floor > frame {
-			f.Message += " No parallelism brings it under the frame size."
+			f.Message += " No parallelism brings it under the frame size; even past deployment, every subtask's checkpoint acknowledgement would carry the same offsets again (\"declined\" with the same cause)."
 			f.Remediation = "Shrink the UNION state before restoring: if it is orphaned legacy state, drop it (change the operator's uid and restore with --allowNonRestoredState, or remove it with the State Processor API). As a stop-gap raise pekko.framesize (akka.framesize before Flink 1.18) above the payload on the JobManager and TaskManagers."
 		} else {
 			f.Remediation = "Raise pekko.framesize (akka.framesize before Flink 1.18) on the JobManager and TaskManagers above the payload, lower the state kept inline (execution.checkpointing.data-inline-threshold), or choose a parallelism that spreads SPLIT_DISTRIBUTE state thinner."

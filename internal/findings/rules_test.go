@@ -251,3 +251,15 @@ func TestOrphanPartCounterAfterFileSinkMigration(t *testing.T) {
 		t.Fatalf("%+v", fs)
 	}
 }
+
+func TestPinnedByCatalogOnly(t *testing.T) {
+	// An Iceberg committer whose checkpoint does not pin max parallelism: Flink accepts the
+	// plan, the committer's single-instance design does not.
+	l := layoutOf(t, 5, tOp{name: "IcebergFilesCommitter", uid: "iceberg-committer", p: 1, maxP: 128, states: []tState{
+		splitState("iceberg-flink-job-id", 1), splitState("iceberg-files-committer-state", 1)}})
+	rep := check(t, l, rescale.Plan{DefaultParallelism: 2}, nil, Options{})
+	fs := byRule(rep, "PF112")
+	if len(fs) != 1 || fs[0].Severity != Warning {
+		t.Fatalf("want a PF112 warning:\n%s", dump(rep))
+	}
+}
