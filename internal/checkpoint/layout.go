@@ -115,8 +115,11 @@ type StateEntryLayout struct {
 	// simulator cuts them into contiguous runs). UNION and BROADCAST states are handed out whole,
 	// so only Elements and Bytes are kept for them.
 	Sizes ElementSizes
-	// SizesApproximate is set when this state's elements interleave with another state's in the
-	// stream, so the last element's end could not be derived from offsets alone.
+	// SizesApproximate is set when the sizes are not exact: this state's offsets interleave with
+	// another state's in the stream (so an element's end is not the next offset), its offsets do
+	// not ascend, the stream is shorter than the last offset, or ReadLayout's budget of one million
+	// size runs was spent and the remaining sizes were folded into their average (Bytes and the
+	// element count stay exact in that case).
 	SizesApproximate bool
 }
 

@@ -14,6 +14,9 @@ var nullTrailer = []byte{0xAC, 0xED, 0x00, 0x05, 0x70}
 // trailing bytes) are written back as read, so Write(Read(b)) reproduces b. A format-4+ Metadata
 // with a nil Trailer gets a Java null trailer.
 func Write(w io.Writer, m *Metadata) error {
+	if m == nil {
+		return fmt.Errorf("checkpoint: nil Metadata")
+	}
 	if m.Version < 2 || m.Version > 7 {
 		return fmt.Errorf("checkpoint: cannot write format version %d (supported: 2 to 7)", m.Version)
 	}
