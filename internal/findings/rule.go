@@ -106,7 +106,8 @@ type Context struct {
 	Catalog *Catalog
 	Options Options
 
-	entries map[*rescale.OperatorAssignment]*CatalogEntry
+	entries   map[*rescale.OperatorAssignment]*CatalogEntry
+	stateHits map[string][]stateRuleHit // stateRules memo, by label set
 }
 
 func newContext(layout *checkpoint.Layout, plan rescale.Plan, result *rescale.Result, cat *Catalog, opts Options) *Context {
@@ -114,7 +115,7 @@ func newContext(layout *checkpoint.Layout, plan rescale.Plan, result *rescale.Re
 		cat = DefaultCatalog()
 	}
 	c := &Context{Layout: layout, Plan: plan, Result: result, Catalog: cat, Options: opts,
-		entries: map[*rescale.OperatorAssignment]*CatalogEntry{}}
+		entries: map[*rescale.OperatorAssignment]*CatalogEntry{}, stateHits: map[string][]stateRuleHit{}}
 	for _, v := range result.Vertices {
 		for _, op := range v.Operators {
 			if op.Layout != nil {

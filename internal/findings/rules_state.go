@@ -20,7 +20,12 @@ type stateRuleHit struct {
 // stateRules collects the catalog state rules with one of the labels whose bug (if any)
 // applies to the restoring Flink version.
 func stateRules(c *Context, labels ...string) []stateRuleHit {
+	key := strings.Join(labels, ",")
+	if hits, ok := c.stateHits[key]; ok {
+		return hits
+	}
 	var out []stateRuleHit
+	defer func() { c.stateHits[key] = out }()
 	for _, v := range c.Result.Vertices {
 		for _, op := range v.Operators {
 			out = append(out, stateRulesOf(c, v, op, labels)...)
