@@ -6,10 +6,9 @@ import "github.com/flinkpreflight/preflight/internal/checkpoint"
 type keyedOld struct {
 	old int
 	h   *checkpoint.KeyedStateHandleLayout
-	// prefix[x] is the bytes of the handle's first x key groups (key-group handles with
-	// per-key-group sizes); nil otherwise.
-	prefix []int64
-	cost   int64 // payload of the handle without key-group offsets: overhead + path + inline + files
+	// perKG is set when the handle has per-key-group sizes (key-group handles).
+	perKG bool
+	cost  int64 // payload of the handle without key-group offsets: overhead + path + inline + files
 }
 
 // keyedDist is the compact form of a keyed distribution: the old handles in old-subtask order.
@@ -40,12 +39,7 @@ func newKeyedDistribution(sim *operatorSim, raw bool, maxP int) *KeyedDistributi
 		}
 		ko := keyedOld{old: j, h: h, cost: PayloadHandleOverhead + int64(len(h.Stream.Path)) + h.InlineBytes +
 			PayloadHandleOverhead*int64(h.SharedFiles.Count+h.PrivateFiles.Count)}
-		if isKeyGroupsKind(h.Kind) && len(h.KeyGroupBytes) == h.KeyGroups.NumKeyGroups && len(h.KeyGroupBytes) > 0 {
-			ko.prefix = make([]int64, len(h.KeyGroupBytes)+1)
-			for x, b := range h.KeyGroupBytes {
-				ko.prefix[x+1] = ko.prefix[x] + b
-			}
-		}
+		ko.perKG = isKeyGroupsKind(h.Kind) && len(h.KeyGroupBytes) == h.KeyGroups.NumKeyGroups && len(h.KeyGroupBytes) > 0
 		if h.KeyGroups.NumKeyGroups <= 0 {
 			d.sorted = false
 		} else if n := len(d.handles); n > 0 && h.KeyGroups.Start <= d.handles[n-1].h.KeyGroups.End() {
@@ -91,7 +85,7 @@ func (d *keyedDist) slice(q int, r checkpoint.KeyGroupRange, whole bool) (KeyedS
 	payload := ko.cost
 	if narrow {
 		s.KeyGroups = inter
-		s.ReadBytes = ko.bytesIn(inter)
+		s.ReadBytes = owned
 		payload += 8 * int64(inter.NumKeyGroups)
 	} else {
 		s.Whole = true
@@ -112,9 +106,14 @@ func (ko *keyedOld) bytesIn(inter checkpoint.KeyGroupRange) int64 {
 	if inter.NumKeyGroups <= 0 {
 		return 0
 	}
-	if ko.prefix != nil {
+	if ko.perKG {
+		// Each key group is read by one new subtask on a rescale: summing is O(maxP) per operator.
 		a := inter.Start - h.KeyGroups.Start
-		return ko.prefix[a+inter.NumKeyGroups] - ko.prefix[a]
+		var b int64
+		for _, x := range h.KeyGroupBytes[a : a+inter.NumKeyGroups] {
+			b += x
+		}
+		return b
 	}
 	if h.KeyGroups.NumKeyGroups <= 0 {
 		return 0

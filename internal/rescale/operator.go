@@ -98,6 +98,7 @@ func (sim *operatorSim) buildOperatorStates(raw bool) ([]*StateDistribution, Ope
 	}
 	var (
 		lists [][]oldEntry // per (mode, name), in first-appearance order
+		sizes [][]*checkpoint.ElementSizes
 		keys  []key
 		index = map[key]int{}
 		order []int // list of state k of the previous handle: handles usually list names alike
@@ -126,6 +127,7 @@ func (sim *operatorSim) buildOperatorStates(raw bool) ([]*StateDistribution, Ope
 				index[key{st.Mode, st.Name}] = li
 				keys = append(keys, key{st.Mode, st.Name})
 				lists = append(lists, make([]oldEntry, 0, sim.oldP))
+				sizes = append(sizes, nil)
 			}
 			if k < len(order) {
 				order[k] = li
@@ -136,14 +138,23 @@ func (sim *operatorSim) buildOperatorStates(raw bool) ([]*StateDistribution, Ope
 			if n := len(list); n > 0 && list[n-1].old == int32(j) {
 				// A name twice in one handle: a format-1 task record, whose chained operators'
 				// states the Layout merges. Java's map cannot hold it twice; merge the entries.
-				list[n-1] = mergeEntries(list[n-1], st)
-				continue
+				prev := &checkpoint.StateEntryLayout{Elements: list[n-1].n, Bytes: list[n-1].bytes}
+				if x := list[n-1].sizes; x >= 0 {
+					prev.Sizes = *sizes[li][x]
+				} else if list[n-1].uniform >= 0 {
+					prev.Sizes.Append(list[n-1].uniform, list[n-1].n)
+				}
+				st = mergeEntries(prev, st)
+				list = list[:n-1]
 			}
-			e := oldEntry{old: int32(j), stream: stream, n: st.Elements, bytes: st.Bytes, uniform: -1, st: st}
+			e := oldEntry{old: int32(j), stream: stream, sizes: -1, n: st.Elements, bytes: st.Bytes, uniform: -1}
 			if runs := st.Sizes.Runs(); len(runs) == 1 && runs[0].Count == st.Elements {
 				e.uniform = runs[0].Size
 			} else if st.Elements == 0 {
 				e.uniform = 0
+			} else if st.Sizes.Len() == st.Elements {
+				e.sizes = int32(len(sizes[li]))
+				sizes[li] = append(sizes[li], &st.Sizes)
 			}
 			lists[li] = append(list, e)
 		}
@@ -151,14 +162,17 @@ func (sim *operatorSim) buildOperatorStates(raw bool) ([]*StateDistribution, Ope
 	type group struct {
 		names   []string
 		entries map[string][]oldEntry
+		sizes   map[string][]*checkpoint.ElementSizes
 	}
 	var groups [3]group
 	for m := range groups {
 		groups[m].entries = map[string][]oldEntry{}
+		groups[m].sizes = map[string][]*checkpoint.ElementSizes{}
 	}
 	for li, k := range keys {
 		groups[k.mode].names = append(groups[k.mode].names, k.name)
 		groups[k.mode].entries[k.name] = lists[li]
+		groups[k.mode].sizes[k.name] = sizes[li]
 	}
 	path := PathRescale
 	if sim.oldP == sim.newP {
@@ -180,7 +194,7 @@ func (sim *operatorSim) buildOperatorStates(raw bool) ([]*StateDistribution, Ope
 			entries := g.entries[name]
 			s := &StateDistribution{Name: name, Mode: mode, Raw: raw, OldEntries: len(entries), NewParallelism: sim.newP}
 			d := &s.d
-			*d = stateDist{op: sim, mode: mode, path: path, newP: sim.newP, entries: entries,
+			*d = stateDist{op: sim, mode: mode, path: path, newP: sim.newP, entries: entries, sizes: g.sizes[name],
 				nameOverhead: PayloadEntryOverhead + int64(len(name))}
 			var pre int64
 			for e := range entries {
@@ -345,21 +359,17 @@ func (d *stateDist) eachWhole(i int, f func(e int)) {
 	}
 }
 
-// mergeEntries appends st's elements to entry e (same old subtask and stream).
-func mergeEntries(e oldEntry, st *checkpoint.StateEntryLayout) oldEntry {
-	merged := &checkpoint.StateEntryLayout{Name: st.Name, Mode: st.Mode, Elements: e.n + st.Elements,
-		Bytes: e.bytes + st.Bytes, SizesApproximate: e.st.SizesApproximate || st.SizesApproximate}
-	if e.st.Sizes.Len() == e.n && st.Sizes.Len() == st.Elements {
-		for _, r := range e.st.Sizes.Runs() {
-			merged.Sizes.Append(r.Size, r.Count)
+// mergeEntries returns the elements of a followed by those of b (same old subtask and stream).
+func mergeEntries(a, b *checkpoint.StateEntryLayout) *checkpoint.StateEntryLayout {
+	m := &checkpoint.StateEntryLayout{Name: b.Name, Mode: b.Mode, Elements: a.Elements + b.Elements,
+		Bytes: a.Bytes + b.Bytes, SizesApproximate: a.SizesApproximate || b.SizesApproximate}
+	if a.Sizes.Len() == a.Elements && b.Sizes.Len() == b.Elements {
+		for _, r := range a.Sizes.Runs() {
+			m.Sizes.Append(r.Size, r.Count)
 		}
-		for _, r := range st.Sizes.Runs() {
-			merged.Sizes.Append(r.Size, r.Count)
+		for _, r := range b.Sizes.Runs() {
+			m.Sizes.Append(r.Size, r.Count)
 		}
 	}
-	e.st, e.n, e.bytes, e.uniform = merged, merged.Elements, merged.Bytes, -1
-	if runs := merged.Sizes.Runs(); len(runs) == 1 && runs[0].Count == merged.Elements {
-		e.uniform = runs[0].Size
-	}
-	return e
+	return m
 }

@@ -7,21 +7,21 @@ import (
 )
 
 // oldEntry is one (stream, offsets) entry of a named operator state: the name's entry in one old
-// subtask's handle.
+// subtask's handle. It holds no pointer, so that the garbage collector need not scan entries.
 type oldEntry struct {
 	old    int32 // old subtask index
 	stream int32 // stream id within the operator (see operatorSim.streams)
-	n      int64 // elements (offsets)
-	pre    int64 // elements of the name before this entry, in Flink's traversal order
-	bytes  int64
-	// uniform is the size of every element when all are equal (or the entry has no sizes and
-	// elements share the bytes evenly); -1 when sizes vary.
+	// sizes indexes stateDist.sizes for entries whose elements differ in size; -1 otherwise.
+	sizes int32
+	n     int64 // elements (offsets)
+	pre   int64 // elements of the name before this entry, in Flink's traversal order
+	bytes int64
+	// uniform is the size of every element when all are equal; -1 when sizes vary.
 	uniform int64
-	st      *checkpoint.StateEntryLayout
 }
 
-// sum returns the bytes of elements [from, from+count) of the entry.
-func (e *oldEntry) sum(from, count int64) int64 {
+// sum returns the bytes of elements [from, from+count) of entry e.
+func (d *stateDist) sum(e *oldEntry, from, count int64) int64 {
 	switch {
 	case count <= 0:
 		return 0
@@ -29,11 +29,12 @@ func (e *oldEntry) sum(from, count int64) int64 {
 		return e.bytes
 	case e.uniform >= 0:
 		return e.uniform * count
-	case e.st.Sizes.Len() == e.n:
-		if runs := e.st.Sizes.Runs(); len(runs) <= 8 {
+	case e.sizes >= 0:
+		sz := d.sizes[e.sizes]
+		if runs := sz.Runs(); len(runs) <= 8 {
 			return sumRuns(runs, from, from+count)
 		}
-		return e.st.Sizes.Sum(from, from+count)
+		return sz.Sum(from, from+count)
 	}
 	// Sizes missing or inconsistent: share the bytes proportionally.
 	return e.bytes*(from+count)/e.n - e.bytes*from/e.n
@@ -46,7 +47,8 @@ func (e *oldEntry) sum(from, count int64) int64 {
 type stateDist struct {
 	op      *operatorSim
 	mode    checkpoint.DistributionMode
-	path    OperatorPath // PathUnchanged, PathUnchangedWithUnion or PathRescale
+	sizes   []*checkpoint.ElementSizes // element sizes of the entries that need them
+	path    OperatorPath               // PathUnchanged, PathUnchangedWithUnion or PathRescale
 	newP    int
 	entries []oldEntry
 	// byOld maps an old subtask to its entry index, -1 when it has none (unchanged paths).
@@ -106,7 +108,7 @@ func (s *StateDistribution) Share(i int) Share {
 	var sh Share
 	add := func(e int, first, count int64) {
 		en := &d.entries[e]
-		b := en.sum(first, count)
+		b := d.sum(en, first, count)
 		sh.Slices = append(sh.Slices, Slice{
 			OldSubtask: int(en.old), First: first, Elements: count, Bytes: b,
 			Stream: d.op.streams[en.stream].ref,

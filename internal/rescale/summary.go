@@ -39,8 +39,11 @@ func (sim *operatorSim) summarize(sc *scratch) {
 	}
 	init.payload += sim.unionCost
 	init.inline = sim.unionInline
-	for t := range sc.acc {
-		sc.acc[t] = init
+	if len(sc.acc) > 0 {
+		sc.acc[0] = init
+		for n := 1; n < len(sc.acc); n *= 2 {
+			copy(sc.acc[n:], sc.acc[:n])
+		}
 	}
 
 	if len(a.States) > 0 {
@@ -58,8 +61,14 @@ func (sim *operatorSim) summarize(sc *scratch) {
 			b1 := min(b0+block, newP)
 			bits := sc.bits[:(b1-b0)*w]
 			if sim.unionMask != nil {
-				for t := b0; t < b1; t++ {
-					copy(bits[(t-b0)*w:], sim.unionMask)
+				if w == 1 {
+					for t := range bits {
+						bits[t] = sim.unionMask[0]
+					}
+				} else {
+					for t := b0; t < b1; t++ {
+						copy(bits[(t-b0)*w:], sim.unionMask)
+					}
 				}
 			} else {
 				clear(bits)
@@ -215,7 +224,7 @@ func (p *pass) state(s *StateDistribution, b0, b1 int) {
 				if en.uniform >= 0 {
 					runBytes += en.uniform * take
 				} else {
-					runBytes += en.sum(off, take)
+					runBytes += d.sum(en, off, take)
 				}
 				p.touch(t, en.stream)
 				sc.acc[t].payload += d.nameOverhead + 8*take
