@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"strings"
 	"testing"
 )
 
@@ -101,4 +102,28 @@ func (c *chunkReader) Read(p []byte) (int, error) {
 	k := copy(p[:min(len(p), c.n)], c.b)
 	c.b = c.b[k:]
 	return k, nil
+}
+
+func FuzzMUTF8(f *testing.F) {
+	f.Add([]byte("a\xc0\x80\xc3\xa9\xe2\x82\xac\xed\xa0\xbd\xed\xb8\x80"))
+	f.Add([]byte{0xED, 0xA0, 0xBD, 'x'})
+	f.Fuzz(func(t *testing.T, b []byte) {
+		s, err := decodeMUTF8(b)
+		if err != nil {
+			return
+		}
+		enc, err := appendMUTF8(nil, s)
+		if err != nil {
+			// Java accepts a raw 0x00 byte, which re-encodes as C0 80, so a long input may grow
+			// past the limit; nothing else may fail.
+			if !strings.Contains(err.Error(), "too long") {
+				t.Fatalf("encoding a decoded string: %v", err)
+			}
+			return
+		}
+		s2, err := decodeMUTF8(enc[2:])
+		if err != nil || s2 != s {
+			t.Fatalf("round trip: %q -> %q (%v)", s, s2, err)
+		}
+	})
 }
