@@ -64,8 +64,8 @@ func kafkaOrphanUnion(perSubtask int64, lazy bool) (*checkpoint.Metadata, []*lis
 			union,
 		}))
 	}
-	sink := operator("Sink: archive", "archive-sink", p, 128)
-	return &checkpoint.Metadata{Version: 5, CheckpointID: 90211, Operators: []checkpoint.OperatorState{src, sink}, Trailer: savepointTrailer}, unions
+	sink := stateless(operator("Sink: archive", "archive-sink", p, 128))
+	return &checkpoint.Metadata{Version: 5, CheckpointID: 90211, Operators: fileOrder(src, sink), Trailer: savepointTrailer}, unions
 }
 
 // unionElement is one (KafkaTopicPartition, offset) of the legacy consumer's union state.

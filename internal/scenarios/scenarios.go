@@ -8,9 +8,11 @@ package scenarios
 
 import (
 	"bytes"
+	"encoding/binary"
 	"fmt"
 	"os"
 	"path/filepath"
+	"sort"
 
 	"github.com/flinkpreflight/preflight/internal/checkpoint"
 )
@@ -64,6 +66,33 @@ func WriteAll(dir string) error {
 // operator starts an operator record whose ID is derived from its uid, as Flink does.
 func operator(name, uid string, p, maxP int) checkpoint.OperatorState {
 	return checkpoint.OperatorState{Name: name, UID: uid, ID: checkpoint.OperatorIDFromUID(uid), Parallelism: int32(p), MaxParallelism: int32(maxP)}
+}
+
+// stateless gives a stateless operator the empty subtask records Flink writes for every
+// acknowledged subtask.
+func stateless(op checkpoint.OperatorState) checkpoint.OperatorState {
+	for i := int32(0); i < op.Parallelism; i++ {
+		op.Subtasks = append(op.Subtasks, checkpoint.SubtaskEntry{Index: i, State: &checkpoint.SubtaskState{}})
+	}
+	return op
+}
+
+// fileOrder puts the operators (given in topological order) in the order Flink writes them: the
+// iteration order of the checkpoint's HashMap<OperatorID, OperatorState>, by bucket of
+// AbstractID.hashCode at the default capacity, ties in insertion order.
+func fileOrder(ops ...checkpoint.OperatorState) []checkpoint.OperatorState {
+	capacity := uint32(16)
+	for float64(len(ops)) > 0.75*float64(capacity) {
+		capacity <<= 1
+	}
+	bucket := func(id checkpoint.OperatorID) uint32 {
+		lo, up := binary.BigEndian.Uint64(id[:8]), binary.BigEndian.Uint64(id[8:])
+		h := uint32(lo) ^ uint32(lo>>32) ^ uint32(up) ^ uint32(up>>32)
+		return (h ^ h>>16) & (capacity - 1)
+	}
+	out := append([]checkpoint.OperatorState(nil), ops...)
+	sort.SliceStable(out, func(i, j int) bool { return bucket(out[i].ID) < bucket(out[j].ID) })
+	return out
 }
 
 // CompactSink is a SQL job `INSERT INTO fs_table SELECT ... FROM orders` into a partitioned
@@ -127,12 +156,12 @@ func CompactSink() *checkpoint.Metadata {
 		elements: [][]byte{pendingPartitions(day)},
 	}}))
 
-	end := operator("Sink: end", "discarding-sink", 1, 1)
+	end := stateless(operator("Sink: end", "discarding-sink", 1, 1))
 
 	return &checkpoint.Metadata{
 		Version:      5,
 		CheckpointID: 1742,
-		Operators:    []checkpoint.OperatorState{src, writer, coord, compact, committer, end},
+		Operators:    fileOrder(src, writer, coord, compact, committer, end),
 		Trailer:      savepointTrailer,
 	}
 }
@@ -166,11 +195,11 @@ func MaxParallelism() *checkpoint.Metadata {
 				Delegate: loc.handle(fmt.Sprintf("click-window/%d", i), nil, pos)},
 		}})
 	}
-	sink := operator("", "clicks-sink", p, maxP)
+	sink := stateless(operator("", "clicks-sink", p, maxP))
 	return &checkpoint.Metadata{
 		Version:      4,
 		CheckpointID: 311,
-		Operators:    []checkpoint.OperatorState{src, window, sink},
+		Operators:    fileOrder(src, window, sink),
 		Trailer:      savepointTrailer,
 	}
 }

@@ -99,3 +99,14 @@ func TestUUIDDeterministic(t *testing.T) {
 		t.Fatalf("not a v4 UUID: %s", u)
 	}
 }
+
+// The fixture of apache/flink-connector-kafka lists Map (7d24…) before the source (cb16…):
+// HashMap order of the operator IDs.
+func TestFileOrderMatchesFlink(t *testing.T) {
+	a, _ := checkpoint.ParseOperatorID("cb16aa5adb311e8ac72482def19accbe")
+	b, _ := checkpoint.ParseOperatorID("7d246211b2be972287522fe7978b38c1")
+	got := fileOrder(checkpoint.OperatorState{ID: a}, checkpoint.OperatorState{ID: b})
+	if got[0].ID != b {
+		t.Fatalf("order %s, %s", got[0].ID, got[1].ID)
+	}
+}
