@@ -39,7 +39,6 @@ type operatorSim struct {
 	unionMask   []uint64
 	unionCost   int64
 	unionInline int64
-	restored    bool
 	// the vertex's effective max parallelism and channel-state mappers
 	maxP                int
 	inMapper, outMapper SubtaskMapper

@@ -225,6 +225,9 @@ type OperatorAssignment struct {
 	Summary OperatorSummary
 
 	sim *operatorSim // per-subtask computation; nil when nothing is restored
+	// taskRestored: the vertex is repartitioned and not finished, so its tasks get a restore
+	// object even where this operator restores nothing.
+	taskRestored bool
 }
 
 // OperatorSummary aggregates an operator's assignment over its new subtasks, so that rules and

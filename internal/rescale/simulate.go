@@ -565,7 +565,6 @@ func (s *simulation) distribute() {
 			}
 			a.MaxParallelism = v.MaxParallelism
 			sim := newOperatorSim(a, a.Layout, v.NewParallelism)
-			sim.restored = true
 			sim.maxP, sim.inMapper, sim.outMapper = v.MaxParallelism, s.inMapper[vi], s.outMapper[vi]
 			a.sim = sim
 			sims = append(sims, sim)
@@ -574,6 +573,7 @@ func (s *simulation) distribute() {
 		for _, a := range v.Operators {
 			a.MaxParallelism = v.MaxParallelism
 			a.NewParallelism = v.NewParallelism
+			a.taskRestored = v.Repartitioned && !v.FullyFinished
 		}
 	}
 	workers := runtime.GOMAXPROCS(0)

@@ -14,11 +14,14 @@ func (a *OperatorAssignment) Subtask(i int) SubtaskAssignment {
 	if a.Layout != nil && i < a.Layout.Parallelism {
 		st.BytesBefore = bytesBefore(a.Layout, i)
 	}
-	sim := a.sim
-	if sim == nil || i < 0 || i >= sim.newP {
+	if i < 0 || i >= a.NewParallelism {
 		return st
 	}
-	st.Restored = true
+	st.Restored = a.taskRestored
+	sim := a.sim
+	if sim == nil {
+		return st
+	}
 	st.KeyGroups = KeyGroupRangeForSubtask(a.MaxParallelism, a.NewParallelism, i)
 	olds := map[int]bool{}
 	seen := map[int32]bool{}
