@@ -139,19 +139,18 @@ func (d *decoder) fill(n int) bool {
 		d.buf = d.buf[:k]
 		d.pos = 0
 	}
+	empty := 0
 	for len(d.buf) < n && d.rerr == nil {
 		m, err := d.r.Read(d.buf[len(d.buf):cap(d.buf)])
 		d.buf = d.buf[:len(d.buf)+m]
-		if err != nil {
+		switch {
+		case err != nil:
 			d.rerr = err
-		} else if m == 0 {
-			// Tolerate a few empty reads as io.Reader allows; a reader that never progresses
-			// would hang, so treat repeated empty reads as an error.
-			m2, err2 := d.r.Read(d.buf[len(d.buf):cap(d.buf)])
-			d.buf = d.buf[:len(d.buf)+m2]
-			if err2 != nil {
-				d.rerr = err2
-			} else if m2 == 0 {
+		case m > 0:
+			empty = 0
+		default:
+			// io.Reader allows empty reads; a reader that never progresses must not hang us.
+			if empty++; empty >= 100 {
 				d.rerr = io.ErrNoProgress
 			}
 		}

@@ -3,6 +3,7 @@ package checkpoint
 import (
 	"bytes"
 	"errors"
+	"io"
 	"math/rand"
 	"os"
 	"path/filepath"
@@ -437,6 +438,17 @@ func TestTooManyKeyGroups(t *testing.T) {
 	_, err := ReadBytes(encode(t, m))
 	var fe *FormatError
 	if !errors.As(err, &fe) || fe.Value != "32769" || fe.Field != "operators[0].subtasks[0].managedKeyedState" {
+		t.Errorf("got %v", err)
+	}
+}
+
+type stuckReader struct{}
+
+func (stuckReader) Read([]byte) (int, error) { return 0, nil }
+
+func TestStuckReader(t *testing.T) {
+	_, err := ReadLayout(stuckReader{})
+	if !errors.Is(err, io.ErrNoProgress) {
 		t.Errorf("got %v", err)
 	}
 }
