@@ -263,3 +263,19 @@ func TestPinnedByCatalogOnly(t *testing.T) {
 		t.Fatalf("want a PF112 warning:\n%s", dump(rep))
 	}
 }
+
+func TestFrameForecast(t *testing.T) {
+	for _, tc := range []struct {
+		offsets, p, frame int64
+		want              string
+	}{
+		{1_280_000, 4, 10 << 20, "at the 2nd restore after this one"},
+		{6 << 20, 4, 10 << 20, "at the 1st restore after this one"},
+		{11 << 20, 4, 10 << 20, "already exceed"},
+		{1 << 20, 1, 10 << 20, "does not grow"},
+	} {
+		if got := frameForecast(tc.offsets, tc.p, tc.frame); !strings.Contains(got, tc.want) {
+			t.Errorf("frameForecast(%d, %d, %d) = %q, want %q", tc.offsets, tc.p, tc.frame, got, tc.want)
+		}
+	}
+}

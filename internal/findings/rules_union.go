@@ -120,6 +120,7 @@ func (r OrphanUnionRule) Check(c *Context) []Finding {
 			f.AffectedSubtasks = rangeFrom(0, int32(p))
 			f.Message = fmt.Sprintf("%s holds an orphaned UNION state: %s It has %d elements (%s) in this checkpoint, written by %d old subtasks. Forecast: after this restore each of the %d new subtasks holds all %d elements and writes them back, so the next checkpoint holds %d elements (%s), %s of them offsets in _metadata; restoring that checkpoint ships %d elements (%s of offsets) in every subtask's TaskDeploymentDescriptor, and each further restore multiplies it by the parallelism again.",
 				opLabel(op, e), why, u.elements, bytesText(u.bytes), len(u.perSubtask), p, u.elements, next, bytesText(p*u.bytes), bytesText(8*next), next, bytesText(8*next))
+			f.Message += " " + frameForecast(8*u.elements, p, c.Options.frameSize())
 			if perSub := u.bytes; perSub > 0 && perSub < c.Options.inlineThreshold() {
 				f.Message += fmt.Sprintf(" While each subtask's stream stays under the inline threshold (%s) the element bytes travel inline too.", bytesText(c.Options.inlineThreshold()))
 			}
@@ -136,4 +137,37 @@ func (r OrphanUnionRule) Check(c *Context) []Finding {
 		}
 	})
 	return out
+}
+
+// frameForecast says after how many restores at parallelism p the union's offsets alone
+// (offsetBytes now, times p per restore) exceed the RPC frame size.
+func frameForecast(offsetBytes, p, frame int64) string {
+	if offsetBytes > frame {
+		return fmt.Sprintf("Its offsets alone (%s) already exceed the RPC frame size of %s.", bytesText(offsetBytes), bytesText(frame))
+	}
+	if p <= 1 {
+		return "At parallelism 1 it does not grow, but it is carried in every checkpoint and deployment."
+	}
+	n := offsetBytes
+	for k := 1; k <= 64; k++ {
+		n *= p
+		if n > frame {
+			return fmt.Sprintf("At parallelism %d its offsets exceed the RPC frame size of %s at the %s restore after this one (failover restores count too), and deployments then fail.", p, bytesText(frame), ordinal(k))
+		}
+	}
+	return ""
+}
+
+func ordinal(k int) string {
+	switch {
+	case k%100 >= 11 && k%100 <= 13:
+		return fmt.Sprintf("%dth", k)
+	case k%10 == 1:
+		return fmt.Sprintf("%dst", k)
+	case k%10 == 2:
+		return fmt.Sprintf("%dnd", k)
+	case k%10 == 3:
+		return fmt.Sprintf("%drd", k)
+	}
+	return fmt.Sprintf("%dth", k)
 }
