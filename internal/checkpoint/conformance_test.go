@@ -93,3 +93,27 @@ func compareLayout(t *testing.T, name string, m *Metadata, l *Layout) {
 		t.Errorf("%s: streaming layout differs from the model's", name)
 	}
 }
+
+// TestCorpusNotMetadata feeds every state file and test snapshot of the corpus (which are not
+// _metadata files) to the readers: each must be rejected with a *FormatError at offset 0.
+func TestCorpusNotMetadata(t *testing.T) {
+	counts := map[string]int{}
+	for _, cf := range corpus(t) {
+		if cf.kind == "metadata" {
+			continue
+		}
+		b, err := os.ReadFile(cf.path)
+		if err != nil {
+			t.Errorf("%s: %v", cf.path, err)
+			continue
+		}
+		_, err = ReadLayoutBytes(b)
+		var fe *FormatError
+		if !errors.As(err, &fe) || fe.Offset != 0 {
+			t.Errorf("%s: %v", cf.path, err)
+			continue
+		}
+		counts[cf.kind]++
+	}
+	t.Logf("rejected as not _metadata: %v", counts)
+}

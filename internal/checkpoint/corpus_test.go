@@ -14,13 +14,25 @@ const (
 	fixturesDir = "../../../shared/spec/fixtures/flink-metadata"
 )
 
-// corpusFile is one `kind == metadata` row of MANIFEST.tsv.
+// corpusFile is one row of MANIFEST.tsv.
 type corpusFile struct {
 	path    string
 	version string
+	kind    string // metadata, state-file, legacy-operator-snapshot
 }
 
 func metadataCorpus(t testing.TB) []corpusFile {
+	t.Helper()
+	var out []corpusFile
+	for _, f := range corpus(t) {
+		if f.kind == "metadata" {
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
+func corpus(t testing.TB) []corpusFile {
 	t.Helper()
 	f, err := os.Open(filepath.Join(corpusDir, "MANIFEST.tsv"))
 	if err != nil {
@@ -46,10 +58,7 @@ func metadataCorpus(t testing.TB) []corpusFile {
 			}
 			return ""
 		}
-		if get("kind") != "metadata" {
-			continue
-		}
-		out = append(out, corpusFile{path: filepath.Join(corpusDir, get("local_path")), version: get("header_version")})
+		out = append(out, corpusFile{path: filepath.Join(corpusDir, get("local_path")), version: get("header_version"), kind: get("kind")})
 	}
 	if err := sc.Err(); err != nil {
 		t.Fatal(err)

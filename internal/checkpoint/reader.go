@@ -52,10 +52,14 @@ func (d *decoder) file() *Metadata {
 	m := &Metadata{}
 	d.push("magic")
 	if b := d.peekStart(); len(b) >= 2 && b[0] == 0xAC && b[1] == 0xED {
-		d.fail(0, "0xaced", "no _metadata header: this is Java serialization, a Flink 1.0 savepoint; restore it with Flink 1.1-1.2 and take a new savepoint")
+		d.fail(0, "0xaced", "no _metadata header but Java serialization: a Flink 1.0 savepoint (restore it with Flink 1.1-1.2 and take a new savepoint) or not a _metadata file")
 	}
 	if magic := uint32(d.i32()); magic != Magic {
-		d.fail(0, sprintf("%#08x", magic), sprintf("wrong magic number (want %#08x): not a Flink _metadata file", Magic))
+		msg := sprintf("wrong magic number (want %#08x): not a Flink _metadata file", Magic)
+		if magic < 16 {
+			msg += "; it starts like a state file (operator or keyed state stream) or an OperatorSnapshotUtil test snapshot"
+		}
+		d.fail(0, sprintf("%#08x", magic), msg)
 	}
 	d.pop()
 	d.push("version")
