@@ -15,6 +15,9 @@ type stateRuleHit struct {
 	rule *StateRule
 	k    int // index in op.States; -1 when the checkpoint has no such state for the operator
 	note string
+	// refused: Flink refuses the planned parallelism before the operator runs (PF110/PF112),
+	// so the rule does not fire; the hit still bounds other parallelisms.
+	refused bool
 }
 
 // stateRules collects the catalog state rules with one of the labels whose bug (if any)
@@ -47,9 +50,7 @@ func stateRulesOf(c *Context, v *rescale.VertexAssignment, op *rescale.OperatorA
 	case op.Layout != nil && op.Path == rescale.PathNotRestored:
 		return nil
 	}
-	if op.CheckpointMaxParallelism > 0 && op.NewParallelism > op.CheckpointMaxParallelism {
-		return nil // Flink refuses the restore before the operator runs (PF110/PF112)
-	}
+	refused := op.CheckpointMaxParallelism > 0 && op.NewParallelism > op.CheckpointMaxParallelism
 	for i := range e.States {
 		r := &e.States[i]
 		match := false
@@ -63,7 +64,7 @@ func stateRulesOf(c *Context, v *rescale.VertexAssignment, op *rescale.OperatorA
 		if !applies {
 			continue
 		}
-		out = append(out, stateRuleHit{v: v, op: op, e: e, rule: r, k: stateIndex(op, r.Name), note: note})
+		out = append(out, stateRuleHit{v: v, op: op, e: e, rule: r, k: stateIndex(op, r.Name), note: note, refused: refused})
 	}
 	return out
 }
@@ -160,6 +161,9 @@ func (EmptyRestoreRule) Explanation() string {
 func (r EmptyRestoreRule) Check(c *Context) []Finding {
 	var out []Finding
 	for _, h := range stateRules(c, OneUnguarded, ExactlyOne) {
+		if h.refused {
+			continue
+		}
 		var affected []int32
 		if h.k < 0 {
 			if !h.v.Repartitioned {
@@ -215,7 +219,7 @@ func (FirstOnlyRule) Explanation() string {
 func (r FirstOnlyRule) Check(c *Context) []Finding {
 	var out []Finding
 	for _, h := range stateRules(c, FirstOnly) {
-		if h.k < 0 || h.op.States[h.k].Summary.MaxElements < 2 {
+		if h.refused || h.k < 0 || h.op.States[h.k].Summary.MaxElements < 2 {
 			continue
 		}
 		var dropped int64
@@ -283,7 +287,7 @@ func (AtMostOneRule) Explanation() string {
 func (r AtMostOneRule) Check(c *Context) []Finding {
 	var out []Finding
 	for _, h := range stateRules(c, AtMostOne, ExactlyOne) {
-		if h.k < 0 || h.op.States[h.k].Summary.MaxElements < 2 {
+		if h.refused || h.k < 0 || h.op.States[h.k].Summary.MaxElements < 2 {
 			continue
 		}
 		affected := subtasksWhere(h.op, h.k, func(s rescale.Share) bool { return s.Elements > 1 })
@@ -324,7 +328,7 @@ func (OrderDependentRule) Explanation() string {
 func (r OrderDependentRule) Check(c *Context) []Finding {
 	var out []Finding
 	for _, h := range stateRules(c, OrderDependent) {
-		if !h.v.Rescaled() {
+		if h.refused || !h.v.Rescaled() {
 			continue
 		}
 		f := c.finding(r, h.severity(Info), h.op)
