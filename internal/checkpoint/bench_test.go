@@ -63,7 +63,7 @@ func largeUnionFile(b *testing.B, n int) []byte {
 	}
 	size := end + int64(len(split))*40
 	return generate(b, func(i int) *OperatorStateHandle {
-		return &OperatorStateHandle{Tag: tagPartitionable, States: []StateEntry{
+		return &OperatorStateHandle{Tag: TagPartitionableOperatorStateHandle, States: []StateEntry{
 			{Name: "union", Mode: Union, Offsets: union},
 			{Name: "split", Mode: SplitDistribute, Offsets: split},
 		}, Delegate: &FileStateHandle{Path: "s3://bucket/chk-1/op", StateSize: size}}
@@ -78,7 +78,7 @@ func largeInlineFile(b *testing.B, n int) []byte {
 		data[i] = byte(i)
 	}
 	return generate(b, func(i int) *OperatorStateHandle {
-		return &OperatorStateHandle{Tag: tagPartitionable, States: []StateEntry{
+		return &OperatorStateHandle{Tag: TagPartitionableOperatorStateHandle, States: []StateEntry{
 			{Name: "split", Mode: SplitDistribute, Offsets: []int64{100, int64(n/2) + 100}},
 		}, Delegate: &ByteStreamStateHandle{Name: "file:/x", Data: data}}
 	})

@@ -166,8 +166,8 @@ func inlineBytes(h StreamStateHandle) int64 {
 func operatorHandleLayout(h *OperatorStateHandle) *OperatorStateHandleLayout {
 	hl := &OperatorStateHandleLayout{
 		Stream:      streamRef(h.Delegate),
-		FileMerging: h.Tag == tagSegmentPartitionable,
-		Empty:       h.Tag == tagSegmentPartitionable && h.Empty != 0,
+		FileMerging: h.Tag == TagSegmentPartitionableOperatorStateHandle,
+		Empty:       h.Tag == TagSegmentPartitionableOperatorStateHandle && h.Empty != 0,
 	}
 	hl.States = finishStates(h.States, hl.Stream.Size)
 	return hl
@@ -181,7 +181,7 @@ func keyedLayout(h KeyedStateHandle) *KeyedStateHandleLayout {
 	switch h := h.(type) {
 	case *KeyGroupsStateHandle:
 		k.Kind = KeyGroupsHandle
-		if h.Tag == tagSavepointKeyGroups {
+		if h.Tag == TagSavepointKeyGroupsHandle {
 			k.Kind = SavepointKeyGroupsHandle
 		}
 		k.KeyGroups = KeyGroupRange{Start: int(h.StartKeyGroup), NumKeyGroups: int(h.NumKeyGroups)}

@@ -358,9 +358,9 @@ func (d *decoder) operatorHandle() *OperatorStateHandle {
 	off := d.offset()
 	tag := d.u8()
 	switch tag {
-	case tagNull:
+	case TagNullHandle:
 		return nil
-	case tagPartitionable, tagSegmentPartitionable:
+	case TagPartitionableOperatorStateHandle, TagSegmentPartitionableOperatorStateHandle:
 	default:
 		d.fail(off, strconv.Itoa(int(int8(tag))), "invalid operator state handle tag")
 	}
@@ -396,7 +396,7 @@ func (d *decoder) operatorHandle() *OperatorStateHandle {
 		d.path[len(d.path)-1].hasIdx = true
 	}
 	d.pop()
-	if tag == tagSegmentPartitionable {
+	if tag == TagSegmentPartitionableOperatorStateHandle {
 		d.push("taskOwnedDir")
 		h.TaskOwnedDir = d.utf()
 		d.path[len(d.path)-1].name = "sharedDir"
@@ -408,7 +408,7 @@ func (d *decoder) operatorHandle() *OperatorStateHandle {
 	d.push("delegate")
 	off = d.offset()
 	h.Delegate = d.streamHandle()
-	if tag == tagSegmentPartitionable {
+	if tag == TagSegmentPartitionableOperatorStateHandle {
 		switch h.Delegate.(type) {
 		case *SegmentFileStateHandle, *EmptySegmentFileStateHandle:
 		default:
@@ -421,7 +421,7 @@ func (d *decoder) operatorHandle() *OperatorStateHandle {
 
 func streamTagOf(h StreamStateHandle) uint8 {
 	if h == nil {
-		return tagNull
+		return TagNullHandle
 	}
 	return h.streamTag()
 }
@@ -431,9 +431,9 @@ func (d *decoder) streamHandle() StreamStateHandle {
 	off := d.offset()
 	tag := d.u8()
 	switch tag {
-	case tagNull:
+	case TagNullHandle:
 		return nil
-	case tagByteStream:
+	case TagByteStreamStateHandle:
 		h := &ByteStreamStateHandle{}
 		h.Name = d.utf()
 		off := d.offset()
@@ -446,22 +446,22 @@ func (d *decoder) streamHandle() StreamStateHandle {
 			h.Data = d.bytes(int64(n))
 		}
 		return h
-	case tagFileStream:
+	case TagFileStreamStateHandle:
 		h := &FileStateHandle{}
 		h.StateSize = d.i64()
 		h.Path = d.utf()
 		return h
-	case tagKeyGroups:
+	case TagKeyGroupsHandle:
 		d.enter()
-		h := d.keyGroupsBody(tagKeyGroups)
+		h := d.keyGroupsBody(TagKeyGroupsHandle)
 		d.leave()
 		return h
-	case tagRelativeStream:
+	case TagRelativeStreamStateHandle:
 		h := &RelativeFileStateHandle{}
 		h.RelativePath = d.utf()
 		h.StateSize = d.i64()
 		return h
-	case tagSegmentFile:
+	case TagSegmentFileHandle:
 		h := &SegmentFileStateHandle{}
 		h.StartPos = d.i64()
 		h.StateSize = d.i64()
@@ -473,7 +473,7 @@ func (d *decoder) streamHandle() StreamStateHandle {
 		h.PhysicalPath = d.utf()
 		h.LogicalFileID = d.utf()
 		return h
-	case tagEmptySegmentFile:
+	case TagEmptySegmentFileHandle:
 		return &EmptySegmentFileStateHandle{}
 	}
 	d.fail(off, strconv.Itoa(int(tag)), "unknown stream state handle tag")
@@ -502,7 +502,7 @@ func (d *decoder) keyGroupsBody(tag uint8) *KeyGroupsStateHandle {
 	h.Offsets = d.i64s(int(h.NumKeyGroups), true, nil)
 	d.path[len(d.path)-1].name = "delegate"
 	h.Delegate = d.streamHandle()
-	if tag == tagKeyGroupsV2 {
+	if tag == TagKeyGroupsHandleV2 {
 		d.path[len(d.path)-1].name = "stateHandleId"
 		h.StateHandleID = d.utf()
 	}
@@ -515,20 +515,20 @@ func (d *decoder) keyedHandle() KeyedStateHandle {
 	off := d.offset()
 	tag := d.u8()
 	switch tag {
-	case tagNull:
+	case TagNullHandle:
 		return nil
-	case tagKeyGroups, tagKeyGroupsV2, tagSavepointKeyGroups:
+	case TagKeyGroupsHandle, TagKeyGroupsHandleV2, TagSavepointKeyGroupsHandle:
 		d.enter()
 		defer d.leave()
 		return d.keyGroupsBody(tag)
-	case tagIncremental, tagIncrementalV2:
+	case TagIncrementalKeyGroupsHandle, TagIncrementalKeyGroupsHandleV2:
 		d.enter()
 		defer d.leave()
 		h := &IncrementalKeyedStateHandle{Tag: tag, CheckpointedSize: -1}
 		h.CheckpointID = d.i64()
 		h.BackendID = d.utf()
 		h.StartKeyGroup, h.NumKeyGroups = d.keyGroupRange()
-		if tag == tagIncrementalV2 {
+		if tag == TagIncrementalKeyGroupsHandleV2 {
 			h.CheckpointedSize = d.i64()
 		}
 		d.push("metaData")
@@ -537,13 +537,13 @@ func (d *decoder) keyedHandle() KeyedStateHandle {
 		h.SharedFiles = d.pathList()
 		d.path[len(d.path)-1].name = "privateFiles"
 		h.PrivateFiles = d.pathList()
-		if tag == tagIncrementalV2 {
+		if tag == TagIncrementalKeyGroupsHandleV2 {
 			d.path[len(d.path)-1].name = "stateHandleId"
 			h.StateHandleID = d.utf()
 		}
 		d.pop()
 		return h
-	case tagChangelog, tagChangelogV2:
+	case TagChangelogHandle, TagChangelogHandleV2:
 		d.enter()
 		defer d.leave()
 		h := &ChangelogStateBackendHandle{Tag: tag}
@@ -555,14 +555,14 @@ func (d *decoder) keyedHandle() KeyedStateHandle {
 		h.NonMaterialized = d.keyedList()
 		d.pop()
 		h.MaterializationID = d.i64()
-		if tag == tagChangelogV2 {
+		if tag == TagChangelogHandleV2 {
 			h.CheckpointID = d.i64()
 		} else {
 			h.CheckpointID = h.MaterializationID
 		}
 		h.StateHandleID = d.utf()
 		return h
-	case tagChangelogBytes:
+	case TagChangelogByteIncrementHandle:
 		h := &InMemoryChangelogStateHandle{}
 		h.StartKeyGroup, h.NumKeyGroups = d.keyGroupRange()
 		h.From = d.i64()
@@ -590,7 +590,7 @@ func (d *decoder) keyedHandle() KeyedStateHandle {
 		d.pop()
 		h.StateHandleID = d.utf()
 		return h
-	case tagChangelogFile, tagChangelogFileV2:
+	case TagChangelogFileIncrementHandle, TagChangelogFileIncrementHandleV2:
 		d.enter()
 		defer d.leave()
 		h := &ChangelogStateHandleStreamImpl{Tag: tag}
@@ -611,7 +611,7 @@ func (d *decoder) keyedHandle() KeyedStateHandle {
 		h.StateSize = d.i64()
 		h.CheckpointedSize = d.i64()
 		h.StateHandleID = d.utf()
-		if tag == tagChangelogFileV2 {
+		if tag == TagChangelogFileIncrementHandleV2 {
 			h.StorageIdentifier = d.utf()
 		}
 		return h
@@ -682,9 +682,9 @@ func (d *decoder) channelHandles(version int32, input bool) []ChannelStateHandle
 		if version >= 6 {
 			off := d.offset()
 			h.Tag = d.u8()
-			plain, merged := uint8(tagInputChannel), uint8(tagMergedInput)
+			plain, merged := uint8(TagInputChannelHandle), uint8(TagMergedInputChannelHandle)
 			if !input {
-				plain, merged = tagResultSubpartition, tagMergedOutput
+				plain, merged = TagResultSubpartitionHandle, TagMergedResultSubpartitionHandle
 			}
 			switch h.Tag {
 			case plain:

@@ -280,9 +280,9 @@ func TestPropertiesErrorIsNotFatal(t *testing.T) {
 }
 
 func TestNestingDepthCapped(t *testing.T) {
-	var h KeyedStateHandle = &KeyGroupsStateHandle{Tag: tagKeyGroupsV2, Offsets: []int64{}}
+	var h KeyedStateHandle = &KeyGroupsStateHandle{Tag: TagKeyGroupsHandleV2, Offsets: []int64{}}
 	for range 100 {
-		h = &ChangelogStateBackendHandle{Tag: tagChangelogV2, Materialized: []KeyedStateHandle{h}}
+		h = &ChangelogStateBackendHandle{Tag: TagChangelogHandleV2, Materialized: []KeyedStateHandle{h}}
 	}
 	m := &Metadata{Version: 3, Operators: []OperatorState{{Parallelism: 1, MaxParallelism: 1,
 		Subtasks: []SubtaskEntry{{State: &SubtaskState{ManagedKeyedState: h}}}}}}
@@ -294,9 +294,9 @@ func TestNestingDepthCapped(t *testing.T) {
 	// A stream handle nested in itself (tag 3 delegates) is capped too.
 	var s StreamStateHandle = &FileStateHandle{Path: "f"}
 	for range 100 {
-		s = &KeyGroupsStateHandle{Tag: tagKeyGroups, Offsets: []int64{}, Delegate: s}
+		s = &KeyGroupsStateHandle{Tag: TagKeyGroupsHandle, Offsets: []int64{}, Delegate: s}
 	}
-	m.Operators[0].Subtasks[0].State.ManagedKeyedState = &KeyGroupsStateHandle{Tag: tagKeyGroupsV2, Offsets: []int64{}, Delegate: s}
+	m.Operators[0].Subtasks[0].State.ManagedKeyedState = &KeyGroupsStateHandle{Tag: TagKeyGroupsHandleV2, Offsets: []int64{}, Delegate: s}
 	if _, err := ReadLayoutBytes(encode(t, m)); !errors.As(err, &fe) || !strings.Contains(fe.Msg, "nested deeper") {
 		t.Errorf("got %v", err)
 	}
@@ -434,7 +434,7 @@ func TestRunBudget(t *testing.T) {
 func TestTooManyKeyGroups(t *testing.T) {
 	offs := make([]int64, maxKeyGroups+1)
 	m := &Metadata{Version: 3, Operators: []OperatorState{{Parallelism: 1, MaxParallelism: 1, Subtasks: []SubtaskEntry{{State: &SubtaskState{
-		ManagedKeyedState: &KeyGroupsStateHandle{Tag: tagKeyGroupsV2, NumKeyGroups: int32(len(offs)), Offsets: offs}}}}}}}
+		ManagedKeyedState: &KeyGroupsStateHandle{Tag: TagKeyGroupsHandleV2, NumKeyGroups: int32(len(offs)), Offsets: offs}}}}}}}
 	_, err := ReadBytes(encode(t, m))
 	var fe *FormatError
 	if !errors.As(err, &fe) || fe.Value != "32769" || fe.Field != "operators[0].subtasks[0].managedKeyedState" {

@@ -9,34 +9,36 @@ const Magic = 0x4960672D
 // masterStateMagic prefixes every master-hook state (bytes C9 6B 16 96).
 const masterStateMagic = 0xC96B1696
 
-// Stream state handle tags (read unsigned).
+// Handle tags, with Flink's constant names (MetadataV2V3SerializerBase). Stream, keyed and
+// operator handles have separate tag spaces that share these numbers; TagKeyGroupsHandle is used
+// in both the stream and the keyed space.
 const (
-	tagNull                 = 0
-	tagByteStream           = 1
-	tagFileStream           = 2
-	tagKeyGroups            = 3 // as a stream handle and as a keyed handle
-	tagPartitionable        = 4
-	tagIncremental          = 5
-	tagRelativeStream       = 6
-	tagSavepointKeyGroups   = 7
-	tagChangelog            = 8
-	tagChangelogBytes       = 9
-	tagChangelogFile        = 10
-	tagIncrementalV2        = 11
-	tagKeyGroupsV2          = 12
-	tagChangelogFileV2      = 13
-	tagChangelogV2          = 14
-	tagSegmentFile          = 15
-	tagEmptySegmentFile     = 16
-	tagSegmentPartitionable = 17
+	TagNullHandle                              = 0
+	TagByteStreamStateHandle                   = 1  // stream
+	TagFileStreamStateHandle                   = 2  // stream
+	TagKeyGroupsHandle                         = 3  // stream and keyed (keyed: read only since 1.15)
+	TagPartitionableOperatorStateHandle        = 4  // operator
+	TagIncrementalKeyGroupsHandle              = 5  // keyed, read only since 1.15
+	TagRelativeStreamStateHandle               = 6  // stream
+	TagSavepointKeyGroupsHandle                = 7  // keyed
+	TagChangelogHandle                         = 8  // keyed, read only since 1.16
+	TagChangelogByteIncrementHandle            = 9  // keyed
+	TagChangelogFileIncrementHandle            = 10 // keyed, read only since 1.16
+	TagIncrementalKeyGroupsHandleV2            = 11 // keyed
+	TagKeyGroupsHandleV2                       = 12 // keyed
+	TagChangelogFileIncrementHandleV2          = 13 // keyed
+	TagChangelogHandleV2                       = 14 // keyed
+	TagSegmentFileHandle                       = 15 // stream (file merging)
+	TagEmptySegmentFileHandle                  = 16 // stream (file merging)
+	TagSegmentPartitionableOperatorStateHandle = 17 // operator (file merging)
 )
 
 // Channel state handle tags of format 6+ (ChannelStateHandleSerializerV2).
 const (
-	tagInputChannel       = 1
-	tagResultSubpartition = 2
-	tagMergedInput        = 3
-	tagMergedOutput       = 4
+	TagInputChannelHandle             = 1
+	TagResultSubpartitionHandle       = 2
+	TagMergedInputChannelHandle       = 3
+	TagMergedResultSubpartitionHandle = 4
 )
 
 // Metadata is one _metadata file as written, decoded completely. Write(Read(b)) reproduces b
@@ -196,12 +198,12 @@ type SegmentFileStateHandle struct {
 // EmptySegmentFileStateHandle (tag 16) is the file-merging placeholder without bytes.
 type EmptySegmentFileStateHandle struct{}
 
-func (*ByteStreamStateHandle) streamTag() uint8       { return tagByteStream }
-func (*FileStateHandle) streamTag() uint8             { return tagFileStream }
-func (*RelativeFileStateHandle) streamTag() uint8     { return tagRelativeStream }
-func (*KeyGroupsStateHandle) streamTag() uint8        { return tagKeyGroups }
-func (*SegmentFileStateHandle) streamTag() uint8      { return tagSegmentFile }
-func (*EmptySegmentFileStateHandle) streamTag() uint8 { return tagEmptySegmentFile }
+func (*ByteStreamStateHandle) streamTag() uint8       { return TagByteStreamStateHandle }
+func (*FileStateHandle) streamTag() uint8             { return TagFileStreamStateHandle }
+func (*RelativeFileStateHandle) streamTag() uint8     { return TagRelativeStreamStateHandle }
+func (*KeyGroupsStateHandle) streamTag() uint8        { return TagKeyGroupsHandle }
+func (*SegmentFileStateHandle) streamTag() uint8      { return TagSegmentFileHandle }
+func (*EmptySegmentFileStateHandle) streamTag() uint8 { return TagEmptySegmentFileHandle }
 
 // KeyedStateHandle is a keyed state handle: *KeyGroupsStateHandle (tags 3, 7, 12),
 // *IncrementalKeyedStateHandle (5, 11), *ChangelogStateBackendHandle (8, 14),
@@ -302,7 +304,7 @@ type ChangelogSegment struct {
 func (h *KeyGroupsStateHandle) keyedTag() uint8           { return h.Tag }
 func (h *IncrementalKeyedStateHandle) keyedTag() uint8    { return h.Tag }
 func (h *ChangelogStateBackendHandle) keyedTag() uint8    { return h.Tag }
-func (*InMemoryChangelogStateHandle) keyedTag() uint8     { return tagChangelogBytes }
+func (*InMemoryChangelogStateHandle) keyedTag() uint8     { return TagChangelogByteIncrementHandle }
 func (h *ChangelogStateHandleStreamImpl) keyedTag() uint8 { return h.Tag }
 
 // ChannelStateHandle is the in-flight data of unaligned checkpoints: an input channel or result
@@ -328,7 +330,7 @@ type ChannelStateHandle struct {
 
 // Merged reports whether h is a merged (format 6+) handle.
 func (h *ChannelStateHandle) Merged() bool {
-	return h.Tag == tagMergedInput || h.Tag == tagMergedOutput
+	return h.Tag == TagMergedInputChannelHandle || h.Tag == TagMergedResultSubpartitionHandle
 }
 
 // MergedChannel is one channel inside a merged channel state handle.

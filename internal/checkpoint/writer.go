@@ -159,7 +159,7 @@ func (e *encoder) operator(op *OperatorState) {
 		}
 	} else {
 		if op.CoordinatorState == nil {
-			e.u8(tagNull)
+			e.u8(TagNullHandle)
 		} else {
 			e.stream(op.CoordinatorState)
 		}
@@ -227,14 +227,14 @@ func (e *encoder) slot(s OperatorStateSlot) {
 
 func (e *encoder) operatorHandle(h *OperatorStateHandle) {
 	if h == nil {
-		e.u8(tagNull)
+		e.u8(TagNullHandle)
 		return
 	}
 	tag := h.Tag
 	if tag == 0 {
-		tag = tagPartitionable
+		tag = TagPartitionableOperatorStateHandle
 	}
-	if tag != tagPartitionable && tag != tagSegmentPartitionable {
+	if tag != TagPartitionableOperatorStateHandle && tag != TagSegmentPartitionableOperatorStateHandle {
 		e.fail("invalid operator state handle tag %d", tag)
 		return
 	}
@@ -253,7 +253,7 @@ func (e *encoder) operatorHandle(h *OperatorStateHandle) {
 		e.count(len(s.Offsets), "offsets")
 		e.i64s(s.Offsets)
 	}
-	if tag == tagSegmentPartitionable {
+	if tag == TagSegmentPartitionableOperatorStateHandle {
 		e.utf(h.TaskOwnedDir)
 		e.utf(h.SharedDir)
 		e.u8(h.Empty)
@@ -269,42 +269,42 @@ func (e *encoder) operatorHandle(h *OperatorStateHandle) {
 func (e *encoder) stream(h StreamStateHandle) {
 	switch h := h.(type) {
 	case nil:
-		e.u8(tagNull)
+		e.u8(TagNullHandle)
 	case *ByteStreamStateHandle:
 		if h == nil {
-			e.u8(tagNull)
+			e.u8(TagNullHandle)
 			return
 		}
 		if h.Data == nil && h.n > 0 {
 			e.fail("inline state %q was not kept (metadata from ReadLayout cannot be written)", h.Name)
 		}
-		e.u8(tagByteStream)
+		e.u8(TagByteStreamStateHandle)
 		e.utf(h.Name)
 		e.count(len(h.Data), "inline bytes")
 		e.raw(h.Data)
 	case *FileStateHandle:
-		e.u8(tagFileStream)
+		e.u8(TagFileStreamStateHandle)
 		e.i64(h.StateSize)
 		e.utf(h.Path)
 	case *KeyGroupsStateHandle:
-		if h.Tag != tagKeyGroups && h.Tag != 0 {
+		if h.Tag != TagKeyGroupsHandle && h.Tag != 0 {
 			e.fail("a key-groups handle nested as a stream handle must have tag 3, has %d", h.Tag)
 		}
-		e.u8(tagKeyGroups)
-		e.keyGroups(h, tagKeyGroups)
+		e.u8(TagKeyGroupsHandle)
+		e.keyGroups(h, TagKeyGroupsHandle)
 	case *RelativeFileStateHandle:
-		e.u8(tagRelativeStream)
+		e.u8(TagRelativeStreamStateHandle)
 		e.utf(h.RelativePath)
 		e.i64(h.StateSize)
 	case *SegmentFileStateHandle:
-		e.u8(tagSegmentFile)
+		e.u8(TagSegmentFileHandle)
 		e.i64(h.StartPos)
 		e.i64(h.StateSize)
 		e.i32(h.Scope)
 		e.utf(h.PhysicalPath)
 		e.utf(h.LogicalFileID)
 	case *EmptySegmentFileStateHandle:
-		e.u8(tagEmptySegmentFile)
+		e.u8(TagEmptySegmentFileHandle)
 	default:
 		e.fail("unknown stream state handle type %T", h)
 	}
@@ -319,27 +319,27 @@ func (e *encoder) keyGroups(h *KeyGroupsStateHandle, tag uint8) {
 	e.i32(h.NumKeyGroups)
 	e.i64s(h.Offsets)
 	e.stream(h.Delegate)
-	if tag == tagKeyGroupsV2 {
+	if tag == TagKeyGroupsHandleV2 {
 		e.utf(h.StateHandleID)
 	}
 }
 
 func (e *encoder) keyed(h KeyedStateHandle) {
 	if h == nil {
-		e.u8(tagNull)
+		e.u8(TagNullHandle)
 		return
 	}
 	tag := h.keyedTag()
 	switch h := h.(type) {
 	case *KeyGroupsStateHandle:
-		if tag != tagKeyGroups && tag != tagKeyGroupsV2 && tag != tagSavepointKeyGroups {
+		if tag != TagKeyGroupsHandle && tag != TagKeyGroupsHandleV2 && tag != TagSavepointKeyGroupsHandle {
 			e.fail("invalid key-groups handle tag %d", tag)
 			return
 		}
 		e.u8(tag)
 		e.keyGroups(h, tag)
 	case *IncrementalKeyedStateHandle:
-		if tag != tagIncremental && tag != tagIncrementalV2 {
+		if tag != TagIncrementalKeyGroupsHandle && tag != TagIncrementalKeyGroupsHandleV2 {
 			e.fail("invalid incremental handle tag %d", tag)
 			return
 		}
@@ -348,7 +348,7 @@ func (e *encoder) keyed(h KeyedStateHandle) {
 		e.utf(h.BackendID)
 		e.i32(h.StartKeyGroup)
 		e.i32(h.NumKeyGroups)
-		if tag == tagIncrementalV2 {
+		if tag == TagIncrementalKeyGroupsHandleV2 {
 			e.i64(h.CheckpointedSize)
 		}
 		e.stream(h.MetaData)
@@ -359,11 +359,11 @@ func (e *encoder) keyed(h KeyedStateHandle) {
 				e.stream(f.Handle)
 			}
 		}
-		if tag == tagIncrementalV2 {
+		if tag == TagIncrementalKeyGroupsHandleV2 {
 			e.utf(h.StateHandleID)
 		}
 	case *ChangelogStateBackendHandle:
-		if tag != tagChangelog && tag != tagChangelogV2 {
+		if tag != TagChangelogHandle && tag != TagChangelogHandleV2 {
 			e.fail("invalid changelog handle tag %d", tag)
 			return
 		}
@@ -378,12 +378,12 @@ func (e *encoder) keyed(h KeyedStateHandle) {
 			}
 		}
 		e.i64(h.MaterializationID)
-		if tag == tagChangelogV2 {
+		if tag == TagChangelogHandleV2 {
 			e.i64(h.CheckpointID)
 		}
 		e.utf(h.StateHandleID)
 	case *InMemoryChangelogStateHandle:
-		e.u8(tagChangelogBytes)
+		e.u8(TagChangelogByteIncrementHandle)
 		e.i32(h.StartKeyGroup)
 		e.i32(h.NumKeyGroups)
 		e.i64(h.From)
@@ -400,7 +400,7 @@ func (e *encoder) keyed(h KeyedStateHandle) {
 		}
 		e.utf(h.StateHandleID)
 	case *ChangelogStateHandleStreamImpl:
-		if tag != tagChangelogFile && tag != tagChangelogFileV2 {
+		if tag != TagChangelogFileIncrementHandle && tag != TagChangelogFileIncrementHandleV2 {
 			e.fail("invalid changelog file handle tag %d", tag)
 			return
 		}
@@ -415,7 +415,7 @@ func (e *encoder) keyed(h KeyedStateHandle) {
 		e.i64(h.StateSize)
 		e.i64(h.CheckpointedSize)
 		e.utf(h.StateHandleID)
-		if tag == tagChangelogFileV2 {
+		if tag == TagChangelogFileIncrementHandleV2 {
 			e.utf(h.StorageIdentifier)
 		}
 	default:
@@ -433,16 +433,16 @@ func (e *encoder) channels(hs []ChannelStateHandle, input bool) {
 			if tag == 0 {
 				switch {
 				case input && merged:
-					tag = tagMergedInput
+					tag = TagMergedInputChannelHandle
 				case input:
-					tag = tagInputChannel
+					tag = TagInputChannelHandle
 				case merged:
-					tag = tagMergedOutput
+					tag = TagMergedResultSubpartitionHandle
 				default:
-					tag = tagResultSubpartition
+					tag = TagResultSubpartitionHandle
 				}
 			}
-			if (input && tag != tagInputChannel && tag != tagMergedInput) || (!input && tag != tagResultSubpartition && tag != tagMergedOutput) {
+			if (input && tag != TagInputChannelHandle && tag != TagMergedInputChannelHandle) || (!input && tag != TagResultSubpartitionHandle && tag != TagMergedResultSubpartitionHandle) {
 				e.fail("channel state handle tag %d in the wrong collection", tag)
 				return
 			}

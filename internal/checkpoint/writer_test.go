@@ -65,7 +65,7 @@ func exoticMetadata() *Metadata {
 				Subtasks: []SubtaskEntry{
 					{Index: 0, State: &SubtaskState{
 						ManagedOperatorState: OperatorStateSlot{Present: 1, Handle: &OperatorStateHandle{
-							Tag: tagSegmentPartitionable, TaskOwnedDir: "s3://b/taskowned", SharedDir: "s3://b/shared",
+							Tag: TagSegmentPartitionableOperatorStateHandle, TaskOwnedDir: "s3://b/taskowned", SharedDir: "s3://b/shared",
 							States: []StateEntry{
 								{Name: "a", Mode: SplitDistribute, Offsets: []int64{10, 20, 30}},
 								{Name: "u", Mode: Union, Offsets: []int64{40, 50}},
@@ -75,52 +75,52 @@ func exoticMetadata() *Metadata {
 						}},
 						RawOperatorState: OperatorStateSlot{Present: 1}, // present flag, null handle
 						ManagedKeyedState: &ChangelogStateBackendHandle{
-							Tag: tagChangelogV2, StartKeyGroup: 0, NumKeyGroups: 43, CheckpointedSize: 999,
+							Tag: TagChangelogHandleV2, StartKeyGroup: 0, NumKeyGroups: 43, CheckpointedSize: 999,
 							Materialized: []KeyedStateHandle{
-								&KeyGroupsStateHandle{Tag: tagKeyGroupsV2, StartKeyGroup: 0, NumKeyGroups: 4, Offsets: []int64{0, 100, 0, 150},
+								&KeyGroupsStateHandle{Tag: TagKeyGroupsHandleV2, StartKeyGroup: 0, NumKeyGroups: 4, Offsets: []int64{0, 100, 0, 150},
 									Delegate: &ByteStreamStateHandle{Name: "file:/x", Data: make([]byte, 200)}, StateHandleID: "kg-id"},
 								nil,
 							},
 							NonMaterialized: []KeyedStateHandle{
 								&InMemoryChangelogStateHandle{StartKeyGroup: 0, NumKeyGroups: 43, From: 0, To: 2,
 									Changes: []StateChange{{KeyGroup: -1, Data: []byte("meta")}, {KeyGroup: 7, Data: []byte("x")}}, StateHandleID: "mem"},
-								&ChangelogStateHandleStreamImpl{Tag: tagChangelogFileV2, StartKeyGroup: 0, NumKeyGroups: 43,
+								&ChangelogStateHandleStreamImpl{Tag: TagChangelogFileIncrementHandleV2, StartKeyGroup: 0, NumKeyGroups: 43,
 									Handles:   []ChangelogSegment{{Offset: 0, Handle: &FileStateHandle{Path: "s3://b/cl/1", StateSize: 70}}, {Offset: 8, Handle: &RelativeFileStateHandle{RelativePath: "cl2", StateSize: 30}}},
 									StateSize: 100, CheckpointedSize: 100, StateHandleID: "cl", StorageIdentifier: "filesystem"},
 							},
 							MaterializationID: 2, CheckpointID: 3, StateHandleID: "changelog",
 						},
 						RawKeyedState: &ChangelogStateBackendHandle{
-							Tag: tagChangelog, StartKeyGroup: 0, NumKeyGroups: 43, CheckpointedSize: 5,
+							Tag: TagChangelogHandle, StartKeyGroup: 0, NumKeyGroups: 43, CheckpointedSize: 5,
 							Materialized: []KeyedStateHandle{
-								&IncrementalKeyedStateHandle{Tag: tagIncremental, CheckpointID: 1, BackendID: "b", StartKeyGroup: 0, NumKeyGroups: 43, CheckpointedSize: -1,
-									MetaData:    &KeyGroupsStateHandle{Tag: tagKeyGroups, StartKeyGroup: 0, NumKeyGroups: 1, Offsets: []int64{8}, Delegate: &FileStateHandle{Path: "f", StateSize: 20}},
+								&IncrementalKeyedStateHandle{Tag: TagIncrementalKeyGroupsHandle, CheckpointID: 1, BackendID: "b", StartKeyGroup: 0, NumKeyGroups: 43, CheckpointedSize: -1,
+									MetaData:    &KeyGroupsStateHandle{Tag: TagKeyGroupsHandle, StartKeyGroup: 0, NumKeyGroups: 1, Offsets: []int64{8}, Delegate: &FileStateHandle{Path: "f", StateSize: 20}},
 									SharedFiles: []HandleAndLocalPath{{LocalPath: "1.sst", Handle: &FileStateHandle{Path: "s", StateSize: 1000}}}},
-								&KeyGroupsStateHandle{Tag: tagKeyGroups, StartKeyGroup: 0, NumKeyGroups: 0, Offsets: []int64{}, Delegate: nil},
+								&KeyGroupsStateHandle{Tag: TagKeyGroupsHandle, StartKeyGroup: 0, NumKeyGroups: 0, Offsets: []int64{}, Delegate: nil},
 							},
 							NonMaterialized: []KeyedStateHandle{
-								&ChangelogStateHandleStreamImpl{Tag: tagChangelogFile, StartKeyGroup: 0, NumKeyGroups: 43, StateSize: 1, CheckpointedSize: 1, StateHandleID: "old"},
+								&ChangelogStateHandleStreamImpl{Tag: TagChangelogFileIncrementHandle, StartKeyGroup: 0, NumKeyGroups: 43, StateSize: 1, CheckpointedSize: 1, StateHandleID: "old"},
 							},
 							MaterializationID: 1, CheckpointID: 1, StateHandleID: "changelog-old",
 						},
 						InputChannels: []ChannelStateHandle{
-							{Tag: tagInputChannel, SubtaskIndex: 0, Info1: 0, Info2: 1, Offsets: []int64{4}, StateSize: 12, Delegate: chFile},
-							{Tag: tagMergedInput, SubtaskIndex: 0, StateSize: 30, Delegate: chFile, Channels: []MergedChannel{
+							{Tag: TagInputChannelHandle, SubtaskIndex: 0, Info1: 0, Info2: 1, Offsets: []int64{4}, StateSize: 12, Delegate: chFile},
+							{Tag: TagMergedInputChannelHandle, SubtaskIndex: 0, StateSize: 30, Delegate: chFile, Channels: []MergedChannel{
 								{Info1: 0, Info2: 2, StateSize: 10, Offsets: []int64{20}},
 								{Info1: 1, Info2: 0, StateSize: 20, Offsets: []int64{40, 60}},
 							}, BlobTrailing: []byte{0xEE}},
 						},
 						OutputChannels: []ChannelStateHandle{
-							{Tag: tagResultSubpartition, SubtaskIndex: 0, Info1: 0, Info2: 0, Offsets: []int64{100}, StateSize: 8, Delegate: chFile},
-							{Tag: tagMergedOutput, SubtaskIndex: 0, StateSize: 5, Delegate: chFile, Channels: []MergedChannel{{Info1: 0, Info2: 3, StateSize: 5, Offsets: []int64{200}}}},
+							{Tag: TagResultSubpartitionHandle, SubtaskIndex: 0, Info1: 0, Info2: 0, Offsets: []int64{100}, StateSize: 8, Delegate: chFile},
+							{Tag: TagMergedResultSubpartitionHandle, SubtaskIndex: 0, StateSize: 5, Delegate: chFile, Channels: []MergedChannel{{Info1: 0, Info2: 3, StateSize: 5, Offsets: []int64{200}}}},
 						},
 						RefMarker: 1, RefCheckpointID: 2,
 					}},
 					{Index: 1, Finished: true},
 					{Index: 2, State: &SubtaskState{
 						ManagedOperatorState: OperatorStateSlot{Present: 1, Handle: &OperatorStateHandle{
-							Tag: tagSegmentPartitionable, TaskOwnedDir: "t", SharedDir: "s", Empty: 1, Delegate: &EmptySegmentFileStateHandle{}}},
-						ManagedKeyedState: &IncrementalKeyedStateHandle{Tag: tagIncrementalV2, CheckpointID: 3, BackendID: "04a3a5d4-a924-4335-8040-076d8b0cb5f1",
+							Tag: TagSegmentPartitionableOperatorStateHandle, TaskOwnedDir: "t", SharedDir: "s", Empty: 1, Delegate: &EmptySegmentFileStateHandle{}}},
+						ManagedKeyedState: &IncrementalKeyedStateHandle{Tag: TagIncrementalKeyGroupsHandleV2, CheckpointID: 3, BackendID: "04a3a5d4-a924-4335-8040-076d8b0cb5f1",
 							StartKeyGroup: 86, NumKeyGroups: 42, CheckpointedSize: 11819,
 							MetaData:      &RelativeFileStateHandle{RelativePath: "meta", StateSize: 505},
 							SharedFiles:   []HandleAndLocalPath{{LocalPath: "000010.sst", Handle: seg}},
@@ -265,7 +265,7 @@ func TestWriteVersions(t *testing.T) {
 			ID: mustID("0123456789abcdeffedcba9876543210"), Parallelism: 1, MaxParallelism: 128, ChainLength: 1,
 			Subtasks: []SubtaskEntry{{Index: 0, State: &SubtaskState{
 				Duration: -1,
-				ManagedOperatorState: OperatorStateSlot{Present: 1, Handle: &OperatorStateHandle{Tag: tagPartitionable,
+				ManagedOperatorState: OperatorStateSlot{Present: 1, Handle: &OperatorStateHandle{Tag: TagPartitionableOperatorStateHandle,
 					States:   []StateEntry{{Name: "buffer", Mode: SplitDistribute, Offsets: []int64{100, 108, 116}}},
 					Delegate: &FileStateHandle{Path: "file:/cp/chk-7/s1", StateSize: 124}}},
 			}}},
@@ -311,7 +311,7 @@ func TestWriteRejects(t *testing.T) {
 		"long uid":         {Version: 5, Operators: []OperatorState{{UID: long}}},
 		"long master name": {Version: 2, MasterStates: []MasterState{{Name: long}}},
 		"key groups":       {Version: 3, Operators: []OperatorState{{Parallelism: 1, MaxParallelism: 1, Subtasks: []SubtaskEntry{{State: &SubtaskState{ManagedKeyedState: &KeyGroupsStateHandle{Tag: 12, NumKeyGroups: 2}}}}}}},
-		"merged in v5":     {Version: 5, Operators: []OperatorState{{Parallelism: 1, MaxParallelism: 1, Subtasks: []SubtaskEntry{{State: &SubtaskState{InputChannels: []ChannelStateHandle{{Tag: tagMergedInput}}}}}}}},
+		"merged in v5":     {Version: 5, Operators: []OperatorState{{Parallelism: 1, MaxParallelism: 1, Subtasks: []SubtaskEntry{{State: &SubtaskState{InputChannels: []ChannelStateHandle{{Tag: TagMergedInputChannelHandle}}}}}}}},
 		"tag 17 delegate":  {Version: 6, Operators: []OperatorState{{Parallelism: 1, MaxParallelism: 1, Subtasks: []SubtaskEntry{{State: &SubtaskState{ManagedOperatorState: OperatorStateSlot{Handle: &OperatorStateHandle{Tag: 17, Delegate: &FileStateHandle{}}}}}}}}},
 	} {
 		if err := Write(&bytes.Buffer{}, m); err == nil {
