@@ -100,10 +100,6 @@ func safeParallelism(c *Context, rules []Rule, fs []Finding) []SafeParallelism {
 		denying[f.VertexID][f.RuleID] = true
 	}
 	sort.Strings(order)
-	byID := map[string]Rule{}
-	for _, r := range rules {
-		byID[r.ID()] = r
-	}
 	budgetMax := c.Options.MaxResimulations
 	if budgetMax <= 0 {
 		budgetMax = 32
