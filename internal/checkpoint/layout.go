@@ -223,7 +223,7 @@ type KeyedStateHandleLayout struct {
 	KeyGroupBytes []int64
 	// Stream is the delegate (key-group handles) or the meta-data file (incremental handles).
 	Stream           StreamRef
-	CheckpointedSize int64 // tags 11, 8, 14, 10, 13; -1 when unknown
+	CheckpointedSize int64 // bytes uploaded for this checkpoint (Flink's getCheckpointedSize); -1 when unknown (tag 5)
 	StateSize        int64 // all bytes this handle refers to (files and inline)
 	InlineBytes      int64 // bytes stored inside _metadata
 	SharedFiles      FileSet
