@@ -274,8 +274,22 @@ func TestWriteVersions(t *testing.T) {
 			m.Trailing = []byte{}
 		}
 		b := encode(t, m)
-		if v == 3 && err == nil && !bytes.Equal(b, ex) {
-			t.Errorf("version 3 differs from the worked example at byte %d", firstDiff(b, ex))
+		if err == nil && v >= 3 {
+			// Spec §8: v4 = v3 + trailer; v5 and v6 insert two empty strings (name, uid) at 0x18.
+			want := bytes.Clone(ex)
+			want[7] = byte(v)
+			if v >= 5 {
+				want = append(want[:0x18:0x18], append([]byte{0, 0, 0, 0}, ex[0x18:]...)...)
+			}
+			if v == 7 {
+				want = append(want, 0) // refCheckpointId marker: absent
+			}
+			if v >= 4 {
+				want = append(want, nullTrailer...)
+			}
+			if !bytes.Equal(b, want) {
+				t.Errorf("version %d differs from the worked example at byte %d", v, firstDiff(b, want))
+			}
 		}
 		if v >= 4 && !bytes.HasSuffix(b, nullTrailer) {
 			t.Errorf("version %d: no null trailer", v)
