@@ -106,7 +106,10 @@ type StateRule struct {
 	Severity string `json:"severity,omitempty"`
 	// Consequence describes what happens when the assumption is violated.
 	Consequence string `json:"consequence,omitempty"`
-	Remediation string `json:"remediation,omitempty"`
+	// InfoWhenEmpty asks PF170 to mention new subtasks that receive no element even though the
+	// operator copes (generic operators whose plugins may not, e.g. sink-v2 writers).
+	InfoWhenEmpty bool   `json:"info_when_empty,omitempty"`
+	Remediation   string `json:"remediation,omitempty"`
 }
 
 // Hazard is a known rescale problem of an operator implementation.

@@ -34,7 +34,8 @@
 //	               mapper (WARNING), known mapper (INFO)
 //	PF160 ERROR    checkpoint state without an operator in the new job (WARNING with
 //	               allowNonRestoredState, INFO when empty)
-//	PF170 INFO     an operator the catalog does not know restores empty SPLIT state somewhere
+//	PF170 INFO     an operator the catalog does not know (or a generic one, e.g. a sink-v2
+//	               writer) restores empty SPLIT state on some subtasks
 //	PF180 INFO     stateful operator without a uid (format 5+)
 //	PF190 ERROR    any other restore failure the simulator predicts
 //

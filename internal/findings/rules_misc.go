@@ -207,7 +207,7 @@ type UnknownOperatorEmptySplitRule struct{}
 
 func (UnknownOperatorEmptySplitRule) ID() string { return "PF170" }
 func (UnknownOperatorEmptySplitRule) Title() string {
-	return "Unknown operator restored with empty SPLIT_DISTRIBUTE state on some subtasks"
+	return "Operator of unknown tolerance restored with empty SPLIT_DISTRIBUTE state on some subtasks"
 }
 func (UnknownOperatorEmptySplitRule) Severity() Severity { return Info }
 func (UnknownOperatorEmptySplitRule) Explanation() string {
@@ -219,19 +219,33 @@ func (UnknownOperatorEmptySplitRule) Explanation() string {
 func (r UnknownOperatorEmptySplitRule) Check(c *Context) []Finding {
 	var out []Finding
 	c.operators(func(v *rescale.VertexAssignment, op *rescale.OperatorAssignment) {
-		if c.Entry(op) != nil || !v.Rescaled() || op.Path != rescale.PathRescale {
+		e := c.Entry(op)
+		if !v.Rescaled() || op.Path != rescale.PathRescale {
 			return
 		}
 		for k, s := range op.States {
 			if s.Mode != checkpoint.SplitDistribute || s.Elements == 0 || s.Summary.EmptySubtasks == 0 {
 				continue
 			}
+			var consequence string
+			if e != nil {
+				ask := false
+				for _, r := range e.StateRules(s.Name) {
+					ask = ask || r.InfoWhenEmpty
+					if r.InfoWhenEmpty && r.Consequence != "" {
+						consequence = " " + r.Consequence
+					}
+				}
+				if !ask {
+					continue
+				}
+			}
 			affected := subtasksWhere(op, k, func(sh rescale.Share) bool { return sh.Elements == 0 })
 			f := c.finding(r, Info, op)
 			f.StateName = s.Name
 			f.AffectedSubtasks = affected
-			f.Message = fmt.Sprintf("At parallelism %d, new subtasks %s of %s receive no element of `%s` (SPLIT_DISTRIBUTE, %d elements). They are still restored (with an empty list); check that the operator tolerates that.",
-				v.NewParallelism, subtaskList(affected), opLabel(op, nil), s.Name, s.Elements)
+			f.Message = fmt.Sprintf("At parallelism %d, %s of %s no element of `%s` (SPLIT_DISTRIBUTE, %s). They are still restored (with an empty list); check that the operator tolerates that.%s",
+				v.NewParallelism, subtasksVerb(affected, "receive"), opLabel(op, e), s.Name, plural(s.Elements, "element"), consequence)
 			f.Remediation = "If the operator needs an element on restore, describe it in a user catalog (state label ONE-UNGUARDED) so Preflight denies such plans; otherwise nothing to do."
 			f.References = []string{"FLINK-31689", "FLINK-40043"}
 			out = append(out, f)

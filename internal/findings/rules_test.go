@@ -279,3 +279,14 @@ func TestFrameForecast(t *testing.T) {
 		}
 	}
 }
+
+func TestEmptySinkWriterInfo(t *testing.T) {
+	l := layoutOf(t, 5, tOp{name: "Sink: Writer", uid: "sink", p: 2, states: []tState{splitState("writer_raw_states", 1, 1)}})
+	fs := byRule(check(t, l, rescale.Plan{DefaultParallelism: 4}, nil, Options{}), "PF170")
+	if len(fs) != 1 || fs[0].CatalogEntry != "sink-v2-writer" || !strings.Contains(fs[0].Message, "FLINK-40043") {
+		t.Fatalf("%+v", fs)
+	}
+	if fs := byRule(check(t, l, rescale.Plan{DefaultParallelism: 2}, nil, Options{}), "PF170"); len(fs) != 0 {
+		t.Fatalf("%+v", fs)
+	}
+}
