@@ -7,6 +7,7 @@ import (
 	"os"
 	"sort"
 	"strings"
+	"sync"
 
 	"github.com/flinkpreflight/preflight/internal/checkpoint"
 )
@@ -202,6 +203,10 @@ func (c *Catalog) Entry(id string) *CatalogEntry {
 	}
 	return nil
 }
+
+// sharedDefault is the built-in catalog parsed once, for Check calls without a catalog; it is
+// never modified.
+var sharedDefault = sync.OnceValue(DefaultCatalog)
 
 // DefaultCatalog returns the built-in catalog. It panics if the embedded data is invalid (a
 // test guards that).

@@ -25,7 +25,8 @@
 //	               FLINK-37747/36368/29509, Kafka producer scale-down > 5x, Hudi, flink-agents)
 //	PF110 ERROR    parallelism above the max parallelism (Flink's message)
 //	PF111 ERROR    configured max parallelism differs from the stored one (Flink's message)
-//	PF112 ERROR    pinned operator (max parallelism 1) asked to change parallelism
+//	PF112 ERROR    pinned operator (max parallelism 1) asked to change parallelism (WARNING
+//	               when only the catalog, not the checkpoint, pins it)
 //	PF120 ERROR    a subtask's deployment exceeds the RPC frame size (WARNING above 80%)
 //	PF121 ERROR    all deployment payloads above the JobManager memory (WARNING above half)
 //	PF130 WARNING  orphaned UNION state, with the growth forecast of the next restores

@@ -112,7 +112,7 @@ type Context struct {
 
 func newContext(layout *checkpoint.Layout, plan rescale.Plan, result *rescale.Result, cat *Catalog, opts Options) *Context {
 	if cat == nil {
-		cat = DefaultCatalog()
+		cat = sharedDefault()
 	}
 	c := &Context{Layout: layout, Plan: plan, Result: result, Catalog: cat, Options: opts,
 		entries: map[*rescale.OperatorAssignment]*CatalogEntry{}, stateHits: map[string][]stateRuleHit{}}
