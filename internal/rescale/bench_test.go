@@ -43,19 +43,24 @@ func benchLayout(ops, oldP int, splitElems int64) *checkpoint.Layout {
 }
 
 // BenchmarkSimulate1000x10x4096 is the shape target: 1,000 operators × 10 states, new
-// parallelism 4,096, under 100 ms on 2 cores (summaries included).
+// parallelism 4,096, under 100 ms on 2 cores (summaries included), from old parallelism 16 and
+// from 64 (four times the input: 640,000 old state entries).
 func BenchmarkSimulate1000x10x4096(b *testing.B) {
-	l := benchLayout(1000, 64, 8)
-	plan := Plan{DefaultParallelism: 4096}
-	b.ResetTimer()
-	start, cpu := time.Now(), cpuTime()
-	for b.Loop() {
-		if _, err := Simulate(l, plan); err != nil {
-			b.Fatal(err)
-		}
+	for _, oldP := range []int{16, 64} {
+		b.Run(fmt.Sprintf("oldP=%d", oldP), func(b *testing.B) {
+			l := benchLayout(1000, oldP, 512/int64(oldP)) // 512 elements per SPLIT name
+			plan := Plan{DefaultParallelism: 4096}
+			b.ResetTimer()
+			start, cpu := time.Now(), cpuTime()
+			for b.Loop() {
+				if _, err := Simulate(l, plan); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(float64(time.Since(start).Microseconds())/1000/float64(b.N), "ms/simulation")
+			b.ReportMetric(float64((cpuTime()-cpu).Microseconds())/1000/float64(b.N), "cpu-ms/simulation")
+		})
 	}
-	b.ReportMetric(float64(time.Since(start).Microseconds())/1000/float64(b.N), "ms/simulation")
-	b.ReportMetric(float64((cpuTime()-cpu).Microseconds())/1000/float64(b.N), "cpu-ms/simulation")
 }
 
 // BenchmarkSplit10M is the element target: 10⁷ SPLIT_DISTRIBUTE elements under 1 s.

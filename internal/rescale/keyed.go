@@ -209,7 +209,27 @@ func (k *KeyedDistribution) accumulate(sc *scratch) {
 				lo++
 			}
 			for q := lo; q < len(d.handles) && d.handles[q].h.KeyGroups.Start <= r.End(); q++ {
-				visit(q, false)
+				ko := &d.handles[q]
+				if !ko.perKG {
+					visit(q, false)
+					continue
+				}
+				// Key-group handle narrowed to the intersection (the common heap/savepoint case,
+				// inlined: read = owned = the intersection's bytes).
+				h := ko.h
+				a, b := max(h.KeyGroups.Start, r.Start), min(h.KeyGroups.End(), r.End())
+				bytes := h.StateSize // the whole range: stream meta data included, as slice does
+				if b-a+1 < h.KeyGroups.NumKeyGroups {
+					bytes = 0
+					for _, x := range h.KeyGroupBytes[a-h.KeyGroups.Start : b-h.KeyGroups.Start+1] {
+						bytes += x
+					}
+				}
+				read += bytes
+				owned += bytes
+				sc.acc[i].payload += ko.cost + 8*int64(b-a+1)
+				sc.acc[i].inline += h.InlineBytes
+				handles++
 			}
 		default:
 			for q := range d.handles {
