@@ -105,3 +105,12 @@ func TestSafeParallelism(t *testing.T) {
 		})
 	}
 }
+
+func TestRuleByID(t *testing.T) {
+	if r := RuleByID("pf101"); r == nil || r.ID() != "PF101" {
+		t.Fatalf("RuleByID(pf101) = %v", r)
+	}
+	if RuleByID("PF999") != nil {
+		t.Fatal("unknown rule found")
+	}
+}

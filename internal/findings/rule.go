@@ -1,6 +1,8 @@
 package findings
 
 import (
+	"strings"
+
 	"github.com/flinkpreflight/preflight/internal/checkpoint"
 	"github.com/flinkpreflight/preflight/internal/rescale"
 )
@@ -96,6 +98,16 @@ func Rules() []Rule {
 		MissingUIDRule{},
 		RestoreFailureRule{},
 	}
+}
+
+// RuleByID returns the built-in rule with the given ID (case-insensitive), or nil.
+func RuleByID(id string) Rule {
+	for _, r := range Rules() {
+		if strings.EqualFold(r.ID(), strings.TrimSpace(id)) {
+			return r
+		}
+	}
+	return nil
 }
 
 // Context is what the rules read: the checkpoint, the plan, the simulation and the catalog.

@@ -6,6 +6,8 @@
 // and no simulation; it must stay deterministic (same bytes on every run).
 package scenarios
 
+//go:generate go run ./cmd/genexamples -out ../../testdata
+
 import (
 	"bytes"
 	"encoding/binary"
