@@ -14,7 +14,7 @@ type metrics struct {
 	verdicts     *prometheus.CounterVec // verdict
 	decodedBytes prometheus.Counter
 	decodeSecs   prometheus.Histogram
-	cache        *prometheus.CounterVec // result: hit, miss
+	cache        *prometheus.CounterVec // result: hit, shared, miss
 }
 
 func newMetrics(reg *prometheus.Registry) *metrics {
@@ -40,7 +40,7 @@ func newMetrics(reg *prometheus.Registry) *metrics {
 			Buckets: prometheus.ExponentialBuckets(0.001, 4, 10),
 		}),
 		cache: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "preflight_layout_cache_requests_total", Help: "Layout cache lookups, by result (hit, miss).",
+			Name: "preflight_layout_cache_requests_total", Help: "Layout lookups by URI, by result: hit (cached), shared (joined a decode in flight), miss (decoded).",
 		}, []string{"result"}),
 	}
 	reg.MustRegister(m.rpcs, m.rpcSeconds, m.inflight, m.verdicts, m.decodedBytes, m.decodeSecs, m.cache)

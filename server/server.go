@@ -39,18 +39,20 @@ var openAPI []byte
 
 // Server is an assembled preflightd.
 type Server struct {
-	cfg     Config
-	log     *slog.Logger
-	grpc    *grpc.Server
-	health  *health.Server
-	sources *source.Opener
-	cache   *layoutCache
-	metrics *metrics
-	slots   chan struct{}
-	svc     *service
-	unary   grpc.UnaryServerInterceptor // the chain, also applied to gateway calls
-	httpH   http.Handler
-	tls     *tls.Config
+	cfg      Config
+	log      *slog.Logger
+	grpc     *grpc.Server
+	health   *health.Server
+	sources  *source.Opener
+	cache    *layoutCache
+	flightMu sync.Mutex
+	flights  map[string]*flight // decodes in progress, by cache key
+	metrics  *metrics
+	slots    chan struct{}
+	svc      *service
+	unary    grpc.UnaryServerInterceptor // the chain, also applied to gateway calls
+	httpH    http.Handler
+	tls      *tls.Config
 
 	draining atomic.Bool
 	mu       sync.Mutex
@@ -60,7 +62,7 @@ type Server struct {
 // New assembles a server; it listens nowhere until Serve.
 func New(cfg Config) (*Server, error) {
 	cfg.setDefaults()
-	s := &Server{cfg: cfg, log: cfg.Logger, cache: newLayoutCache(cfg.CacheEntries), slots: make(chan struct{}, cfg.MaxConcurrent)}
+	s := &Server{cfg: cfg, log: cfg.Logger, cache: newLayoutCache(cfg.CacheEntries), flights: map[string]*flight{}, slots: make(chan struct{}, cfg.MaxConcurrent)}
 	reg := cfg.Registry
 	if reg == nil {
 		reg = newRegistry()

@@ -23,7 +23,9 @@ import (
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/encoding/protojson"
 
+	"github.com/flinkpreflight/preflight/internal/checkpoint"
 	pb "github.com/flinkpreflight/preflight/proto/preflight/v1"
+	"github.com/prometheus/client_golang/prometheus"
 )
 
 func readFile(t testing.TB, p string) []byte {
@@ -472,5 +474,76 @@ func TestDrain(t *testing.T) {
 	}
 	if err := <-done; err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestConcurrentChecksDecodeOnce: parallel probes of one checkpoint share one decode.
+func TestConcurrentChecksDecodeOnce(t *testing.T) {
+	noLeaks(t)
+	td := testdataDir(t)
+	const n = 6
+	h := startInProcess(t, Config{Allow: []string{td}, MaxConcurrent: n})
+	start := make(chan struct{})
+	errs := make(chan error, n)
+	for i := range n {
+		go func() {
+			<-start
+			_, err := h.c.Check(context.Background(), &pb.CheckRescaleRequest{
+				Checkpoint: &pb.CheckpointSource{Source: &pb.CheckpointSource_Uri{Uri: filepath.Join(td, "kafka-orphan-union")}},
+				Plan:       &pb.RescalePlan{DefaultParallelism: int32(2 + i)}})
+			errs <- err
+		}()
+	}
+	close(start)
+	for range n {
+		if err := <-errs; err != nil {
+			t.Fatal(err)
+		}
+	}
+	m := h.s.metrics
+	miss, hit, shared := testutil.ToFloat64(m.cache.WithLabelValues("miss")), testutil.ToFloat64(m.cache.WithLabelValues("hit")), testutil.ToFloat64(m.cache.WithLabelValues("shared"))
+	if miss != 1 || hit+shared != n-1 {
+		t.Errorf("miss %v hit %v shared %v: want one decode for %d checks", miss, hit, shared, n)
+	}
+}
+
+// TestCachedLayoutLeaderCancelled: a waiter does not inherit the cancellation of the request
+// that happened to start the decode; it decodes itself.
+func TestCachedLayoutLeaderCancelled(t *testing.T) {
+	s := &Server{cfg: Config{CacheEntries: 4}, cache: newLayoutCache(4), flights: map[string]*flight{}, metrics: newMetrics(prometheus.NewRegistry())}
+	leaderCtx, cancelLeader := context.WithCancel(context.Background())
+	started := make(chan struct{})
+	leaderErr := make(chan error, 1)
+	go func() {
+		_, err := s.cachedLayout(leaderCtx, "k", func(ctx context.Context) (*checkpoint.Layout, error) {
+			close(started)
+			<-ctx.Done()
+			return nil, ctx.Err()
+		})
+		leaderErr <- err
+	}()
+	<-started
+	waiterDone := make(chan *checkpoint.Layout, 1)
+	go func() {
+		l, err := s.cachedLayout(context.Background(), "k", func(context.Context) (*checkpoint.Layout, error) {
+			return &checkpoint.Layout{CheckpointID: 7}, nil
+		})
+		if err != nil {
+			t.Error(err)
+		}
+		waiterDone <- l
+	}()
+	// Let the waiter join the flight (if it is late, it finds the flight gone and decodes
+	// itself: the assertions hold either way), then cancel the leader.
+	time.Sleep(20 * time.Millisecond)
+	cancelLeader()
+	if err := <-leaderErr; !errors.Is(err, context.Canceled) {
+		t.Fatalf("leader: %v", err)
+	}
+	if l := <-waiterDone; l == nil || l.CheckpointID != 7 {
+		t.Fatalf("waiter got %v", l)
+	}
+	if l, ok := s.cache.get("k"); !ok || l.CheckpointID != 7 {
+		t.Error("waiter's decode not cached")
 	}
 }

@@ -130,19 +130,76 @@ func (s *Server) layout(ctx context.Context, src *pb.CheckpointSource) (*checkpo
 			return nil, "", err
 		}
 		defer obj.Close()
-		if l, ok := s.cache.get(obj.CacheKey); ok {
-			s.metrics.cache.WithLabelValues("hit").Inc()
-			return l, obj.URI, nil
-		}
-		s.metrics.cache.WithLabelValues("miss").Inc()
-		l, err := s.decode(ctx, obj, obj.URI)
-		if err != nil {
-			return nil, "", err
-		}
-		s.cache.put(obj.CacheKey, l)
-		return l, obj.URI, nil
+		l, err := s.cachedLayout(ctx, obj.CacheKey, func(ctx context.Context) (*checkpoint.Layout, error) {
+			return s.decode(ctx, obj, obj.URI)
+		})
+		return l, obj.URI, err
 	}
 	return nil, "", errInvalid("checkpoint: set uri or metadata")
+}
+
+// cachedLayout returns the layout cached under key, or decodes it once however many requests
+// ask for it at the same time: an autoscaler probing several parallelisms against one 168 MB
+// checkpoint in parallel costs one decode. Requests that find a decode in flight wait for it;
+// if that decode dies of its own caller's cancellation, the next waiter decodes with its own
+// source instead of inheriting a cancellation that is not its own.
+func (s *Server) cachedLayout(ctx context.Context, key string, decode func(context.Context) (*checkpoint.Layout, error)) (*checkpoint.Layout, error) {
+	if key == "" || s.cfg.CacheEntries < 0 {
+		return decode(ctx)
+	}
+	if l, ok := s.cache.get(key); ok {
+		s.metrics.cache.WithLabelValues("hit").Inc()
+		return l, nil
+	}
+	for {
+		s.flightMu.Lock()
+		if l, ok := s.cache.get(key); ok { // a flight may have landed since the first look
+			s.flightMu.Unlock()
+			s.metrics.cache.WithLabelValues("hit").Inc()
+			return l, nil
+		}
+		f, waiting := s.flights[key]
+		if !waiting {
+			f = &flight{done: make(chan struct{})}
+			s.flights[key] = f
+		}
+		s.flightMu.Unlock()
+		if !waiting {
+			// Leader: decode in this goroutine, with this request's context and source.
+			s.metrics.cache.WithLabelValues("miss").Inc()
+			f.layout, f.err = decode(ctx)
+			f.ctxErr = f.err != nil && ctx.Err() != nil
+			if f.err == nil {
+				s.cache.put(key, f.layout)
+			}
+			s.flightMu.Lock()
+			delete(s.flights, key)
+			s.flightMu.Unlock()
+			close(f.done)
+			return f.layout, f.err
+		}
+		select {
+		case <-f.done:
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+		if f.err == nil {
+			s.metrics.cache.WithLabelValues("shared").Inc()
+			return f.layout, nil
+		}
+		if f.ctxErr {
+			continue // the leader gave up; this request has not
+		}
+		return nil, f.err
+	}
+}
+
+// flight is a decode in progress that other requests for the same key wait for.
+type flight struct {
+	done   chan struct{}
+	layout *checkpoint.Layout
+	err    error
+	ctxErr bool // the leader's context ended: its error says nothing about the file
 }
 
 // decode runs the engine's decoder over r, recording bytes and time. A read error of r (a source

@@ -512,19 +512,17 @@ func (o *Opener) openBlob(ctx context.Context, u *url.URL, rule *remoteRule) (*O
 		if err := o.checkSize(shown(k), attrs.Size); err != nil {
 			return nil, err
 		}
-		r, err := b.NewReader(ctx, k, nil)
-		if err != nil {
-			return nil, o.blobError(ctx, shown(k), err)
-		}
 		version := attrs.ETag
-		if r.Size() != attrs.Size || version == "" {
-			version = strconv.FormatInt(r.ModTime().UnixNano(), 10) // changed in between, or no ETag
+		if version == "" {
+			version = strconv.FormatInt(attrs.ModTime.UnixNano(), 10)
 		}
+		// The GET starts at the first Read: a caller that finds the key in its cache closes the
+		// object without downloading anything.
 		return &Object{
-			ReadCloser: o.limit(shown(k), &blobReader{r: r, o: o, ctx: ctx, path: shown(k)}),
+			ReadCloser: o.limit(shown(k), &blobReader{b: b, key: k, size: attrs.Size, o: o, ctx: ctx, path: shown(k)}),
 			URI:        shown(k),
-			Size:       r.Size(),
-			CacheKey:   fmt.Sprintf("%s|%d|%s", shown(k), r.Size(), version),
+			Size:       attrs.Size,
+			CacheKey:   fmt.Sprintf("%s|%d|%s", shown(k), attrs.Size, version),
 		}, nil
 	}
 	return nil, newError(NotFound, strings.Join(mapStrings(candidates, shown), " nor "), "no such object", nil)
@@ -538,8 +536,12 @@ func mapStrings(s []string, f func(string) string) []string {
 	return out
 }
 
-// blobReader turns transport failures in the middle of a read into Unavailable.
+// blobReader opens the object at the first Read and turns transport failures in the middle of a
+// read into Unavailable.
 type blobReader struct {
+	b    *blob.Bucket
+	key  string
+	size int64 // from Attributes: the version the cache key names
 	r    *blob.Reader
 	o    *Opener
 	ctx  context.Context
@@ -547,6 +549,17 @@ type blobReader struct {
 }
 
 func (b *blobReader) Read(p []byte) (int, error) {
+	if b.r == nil {
+		r, err := b.b.NewReader(b.ctx, b.key, nil)
+		if err != nil {
+			return 0, b.o.blobError(b.ctx, b.path, err)
+		}
+		b.r = r
+		if r.Size() != b.size {
+			// Rewritten since Attributes: the cache key would name the wrong version.
+			return 0, &Error{Kind: Unavailable, Path: b.path, Msg: "object changed while being opened", RetryAfter: time.Second}
+		}
+	}
 	n, err := b.r.Read(p)
 	if err != nil && err != io.EOF {
 		err = b.o.blobError(b.ctx, b.path, err)
@@ -554,7 +567,12 @@ func (b *blobReader) Read(p []byte) (int, error) {
 	return n, err
 }
 
-func (b *blobReader) Close() error { return b.r.Close() }
+func (b *blobReader) Close() error {
+	if b.r == nil {
+		return nil
+	}
+	return b.r.Close()
+}
 
 func (o *Opener) blobError(ctx context.Context, p string, err error) error {
 	if cerr := ctx.Err(); cerr != nil {
