@@ -57,6 +57,7 @@ func (sim *operatorSim) summarize(sc *scratch) {
 				s.Summary.MinBytes, s.Summary.MaxBytes = -1, 0
 			}
 		}
+		bgroups := broadcastGroups(a.States)
 		for b0 := 0; b0 < newP; b0 += block {
 			b1 := min(b0+block, newP)
 			bits := sc.bits[:(b1-b0)*w]
@@ -74,7 +75,13 @@ func (sim *operatorSim) summarize(sc *scratch) {
 				clear(bits)
 			}
 			p := pass{sim: sim, sc: sc, bits: bits, w: w, b0: b0}
+			for _, g := range bgroups {
+				p.broadcast(g, b0, b1)
+			}
 			for _, s := range a.States {
+				if s.Mode == checkpoint.Broadcast && s.d.path == PathRescale {
+					continue // in bgroups
+				}
 				p.state(s, b0, b1)
 			}
 		}
@@ -167,20 +174,6 @@ func (p *pass) state(s *StateDistribution, b0, b1 int) {
 	switch {
 	case s.Mode == checkpoint.Union:
 		return // added as a constant by summarize
-	case s.Mode == checkpoint.Broadcast && d.path == PathRescale:
-		n := len(d.entries)
-		e := b0 % n
-		for t := b0; t < b1; t++ {
-			en := &d.entries[e]
-			p.touch(t, en.stream)
-			sc.acc[t].elems += en.n
-			sc.acc[t].sbytes += en.bytes
-			sc.acc[t].payload += d.nameOverhead + 8*en.n
-			if e++; e == n {
-				e = 0
-			}
-		}
-		return
 	case s.Mode != checkpoint.SplitDistribute || d.path != PathRescale:
 		for t := b0; t < b1; t++ {
 			d.eachWhole(t, func(e int) {
@@ -254,4 +247,73 @@ func keyedBytes(k *KeyedDistribution) int64 {
 		return 0
 	}
 	return k.Bytes
+}
+
+// broadcastGroup is one or more BROADCAST names on the rescale path whose entries come from the
+// same old subtasks in the same order (the usual case: every subtask registers every broadcast
+// state). Subtask t gets entry t mod n of each, so their figures are summed per entry once.
+type broadcastGroup struct {
+	stream                []int32
+	elems, bytes, payload []int64
+}
+
+func broadcastGroups(states []*StateDistribution) []*broadcastGroup {
+	var groups []*broadcastGroup
+	var firsts []*stateDist
+	for _, s := range states {
+		d := &s.d
+		if s.Mode != checkpoint.Broadcast || d.path != PathRescale {
+			continue
+		}
+		var g *broadcastGroup
+		for k, f := range firsts {
+			if sameOldSubtasks(f, d) {
+				g = groups[k]
+				break
+			}
+		}
+		if g == nil {
+			n := len(d.entries)
+			g = &broadcastGroup{stream: make([]int32, n), elems: make([]int64, n), bytes: make([]int64, n), payload: make([]int64, n)}
+			for e := range d.entries {
+				g.stream[e] = d.entries[e].stream
+			}
+			groups = append(groups, g)
+			firsts = append(firsts, d)
+		}
+		for e := range d.entries {
+			en := &d.entries[e]
+			g.elems[e] += en.n
+			g.bytes[e] += en.bytes
+			g.payload[e] += d.nameOverhead + 8*en.n
+		}
+	}
+	return groups
+}
+
+func sameOldSubtasks(a, b *stateDist) bool {
+	if len(a.entries) != len(b.entries) {
+		return false
+	}
+	for e := range a.entries {
+		if a.entries[e].stream != b.entries[e].stream {
+			return false
+		}
+	}
+	return true
+}
+
+func (p *pass) broadcast(g *broadcastGroup, b0, b1 int) {
+	n := len(g.stream)
+	e := b0 % n
+	acc := p.sc.acc
+	for t := b0; t < b1; t++ {
+		p.touch(t, g.stream[e])
+		acc[t].elems += g.elems[e]
+		acc[t].sbytes += g.bytes[e]
+		acc[t].payload += g.payload[e]
+		if e++; e == n {
+			e = 0
+		}
+	}
 }
