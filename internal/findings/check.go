@@ -82,22 +82,19 @@ func sortFindings(fs []Finding) {
 
 // safeParallelism searches, per vertex with a denying finding, the largest passing
 // parallelism below the request and the smallest above it (within the max parallelism).
-// Rules implementing Bounder answer without re-simulation; for the others the vertex is
-// re-simulated at the candidate parallelism, at most Options.MaxResimulations times per vertex
-// (a value not found within the budget is reported as 0).
+// Rules implementing Bounder reject candidates without re-simulation; a candidate that passes
+// them is confirmed by re-simulating, at most Options.MaxResimulations times per vertex (a value
+// not found within the budget is reported as 0).
 func safeParallelism(c *Context, rules []Rule, fs []Finding) []SafeParallelism {
 	fail := c.Options.failLevel()
-	denying := map[string]map[string]bool{} // vertex hex -> rule IDs
+	denying := map[string]bool{} // vertex hex
 	var order []string
 	for _, f := range fs {
-		if f.Severity < fail || f.VertexID == "" {
+		if f.Severity < fail || f.VertexID == "" || denying[f.VertexID] {
 			continue
 		}
-		if denying[f.VertexID] == nil {
-			denying[f.VertexID] = map[string]bool{}
-			order = append(order, f.VertexID)
-		}
-		denying[f.VertexID][f.RuleID] = true
+		denying[f.VertexID] = true
+		order = append(order, f.VertexID)
 	}
 	sort.Strings(order)
 	budgetMax := c.Options.MaxResimulations
@@ -115,50 +112,29 @@ func safeParallelism(c *Context, rules []Rule, fs []Finding) []SafeParallelism {
 		if v == nil {
 			continue
 		}
-		// Every rule that can deny constrains the candidates when it can state a bound (so a
-		// candidate does not trade one denial for another); the rules that denied the request
-		// and cannot state a bound are re-checked by re-simulation.
+		// Rules that can state a bound (Bounder) reject candidates without re-simulating; a
+		// candidate that passes every bound is confirmed by re-simulating the plan with the
+		// vertex at that parallelism and running all rules, so that a candidate never trades
+		// one denial for another.
 		var bounders []Bounder
-		var resim []Rule
 		for _, r := range rules {
-			if r.Severity() < fail {
-				continue
-			}
-			b, isB := r.(Bounder)
-			if isB {
+			if b, isB := r.(Bounder); isB && r.Severity() >= fail {
 				bounders = append(bounders, b)
-			}
-			if denying[vid][r.ID()] {
-				resim = append(resim, r)
 			}
 		}
 		limit := searchLimit(v)
 		budget := budgetMax
 		test := func(p int) (safe, ok bool) {
-			unknown := map[Bounder]bool{}
 			for _, b := range bounders {
-				s, known := b.SafeAt(c, v, p)
-				if known && !s {
+				if s, known := b.SafeAt(c, v, p); known && !s {
 					return false, true
 				}
-				if !known {
-					unknown[b] = true
-				}
-			}
-			var sim []Rule
-			for _, r := range resim {
-				if b, isB := r.(Bounder); !isB || unknown[b] {
-					sim = append(sim, r)
-				}
-			}
-			if len(sim) == 0 {
-				return true, true
 			}
 			if budget <= 0 {
 				return false, false
 			}
 			budget--
-			return resimulateSafe(c, sim, v, p, fail), true
+			return resimulateSafe(c, rules, v, p, fail), true
 		}
 		sp := SafeParallelism{VertexID: vid, VertexName: v.Name, Requested: int32(v.NewParallelism)}
 		belowDone, aboveDone := false, false

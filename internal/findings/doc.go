@@ -48,6 +48,7 @@
 // below the request and the smallest above it (up to the effective max parallelism). Rules
 // that implement Bounder answer in closed form (PF101-PF103 from the element counts, PF110
 // from the max parallelism, PF112 only 1, PF120 "never" when UNION state alone exceeds the
-// frame, PF150 only the old parallelism); the others are re-checked by re-simulating the vertex,
-// at most Options.MaxResimulations times. 0 means none was found.
+// frame, PF150 only the old parallelism, PF105 the hazard's direction); a candidate that passes
+// every bound is confirmed by re-simulating the vertex at that parallelism and running all rules
+// (at most Options.MaxResimulations re-simulations per vertex). 0 means none was found.
 package findings

@@ -1,0 +1,113 @@
+package findings
+
+import (
+	"math/rand/v2"
+	"testing"
+
+	"github.com/flinkpreflight/preflight/internal/checkpoint"
+	"github.com/flinkpreflight/preflight/internal/rescale"
+)
+
+// TestRandomPlansProperties runs random checkpoints (catalog and unknown state names, SPLIT
+// and UNION, keyed state) under random plans and checks the report's invariants: findings are
+// ordered, the verdict follows from them, every vertex with a denying finding has a safe entry,
+// and re-checking the plan at a reported safe parallelism gives that vertex no denying finding.
+func TestRandomPlansProperties(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 11))
+	names := []struct {
+		name string
+		mode checkpoint.DistributionMode
+	}{
+		{"expired-files", checkpoint.SplitDistribute}, {"SourceReaderState", checkpoint.SplitDistribute},
+		{"topic-partition-offset-states", checkpoint.Union}, {"my-list", checkpoint.SplitDistribute},
+		{"next-transactional-id-hint-v2", checkpoint.Union}, {"file-monitoring-state", checkpoint.SplitDistribute},
+		{"u", checkpoint.Union},
+	}
+	iterations := 150
+	if testing.Short() {
+		iterations = 30
+	}
+	for it := 0; it < iterations; it++ {
+		var ops []tOp
+		for o := 0; o < 1+rng.IntN(3); o++ {
+			p := 1 + rng.IntN(6)
+			op := tOp{name: "op" + string(rune('a'+o)), uid: "op" + string(rune('a'+o)), p: p, maxP: []int{1, 8, 128}[rng.IntN(3)]}
+			if op.maxP < p {
+				op.maxP = p
+			}
+			if rng.IntN(2) == 0 {
+				op.coord = 50
+			}
+			for _, n := range names {
+				if rng.IntN(4) != 0 {
+					continue
+				}
+				per := make([]int, p)
+				for i := range per {
+					per[i] = rng.IntN(3)
+				}
+				op.states = append(op.states, tState{name: n.name, mode: n.mode, perSubtask: per, size: 8 + rng.IntN(64)})
+			}
+			op.keyedKG = rng.IntN(3) == 0
+			ops = append(ops, op)
+		}
+		l := layoutOf(t, 5, ops...)
+		plan := rescale.Plan{Parallelism: map[string]int{}}
+		for _, op := range ops {
+			if rng.IntN(2) == 0 {
+				plan.Parallelism[op.uid] = 1 + rng.IntN(12)
+			}
+		}
+		opts := Options{RPCFrameSize: int64(1+rng.IntN(4)) << 10, FailLevel: []Severity{Error, Warning}[rng.IntN(2)]}
+		rep := check(t, l, plan, nil, opts)
+		for i := 1; i < len(rep.Findings); i++ {
+			if rep.Findings[i].Severity > rep.Findings[i-1].Severity {
+				t.Fatalf("it %d: unordered findings\n%s", it, dump(rep))
+			}
+		}
+		if rep.Verdict != verdictOf(rep.Findings, opts.FailLevel) {
+			t.Fatalf("it %d: verdict", it)
+		}
+		denying := map[string]bool{}
+		for _, f := range rep.Findings {
+			if f.Severity >= opts.failLevel() && f.VertexID != "" {
+				denying[f.VertexID] = true
+			}
+		}
+		if len(rep.Safe) != len(denying) {
+			t.Fatalf("it %d: %d safe entries for %d denying vertices\n%s", it, len(rep.Safe), len(denying), dump(rep))
+		}
+		for _, s := range rep.Safe {
+			for _, cand := range []int32{s.Below, s.Above} {
+				if cand == 0 {
+					continue
+				}
+				if (cand == s.Below && cand >= s.Requested) || (cand == s.Above && cand <= s.Requested) {
+					t.Fatalf("it %d: safe %+v", it, s)
+				}
+				p2 := rescale.Plan{Parallelism: map[string]int{}}
+				for k, v := range plan.Parallelism {
+					p2.Parallelism[k] = v
+				}
+				res, _ := rescale.Simulate(l, plan)
+				v := vertexByHex(res, s.VertexID)
+				p2 = withVertexParallelism(p2, v, int(cand))
+				again := check(t, l, p2, nil, opts)
+				for _, f := range again.Findings {
+					if f.VertexID == s.VertexID && f.Severity >= opts.failLevel() {
+						t.Fatalf("it %d: vertex %s still denied at reported safe parallelism %d (requested %d):\n%s\nplan %v", it, s.VertexID, cand, s.Requested, dump(again), p2.Parallelism)
+					}
+				}
+			}
+		}
+	}
+}
+
+func vertexByHex(r *rescale.Result, hex string) *rescale.VertexAssignment {
+	for _, v := range r.Vertices {
+		if v.ID.String() == hex {
+			return v
+		}
+	}
+	return nil
+}
