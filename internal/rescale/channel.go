@@ -6,6 +6,7 @@ import "github.com/flinkpreflight/preflight/internal/checkpoint"
 type channelOld struct {
 	bytes, inline int64
 	handles       int
+	files         int   // handles on file streams
 	cost          int64 // payload: per handle overhead + path + inline bytes
 }
 
@@ -28,6 +29,8 @@ func newChannelDistribution(sim *operatorSim, input bool) *ChannelDistribution {
 			if ch.Stream.Inline() {
 				o.inline += ch.Stream.Size
 				o.cost += ch.Stream.Size
+			} else if ch.Stream.Kind != checkpoint.StreamNone {
+				o.files++
 			}
 			c.Bytes += ch.Size
 			c.Handles++

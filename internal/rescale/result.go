@@ -448,6 +448,10 @@ type SubtaskAssignment struct {
 	// InlineBytes travel inside the deployment: distinct inline operator-state streams, inline
 	// keyed-state bytes and inline channel-state streams referenced by the subtask's handles.
 	InlineBytes int64
+	// FileReferences counts the file (non-inline) streams the subtask's handles reference:
+	// operator-state streams, keyed handles' streams and the files of incremental handles, channel
+	// state streams. The task reads them from checkpoint storage on restore.
+	FileReferences int
 	// Keyed state (managed and raw).
 	KeyGroups        checkpoint.KeyGroupRange
 	ManagedKeyed     KeyedShare

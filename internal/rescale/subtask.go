@@ -25,11 +25,17 @@ func (a *OperatorAssignment) Subtask(i int) SubtaskAssignment {
 	st.KeyGroups = KeyGroupRangeForSubtask(a.MaxParallelism, a.NewParallelism, i)
 	olds := map[int]bool{}
 	seen := map[int32]bool{}
-	for _, s := range sim.unionStreams() {
-		seen[s] = true
+	countStream := func(id int32) {
+		seen[id] = true
 		st.Handles++
-		st.PayloadBytes += sim.streams[s].cost
-		st.InlineBytes += sim.streams[s].inline
+		st.PayloadBytes += sim.streams[id].cost
+		st.InlineBytes += sim.streams[id].inline
+		if k := sim.streams[id].ref.Kind; k != checkpoint.StreamInline && k != checkpoint.StreamNone {
+			st.FileReferences++
+		}
+	}
+	for _, s := range sim.unionStreams() {
+		countStream(s)
 	}
 	st.States = make([]Share, len(a.States))
 	for k, s := range a.States {
@@ -45,10 +51,7 @@ func (a *OperatorAssignment) Subtask(i int) SubtaskAssignment {
 				id += int32(sim.oldP)
 			}
 			if !seen[id] {
-				seen[id] = true
-				st.Handles++
-				st.PayloadBytes += sim.streams[id].cost
-				st.InlineBytes += sim.streams[id].inline
+				countStream(id)
 			}
 			st.PayloadBytes += s.d.nameOverhead + 8*sl.Elements
 		}
@@ -66,6 +69,11 @@ func (a *OperatorAssignment) Subtask(i int) SubtaskAssignment {
 			ks.InlineBytes += s.InlineBytes
 			st.PayloadBytes += p
 			olds[s.OldSubtask] = true
+			h := k.d.handles[k.d.byOld[s.OldSubtask]].h
+			if !h.Stream.Inline() && h.Stream.Kind != checkpoint.StreamNone {
+				st.FileReferences++
+			}
+			st.FileReferences += h.SharedFiles.Count + h.PrivateFiles.Count
 		})
 		st.KeyedReadBytes += ks.ReadBytes
 		st.KeyedOwnedBytes += ks.OwnedBytes
@@ -84,6 +92,7 @@ func (a *OperatorAssignment) Subtask(i int) SubtaskAssignment {
 		for _, j := range sh.OldSubtasks {
 			olds[j] = true
 			st.PayloadBytes += c.perOld[j].cost
+			st.FileReferences += c.perOld[j].files
 		}
 		st.InlineBytes += sh.InlineBytes
 		if c.Input {

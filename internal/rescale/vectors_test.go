@@ -624,6 +624,9 @@ func TestBOrphanUnionGrowth(t *testing.T) {
 		if per != want[j] || a.Summary.MinElements != want[j] {
 			t.Fatalf("restore %d: %d elements per subtask, want %d", j+1, per, want[j])
 		}
+		if st := a.Subtask(3); st.FileReferences != 4 || st.Handles != 4 || st.Offsets != per {
+			t.Fatalf("restore %d: subtask 3 references %d files in %d handles with %d offsets", j+1, st.FileReferences, st.Handles, st.Offsets)
+		}
 		if a.Summary.MaxPayloadBytes < 8*per {
 			t.Fatalf("restore %d: payload %d below 8 bytes per offset", j+1, a.Summary.MaxPayloadBytes)
 		}
