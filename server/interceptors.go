@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"runtime/debug"
 	"strings"
+	"sync"
 	"time"
 
 	"google.golang.org/genproto/googleapis/rpc/errdetails"
@@ -25,6 +26,24 @@ import (
 const RequestIDHeader = "x-request-id"
 
 type requestIDKey struct{}
+
+// logFieldsKey holds the request's *logFields: handlers add what they learn (source, verdict) and
+// the one log line per RPC carries it.
+type logFieldsKey struct{}
+
+type logFields struct {
+	mu    sync.Mutex
+	attrs []slog.Attr
+}
+
+// addLog adds attributes to the request's log line.
+func addLog(ctx context.Context, attrs ...slog.Attr) {
+	if f, ok := ctx.Value(logFieldsKey{}).(*logFields); ok {
+		f.mu.Lock()
+		f.attrs = append(f.attrs, attrs...)
+		f.mu.Unlock()
+	}
+}
 
 // RequestID returns the request ID of a handler's context.
 func RequestID(ctx context.Context) string {
@@ -94,6 +113,7 @@ func validRequestID(v string) bool {
 func (s *Server) begin(ctx context.Context, setHeader func(metadata.MD) error) (context.Context, string) {
 	id := requestID(ctx)
 	setHeader(metadata.Pairs(RequestIDHeader, id))
+	ctx = context.WithValue(ctx, logFieldsKey{}, &logFields{})
 	return context.WithValue(ctx, requestIDKey{}, id), id
 }
 
@@ -117,6 +137,11 @@ func (s *Server) end(ctx context.Context, method, id string, start time.Time, er
 	}
 	if p, ok := peer.FromContext(ctx); ok && p.Addr != nil {
 		attrs = append(attrs, slog.String("peer", p.Addr.String()))
+	}
+	if f, ok := ctx.Value(logFieldsKey{}).(*logFields); ok {
+		f.mu.Lock()
+		attrs = append(attrs, f.attrs...)
+		f.mu.Unlock()
 	}
 	if err != nil {
 		attrs = append(attrs, slog.String("error", status.Convert(err).Message()))

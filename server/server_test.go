@@ -356,8 +356,19 @@ func TestRequestID(t *testing.T) {
 			if len(got) != 1 || (tc.want != "" && got[0] != tc.want) || (tc.want == "" && (got[0] == "" || got[0] == tc.sent)) {
 				t.Fatalf("x-request-id = %q", got)
 			}
-			if !strings.Contains(h.logs.String(), `"request_id":"`+got[0]+`"`) {
-				t.Errorf("log has no line for %s", got[0])
+			line := ""
+			for _, l := range strings.Split(h.logs.String(), "\n") {
+				if strings.Contains(l, `"request_id":"`+got[0]+`"`) {
+					line = l
+				}
+			}
+			// One JSON line per RPC, with what the handler learned.
+			var entry map[string]any
+			if err := json.Unmarshal([]byte(line), &entry); err != nil {
+				t.Fatalf("no JSON log line for %s: %q", got[0], line)
+			}
+			if entry["verdict"] != "VERDICT_ALLOW" || entry["code"] != "OK" || !strings.HasSuffix(entry["source"].(string), "compact-sink/_metadata") {
+				t.Errorf("log line %s", line)
 			}
 		})
 	}

@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"log/slog"
 	"time"
 
 	"google.golang.org/grpc"
@@ -38,6 +39,7 @@ func (v *service) InspectCheckpoint(ctx context.Context, req *pb.InspectCheckpoi
 	if err != nil {
 		return nil, toStatus(ctx, err)
 	}
+	addLog(ctx, slog.String("source", label), slog.Int64("metadata_bytes", layout.Size))
 	return v.s.cfg.Engine.InspectLayout(layout, label), nil
 }
 
@@ -235,10 +237,12 @@ func (c *countingReader) Read(p []byte) (int, error) {
 }
 
 func (s *Server) check(ctx context.Context, l *checkpoint.Layout, label string, plan *pb.RescalePlan, opts *pb.CheckOptions) (*pb.RescaleReport, error) {
+	addLog(ctx, slog.String("source", label), slog.Int64("metadata_bytes", l.Size))
 	report, err := s.cfg.Engine.CheckLayout(ctx, l, label, plan, opts)
 	if err != nil {
 		return nil, err
 	}
+	addLog(ctx, slog.String("verdict", report.GetVerdict().String()), slog.Int("findings", len(report.GetFindings())))
 	s.metrics.verdicts.WithLabelValues(report.GetVerdict().String()).Inc()
 	return report, nil
 }
