@@ -13,7 +13,7 @@ import (
 // ordered, the verdict follows from them, every vertex with a denying finding has a safe entry,
 // and re-checking the plan at a reported safe parallelism gives that vertex no denying finding.
 func TestRandomPlansProperties(t *testing.T) {
-	rng := rand.New(rand.NewPCG(7, 11))
+	rng := rand.New(rand.NewPCG(propSeed, 11))
 	names := []struct {
 		name string
 		mode checkpoint.DistributionMode
@@ -23,7 +23,7 @@ func TestRandomPlansProperties(t *testing.T) {
 		{"next-transactional-id-hint-v2", checkpoint.Union}, {"file-monitoring-state", checkpoint.SplitDistribute},
 		{"u", checkpoint.Union},
 	}
-	iterations := 150
+	iterations := propIterations
 	if testing.Short() {
 		iterations = 30
 	}
@@ -111,3 +111,6 @@ func vertexByHex(r *rescale.Result, hex string) *rescale.VertexAssignment {
 	}
 	return nil
 }
+
+// Raise for a longer local run.
+var propSeed, propIterations = uint64(7), 150
