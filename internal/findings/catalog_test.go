@@ -22,6 +22,25 @@ func TestDefaultCatalogValid(t *testing.T) {
 		if len(e.States) == 0 {
 			t.Errorf("entry %s lists no states", e.ID)
 		}
+		for _, st := range e.States {
+			switch st.Assumption {
+			case OneUnguarded, ExactlyOne, AtMostOne, FirstOnly, OrderDependent:
+				if st.Consequence == "" {
+					t.Errorf("entry %s state %s (%s) says nothing about the consequence", e.ID, st.Name, st.Assumption)
+				}
+				if st.Remediation == "" && e.Remediation == "" {
+					t.Errorf("entry %s state %s (%s) has no remediation", e.ID, st.Name, st.Assumption)
+				}
+			}
+		}
+		if len(e.References) == 0 {
+			t.Errorf("entry %s has no references", e.ID)
+		}
+	}
+	for _, b := range cat.Bugs {
+		if len(b.References) == 0 || b.Summary == "" || b.Component == "" {
+			t.Errorf("bug %s lacks references, summary or component", b.ID)
+		}
 	}
 }
 
