@@ -7,6 +7,7 @@ import (
 	"math/rand"
 	"os"
 	"path/filepath"
+	"runtime"
 	"sort"
 	"strings"
 	"testing"
@@ -450,5 +451,34 @@ func TestStuckReader(t *testing.T) {
 	_, err := ReadLayout(stuckReader{})
 	if !errors.Is(err, io.ErrNoProgress) {
 		t.Errorf("got %v", err)
+	}
+}
+
+// TestHostileCountsDoNotAllocate checks that huge counts in a short stream of unknown length
+// fail at the end of the input without allocating for the count.
+func TestHostileCountsDoNotAllocate(t *testing.T) {
+	ex := workedExample(t)
+	for _, tc := range []struct {
+		name string
+		off  int
+	}{
+		{"operators", 0x14},
+		{"subtasks", 0x31},
+		{"states", 0x3E},
+		{"offsets", 0x4B},
+	} {
+		b := bytes.Clone(ex[:0x90])
+		copy(b[tc.off:], []byte{0x7F, 0xFF, 0xFF, 0xFF})
+		var before, after runtime.MemStats
+		runtime.GC()
+		runtime.ReadMemStats(&before)
+		_, err := ReadLayout(onlyReader{bytes.NewReader(b)})
+		runtime.ReadMemStats(&after)
+		if !errors.As(err, new(*FormatError)) {
+			t.Errorf("%s: %v", tc.name, err)
+		}
+		if alloc := after.TotalAlloc - before.TotalAlloc; alloc > 2<<20 {
+			t.Errorf("%s: allocated %d bytes for a %d-byte input", tc.name, alloc, len(b))
+		}
 	}
 }
