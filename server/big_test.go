@@ -25,6 +25,14 @@ func TestE2EBigFile(t *testing.T) {
 	if os.Getenv("PREFLIGHT_BIG") != "1" {
 		t.Skip("set PREFLIGHT_BIG=1 to check the 168 MB file (takes about a minute)")
 	}
+	size := int64(bigBytes)
+	if v := os.Getenv("PREFLIGHT_BIG_BYTES"); v != "" { // to show that the peak does not grow with the file
+		n, err := strconv.ParseInt(v, 10, 64)
+		if err != nil {
+			t.Fatalf("PREFLIGHT_BIG_BYTES: %v", err)
+		}
+		size = n
+	}
 	path := filepath.Join(t.TempDir(), "_metadata")
 	f, err := os.Create(path)
 	if err != nil {
@@ -32,7 +40,7 @@ func TestE2EBigFile(t *testing.T) {
 	}
 	w := bufio.NewWriterSize(f, 1<<20)
 	start := time.Now()
-	if err := scenarios.KafkaOrphanUnion(w, bigBytes); err != nil {
+	if err := scenarios.KafkaOrphanUnion(w, size); err != nil {
 		t.Fatal(err)
 	}
 	if err := w.Flush(); err != nil {
@@ -45,7 +53,7 @@ func TestE2EBigFile(t *testing.T) {
 	ctx := context.Background()
 
 	t.Run("upload", func(t *testing.T) {
-		d := startDaemon(t, "--cache-entries=-1")
+		d := startDaemon(t, "--cache-entries=-1", "--max-upload-bytes="+strconv.FormatInt(2*size, 10))
 		c := d.client(t)
 		base := procStatus(t, d, "VmRSS")
 		start := time.Now()
@@ -64,7 +72,7 @@ func TestE2EBigFile(t *testing.T) {
 		}
 		g.Put(t, "ckpts", "kafka/chk-1/_metadata", f)
 		f.Close()
-		d := startDaemon(t, "--cache-entries=-1", "--allow="+g.BucketURL("ckpts"))
+		d := startDaemon(t, "--cache-entries=-1", "--max-upload-bytes="+strconv.FormatInt(2*size, 10), "--allow="+g.BucketURL("ckpts"))
 		c := d.client(t)
 		base := procStatus(t, d, "VmRSS")
 		start := time.Now()
