@@ -79,6 +79,15 @@ func (d *decoder) setKey(k string) {
 }
 func (d *decoder) pop() { d.path = d.path[:len(d.path)-1] }
 
+// rename replaces the name of the innermost segment (the next sibling field).
+func (d *decoder) rename(name string) { d.path[len(d.path)-1].name = name }
+
+// indexed switches the innermost segment between name and name[idx].
+func (d *decoder) indexed(on bool) {
+	s := &d.path[len(d.path)-1]
+	s.hasIdx, s.hasKey = on, false
+}
+
 func (d *decoder) renderPath() string {
 	var sb strings.Builder
 	for i, s := range d.path {

@@ -147,8 +147,7 @@ func (d *decoder) masterStates() []MasterState {
 		d.fail(off, strconv.Itoa(int(n)), "negative number of master states")
 	}
 	out := make([]MasterState, 0, d.count(n, off, minMasterState, "master state"))
-	d.setIdx(0)
-	d.path[len(d.path)-1].hasIdx = true
+	d.indexed(true)
 	for i := 0; i < int(n); i++ {
 		d.setIdx(i)
 		out = append(out, d.masterState())
@@ -207,7 +206,7 @@ func (d *decoder) operators(version int32) []OperatorState {
 		minOp = 16 + 4 + 4 + 4 + 4
 	}
 	out := make([]OperatorState, 0, d.count(n, off, minOp, "operator"))
-	d.path[len(d.path)-1].hasIdx = true
+	d.indexed(true)
 	for i := 0; i < int(n); i++ {
 		d.setIdx(i)
 		out = append(out, d.operator(version))
@@ -228,7 +227,7 @@ func (d *decoder) operator(version int32) OperatorState {
 	if version >= 5 {
 		d.push("name")
 		op.Name = d.utf()
-		d.path[len(d.path)-1].name = "uid"
+		d.rename("uid")
 		op.UID = d.utf()
 		d.pop()
 	}
@@ -277,7 +276,7 @@ func (d *decoder) operator(version int32) OperatorState {
 		minSub = 26
 	}
 	op.Subtasks = make([]SubtaskEntry, 0, d.count(n, off, minSub, "subtask"))
-	d.path[len(d.path)-1].hasIdx = true
+	d.indexed(true)
 	for i := 0; i < int(n); i++ {
 		d.setIdx(i)
 		off := d.offset()
@@ -310,7 +309,7 @@ func (d *decoder) subtaskState(version int32) *SubtaskState {
 		if n > 0 {
 			s.Legacy = make([]StreamStateHandle, 0, c)
 		}
-		d.path[len(d.path)-1].hasIdx = true
+		d.indexed(true)
 		for i := 0; i < int(n); i++ {
 			d.setIdx(i)
 			s.Legacy = append(s.Legacy, d.streamHandle())
@@ -319,17 +318,17 @@ func (d *decoder) subtaskState(version int32) *SubtaskState {
 	}
 	d.push("managedOperatorState")
 	s.ManagedOperatorState = d.operatorSlot()
-	d.path[len(d.path)-1].name = "rawOperatorState"
+	d.rename("rawOperatorState")
 	s.RawOperatorState = d.operatorSlot()
-	d.path[len(d.path)-1].name = "managedKeyedState"
+	d.rename("managedKeyedState")
 	s.ManagedKeyedState = d.keyedHandle()
-	d.path[len(d.path)-1].name = "rawKeyedState"
+	d.rename("rawKeyedState")
 	s.RawKeyedState = d.keyedHandle()
 	d.pop()
 	if version >= 3 {
 		d.push("inputChannels")
 		s.InputChannels = d.channelHandles(version, true)
-		d.path[len(d.path)-1].name = "outputChannels"
+		d.rename("outputChannels")
 		s.OutputChannels = d.channelHandles(version, false)
 		d.pop()
 	}
@@ -369,7 +368,7 @@ func (d *decoder) operatorHandle() *OperatorStateHandle {
 	off = d.offset()
 	n := d.i32()
 	h.States = make([]StateEntry, 0, d.count(n, off, minStateEntry, "state"))
-	d.path[len(d.path)-1].hasIdx = true
+	d.indexed(true)
 	for i := 0; i < int(n); i++ {
 		d.setIdx(i)
 		var e StateEntry
@@ -382,7 +381,7 @@ func (d *decoder) operatorHandle() *OperatorStateHandle {
 			d.fail(off, strconv.Itoa(int(mode)), "distribution mode ordinal not in {0 SPLIT_DISTRIBUTE, 1 UNION, 2 BROADCAST}")
 		}
 		e.Mode = DistributionMode(mode)
-		d.path[len(d.path)-1].name = "offsets"
+		d.rename("offsets")
 		off = d.offset()
 		k := d.i32()
 		d.count(k, off, minOffset, "offset")
@@ -392,16 +391,15 @@ func (d *decoder) operatorHandle() *OperatorStateHandle {
 		e.sum.budget = nil
 		d.pop()
 		h.States = append(h.States, e)
-		d.path[len(d.path)-1].hasKey = false
-		d.path[len(d.path)-1].hasIdx = true
+		d.indexed(true)
 	}
 	d.pop()
 	if tag == TagSegmentPartitionableOperatorStateHandle {
 		d.push("taskOwnedDir")
 		h.TaskOwnedDir = d.utf()
-		d.path[len(d.path)-1].name = "sharedDir"
+		d.rename("sharedDir")
 		h.SharedDir = d.utf()
-		d.path[len(d.path)-1].name = "isEmpty"
+		d.rename("isEmpty")
 		h.Empty = d.u8()
 		d.pop()
 	}
@@ -500,10 +498,10 @@ func (d *decoder) keyGroupsBody(tag uint8) *KeyGroupsStateHandle {
 	d.push("offsets")
 	d.count(h.NumKeyGroups, off+4, minOffset, "key-group offset")
 	h.Offsets = d.i64s(int(h.NumKeyGroups), true, nil)
-	d.path[len(d.path)-1].name = "delegate"
+	d.rename("delegate")
 	h.Delegate = d.streamHandle()
 	if tag == TagKeyGroupsHandleV2 {
-		d.path[len(d.path)-1].name = "stateHandleId"
+		d.rename("stateHandleId")
 		h.StateHandleID = d.utf()
 	}
 	d.pop()
@@ -533,12 +531,12 @@ func (d *decoder) keyedHandle() KeyedStateHandle {
 		}
 		d.push("metaData")
 		h.MetaData = d.streamHandle()
-		d.path[len(d.path)-1].name = "sharedFiles"
+		d.rename("sharedFiles")
 		h.SharedFiles = d.pathList()
-		d.path[len(d.path)-1].name = "privateFiles"
+		d.rename("privateFiles")
 		h.PrivateFiles = d.pathList()
 		if tag == TagIncrementalKeyGroupsHandleV2 {
-			d.path[len(d.path)-1].name = "stateHandleId"
+			d.rename("stateHandleId")
 			h.StateHandleID = d.utf()
 		}
 		d.pop()
@@ -551,7 +549,7 @@ func (d *decoder) keyedHandle() KeyedStateHandle {
 		h.CheckpointedSize = d.i64()
 		d.push("materialized")
 		h.Materialized = d.keyedList()
-		d.path[len(d.path)-1].name = "nonMaterialized"
+		d.rename("nonMaterialized")
 		h.NonMaterialized = d.keyedList()
 		d.pop()
 		h.MaterializationID = d.i64()
@@ -571,7 +569,7 @@ func (d *decoder) keyedHandle() KeyedStateHandle {
 		off := d.offset()
 		n := d.i32()
 		h.Changes = make([]StateChange, 0, d.count(n, off, minStateChange, "state change"))
-		d.path[len(d.path)-1].hasIdx = true
+		d.indexed(true)
 		for i := 0; i < int(n); i++ {
 			d.setIdx(i)
 			var c StateChange
@@ -599,7 +597,7 @@ func (d *decoder) keyedHandle() KeyedStateHandle {
 		off := d.offset()
 		n := d.i32()
 		h.Handles = make([]ChangelogSegment, 0, d.count(n, off, minChangelogEntry, "changelog handle"))
-		d.path[len(d.path)-1].hasIdx = true
+		d.indexed(true)
 		for i := 0; i < int(n); i++ {
 			d.setIdx(i)
 			var s ChangelogSegment
@@ -637,12 +635,12 @@ func (d *decoder) keyedList() []KeyedStateHandle {
 	off := d.offset()
 	n := d.i32()
 	out := make([]KeyedStateHandle, 0, d.count(n, off, minKeyedHandle, "keyed handle"))
-	d.path[len(d.path)-1].hasIdx = true
+	d.indexed(true)
 	for i := 0; i < int(n); i++ {
 		d.setIdx(i)
 		out = append(out, d.keyedHandle())
 	}
-	d.path[len(d.path)-1].hasIdx = false
+	d.indexed(false)
 	return out
 }
 
@@ -650,7 +648,7 @@ func (d *decoder) pathList() []HandleAndLocalPath {
 	off := d.offset()
 	n := d.i32()
 	out := make([]HandleAndLocalPath, 0, d.count(n, off, minPathListEntry, "file"))
-	d.path[len(d.path)-1].hasIdx = true
+	d.indexed(true)
 	for i := 0; i < int(n); i++ {
 		d.setIdx(i)
 		var e HandleAndLocalPath
@@ -658,7 +656,7 @@ func (d *decoder) pathList() []HandleAndLocalPath {
 		e.Handle = d.streamHandle()
 		out = append(out, e)
 	}
-	d.path[len(d.path)-1].hasIdx = false
+	d.indexed(false)
 	return out
 }
 
@@ -675,7 +673,7 @@ func (d *decoder) channelHandles(version int32, input bool) []ChannelStateHandle
 		return nil
 	}
 	out := make([]ChannelStateHandle, 0, c)
-	d.path[len(d.path)-1].hasIdx = true
+	d.indexed(true)
 	for i := 0; i < int(n); i++ {
 		d.setIdx(i)
 		var h ChannelStateHandle
@@ -699,7 +697,7 @@ func (d *decoder) channelHandles(version int32, input bool) []ChannelStateHandle
 		}
 		out = append(out, h)
 	}
-	d.path[len(d.path)-1].hasIdx = false
+	d.indexed(false)
 	return out
 }
 
@@ -725,7 +723,7 @@ func (d *decoder) mergedChannel(h *ChannelStateHandle) {
 	h.StateSize = d.i64()
 	d.push("delegate")
 	h.Delegate = d.streamHandle()
-	d.path[len(d.path)-1].name = "channelOffsets"
+	d.rename("channelOffsets")
 	off := d.offset()
 	blobLen := d.i32()
 	d.count(blobLen, off, 1, "channel offsets byte")
@@ -735,7 +733,7 @@ func (d *decoder) mergedChannel(h *ChannelStateHandle) {
 	off = d.offset()
 	n := d.i32()
 	h.Channels = make([]MergedChannel, 0, d.count(n, off, minMergedChannel, "merged channel"))
-	d.path[len(d.path)-1].hasIdx = true
+	d.indexed(true)
 	for i := 0; i < int(n); i++ {
 		d.setIdx(i)
 		var c MergedChannel
@@ -766,7 +764,7 @@ func (d *decoder) tasksV1() []TaskState {
 	off := d.offset()
 	n := d.i32()
 	out := make([]TaskState, 0, d.count(n, off, minTaskV1, "task"))
-	d.path[len(d.path)-1].hasIdx = true
+	d.indexed(true)
 	for i := 0; i < int(n); i++ {
 		d.setIdx(i)
 		var t TaskState
@@ -783,7 +781,7 @@ func (d *decoder) tasksV1() []TaskState {
 		off = d.offset()
 		k := d.i32()
 		t.Subtasks = make([]TaskSubtaskState, 0, d.count(k, off, minSubtaskV1, "subtask"))
-		d.path[len(d.path)-1].hasIdx = true
+		d.indexed(true)
 		for j := 0; j < int(k); j++ {
 			d.setIdx(j)
 			var s TaskSubtaskState
@@ -797,7 +795,7 @@ func (d *decoder) tasksV1() []TaskState {
 			off = d.offset()
 			c := d.i32()
 			s.Legacy = make([]StreamStateHandle, 0, d.count(c, off, minStreamHandle, "legacy handle"))
-			d.path[len(d.path)-1].hasIdx = true
+			d.indexed(true)
 			for x := 0; x < int(c); x++ {
 				d.setIdx(x)
 				s.Legacy = append(s.Legacy, d.streamHandle())
@@ -807,7 +805,7 @@ func (d *decoder) tasksV1() []TaskState {
 			s.RawOperatorState = d.operatorHandlesV1("rawOperatorState")
 			d.push("managedKeyedState")
 			s.ManagedKeyedState = d.keyedHandle()
-			d.path[len(d.path)-1].name = "rawKeyedState"
+			d.rename("rawKeyedState")
 			s.RawKeyedState = d.keyedHandle()
 			d.pop()
 			t.Subtasks = append(t.Subtasks, s)
