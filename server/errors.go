@@ -56,7 +56,13 @@ func toStatus(ctx context.Context, err error) error {
 		}
 		return st.Err()
 	case errors.As(err, &pe):
-		return status.Error(codes.InvalidArgument, pe.Error())
+		// A BadRequest detail names the plan field, so a UI can point at it.
+		st := status.New(codes.InvalidArgument, pe.Error())
+		v := &errdetails.BadRequest_FieldViolation{Field: "plan." + pe.Field, Description: pe.Error()}
+		if d, derr := st.WithDetails(&errdetails.BadRequest{FieldViolations: []*errdetails.BadRequest_FieldViolation{v}}); derr == nil {
+			st = d
+		}
+		return st.Err()
 	}
 	return status.Error(codes.Internal, err.Error())
 }

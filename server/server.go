@@ -139,8 +139,8 @@ func (s *Server) HTTPHandler() http.Handler { return s.httpH }
 // ServeGRPC serves gRPC on l until Shutdown.
 func (s *Server) ServeGRPC(l net.Listener) error { return s.grpc.Serve(l) }
 
-// ServeHTTP serves the HTTP handler on l (with TLS when configured) until Shutdown.
-func (s *Server) ServeHTTP(l net.Listener) error {
+// ServeHTTPListener serves HTTPHandler on l (with TLS when configured) until Shutdown.
+func (s *Server) ServeHTTPListener(l net.Listener) error {
 	srv := &http.Server{Handler: s.httpH, ReadHeaderTimeout: 10 * time.Second, ErrorLog: slog.NewLogLogger(s.log.Handler(), slog.LevelWarn)}
 	s.mu.Lock()
 	if s.draining.Load() {

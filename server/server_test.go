@@ -165,6 +165,23 @@ func TestErrors(t *testing.T) {
 			}
 		})
 	}
+	t.Run("plan names an unknown operator", func(t *testing.T) {
+		req := uri(filepath.Join(td, "compact-sink"))
+		req.Plan = &pb.RescalePlan{Parallelism: map[string]int32{"no-such-operator": 3}}
+		_, err := h.c.Check(ctx, req)
+		if status.Code(err) != codes.InvalidArgument {
+			t.Fatalf("err = %v, want InvalidArgument", err)
+		}
+		var br *errdetails.BadRequest
+		for _, d := range status.Convert(err).Details() {
+			if b, ok := d.(*errdetails.BadRequest); ok {
+				br = b
+			}
+		}
+		if br == nil || len(br.GetFieldViolations()) != 1 || !strings.HasPrefix(br.GetFieldViolations()[0].GetField(), "plan.") {
+			t.Errorf("details %v, want a BadRequest naming the plan field", status.Convert(err).Details())
+		}
+	})
 	// Malformed metadata: INVALID_ARGUMENT with the offset and field in the detail, through
 	// every path.
 	truncated := good[:len(good)/2]

@@ -97,7 +97,7 @@ func run(args []string) error {
 	errc := make(chan error, 2)
 	go func() { errc <- srv.ServeGRPC(gl) }()
 	if hl != nil {
-		go func() { errc <- srv.ServeHTTP(hl) }()
+		go func() { errc <- srv.ServeHTTPListener(hl) }()
 	}
 	sig := make(chan os.Signal, 1)
 	signal.Notify(sig, syscall.SIGTERM, syscall.SIGINT)
