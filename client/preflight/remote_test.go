@@ -1,0 +1,91 @@
+package main
+
+import (
+	"net"
+	"path/filepath"
+	"testing"
+
+	"google.golang.org/protobuf/encoding/protojson"
+	"google.golang.org/protobuf/proto"
+
+	pb "github.com/flinkpreflight/preflight/proto/preflight/v1"
+	"github.com/flinkpreflight/preflight/server"
+)
+
+// startServer runs a real server on a loopback port for the CLI's --server mode.
+func startServer(t *testing.T, allow ...string) string {
+	t.Helper()
+	srv, err := server.New(server.Config{Allow: allow})
+	if err != nil {
+		t.Fatal(err)
+	}
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	go srv.ServeGRPC(l)
+	t.Cleanup(srv.Close)
+	return l.Addr().String()
+}
+
+// TestEmbeddedAndRemoteAgree runs the same checks in-process, by upload to a server and by URI on
+// the server: the reports must be identical.
+func TestEmbeddedAndRemoteAgree(t *testing.T) {
+	testdata, err := filepath.Abs("../../testdata")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := startServer(t, testdata)
+	tests := []struct {
+		name     string
+		args     []string
+		wantCode int
+	}{
+		{"compact sink scaled up", []string{"../../testdata/compact-sink/_metadata", "--set", "compact-operator=8"}, exitDeny},
+		{"compact sink scaled down", []string{"../../testdata/compact-sink", "--set", "compact-operator=2"}, exitAllow},
+		{"compact sink unchanged", []string{"../../testdata/compact-sink", "--set", "compact-operator=4"}, exitAllow},
+		{"max parallelism", []string{"../../testdata/max-parallelism/_metadata", "-p", "200"}, exitDeny},
+		{"kafka orphan union", []string{"../../testdata/kafka-orphan-union", "-p", "4", "--flink-version", "1.19.1"}, -1},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			embeddedCode, embedded, stderr := runCLI(t, append([]string{"check", "-o", "json"}, tt.args...)...)
+			if tt.wantCode >= 0 && embeddedCode != tt.wantCode {
+				t.Fatalf("embedded exit code %d, want %d; stderr %s", embeddedCode, tt.wantCode, stderr)
+			}
+			remoteCode, remote, stderr := runCLI(t, append([]string{"check", "-o", "json", "--server", addr, "--insecure"}, tt.args...)...)
+			if remoteCode != embeddedCode {
+				t.Fatalf("remote exit code %d, embedded %d; stderr %s", remoteCode, embeddedCode, stderr)
+			}
+			// The same checkpoint read by the server from its allowlist, by URI.
+			abs, err := filepath.Abs(tt.args[0])
+			if err != nil {
+				t.Fatal(err)
+			}
+			byURI := append([]string{"check", "-o", "json", "--server", addr, "--insecure", "file://" + abs}, tt.args[1:]...)
+			uriCode, uri, stderr := runCLI(t, byURI...)
+			if uriCode != embeddedCode {
+				t.Fatalf("remote-by-URI exit code %d, embedded %d; stderr %s", uriCode, embeddedCode, stderr)
+			}
+			want := parseReport(t, embedded)
+			for mode, out := range map[string]string{"upload": remote, "uri": uri} {
+				got := parseReport(t, out)
+				// The source label differs by design (a path in-process, the upload's name or URI remotely).
+				w := proto.Clone(want).(*pb.RescaleReport)
+				w.Checkpoint.Source, got.Checkpoint.Source = "", ""
+				if !proto.Equal(w, got) {
+					t.Errorf("%s report differs from embedded:\nembedded %v\nremote   %v", mode, w, got)
+				}
+			}
+		})
+	}
+}
+
+func parseReport(t *testing.T, s string) *pb.RescaleReport {
+	t.Helper()
+	var r pb.RescaleReport
+	if err := protojson.Unmarshal([]byte(s), &r); err != nil {
+		t.Fatalf("not a RescaleReport: %v\n%s", err, s)
+	}
+	return &r
+}
