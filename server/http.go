@@ -9,6 +9,8 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
 
 	pb "github.com/flinkpreflight/preflight/proto/preflight/v1"
 )
@@ -36,7 +38,18 @@ func (s *Server) newHTTPHandler(reg *prometheus.Registry) (http.Handler, error) 
 	// JSON is ~4/3 the size of the bytes it carries (base64 inline metadata).
 	bodyLimit := int64(s.cfg.maxRecvMsgBytes()) * 4 / 3
 	mux := http.NewServeMux()
-	mux.Handle("/v1/", http.MaxBytesHandler(gw, bodyLimit))
+	limited := http.MaxBytesHandler(gw, bodyLimit)
+	mux.HandleFunc("/v1/", func(w http.ResponseWriter, r *http.Request) {
+		// Refuse an announced oversize body with the code gRPC callers get for it; a chunked one
+		// is cut by MaxBytesHandler (the gateway then answers 400).
+		if r.ContentLength > bodyLimit {
+			_, out := runtime.MarshalerForRequest(gw, r)
+			err := status.Errorf(codes.ResourceExhausted, "request body of %d bytes exceeds the limit of %d bytes; use CheckRescaleUpload over gRPC", r.ContentLength, bodyLimit)
+			runtime.HTTPError(r.Context(), gw, out, w, r, err)
+			return
+		}
+		limited.ServeHTTP(w, r)
+	})
 	mux.Handle("GET /metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
 	mux.HandleFunc("GET /openapi.json", func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/json")

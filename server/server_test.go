@@ -478,6 +478,17 @@ func TestHTTPEndpoints(t *testing.T) {
 	}
 }
 
+func TestHTTPBodyLimit(t *testing.T) {
+	noLeaks(t)
+	h := startInProcess(t, Config{MaxInlineBytes: 1 << 20})
+	body := `{"checkpoint":{"metadata":"` + strings.Repeat("A", 8<<20) + `"}}`
+	rec := httptest.NewRecorder()
+	h.s.HTTPHandler().ServeHTTP(rec, httptest.NewRequest(http.MethodPost, "/v1/check", strings.NewReader(body)))
+	if rec.Code != http.StatusTooManyRequests || !strings.Contains(rec.Body.String(), `"code":8`) {
+		t.Fatalf("HTTP %d %.300s, want 429 RESOURCE_EXHAUSTED", rec.Code, rec.Body)
+	}
+}
+
 // TestOpenAPIUpToDate keeps the embedded copy equal to the generated file.
 func TestOpenAPIUpToDate(t *testing.T) {
 	if gen := readFile(t, "../proto/preflight/v1/preflight.swagger.json"); !bytes.Equal(gen, openAPI) {
