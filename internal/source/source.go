@@ -285,11 +285,13 @@ func (o *Opener) matchRemote(u *url.URL) (*remoteRule, error) {
 	}
 	scheme := strings.ToLower(u.Scheme)
 	for _, r := range o.remote {
-		if r.scheme != scheme || !strings.EqualFold(r.host, u.Host) {
+		web := scheme == "http" || scheme == "https"
+		// Host names are case-insensitive; bucket and container names are case-sensitive.
+		if r.scheme != scheme || (web && !strings.EqualFold(r.host, u.Host)) || (!web && r.host != u.Host) {
 			continue
 		}
 		p := u.Path
-		if scheme != "http" && scheme != "https" {
+		if !web {
 			p = strings.TrimPrefix(p, "/")
 		}
 		if !underPrefix(p, r.prefix) {

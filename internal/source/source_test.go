@@ -7,6 +7,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
@@ -332,4 +333,45 @@ func TestOpenS3(t *testing.T) {
 			t.Fatalf("err = %v, want Unavailable with a retry hint", err)
 		}
 	})
+}
+
+// TestMatchRemote covers the allowlist for every object-store scheme without a store: matching
+// happens before any bucket is opened.
+func TestMatchRemote(t *testing.T) {
+	o, err := New(Config{Allow: []string{
+		"s3://ckpts/flink?region=eu-west-1",
+		"gs://gcs-ckpts",
+		"azblob://container/jobs/",
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer o.Close()
+	for _, tc := range []struct {
+		uri string
+		ok  bool
+	}{
+		{"s3://ckpts/flink/job/chk-1", true},
+		{"s3://ckpts/flink", true},
+		{"s3://ckpts/flink?region=eu-west-1", true},
+		{"s3://ckpts/flink?region=us-east-1", false},
+		{"s3://ckpts/flinkx/job", false},
+		{"s3://ckpts/", false},
+		{"S3://ckpts/flink/job", true},  // schemes are case-insensitive
+		{"s3://CKPTS/flink/job", false}, // bucket names are not
+		{"s3://other/flink/job", false},
+		{"gs://gcs-ckpts/anything/chk-1", true},
+		{"gs://gcs-ckpts-2/chk-1", false},
+		{"azblob://container/jobs/a/chk-1", true},
+		{"azblob://container/jobsx/a", false},
+		{"azblob://container/jobs/../x", false},
+	} {
+		u, err := url.Parse(tc.uri)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := o.matchRemote(u); (err == nil) != tc.ok {
+			t.Errorf("%s: %v, want allowed=%v", tc.uri, err, tc.ok)
+		}
+	}
 }
