@@ -11,6 +11,9 @@ type channelOld struct {
 }
 
 func newChannelDistribution(sim *operatorSim, input bool) *ChannelDistribution {
+	if !hasChannelState(sim.layout, input) {
+		return nil
+	}
 	c := &ChannelDistribution{Input: input}
 	c.perOld = make([]channelOld, sim.oldP)
 	for j, st := range sim.byOld {

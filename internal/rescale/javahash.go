@@ -35,27 +35,33 @@ func HashMapOrder(names []string) []string {
 			out = append(out, n)
 		}
 	}
-	if len(out) < 2 {
-		return out
-	}
-	capacity := 16
-	for float64(len(out)) > 0.75*float64(capacity) {
-		capacity <<= 1
-	}
-	buckets := make([]uint32, len(out))
-	for i, n := range out {
-		buckets[i] = javaHashMapBucket(n, capacity)
-	}
-	idx := make([]int, len(out))
-	for i := range idx {
-		idx[i] = i
-	}
-	sort.SliceStable(idx, func(a, b int) bool { return buckets[idx[a]] < buckets[idx[b]] })
 	sorted := make([]string, len(out))
-	for i, j := range idx {
+	for i, j := range hashMapOrder(out) {
 		sorted[i] = out[j]
 	}
 	return sorted
+}
+
+// hashMapOrder returns the iteration order of distinct names (given in insertion order) as
+// indexes into names.
+func hashMapOrder(names []string) []int {
+	idx := make([]int, len(names))
+	for i := range idx {
+		idx[i] = i
+	}
+	if len(names) < 2 {
+		return idx
+	}
+	capacity := 16
+	for float64(len(names)) > 0.75*float64(capacity) {
+		capacity <<= 1
+	}
+	buckets := make([]uint32, len(names))
+	for i, n := range names {
+		buckets[i] = javaHashMapBucket(n, capacity)
+	}
+	sort.SliceStable(idx, func(a, b int) bool { return buckets[idx[a]] < buckets[idx[b]] })
+	return idx
 }
 
 func javaHashMapBucket(name string, capacity int) uint32 {

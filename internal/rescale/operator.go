@@ -99,8 +99,8 @@ func (sim *operatorSim) buildOperatorStates(raw bool) ([]*StateDistribution, Ope
 		lists [][]oldEntry // per (mode, name), in first-appearance order
 		sizes [][]*checkpoint.ElementSizes
 		keys  []key
-		index = map[key]int{}
-		order []int // list of state k of the previous handle: handles usually list names alike
+		index map[key]int // built beyond 16 names; below, a linear search is faster
+		order []int       // list of state k of the previous handle: handles usually list names alike
 	)
 	for j := 0; j < sim.oldP; j++ {
 		h := sim.handle(j, raw)
@@ -119,11 +119,29 @@ func (sim *operatorSim) buildOperatorStates(raw bool) ([]*StateDistribution, Ope
 			li := -1
 			if k < len(order) && keys[order[k]] == (key{st.Mode, st.Name}) {
 				li = order[k]
-			} else if x, ok := index[key{st.Mode, st.Name}]; ok {
-				li = x
+			} else if len(keys) <= 16 {
+				for x := range keys {
+					if keys[x] == (key{st.Mode, st.Name}) {
+						li = x
+						break
+					}
+				}
 			} else {
+				if index == nil {
+					index = make(map[key]int, len(keys))
+					for x, k := range keys {
+						index[k] = x
+					}
+				}
+				if x, ok := index[key{st.Mode, st.Name}]; ok {
+					li = x
+				}
+			}
+			if li < 0 {
 				li = len(lists)
-				index[key{st.Mode, st.Name}] = li
+				if index != nil {
+					index[key{st.Mode, st.Name}] = li
+				}
 				keys = append(keys, key{st.Mode, st.Name})
 				lists = append(lists, make([]oldEntry, 0, sim.oldP))
 				sizes = append(sizes, nil)
@@ -158,42 +176,38 @@ func (sim *operatorSim) buildOperatorStates(raw bool) ([]*StateDistribution, Ope
 			lists[li] = append(list, e)
 		}
 	}
-	type group struct {
-		names   []string
-		entries map[string][]oldEntry
-		sizes   map[string][]*checkpoint.ElementSizes
-	}
-	var groups [3]group
-	for m := range groups {
-		groups[m].entries = map[string][]oldEntry{}
-		groups[m].sizes = map[string][]*checkpoint.ElementSizes{}
-	}
+	// Names per mode, as list indexes in first-appearance (insertion) order.
+	var byMode [3][]int
 	for li, k := range keys {
-		groups[k.mode].names = append(groups[k.mode].names, k.name)
-		groups[k.mode].entries[k.name] = lists[li]
-		groups[k.mode].sizes[k.name] = sizes[li]
+		byMode[k.mode] = append(byMode[k.mode], li)
 	}
 	path := PathRescale
 	if sim.oldP == sim.newP {
 		path = PathUnchanged
-		if len(groups[checkpoint.Union].names) > 0 {
+		if len(byMode[checkpoint.Union]) > 0 {
 			path = PathUnchangedWithUnion
 		}
-		for _, name := range groups[checkpoint.Broadcast].names {
-			if broadcastPartiallyReported(groups[checkpoint.Broadcast].entries[name], sim.oldP) {
+		for _, li := range byMode[checkpoint.Broadcast] {
+			if broadcastPartiallyReported(lists[li], sim.oldP) {
 				path = PathUnchangedWithUnion
 			}
 		}
 	}
-	var out []*StateDistribution
 	var start int64
+	out := make([]*StateDistribution, 0, len(keys))
+	dists := make([]StateDistribution, len(keys))
 	for mode := checkpoint.SplitDistribute; mode <= checkpoint.Broadcast; mode++ {
-		g := &groups[mode]
-		for _, name := range HashMapOrder(g.names) {
-			entries := g.entries[name]
-			s := &StateDistribution{Name: name, Mode: mode, Raw: raw, OldEntries: len(entries), NewParallelism: sim.newP}
+		names := make([]string, len(byMode[mode]))
+		for x, li := range byMode[mode] {
+			names[x] = keys[li].name
+		}
+		for _, x := range hashMapOrder(names) {
+			li := byMode[mode][x]
+			name, entries := names[x], lists[li]
+			s := &dists[li]
+			*s = StateDistribution{Name: name, Mode: mode, Raw: raw, OldEntries: len(entries), NewParallelism: sim.newP}
 			d := &s.d
-			*d = stateDist{op: sim, mode: mode, path: path, newP: sim.newP, entries: entries, sizes: g.sizes[name],
+			*d = stateDist{op: sim, mode: mode, path: path, newP: sim.newP, entries: entries, sizes: sizes[li],
 				nameOverhead: PayloadEntryOverhead + int64(len(name))}
 			var pre int64
 			for e := range entries {
