@@ -1,9 +1,6 @@
 package rescale
 
-import (
-	"sort"
-	"unicode/utf16"
-)
+import "unicode/utf16"
 
 // JavaStringHashCode is java.lang.String.hashCode: the 31-polynomial over the UTF-16 code units,
 // wrapping at 32 bits.
@@ -60,7 +57,12 @@ func hashMapOrder(names []string) []int {
 	for i, n := range names {
 		buckets[i] = javaHashMapBucket(n, capacity)
 	}
-	sort.SliceStable(idx, func(a, b int) bool { return buckets[idx[a]] < buckets[idx[b]] })
+	// Stable insertion sort by bucket: name lists are short.
+	for i := 1; i < len(idx); i++ {
+		for j := i; j > 0 && buckets[idx[j]] < buckets[idx[j-1]]; j-- {
+			idx[j], idx[j-1] = idx[j-1], idx[j]
+		}
+	}
 	return idx
 }
 

@@ -97,6 +97,7 @@ func (sim *operatorSim) buildOperatorStates(raw bool) ([]*StateDistribution, Ope
 	}
 	var (
 		lists [][]oldEntry // per (mode, name), in first-appearance order
+		slab  []oldEntry   // backing store for new lists
 		sizes [][]*checkpoint.ElementSizes
 		keys  []key
 		index map[key]int // built beyond 16 names; below, a linear search is faster
@@ -143,7 +144,12 @@ func (sim *operatorSim) buildOperatorStates(raw bool) ([]*StateDistribution, Ope
 					index[key{st.Mode, st.Name}] = li
 				}
 				keys = append(keys, key{st.Mode, st.Name})
-				lists = append(lists, make([]oldEntry, 0, sim.oldP))
+				if len(slab) < sim.oldP {
+					// One allocation for the lists of a handle's names (usually all of them).
+					slab = make([]oldEntry, sim.oldP*max(len(h.States), 1))
+				}
+				lists = append(lists, slab[:0:sim.oldP])
+				slab = slab[sim.oldP:]
 				sizes = append(sizes, nil)
 			}
 			if k < len(order) {
@@ -170,6 +176,9 @@ func (sim *operatorSim) buildOperatorStates(raw bool) ([]*StateDistribution, Ope
 			} else if st.Elements == 0 {
 				e.uniform = 0
 			} else if st.Sizes.Len() == st.Elements {
+				if sizes[li] == nil {
+					sizes[li] = make([]*checkpoint.ElementSizes, 0, sim.oldP)
+				}
 				e.sizes = int32(len(sizes[li]))
 				sizes[li] = append(sizes[li], &st.Sizes)
 			}
