@@ -1,10 +1,36 @@
-// Command preflightd serves Flink Preflight over gRPC (and HTTP/JSON): autoscalers and platforms
+// Command preflightd serves Flink Preflight over gRPC and HTTP/JSON: autoscalers and platforms
 // ask it whether a Flink job can restore from a checkpoint at a new parallelism.
 //
 // On startup it prints the bound addresses on stdout, one per line ("grpc-addr=HOST:PORT",
-// "http-addr=HOST:PORT"), so that callers can pass port 0; logs go to stderr as JSON. SIGTERM or
-// SIGINT drains: health turns NOT_SERVING, in-flight checks finish (up to --shutdown-timeout),
-// and the process exits 0.
+// "http-addr=HOST:PORT"), so that callers can pass port 0; logs go to stderr as JSON, one line
+// per RPC with its request ID, code, duration, source and verdict. SIGTERM or SIGINT drains:
+// health turns NOT_SERVING (gRPC health and /healthz) for --drain-delay, in-flight checks finish
+// (up to --shutdown-timeout), and the process exits 0.
+//
+// gRPC (--grpc-addr): preflight.v1.PreflightService (CheckRescale, CheckRescaleUpload,
+// InspectCheckpoint), grpc.health.v1.Health, and server reflection (grpcurl works without
+// .proto files).
+//
+// HTTP (--http-addr): POST /v1/check and POST /v1/inspect (the JSON mapping of the gRPC API),
+// GET /openapi.json, GET /metrics (Prometheus), GET /healthz.
+//
+// Sources: CheckRescale and InspectCheckpoint read only URIs under an --allow prefix: local
+// folders (symlinks resolved and re-checked; ".." refused), file://, s3://, gs://, azblob://
+// (gocloud.dev URLs; an entry's query options such as endpoint and region apply to every request
+// under it, and a request may not choose its own), and http(s):// with --enable-http-sources.
+// Object-store credentials come from the environment as usual (AWS_*, GOOGLE_APPLICATION_CREDENTIALS,
+// AZURE_STORAGE_*).
+//
+// Error codes: INVALID_ARGUMENT (malformed _metadata, with a preflight.v1.MetadataFormatError
+// detail naming the byte offset and field; invalid plan, with a BadRequest detail), NOT_FOUND,
+// PERMISSION_DENIED (outside the allowlist), RESOURCE_EXHAUSTED (over --max-upload-bytes or
+// --max-inline-bytes, or all --max-concurrent slots busy, with RetryInfo), UNAVAILABLE (object
+// store unreachable, with RetryInfo), DEADLINE_EXCEEDED and CANCELLED.
+//
+// Metrics: preflight_rpc_requests_total{method,code}, preflight_rpc_duration_seconds{method},
+// preflight_checks_in_flight, preflight_verdicts_total{verdict},
+// preflight_metadata_decoded_bytes_total, preflight_metadata_decode_seconds,
+// preflight_layout_cache_requests_total{result=hit|shared|miss}, plus Go and process metrics.
 package main
 
 import (
