@@ -590,3 +590,27 @@ func writePEM(t testing.TB, path, typ string, der []byte) {
 		t.Fatal(err)
 	}
 }
+
+// TestE2EBadFlags: configuration mistakes stop the daemon at startup with a message, rather than
+// refusing every request later.
+func TestE2EBadFlags(t *testing.T) {
+	bin := daemonBinary(t)
+	for _, tc := range []struct {
+		name string
+		args []string
+		msg  string
+	}{
+		{"missing allowed folder", []string{"--allow=" + filepath.Join(t.TempDir(), "missing")}, "allow"},
+		{"unknown scheme", []string{"--allow=ftp://host/x"}, "unknown scheme"},
+		{"client CA without a certificate", []string{"--tls-client-ca=ca.pem"}, "client CA"},
+		{"unknown flag", []string{"--no-such-flag"}, "no-such-flag"},
+		{"log level", []string{"--log-level=loud"}, "log-level"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			out, err := exec.Command(bin, append([]string{"--grpc-addr=127.0.0.1:0", "--http-addr="}, tc.args...)...).CombinedOutput()
+			if err == nil || !strings.Contains(string(out), tc.msg) {
+				t.Fatalf("err %v, output %q: want a failure mentioning %q", err, out, tc.msg)
+			}
+		})
+	}
+}
