@@ -128,7 +128,7 @@ func New(cfg Config) (*Opener, error) {
 }
 
 func (o *Opener) addRule(entry string) error {
-	scheme, rest, hasScheme := strings.Cut(entry, "://")
+	scheme, _, hasScheme := strings.Cut(entry, "://")
 	if !hasScheme || strings.EqualFold(scheme, "file") {
 		p := entry
 		if hasScheme {
@@ -165,7 +165,6 @@ func (o *Opener) addRule(entry string) error {
 		o.local = append(o.local, r)
 		return nil
 	}
-	_ = rest
 	u, err := url.Parse(entry)
 	if err != nil {
 		return err
