@@ -23,10 +23,38 @@ func (a *OperatorAssignment) Subtask(i int) SubtaskAssignment {
 		return st
 	}
 	st.KeyGroups = KeyGroupRangeForSubtask(a.MaxParallelism, a.NewParallelism, i)
-	olds := map[int]bool{}
-	seen := map[int32]bool{}
-	countStream := func(id int32) {
-		seen[id] = true
+	var olds []int
+	// Distinct streams: the UNION streams are in sim.unionMask; the others are few per subtask,
+	// so a linear scan beats a map until there are many.
+	var seen []int32
+	var seenSet map[int32]bool
+	has := func(id int32) bool {
+		if sim.unionMask != nil && sim.unionMask[id>>6]&(1<<(uint(id)&63)) != 0 {
+			return true
+		}
+		if seenSet != nil {
+			return seenSet[id]
+		}
+		for _, x := range seen {
+			if x == id {
+				return true
+			}
+		}
+		return false
+	}
+	countStream := func(id int32, union bool) {
+		switch {
+		case union: // has finds it in the mask
+		case seenSet != nil:
+			seenSet[id] = true
+		default:
+			if seen = append(seen, id); len(seen) > 64 {
+				seenSet = make(map[int32]bool, 2*len(seen))
+				for _, x := range seen {
+					seenSet[x] = true
+				}
+			}
+		}
 		st.Handles++
 		st.PayloadBytes += sim.streams[id].cost
 		st.InlineBytes += sim.streams[id].inline
@@ -35,7 +63,7 @@ func (a *OperatorAssignment) Subtask(i int) SubtaskAssignment {
 		}
 	}
 	for _, s := range sim.unionStreams() {
-		countStream(s)
+		countStream(s, true)
 	}
 	st.States = make([]Share, len(a.States))
 	for k, s := range a.States {
@@ -45,13 +73,13 @@ func (a *OperatorAssignment) Subtask(i int) SubtaskAssignment {
 		st.StateBytes += sh.Bytes
 		st.Offsets += sh.Elements
 		for _, sl := range sh.Slices {
-			olds[sl.OldSubtask] = true
+			olds = append(olds, sl.OldSubtask)
 			id := int32(sl.OldSubtask)
 			if s.Raw {
 				id += int32(sim.oldP)
 			}
-			if !seen[id] {
-				countStream(id)
+			if !has(id) {
+				countStream(id, false)
 			}
 			st.PayloadBytes += s.d.nameOverhead + 8*sl.Elements
 		}
@@ -68,7 +96,7 @@ func (a *OperatorAssignment) Subtask(i int) SubtaskAssignment {
 			ks.OwnedBytes += s.OwnedBytes
 			ks.InlineBytes += s.InlineBytes
 			st.PayloadBytes += p
-			olds[s.OldSubtask] = true
+			olds = append(olds, s.OldSubtask)
 			h := k.d.handles[k.d.byOld[s.OldSubtask]].h
 			if !h.Stream.Inline() && h.Stream.Kind != checkpoint.StreamNone {
 				st.FileReferences++
@@ -90,7 +118,7 @@ func (a *OperatorAssignment) Subtask(i int) SubtaskAssignment {
 		}
 		sh := c.Share(i)
 		for _, j := range sh.OldSubtasks {
-			olds[j] = true
+			olds = append(olds, j)
 			st.PayloadBytes += c.perOld[j].cost
 			st.FileReferences += c.perOld[j].files
 		}
@@ -101,10 +129,12 @@ func (a *OperatorAssignment) Subtask(i int) SubtaskAssignment {
 			st.OutputChannels = sh
 		}
 	}
-	for j := range olds {
-		st.FromOldSubtasks = append(st.FromOldSubtasks, j)
+	sort.Ints(olds)
+	for k, j := range olds {
+		if k == 0 || j != olds[k-1] {
+			st.FromOldSubtasks = append(st.FromOldSubtasks, j)
+		}
 	}
-	sort.Ints(st.FromOldSubtasks)
 	return st
 }
 
