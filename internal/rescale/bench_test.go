@@ -63,34 +63,38 @@ func BenchmarkSimulate1000x10x4096(b *testing.B) {
 	}
 }
 
-// BenchmarkSplit10M is the element target: 10⁷ SPLIT_DISTRIBUTE elements under 1 s.
+// BenchmarkSplit10M is the element target: 10⁷ SPLIT_DISTRIBUTE elements under 1 s, from 100
+// old subtasks of 100,000 elements (ten size runs each) and from 10,000 old subtasks of 1,000.
 func BenchmarkSplit10M(b *testing.B) {
-	l := &checkpoint.Layout{Version: 3}
-	op := checkpoint.OperatorLayout{ID: opID(1), Parallelism: 100, MaxParallelism: 32768}
-	for j := 0; j < 100; j++ {
-		e := checkpoint.StateEntryLayout{Name: "SourceReaderState", Mode: checkpoint.SplitDistribute, Elements: 100_000}
-		for k := 0; k < 10; k++ { // ten runs of sizes per subtask
-			e.Sizes.Append(int64(100+k), 10_000)
-		}
-		e.Bytes = e.Sizes.Total()
-		op.Subtasks = append(op.Subtasks, sub(j, handle(fmt.Sprintf("s%d", j), e)))
-	}
-	l.Operators = append(l.Operators, op)
-	for _, newP := range []int{7, 1000, 32768} {
-		b.Run(fmt.Sprintf("newP=%d", newP), func(b *testing.B) {
-			start, cpu := time.Now(), cpuTime()
-			for b.Loop() {
-				r, err := Simulate(l, Plan{DefaultParallelism: newP})
-				if err != nil {
-					b.Fatal(err)
-				}
-				if s := r.Vertices[0].Operators[0].States[0]; s.Summary.TotalElements != 10_000_000 {
-					b.Fatalf("total %d", s.Summary.TotalElements)
-				}
+	for _, oldP := range []int{100, 10_000} {
+		per := int64(10_000_000 / oldP)
+		l := &checkpoint.Layout{Version: 3}
+		op := checkpoint.OperatorLayout{ID: opID(1), Parallelism: oldP, MaxParallelism: 32768}
+		for j := 0; j < oldP; j++ {
+			e := checkpoint.StateEntryLayout{Name: "SourceReaderState", Mode: checkpoint.SplitDistribute, Elements: per}
+			for k := int64(0); k < 10; k++ {
+				e.Sizes.Append(100+k, per/10)
 			}
-			b.ReportMetric(float64(time.Since(start).Microseconds())/1000/float64(b.N), "ms/simulation")
-			b.ReportMetric(float64((cpuTime()-cpu).Microseconds())/1000/float64(b.N), "cpu-ms/simulation")
-		})
+			e.Bytes = e.Sizes.Total()
+			op.Subtasks = append(op.Subtasks, sub(j, handle(fmt.Sprintf("s%d", j), e)))
+		}
+		l.Operators = append(l.Operators, op)
+		for _, newP := range []int{7, 1000, 32768} {
+			b.Run(fmt.Sprintf("oldP=%d/newP=%d", oldP, newP), func(b *testing.B) {
+				start, cpu := time.Now(), cpuTime()
+				for b.Loop() {
+					r, err := Simulate(l, Plan{DefaultParallelism: newP})
+					if err != nil {
+						b.Fatal(err)
+					}
+					if s := r.Vertices[0].Operators[0].States[0]; s.Summary.TotalElements != 10_000_000 {
+						b.Fatalf("total %d", s.Summary.TotalElements)
+					}
+				}
+				b.ReportMetric(float64(time.Since(start).Microseconds())/1000/float64(b.N), "ms/simulation")
+				b.ReportMetric(float64((cpuTime()-cpu).Microseconds())/1000/float64(b.N), "cpu-ms/simulation")
+			})
+		}
 	}
 }
 

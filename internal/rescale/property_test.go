@@ -274,6 +274,11 @@ func TestPropertyOperatorStateAgainstReference(t *testing.T) {
 				t.Fatalf("%d→%d: SPLIT totals per subtask %v differ by more than 1", oldP, newP, splitTotals)
 			}
 		}
+		if oldP != newP && uniform && a.Summary.MaxElements-a.Summary.MinElements > 1 {
+			// §7 A2: with every subtask reporting the same BROADCAST states, the total over all
+			// modes differs by at most one, as CheckpointCoordinatorTest asserts.
+			t.Fatalf("%d→%d: elements per subtask %d..%d (all modes)", oldP, newP, a.Summary.MinElements, a.Summary.MaxElements)
+		}
 		checkSummaries(t, a)
 	}
 	t.Logf("%d random layouts, %d subtasks compared with the reference", runs, compared)
