@@ -164,6 +164,11 @@ func buildVertices(r *resolver, plan Plan) ([]vertexPlan, []bool, error) {
 		if ud, ok := aliases[id]; ok {
 			if i, ok := r.byID[ud]; ok && !consumed[i] {
 				consumed[i] = true
+				if g, ok := r.byID[id]; ok {
+					// State under the generated ID too: Flink maps it (the ID belongs to the
+					// vertex) but restores the user-defined one; the generated ID's state is ignored.
+					consumed[g] = true
+				}
 				return i, ud
 			}
 		}
