@@ -157,6 +157,10 @@ func buildVertices(r *resolver, plan Plan) ([]vertexPlan, []bool, error) {
 		aliases[id] = ud
 		newJob[id] = true
 	}
+	aliasTarget := map[checkpoint.OperatorID]bool{} // restored by the operator that declares it
+	for _, ud := range aliases {
+		aliasTarget[ud] = true
+	}
 	consumed := make([]bool, len(r.layout.Operators))
 	// stateOf picks the checkpoint state of a new-job operator: the user-defined ID when the
 	// checkpoint holds state under it, else the generated ID (newer StateAssignmentOperation).
@@ -192,7 +196,7 @@ func buildVertices(r *resolver, plan Plan) ([]vertexPlan, []bool, error) {
 	// checkpoint operators first (file order), then new ones.
 	for i := range r.layout.Operators {
 		id := r.layout.Operators[i].ID
-		if consumed[i] || inVertex[id] != "" {
+		if consumed[i] || inVertex[id] != "" || aliasTarget[id] {
 			continue
 		}
 		if plan.NewJobOperators != nil && !newJob[id] {

@@ -360,6 +360,13 @@ func TestA7FinishedAndUserIDs(t *testing.T) {
 	if a == nil || a.StateID != opID(7) || a.States[0].Elements != 8 || len(r.NonRestored) != 0 {
 		t.Fatalf("user-defined ID: %+v, non-restored %v", a, r.NonRestored)
 	}
+	// Both IDs hold state: the user-defined one is restored, the generated one is mapped too
+	// (no failure) and ignored.
+	shadowed := op(8, 2, 128, sub(0, handle("g0", split("s", 1))))
+	r = simulate(t, layoutOf(stored, shadowed), Plan{UserDefinedOperatorIDs: map[string]string{gen: opID(7).String()}})
+	if a := r.Operator(opID(8)); a == nil || a.StateID != opID(7) || len(r.NonRestored) != 0 || len(r.Failures) != 0 || len(r.Vertices) != 1 {
+		t.Fatalf("shadowed generated ID: %+v non-restored %v failures %v", a, r.NonRestored, r.Failures)
+	}
 	// Empty keyed lists for an operator without subtask states.
 	empty := op(9, 2, 128)
 	r = simulate(t, layoutOf(empty), Plan{DefaultParallelism: 4})
