@@ -21,6 +21,7 @@ import (
 	"math/big"
 	"net"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -612,5 +613,31 @@ func TestE2EBadFlags(t *testing.T) {
 				t.Fatalf("err %v, output %q: want a failure mentioning %q", err, out, tc.msg)
 			}
 		})
+	}
+}
+
+// TestE2EHTTPSource reads a checkpoint over http(s) when enabled, and refuses it otherwise.
+func TestE2EHTTPSource(t *testing.T) {
+	td := testdataDir(t)
+	srv := httptest.NewServer(http.StripPrefix("/ckpt/", http.FileServer(http.Dir(td))))
+	defer srv.Close()
+	sc := checkScenarios(t)[0]
+	ctx := context.Background()
+	off := startDaemon(t, "--allow="+srv.URL+"/ckpt").client(t)
+	if _, err := off.Check(ctx, uriRequest(sc, srv.URL+"/ckpt/compact-sink")); status.Code(err) != codes.PermissionDenied {
+		t.Fatalf("http sources off: %v, want PermissionDenied", err)
+	}
+	on := startDaemon(t, "--enable-http-sources", "--allow="+srv.URL+"/ckpt").client(t)
+	want := newOutcome(on.CheckFile(ctx, filepath.Join(td, "compact-sink"), sc.plan, sc.opts, nil))
+	for _, uri := range []string{srv.URL + "/ckpt/compact-sink", srv.URL + "/ckpt/compact-sink/_metadata"} {
+		if got := newOutcome(on.Check(ctx, uriRequest(sc, uri))); !got.equal(want) {
+			t.Errorf("%s: %s\nwant %s", uri, got, want)
+		}
+	}
+	if _, err := on.Check(ctx, uriRequest(sc, srv.URL+"/ckpt/nope")); status.Code(err) != codes.NotFound {
+		t.Errorf("missing: %v, want NotFound", err)
+	}
+	if _, err := on.Check(ctx, uriRequest(sc, srv.URL+"/other/_metadata")); status.Code(err) != codes.PermissionDenied {
+		t.Errorf("outside: %v, want PermissionDenied", err)
 	}
 }

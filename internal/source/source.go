@@ -624,6 +624,9 @@ func (o *Opener) openHTTP(ctx context.Context, u *url.URL, _ *remoteRule) (*Obje
 			return nil, &Error{Kind: Unavailable, Path: shown, Msg: "server unreachable", Err: err, RetryAfter: o.cfg.RetryAfter}
 		}
 		switch {
+		case resp.StatusCode == http.StatusOK && isListing(resp):
+			resp.Body.Close()
+			continue // a folder: try its _metadata
 		case resp.StatusCode == http.StatusOK:
 		case resp.StatusCode == http.StatusNotFound || resp.StatusCode == http.StatusGone:
 			resp.Body.Close()
@@ -650,4 +653,10 @@ func (o *Opener) openHTTP(ctx context.Context, u *url.URL, _ *remoteRule) (*Obje
 		return &Object{ReadCloser: o.limit(shown, resp.Body), URI: shown, Size: resp.ContentLength, CacheKey: key}, nil
 	}
 	return nil, newError(NotFound, strings.Join(tried, " nor "), "no such file", nil)
+}
+
+// isListing reports a response that is a folder, not a file: the server redirected to a path
+// ending in "/" (as file servers do for folders) or answered with HTML. A _metadata is binary.
+func isListing(resp *http.Response) bool {
+	return strings.HasSuffix(resp.Request.URL.Path, "/") || strings.HasPrefix(resp.Header.Get("Content-Type"), "text/html")
 }

@@ -231,6 +231,18 @@ func TestOpenHTTP(t *testing.T) {
 		w.(http.Flusher).Flush()
 		io.WriteString(w, strings.Repeat("x", 100))
 	})
+	mux.HandleFunc("/ckpt/listed", func(w http.ResponseWriter, r *http.Request) {
+		http.Redirect(w, r, "/ckpt/listed/", http.StatusMovedPermanently)
+	})
+	mux.HandleFunc("/ckpt/listed/", func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/ckpt/listed/_metadata" {
+			w.Header().Set("Last-Modified", "Mon, 30 Nov 2026 05:00:00 GMT")
+			io.WriteString(w, "over-http")
+			return
+		}
+		w.Header().Set("Content-Type", "text/html; charset=utf-8")
+		io.WriteString(w, "<pre><a href=\"_metadata\">_metadata</a></pre>")
+	})
 	srv := httptest.NewServer(mux)
 	defer srv.Close()
 	o, err := New(Config{Allow: []string{srv.URL + "/ckpt"}, EnableHTTP: true, MaxBytes: 50})
@@ -245,6 +257,7 @@ func TestOpenHTTP(t *testing.T) {
 		{"file", "/ckpt/chk-1/_metadata", "over-http", 0},
 		{"folder", "/ckpt/chk-1", "over-http", 0},
 		{"folder slash", "/ckpt/chk-1/", "over-http", 0},
+		{"folder listed by a file server", "/ckpt/listed", "over-http", 0},
 		{"missing", "/ckpt/chk-2", "", NotFound},
 		{"forbidden", "/ckpt/forbidden", "", PermissionDenied},
 		{"unavailable", "/ckpt/busy", "", Unavailable},
