@@ -77,7 +77,8 @@ func daemonBinary(t testing.TB) string {
 	}
 	buildOnce.Do(func() {
 		binPath = filepath.Join(binDir, "preflightd")
-		args := []string{"build", "-o", binPath}
+		// No VCS stamping: the test must not depend on the checkout's git state.
+		args := []string{"build", "-buildvcs=false", "-o", binPath}
 		if raceEnabled {
 			args = append(args, "-race") // the daemon under test gets the race detector too
 		}
