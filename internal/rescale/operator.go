@@ -170,12 +170,12 @@ func (sim *operatorSim) buildOperatorStates(raw bool) ([]*StateDistribution, Ope
 				st = mergeEntries(prev, st)
 				list = list[:n-1]
 			}
-			e := oldEntry{old: int32(j), stream: stream, sizes: -1, n: st.Elements, bytes: st.Bytes, uniform: -1}
-			if runs := st.Sizes.Runs(); len(runs) == 1 && runs[0].Count == st.Elements {
+			e := oldEntry{old: int32(j), stream: stream, sizes: -1, n: max(st.Elements, 0), bytes: st.Bytes, uniform: -1}
+			if runs := st.Sizes.Runs(); len(runs) == 1 && runs[0].Count == e.n {
 				e.uniform = runs[0].Size
-			} else if st.Elements == 0 {
+			} else if e.n == 0 {
 				e.uniform = 0
-			} else if st.Sizes.Len() == st.Elements {
+			} else if st.Sizes.Len() == e.n {
 				if sizes[li] == nil {
 					sizes[li] = make([]*checkpoint.ElementSizes, 0, sim.oldP)
 				}

@@ -336,7 +336,7 @@ func (s *simulation) vertex(vp vertexPlan, override, def int, mp MaxParallelism)
 			if l.CoordinatorState != nil {
 				a.CoordinatorBytes = l.CoordinatorState.Size
 			}
-			if va.OldParallelism == 0 {
+			if va.OldParallelism == 0 && validParallelism(l.Parallelism) {
 				va.OldParallelism = l.Parallelism
 			}
 			va.FullyFinished = va.FullyFinished || l.FullyFinished
@@ -567,7 +567,9 @@ func (s *simulation) distribute() {
 				a.Path = PathFinished
 				a.Summary.EmptySubtasks = v.NewParallelism
 				continue
-			case a.Layout == nil || !v.Repartitioned:
+			case a.Layout == nil || !v.Repartitioned || !validParallelism(a.Layout.Parallelism):
+				// (A stored parallelism outside 1..32768 comes from a malformed file; Flink could
+				// not have written it, and simulating it would allocate without bound.)
 				a.Path = PathNotRestored
 				a.Summary.EmptySubtasks = v.NewParallelism
 				continue
@@ -632,3 +634,5 @@ func (sim *operatorSim) build() {
 		a.OutputChannels = c
 	}
 }
+
+func validParallelism(p int) bool { return p >= 1 && p <= UpperBoundMaxParallelism }
