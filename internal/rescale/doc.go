@@ -20,7 +20,8 @@
 // StateDistribution per named operator state (managed, then raw), KeyedDistribution for managed
 // and raw keyed state, ChannelDistribution for input and output channel state, coordinator bytes,
 // and an eager OperatorSummary. Per new subtask, ask: StateDistribution.Share(i) (elements,
-// bytes, and the slices of old entries, empty entries included), KeyedDistribution.Share(i),
+// bytes, and the slices of old entries, empty entries included) or ShareCounts(i) (the same
+// totals without slices, no allocation), KeyedDistribution.Share(i),
 // ChannelDistribution.Share(i), or OperatorAssignment.Subtask(i) for everything at once (totals,
 // inline bytes, deployment payload, old subtasks read). Rules and reports should read the
 // summaries and these accessors rather than recompute Flink's logic.

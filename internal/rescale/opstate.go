@@ -99,44 +99,67 @@ func (d *stateDist) runOf(i int) int64 {
 	return ((int64(i)-d.start)%n + n) % n
 }
 
-// Share returns what new subtask i receives of the state.
+// Share returns what new subtask i receives of the state, with one Slice per old entry. For
+// UNION names that is every entry of every old subtask; ShareCounts gives the totals without
+// the slices.
 func (s *StateDistribution) Share(i int) Share {
-	d := &s.d
-	if i < 0 || i >= d.newP || len(d.entries) == 0 {
-		return Share{}
-	}
 	var sh Share
-	add := func(e int, first, count int64) {
-		en := &d.entries[e]
-		b := d.sum(en, first, count)
+	s.d.walk(i, func(e int, first, count, bytes int64) {
+		en := &s.d.entries[e]
 		sh.Slices = append(sh.Slices, Slice{
-			OldSubtask: int(en.old), First: first, Elements: count, Bytes: b,
-			Stream: d.op.streams[en.stream].ref,
+			OldSubtask: int(en.old), First: first, Elements: count, Bytes: bytes,
+			Stream: s.d.op.streams[en.stream].ref,
 		})
 		sh.Elements += count
-		sh.Bytes += b
-	}
-	if s.Mode != checkpoint.SplitDistribute || d.path != PathRescale {
-		d.eachWhole(i, func(e int) { add(e, 0, d.entries[e].n) })
-		sh.Present = len(sh.Slices) > 0
+		sh.Bytes += bytes
+	})
+	sh.Present = len(sh.Slices) > 0
+	return sh
+}
+
+// ShareCounts is Share without the slices: Present, Elements and Bytes. It does not allocate,
+// and is O(1) for UNION names.
+func (s *StateDistribution) ShareCounts(i int) Share {
+	var sh Share
+	if s.Mode == checkpoint.Union {
+		if i >= 0 && i < s.d.newP {
+			sh = Share{Present: len(s.d.entries) > 0, Elements: s.Elements, Bytes: s.Bytes}
+		}
 		return sh
+	}
+	s.d.walk(i, func(_ int, _, count, bytes int64) {
+		sh.Present = true
+		sh.Elements += count
+		sh.Bytes += bytes
+	})
+	return sh
+}
+
+// walk calls f for every entry new subtask i receives, in Flink's order: the entry, the first
+// element taken from it, the element count and their bytes.
+func (d *stateDist) walk(i int, f func(e int, first, count, bytes int64)) {
+	if i < 0 || i >= d.newP || len(d.entries) == 0 {
+		return
+	}
+	if d.mode != checkpoint.SplitDistribute || d.path != PathRescale {
+		d.eachWhole(i, func(e int) { f(e, 0, d.entries[e].n, d.entries[e].bytes) })
+		return
 	}
 	l, c := d.run(d.runOf(i))
 	e, off := d.cursorAt(l)
 	for c > 0 {
-		avail := d.entries[e].n - off
+		en := &d.entries[e]
+		avail := en.n - off
+		take := min(avail, c)
+		f(e, off, take, d.sum(en, off, take))
 		if avail > c {
-			add(e, off, c)
 			off += c
 		} else {
-			add(e, off, avail)
 			off = 0
 			e++
 		}
 		c -= avail
 	}
-	sh.Present = len(sh.Slices) > 0
-	return sh
 }
 
 // sumRuns returns the bytes of elements [from, to) of a few runs, by a linear walk.

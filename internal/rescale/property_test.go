@@ -373,6 +373,9 @@ func checkSummaries(t *testing.T, a *OperatorAssignment) {
 		empty, absent := 0, 0
 		for i := 0; i < a.NewParallelism; i++ {
 			sh := s.Share(i)
+			if c := s.ShareCounts(i); c.Present != sh.Present || c.Elements != sh.Elements || c.Bytes != sh.Bytes {
+				t.Fatalf("%s subtask %d: ShareCounts %+v, Share %+v", s.Name, i, c, sh)
+			}
 			if lo < 0 || sh.Elements < lo {
 				lo = sh.Elements
 			}
