@@ -96,7 +96,8 @@ func (sim *operatorSim) buildOperatorStates(raw bool) ([]*StateDistribution, Ope
 		name string
 	}
 	var (
-		lists [][]oldEntry // per (mode, name), in first-appearance order
+		lists [][]oldEntry // per (mode, name), in first-appearance order; capacity oldP
+		lens  []int        // their lengths while filling (no slice-header writes in the loop)
 		slab  []oldEntry   // backing store for new lists
 		sizes [][]*checkpoint.ElementSizes
 		keys  []key
@@ -148,7 +149,8 @@ func (sim *operatorSim) buildOperatorStates(raw bool) ([]*StateDistribution, Ope
 					// One allocation for the lists of a handle's names (usually all of them).
 					slab = make([]oldEntry, sim.oldP*max(len(h.States), 1))
 				}
-				lists = append(lists, slab[:0:sim.oldP])
+				lists = append(lists, slab[:sim.oldP:sim.oldP])
+				lens = append(lens, 0)
 				slab = slab[sim.oldP:]
 				sizes = append(sizes, nil)
 			}
@@ -157,8 +159,8 @@ func (sim *operatorSim) buildOperatorStates(raw bool) ([]*StateDistribution, Ope
 			} else {
 				order = append(order, li)
 			}
-			list := lists[li]
-			if n := len(list); n > 0 && list[n-1].old == int32(j) {
+			list, n := lists[li], lens[li]
+			if n > 0 && list[n-1].old == int32(j) {
 				// A name twice in one handle: a format-1 task record, whose chained operators'
 				// states the Layout merges. Java's map cannot hold it twice; merge the entries.
 				prev := &checkpoint.StateEntryLayout{Elements: list[n-1].n, Bytes: list[n-1].bytes}
@@ -168,7 +170,7 @@ func (sim *operatorSim) buildOperatorStates(raw bool) ([]*StateDistribution, Ope
 					prev.Sizes.Append(list[n-1].uniform, list[n-1].n)
 				}
 				st = mergeEntries(prev, st)
-				list = list[:n-1]
+				n--
 			}
 			e := oldEntry{old: int32(j), stream: stream, sizes: -1, n: max(st.Elements, 0), bytes: st.Bytes, uniform: -1}
 			if runs := st.Sizes.Runs(); len(runs) == 1 && runs[0].Count == e.n {
@@ -182,8 +184,12 @@ func (sim *operatorSim) buildOperatorStates(raw bool) ([]*StateDistribution, Ope
 				e.sizes = int32(len(sizes[li]))
 				sizes[li] = append(sizes[li], &st.Sizes)
 			}
-			lists[li] = append(list, e)
+			list[n] = e
+			lens[li] = n + 1
 		}
+	}
+	for li := range lists {
+		lists[li] = lists[li][:lens[li]]
 	}
 	// Names per mode, as list indexes in first-appearance (insertion) order.
 	var byMode [3][]int
