@@ -57,6 +57,7 @@ func TestCorpus(t *testing.T) {
 	paths := corpusMetadata(t)
 	var files, decoded, decodeErrors, operators, withState, simulations, failures int
 	kinds := map[FailureKind]int{}
+	keyedChecked := 0
 	for _, path := range paths {
 		b, err := os.ReadFile(path)
 		if err != nil {
@@ -124,12 +125,15 @@ func TestCorpus(t *testing.T) {
 					if a.NewParallelism <= 4096 {
 						checkSummaries(t, a)
 					}
+					if checkKeyedOwnership(t, rel, a) {
+						keyedChecked++
+					}
 				}
 			}
 		}
 	}
-	t.Logf("%d metadata files: %d decoded (%d decode errors, the codec's concern), %d operators, %d with restored state, %d simulations, %d precondition failures at 1/2×/maxP %v",
-		files, decoded, decodeErrors, operators, withState, simulations, failures, kinds)
+	t.Logf("%d metadata files: %d decoded (%d decode errors, the codec's concern), %d operators, %d with restored state, %d simulations, %d keyed distributions checked, %d precondition failures at 1/2×/maxP %v",
+		files, decoded, decodeErrors, operators, withState, simulations, keyedChecked, failures, kinds)
 }
 
 // checkStoredAssignment: at the stored parallelism, new subtask i keeps old subtask i's elements
@@ -187,4 +191,39 @@ func checkStoredAssignment(t *testing.T, file string, a *OperatorAssignment) {
 			}
 		}
 	}
+}
+
+// checkKeyedOwnership: the new key-group ranges partition [0, maxP) with operatorIndex
+// consistent, and on a rescale no key group is read twice from narrowed key-group handles.
+func checkKeyedOwnership(t *testing.T, file string, a *OperatorAssignment) bool {
+	t.Helper()
+	checked := false
+	for _, k := range []*KeyedDistribution{a.ManagedKeyed, a.RawKeyed} {
+		if k == nil || k.MaxParallelism < k.NewParallelism || k.MaxParallelism > UpperBoundMaxParallelism {
+			continue
+		}
+		checked = true
+		checkPartition(t, k.MaxParallelism, k.NewParallelism)
+		readBy := map[int]int{}
+		for i := 0; i < k.NewParallelism; i++ {
+			sh := k.Share(i)
+			if sh.KeyGroups != KeyGroupRangeForSubtask(k.MaxParallelism, k.NewParallelism, i) {
+				t.Errorf("%s %s subtask %d: range %v", file, a.ID, i, sh.KeyGroups)
+			}
+			for _, h := range sh.Handles {
+				if h.Whole {
+					continue
+				}
+				if IntersectKeyGroups(h.KeyGroups, sh.KeyGroups) != h.KeyGroups {
+					t.Errorf("%s %s subtask %d: narrowed handle %v outside %v", file, a.ID, i, h.KeyGroups, sh.KeyGroups)
+				}
+				for kg := h.KeyGroups.Start; kg <= h.KeyGroups.End(); kg++ {
+					if readBy[kg]++; readBy[kg] > 1 && k.OldParallelism != k.NewParallelism {
+						t.Errorf("%s %s: key group %d read twice", file, a.ID, kg)
+					}
+				}
+			}
+		}
+	}
+	return checked
 }
