@@ -2,6 +2,7 @@ package checkpoint
 
 import (
 	"encoding/binary"
+	"errors"
 	"strconv"
 	"strings"
 )
@@ -64,13 +65,18 @@ type jsDecoder struct {
 
 type jsAbort struct{ err *FormatError }
 
+// errTrailerTruncated marks a trailer that ends inside its Java serialization stream: Flink's
+// ObjectInputStream fails with an EOFException there, so the file cannot be restored.
+var errTrailerTruncated = errors.New("truncated Java serialization stream")
+
 func (j *jsDecoder) fail(msg string) {
 	panic(jsAbort{&FormatError{Offset: int64(j.pos), Field: "trailer", Msg: "CheckpointProperties: " + msg}})
 }
 
 func (j *jsDecoder) next(n int) []byte {
 	if n < 0 || len(j.b)-j.pos < n {
-		j.fail("unexpected end of the Java serialization stream")
+		panic(jsAbort{&FormatError{Offset: int64(j.pos), Field: "trailer",
+			Msg: "CheckpointProperties: unexpected end of the Java serialization stream", Err: errTrailerTruncated}})
 	}
 	b := j.b[j.pos : j.pos+n]
 	j.pos += n

@@ -2,6 +2,7 @@ package checkpoint
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"io"
 	"strconv"
@@ -90,12 +91,32 @@ func (d *decoder) file() *Metadata {
 		d.push("trailer")
 		d.trailerOff = d.offset()
 		m.Trailer = d.rest(true)
+		d.checkTrailerComplete(m.Trailer)
 		d.pop()
 	} else {
 		d.trailerOff = d.offset()
 		m.Trailing = d.rest(false)
 	}
 	return m
+}
+
+// checkTrailerComplete fails a format-4+ file whose CheckpointProperties trailer is missing or
+// ends inside its Java serialization stream: Flink's ObjectInputStream hits end of file there and
+// the restore fails, so the file is truncated, not merely carrying unknown properties. A complete
+// stream Preflight cannot interpret stays a warning (Layout.PropertiesError).
+func (d *decoder) checkTrailerComplete(trailer []byte) {
+	if len(trailer) >= maxTrailerKeep {
+		return // ReadLayout kept only a prefix; nothing to conclude
+	}
+	if len(trailer) == 0 {
+		d.fail(d.trailerOff, "", "missing CheckpointProperties trailer (format 4+ ends with a Java-serialized object; the file is truncated)")
+	}
+	if _, err := decodeProperties(trailer); err != nil {
+		var fe *FormatError
+		if errors.As(err, &fe) && errors.Is(fe.Err, errTrailerTruncated) {
+			d.fail(d.trailerOff+fe.Offset, "", "the CheckpointProperties trailer ends inside its Java serialization stream (the file is truncated)")
+		}
+	}
 }
 
 // peekStart returns up to two bytes at the start without consuming them.
