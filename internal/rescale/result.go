@@ -239,12 +239,15 @@ type OperatorSummary struct {
 	MaxStateBytes            int64
 	// EmptySubtasks receive no operator-state element.
 	EmptySubtasks int
-	// Deployment payload (the restore part of the TaskDeploymentDescriptor; see PayloadBytes).
+	// Deployment payload (the restore part of the TaskDeploymentDescriptor; see
+	// SubtaskAssignment.PayloadBytes): the largest, the subtask that has it (lowest index on
+	// ties), the sum over subtasks, and the most inline bytes one subtask carries.
 	MaxPayloadBytes   int64
 	MaxPayloadSubtask int
 	TotalPayloadBytes int64
 	MaxInlineBytes    int64
-	MaxOffsets        int64
+	// MaxOffsets is the most operator-state offsets (one per element) one subtask receives.
+	MaxOffsets int64
 	// Keyed state (managed and raw together).
 	KeyedBytes          int64
 	KeyedMaxReadBytes   int64
