@@ -112,7 +112,7 @@ func (c *ChannelDistribution) accumulate(sc *scratch) bool {
 				o := &c.perOld[j]
 				sc.acc[i].payload += o.cost
 				sc.acc[i].inline += o.inline
-				sc.acc[i].cbytes += o.bytes
+				sc.xacc[i].cbytes += o.bytes
 			}
 		}
 	}

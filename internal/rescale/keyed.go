@@ -236,8 +236,8 @@ func (k *KeyedDistribution) accumulate(sc *scratch) {
 				visit(q, false)
 			}
 		}
-		sc.acc[i].kread += read
-		sc.acc[i].kowned += owned
+		sc.xacc[i].kread += read
+		sc.xacc[i].kowned += owned
 		ownedTotal += owned
 		if read > sum.MaxReadBytes || i == 0 {
 			sum.MaxReadBytes, sum.MaxReadSubtask = read, i

@@ -5,12 +5,17 @@ import "github.com/flinkpreflight/preflight/internal/checkpoint"
 // acc accumulates one new subtask in the operator pass.
 type acc struct {
 	elems, sbytes, payload, inline int64
-	kread, kowned, cbytes          int64
+}
+
+// xacc accumulates keyed and channel state, only for operators that have them.
+type xacc struct {
+	kread, kowned, cbytes int64
 }
 
 // scratch is per-worker memory for the operator pass, reused across operators.
 type scratch struct {
 	acc  []acc
+	xacc []xacc
 	bits []uint64
 }
 
@@ -91,6 +96,14 @@ func (sim *operatorSim) summarize(sc *scratch) {
 			}
 		}
 	}
+	extra := a.ManagedKeyed != nil || a.RawKeyed != nil || a.InputChannels != nil || a.OutputChannels != nil
+	if extra {
+		if cap(sc.xacc) < newP {
+			sc.xacc = make([]xacc, newP)
+		}
+		sc.xacc = sc.xacc[:newP]
+		clear(sc.xacc)
+	}
 	for _, k := range []*KeyedDistribution{a.ManagedKeyed, a.RawKeyed} {
 		if k != nil {
 			k.accumulate(sc)
@@ -129,11 +142,16 @@ func (sim *operatorSim) summarize(sc *scratch) {
 		}
 		sum.TotalPayloadBytes += x.payload
 		sum.MaxInlineBytes = max(sum.MaxInlineBytes, x.inline)
-		sum.KeyedMaxReadBytes = max(sum.KeyedMaxReadBytes, x.kread)
-		sum.KeyedMaxOwnedBytes = max(sum.KeyedMaxOwnedBytes, x.kowned)
-		ownedTotal += x.kowned
-		if channelMax >= 0 {
-			sum.MaxChannelBytes = max(sum.MaxChannelBytes, x.cbytes)
+	}
+	if extra {
+		for t := range sc.xacc {
+			x := &sc.xacc[t]
+			sum.KeyedMaxReadBytes = max(sum.KeyedMaxReadBytes, x.kread)
+			sum.KeyedMaxOwnedBytes = max(sum.KeyedMaxOwnedBytes, x.kowned)
+			ownedTotal += x.kowned
+			if channelMax >= 0 {
+				sum.MaxChannelBytes = max(sum.MaxChannelBytes, x.cbytes)
+			}
 		}
 	}
 	sum.MaxOffsets = sum.MaxElements
