@@ -2,6 +2,7 @@ package rescale
 
 import (
 	"fmt"
+	"sort"
 
 	"github.com/flinkpreflight/preflight/internal/checkpoint"
 )
@@ -108,4 +109,203 @@ func (r *resolver) lookup(key string) []checkpoint.OperatorID {
 		}
 	}
 	return m
+}
+
+// buildVertices resolves the chains and the new job's operators (§3.4, §3.5). consumed marks the
+// checkpoint operators whose state some operator of the new job takes.
+func buildVertices(r *resolver, plan Plan) ([]vertexPlan, []bool, error) {
+	var vps []vertexPlan
+	inVertex := map[checkpoint.OperatorID]string{}
+	for vi, spec := range plan.Vertices {
+		var vp vertexPlan
+		for oi, key := range spec.Operators {
+			field := fmt.Sprintf("vertices[%d].operators[%d]", vi, oi)
+			id, err := r.declare(field, key)
+			if err != nil {
+				return nil, nil, err
+			}
+			if prev, dup := inVertex[id]; dup {
+				return nil, nil, &PlanError{Field: field, Key: key, Msg: "operator is already in " + prev}
+			}
+			inVertex[id] = fmt.Sprintf("vertices[%d]", vi)
+			vp.ops = append(vp.ops, id)
+		}
+		if spec.ID != "" {
+			field := fmt.Sprintf("vertices[%d].id", vi)
+			id, err := r.declare(field, spec.ID)
+			if err != nil {
+				return nil, nil, err
+			}
+			switch {
+			case len(vp.ops) == 0:
+				if prev, dup := inVertex[id]; dup {
+					return nil, nil, &PlanError{Field: field, Key: spec.ID, Msg: "operator is already in " + prev}
+				}
+				inVertex[id] = fmt.Sprintf("vertices[%d]", vi)
+				vp.ops = append(vp.ops, id)
+			case id != vp.ops[0]:
+				return nil, nil, &PlanError{Field: field, Key: spec.ID,
+					Msg: "a vertex ID is its head operator's ID, but this names another operator than operators[0]"}
+			}
+		}
+		if len(vp.ops) == 0 {
+			return nil, nil, &PlanError{Field: fmt.Sprintf("vertices[%d]", vi), Msg: "vertex without operators"}
+		}
+		vps = append(vps, vp)
+	}
+	newJob := map[checkpoint.OperatorID]bool{}
+	for i, key := range plan.NewJobOperators {
+		id, err := r.declare(fmt.Sprintf("new_job_operators[%d]", i), key)
+		if err != nil {
+			return nil, nil, err
+		}
+		newJob[id] = true
+	}
+	aliases := map[checkpoint.OperatorID]checkpoint.OperatorID{}
+	for _, key := range sortedKeys(plan.UserDefinedOperatorIDs) {
+		field := "user_defined_operator_ids"
+		id, err := r.declare(field, key)
+		if err != nil {
+			return nil, nil, err
+		}
+		ud, err := checkpoint.ParseOperatorID(plan.UserDefinedOperatorIDs[key])
+		if err != nil {
+			return nil, nil, &PlanError{Field: field, Key: key, Msg: err.Error()}
+		}
+		aliases[id] = ud
+		newJob[id] = true
+	}
+	aliasTarget := map[checkpoint.OperatorID]bool{} // restored by the operator that declares it
+	for _, ud := range aliases {
+		aliasTarget[ud] = true
+	}
+	consumed := make([]bool, len(r.layout.Operators))
+	// stateOf picks the checkpoint state of a new-job operator: the user-defined ID when the
+	// checkpoint holds state under it, else the generated ID (newer StateAssignmentOperation).
+	stateOf := func(id checkpoint.OperatorID) (int, checkpoint.OperatorID) {
+		if ud, ok := aliases[id]; ok {
+			if i, ok := r.byID[ud]; ok && !consumed[i] {
+				consumed[i] = true
+				if g, ok := r.byID[id]; ok {
+					// State under the generated ID too: Flink maps it (the ID belongs to the
+					// vertex) but restores the user-defined one; the generated ID's state is ignored.
+					consumed[g] = true
+				}
+				return i, ud
+			}
+		}
+		if i, ok := r.byID[id]; ok && !consumed[i] {
+			consumed[i] = true
+			return i, id
+		}
+		return -1, id
+	}
+	fill := func(vp *vertexPlan) {
+		for _, id := range vp.ops {
+			i, st := stateOf(id)
+			vp.states = append(vp.states, i)
+			vp.stIDs = append(vp.stIDs, st)
+		}
+	}
+	for v := range vps {
+		fill(&vps[v])
+	}
+	// Operators named only in NewJobOperators or UserDefinedOperatorIDs: one vertex each,
+	// checkpoint operators first (file order), then new ones.
+	for i := range r.layout.Operators {
+		id := r.layout.Operators[i].ID
+		if consumed[i] || inVertex[id] != "" || aliasTarget[id] {
+			continue
+		}
+		if plan.NewJobOperators != nil && !newJob[id] {
+			continue
+		}
+		vp := vertexPlan{ops: []checkpoint.OperatorID{id}}
+		inVertex[id] = "a vertex of its own"
+		fill(&vp)
+		vps = append(vps, vp)
+	}
+	for _, id := range sortedIDs(newJob) {
+		if inVertex[id] != "" {
+			continue
+		}
+		vp := vertexPlan{ops: []checkpoint.OperatorID{id}}
+		inVertex[id] = "a vertex of its own"
+		fill(&vp)
+		vps = append(vps, vp)
+	}
+	return vps, consumed, nil
+}
+
+func sortedIDs(m map[checkpoint.OperatorID]bool) []checkpoint.OperatorID {
+	out := make([]checkpoint.OperatorID, 0, len(m))
+	for id := range m {
+		out = append(out, id)
+	}
+	sort.Slice(out, func(a, b int) bool { return out[a].String() < out[b].String() })
+	return out
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// verticesOf returns the vertices a plan key applies to.
+func verticesOf(r *resolver, byOp map[checkpoint.OperatorID]int, field, key string) ([]int, error) {
+	ids := r.lookup(key)
+	if len(ids) == 0 {
+		return nil, &PlanError{Field: field, Key: key, Msg: "names no operator of the checkpoint or the plan"}
+	}
+	var vs []int
+	for _, id := range ids {
+		if v, ok := byOp[id]; ok {
+			vs = append(vs, v)
+		}
+	}
+	return vs, nil
+}
+
+func resolveInts(r *resolver, byOp map[checkpoint.OperatorID]int, field string, m map[string]int) (map[int]int, error) {
+	out := map[int]int{}
+	for _, key := range sortedKeys(m) {
+		p := m[key]
+		if p < 1 || p > UpperBoundMaxParallelism {
+			return nil, &PlanError{Field: field, Key: key,
+				Msg: fmt.Sprintf("parallelism %d not within 1..%d", p, UpperBoundMaxParallelism)}
+		}
+		vs, err := verticesOf(r, byOp, field, key)
+		if err != nil {
+			return nil, err
+		}
+		for _, v := range vs {
+			if old, ok := out[v]; ok && old != p {
+				return nil, &PlanError{Field: field, Key: key,
+					Msg: fmt.Sprintf("parallelism %d contradicts %d given for the same vertex", p, old)}
+			}
+			out[v] = p
+		}
+	}
+	return out, nil
+}
+
+func resolveMappers(r *resolver, byOp map[checkpoint.OperatorID]int, field string, m map[string]SubtaskMapper) (map[int]SubtaskMapper, error) {
+	out := map[int]SubtaskMapper{}
+	for _, key := range sortedKeys(m) {
+		vs, err := verticesOf(r, byOp, field, key)
+		if err != nil {
+			return nil, err
+		}
+		for _, v := range vs {
+			if old, ok := out[v]; ok && old != m[key] {
+				return nil, &PlanError{Field: field, Key: key, Msg: "contradicts another key for the same vertex"}
+			}
+			out[v] = m[key]
+		}
+	}
+	return out, nil
 }

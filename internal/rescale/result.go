@@ -228,6 +228,7 @@ type OperatorAssignment struct {
 	// taskRestored: the vertex is repartitioned and not finished, so its tasks get a restore
 	// object even where this operator restores nothing.
 	taskRestored bool
+	stateIdx     int // index of Layout in checkpoint.Layout.Operators
 }
 
 // OperatorSummary aggregates an operator's assignment over its new subtasks, so that rules and

@@ -1,0 +1,187 @@
+package rescale
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/flinkpreflight/preflight/internal/checkpoint"
+)
+
+// operatorHasState is Flink's test in loadAndValidateCheckpoint: coordinator state, or a subtask
+// with any state.
+func operatorHasState(op *checkpoint.OperatorLayout) bool {
+	if op.CoordinatorState != nil {
+		return true
+	}
+	for i := range op.Subtasks {
+		st := &op.Subtasks[i]
+		if st.ManagedOperatorState != nil || st.RawOperatorState != nil || st.ManagedKeyedState != nil ||
+			st.RawKeyedState != nil || len(st.InputChannels) > 0 || len(st.OutputChannels) > 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// fail appends a failure.
+func (s *simulation) fail(kind FailureKind, exception string, vertex, op checkpoint.OperatorID, msg string) {
+	s.res.Failures = append(s.res.Failures, Failure{Kind: kind, Exception: exception, VertexID: vertex, OperatorID: op, Message: msg})
+}
+
+// failures runs Flink's checks in Flink's order (§0.3, §2.4, §3) and applies max-parallelism
+// adoption.
+func (s *simulation) failures() {
+	res := s.res
+	// 1. ExecutionJobVertex creation.
+	for _, v := range res.Vertices {
+		if v.NewParallelism > v.NewJobMaxParallelism {
+			s.fail(FailureParallelismAboveMaxParallelism, "JobException", v.ID, checkpoint.OperatorID{},
+				fmt.Sprintf("Vertex %s's parallelism (%d) is higher than the max parallelism (%d). Please lower the parallelism or increase the max parallelism.",
+					v.Name, v.NewParallelism, v.NewJobMaxParallelism))
+		}
+	}
+	pointer := s.plan.CheckpointPointer
+	if pointer == "" {
+		pointer = "<checkpoint>"
+	}
+	byState := map[int]*OperatorAssignment{}
+	vertexOf := map[*OperatorAssignment]int{}
+	for vi, v := range res.Vertices {
+		for _, a := range v.Operators {
+			if a.Layout != nil {
+				byState[a.stateIdx] = a
+				vertexOf[a] = vi
+			}
+		}
+	}
+	nonRestored := map[checkpoint.OperatorID]*NonRestoredOperator{}
+	for i := range res.NonRestored {
+		nonRestored[res.NonRestored[i].ID] = &res.NonRestored[i]
+	}
+	// 2. Checkpoints.loadAndValidateCheckpoint (savepoint / explicit path), in file order.
+	if s.plan.Restore == RestoreSavepoint {
+		for i := range s.layout.Operators {
+			op := &s.layout.Operators[i]
+			if a, ok := byState[i]; ok {
+				vi := vertexOf[a]
+				v := res.Vertices[vi]
+				if s.declaredMaxP[vi] != op.MaxParallelism && v.MaxParallelismConfigured {
+					s.fail(FailureMaxParallelismMismatch, "IllegalStateException", v.ID, op.ID,
+						fmt.Sprintf("Failed to rollback to checkpoint/savepoint %s. Max parallelism mismatch between checkpoint/savepoint state and new program. Cannot map operator %s with max parallelism %d to new program with max parallelism %d. This indicates that the program has been changed in a non-compatible way after the checkpoint/savepoint.",
+							"Checkpoint Metadata", op.ID, op.MaxParallelism, s.declaredMaxP[vi]))
+				}
+				continue
+			}
+			nr := nonRestored[op.ID]
+			if nr == nil {
+				continue
+			}
+			nr.Dropped = s.plan.AllowNonRestoredState || !nr.HasState
+			if !nr.Dropped {
+				s.fail(FailureOperatorNotInNewProgram, "IllegalStateException", checkpoint.OperatorID{}, op.ID,
+					fmt.Sprintf("Failed to rollback to checkpoint/savepoint %s. Cannot map checkpoint/savepoint state for operator %s to the new program, because the operator is not available in the new program. If you want to allow to skip this, you can set the --allowNonRestoredState option on the CLI.",
+						pointer, op.ID))
+			}
+		}
+	}
+	// 3. VertexFinishedStateChecker: uniform finished status inside a vertex.
+	for _, v := range res.Vertices {
+		var seen [3]bool
+		for _, a := range v.Operators {
+			seen[finishedStatus(a.Layout)] = true
+		}
+		var list []string
+		for st, ok := range seen {
+			if ok {
+				list = append(list, [...]string{"ALL_RUNNING", "PARTIALLY_FINISHED", "FULLY_FINISHED"}[st])
+			}
+		}
+		if len(list) > 1 {
+			s.fail(FailureMixedFinishedState, "FlinkRuntimeException", v.ID, checkpoint.OperatorID{},
+				fmt.Sprintf("Can not restore vertex %s(%s) which contain mixed operator finished state: [%s]",
+					v.Name, v.ID, strings.Join(list, ", ")))
+		}
+	}
+	// 4. StateAssignmentOperation.checkStateMappingCompleteness (the savepoint path removed the
+	// unmapped operators already).
+	if s.plan.Restore == RestoreLatestCheckpoint {
+		for i := range res.NonRestored {
+			nr := &res.NonRestored[i]
+			s.fail(FailureNoOperatorForState, "IllegalStateException", checkpoint.OperatorID{}, nr.ID,
+				"There is no operator for the state "+nr.ID.String())
+		}
+	}
+	// 5. TaskStateAssignment: channel state only on the chain's input and output operators.
+	for _, v := range res.Vertices {
+		var ids []string
+		for k, a := range v.Operators {
+			if a.Layout == nil || a.FullyFinished {
+				continue
+			}
+			if k != 0 && hasChannelState(a.Layout, true) || k != len(v.Operators)-1 && hasChannelState(a.Layout, false) {
+				ids = append(ids, a.ID.String())
+			}
+		}
+		if len(ids) > 0 {
+			s.fail(FailureChainedChannelState, "IllegalStateException", v.ID, checkpoint.OperatorID{},
+				"Cannot recover from unaligned checkpoint when topology changes, such that data exchanges with persisted data are now chained.\nThe following operators contain channel state: ["+strings.Join(ids, ", ")+"]")
+		}
+	}
+	// 6. assignAttemptState per repartitioned vertex: checkParallelismPreconditions, then channel
+	// state rescaling.
+	for vi, v := range res.Vertices {
+		if !v.Repartitioned || v.FullyFinished {
+			continue
+		}
+		for _, a := range v.Operators {
+			if a.Layout == nil {
+				continue
+			}
+			ckMaxP := a.CheckpointMaxParallelism
+			if ckMaxP < v.NewParallelism {
+				s.fail(FailureMaxParallelismBelowParallelism, "IllegalStateException", v.ID, a.ID,
+					fmt.Sprintf("The state for task %s can not be restored. The maximum parallelism (%d) of the restored state is lower than the configured parallelism (%d). Please reduce the parallelism of the task to be lower or equal to the maximum parallelism.",
+						v.ID, ckMaxP, v.NewParallelism))
+			}
+			if ckMaxP != v.MaxParallelism {
+				if !v.MaxParallelismConfigured {
+					v.MaxParallelism = ckMaxP
+					v.MaxParallelismAdopted = ckMaxP != v.NewJobMaxParallelism
+				} else {
+					s.fail(FailureMaxParallelismChanged, "IllegalStateException", v.ID, a.ID,
+						fmt.Sprintf("The maximum parallelism (%d) with which the latest checkpoint of the execution job vertex %s has been taken and the current maximum parallelism (%d) changed. This is currently not supported.",
+							ckMaxP, v.Name, v.MaxParallelism))
+				}
+			}
+		}
+		if v.Rescaled() {
+			for k, a := range v.Operators {
+				if a.Layout == nil {
+					continue
+				}
+				if k == 0 && hasChannelState(a.Layout, true) && s.inMapper[vi] == MapperUnsupported ||
+					k == len(v.Operators)-1 && hasChannelState(a.Layout, false) && s.outMapper[vi] == MapperUnsupported {
+					s.fail(FailureUnsupportedChannelRescale, "UnsupportedOperationException", v.ID, a.ID,
+						"Cannot rescale the given pointwise partitioner.\nDid you change the partitioner to forward or rescale?\nIt may also help to add an explicit shuffle().")
+				}
+			}
+		}
+	}
+}
+
+// finishedStatus is VertexFinishedStateChecker's OperatorFinishedState: 0 ALL_RUNNING,
+// 1 PARTIALLY_FINISHED, 2 FULLY_FINISHED.
+func finishedStatus(l *checkpoint.OperatorLayout) int {
+	if l == nil {
+		return 0
+	}
+	if l.FullyFinished {
+		return 2
+	}
+	for i := range l.Subtasks {
+		if l.Subtasks[i].Finished {
+			return 1
+		}
+	}
+	return 0
+}
