@@ -107,3 +107,17 @@ func cpuTime() time.Duration {
 	}
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
+
+// BenchmarkSimulateStoredParallelism is the restore without rescaling (the path Flink takes on
+// every failover): 1,000 operators × 10 states at parallelism 64, UNION names included.
+func BenchmarkSimulateStoredParallelism(b *testing.B) {
+	l := benchLayout(1000, 64, 8)
+	start, cpu := time.Now(), cpuTime()
+	for b.Loop() {
+		if _, err := Simulate(l, Plan{}); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(time.Since(start).Microseconds())/1000/float64(b.N), "ms/simulation")
+	b.ReportMetric(float64((cpuTime()-cpu).Microseconds())/1000/float64(b.N), "cpu-ms/simulation")
+}

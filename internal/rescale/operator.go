@@ -261,13 +261,10 @@ func (sim *operatorSim) buildOperatorStates(raw bool) ([]*StateDistribution, Ope
 }
 
 // broadcastPartiallyReported is collectPartlyFinishedBroadcastStates' test, including the quirk
-// that the BitSet's size is rounded up to a multiple of 64 (§1.3).
+// that the BitSet's size is rounded up to a multiple of 64 (§1.3). Entries are in old-subtask
+// order, one per old subtask, so their number is the number of reporting subtasks.
 func broadcastPartiallyReported(entries []oldEntry, oldP int) bool {
-	seen := map[int32]struct{}{}
-	for _, e := range entries {
-		seen[e.old] = struct{}{}
-	}
-	return len(seen) != (oldP+63)/64*64
+	return len(entries) != (oldP+63)/64*64
 }
 
 func (sim *operatorSim) markUnion(stream int32) {
@@ -330,8 +327,31 @@ func (d *stateDist) analyticSummary(s *StateDistribution) StateSummary {
 			}
 			sum.MaxBytes = max(sum.MaxBytes, en.bytes)
 		}
+	case !d.partial:
+		// Unchanged parallelism: subtask i keeps old subtask i's entry.
+		sum.MinElements, sum.MinBytes = -1, -1
+		if len(d.entries) < d.newP {
+			sum.MinElements, sum.MinBytes = 0, 0
+			sum.AbsentSubtasks = d.newP - len(d.entries)
+			sum.EmptySubtasks = sum.AbsentSubtasks
+		}
+		for e := range d.entries {
+			en := &d.entries[e]
+			if en.n == 0 {
+				sum.EmptySubtasks++
+			}
+			sum.TotalElements += en.n
+			if sum.MinElements < 0 || en.n < sum.MinElements {
+				sum.MinElements = en.n
+			}
+			sum.MaxElements = max(sum.MaxElements, en.n)
+			if sum.MinBytes < 0 || en.bytes < sum.MinBytes {
+				sum.MinBytes = en.bytes
+			}
+			sum.MaxBytes = max(sum.MaxBytes, en.bytes)
+		}
 	default:
-		// Own entries, or BROADCAST entry i mod n: visit the subtasks (O(newP), no allocation).
+		// Partially reported BROADCAST at unchanged parallelism: own entry and entry i mod n.
 		sum.MinElements, sum.MinBytes = -1, -1
 		for i := 0; i < d.newP; i++ {
 			var el, b int64

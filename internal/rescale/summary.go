@@ -192,6 +192,20 @@ func (p *pass) state(s *StateDistribution, b0, b1 int) {
 	switch {
 	case s.Mode == checkpoint.Union:
 		return // added as a constant by summarize
+	case d.path != PathRescale && !d.partial:
+		// Unchanged parallelism: subtask t keeps old subtask t's entry.
+		for t := b0; t < b1 && t < len(d.byOld); t++ {
+			x := d.byOld[t]
+			if x < 0 {
+				continue
+			}
+			en := &d.entries[x]
+			p.touch(t, en.stream)
+			sc.acc[t].elems += en.n
+			sc.acc[t].sbytes += en.bytes
+			sc.acc[t].payload += d.nameOverhead + 8*en.n
+		}
+		return
 	case s.Mode != checkpoint.SplitDistribute || d.path != PathRescale:
 		for t := b0; t < b1; t++ {
 			d.eachWhole(t, func(e int) {
