@@ -45,11 +45,18 @@ func newChannelDistribution(sim *operatorSim, input bool) *ChannelDistribution {
 	return c
 }
 
-// hasChannelState reports whether any subtask of the operator has input (or output) channel state.
+// hasChannelState reports whether any subtask of the operator has input (or output) channel
+// state with data: Flink ignores handles without offsets, which hold no bytes.
 func hasChannelState(l *checkpoint.OperatorLayout, input bool) bool {
 	for i := range l.Subtasks {
-		if input && len(l.Subtasks[i].InputChannels) > 0 || !input && len(l.Subtasks[i].OutputChannels) > 0 {
-			return true
+		list := l.Subtasks[i].OutputChannels
+		if input {
+			list = l.Subtasks[i].InputChannels
+		}
+		for _, c := range list {
+			if c.Size > 0 {
+				return true
+			}
 		}
 	}
 	return false

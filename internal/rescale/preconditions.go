@@ -111,24 +111,8 @@ func (s *simulation) failures() {
 				"There is no operator for the state "+nr.ID.String())
 		}
 	}
-	// 5. TaskStateAssignment: channel state only on the chain's input and output operators.
-	for _, v := range res.Vertices {
-		var ids []string
-		for k, a := range v.Operators {
-			if a.Layout == nil || a.FullyFinished {
-				continue
-			}
-			if k != 0 && hasChannelState(a.Layout, true) || k != len(v.Operators)-1 && hasChannelState(a.Layout, false) {
-				ids = append(ids, a.ID.String())
-			}
-		}
-		if len(ids) > 0 {
-			s.fail(FailureChainedChannelState, "IllegalStateException", v.ID, checkpoint.OperatorID{},
-				"Cannot recover from unaligned checkpoint when topology changes, such that data exchanges with persisted data are now chained.\nThe following operators contain channel state: ["+strings.Join(ids, ", ")+"]")
-		}
-	}
-	// 6. assignAttemptState per repartitioned vertex: checkParallelismPreconditions, then channel
-	// state rescaling.
+	// 5. assignAttemptState per repartitioned vertex: checkParallelismPreconditions, then input
+	// channel state, then result subpartition state.
 	for vi, v := range res.Vertices {
 		if !v.Repartitioned || v.FullyFinished {
 			continue
@@ -154,18 +138,36 @@ func (s *simulation) failures() {
 				}
 			}
 		}
-		if v.Rescaled() {
-			for k, a := range v.Operators {
-				if a.Layout == nil {
-					continue
-				}
-				if k == 0 && hasChannelState(a.Layout, true) && s.inMapper[vi] == MapperUnsupported ||
-					k == len(v.Operators)-1 && hasChannelState(a.Layout, false) && s.outMapper[vi] == MapperUnsupported {
-					s.fail(FailureUnsupportedChannelRescale, "UnsupportedOperationException", v.ID, a.ID,
-						"Cannot rescale the given pointwise partitioner.\nDid you change the partitioner to forward or rescale?\nIt may also help to add an explicit shuffle().")
-				}
-			}
+		for _, input := range []bool{true, false} {
+			s.channelChecks(vi, v, input)
 		}
+	}
+}
+
+// channelChecks is StateAssignmentOperation's channel-state step for one side of a vertex: only
+// the input operator (chain head) may hold input-channel state and only the output operator
+// (chain tail) result-subpartition state; rescaling it over a pointwise edge is refused (§3.2).
+func (s *simulation) channelChecks(vi int, v *VertexAssignment, input bool) {
+	owner := len(v.Operators) - 1
+	mapper := s.outMapper[vi]
+	if input {
+		owner, mapper = 0, s.inMapper[vi]
+	}
+	var ids []string
+	for k, a := range v.Operators {
+		if k != owner && a.Layout != nil && hasChannelState(a.Layout, input) {
+			ids = append(ids, a.ID.String())
+		}
+	}
+	if len(ids) > 0 {
+		s.fail(FailureChainedChannelState, "IllegalStateException", v.ID, checkpoint.OperatorID{},
+			"Cannot recover from unaligned checkpoint when topology changes, such that data exchanges with persisted data are now chained.\nThe following operators contain channel state: ["+strings.Join(ids, ", ")+"]")
+		return
+	}
+	a := v.Operators[owner]
+	if a.Layout != nil && hasChannelState(a.Layout, input) && a.OldParallelism != v.NewParallelism && mapper == MapperUnsupported {
+		s.fail(FailureUnsupportedChannelRescale, "UnsupportedOperationException", v.ID, a.ID,
+			"Cannot rescale the given pointwise partitioner.\nDid you change the partitioner to forward or rescale?\nIt may also help to add an explicit shuffle().")
 	}
 }
 

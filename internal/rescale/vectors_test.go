@@ -314,8 +314,11 @@ func TestA6ChannelStateAssignment(t *testing.T) {
 	// Channel state on a chained operator that is not the chain's input operator.
 	up, down := channelOp(1, 2), channelOp(2, 2)
 	r = simulate(t, layoutOf(up, down), Plan{Vertices: []VertexSpec{{Operators: []string{opID(1).String(), opID(2).String()}}}})
-	if len(r.Failures) != 1 || r.Failures[0].Kind != FailureChainedChannelState ||
-		r.Failures[0].Message != "Cannot recover from unaligned checkpoint when topology changes, such that data exchanges with persisted data are now chained.\nThe following operators contain channel state: ["+opID(1).String()+", "+opID(2).String()+"]" {
+	// Input-channel state is checked first: op 2 is no longer the chain's input operator; then
+	// result-subpartition state: op 1 is no longer the output operator.
+	const chained = "Cannot recover from unaligned checkpoint when topology changes, such that data exchanges with persisted data are now chained.\nThe following operators contain channel state: "
+	if len(r.Failures) != 2 || r.Failures[0].Kind != FailureChainedChannelState ||
+		r.Failures[0].Message != chained+"["+opID(2).String()+"]" || r.Failures[1].Message != chained+"["+opID(1).String()+"]" {
 		t.Errorf("chained: %+v", r.Failures)
 	}
 }
