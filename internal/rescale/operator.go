@@ -104,14 +104,14 @@ func (sim *operatorSim) buildOperatorStates(raw bool) ([]*StateDistribution, Ope
 		index map[key]int // built beyond 16 names; below, a linear search is faster
 		order []int       // list of state k of the previous handle: handles usually list names alike
 	)
+	streamBase := int32(0)
+	if raw {
+		streamBase = int32(sim.oldP)
+	}
 	for j := 0; j < sim.oldP; j++ {
 		h := sim.handle(j, raw)
 		if h == nil {
 			continue
-		}
-		stream := int32(j)
-		if raw {
-			stream += int32(sim.oldP)
 		}
 		for k := range h.States {
 			st := &h.States[k]
@@ -172,7 +172,7 @@ func (sim *operatorSim) buildOperatorStates(raw bool) ([]*StateDistribution, Ope
 				st = mergeEntries(prev, st)
 				n--
 			}
-			e := oldEntry{old: int32(j), stream: stream, sizes: -1, n: max(st.Elements, 0), bytes: st.Bytes, uniform: -1}
+			e := oldEntry{old: int32(j), sizes: -1, n: max(st.Elements, 0), bytes: st.Bytes, uniform: -1}
 			if runs := st.Sizes.Runs(); len(runs) == 1 && runs[0].Count == e.n {
 				e.uniform = runs[0].Size
 			} else if e.n == 0 {
@@ -222,7 +222,7 @@ func (sim *operatorSim) buildOperatorStates(raw bool) ([]*StateDistribution, Ope
 			s := &dists[li]
 			*s = StateDistribution{Name: name, Mode: mode, Raw: raw, OldEntries: len(entries), NewParallelism: sim.newP}
 			d := &s.d
-			*d = stateDist{op: sim, mode: mode, path: path, newP: sim.newP, entries: entries, sizes: sizes[li],
+			*d = stateDist{op: sim, mode: mode, path: path, newP: sim.newP, entries: entries, sizes: sizes[li], streamBase: streamBase,
 				nameOverhead: PayloadEntryOverhead + int64(len(name))}
 			var pre int64
 			for e := range entries {
@@ -250,7 +250,7 @@ func (sim *operatorSim) buildOperatorStates(raw bool) ([]*StateDistribution, Ope
 			}
 			if mode == checkpoint.Union {
 				for e := range entries {
-					sim.markUnion(entries[e].stream)
+					sim.markUnion(d.stream(&entries[e]))
 				}
 			}
 			s.Summary = d.analyticSummary(s)

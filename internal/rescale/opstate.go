@@ -9,8 +9,7 @@ import (
 // oldEntry is one (stream, offsets) entry of a named operator state: the name's entry in one old
 // subtask's handle. It holds no pointer, so that the garbage collector need not scan entries.
 type oldEntry struct {
-	old    int32 // old subtask index
-	stream int32 // stream id within the operator (see operatorSim.streams)
+	old int32 // old subtask index; the stream id is old + stateDist.streamBase
 	// sizes indexes stateDist.sizes for entries whose elements differ in size; -1 otherwise.
 	sizes int32
 	n     int64 // elements (offsets)
@@ -45,12 +44,14 @@ func (d *stateDist) sum(e *oldEntry, from, count int64) int64 {
 // prefix sums of the concatenated old entries; UNION gives everyone everything; BROADCAST maps
 // subtask i to entry i mod n.
 type stateDist struct {
-	op      *operatorSim
-	mode    checkpoint.DistributionMode
-	sizes   []*checkpoint.ElementSizes // element sizes of the entries that need them
-	path    OperatorPath               // PathUnchanged, PathUnchangedWithUnion or PathRescale
-	newP    int
-	entries []oldEntry
+	op    *operatorSim
+	mode  checkpoint.DistributionMode
+	sizes []*checkpoint.ElementSizes // element sizes of the entries that need them
+	// streamBase maps an entry's old subtask to its stream id: 0 for managed, oldP for raw.
+	streamBase int32
+	path       OperatorPath // PathUnchanged, PathUnchangedWithUnion or PathRescale
+	newP       int
+	entries    []oldEntry
 	// byOld maps an old subtask to its entry index, -1 when it has none (unchanged paths).
 	byOld []int32
 	// SPLIT_DISTRIBUTE on PathRescale: run k (k = 0..newP-1) goes to subtask (start+k) mod newP;
@@ -108,7 +109,7 @@ func (s *StateDistribution) Share(i int) Share {
 		en := &s.d.entries[e]
 		sh.Slices = append(sh.Slices, Slice{
 			OldSubtask: int(en.old), First: first, Elements: count, Bytes: bytes,
-			Stream: s.d.op.streams[en.stream].ref,
+			Stream: s.d.op.streams[s.d.stream(en)].ref,
 		})
 		sh.Elements += count
 		sh.Bytes += bytes
@@ -177,3 +178,6 @@ func sumRuns(runs []checkpoint.SizeRun, from, to int64) int64 {
 	}
 	return b
 }
+
+// stream returns the id of the stream entry en points into (see operatorSim.streams).
+func (d *stateDist) stream(en *oldEntry) int32 { return en.old + d.streamBase }

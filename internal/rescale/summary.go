@@ -200,7 +200,7 @@ func (p *pass) state(s *StateDistribution, b0, b1 int) {
 				continue
 			}
 			en := &d.entries[x]
-			p.touch(t, en.stream)
+			p.touch(t, d.stream(en))
 			sc.acc[t].elems += en.n
 			sc.acc[t].sbytes += en.bytes
 			sc.acc[t].payload += d.nameOverhead + 8*en.n
@@ -210,7 +210,7 @@ func (p *pass) state(s *StateDistribution, b0, b1 int) {
 		for t := b0; t < b1; t++ {
 			d.eachWhole(t, func(e int) {
 				en := &d.entries[e]
-				p.touch(t, en.stream)
+				p.touch(t, d.stream(en))
 				sc.acc[t].elems += en.n
 				sc.acc[t].sbytes += en.bytes
 				sc.acc[t].payload += d.nameOverhead + 8*en.n
@@ -251,7 +251,7 @@ func (p *pass) state(s *StateDistribution, b0, b1 int) {
 				} else {
 					runBytes += d.sum(en, off, take)
 				}
-				p.touch(t, en.stream)
+				p.touch(t, d.stream(en))
 				sc.acc[t].payload += d.nameOverhead + 8*take
 				if avail > c {
 					off += c
@@ -308,7 +308,7 @@ func broadcastGroups(states []*StateDistribution) []*broadcastGroup {
 			n := len(d.entries)
 			g = &broadcastGroup{stream: make([]int32, n), elems: make([]int64, n), bytes: make([]int64, n), payload: make([]int64, n)}
 			for e := range d.entries {
-				g.stream[e] = d.entries[e].stream
+				g.stream[e] = d.stream(&d.entries[e])
 			}
 			groups = append(groups, g)
 			firsts = append(firsts, d)
@@ -328,7 +328,7 @@ func sameOldSubtasks(a, b *stateDist) bool {
 		return false
 	}
 	for e := range a.entries {
-		if a.entries[e].stream != b.entries[e].stream {
+		if a.stream(&a.entries[e]) != b.stream(&b.entries[e]) {
 			return false
 		}
 	}
