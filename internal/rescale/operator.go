@@ -173,11 +173,15 @@ func (sim *operatorSim) buildOperatorStates(raw bool) ([]*StateDistribution, Ope
 				n--
 			}
 			e := oldEntry{old: int32(j), sizes: -1, n: max(st.Elements, 0), bytes: st.Bytes, uniform: -1}
-			if runs := st.Sizes.Runs(); len(runs) == 1 && runs[0].Count == e.n {
+			switch runs := st.Sizes.Runs(); {
+			case st.Mode != checkpoint.SplitDistribute:
+				// UNION and BROADCAST entries are handed out whole: no element sizes needed (the
+				// Layout keeps none), so their cache lines are not read.
+			case len(runs) == 1 && runs[0].Count == e.n:
 				e.uniform = runs[0].Size
-			} else if e.n == 0 {
+			case e.n == 0:
 				e.uniform = 0
-			} else if st.Sizes.Len() == e.n {
+			case st.Sizes.Len() == e.n:
 				if sizes[li] == nil {
 					sizes[li] = make([]*checkpoint.ElementSizes, 0, sim.oldP)
 				}
