@@ -63,11 +63,9 @@ func hasChannelState(l *checkpoint.OperatorLayout, input bool) bool {
 }
 
 // resolve sets the status and mapping for a vertex going from oldP to newP.
-func (c *ChannelDistribution) resolve(restored bool, m SubtaskMapper, oldP, newP int) {
+func (c *ChannelDistribution) resolve(m SubtaskMapper, oldP, newP int) {
 	c.Mapper = m
 	switch {
-	case !restored:
-		c.Status = ChannelNotRestored
 	case oldP == newP:
 		c.Status = ChannelUnchanged
 		c.Mapping = make([][]int, newP)
@@ -111,7 +109,7 @@ func (c *ChannelDistribution) Share(i int) ChannelShare {
 // when the distribution is unknown.
 func (c *ChannelDistribution) accumulate(sc *scratch) bool {
 	if c.Mapping == nil {
-		return c.Status == ChannelNotRestored
+		return false
 	}
 	for i, olds := range c.Mapping {
 		for _, j := range olds {

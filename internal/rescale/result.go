@@ -386,8 +386,6 @@ const (
 	ChannelUnknownMapper
 	// ChannelUnsupported: mapper UNSUPPORTED (pointwise edge); Flink refuses the rescale.
 	ChannelUnsupported
-	// ChannelNotRestored: the vertex is not repartitioned or is finished.
-	ChannelNotRestored
 )
 
 // String names the status.
@@ -401,8 +399,6 @@ func (s ChannelStatus) String() string {
 		return "unknown-partitioner"
 	case ChannelUnsupported:
 		return "unsupported"
-	case ChannelNotRestored:
-		return "not-restored"
 	}
 	return "unknown"
 }

@@ -238,11 +238,11 @@ func (sim *operatorSim) build() {
 	a.ManagedKeyed = newKeyedDistribution(sim, false, sim.maxP)
 	a.RawKeyed = newKeyedDistribution(sim, true, sim.maxP)
 	if c := newChannelDistribution(sim, true); c != nil {
-		c.resolve(true, sim.inMapper, sim.oldP, sim.newP)
+		c.resolve(sim.inMapper, sim.oldP, sim.newP)
 		a.InputChannels = c
 	}
 	if c := newChannelDistribution(sim, false); c != nil {
-		c.resolve(true, sim.outMapper, sim.oldP, sim.newP)
+		c.resolve(sim.outMapper, sim.oldP, sim.newP)
 		a.OutputChannels = c
 	}
 }
