@@ -1,0 +1,61 @@
+package rescale
+
+import (
+	"testing"
+
+	"github.com/flinkpreflight/preflight/internal/checkpoint"
+)
+
+// TestPlanKeys: a parallelism key may be a vertex ID, an operator ID, a uid (hashed as Flink
+// does) or a format-5 name or uid; a key on any chain member applies to the whole vertex.
+func TestPlanKeys(t *testing.T) {
+	src := op(0, 2, 128, sub(0, handle("h0", split("s", 4))))
+	src.ID, src.UID, src.Name = checkpoint.OperatorIDFromUID("source"), "source", "Source: Kafka"
+	mapOp := op(2, 2, 128)
+	mapOp.Name = "Map"
+	sink := op(3, 2, 128)
+	l := layoutOf(src, mapOp, sink)
+	chain := []VertexSpec{{Operators: []string{"source", opID(2).String()}}}
+	for _, key := range []string{"source", "Source: Kafka", src.ID.String(), "Map", opID(2).String()} {
+		r := simulate(t, l, Plan{Vertices: chain, Parallelism: map[string]int{key: 5}})
+		v := r.Vertex(src.ID)
+		if v == nil || v.NewParallelism != 5 || len(v.Operators) != 2 || v.Operators[1].NewParallelism != 5 {
+			t.Fatalf("key %q: vertex %+v", key, v)
+		}
+		if other := r.Vertex(opID(3)); other.NewParallelism != 2 {
+			t.Errorf("key %q changed the sink to %d", key, other.NewParallelism)
+		}
+		if v.Name != "Source: Kafka -> Map" {
+			t.Errorf("vertex name %q", v.Name)
+		}
+	}
+	// A new operator named by uid in a chain restores nothing and takes the vertex parallelism.
+	r := simulate(t, l, Plan{Vertices: []VertexSpec{{Operators: []string{"source", "new-filter"}}}, DefaultParallelism: 3})
+	v := r.Vertex(src.ID)
+	nf := v.Operators[1]
+	if nf.ID != checkpoint.OperatorIDFromUID("new-filter") || nf.Layout != nil || nf.Path != PathNotRestored || nf.NewParallelism != 3 || !nf.Subtask(0).Restored {
+		t.Errorf("new operator: %+v", nf)
+	}
+}
+
+// TestPayloadEstimate pins the payload formula on one subtask.
+func TestPayloadEstimate(t *testing.T) {
+	// Old subtask 0: inline stream of 300 bytes with SPLIT "s" (3 elements) and UNION "u" (2);
+	// old subtask 1: file stream "f1" with SPLIT "s" (3) and UNION "u" (2). Restored at 1.
+	h0 := inlineHandle("i0", split("s", 3), union("u", 2))
+	h0.Stream.Size = 300
+	h1 := handle("f1", split("s", 3), union("u", 2))
+	r := simulate(t, layoutOf(op(1, 2, 128, sub(0, h0), sub(1, h1))), Plan{DefaultParallelism: 1})
+	st := r.Vertices[0].Operators[0].Subtask(0)
+	// Two handles: the inline one (overhead + path "i0" + 300 bytes), the file one (overhead +
+	// path "f1"); entries: "s" twice and "u" twice; offsets: 6 + 4.
+	want := int64(PayloadHandleOverhead+2+300) + int64(PayloadHandleOverhead+2) +
+		2*int64(PayloadEntryOverhead+1) + 2*int64(PayloadEntryOverhead+1) + 8*10
+	if st.PayloadBytes != want || st.InlineBytes != 300 || st.Handles != 2 || st.FileReferences != 1 || st.Offsets != 10 {
+		t.Errorf("payload %d (want %d), inline %d, handles %d, files %d, offsets %d",
+			st.PayloadBytes, want, st.InlineBytes, st.Handles, st.FileReferences, st.Offsets)
+	}
+	if s := r.Vertices[0].Operators[0].Summary; s.MaxPayloadBytes != want || s.TotalPayloadBytes != want || s.MaxInlineBytes != 300 {
+		t.Errorf("summary %+v", s)
+	}
+}
