@@ -67,14 +67,10 @@ func (sim *operatorSim) summarize(sc *scratch) {
 			b1 := min(b0+block, newP)
 			bits := sc.bits[:(b1-b0)*w]
 			if sim.unionMask != nil {
-				if w == 1 {
-					for t := range bits {
-						bits[t] = sim.unionMask[0]
-					}
-				} else {
-					for t := b0; t < b1; t++ {
-						copy(bits[(t-b0)*w:], sim.unionMask)
-					}
+				// Every subtask starts with the UNION streams: copy the mask, doubling.
+				copy(bits, sim.unionMask)
+				for n := w; n < len(bits); n *= 2 {
+					copy(bits[n:], bits[:n])
 				}
 			} else {
 				clear(bits)
