@@ -200,7 +200,7 @@ func (s *simulation) distribute() {
 		}
 	}
 	workers := runtime.GOMAXPROCS(0)
-	if work < 1<<16 || workers < 2 || len(sims) < 2 {
+	if work < parallelWork || workers < 2 || len(sims) < 2 {
 		var sc scratch
 		for _, sim := range sims {
 			sim.build()
@@ -248,3 +248,7 @@ func (sim *operatorSim) build() {
 }
 
 func validParallelism(p int) bool { return p >= 1 && p <= UpperBoundMaxParallelism }
+
+// parallelWork is the estimated work (new subtasks × old subtasks, summed over operators) from
+// which operators are built and summarised on several goroutines. A variable for tests.
+var parallelWork = 1 << 16
