@@ -29,7 +29,8 @@
 // The exact helpers are exported for other packages: KeyGroupRangeForSubtask,
 // OperatorIndexForKeyGroup, DefaultMaxParallelism, IntersectKeyGroups, NewKeyGroupRange,
 // MurmurHash and KeyGroupForKeyHash (key → key group), MapSubtasks (SubtaskStateMapper),
-// SplitCounts (the SPLIT_DISTRIBUTE cursor on plain counts), JavaStringHashCode and HashMapOrder
+// SplitCounts and SplitCountsByName (the SPLIT_DISTRIBUTE cursor on plain counts),
+// JavaStringHashCode and HashMapOrder
 // (Java HashMap<String,?> iteration order), and AutoscalerParallelism (the Kubernetes operator
 // autoscaler's choice of parallelism, §6.1, release-1.15.0).
 //

@@ -31,3 +31,19 @@ func SplitCounts(counts [][]int64, newP int) [][]int64 {
 	}
 	return out
 }
+
+// SplitCountsByName is SplitCounts for names given in first-registration (insertion) order: it
+// puts them in Java HashMap iteration order first, as Flink's repartitioner sees them. counts maps
+// a name to its elements per old subtask; the result maps it to elements per new subtask.
+func SplitCountsByName(names []string, counts map[string][]int64, newP int) map[string][]int64 {
+	ordered := HashMapOrder(names)
+	in := make([][]int64, len(ordered))
+	for k, n := range ordered {
+		in[k] = counts[n]
+	}
+	out := map[string][]int64{}
+	for k, per := range SplitCounts(in, newP) {
+		out[ordered[k]] = per
+	}
+	return out
+}

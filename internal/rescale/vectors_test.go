@@ -565,6 +565,11 @@ func TestBSplitDistribute(t *testing.T) {
 	if got := SplitCounts([][]int64{{3}, {3}}, 2); !reflect.DeepEqual(got, [][]int64{{2, 1}, {1, 2}}) {
 		t.Errorf("SplitCounts a,b 1→2 = %v", got)
 	}
+	// A1 detail on counts: t-1 (registered first) is iterated after t-2.
+	got := SplitCountsByName([]string{"t-1", "t-2"}, map[string][]int64{"t-1": {2, 0}, "t-2": {0, 2}}, 3)
+	if !reflect.DeepEqual(got, map[string][]int64{"t-2": {1, 1, 0}, "t-1": {1, 0, 1}}) {
+		t.Errorf("SplitCountsByName = %v", got)
+	}
 }
 
 // Precondition scenario of §2.4 / §7.B: derived maxP 128 at p=10, restored at p=200 and p=100.
