@@ -30,9 +30,9 @@
 // OperatorIndexForKeyGroup, DefaultMaxParallelism, IntersectKeyGroups, NewKeyGroupRange,
 // MurmurHash and KeyGroupForKeyHash (key → key group), MapSubtasks (SubtaskStateMapper),
 // SplitCounts and SplitCountsByName (the SPLIT_DISTRIBUTE cursor on plain counts),
-// JavaStringHashCode and HashMapOrder
-// (Java HashMap<String,?> iteration order), and AutoscalerParallelism (the Kubernetes operator
-// autoscaler's choice of parallelism, §6.1, release-1.15.0).
+// JavaStringHashCode and HashMapOrder (Java HashMap<String,?> iteration order), and
+// AutoscalerParallelism (the Kubernetes operator autoscaler's choice of parallelism, §6.1,
+// release-1.15.0).
 //
 // # Which Flink
 //
