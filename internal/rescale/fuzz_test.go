@@ -1,0 +1,44 @@
+package rescale
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/flinkpreflight/preflight/internal/checkpoint"
+)
+
+// FuzzSimulate decodes arbitrary bytes as _metadata and simulates the result at an arbitrary
+// parallelism: Simulate must not panic on anything the decoder accepts. Seeds are a few corpus
+// files when the shared corpus is present.
+func FuzzSimulate(f *testing.F) {
+	if paths, err := filepath.Glob(filepath.Join(corpusDir(), "*", "*", "*", "*", "*", "*", "*", "_metadata")); err == nil {
+		for i, p := range paths {
+			if i >= 8 {
+				break
+			}
+			if b, err := os.ReadFile(p); err == nil && len(b) < 1<<20 {
+				f.Add(b, uint16(3))
+			}
+		}
+	}
+	f.Add([]byte{0x49, 0x60, 0x67, 0x2d, 0, 0, 0, 3}, uint16(1))
+	f.Fuzz(func(t *testing.T, data []byte, p uint16) {
+		l, err := checkpoint.ReadLayoutBytes(data)
+		if err != nil {
+			return
+		}
+		for _, plan := range []Plan{{}, {DefaultParallelism: int(p%512) + 1}, {DefaultParallelism: 1, Restore: RestoreLatestCheckpoint}} {
+			r, err := Simulate(l, plan)
+			if err != nil {
+				continue
+			}
+			for _, v := range r.Vertices {
+				for _, a := range v.Operators {
+					a.Subtask(0)
+					a.Subtask(a.NewParallelism - 1)
+				}
+			}
+		}
+	})
+}
