@@ -25,75 +25,79 @@ import (
 // checkpointReport runs a check in-process or on the server.
 func checkpointReport(cmd *cobra.Command, target string, plan *pb.RescalePlan, opts *pb.CheckOptions, remote remoteFlags) (*pb.RescaleReport, error) {
 	ctx := cmd.Context()
-	if remote.server != "" {
-		if len(remote.catalogs) > 0 {
-			return nil, usagef("--catalog applies in-process only; configure the server's catalog instead")
-		}
-		c, err := client.Dial(ctx, remote.server, remote.Options)
-		if err != nil {
-			return nil, err
-		}
-		defer c.Close()
-		if isURI(target) {
-			return c.Check(ctx, &pb.CheckRescaleRequest{Checkpoint: &pb.CheckpointSource{Source: &pb.CheckpointSource_Uri{Uri: target}}, Plan: plan, Options: opts})
-		}
-		// Local files are streamed to the server, which never needs access to them.
-		path, size, err := localMetadata(target)
-		if err != nil {
-			return nil, err
-		}
-		p := newProgress(cmd.ErrOrStderr(), size)
-		defer p.done()
-		return c.CheckFile(ctx, path, plan, opts, p.set)
+	if remote.server == "" {
+		return runEmbedded(cmd, target, remote.catalogs, func(eng *engine.Engine, in engine.Input) (*pb.RescaleReport, error) {
+			return eng.Check(ctx, in, plan, opts)
+		})
 	}
-	eng, err := newEngine(remote.catalogs)
+	c, err := dial(ctx, remote)
 	if err != nil {
 		return nil, err
 	}
-	in, closeFn, err := openInput(cmd, target)
+	defer c.Close()
+	if isURI(target) {
+		return c.Check(ctx, &pb.CheckRescaleRequest{Checkpoint: &pb.CheckpointSource{Source: &pb.CheckpointSource_Uri{Uri: target}}, Plan: plan, Options: opts})
+	}
+	// Local files are streamed to the server, which never needs access to them.
+	path, size, err := localMetadata(target)
 	if err != nil {
 		return nil, err
 	}
-	defer closeFn()
-	return eng.Check(ctx, in, plan, opts)
+	p := newProgress(cmd.ErrOrStderr(), size)
+	defer p.done()
+	return c.CheckFile(ctx, path, plan, opts, p.set)
 }
 
 // inspectReport runs an inspection in-process or on the server.
 func inspectReport(cmd *cobra.Command, target string, remote remoteFlags) (*pb.InspectCheckpointResponse, error) {
 	ctx := cmd.Context()
-	if remote.server != "" {
-		if len(remote.catalogs) > 0 {
-			return nil, usagef("--catalog applies in-process only; configure the server's catalog instead")
-		}
-		c, err := client.Dial(ctx, remote.server, remote.Options)
+	if remote.server == "" {
+		return runEmbedded(cmd, target, remote.catalogs, func(eng *engine.Engine, in engine.Input) (*pb.InspectCheckpointResponse, error) {
+			return eng.Inspect(ctx, in)
+		})
+	}
+	c, err := dial(ctx, remote)
+	if err != nil {
+		return nil, err
+	}
+	defer c.Close()
+	src := &pb.CheckpointSource{Source: &pb.CheckpointSource_Uri{Uri: target}}
+	if !isURI(target) {
+		// InspectCheckpoint has no upload form; local files go inline.
+		path, _, err := localMetadata(target)
 		if err != nil {
 			return nil, err
 		}
-		defer c.Close()
-		src := &pb.CheckpointSource{Source: &pb.CheckpointSource_Uri{Uri: target}}
-		if !isURI(target) {
-			path, _, err := localMetadata(target)
-			if err != nil {
-				return nil, err
-			}
-			b, err := os.ReadFile(path)
-			if err != nil {
-				return nil, fmt.Errorf("%w: %v", errInput, err)
-			}
-			src = &pb.CheckpointSource{Source: &pb.CheckpointSource_Metadata{Metadata: b}}
+		b, err := os.ReadFile(path)
+		if err != nil {
+			return nil, fmt.Errorf("%w: %v", errInput, err)
 		}
-		return c.Inspect(ctx, &pb.InspectCheckpointRequest{Checkpoint: src})
+		src = &pb.CheckpointSource{Source: &pb.CheckpointSource_Metadata{Metadata: b}}
 	}
-	eng, err := newEngine(remote.catalogs)
+	return c.Inspect(ctx, &pb.InspectCheckpointRequest{Checkpoint: src})
+}
+
+// dial connects to the server of remote mode.
+func dial(ctx context.Context, remote remoteFlags) (*client.Client, error) {
+	if len(remote.catalogs) > 0 {
+		return nil, usagef("--catalog applies in-process only; configure the server's catalog instead")
+	}
+	return client.Dial(ctx, remote.server, remote.Options)
+}
+
+// runEmbedded opens the checkpoint and hands it to the in-process engine.
+func runEmbedded[T any](cmd *cobra.Command, target string, catalogs []string, f func(*engine.Engine, engine.Input) (T, error)) (T, error) {
+	var zero T
+	eng, err := newEngine(catalogs)
 	if err != nil {
-		return nil, err
+		return zero, err
 	}
 	in, closeFn, err := openInput(cmd, target)
 	if err != nil {
-		return nil, err
+		return zero, err
 	}
 	defer closeFn()
-	return eng.Inspect(ctx, in)
+	return f(eng, in)
 }
 
 // openInput opens a checkpoint for the in-process engine, with progress on a terminal.
