@@ -106,17 +106,18 @@
 // so the garbage collector does not scan them.
 //
 // Figures (go test -bench, 2-core build machine shared with other builds at load 3-10, so CPU
-// time is the reliable figure; wall time on two idle cores is about half of it):
+// time is the reliable figure; Simulate spreads operators over both cores, so wall time on an
+// idle machine should be a little over half of it, not measured there):
 //
 //   - BenchmarkSimulate1000x10x4096, 1,000 operators × 10 states (6 SPLIT_DISTRIBUTE, 2 UNION,
 //     2 BROADCAST, a keyed handle on every fourth operator), new parallelism 4,096: from old
-//     parallelism 16, 110-125 ms of CPU per simulation (about 60 ms on two idle cores); from old
-//     parallelism 64 (640,000 old entries to read), 210-250 ms of CPU. The second is bound by
-//     reading the Layout: each StateEntryLayout, its size runs and its name string are separate
-//     cache lines, and names are compared byte-wise unless the decoder interns them.
+//     parallelism 16, 105-115 ms of CPU per simulation; from old parallelism 64 (640,000 old
+//     entries), 165-190 ms of CPU. The second is bound by reading the Layout: each
+//     StateEntryLayout, its size runs and its name string are separate cache lines, and names
+//     are compared byte-wise unless the decoder interns them.
 //   - BenchmarkSimulateStoredParallelism, the same 1,000 × 10 at parallelism 64 unchanged:
-//     100-140 ms of CPU, again reading the Layout.
-//   - BenchmarkSplit10M, 10⁷ SPLIT_DISTRIBUTE elements: 0.03-0.1 ms from 100 old subtasks to 7 or
-//     1,000 new ones, 2-5 ms to 32,768; 3-9 ms from 10,000 old subtasks. Elements are never
+//     95-110 ms of CPU, again mostly reading the Layout.
+//   - BenchmarkSplit10M, 10⁷ SPLIT_DISTRIBUTE elements: under 0.1 ms from 100 old subtasks to 7
+//     or 1,000 new ones, 2-3 ms to 32,768; 2-8 ms from 10,000 old subtasks. Elements are never
 //     visited one by one (counts and run-length-encoded sizes only).
 package rescale
