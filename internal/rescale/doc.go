@@ -24,7 +24,9 @@
 // totals without slices, no allocation), KeyedDistribution.Share(i),
 // ChannelDistribution.Share(i), or OperatorAssignment.Subtask(i) for everything at once (totals,
 // inline bytes, deployment payload, old subtasks read). Rules and reports should read the
-// summaries and these accessors rather than recompute Flink's logic.
+// summaries and these accessors rather than recompute Flink's logic. A search that re-simulates
+// one vertex at many parallelisms can set Plan.OnlyVertices: every check still runs, but only
+// the named vertices get distributions.
 //
 // The exact helpers are exported for other packages: KeyGroupRangeForSubtask,
 // OperatorIndexForKeyGroup, DefaultMaxParallelism, IntersectKeyGroups, NewKeyGroupRange,

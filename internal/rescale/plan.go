@@ -43,6 +43,12 @@ type Plan struct {
 	// OutputChannelMappers is, per vertex, the mapper that redistributes result-subpartition
 	// state (the upstream side of its output edge, as declared by the downstream input).
 	OutputChannelMappers map[string]SubtaskMapper
+	// OnlyVertices, when set, limits the per-operator work (distributions and summaries) to the
+	// vertices these keys name; the other vertices are resolved and checked as usual (their
+	// parallelism, max parallelism and Failures are exact) but their operators get
+	// PathNotSimulated and no distributions. For searches that re-simulate one vertex at many
+	// parallelisms.
+	OnlyVertices []string
 }
 
 // VertexSpec is one job vertex of the new job: a chain of operators deployed together.

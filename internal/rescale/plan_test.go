@@ -1,6 +1,7 @@
 package rescale
 
 import (
+	"reflect"
 	"testing"
 
 	"github.com/flinkpreflight/preflight/internal/checkpoint"
@@ -57,5 +58,33 @@ func TestPayloadEstimate(t *testing.T) {
 	}
 	if s := r.Vertices[0].Operators[0].Summary; s.MaxPayloadBytes != want || s.TotalPayloadBytes != want || s.MaxInlineBytes != 300 {
 		t.Errorf("summary %+v", s)
+	}
+}
+
+// TestOnlyVertices: restricting the work to one vertex gives that vertex the same figures, the
+// same failures overall, and no distributions elsewhere.
+func TestOnlyVertices(t *testing.T) {
+	l := benchLayout(5, 4, 3)
+	plan := Plan{DefaultParallelism: 200, MaxParallelism: map[string]MaxParallelism{opID(3).String(): {Value: 100, Configured: true}}}
+	full := simulate(t, l, plan)
+	plan.OnlyVertices = []string{opID(2).String()}
+	part := simulate(t, l, plan)
+	if !reflect.DeepEqual(full.Failures, part.Failures) || len(part.Failures) == 0 {
+		t.Fatalf("failures differ: %v vs %v", full.Failures, part.Failures)
+	}
+	for v := range full.Vertices {
+		a, b := full.Vertices[v].Operators[0], part.Vertices[v].Operators[0]
+		if a.ID == opID(2) {
+			if !reflect.DeepEqual(a.Summary, b.Summary) || len(b.States) != len(a.States) {
+				t.Errorf("simulated vertex differs: %+v vs %+v", a.Summary, b.Summary)
+			}
+			continue
+		}
+		if b.Path != PathNotSimulated || b.States != nil || b.ManagedKeyed != nil || part.Vertices[v].NewParallelism != full.Vertices[v].NewParallelism {
+			t.Errorf("vertex %s was simulated: %v", b.ID, b.Path)
+		}
+	}
+	if _, err := Simulate(l, Plan{OnlyVertices: []string{"nope"}}); err == nil {
+		t.Error("unknown key in OnlyVertices must be a PlanError")
 	}
 }

@@ -141,6 +141,8 @@ type VertexAssignment struct {
 	// it has collected subtask states (or it is fully finished). Otherwise its tasks get no
 	// restore object.
 	Repartitioned bool
+
+	skip bool // outside Plan.OnlyVertices
 }
 
 // Rescaled reports whether the parallelism changes.
@@ -171,6 +173,8 @@ const (
 	PathUnchangedWithUnion
 	// PathRescale: the parallelism changes (§1.4).
 	PathRescale
+	// PathNotSimulated: the vertex is outside Plan.OnlyVertices; nothing was computed for it.
+	PathNotSimulated
 )
 
 // String names the path.
@@ -186,6 +190,8 @@ func (p OperatorPath) String() string {
 		return "unchanged-with-union"
 	case PathRescale:
 		return "rescale"
+	case PathNotSimulated:
+		return "not-simulated"
 	}
 	return "unknown"
 }

@@ -69,6 +69,20 @@ func Simulate(layout *checkpoint.Layout, plan Plan) (*Result, error) {
 		return nil, err
 	}
 
+	var only map[int]bool
+	for _, key := range plan.OnlyVertices {
+		vs, err := verticesOf(r, byOp, "only_vertices", key)
+		if err != nil {
+			return nil, err
+		}
+		if only == nil {
+			only = map[int]bool{}
+		}
+		for _, v := range vs {
+			only[v] = true
+		}
+	}
+
 	res := &Result{}
 	s := &simulation{layout: layout, plan: plan, res: res}
 	for v, vp := range vps {
@@ -76,6 +90,7 @@ func Simulate(layout *checkpoint.Layout, plan Plan) (*Result, error) {
 		if va == nil {
 			continue
 		}
+		va.skip = only != nil && !only[v]
 		s.inMapper = append(s.inMapper, inMappers[v])
 		s.outMapper = append(s.outMapper, outMappers[v])
 		res.Vertices = append(res.Vertices, va)
@@ -175,6 +190,9 @@ func (s *simulation) distribute() {
 	for vi, v := range s.res.Vertices {
 		for _, a := range v.Operators {
 			switch {
+			case v.skip:
+				a.Path = PathNotSimulated
+				continue
 			case v.FullyFinished:
 				a.Path = PathFinished
 				a.Summary.EmptySubtasks = v.NewParallelism
