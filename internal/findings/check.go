@@ -214,6 +214,8 @@ func withVertexParallelism(plan rescale.Plan, v *rescale.VertexAssignment, p int
 		}
 	}
 	out.Parallelism[v.ID.String()] = p
+	// Only this vertex's findings matter here; the other vertices need no distributions.
+	out.OnlyVertices = []string{v.ID.String()}
 	return out
 }
 
