@@ -1,0 +1,598 @@
+// Command loadtest runs Preflight's benchmarks side by side in one run and prints a Markdown
+// table (bench/run.sh builds the binaries and the files and calls it; see bench/README.md):
+//
+//	(a) CheckRescale on a cached checkpoint vs grpc.health.v1.Health/Check (the echo baseline),
+//	    both with ghz at the same concurrency against the same preflightd;
+//	(b) cold checks of a 1 MiB and a 168 MiB _metadata, uploaded with the CLI and read from S3
+//	    (versitygw), each against a fresh preflightd: wall time and the daemon's peak RSS;
+//	(c) in-process decode throughput (checkpoint.ReadLayout) vs `cat FILE > /dev/null`.
+//
+// Everything runs on 127.0.0.1; every loop has a count and every step a timeout.
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net"
+	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/credentials"
+	"github.com/aws/aws-sdk-go-v2/service/s3"
+
+	"github.com/flinkpreflight/preflight/internal/checkpoint"
+	"github.com/flinkpreflight/preflight/internal/engine"
+	pb "github.com/flinkpreflight/preflight/proto/preflight/v1"
+)
+
+// Targets of the issue.
+const (
+	targetRPSRatio = 0.5
+	targetP99      = 10 * time.Millisecond
+	targetBigWall  = 3 * time.Second
+	targetBigRSS   = 256 << 20
+)
+
+// S3 credentials of the benchmark's own versitygw (root account of a throwaway gateway).
+const (
+	s3Access = "preflight-bench"
+	s3Secret = "preflight-bench-secret"
+	s3Bucket = "ckpts"
+)
+
+type options struct {
+	work, bin, versitygw string
+	small, big, cached   string
+	requests, conc       int
+	lowConc, lowRequests int
+	rounds, decodeRuns   int
+	stepTimeout          time.Duration
+}
+
+func main() {
+	var o options
+	flag.StringVar(&o.work, "work", "", "work folder (examples/, 1mib/_metadata, big/_metadata; results go here)")
+	flag.StringVar(&o.bin, "bin", "", "folder with preflightd, preflight and ghz")
+	flag.StringVar(&o.versitygw, "versitygw", "", "versitygw binary; empty skips the S3 cases")
+	flag.StringVar(&o.cached, "cached", "", "checkpoint for the cached CheckRescale case (default WORK/examples/compact-sink/_metadata)")
+	flag.IntVar(&o.requests, "n", 20000, "requests per ghz run")
+	flag.IntVar(&o.conc, "c", 50, "ghz concurrency")
+	flag.IntVar(&o.lowConc, "low-c", 2, "concurrency of the extra latency point (0 skips it)")
+	flag.IntVar(&o.lowRequests, "low-n", 5000, "requests of the extra latency point")
+	flag.IntVar(&o.rounds, "rounds", 2, "alternating echo/check ghz rounds")
+	flag.IntVar(&o.decodeRuns, "decode-runs", 3, "timed runs of each decode measurement (the best counts)")
+	flag.DurationVar(&o.stepTimeout, "step-timeout", 3*time.Minute, "bound on every single step")
+	flag.Parse()
+	if o.work == "" || o.bin == "" {
+		fmt.Fprintln(os.Stderr, "usage: loadtest -work DIR -bin DIR [-versitygw PATH]")
+		os.Exit(2)
+	}
+	o.small = filepath.Join(o.work, "1mib", "_metadata")
+	o.big = filepath.Join(o.work, "big", "_metadata")
+	if o.cached == "" {
+		o.cached = filepath.Join(o.work, "examples", "compact-sink", "_metadata")
+	}
+	if err := run(o); err != nil {
+		fmt.Fprintln(os.Stderr, "loadtest:", err)
+		os.Exit(1)
+	}
+}
+
+// row is one line of the results table.
+type row struct {
+	bench, metric, value, target, met string
+}
+
+func run(o options) error {
+	var rows []row
+	logf("machine: %d CPUs (GOMAXPROCS %d), load average %s", runtime.NumCPU(), runtime.GOMAXPROCS(0), loadavg())
+
+	// (a) cached CheckRescale vs health echo.
+	a, err := benchThroughput(o)
+	if err != nil {
+		return fmt.Errorf("(a): %w", err)
+	}
+	rows = append(rows, a...)
+
+	// (b) cold checks.
+	var gw *gateway
+	if o.versitygw != "" {
+		if gw, err = startGateway(o); err != nil {
+			return fmt.Errorf("versitygw: %w", err)
+		}
+		defer gw.stop()
+	} else {
+		logf("no versitygw: S3 cases skipped")
+	}
+	for _, c := range []struct {
+		name, path string
+		big        bool
+	}{{"1 MiB", o.small, false}, {"168 MiB", o.big, true}} {
+		r, err := benchCold(o, c.name, c.path, c.big, gw)
+		if err != nil {
+			return fmt.Errorf("(b) %s: %w", c.name, err)
+		}
+		rows = append(rows, r...)
+	}
+
+	// (c) decode throughput.
+	for _, p := range []struct{ name, path string }{{"1 MiB", o.small}, {"168 MiB", o.big}} {
+		r, err := benchDecode(o, p.name, p.path)
+		if err != nil {
+			return fmt.Errorf("(c) %s: %w", p.name, err)
+		}
+		rows = append(rows, r...)
+	}
+
+	var out strings.Builder
+	fmt.Fprintf(&out, "\n| benchmark | metric | value | target | met |\n|---|---|---|---|---|\n")
+	for _, r := range rows {
+		fmt.Fprintf(&out, "| %s | %s | %s | %s | %s |\n", r.bench, r.metric, r.value, r.target, r.met)
+	}
+	fmt.Print(out.String())
+	return os.WriteFile(filepath.Join(o.work, "results.md"), []byte(out.String()), 0o644)
+}
+
+func logf(format string, args ...any) {
+	fmt.Fprintf(os.Stderr, time.Now().UTC().Format("15:04:05 ")+format+"\n", args...)
+}
+
+func loadavg() string {
+	b, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return "?"
+	}
+	f := strings.Fields(string(b))
+	return strings.Join(f[:min(3, len(f))], " ")
+}
+
+func yes(ok bool) string {
+	if ok {
+		return "yes"
+	}
+	return "**no**"
+}
+
+// --- preflightd ---------------------------------------------------------------------------
+
+type daemon struct {
+	cmd    *exec.Cmd
+	addr   string
+	stderr *bytes.Buffer
+	done   chan struct{}
+}
+
+func startDaemon(o options, env []string, args ...string) (*daemon, error) {
+	d := &daemon{stderr: &bytes.Buffer{}, done: make(chan struct{})}
+	d.cmd = exec.Command(filepath.Join(o.bin, "preflightd"), append([]string{"--grpc-addr=127.0.0.1:0", "--http-addr=", "--log-level=warn"}, args...)...)
+	d.cmd.Env = append(os.Environ(), env...)
+	d.cmd.Stderr = d.stderr
+	stdout, err := d.cmd.StdoutPipe()
+	if err != nil {
+		return nil, err
+	}
+	if err := d.cmd.Start(); err != nil {
+		return nil, err
+	}
+	addr := make(chan string, 1)
+	go func() {
+		sc := bufio.NewScanner(stdout)
+		for sc.Scan() {
+			if v, ok := strings.CutPrefix(sc.Text(), "grpc-addr="); ok {
+				addr <- v
+			}
+		}
+	}()
+	go func() { d.cmd.Wait(); close(d.done) }()
+	select {
+	case d.addr = <-addr:
+		return d, nil
+	case <-d.done:
+		return nil, fmt.Errorf("preflightd exited: %s", d.stderr)
+	case <-time.After(20 * time.Second):
+		d.stop()
+		return nil, errors.New("preflightd printed no address in 20s")
+	}
+}
+
+func (d *daemon) stop() {
+	d.cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case <-d.done:
+	case <-time.After(10 * time.Second):
+		d.cmd.Process.Kill()
+		<-d.done
+	}
+}
+
+// status reads a field of /proc/PID/status in bytes.
+func (d *daemon) status(field string) int64 {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(d.cmd.Process.Pid) + "/status")
+	if err != nil {
+		return -1
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if v, ok := strings.CutPrefix(line, field+":"); ok {
+			n, _ := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(v), " kB"), 10, 64)
+			return n << 10
+		}
+	}
+	return -1
+}
+
+// --- (a) throughput -----------------------------------------------------------------------
+
+// ghzReport is the part of ghz's JSON output the table needs.
+type ghzReport struct {
+	Count        int64   `json:"count"`
+	Total        int64   `json:"total"` // ns
+	Rps          float64 `json:"rps"`
+	Average      int64   `json:"average"`
+	Fastest      int64   `json:"fastest"`
+	Slowest      int64   `json:"slowest"`
+	LatencyDistr []struct {
+		Percentage int   `json:"percentage"`
+		Latency    int64 `json:"latency"`
+	} `json:"latencyDistribution"`
+	StatusCodeDistribution map[string]int64 `json:"statusCodeDistribution"`
+	ErrorDistribution      map[string]int64 `json:"errorDistribution"`
+}
+
+func (g *ghzReport) pct(p int) time.Duration {
+	for _, l := range g.LatencyDistr {
+		if l.Percentage == p {
+			return time.Duration(l.Latency)
+		}
+	}
+	return -1
+}
+
+func (g *ghzReport) errors() int64 {
+	var n int64
+	for code, c := range g.StatusCodeDistribution {
+		if code != "OK" {
+			n += c
+		}
+	}
+	return n
+}
+
+func runGhz(o options, addr, call, data, out string) (*ghzReport, error) {
+	return runGhzAt(o, o.conc, o.requests, addr, call, data, out)
+}
+
+func runGhzAt(o options, conc, requests int, addr, call, data, out string) (*ghzReport, error) {
+	// The step timeout bounds ghz from outside: ghz's own -x (max duration) makes it run for
+	// the whole duration whatever -n says (ghz v0.121.0).
+	ctx, cancel := context.WithTimeout(context.Background(), o.stepTimeout)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, filepath.Join(o.bin, "ghz"), "--insecure", "--call", call, "-d", data,
+		"-c", strconv.Itoa(conc), "-n", strconv.Itoa(requests), "--timeout", "20s",
+		"-O", "json", "-o", out, addr)
+	if b, err := cmd.CombinedOutput(); err != nil {
+		return nil, fmt.Errorf("ghz %s: %v\n%s", call, err, b)
+	}
+	b, err := os.ReadFile(out)
+	if err != nil {
+		return nil, err
+	}
+	var r ghzReport
+	if err := json.Unmarshal(b, &r); err != nil {
+		return nil, fmt.Errorf("ghz output %s: %w", out, err)
+	}
+	return &r, nil
+}
+
+func benchThroughput(o options) ([]row, error) {
+	// The example checkpoints are allowlisted so that the URI case is served from the layout
+	// cache. Checks wait for a slot rather than being shed (the default 2 × GOMAXPROCS slots
+	// would answer most of 50 concurrent callers RESOURCE_EXHAUSTED at once).
+	d, err := startDaemon(o, nil, "--allow="+filepath.Dir(filepath.Dir(o.cached)), "--queue-wait=10s")
+	if err != nil {
+		return nil, err
+	}
+	defer d.stop()
+	req := &pb.CheckRescaleRequest{Checkpoint: &pb.CheckpointSource{Source: &pb.CheckpointSource_Uri{Uri: o.cached}},
+		Plan: &pb.RescalePlan{Parallelism: map[string]int32{"compact-operator": 8}}}
+	data, err := json.Marshal(map[string]any{"checkpoint": map[string]any{"uri": req.GetCheckpoint().GetUri()}, "plan": map[string]any{"parallelism": req.GetPlan().GetParallelism()}})
+	if err != nil {
+		return nil, err
+	}
+	type pair struct{ echo, check *ghzReport }
+	var rounds []pair
+	for i := range o.rounds {
+		logf("(a) round %d/%d: ghz -c %d -n %d Health/Check, then CheckRescale (cached %s)", i+1, o.rounds, o.conc, o.requests, o.cached)
+		echo, err := runGhz(o, d.addr, "grpc.health.v1.Health/Check", "{}", filepath.Join(o.work, fmt.Sprintf("ghz-echo-%d.json", i)))
+		if err != nil {
+			return nil, err
+		}
+		check, err := runGhz(o, d.addr, "preflight.v1.PreflightService/CheckRescale", string(data), filepath.Join(o.work, fmt.Sprintf("ghz-check-%d.json", i)))
+		if err != nil {
+			return nil, err
+		}
+		logf("    echo  %.0f rps p50 %v p99 %v errors %d", echo.Rps, echo.pct(50), echo.pct(99), echo.errors())
+		logf("    check %.0f rps p50 %v p99 %v errors %d %v", check.Rps, check.pct(50), check.pct(99), check.errors(), check.ErrorDistribution)
+		rounds = append(rounds, pair{echo, check})
+	}
+	// The best round of each counts (the machine is shared: the best is the least disturbed).
+	best := func(get func(pair) *ghzReport) *ghzReport {
+		b := get(rounds[0])
+		for _, p := range rounds[1:] {
+			if get(p).Rps > b.Rps {
+				b = get(p)
+			}
+		}
+		return b
+	}
+	echo, check := best(func(p pair) *ghzReport { return p.echo }), best(func(p pair) *ghzReport { return p.check })
+	ratio := check.Rps / echo.Rps
+	var ratios []string
+	for _, p := range rounds {
+		ratios = append(ratios, fmt.Sprintf("%.0f%%", 100*p.check.Rps/p.echo.Rps))
+	}
+	ms := func(d time.Duration) string { return fmt.Sprintf("%.2f ms", float64(d)/1e6) }
+	var low []row
+	if o.lowConc > 0 {
+		// Latency without queueing: at c=50 a closed loop's mean latency is 50 ÷ RPS (Little's
+		// law) whatever the server does, so the same pair at low concurrency shows service time.
+		lo := o
+		for _, c := range []struct{ name, file, call, data string }{
+			{"Health/Check (echo)", "echo", "grpc.health.v1.Health/Check", "{}"},
+			{"CheckRescale cached", "check", "preflight.v1.PreflightService/CheckRescale", string(data)},
+		} {
+			r, err := runGhzAt(lo, o.lowConc, o.lowRequests, d.addr, c.call, c.data, filepath.Join(o.work, "ghz-low-"+c.file+".json"))
+			if err != nil {
+				return nil, err
+			}
+			logf("(a) c=%d %s: %.0f rps p50 %v p99 %v errors %d", o.lowConc, c.name, r.Rps, r.pct(50), r.pct(99), r.errors())
+			low = append(low, row{fmt.Sprintf("(a) %s, c=%d", c.name, o.lowConc), "RPS / p50 / p99", fmt.Sprintf("%.0f / %s / %s (%d errors)", r.Rps, ms(r.pct(50)), ms(r.pct(99)), r.errors()), "", ""})
+		}
+	}
+	return append([]row{
+		{"(a) Health/Check (echo), c=" + strconv.Itoa(o.conc), "RPS / p50 / p99", fmt.Sprintf("%.0f / %s / %s (%d errors)", echo.Rps, ms(echo.pct(50)), ms(echo.pct(99)), echo.errors()), "baseline", ""},
+		{"(a) CheckRescale cached, c=" + strconv.Itoa(o.conc), "RPS / p50 / p99", fmt.Sprintf("%.0f / %s / %s (%d errors)", check.Rps, ms(check.pct(50)), ms(check.pct(99)), check.errors()), "p99 ≤ 10 ms", yes(check.pct(99) <= targetP99 && check.errors() == 0)},
+		{"(a) CheckRescale ÷ echo", "RPS ratio, best ÷ best (per round)", fmt.Sprintf("%.0f%% (%s)", 100*ratio, strings.Join(ratios, ", ")), "≥ 50%", yes(ratio >= targetRPSRatio)},
+	}, low...), nil
+}
+
+// --- (b) cold checks ----------------------------------------------------------------------
+
+type gateway struct {
+	cmd  *exec.Cmd
+	addr string
+	done chan struct{}
+}
+
+func startGateway(o options) (*gateway, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return nil, err
+	}
+	addr := l.Addr().String()
+	l.Close()
+	root := filepath.Join(o.work, "s3") // the gateway's posix root, fresh each run
+	if err := os.RemoveAll(root); err != nil {
+		return nil, err
+	}
+	if err := os.MkdirAll(root, 0o755); err != nil {
+		return nil, err
+	}
+	g := &gateway{addr: addr, done: make(chan struct{})}
+	g.cmd = exec.Command(o.versitygw, "--port", addr, "posix", root)
+	g.cmd.Env = append(os.Environ(), "ROOT_ACCESS_KEY="+s3Access, "ROOT_SECRET_KEY="+s3Secret)
+	logFile, err := os.Create(filepath.Join(o.work, "versitygw.log"))
+	if err != nil {
+		return nil, err
+	}
+	g.cmd.Stdout, g.cmd.Stderr = logFile, logFile
+	if err := g.cmd.Start(); err != nil {
+		return nil, err
+	}
+	go func() { g.cmd.Wait(); logFile.Close(); close(g.done) }()
+	for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+		if c, err := net.DialTimeout("tcp", addr, 200*time.Millisecond); err == nil {
+			c.Close()
+			break
+		}
+		if time.Now().After(deadline) {
+			g.stop()
+			return nil, fmt.Errorf("versitygw did not listen on %s", addr)
+		}
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), o.stepTimeout)
+	defer cancel()
+	c := g.client()
+	if _, err := c.CreateBucket(ctx, &s3.CreateBucketInput{Bucket: aws.String(s3Bucket)}); err != nil {
+		g.stop()
+		return nil, err
+	}
+	for key, path := range map[string]string{"1mib/_metadata": o.small, "big/_metadata": o.big} {
+		f, err := os.Open(path)
+		if err != nil {
+			g.stop()
+			return nil, err
+		}
+		_, err = c.PutObject(ctx, &s3.PutObjectInput{Bucket: aws.String(s3Bucket), Key: aws.String(key), Body: f})
+		f.Close()
+		if err != nil {
+			g.stop()
+			return nil, fmt.Errorf("put %s: %w", key, err)
+		}
+	}
+	logf("versitygw on %s holds s3://%s/{1mib,big}/_metadata", addr, s3Bucket)
+	return g, nil
+}
+
+func (g *gateway) client() *s3.Client {
+	return s3.New(s3.Options{Region: "us-east-1", BaseEndpoint: aws.String("http://" + g.addr), UsePathStyle: true,
+		Credentials: credentials.NewStaticCredentialsProvider(s3Access, s3Secret, "")})
+}
+
+func (g *gateway) bucketURL() string {
+	q := url.Values{}
+	q.Set("endpoint", "http://"+g.addr)
+	q.Set("use_path_style", "true")
+	q.Set("disable_https", "true")
+	q.Set("region", "us-east-1")
+	return "s3://" + s3Bucket + "?" + q.Encode()
+}
+
+func (g *gateway) env() []string {
+	return []string{"AWS_ACCESS_KEY_ID=" + s3Access, "AWS_SECRET_ACCESS_KEY=" + s3Secret, "AWS_REGION=us-east-1",
+		"AWS_CONFIG_FILE=" + os.DevNull, "AWS_SHARED_CREDENTIALS_FILE=" + os.DevNull, "AWS_EC2_METADATA_DISABLED=true"}
+}
+
+func (g *gateway) stop() {
+	g.cmd.Process.Kill()
+	<-g.done
+}
+
+// benchCold checks one file through a fresh daemon per path: the CLI uploads the local file,
+// then the CLI names the S3 object. The daemon's layout cache is off, and its VmHWM after the
+// one check is the peak of that case alone.
+func benchCold(o options, name, path string, big bool, gw *gateway) ([]row, error) {
+	fi, err := os.Stat(path)
+	if err != nil {
+		return nil, err
+	}
+	type path_ struct {
+		label, target string
+		env           []string
+		args          []string
+	}
+	paths := []path_{{"upload (CLI --server)", path, nil, nil}}
+	if gw != nil {
+		key := "1mib/_metadata"
+		if big {
+			key = "big/_metadata"
+		}
+		paths = append(paths, path_{"S3 (CLI --server s3://)", "s3://" + s3Bucket + "/" + key, gw.env(), []string{"--allow=" + gw.bucketURL()}})
+	}
+	var rows []row
+	for _, p := range paths {
+		d, err := startDaemon(o, p.env, append([]string{"--cache-entries=-1", "--max-upload-bytes=" + strconv.FormatInt(2*fi.Size()+1<<20, 10)}, p.args...)...)
+		if err != nil {
+			return nil, err
+		}
+		base := d.status("VmRSS")
+		ctx, cancel := context.WithTimeout(context.Background(), o.stepTimeout)
+		cmd := exec.CommandContext(ctx, filepath.Join(o.bin, "preflight"), "check", p.target, "--server", d.addr, "--insecure", "--parallelism", "8", "-o", "json")
+		var stdout, stderr bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &stdout, &stderr
+		start := time.Now()
+		err = cmd.Run()
+		wall := time.Since(start)
+		cancel()
+		peak := d.status("VmHWM")
+		d.stop()
+		// Exit 1 is a DENY: a valid answer (the orphan-union file is denied).
+		var ee *exec.ExitError
+		if err != nil && !(errors.As(err, &ee) && ee.ExitCode() == 1) {
+			return nil, fmt.Errorf("preflight check %s: %v\n%s\n%s", p.target, err, stderr.String(), d.stderr)
+		}
+		var rep struct {
+			Verdict    string `json:"verdict"`
+			Checkpoint struct {
+				SizeBytes string `json:"sizeBytes"`
+			} `json:"checkpoint"`
+		}
+		if err := json.Unmarshal(stdout.Bytes(), &rep); err != nil {
+			return nil, fmt.Errorf("preflight check %s: output: %v", p.target, err)
+		}
+		if rep.Checkpoint.SizeBytes != strconv.FormatInt(fi.Size(), 10) {
+			return nil, fmt.Errorf("preflight check %s: report says %s bytes, the file has %d", p.target, rep.Checkpoint.SizeBytes, fi.Size())
+		}
+		logf("(b) %s %s: %v, daemon RSS %d MiB before, peak %d MiB; %s", name, p.label, wall.Round(time.Millisecond), base>>20, peak>>20, rep.Verdict)
+		r := row{
+			bench:  fmt.Sprintf("(b) cold check %s, %s", name, p.label),
+			metric: "wall / daemon peak RSS",
+			value:  fmt.Sprintf("%.2f s (%.0f MB/s) / %d MiB (%s)", wall.Seconds(), float64(fi.Size())/1e6/wall.Seconds(), peak>>20, strings.TrimPrefix(rep.Verdict, "VERDICT_")),
+		}
+		if big {
+			r.target = "≤ 3 s / ≤ 256 MiB"
+			r.met = yes(wall <= targetBigWall && peak <= targetBigRSS)
+		}
+		rows = append(rows, r)
+	}
+	return rows, nil
+}
+
+// --- (c) decode throughput ----------------------------------------------------------------
+
+// benchDecode times `cat FILE > /dev/null` and checkpoint.ReadLayout over the open file (the
+// file is in the page cache for both: cat runs first), and the engine's whole check. The best of
+// decodeRuns counts for each.
+func benchDecode(o options, name, path string) ([]row, error) {
+	fi, err := os.Stat(path)
+	if err != nil {
+		return nil, err
+	}
+	size := float64(fi.Size())
+	bestOf := func(f func() error) (time.Duration, error) {
+		var ds []time.Duration
+		for range o.decodeRuns {
+			runtime.GC()
+			start := time.Now()
+			if err := f(); err != nil {
+				return 0, err
+			}
+			ds = append(ds, time.Since(start))
+		}
+		return slices.Min(ds), nil
+	}
+	cat, err := bestOf(func() error {
+		ctx, cancel := context.WithTimeout(context.Background(), o.stepTimeout)
+		defer cancel()
+		cmd := exec.CommandContext(ctx, "cat", path)
+		cmd.Stdout, _ = os.OpenFile(os.DevNull, os.O_WRONLY, 0)
+		defer cmd.Stdout.(*os.File).Close()
+		return cmd.Run()
+	})
+	if err != nil {
+		return nil, err
+	}
+	withFile := func(f func(io.Reader) error) func() error {
+		return func() error {
+			fh, err := os.Open(path)
+			if err != nil {
+				return err
+			}
+			defer fh.Close()
+			return f(fh)
+		}
+	}
+	decode, err := bestOf(withFile(func(r io.Reader) error { _, err := checkpoint.ReadLayout(r); return err }))
+	if err != nil {
+		return nil, err
+	}
+	eng := engine.New()
+	plan := &pb.RescalePlan{DefaultParallelism: 8}
+	full, err := bestOf(withFile(func(r io.Reader) error {
+		_, err := eng.Check(context.Background(), engine.Input{Reader: r, Source: path}, plan, nil)
+		return err
+	}))
+	if err != nil {
+		return nil, err
+	}
+	mbs := func(d time.Duration) float64 { return size / 1e6 / d.Seconds() }
+	logf("(c) %s: cat %v (%.0f MB/s), ReadLayout %v (%.0f MB/s), engine check %v (%.0f MB/s)", name, cat, mbs(cat), decode, mbs(decode), full, mbs(full))
+	return []row{
+		{fmt.Sprintf("(c) decode %s", name), "cat / ReadLayout / engine check", fmt.Sprintf("%.0f / %.0f / %.0f MB/s", mbs(cat), mbs(decode), mbs(full)), "", ""},
+		{fmt.Sprintf("(c) decode %s", name), "ReadLayout ÷ cat", fmt.Sprintf("%.0f%% (%v vs %v)", 100*cat.Seconds()/decode.Seconds(), decode.Round(10*time.Microsecond), cat.Round(10*time.Microsecond)), "", ""},
+	}, nil
+}
