@@ -20,6 +20,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"net/http"
 	"net/url"
 	"os"
 	"os/exec"
@@ -173,6 +174,7 @@ func yes(ok bool) string {
 type daemon struct {
 	cmd    *exec.Cmd
 	addr   string
+	http   string // when started with --http-addr
 	stderr *bytes.Buffer
 	done   chan struct{}
 }
@@ -189,18 +191,29 @@ func startDaemon(o options, env []string, args ...string) (*daemon, error) {
 	if err := d.cmd.Start(); err != nil {
 		return nil, err
 	}
-	addr := make(chan string, 1)
+	wantHTTP := slices.ContainsFunc(args, func(a string) bool { return strings.HasPrefix(a, "--http-addr=") && a != "--http-addr=" })
+	addr := make(chan [2]string, 1)
 	go func() {
+		var a [2]string
+		sent := false
 		sc := bufio.NewScanner(stdout)
 		for sc.Scan() {
 			if v, ok := strings.CutPrefix(sc.Text(), "grpc-addr="); ok {
-				addr <- v
+				a[0] = v
+			}
+			if v, ok := strings.CutPrefix(sc.Text(), "http-addr="); ok {
+				a[1] = v
+			}
+			if !sent && a[0] != "" && (!wantHTTP || a[1] != "") {
+				addr <- a
+				sent = true
 			}
 		}
 	}()
 	go func() { d.cmd.Wait(); close(d.done) }()
 	select {
-	case d.addr = <-addr:
+	case a := <-addr:
+		d.addr, d.http = a[0], a[1]
 		return d, nil
 	case <-d.done:
 		return nil, fmt.Errorf("preflightd exited: %s", d.stderr)
@@ -218,6 +231,24 @@ func (d *daemon) stop() {
 		d.cmd.Process.Kill()
 		<-d.done
 	}
+}
+
+// metric reads a sample from the daemon's /metrics (-1 when absent).
+func (d *daemon) metric(name string) float64 {
+	c := http.Client{Timeout: 10 * time.Second}
+	resp, err := c.Get("http://" + d.http + "/metrics")
+	if err != nil {
+		return -1
+	}
+	defer resp.Body.Close()
+	sc := bufio.NewScanner(resp.Body)
+	for sc.Scan() {
+		if v, ok := strings.CutPrefix(sc.Text(), name+" "); ok {
+			f, _ := strconv.ParseFloat(v, 64)
+			return f
+		}
+	}
+	return -1
 }
 
 // status reads a field of /proc/PID/status in bytes.
@@ -302,7 +333,7 @@ func benchThroughput(o options) ([]row, error) {
 	// The example checkpoints are allowlisted so that the URI case is served from the layout
 	// cache. Checks wait for a slot rather than being shed (the default 2 × GOMAXPROCS slots
 	// would answer most of 50 concurrent callers RESOURCE_EXHAUSTED at once).
-	d, err := startDaemon(o, nil, "--allow="+filepath.Dir(filepath.Dir(o.cached)), "--queue-wait=10s")
+	d, err := startDaemon(o, nil, "--allow="+filepath.Dir(filepath.Dir(o.cached)), "--queue-wait=10s", "--http-addr=127.0.0.1:0")
 	if err != nil {
 		return nil, err
 	}
@@ -328,6 +359,12 @@ func benchThroughput(o options) ([]row, error) {
 		logf("    echo  %.0f rps p50 %v p99 %v errors %d", echo.Rps, echo.pct(50), echo.pct(99), echo.errors())
 		logf("    check %.0f rps p50 %v p99 %v errors %d %v", check.Rps, check.pct(50), check.pct(99), check.errors(), check.ErrorDistribution)
 		rounds = append(rounds, pair{echo, check})
+	}
+	// The checks must have been served from the layout cache.
+	hits, misses := d.metric(`preflight_layout_cache_requests_total{result="hit"}`), d.metric(`preflight_layout_cache_requests_total{result="miss"}`)
+	logf("(a) layout cache: %.0f hits, %.0f misses", hits, misses)
+	if misses > 1 || hits < float64(o.rounds*o.requests-1) {
+		return nil, fmt.Errorf("CheckRescale was not served from the layout cache: %.0f hits, %.0f misses", hits, misses)
 	}
 	// The best round of each counts (the machine is shared: the best is the least disturbed).
 	best := func(get func(pair) *ghzReport) *ghzReport {
@@ -593,6 +630,6 @@ func benchDecode(o options, name, path string) ([]row, error) {
 	logf("(c) %s: cat %v (%.0f MB/s), ReadLayout %v (%.0f MB/s), engine check %v (%.0f MB/s)", name, cat, mbs(cat), decode, mbs(decode), full, mbs(full))
 	return []row{
 		{fmt.Sprintf("(c) decode %s", name), "cat / ReadLayout / engine check", fmt.Sprintf("%.0f / %.0f / %.0f MB/s", mbs(cat), mbs(decode), mbs(full)), "", ""},
-		{fmt.Sprintf("(c) decode %s", name), "ReadLayout ÷ cat", fmt.Sprintf("%.0f%% (%v vs %v)", 100*cat.Seconds()/decode.Seconds(), decode.Round(10*time.Microsecond), cat.Round(10*time.Microsecond)), "", ""},
+		{fmt.Sprintf("(c) decode %s", name), "ReadLayout ÷ cat, throughput", fmt.Sprintf("%.0f%% (%v vs %v)", 100*cat.Seconds()/decode.Seconds(), decode.Round(10*time.Microsecond), cat.Round(10*time.Microsecond)), "", ""},
 	}, nil
 }
