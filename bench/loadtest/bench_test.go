@@ -94,6 +94,8 @@ func BenchmarkRPC(b *testing.B) {
 	})
 }
 
+// BenchmarkCheckLayout is the engine's part of a cached check: the DENY plan of the cached ghz
+// case (which searches the nearest safe parallelism) and an ALLOW plan (no search).
 func BenchmarkCheckLayout(b *testing.B) {
 	path := compactSink(b)
 	f, err := os.Open(path)
@@ -106,12 +108,19 @@ func BenchmarkCheckLayout(b *testing.B) {
 		b.Fatal(err)
 	}
 	eng := engine.New()
-	req := cachedRequest(path)
-	b.ReportAllocs()
-	for b.Loop() {
-		if _, err := eng.CheckLayout(context.Background(), l, path, req.GetPlan(), nil); err != nil {
-			b.Fatal(err)
-		}
+	for _, c := range []struct {
+		name string
+		p    int32
+	}{{"deny/compact-operator=8", 8}, {"allow/compact-operator=4", 4}} {
+		plan := &pb.RescalePlan{Parallelism: map[string]int32{"compact-operator": c.p}}
+		b.Run(c.name, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, err := eng.CheckLayout(context.Background(), l, path, plan, nil); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
 	}
 }
 
