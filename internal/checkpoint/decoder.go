@@ -30,7 +30,14 @@ type decoder struct {
 
 	runBudget  int64 // see runBudget
 	trailerOff int64 // where the properties trailer (or the trailing bytes) start
+
+	// names interns state names: every subtask's handle repeats them, and one string per name
+	// saves memory and lets the simulator compare names by pointer.
+	names map[string]string
 }
+
+// maxInternedNames bounds the interning table, so a hostile file of unique names cannot grow it.
+const maxInternedNames = 4096
 
 // maxDepth caps the nesting of handles (changelog lists, key-group stream delegates).
 const maxDepth = 64
@@ -303,6 +310,27 @@ func (d *decoder) i64s(n int, keep bool, s *offsetSummary) []int64 {
 }
 
 // utf reads a modified-UTF-8 string (Java DataInput.readUTF).
+// stateName reads a state name, interned.
+func (d *decoder) stateName() string {
+	off := d.offset()
+	n := int(d.u16())
+	b := d.next(n)
+	if s, ok := d.names[string(b)]; ok {
+		return s
+	}
+	s, err := decodeMUTF8(b)
+	if err != nil {
+		d.fail(off+2+int64(err.(*mutf8Error).pos), "", err.Error())
+	}
+	if d.names == nil {
+		d.names = make(map[string]string)
+	}
+	if len(d.names) < maxInternedNames {
+		d.names[string(b)] = s
+	}
+	return s
+}
+
 func (d *decoder) utf() string {
 	off := d.offset()
 	n := int(d.u16())

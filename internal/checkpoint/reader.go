@@ -393,7 +393,7 @@ func (d *decoder) operatorHandle() *OperatorStateHandle {
 	for i := 0; i < int(n); i++ {
 		d.setIdx(i)
 		var e StateEntry
-		e.Name = d.utf()
+		e.Name = d.stateName()
 		d.setKey(e.Name)
 		d.push("mode")
 		off := d.offset()
