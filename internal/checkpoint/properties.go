@@ -73,10 +73,17 @@ func (j *jsDecoder) fail(msg string) {
 	panic(jsAbort{&FormatError{Offset: int64(j.pos), Field: "trailer", Msg: "CheckpointProperties: " + msg}})
 }
 
+// failTruncated stops decoding because the stream ends before what it announces.
+func (j *jsDecoder) failTruncated(msg string) {
+	panic(jsAbort{&FormatError{Offset: int64(j.pos), Field: "trailer", Msg: "CheckpointProperties: " + msg, Err: errTrailerTruncated}})
+}
+
 func (j *jsDecoder) next(n int) []byte {
-	if n < 0 || len(j.b)-j.pos < n {
-		panic(jsAbort{&FormatError{Offset: int64(j.pos), Field: "trailer",
-			Msg: "CheckpointProperties: unexpected end of the Java serialization stream", Err: errTrailerTruncated}})
+	if n < 0 {
+		j.fail("negative length")
+	}
+	if len(j.b)-j.pos < n {
+		j.failTruncated("unexpected end of the Java serialization stream")
 	}
 	b := j.b[j.pos : j.pos+n]
 	j.pos += n
@@ -197,8 +204,11 @@ func (j *jsDecoder) content() any {
 		return s
 	case jsLongString:
 		n := j.i64()
-		if n < 0 || n > int64(len(j.b)-j.pos) {
+		if n < 0 {
 			j.fail("long string length out of range")
+		}
+		if n > int64(len(j.b)-j.pos) {
+			j.failTruncated("long string length exceeds the stream")
 		}
 		s := j.utf(int(n))
 		j.newHandle(s)
@@ -268,7 +278,7 @@ func (j *jsDecoder) classDesc() *jsClass {
 		c.flags = j.u8()
 		n := int(j.u16())
 		if n*3 > len(j.b)-j.pos {
-			j.fail("field count exceeds the stream")
+			j.failTruncated("field count exceeds the stream")
 		}
 		for i := 0; i < n; i++ {
 			f := jsField{typ: j.u8()}
@@ -314,7 +324,7 @@ func (j *jsDecoder) fieldValue(typ byte) any {
 func (j *jsDecoder) skipAnnotation() {
 	for {
 		if j.pos >= len(j.b) {
-			j.fail("unexpected end of the Java serialization stream")
+			j.failTruncated("unexpected end of the Java serialization stream")
 		}
 		switch j.b[j.pos] {
 		case jsEndBlockData:
