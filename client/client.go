@@ -143,9 +143,9 @@ func (c *Client) Upload(ctx context.Context, r io.Reader, header *pb.UploadHeade
 	return c.upload(ctx, r, header, nil)
 }
 
-func (c *Client) upload(ctx context.Context, r io.Reader, header *pb.UploadHeader, progress func(int64)) (*pb.RescaleReport, error) {
+func (c *Client) upload(callerCtx context.Context, r io.Reader, header *pb.UploadHeader, progress func(int64)) (*pb.RescaleReport, error) {
 	// A child context so that an early return (read error) cancels the stream instead of leaking it.
-	ctx, cancel := context.WithCancel(ctx)
+	ctx, cancel := context.WithCancel(callerCtx)
 	defer cancel()
 	stream, err := c.api.CheckRescaleUpload(ctx)
 	if err != nil {
@@ -175,8 +175,10 @@ func (c *Client) upload(ctx context.Context, r io.Reader, header *pb.UploadHeade
 			break
 		}
 		if rerr != nil {
-			if cerr := ctx.Err(); cerr != nil {
-				// The caller gave up while we were reading: report it as gRPC would.
+			// The caller gave up while we were reading: report it as gRPC would. Ask the caller's
+			// context: a child learns of its parent's end only after the parent's Done closed,
+			// which may be what woke the reader.
+			if cerr := callerCtx.Err(); cerr != nil {
 				return nil, status.FromContextError(cerr).Err()
 			}
 			return nil, fmt.Errorf("client: read upload: %w", rerr)
