@@ -1,59 +1,24 @@
 package engine
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"errors"
 	"math/rand"
 	"os"
-	"path/filepath"
-	"strings"
 	"testing"
 
 	"github.com/flinkpreflight/preflight/internal/checkpoint"
+	corpustest "github.com/flinkpreflight/preflight/internal/corpus"
 	pb "github.com/flinkpreflight/preflight/proto/preflight/v1"
 )
-
-// corpusMetadata lists the corpus's real _metadata files (repo-root-relative ../shared/corpus).
-func corpusMetadata(t *testing.T) []string {
-	t.Helper()
-	dir := filepath.Join("..", "..", "..", "shared", "corpus")
-	f, err := os.Open(filepath.Join(dir, "MANIFEST.tsv"))
-	if err != nil {
-		t.Skipf("corpus not available (../shared is absent in a plain clone): %v", err)
-	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	sc.Buffer(make([]byte, 1<<20), 1<<20)
-	kind := -1
-	var files []string
-	for sc.Scan() {
-		cols := strings.Split(sc.Text(), "\t")
-		if kind < 0 {
-			for i, c := range cols {
-				if c == "kind" {
-					kind = i
-				}
-			}
-			if kind < 0 {
-				t.Fatal("MANIFEST.tsv has no kind column")
-			}
-			continue
-		}
-		if len(cols) > kind && cols[kind] == "metadata" {
-			files = append(files, filepath.Join(dir, cols[0]))
-		}
-	}
-	return files
-}
 
 // TestCorruptionSweep corrupts real Flink files (truncations, bit flips, overwritten ints) and
 // runs the whole pipeline on each: every outcome is a report, a *checkpoint.FormatError with an
 // offset, or a plan error; never a panic. CI checks a sample; PREFLIGHT_SWEEP=full checks every
 // file of the corpus with more mutations.
 func TestCorruptionSweep(t *testing.T) {
-	files := corpusMetadata(t)
+	files := corpustest.Metadata(t)
 	mutations, stride := 12, 9
 	if os.Getenv("PREFLIGHT_SWEEP") == "full" {
 		mutations, stride = 60, 1

@@ -1,53 +1,22 @@
 package findings
 
 import (
-	"bufio"
 	"errors"
 	"os"
-	"path/filepath"
 	"sort"
 	"strings"
 	"testing"
 
 	"github.com/flinkpreflight/preflight/internal/checkpoint"
+	corpustest "github.com/flinkpreflight/preflight/internal/corpus"
 	"github.com/flinkpreflight/preflight/internal/rescale"
 )
-
-// corpusDir is the shared corpus of real _metadata files, relative to this package
-// (repo-root-relative ../shared/corpus).
-var corpusDir = filepath.Join("..", "..", "..", "shared", "corpus")
 
 // TestCorpus checks every real metadata file of the corpus at its stored parallelism, at 1, at
 // twice the stored parallelism and at its max parallelism: no panic, every DENY explained by an
 // ERROR finding with a message, and the counts logged. It skips when the corpus is absent.
 func TestCorpus(t *testing.T) {
-	manifest := filepath.Join(corpusDir, "MANIFEST.tsv")
-	f, err := os.Open(manifest)
-	if err != nil {
-		t.Skipf("corpus not available: %v", err)
-	}
-	defer f.Close()
-	var files []string
-	sc := bufio.NewScanner(f)
-	sc.Buffer(make([]byte, 1<<20), 1<<20)
-	var kindCol = -1
-	for sc.Scan() {
-		cols := strings.Split(sc.Text(), "\t")
-		if kindCol < 0 {
-			for i, c := range cols {
-				if c == "kind" {
-					kindCol = i
-				}
-			}
-			if kindCol < 0 {
-				t.Fatal("MANIFEST.tsv has no kind column")
-			}
-			continue
-		}
-		if len(cols) > kindCol && cols[kindCol] == "metadata" {
-			files = append(files, cols[0])
-		}
-	}
+	files := corpustest.Metadata(t)
 	if testing.Short() && len(files) > 60 {
 		files = files[:60]
 	}
@@ -57,7 +26,7 @@ func TestCorpus(t *testing.T) {
 	identified := map[string]int{}
 	var denyStored []string
 	for _, rel := range files {
-		b, err := os.ReadFile(filepath.Join(corpusDir, rel))
+		b, err := os.ReadFile(rel)
 		if err != nil {
 			counts["missing"]++
 			continue

@@ -1,55 +1,20 @@
 package rescale
 
 import (
-	"bufio"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/flinkpreflight/preflight/internal/checkpoint"
+	corpustest "github.com/flinkpreflight/preflight/internal/corpus"
 )
 
-// corpusDir finds the shared corpus: ../shared/corpus beside the repository, or $PREFLIGHT_CORPUS.
-func corpusDir() string {
-	if d := os.Getenv("PREFLIGHT_CORPUS"); d != "" {
-		return d
-	}
-	return filepath.Join("..", "..", "..", "shared", "corpus")
-}
+// corpusDir is the shared corpus folder (FuzzSimulate seeds from it when present).
+func corpusDir() string { return corpustest.Dir() }
 
-// corpusMetadata lists the `metadata` files of MANIFEST.tsv.
-func corpusMetadata(t *testing.T) []string {
-	t.Helper()
-	dir := corpusDir()
-	f, err := os.Open(filepath.Join(dir, "MANIFEST.tsv"))
-	if err != nil {
-		t.Skipf("corpus not available (%v); set PREFLIGHT_CORPUS to run this test", err)
-	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	sc.Buffer(make([]byte, 1<<20), 1<<20)
-	var paths []string
-	kindCol := -1
-	for sc.Scan() {
-		cols := strings.Split(sc.Text(), "\t")
-		if kindCol < 0 {
-			for i, c := range cols {
-				if c == "kind" {
-					kindCol = i
-				}
-			}
-			if kindCol < 0 {
-				t.Fatal("MANIFEST.tsv has no kind column")
-			}
-			continue
-		}
-		if kindCol < len(cols) && cols[kindCol] == "metadata" {
-			paths = append(paths, filepath.Join(dir, cols[0]))
-		}
-	}
-	return paths
-}
+// corpusMetadata lists the `metadata` files of MANIFEST.tsv, skipping when the corpus is absent.
+func corpusMetadata(t *testing.T) []string { return corpustest.Metadata(t) }
 
 // TestCorpus simulates every corpus _metadata file: at the stored parallelism every subtask keeps
 // its own state; at 1, 2× and max parallelism Flink's invariants hold.
