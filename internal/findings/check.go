@@ -15,7 +15,7 @@ func Check(layout *checkpoint.Layout, plan rescale.Plan, result *rescale.Result,
 	if opts.AllowNonRestoredState {
 		plan.AllowNonRestoredState = true
 	}
-	c := newContext(layout, plan, result, cat, opts)
+	c := newContext(layout, plan, result, cat, opts, nil)
 	rules := enabledRules(opts)
 	fs := runRules(c, rules)
 	rep := Report{Findings: fs, Verdict: verdictOf(fs, opts.failLevel())}
@@ -191,7 +191,7 @@ func resimulateSafe(c *Context, rules []Rule, v *rescale.VertexAssignment, p int
 	if err != nil || res == nil {
 		return false
 	}
-	nc := newContext(c.Layout, plan, res, c.Catalog, c.Options)
+	nc := newContext(c.Layout, plan, res, c.Catalog, c.Options, c.identified)
 	vid := v.ID.String()
 	for _, r := range rules {
 		for _, f := range r.Check(nc) {

@@ -120,18 +120,31 @@ type Context struct {
 
 	entries   map[*rescale.OperatorAssignment]*CatalogEntry
 	stateHits map[string][]stateRuleHit // stateRules memo, by label set
+	// identified memoizes Identify per checkpoint operator; re-simulations of one check share it,
+	// since identification depends on the operator's record and the catalog only.
+	identified map[*checkpoint.OperatorLayout]*CatalogEntry
 }
 
-func newContext(layout *checkpoint.Layout, plan rescale.Plan, result *rescale.Result, cat *Catalog, opts Options) *Context {
+func newContext(layout *checkpoint.Layout, plan rescale.Plan, result *rescale.Result, cat *Catalog, opts Options,
+	identified map[*checkpoint.OperatorLayout]*CatalogEntry) *Context {
 	if cat == nil {
 		cat = sharedDefault()
 	}
 	c := &Context{Layout: layout, Plan: plan, Result: result, Catalog: cat, Options: opts,
-		entries: map[*rescale.OperatorAssignment]*CatalogEntry{}, stateHits: map[string][]stateRuleHit{}}
+		entries: map[*rescale.OperatorAssignment]*CatalogEntry{}, stateHits: map[string][]stateRuleHit{},
+		identified: identified}
+	if c.identified == nil {
+		c.identified = map[*checkpoint.OperatorLayout]*CatalogEntry{}
+	}
 	for _, v := range result.Vertices {
 		for _, op := range v.Operators {
 			if op.Layout != nil {
-				c.entries[op] = Identify(op.Layout, cat)
+				e, ok := c.identified[op.Layout]
+				if !ok {
+					e = Identify(op.Layout, cat)
+					c.identified[op.Layout] = e
+				}
+				c.entries[op] = e
 			} else {
 				c.entries[op] = identifyNew(op.ID, cat)
 			}
