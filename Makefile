@@ -70,7 +70,7 @@ build:
 
 ## demo: the README quickstart.
 demo:
-	$(GO) run ./client/preflight check testdata/compact-sink/_metadata --set compact-operator=8
+	$(GO) run ./client/preflight check testdata/compact-sink/_metadata --set compact-operator=8 || test $$? -eq 1
 
 ## bench: the Go benchmarks.
 bench:
