@@ -23,7 +23,7 @@ tools:
 
 ## lint: gofmt, go vet, buf lint, buf format.
 lint:
-	@unformatted=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$unformatted" ]; then echo "gofmt would change:"; echo "$$unformatted"; exit 1; fi
+	@unformatted=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$unformatted" ]; then echo "gofmt would change:"; echo "$$unformatted"; exit 1; fi; echo "gofmt: ok"
 	$(GO) vet ./...
 	$(BUF) lint
 	$(BUF) format --exit-code --diff
@@ -34,12 +34,12 @@ generate:
 
 ## check-generated: the committed generated code equals what the pinned generators produce.
 check-generated: generate
-	@if [ -n "$$(git status --porcelain -- proto)" ]; then echo "generated code is stale: run make generate"; git status --porcelain -- proto; git diff --stat -- proto; exit 1; fi
+	@if [ -n "$$(git status --porcelain -- proto)" ]; then echo "generated code is stale: run make generate"; git status --porcelain -- proto; git diff --stat -- proto; exit 1; fi; echo "generated code: up to date"
 
 ## breaking: buf breaking against the previous commit, when it had the API.
 breaking:
 	@if git rev-parse -q --verify HEAD~1 >/dev/null && [ -n "$$(git ls-tree -r --name-only HEAD~1 -- proto | grep '\.proto$$')" ]; then \
-		$(BUF) breaking --against '.git#ref=HEAD~1'; \
+		$(BUF) breaking --against '.git#ref=HEAD~1' && echo "buf breaking against HEAD~1: ok"; \
 	else echo "buf breaking: no earlier commit with protos, skipped"; fi
 
 ## unit: all Go tests with the race detector.
