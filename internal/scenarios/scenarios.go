@@ -6,12 +6,14 @@
 // and no simulation; it must stay deterministic (same bytes on every run).
 package scenarios
 
-//go:generate go run ./cmd/genexamples -out ../../testdata
+//go:generate go run ./cmd/genexamples -out ../../testdata -force
 
 import (
 	"bytes"
 	"encoding/binary"
+	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"sort"
@@ -47,22 +49,61 @@ func Encode(s Scenario) ([]byte, error) {
 	return b.Bytes(), nil
 }
 
-// WriteAll writes every scenario to dir/<name>/_metadata.
-func WriteAll(dir string) error {
+// WriteAll writes every scenario to dir/<name>/_metadata. A file that already holds the same bytes
+// is left alone; one that differs is replaced only when overwrite is set.
+func WriteAll(dir string, overwrite bool) error {
 	for _, s := range All() {
 		b, err := Encode(s)
 		if err != nil {
 			return err
 		}
-		d := filepath.Join(dir, s.Name)
-		if err := os.MkdirAll(d, 0o755); err != nil {
-			return err
+		path := filepath.Join(dir, s.Name, "_metadata")
+		if old, err := os.ReadFile(path); err == nil && bytes.Equal(old, b) {
+			continue
 		}
-		if err := os.WriteFile(filepath.Join(d, "_metadata"), b, 0o644); err != nil {
+		if err := WriteFile(path, overwrite, func(w io.Writer) error { _, err := w.Write(b); return err }); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// ErrExists is returned by WriteFile when the file exists and overwrite is not set.
+var ErrExists = errors.New("exists; pass the overwrite flag (-force) to replace it")
+
+// WriteFile writes a file atomically: into a temporary file beside it, then renamed over it, so
+// a reader never sees half a file and a failed write leaves the old one. An existing file is
+// replaced only when overwrite is set.
+func WriteFile(path string, overwrite bool, write func(io.Writer) error) (err error) {
+	if _, err := os.Stat(path); err == nil && !overwrite {
+		return fmt.Errorf("%s: %w", path, ErrExists)
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return err
+	}
+	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*.tmp")
+	if err != nil {
+		return err
+	}
+	defer func() {
+		if err != nil {
+			tmp.Close()
+			os.Remove(tmp.Name())
+		}
+	}()
+	if err := write(tmp); err != nil {
+		return err
+	}
+	if err := tmp.Chmod(0o644); err != nil {
+		return err
+	}
+	if err := tmp.Sync(); err != nil {
+		return err
+	}
+	if err := tmp.Close(); err != nil {
+		return err
+	}
+	return os.Rename(tmp.Name(), path)
 }
 
 // operator starts an operator record whose ID is derived from its uid, as Flink does.

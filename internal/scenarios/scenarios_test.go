@@ -2,6 +2,8 @@ package scenarios
 
 import (
 	"bytes"
+	"errors"
+	"io"
 	"os"
 	"path/filepath"
 	"testing"
@@ -10,7 +12,7 @@ import (
 )
 
 // The committed files must be what the generator produces today:
-// go run ./internal/scenarios/cmd/genexamples regenerates them.
+// go run ./internal/scenarios/cmd/genexamples -force regenerates them.
 func TestCommittedFilesUpToDate(t *testing.T) {
 	for _, s := range All() {
 		t.Run(s.Name, func(t *testing.T) {
@@ -20,10 +22,10 @@ func TestCommittedFilesUpToDate(t *testing.T) {
 			}
 			got, err := os.ReadFile(filepath.Join("..", "..", "testdata", s.Name, "_metadata"))
 			if err != nil {
-				t.Fatalf("%v (run go run ./internal/scenarios/cmd/genexamples)", err)
+				t.Fatalf("%v (run go run ./internal/scenarios/cmd/genexamples -force)", err)
 			}
 			if !bytes.Equal(got, want) {
-				t.Fatalf("testdata/%s/_metadata is stale (%d bytes, generator gives %d): run go run ./internal/scenarios/cmd/genexamples", s.Name, len(got), len(want))
+				t.Fatalf("testdata/%s/_metadata is stale (%d bytes, generator gives %d): run go run ./internal/scenarios/cmd/genexamples -force", s.Name, len(got), len(want))
 			}
 		})
 	}
@@ -108,5 +110,58 @@ func TestFileOrderMatchesFlink(t *testing.T) {
 	got := fileOrder(checkpoint.OperatorState{ID: a}, checkpoint.OperatorState{ID: b})
 	if got[0].ID != b {
 		t.Fatalf("order %s, %s", got[0].ID, got[1].ID)
+	}
+}
+
+func TestWriteAllNeverOverwritesSilently(t *testing.T) {
+	dir := t.TempDir()
+	if err := WriteAll(dir, false); err != nil {
+		t.Fatal(err)
+	}
+	// Unchanged files are fine without the flag.
+	if err := WriteAll(dir, false); err != nil {
+		t.Fatalf("rewriting identical files: %v", err)
+	}
+	name := All()[0].Name
+	path := filepath.Join(dir, name, "_metadata")
+	if err := os.WriteFile(path, []byte("a user's own file"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := WriteAll(dir, false); !errors.Is(err, ErrExists) {
+		t.Fatalf("WriteAll over a changed file without overwrite: %v, want ErrExists", err)
+	}
+	if b, _ := os.ReadFile(path); string(b) != "a user's own file" {
+		t.Fatal("the user's file was changed")
+	}
+	if err := WriteAll(dir, true); err != nil {
+		t.Fatal(err)
+	}
+	want, _ := Encode(All()[0])
+	if b, _ := os.ReadFile(path); !bytes.Equal(b, want) {
+		t.Fatal("overwrite did not replace the file")
+	}
+	entries, _ := os.ReadDir(filepath.Join(dir, name))
+	if len(entries) != 1 {
+		t.Errorf("temporary files left behind: %v", entries)
+	}
+}
+
+func TestWriteFileFailureKeepsOldFile(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "_metadata")
+	if err := os.WriteFile(path, []byte("old"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	err := WriteFile(path, true, func(w io.Writer) error {
+		w.Write([]byte("half"))
+		return errors.New("generator failed")
+	})
+	if err == nil {
+		t.Fatal("want the generator's error")
+	}
+	if b, _ := os.ReadFile(path); string(b) != "old" {
+		t.Errorf("file is %q after a failed write, want the old content", b)
+	}
+	if entries, _ := os.ReadDir(filepath.Dir(path)); len(entries) != 1 {
+		t.Errorf("temporary files left behind: %v", entries)
 	}
 }
