@@ -25,7 +25,7 @@ func ExampleCheck() {
 	if err != nil {
 		panic(err)
 	}
-	rep := findings.Check(layout, plan, result, findings.DefaultCatalog(), findings.Options{FlinkVersion: "1.19.1"})
+	rep := findings.Check(layout, plan, result, findings.DefaultCatalog(), findings.Options{FlinkVersion: "2.0.2"})
 	fmt.Println(rep.Verdict)
 	for _, f := range rep.Findings {
 		fmt.Println(f.RuleID, f.Severity, f.OperatorUID, f.StateName, f.AffectedSubtasks, f.References[0])

@@ -85,6 +85,7 @@ func Rules() []Rule {
 		AtMostOneRule{},
 		OrderDependentRule{},
 		HazardRule{},
+		FormatVersionRule{},
 		MaxParallelismRule{},
 		MaxParallelismChangedRule{},
 		PinnedOperatorRule{},
