@@ -1,6 +1,10 @@
 package findings
 
-import "fmt"
+import (
+	"fmt"
+
+	"github.com/flinkpreflight/preflight/internal/checkpoint"
+)
 
 // FormatVersionRule (PF115): the restoring Flink cannot read the checkpoint's _metadata format.
 type FormatVersionRule struct{}
@@ -71,6 +75,16 @@ func (r FormatVersionRule) Check(c *Context) []Finding {
 		return nil
 	}
 	if known && readers.Contains(v) {
+		// The format is readable; file-merging handles (tags 15-17, FLIP-306) need 1.20 even
+		// inside a format-4 file.
+		if v.Compare(MustParseVersion("1.20")) < 0 && usesFileMerging(c.Layout) {
+			f := c.finding(r, Error, nil)
+			f.Message = fmt.Sprintf("The checkpoint uses file-merging state handles (segment files, FLIP-306), which Flink 1.20 "+
+				"introduced; Flink %s refuses them with IOException \"Unknown implementation of StreamStateHandle, code: 15\" "+
+				"(or IllegalStateException \"Reading invalid OperatorStateHandle, type: 17\").", c.Options.FlinkVersion)
+			f.Remediation = "Restore on Flink 1.20 or later, or take a savepoint (savepoints do not use file merging) and restore from it."
+			return []Finding{f}
+		}
 		return nil
 	}
 	f := c.finding(r, Error, nil)
@@ -78,4 +92,35 @@ func (r FormatVersionRule) Check(c *Context) []Finding {
 		format, formatReadersText(format), c.Options.FlinkVersion, flinkRefusal(format))
 	f.Remediation = remediation
 	return []Finding{f}
+}
+
+// usesFileMerging reports whether any handle is a file-merging one (stream tags 15/16, operator
+// tag 17).
+func usesFileMerging(l *checkpoint.Layout) bool {
+	seg := func(s checkpoint.StreamRef) bool {
+		return s.Kind == checkpoint.StreamSegment || s.Kind == checkpoint.StreamEmptySegment
+	}
+	for i := range l.Operators {
+		for j := range l.Operators[i].Subtasks {
+			st := &l.Operators[i].Subtasks[j]
+			for _, h := range []*checkpoint.OperatorStateHandleLayout{st.ManagedOperatorState, st.RawOperatorState} {
+				if h != nil && (h.FileMerging || seg(h.Stream)) {
+					return true
+				}
+			}
+			for _, k := range []*checkpoint.KeyedStateHandleLayout{st.ManagedKeyedState, st.RawKeyedState} {
+				if k != nil && seg(k.Stream) {
+					return true
+				}
+			}
+			for _, chs := range [][]checkpoint.ChannelStateLayout{st.InputChannels, st.OutputChannels} {
+				for _, ch := range chs {
+					if seg(ch.Stream) {
+						return true
+					}
+				}
+			}
+		}
+	}
+	return false
 }

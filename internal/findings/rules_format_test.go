@@ -44,3 +44,23 @@ func TestFormatVersionRule(t *testing.T) {
 		}
 	}
 }
+
+func TestFormatVersionRuleFileMerging(t *testing.T) {
+	merged := &checkpoint.Layout{Version: 4, Operators: []checkpoint.OperatorLayout{{Parallelism: 1, MaxParallelism: 1,
+		Subtasks: []checkpoint.SubtaskLayout{{ManagedOperatorState: &checkpoint.OperatorStateHandleLayout{FileMerging: true,
+			Stream: checkpoint.StreamRef{Kind: checkpoint.StreamSegment, Size: 10}}}}}}}
+	for _, tt := range []struct {
+		version string
+		fires   bool
+	}{{"1.19.2", true}, {"1.16", true}, {"1.20.0", false}, {"2.1", false}, {"", false}} {
+		c := newContext(merged, rescale.Plan{}, &rescale.Result{}, nil, Options{FlinkVersion: tt.version}, nil)
+		fs := FormatVersionRule{}.Check(c)
+		if fired := len(fs) == 1 && fs[0].Severity == Error && strings.Contains(fs[0].Message, "code: 15"); fired != tt.fires {
+			t.Errorf("file merging on %q: %+v, want fired=%v", tt.version, fs, tt.fires)
+		}
+	}
+	plain := &checkpoint.Layout{Version: 4}
+	if fs := (FormatVersionRule{}).Check(newContext(plain, rescale.Plan{}, &rescale.Result{}, nil, Options{FlinkVersion: "1.19"}, nil)); len(fs) != 0 {
+		t.Errorf("no file merging: %+v", fs)
+	}
+}
