@@ -7,7 +7,6 @@ import (
 	"io"
 	"io/fs"
 	"os"
-	"path/filepath"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -39,13 +38,14 @@ func checkpointReport(cmd *cobra.Command, target string, plan *pb.RescalePlan, o
 		return c.Check(ctx, &pb.CheckRescaleRequest{Checkpoint: &pb.CheckpointSource{Source: &pb.CheckpointSource_Uri{Uri: target}}, Plan: plan, Options: opts})
 	}
 	// Local files are streamed to the server, which never needs access to them.
-	path, size, err := localMetadata(target)
+	f, size, err := openLocal(target)
 	if err != nil {
 		return nil, err
 	}
+	defer f.Close()
 	p := newProgress(cmd.ErrOrStderr(), size)
 	defer p.done()
-	return c.CheckFile(ctx, path, plan, opts, p.set)
+	return c.Upload(ctx, p.reader(f), &pb.UploadHeader{Plan: plan, Options: opts, SizeBytes: size, Name: f.Name()})
 }
 
 // inspectReport runs an inspection in-process or on the server.
@@ -64,11 +64,12 @@ func inspectReport(cmd *cobra.Command, target string, remote remoteFlags) (*pb.I
 	src := &pb.CheckpointSource{Source: &pb.CheckpointSource_Uri{Uri: target}}
 	if !isURI(target) {
 		// InspectCheckpoint has no upload form; local files go inline.
-		path, _, err := localMetadata(target)
+		f, _, err := openLocal(target)
 		if err != nil {
 			return nil, err
 		}
-		b, err := os.ReadFile(path)
+		defer f.Close()
+		b, err := io.ReadAll(f)
 		if err != nil {
 			return nil, fmt.Errorf("%w: %v", errInput, err)
 		}
@@ -105,35 +106,28 @@ func openInput(cmd *cobra.Command, target string) (engine.Input, func(), error) 
 	if isURI(target) && !strings.HasPrefix(target, "file://") {
 		return openRemoteInput(cmd.Context(), target)
 	}
-	path, size, err := localMetadata(strings.TrimPrefix(target, "file://"))
+	f, size, err := openLocal(strings.TrimPrefix(target, "file://"))
 	if err != nil {
 		return engine.Input{}, nil, err
-	}
-	f, err := os.Open(path)
-	if err != nil {
-		return engine.Input{}, nil, fmt.Errorf("%w: %v", errInput, err)
 	}
 	p := newProgress(cmd.ErrOrStderr(), size)
 	return engine.Input{Reader: p.reader(f), Source: target}, func() { p.done(); f.Close() }, nil
 }
 
-// localMetadata resolves a checkpoint folder or _metadata path and returns the file and its size.
-func localMetadata(target string) (string, int64, error) {
-	st, err := os.Stat(target)
-	if err != nil {
-		if errors.Is(err, fs.ErrNotExist) {
-			return "", 0, fmt.Errorf("%w: no such file or folder: %s", errInput, target)
+// openLocal opens a _metadata file or a checkpoint folder's _metadata (client.OpenMetadata) and
+// words the failure for a person at a terminal.
+func openLocal(target string) (*os.File, int64, error) {
+	f, size, err := client.OpenMetadata(target)
+	switch {
+	case err == nil:
+		return f, size, nil
+	case errors.Is(err, fs.ErrNotExist):
+		if st, serr := os.Stat(target); serr == nil && st.IsDir() {
+			return nil, 0, fmt.Errorf("%w: %s is a folder without a _metadata file", errInput, target)
 		}
-		return "", 0, fmt.Errorf("%w: %v", errInput, err)
+		return nil, 0, fmt.Errorf("%w: no such file or folder: %s", errInput, target)
 	}
-	path := target
-	if st.IsDir() {
-		path = filepath.Join(target, "_metadata")
-		if st, err = os.Stat(path); err != nil {
-			return "", 0, fmt.Errorf("%w: %s is a folder without a _metadata file", errInput, target)
-		}
-	}
-	return path, st.Size(), nil
+	return nil, 0, fmt.Errorf("%w: %v", errInput, err)
 }
 
 // isURI reports whether target names a scheme such as s3:// rather than a local path.
@@ -195,8 +189,6 @@ func newProgress(stderr io.Writer, total int64) *progress {
 	}()
 	return p
 }
-
-func (p *progress) set(n int64) { p.n.Store(n) }
 
 func (p *progress) reader(r io.Reader) io.Reader {
 	if p.stop == nil {
