@@ -261,6 +261,16 @@ func (d *decoder) skip(n int64) {
 }
 
 // bytes reads n bytes into a new slice (n already checked against what remains, or growing).
+// payload reads n bytes of state data, or only skips them when summarizing: the Layout counts
+// state bytes but keeps none.
+func (d *decoder) payload(n int64) []byte {
+	if d.summarize {
+		d.skip(n)
+		return nil
+	}
+	return d.bytes(n)
+}
+
 func (d *decoder) bytes(n int64) []byte {
 	if d.r == nil {
 		return append([]byte{}, d.next(int(n))...)

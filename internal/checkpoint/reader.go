@@ -203,11 +203,7 @@ func (d *decoder) masterState() MasterState {
 	}
 	d.count(pl, off, 1, "payload byte")
 	ms.n = int64(pl)
-	if d.summarize {
-		d.skip(int64(pl))
-	} else {
-		ms.Payload = d.bytes(int64(pl))
-	}
+	ms.Payload = d.payload(int64(pl))
 	if d.offset() != end {
 		d.fail(d.offset(), strconv.FormatInt(end-d.offset(), 10), "trailing bytes in master state")
 	}
@@ -459,11 +455,7 @@ func (d *decoder) streamHandle() StreamStateHandle {
 		n := d.i32()
 		d.count(n, off, 1, "inline byte")
 		h.n = int64(n)
-		if d.summarize {
-			d.skip(int64(n))
-		} else {
-			h.Data = d.bytes(int64(n))
-		}
+		h.Data = d.payload(int64(n))
 		return h
 	case TagFileStreamStateHandle:
 		h := &FileStateHandle{}
@@ -599,11 +591,7 @@ func (d *decoder) keyedHandle() KeyedStateHandle {
 			l := d.i32()
 			d.count(l, off, 1, "change byte")
 			c.n = int64(l)
-			if d.summarize {
-				d.skip(int64(l))
-			} else {
-				c.Data = d.bytes(int64(l))
-			}
+			c.Data = d.payload(int64(l))
 			h.Changes = append(h.Changes, c)
 		}
 		d.pop()
@@ -769,11 +757,7 @@ func (d *decoder) mergedChannel(h *ChannelStateHandle) {
 		h.Channels = append(h.Channels, c)
 	}
 	if left := end - d.offset(); left > 0 {
-		if d.summarize {
-			d.skip(left)
-		} else {
-			h.BlobTrailing = d.bytes(left)
-		}
+		h.BlobTrailing = d.payload(left)
 	}
 	d.limit = saved
 	d.pop()
