@@ -2290,6 +2290,626 @@ func (x *MetadataFormatError) GetMessage() string {
 	return ""
 }
 
+// ClasspathCheckRequest names the job jar and the cluster to check it against. Every URI is a
+// local path or file:// URI inside the server's allowlist.
+type ClasspathCheckRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The job (uber) jar.
+	JobJarUri string `protobuf:"bytes,1,opt,name=job_jar_uri,json=jobJarUri,proto3" json:"job_jar_uri,omitempty"`
+	// The cluster's lib/ folder: the parent class path of user code.
+	FlinkLibUri string `protobuf:"bytes,2,opt,name=flink_lib_uri,json=flinkLibUri,proto3" json:"flink_lib_uri,omitempty"`
+	// The cluster's plugins/ folder (one sub-folder per plugin), if any.
+	PluginsUri string `protobuf:"bytes,3,opt,name=plugins_uri,json=pluginsUri,proto3" json:"plugins_uri,omitempty"`
+	// flink-conf.yaml (before 1.19, flat `key: value`) or config.yaml (1.19+, standard YAML).
+	FlinkConfUri string `protobuf:"bytes,4,opt,name=flink_conf_uri,json=flinkConfUri,proto3" json:"flink_conf_uri,omitempty"`
+	// A Flink installation: lib/, plugins/ and conf/ under it fill the fields left empty.
+	FlinkHomeUri string `protobuf:"bytes,5,opt,name=flink_home_uri,json=flinkHomeUri,proto3" json:"flink_home_uri,omitempty"`
+	// Flink version of the cluster, e.g. "1.9.1". Empty: taken from lib/'s flink-dist jar name.
+	FlinkVersion string `protobuf:"bytes,6,opt,name=flink_version,json=flinkVersion,proto3" json:"flink_version,omitempty"`
+	// Java feature release of the cluster's JVM (8, 11, 17, 21). 0: unknown (no Java check).
+	JavaVersion int32 `protobuf:"varint,7,opt,name=java_version,json=javaVersion,proto3" json:"java_version,omitempty"`
+	// Findings at or above this severity make the verdict DENY. Unspecified means ERROR.
+	FailLevel     Severity `protobuf:"varint,8,opt,name=fail_level,json=failLevel,proto3,enum=preflight.v1.Severity" json:"fail_level,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ClasspathCheckRequest) Reset() {
+	*x = ClasspathCheckRequest{}
+	mi := &file_preflight_v1_preflight_proto_msgTypes[23]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ClasspathCheckRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ClasspathCheckRequest) ProtoMessage() {}
+
+func (x *ClasspathCheckRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_preflight_v1_preflight_proto_msgTypes[23]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ClasspathCheckRequest.ProtoReflect.Descriptor instead.
+func (*ClasspathCheckRequest) Descriptor() ([]byte, []int) {
+	return file_preflight_v1_preflight_proto_rawDescGZIP(), []int{23}
+}
+
+func (x *ClasspathCheckRequest) GetJobJarUri() string {
+	if x != nil {
+		return x.JobJarUri
+	}
+	return ""
+}
+
+func (x *ClasspathCheckRequest) GetFlinkLibUri() string {
+	if x != nil {
+		return x.FlinkLibUri
+	}
+	return ""
+}
+
+func (x *ClasspathCheckRequest) GetPluginsUri() string {
+	if x != nil {
+		return x.PluginsUri
+	}
+	return ""
+}
+
+func (x *ClasspathCheckRequest) GetFlinkConfUri() string {
+	if x != nil {
+		return x.FlinkConfUri
+	}
+	return ""
+}
+
+func (x *ClasspathCheckRequest) GetFlinkHomeUri() string {
+	if x != nil {
+		return x.FlinkHomeUri
+	}
+	return ""
+}
+
+func (x *ClasspathCheckRequest) GetFlinkVersion() string {
+	if x != nil {
+		return x.FlinkVersion
+	}
+	return ""
+}
+
+func (x *ClasspathCheckRequest) GetJavaVersion() int32 {
+	if x != nil {
+		return x.JavaVersion
+	}
+	return 0
+}
+
+func (x *ClasspathCheckRequest) GetFailLevel() Severity {
+	if x != nil {
+		return x.FailLevel
+	}
+	return Severity_SEVERITY_UNSPECIFIED
+}
+
+// ClasspathCheckResponse is the answer to ClasspathCheck.
+type ClasspathCheckResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The report.
+	Report        *ClasspathReport `protobuf:"bytes,1,opt,name=report,proto3" json:"report,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ClasspathCheckResponse) Reset() {
+	*x = ClasspathCheckResponse{}
+	mi := &file_preflight_v1_preflight_proto_msgTypes[24]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ClasspathCheckResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ClasspathCheckResponse) ProtoMessage() {}
+
+func (x *ClasspathCheckResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_preflight_v1_preflight_proto_msgTypes[24]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ClasspathCheckResponse.ProtoReflect.Descriptor instead.
+func (*ClasspathCheckResponse) Descriptor() ([]byte, []int) {
+	return file_preflight_v1_preflight_proto_rawDescGZIP(), []int{24}
+}
+
+func (x *ClasspathCheckResponse) GetReport() *ClasspathReport {
+	if x != nil {
+		return x.Report
+	}
+	return nil
+}
+
+// ClasspathReport is the verdict, the findings, and what was read.
+type ClasspathReport struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// ALLOW, ALLOW_WITH_WARNINGS or DENY, with the same policy as RescaleReport.
+	Verdict Verdict `protobuf:"varint,1,opt,name=verdict,proto3,enum=preflight.v1.Verdict" json:"verdict,omitempty"`
+	// What was found, most severe first. Rule IDs are PF3xx.
+	Findings []*Finding `protobuf:"bytes,2,rep,name=findings,proto3" json:"findings,omitempty"`
+	// Machine-readable detail of each finding, same order and length as `findings`.
+	Details []*ClasspathFindingDetail `protobuf:"bytes,3,rep,name=details,proto3" json:"details,omitempty"`
+	// The job jar.
+	JobJar *JarSummary `protobuf:"bytes,4,opt,name=job_jar,json=jobJar,proto3" json:"job_jar,omitempty"`
+	// The cluster's classloading as applied.
+	Cluster       *ClassloadingSummary `protobuf:"bytes,5,opt,name=cluster,proto3" json:"cluster,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ClasspathReport) Reset() {
+	*x = ClasspathReport{}
+	mi := &file_preflight_v1_preflight_proto_msgTypes[25]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ClasspathReport) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ClasspathReport) ProtoMessage() {}
+
+func (x *ClasspathReport) ProtoReflect() protoreflect.Message {
+	mi := &file_preflight_v1_preflight_proto_msgTypes[25]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ClasspathReport.ProtoReflect.Descriptor instead.
+func (*ClasspathReport) Descriptor() ([]byte, []int) {
+	return file_preflight_v1_preflight_proto_rawDescGZIP(), []int{25}
+}
+
+func (x *ClasspathReport) GetVerdict() Verdict {
+	if x != nil {
+		return x.Verdict
+	}
+	return Verdict_VERDICT_UNSPECIFIED
+}
+
+func (x *ClasspathReport) GetFindings() []*Finding {
+	if x != nil {
+		return x.Findings
+	}
+	return nil
+}
+
+func (x *ClasspathReport) GetDetails() []*ClasspathFindingDetail {
+	if x != nil {
+		return x.Details
+	}
+	return nil
+}
+
+func (x *ClasspathReport) GetJobJar() *JarSummary {
+	if x != nil {
+		return x.JobJar
+	}
+	return nil
+}
+
+func (x *ClasspathReport) GetCluster() *ClassloadingSummary {
+	if x != nil {
+		return x.Cluster
+	}
+	return nil
+}
+
+// ClasspathFindingDetail lists what a classpath finding is about.
+type ClasspathFindingDetail struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Java packages involved.
+	Packages []string `protobuf:"bytes,1,rep,name=packages,proto3" json:"packages,omitempty"`
+	// Classes involved (binary names), at most a sample when there are many.
+	Classes []string `protobuf:"bytes,2,rep,name=classes,proto3" json:"classes,omitempty"`
+	// Jars involved (file names; lib/ and plugins/ jars relative to their folder).
+	Jars []string `protobuf:"bytes,3,rep,name=jars,proto3" json:"jars,omitempty"`
+	// Modules (Maven artifacts or Flink module names) involved.
+	Modules []string `protobuf:"bytes,4,rep,name=modules,proto3" json:"modules,omitempty"`
+	// Number of classes involved in total.
+	ClassCount    int32 `protobuf:"varint,5,opt,name=class_count,json=classCount,proto3" json:"class_count,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ClasspathFindingDetail) Reset() {
+	*x = ClasspathFindingDetail{}
+	mi := &file_preflight_v1_preflight_proto_msgTypes[26]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ClasspathFindingDetail) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ClasspathFindingDetail) ProtoMessage() {}
+
+func (x *ClasspathFindingDetail) ProtoReflect() protoreflect.Message {
+	mi := &file_preflight_v1_preflight_proto_msgTypes[26]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ClasspathFindingDetail.ProtoReflect.Descriptor instead.
+func (*ClasspathFindingDetail) Descriptor() ([]byte, []int) {
+	return file_preflight_v1_preflight_proto_rawDescGZIP(), []int{26}
+}
+
+func (x *ClasspathFindingDetail) GetPackages() []string {
+	if x != nil {
+		return x.Packages
+	}
+	return nil
+}
+
+func (x *ClasspathFindingDetail) GetClasses() []string {
+	if x != nil {
+		return x.Classes
+	}
+	return nil
+}
+
+func (x *ClasspathFindingDetail) GetJars() []string {
+	if x != nil {
+		return x.Jars
+	}
+	return nil
+}
+
+func (x *ClasspathFindingDetail) GetModules() []string {
+	if x != nil {
+		return x.Modules
+	}
+	return nil
+}
+
+func (x *ClasspathFindingDetail) GetClassCount() int32 {
+	if x != nil {
+		return x.ClassCount
+	}
+	return 0
+}
+
+// JarSummary describes one indexed jar.
+type JarSummary struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Path or name.
+	Path string `protobuf:"bytes,1,opt,name=path,proto3" json:"path,omitempty"`
+	// Size in bytes.
+	SizeBytes int64 `protobuf:"varint,2,opt,name=size_bytes,json=sizeBytes,proto3" json:"size_bytes,omitempty"`
+	// Zip entries.
+	Entries int32 `protobuf:"varint,3,opt,name=entries,proto3" json:"entries,omitempty"`
+	// Class files (multi-release variants included).
+	Classes int32 `protobuf:"varint,4,opt,name=classes,proto3" json:"classes,omitempty"`
+	// Highest class file major version among the classes (52 = Java 8); 0 when not read.
+	MaxClassMajor int32 `protobuf:"varint,5,opt,name=max_class_major,json=maxClassMajor,proto3" json:"max_class_major,omitempty"`
+	// Maven artifacts bundled (group:artifact:version from pom.properties).
+	Artifacts []string `protobuf:"bytes,6,rep,name=artifacts,proto3" json:"artifacts,omitempty"`
+	// Multi-Release: true in the manifest.
+	MultiRelease bool `protobuf:"varint,7,opt,name=multi_release,json=multiRelease,proto3" json:"multi_release,omitempty"`
+	// Signature files present (META-INF/*.SF and signature blocks).
+	Signed bool `protobuf:"varint,8,opt,name=signed,proto3" json:"signed,omitempty"`
+	// Jars inside the jar (not loaded by Flink).
+	NestedJars    []string `protobuf:"bytes,9,rep,name=nested_jars,json=nestedJars,proto3" json:"nested_jars,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *JarSummary) Reset() {
+	*x = JarSummary{}
+	mi := &file_preflight_v1_preflight_proto_msgTypes[27]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *JarSummary) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*JarSummary) ProtoMessage() {}
+
+func (x *JarSummary) ProtoReflect() protoreflect.Message {
+	mi := &file_preflight_v1_preflight_proto_msgTypes[27]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use JarSummary.ProtoReflect.Descriptor instead.
+func (*JarSummary) Descriptor() ([]byte, []int) {
+	return file_preflight_v1_preflight_proto_rawDescGZIP(), []int{27}
+}
+
+func (x *JarSummary) GetPath() string {
+	if x != nil {
+		return x.Path
+	}
+	return ""
+}
+
+func (x *JarSummary) GetSizeBytes() int64 {
+	if x != nil {
+		return x.SizeBytes
+	}
+	return 0
+}
+
+func (x *JarSummary) GetEntries() int32 {
+	if x != nil {
+		return x.Entries
+	}
+	return 0
+}
+
+func (x *JarSummary) GetClasses() int32 {
+	if x != nil {
+		return x.Classes
+	}
+	return 0
+}
+
+func (x *JarSummary) GetMaxClassMajor() int32 {
+	if x != nil {
+		return x.MaxClassMajor
+	}
+	return 0
+}
+
+func (x *JarSummary) GetArtifacts() []string {
+	if x != nil {
+		return x.Artifacts
+	}
+	return nil
+}
+
+func (x *JarSummary) GetMultiRelease() bool {
+	if x != nil {
+		return x.MultiRelease
+	}
+	return false
+}
+
+func (x *JarSummary) GetSigned() bool {
+	if x != nil {
+		return x.Signed
+	}
+	return false
+}
+
+func (x *JarSummary) GetNestedJars() []string {
+	if x != nil {
+		return x.NestedJars
+	}
+	return nil
+}
+
+// ClassloadingSummary is the cluster side of a classpath check.
+type ClassloadingSummary struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Flink version applied.
+	FlinkVersion string `protobuf:"bytes,1,opt,name=flink_version,json=flinkVersion,proto3" json:"flink_version,omitempty"`
+	// Where the version came from: "request", "lib/flink-dist_2.12-1.9.1.jar", or "unknown (latest rules)".
+	FlinkVersionSource string `protobuf:"bytes,2,opt,name=flink_version_source,json=flinkVersionSource,proto3" json:"flink_version_source,omitempty"`
+	// classloader.resolve-order: child-first or parent-first.
+	ResolveOrder string `protobuf:"bytes,3,opt,name=resolve_order,json=resolveOrder,proto3" json:"resolve_order,omitempty"`
+	// Parent-first patterns (default plus additional) of the user-code class loader.
+	ParentFirstPatterns []string `protobuf:"bytes,4,rep,name=parent_first_patterns,json=parentFirstPatterns,proto3" json:"parent_first_patterns,omitempty"`
+	// Parent-first patterns of plugin class loaders.
+	PluginParentFirstPatterns []string `protobuf:"bytes,5,rep,name=plugin_parent_first_patterns,json=pluginParentFirstPatterns,proto3" json:"plugin_parent_first_patterns,omitempty"`
+	// The jars of lib/, in the order of Flink's class path (flink-dist last).
+	Lib []*JarSummary `protobuf:"bytes,6,rep,name=lib,proto3" json:"lib,omitempty"`
+	// Plugins: one class loader per folder.
+	Plugins []*PluginSummary `protobuf:"bytes,7,rep,name=plugins,proto3" json:"plugins,omitempty"`
+	// Scala binary version of the cluster ("2.12"), empty when Scala-free or unknown.
+	ScalaVersion string `protobuf:"bytes,8,opt,name=scala_version,json=scalaVersion,proto3" json:"scala_version,omitempty"`
+	// Java release given for the cluster, 0 when unknown.
+	JavaVersion int32 `protobuf:"varint,9,opt,name=java_version,json=javaVersion,proto3" json:"java_version,omitempty"`
+	// The configuration file read, if any.
+	ConfigFile    string `protobuf:"bytes,10,opt,name=config_file,json=configFile,proto3" json:"config_file,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ClassloadingSummary) Reset() {
+	*x = ClassloadingSummary{}
+	mi := &file_preflight_v1_preflight_proto_msgTypes[28]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ClassloadingSummary) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ClassloadingSummary) ProtoMessage() {}
+
+func (x *ClassloadingSummary) ProtoReflect() protoreflect.Message {
+	mi := &file_preflight_v1_preflight_proto_msgTypes[28]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ClassloadingSummary.ProtoReflect.Descriptor instead.
+func (*ClassloadingSummary) Descriptor() ([]byte, []int) {
+	return file_preflight_v1_preflight_proto_rawDescGZIP(), []int{28}
+}
+
+func (x *ClassloadingSummary) GetFlinkVersion() string {
+	if x != nil {
+		return x.FlinkVersion
+	}
+	return ""
+}
+
+func (x *ClassloadingSummary) GetFlinkVersionSource() string {
+	if x != nil {
+		return x.FlinkVersionSource
+	}
+	return ""
+}
+
+func (x *ClassloadingSummary) GetResolveOrder() string {
+	if x != nil {
+		return x.ResolveOrder
+	}
+	return ""
+}
+
+func (x *ClassloadingSummary) GetParentFirstPatterns() []string {
+	if x != nil {
+		return x.ParentFirstPatterns
+	}
+	return nil
+}
+
+func (x *ClassloadingSummary) GetPluginParentFirstPatterns() []string {
+	if x != nil {
+		return x.PluginParentFirstPatterns
+	}
+	return nil
+}
+
+func (x *ClassloadingSummary) GetLib() []*JarSummary {
+	if x != nil {
+		return x.Lib
+	}
+	return nil
+}
+
+func (x *ClassloadingSummary) GetPlugins() []*PluginSummary {
+	if x != nil {
+		return x.Plugins
+	}
+	return nil
+}
+
+func (x *ClassloadingSummary) GetScalaVersion() string {
+	if x != nil {
+		return x.ScalaVersion
+	}
+	return ""
+}
+
+func (x *ClassloadingSummary) GetJavaVersion() int32 {
+	if x != nil {
+		return x.JavaVersion
+	}
+	return 0
+}
+
+func (x *ClassloadingSummary) GetConfigFile() string {
+	if x != nil {
+		return x.ConfigFile
+	}
+	return ""
+}
+
+// PluginSummary is one plugin folder.
+type PluginSummary struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Folder name under plugins/.
+	Name string `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
+	// Its jars.
+	Jars          []string `protobuf:"bytes,2,rep,name=jars,proto3" json:"jars,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *PluginSummary) Reset() {
+	*x = PluginSummary{}
+	mi := &file_preflight_v1_preflight_proto_msgTypes[29]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *PluginSummary) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*PluginSummary) ProtoMessage() {}
+
+func (x *PluginSummary) ProtoReflect() protoreflect.Message {
+	mi := &file_preflight_v1_preflight_proto_msgTypes[29]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use PluginSummary.ProtoReflect.Descriptor instead.
+func (*PluginSummary) Descriptor() ([]byte, []int) {
+	return file_preflight_v1_preflight_proto_rawDescGZIP(), []int{29}
+}
+
+func (x *PluginSummary) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+func (x *PluginSummary) GetJars() []string {
+	if x != nil {
+		return x.Jars
+	}
+	return nil
+}
+
 var File_preflight_v1_preflight_proto protoreflect.FileDescriptor
 
 const file_preflight_v1_preflight_proto_rawDesc = "" +
@@ -2488,7 +3108,62 @@ const file_preflight_v1_preflight_proto_rawDesc = "" +
 	"\x06offset\x18\x01 \x01(\x03R\x06offset\x12\x14\n" +
 	"\x05field\x18\x02 \x01(\tR\x05field\x12\x14\n" +
 	"\x05value\x18\x03 \x01(\tR\x05value\x12\x18\n" +
-	"\amessage\x18\x04 \x01(\tR\amessage*\xda\x01\n" +
+	"\amessage\x18\x04 \x01(\tR\amessage\"\xc7\x02\n" +
+	"\x15ClasspathCheckRequest\x12\x1e\n" +
+	"\vjob_jar_uri\x18\x01 \x01(\tR\tjobJarUri\x12\"\n" +
+	"\rflink_lib_uri\x18\x02 \x01(\tR\vflinkLibUri\x12\x1f\n" +
+	"\vplugins_uri\x18\x03 \x01(\tR\n" +
+	"pluginsUri\x12$\n" +
+	"\x0eflink_conf_uri\x18\x04 \x01(\tR\fflinkConfUri\x12$\n" +
+	"\x0eflink_home_uri\x18\x05 \x01(\tR\fflinkHomeUri\x12#\n" +
+	"\rflink_version\x18\x06 \x01(\tR\fflinkVersion\x12!\n" +
+	"\fjava_version\x18\a \x01(\x05R\vjavaVersion\x125\n" +
+	"\n" +
+	"fail_level\x18\b \x01(\x0e2\x16.preflight.v1.SeverityR\tfailLevel\"O\n" +
+	"\x16ClasspathCheckResponse\x125\n" +
+	"\x06report\x18\x01 \x01(\v2\x1d.preflight.v1.ClasspathReportR\x06report\"\xa5\x02\n" +
+	"\x0fClasspathReport\x12/\n" +
+	"\averdict\x18\x01 \x01(\x0e2\x15.preflight.v1.VerdictR\averdict\x121\n" +
+	"\bfindings\x18\x02 \x03(\v2\x15.preflight.v1.FindingR\bfindings\x12>\n" +
+	"\adetails\x18\x03 \x03(\v2$.preflight.v1.ClasspathFindingDetailR\adetails\x121\n" +
+	"\ajob_jar\x18\x04 \x01(\v2\x18.preflight.v1.JarSummaryR\x06jobJar\x12;\n" +
+	"\acluster\x18\x05 \x01(\v2!.preflight.v1.ClassloadingSummaryR\acluster\"\x9d\x01\n" +
+	"\x16ClasspathFindingDetail\x12\x1a\n" +
+	"\bpackages\x18\x01 \x03(\tR\bpackages\x12\x18\n" +
+	"\aclasses\x18\x02 \x03(\tR\aclasses\x12\x12\n" +
+	"\x04jars\x18\x03 \x03(\tR\x04jars\x12\x18\n" +
+	"\amodules\x18\x04 \x03(\tR\amodules\x12\x1f\n" +
+	"\vclass_count\x18\x05 \x01(\x05R\n" +
+	"classCount\"\x97\x02\n" +
+	"\n" +
+	"JarSummary\x12\x12\n" +
+	"\x04path\x18\x01 \x01(\tR\x04path\x12\x1d\n" +
+	"\n" +
+	"size_bytes\x18\x02 \x01(\x03R\tsizeBytes\x12\x18\n" +
+	"\aentries\x18\x03 \x01(\x05R\aentries\x12\x18\n" +
+	"\aclasses\x18\x04 \x01(\x05R\aclasses\x12&\n" +
+	"\x0fmax_class_major\x18\x05 \x01(\x05R\rmaxClassMajor\x12\x1c\n" +
+	"\tartifacts\x18\x06 \x03(\tR\tartifacts\x12#\n" +
+	"\rmulti_release\x18\a \x01(\bR\fmultiRelease\x12\x16\n" +
+	"\x06signed\x18\b \x01(\bR\x06signed\x12\x1f\n" +
+	"\vnested_jars\x18\t \x03(\tR\n" +
+	"nestedJars\"\xd2\x03\n" +
+	"\x13ClassloadingSummary\x12#\n" +
+	"\rflink_version\x18\x01 \x01(\tR\fflinkVersion\x120\n" +
+	"\x14flink_version_source\x18\x02 \x01(\tR\x12flinkVersionSource\x12#\n" +
+	"\rresolve_order\x18\x03 \x01(\tR\fresolveOrder\x122\n" +
+	"\x15parent_first_patterns\x18\x04 \x03(\tR\x13parentFirstPatterns\x12?\n" +
+	"\x1cplugin_parent_first_patterns\x18\x05 \x03(\tR\x19pluginParentFirstPatterns\x12*\n" +
+	"\x03lib\x18\x06 \x03(\v2\x18.preflight.v1.JarSummaryR\x03lib\x125\n" +
+	"\aplugins\x18\a \x03(\v2\x1b.preflight.v1.PluginSummaryR\aplugins\x12#\n" +
+	"\rscala_version\x18\b \x01(\tR\fscalaVersion\x12!\n" +
+	"\fjava_version\x18\t \x01(\x05R\vjavaVersion\x12\x1f\n" +
+	"\vconfig_file\x18\n" +
+	" \x01(\tR\n" +
+	"configFile\"7\n" +
+	"\rPluginSummary\x12\x12\n" +
+	"\x04name\x18\x01 \x01(\tR\x04name\x12\x12\n" +
+	"\x04jars\x18\x02 \x03(\tR\x04jars*\xda\x01\n" +
 	"\rSubtaskMapper\x12\x1e\n" +
 	"\x1aSUBTASK_MAPPER_UNSPECIFIED\x10\x00\x12\x18\n" +
 	"\x14SUBTASK_MAPPER_FIRST\x10\x01\x12\x17\n" +
@@ -2506,11 +3181,12 @@ const file_preflight_v1_preflight_proto_rawDesc = "" +
 	"\x13VERDICT_UNSPECIFIED\x10\x00\x12\x11\n" +
 	"\rVERDICT_ALLOW\x10\x01\x12\x1f\n" +
 	"\x1bVERDICT_ALLOW_WITH_WARNINGS\x10\x02\x12\x10\n" +
-	"\fVERDICT_DENY\x10\x032\xba\x02\n" +
+	"\fVERDICT_DENY\x10\x032\x97\x03\n" +
 	"\x10PreflightService\x12U\n" +
 	"\fCheckRescale\x12!.preflight.v1.CheckRescaleRequest\x1a\".preflight.v1.CheckRescaleResponse\x12i\n" +
 	"\x12CheckRescaleUpload\x12'.preflight.v1.CheckRescaleUploadRequest\x1a(.preflight.v1.CheckRescaleUploadResponse(\x01\x12d\n" +
-	"\x11InspectCheckpoint\x12&.preflight.v1.InspectCheckpointRequest\x1a'.preflight.v1.InspectCheckpointResponseBDZBgithub.com/flinkpreflight/preflight/proto/preflight/v1;preflightv1b\x06proto3"
+	"\x11InspectCheckpoint\x12&.preflight.v1.InspectCheckpointRequest\x1a'.preflight.v1.InspectCheckpointResponse\x12[\n" +
+	"\x0eClasspathCheck\x12#.preflight.v1.ClasspathCheckRequest\x1a$.preflight.v1.ClasspathCheckResponseBDZBgithub.com/flinkpreflight/preflight/proto/preflight/v1;preflightv1b\x06proto3"
 
 var (
 	file_preflight_v1_preflight_proto_rawDescOnce sync.Once
@@ -2525,7 +3201,7 @@ func file_preflight_v1_preflight_proto_rawDescGZIP() []byte {
 }
 
 var file_preflight_v1_preflight_proto_enumTypes = make([]protoimpl.EnumInfo, 3)
-var file_preflight_v1_preflight_proto_msgTypes = make([]protoimpl.MessageInfo, 27)
+var file_preflight_v1_preflight_proto_msgTypes = make([]protoimpl.MessageInfo, 34)
 var file_preflight_v1_preflight_proto_goTypes = []any{
 	(SubtaskMapper)(0),                 // 0: preflight.v1.SubtaskMapper
 	(Severity)(0),                      // 1: preflight.v1.Severity
@@ -2553,17 +3229,24 @@ var file_preflight_v1_preflight_proto_goTypes = []any{
 	(*OperatorInfo)(nil),               // 23: preflight.v1.OperatorInfo
 	(*StateInfo)(nil),                  // 24: preflight.v1.StateInfo
 	(*MetadataFormatError)(nil),        // 25: preflight.v1.MetadataFormatError
-	nil,                                // 26: preflight.v1.RescalePlan.ParallelismEntry
-	nil,                                // 27: preflight.v1.RescalePlan.MaxParallelismEntry
-	nil,                                // 28: preflight.v1.RescalePlan.InputChannelMappersEntry
-	nil,                                // 29: preflight.v1.RescalePlan.OutputChannelMappersEntry
+	(*ClasspathCheckRequest)(nil),      // 26: preflight.v1.ClasspathCheckRequest
+	(*ClasspathCheckResponse)(nil),     // 27: preflight.v1.ClasspathCheckResponse
+	(*ClasspathReport)(nil),            // 28: preflight.v1.ClasspathReport
+	(*ClasspathFindingDetail)(nil),     // 29: preflight.v1.ClasspathFindingDetail
+	(*JarSummary)(nil),                 // 30: preflight.v1.JarSummary
+	(*ClassloadingSummary)(nil),        // 31: preflight.v1.ClassloadingSummary
+	(*PluginSummary)(nil),              // 32: preflight.v1.PluginSummary
+	nil,                                // 33: preflight.v1.RescalePlan.ParallelismEntry
+	nil,                                // 34: preflight.v1.RescalePlan.MaxParallelismEntry
+	nil,                                // 35: preflight.v1.RescalePlan.InputChannelMappersEntry
+	nil,                                // 36: preflight.v1.RescalePlan.OutputChannelMappersEntry
 }
 var file_preflight_v1_preflight_proto_depIdxs = []int32{
-	26, // 0: preflight.v1.RescalePlan.parallelism:type_name -> preflight.v1.RescalePlan.ParallelismEntry
+	33, // 0: preflight.v1.RescalePlan.parallelism:type_name -> preflight.v1.RescalePlan.ParallelismEntry
 	5,  // 1: preflight.v1.RescalePlan.vertices:type_name -> preflight.v1.Vertex
-	27, // 2: preflight.v1.RescalePlan.max_parallelism:type_name -> preflight.v1.RescalePlan.MaxParallelismEntry
-	28, // 3: preflight.v1.RescalePlan.input_channel_mappers:type_name -> preflight.v1.RescalePlan.InputChannelMappersEntry
-	29, // 4: preflight.v1.RescalePlan.output_channel_mappers:type_name -> preflight.v1.RescalePlan.OutputChannelMappersEntry
+	34, // 2: preflight.v1.RescalePlan.max_parallelism:type_name -> preflight.v1.RescalePlan.MaxParallelismEntry
+	35, // 3: preflight.v1.RescalePlan.input_channel_mappers:type_name -> preflight.v1.RescalePlan.InputChannelMappersEntry
+	36, // 4: preflight.v1.RescalePlan.output_channel_mappers:type_name -> preflight.v1.RescalePlan.OutputChannelMappersEntry
 	1,  // 5: preflight.v1.CheckOptions.fail_level:type_name -> preflight.v1.Severity
 	3,  // 6: preflight.v1.CheckRescaleRequest.checkpoint:type_name -> preflight.v1.CheckpointSource
 	4,  // 7: preflight.v1.CheckRescaleRequest.plan:type_name -> preflight.v1.RescalePlan
@@ -2586,20 +3269,31 @@ var file_preflight_v1_preflight_proto_depIdxs = []int32{
 	16, // 24: preflight.v1.InspectCheckpointResponse.checkpoint:type_name -> preflight.v1.CheckpointSummary
 	23, // 25: preflight.v1.InspectCheckpointResponse.operators:type_name -> preflight.v1.OperatorInfo
 	24, // 26: preflight.v1.OperatorInfo.states:type_name -> preflight.v1.StateInfo
-	6,  // 27: preflight.v1.RescalePlan.MaxParallelismEntry.value:type_name -> preflight.v1.MaxParallelism
-	0,  // 28: preflight.v1.RescalePlan.InputChannelMappersEntry.value:type_name -> preflight.v1.SubtaskMapper
-	0,  // 29: preflight.v1.RescalePlan.OutputChannelMappersEntry.value:type_name -> preflight.v1.SubtaskMapper
-	8,  // 30: preflight.v1.PreflightService.CheckRescale:input_type -> preflight.v1.CheckRescaleRequest
-	9,  // 31: preflight.v1.PreflightService.CheckRescaleUpload:input_type -> preflight.v1.CheckRescaleUploadRequest
-	21, // 32: preflight.v1.PreflightService.InspectCheckpoint:input_type -> preflight.v1.InspectCheckpointRequest
-	11, // 33: preflight.v1.PreflightService.CheckRescale:output_type -> preflight.v1.CheckRescaleResponse
-	12, // 34: preflight.v1.PreflightService.CheckRescaleUpload:output_type -> preflight.v1.CheckRescaleUploadResponse
-	22, // 35: preflight.v1.PreflightService.InspectCheckpoint:output_type -> preflight.v1.InspectCheckpointResponse
-	33, // [33:36] is the sub-list for method output_type
-	30, // [30:33] is the sub-list for method input_type
-	30, // [30:30] is the sub-list for extension type_name
-	30, // [30:30] is the sub-list for extension extendee
-	0,  // [0:30] is the sub-list for field type_name
+	1,  // 27: preflight.v1.ClasspathCheckRequest.fail_level:type_name -> preflight.v1.Severity
+	28, // 28: preflight.v1.ClasspathCheckResponse.report:type_name -> preflight.v1.ClasspathReport
+	2,  // 29: preflight.v1.ClasspathReport.verdict:type_name -> preflight.v1.Verdict
+	14, // 30: preflight.v1.ClasspathReport.findings:type_name -> preflight.v1.Finding
+	29, // 31: preflight.v1.ClasspathReport.details:type_name -> preflight.v1.ClasspathFindingDetail
+	30, // 32: preflight.v1.ClasspathReport.job_jar:type_name -> preflight.v1.JarSummary
+	31, // 33: preflight.v1.ClasspathReport.cluster:type_name -> preflight.v1.ClassloadingSummary
+	30, // 34: preflight.v1.ClassloadingSummary.lib:type_name -> preflight.v1.JarSummary
+	32, // 35: preflight.v1.ClassloadingSummary.plugins:type_name -> preflight.v1.PluginSummary
+	6,  // 36: preflight.v1.RescalePlan.MaxParallelismEntry.value:type_name -> preflight.v1.MaxParallelism
+	0,  // 37: preflight.v1.RescalePlan.InputChannelMappersEntry.value:type_name -> preflight.v1.SubtaskMapper
+	0,  // 38: preflight.v1.RescalePlan.OutputChannelMappersEntry.value:type_name -> preflight.v1.SubtaskMapper
+	8,  // 39: preflight.v1.PreflightService.CheckRescale:input_type -> preflight.v1.CheckRescaleRequest
+	9,  // 40: preflight.v1.PreflightService.CheckRescaleUpload:input_type -> preflight.v1.CheckRescaleUploadRequest
+	21, // 41: preflight.v1.PreflightService.InspectCheckpoint:input_type -> preflight.v1.InspectCheckpointRequest
+	26, // 42: preflight.v1.PreflightService.ClasspathCheck:input_type -> preflight.v1.ClasspathCheckRequest
+	11, // 43: preflight.v1.PreflightService.CheckRescale:output_type -> preflight.v1.CheckRescaleResponse
+	12, // 44: preflight.v1.PreflightService.CheckRescaleUpload:output_type -> preflight.v1.CheckRescaleUploadResponse
+	22, // 45: preflight.v1.PreflightService.InspectCheckpoint:output_type -> preflight.v1.InspectCheckpointResponse
+	27, // 46: preflight.v1.PreflightService.ClasspathCheck:output_type -> preflight.v1.ClasspathCheckResponse
+	43, // [43:47] is the sub-list for method output_type
+	39, // [39:43] is the sub-list for method input_type
+	39, // [39:39] is the sub-list for extension type_name
+	39, // [39:39] is the sub-list for extension extendee
+	0,  // [0:39] is the sub-list for field type_name
 }
 
 func init() { file_preflight_v1_preflight_proto_init() }
@@ -2621,7 +3315,7 @@ func file_preflight_v1_preflight_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_preflight_v1_preflight_proto_rawDesc), len(file_preflight_v1_preflight_proto_rawDesc)),
 			NumEnums:      3,
-			NumMessages:   27,
+			NumMessages:   34,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

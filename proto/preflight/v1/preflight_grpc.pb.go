@@ -26,6 +26,7 @@ const (
 	PreflightService_CheckRescale_FullMethodName       = "/preflight.v1.PreflightService/CheckRescale"
 	PreflightService_CheckRescaleUpload_FullMethodName = "/preflight.v1.PreflightService/CheckRescaleUpload"
 	PreflightService_InspectCheckpoint_FullMethodName  = "/preflight.v1.PreflightService/InspectCheckpoint"
+	PreflightService_ClasspathCheck_FullMethodName     = "/preflight.v1.PreflightService/ClasspathCheck"
 )
 
 // PreflightServiceClient is the client API for PreflightService service.
@@ -43,6 +44,12 @@ type PreflightServiceClient interface {
 	CheckRescaleUpload(ctx context.Context, opts ...grpc.CallOption) (grpc.ClientStreamingClient[CheckRescaleUploadRequest, CheckRescaleUploadResponse], error)
 	// InspectCheckpoint decodes a checkpoint and summarises its operators and states.
 	InspectCheckpoint(ctx context.Context, in *InspectCheckpointRequest, opts ...grpc.CallOption) (*InspectCheckpointResponse, error)
+	// Classpath pre-flight (issue #13): ClasspathCheck indexes a job jar and the cluster's class
+	// path (lib/, plugins/) named by allowlisted URIs, applies Flink's classloading rules of the
+	// cluster's version and configuration, and reports duplicate classes, bundled Flink modules and
+	// plugins, Scala and Java version mismatches. Malformed or hostile jars yield INVALID_ARGUMENT,
+	// jars over the limits RESOURCE_EXHAUSTED.
+	ClasspathCheck(ctx context.Context, in *ClasspathCheckRequest, opts ...grpc.CallOption) (*ClasspathCheckResponse, error)
 }
 
 type preflightServiceClient struct {
@@ -86,6 +93,16 @@ func (c *preflightServiceClient) InspectCheckpoint(ctx context.Context, in *Insp
 	return out, nil
 }
 
+func (c *preflightServiceClient) ClasspathCheck(ctx context.Context, in *ClasspathCheckRequest, opts ...grpc.CallOption) (*ClasspathCheckResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(ClasspathCheckResponse)
+	err := c.cc.Invoke(ctx, PreflightService_ClasspathCheck_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // PreflightServiceServer is the server API for PreflightService service.
 // All implementations must embed UnimplementedPreflightServiceServer
 // for forward compatibility.
@@ -101,6 +118,12 @@ type PreflightServiceServer interface {
 	CheckRescaleUpload(grpc.ClientStreamingServer[CheckRescaleUploadRequest, CheckRescaleUploadResponse]) error
 	// InspectCheckpoint decodes a checkpoint and summarises its operators and states.
 	InspectCheckpoint(context.Context, *InspectCheckpointRequest) (*InspectCheckpointResponse, error)
+	// Classpath pre-flight (issue #13): ClasspathCheck indexes a job jar and the cluster's class
+	// path (lib/, plugins/) named by allowlisted URIs, applies Flink's classloading rules of the
+	// cluster's version and configuration, and reports duplicate classes, bundled Flink modules and
+	// plugins, Scala and Java version mismatches. Malformed or hostile jars yield INVALID_ARGUMENT,
+	// jars over the limits RESOURCE_EXHAUSTED.
+	ClasspathCheck(context.Context, *ClasspathCheckRequest) (*ClasspathCheckResponse, error)
 	mustEmbedUnimplementedPreflightServiceServer()
 }
 
@@ -119,6 +142,9 @@ func (UnimplementedPreflightServiceServer) CheckRescaleUpload(grpc.ClientStreami
 }
 func (UnimplementedPreflightServiceServer) InspectCheckpoint(context.Context, *InspectCheckpointRequest) (*InspectCheckpointResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method InspectCheckpoint not implemented")
+}
+func (UnimplementedPreflightServiceServer) ClasspathCheck(context.Context, *ClasspathCheckRequest) (*ClasspathCheckResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method ClasspathCheck not implemented")
 }
 func (UnimplementedPreflightServiceServer) mustEmbedUnimplementedPreflightServiceServer() {}
 func (UnimplementedPreflightServiceServer) testEmbeddedByValue()                          {}
@@ -184,6 +210,24 @@ func _PreflightService_InspectCheckpoint_Handler(srv interface{}, ctx context.Co
 	return interceptor(ctx, in, info, handler)
 }
 
+func _PreflightService_ClasspathCheck_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(ClasspathCheckRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(PreflightServiceServer).ClasspathCheck(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: PreflightService_ClasspathCheck_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(PreflightServiceServer).ClasspathCheck(ctx, req.(*ClasspathCheckRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // PreflightService_ServiceDesc is the grpc.ServiceDesc for PreflightService service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -198,6 +242,10 @@ var PreflightService_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "InspectCheckpoint",
 			Handler:    _PreflightService_InspectCheckpoint_Handler,
+		},
+		{
+			MethodName: "ClasspathCheck",
+			Handler:    _PreflightService_ClasspathCheck_Handler,
 		},
 	},
 	Streams: []grpc.StreamDesc{
