@@ -1,0 +1,5 @@
+package classpath
+
+import "errors"
+
+func asInputError(err error, target **InputError) bool { return errors.As(err, target) }
