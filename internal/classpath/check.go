@@ -340,14 +340,14 @@ type analysis struct {
 	c   *cluster
 	job *jarindex.Jar
 
-	childDups  map[int32][]dup   // child-first duplicates by lib jar
-	shadowed   map[int32][]dup   // parent-first resolve order: job classes lib/ shadows, by lib jar
-	dead       map[string][]dup  // parent-first-pattern classes the parent also has, by module
-	fallback   map[string][]int32 // parent-first-pattern Flink classes the parent lacks, by module
-	plugins    map[string][]int32 // plugin-only module classes in the job jar, by module
-	referrers  map[string][]string // duplicated class (dots) → parent classes referencing it
-	dupByName  map[string]bool     // internal (slash) names of child-first duplicates
-	results    []result
+	childDups map[int32][]dup     // child-first duplicates by lib jar
+	shadowed  map[int32][]dup     // parent-first resolve order: job classes lib/ shadows, by lib jar
+	dead      map[string][]dup    // parent-first-pattern classes the parent also has, by module
+	fallback  map[string][]int32  // parent-first-pattern Flink classes the parent lacks, by module
+	plugins   map[string][]int32  // plugin-only module classes in the job jar, by module
+	referrers map[string][]string // duplicated class (dots) → parent classes referencing it
+	dupByName map[string]bool     // internal (slash) names of child-first duplicates
+	results   []result
 }
 
 type result struct {
