@@ -7,112 +7,30 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/flinkpreflight/preflight/internal/classpath/classpathtest"
 	"github.com/flinkpreflight/preflight/internal/findings"
 	"github.com/flinkpreflight/preflight/internal/jarindex/jartest"
 	pb "github.com/flinkpreflight/preflight/proto/preflight/v1"
 )
 
-// Class names of the seed incident (Flink 1.9, Scala 2.12).
+// Names of the seed incident, from classpathtest.
 const (
-	producerRecord      = "org.apache.kafka.clients.producer.ProducerRecord"
-	kafkaProducer       = "org.apache.kafka.clients.producer.KafkaProducer"
-	flinkKafkaProducer  = "org.apache.flink.streaming.connectors.kafka.FlinkKafkaProducer"
-	kafkaSerialization  = "org.apache.flink.streaming.connectors.kafka.KafkaSerializationSchema"
-	twoPhaseCommitSink  = "org.apache.flink.streaming.api.functions.sink.TwoPhaseCommitSinkFunction"
-	streamEnvironment   = "org.apache.flink.streaming.api.environment.StreamExecutionEnvironment"
-	streamPlanner       = "org.apache.flink.table.planner.StreamPlanner"
-	tableEnvironment    = "org.apache.flink.table.api.TableEnvironment"
-	scalaTableEnv       = "org.apache.flink.table.api.scala.StreamTableEnvironment"
-	jobClusterEntry     = "org.apache.flink.container.entrypoint.StandaloneJobClusterEntryPoint"
-	s3FileSystemFactory = "org.apache.flink.fs.s3hadoop.S3FileSystemFactory"
+	producerRecord     = classpathtest.ProducerRecord
+	flinkKafkaProducer = classpathtest.FlinkKafkaProducer
+	streamEnvironment  = classpathtest.StreamEnvironment
 )
 
-// kafkaClients are kafka-clients 2.2.0 classes (what flink-connector-kafka 1.9 depends on).
-var kafkaClients = []jartest.Class{
-	{Name: producerRecord},
-	{Name: kafkaProducer, Refs: []string{producerRecord, "org.apache.kafka.clients.producer.Producer"}},
-	{Name: "org.apache.kafka.clients.producer.Producer", SigRefs: []string{"java.util.concurrent.Future", producerRecord}},
-	{Name: "org.apache.kafka.common.serialization.ByteArraySerializer"},
-}
-
-// kafkaConnector are flink-connector-kafka_2.12 1.9.1 classes: FlinkKafkaProducer creates
-// ProducerRecords through the user's KafkaSerializationSchema and hands them to KafkaProducer,
-// so its constant pool names both.
-var kafkaConnector = []jartest.Class{
-	{Name: flinkKafkaProducer, Super: twoPhaseCommitSink, Refs: []string{kafkaProducer, producerRecord, kafkaSerialization}},
-	{Name: kafkaSerialization, SigRefs: []string{producerRecord, "java.lang.Object", "java.lang.Long"}},
-}
-
-// seedCluster writes a Flink 1.9.1 (Scala 2.12) installation shaped like the seed's:
-//
-//   - lib/flink-dist_2.12-1.9.1.jar: Flink's runtime and APIs, flink-container's job-cluster
-//     entry point and the Scala library (flink-dist is a fat jar), with library.properties;
-//   - lib/flink-table_2.12-1.9.1.jar: the table planner and API bridges, as 1.9 ships them;
-//   - lib/flink-connector-kafka_2.12-1.9.1.jar and lib/kafka-clients-2.2.0.jar: NOT part of the
-//     distribution. The seed's LinkageError names ProducerRecord being loaded by two loaders for
-//     FlinkKafkaProducer, which can only happen when FlinkKafkaProducer itself is loaded by the
-//     parent (it matches the parent-first pattern org.apache.flink.) and links against a
-//     parent copy of kafka-clients, while the job's own classes (its KafkaSerializationSchema)
-//     were loaded child-first with the job jar's copy. So someone had put the Kafka connector
-//     and kafka-clients into lib/ (for the SQL client or another job), as modelled here;
-//   - log4j and the slf4j binding, as 1.9's lib/ has them;
-//   - plugins/s3-fs-hadoop/flink-s3-fs-hadoop-1.9.1.jar (1.9 ships it in opt/; plugins/ is
-//     where the docs tell you to put it).
 func seedCluster(t *testing.T) (lib, plugins string) {
 	t.Helper()
-	home := t.TempDir()
-	lib, plugins = filepath.Join(home, "lib"), filepath.Join(home, "plugins")
-	dist := jartest.Jar{}.AddClasses(
-		jartest.Class{Name: "org.apache.flink.api.common.functions.MapFunction"},
-		jartest.Class{Name: "org.apache.flink.streaming.api.functions.sink.RichSinkFunction"},
-		jartest.Class{Name: twoPhaseCommitSink, Super: "org.apache.flink.streaming.api.functions.sink.RichSinkFunction"},
-		jartest.Class{Name: streamEnvironment},
-		jartest.Class{Name: "org.apache.flink.runtime.jobgraph.JobGraph"},
-		jartest.Class{Name: "org.apache.flink.core.fs.FileSystem"},
-		jartest.Class{Name: jobClusterEntry},
-		jartest.Class{Name: "scala.Function1"},
-	)
-	dist["library.properties"] = []byte("version.number=2.12.7\n")
-	must(t, jartest.WriteJar(filepath.Join(lib, "flink-dist_2.12-1.9.1.jar"), dist))
-	must(t, jartest.WriteJar(filepath.Join(lib, "flink-table_2.12-1.9.1.jar"), jartest.Jar{}.AddClasses(
-		jartest.Class{Name: tableEnvironment}, jartest.Class{Name: streamPlanner, Refs: []string{tableEnvironment}}, jartest.Class{Name: scalaTableEnv},
-	)))
-	must(t, jartest.WriteJar(filepath.Join(lib, "flink-connector-kafka_2.12-1.9.1.jar"), jartest.Jar{}.AddClasses(kafkaConnector...)))
-	must(t, jartest.WriteJar(filepath.Join(lib, "kafka-clients-2.2.0.jar"), jartest.Jar{}.AddClasses(kafkaClients...)))
-	must(t, jartest.WriteJar(filepath.Join(lib, "log4j-1.2.17.jar"), jartest.Jar{}.AddClasses(jartest.Class{Name: "org.apache.log4j.Logger"})))
-	must(t, jartest.WriteJar(filepath.Join(lib, "slf4j-log4j12-1.7.15.jar"), jartest.Jar{}.AddClasses(jartest.Class{Name: "org.slf4j.impl.StaticLoggerBinder"})))
-	must(t, jartest.WriteJar(filepath.Join(plugins, "s3-fs-hadoop", "flink-s3-fs-hadoop-1.9.1.jar"), jartest.Jar{}.AddClasses(jartest.Class{Name: s3FileSystemFactory})))
+	lib, plugins, err := classpathtest.SeedCluster(t.TempDir())
+	must(t, err)
 	return lib, plugins
 }
 
-// seedJobJar writes the seed's uber jar: the job, plus flink-connector-kafka with kafka-clients,
-// flink-table-planner, flink-table-api-scala-bridge, flink-s3-fs-hadoop, flink-container and
-// flink-cep shaded in without provided scope (their pom.properties kept, as the shade plugin
-// does).
 func seedJobJar(t *testing.T, dir string) string {
 	t.Helper()
-	j := jartest.Jar{}.AddClasses(
-		jartest.Class{Name: "com.example.orders.OrdersJob", Refs: []string{streamEnvironment, flinkKafkaProducer, "com.example.orders.OrderSchema"}},
-		// The job's schema returns the job jar's ProducerRecord to the parent's FlinkKafkaProducer.
-		jartest.Class{Name: "com.example.orders.OrderSchema", Refs: []string{kafkaSerialization}, SigRefs: []string{producerRecord, "com.example.orders.Order", "java.lang.Long"}},
-		jartest.Class{Name: "com.example.orders.Order"},
-	).AddClasses(kafkaConnector...).AddClasses(kafkaClients...).AddClasses(
-		jartest.Class{Name: tableEnvironment}, jartest.Class{Name: streamPlanner, Refs: []string{tableEnvironment}}, jartest.Class{Name: scalaTableEnv},
-		jartest.Class{Name: s3FileSystemFactory},
-		jartest.Class{Name: "org.apache.flink.fs.s3base.shaded.com.amazonaws.services.s3.AmazonS3Client"},
-		jartest.Class{Name: jobClusterEntry},
-		jartest.Class{Name: "org.apache.flink.cep.CEP"}, jartest.Class{Name: "org.apache.flink.cep.pattern.Pattern"},
-	).
-		AddPom("org.apache.flink", "flink-connector-kafka_2.12", "1.9.1").
-		AddPom("org.apache.kafka", "kafka-clients", "2.2.0").
-		AddPom("org.apache.flink", "flink-table-planner_2.12", "1.9.1").
-		AddPom("org.apache.flink", "flink-table-api-scala-bridge_2.12", "1.9.1").
-		AddPom("org.apache.flink", "flink-s3-fs-hadoop", "1.9.1").
-		AddPom("org.apache.flink", "flink-container_2.12", "1.9.1").
-		AddPom("org.apache.flink", "flink-cep_2.12", "1.9.1")
-	j["META-INF/services/org.apache.flink.core.fs.FileSystemFactory"] = []byte(s3FileSystemFactory + "\n")
-	p := filepath.Join(dir, "orders-job-1.0.jar")
-	must(t, jartest.WriteJar(p, j))
+	p, err := classpathtest.SeedJobJar(dir)
+	must(t, err)
 	return p
 }
 
