@@ -9,9 +9,11 @@ import (
 	"io"
 	"os"
 	"path"
+	"runtime"
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 )
 
 // Class is one class file of a jar.
@@ -122,7 +124,6 @@ func Index(ctx context.Context, r io.ReaderAt, size int64, name string, opts Opt
 		return nil, err
 	}
 	j := &Jar{Path: name, Size: size, Archive: a, Entries: len(a.Entries)}
-	var head [8]byte
 	for i := range a.Entries {
 		e := &a.Entries[i]
 		if i%1024 == 0 {
@@ -152,13 +153,6 @@ func Index(ctx context.Context, r io.ReaderAt, size int64, name string, opts Opt
 				continue
 			}
 			c.Name = strings.ReplaceAll(bin, "/", ".")
-			if opts.ClassVersions {
-				h, err := a.readHeader(e, head[:])
-				if err != nil {
-					return nil, err
-				}
-				c.Major = h.Major
-			}
 			j.Classes = append(j.Classes, c)
 		case strings.HasSuffix(n, ".jar") || strings.HasSuffix(n, ".zip"):
 			j.Nested = append(j.Nested, n)
@@ -193,18 +187,72 @@ func Index(ctx context.Context, r io.ReaderAt, size int64, name string, opts Opt
 			j.ScalaVersion = propertiesValue(b, "version.number")
 		}
 	}
+	if opts.ClassVersions {
+		if err := j.readVersions(ctx); err != nil {
+			return nil, err
+		}
+	}
 	sort.Slice(j.Artifacts, func(x, y int) bool {
 		return j.Artifacts[x].GroupID+":"+j.Artifacts[x].ArtifactID < j.Artifacts[y].GroupID+":"+j.Artifacts[y].ArtifactID
 	})
 	return j, nil
 }
 
+// readVersions reads every class's major version, on up to GOMAXPROCS (at most 4) goroutines
+// with an inflater each: Go's inflater decodes a whole DEFLATE block before it returns the first
+// bytes, so this is CPU-bound and worth spreading.
+func (j *Jar) readVersions(ctx context.Context) error {
+	workers := runtime.GOMAXPROCS(0)
+	if workers > 4 {
+		workers = 4
+	}
+	if len(j.Classes) < 2048 {
+		workers = 1
+	}
+	errs := make([]error, workers)
+	var wg sync.WaitGroup
+	for w := 0; w < workers; w++ {
+		wg.Add(1)
+		go func(w int) {
+			defer wg.Done()
+			op := &entryOpener{a: j.Archive}
+			if w == 0 {
+				op = &j.Archive.op
+			}
+			var head [8]byte
+			for i := w; i < len(j.Classes); i += workers {
+				if i%1024 < workers {
+					if err := ctx.Err(); err != nil {
+						errs[w] = err
+						return
+					}
+				}
+				c := &j.Classes[i]
+				h, err := op.readHeader(&j.Archive.Entries[c.Entry], head[:])
+				if err != nil {
+					errs[w] = err
+					return
+				}
+				c.Major = h.Major
+			}
+		}(w)
+	}
+	wg.Wait()
+	for _, err := range errs {
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // readHeader inflates the first 8 bytes of a class entry.
-func (a *Archive) readHeader(e *Entry, buf []byte) (ClassHeader, error) {
+func (o *entryOpener) readHeader(e *Entry, buf []byte) (ClassHeader, error) {
+	a := o.a
 	if e.UncompressedSize < 8 {
 		return ClassHeader{}, a.errf(e.HeaderOffset, e.Name, "class file of %d bytes", e.UncompressedSize)
 	}
-	r, err := a.Open(e)
+	r, err := o.open(e)
 	if err != nil {
 		return ClassHeader{}, err
 	}
@@ -226,10 +274,11 @@ func (j *Jar) ClassRefs(c *Class, visit func([]byte)) error {
 	if err != nil {
 		return err
 	}
-	if j.Archive.cp == nil {
-		j.Archive.cp = newCPParser()
+	op := &j.Archive.op
+	if op.cp == nil {
+		op.cp = newCPParser()
 	}
-	if _, err := j.Archive.cp.parse(r, e.UncompressedSize, visit); err != nil {
+	if _, err := op.cp.parse(r, e.UncompressedSize, visit); err != nil {
 		var ze *Error
 		if errors.As(err, &ze) {
 			return err

@@ -124,13 +124,18 @@ type Archive struct {
 	Entries []Entry
 	r       io.ReaderAt
 	lim     Limits
-	// reused by Open/ReadPrefix: one inflater and buffers per archive (not safe for
-	// concurrent use).
+	op      entryOpener // Open's state: Open is not safe for concurrent use
+	buf     []byte
+}
+
+// entryOpener holds one inflater and its buffers, reused from entry to entry. Each goroutine
+// reading entries at the same time needs its own.
+type entryOpener struct {
+	a   *Archive
 	fr  io.ReadCloser
 	src byteSource
 	er  entryReader
 	cp  *cpParser
-	buf []byte
 }
 
 func (a *Archive) errf(off int64, entry, format string, args ...any) *Error {
@@ -148,6 +153,7 @@ func (a *Archive) limitf(off int64, entry, format string, args ...any) *Error {
 // (pass ctx.Err).
 func OpenArchive(r io.ReaderAt, size int64, name string, lim Limits, check func() error) (*Archive, error) {
 	a := &Archive{Name: name, Size: size, r: r, lim: lim.withDefaults()}
+	a.op.a = a
 	if size < eocdLen {
 		return nil, a.errf(-1, "", "%d bytes is too short for a zip file (no end of central directory record)", size)
 	}
@@ -364,8 +370,9 @@ func (in *interner) intern(b []byte) string {
 const localPrefetch = 1024
 
 // openData reads the local header of e (with the first data bytes in the same read) and points
-// a.src at the entry's compressed data.
-func (a *Archive) openData(e *Entry) error {
+// o.src at the entry's compressed data.
+func (o *entryOpener) openData(e *Entry) error {
+	a := o.a
 	n := int64(localPrefetch)
 	if rest := a.Size - e.HeaderOffset; rest < n {
 		n = rest
@@ -373,7 +380,7 @@ func (a *Archive) openData(e *Entry) error {
 	if n < localLen {
 		return a.errf(e.HeaderOffset, e.Name, "local header runs past the end of the file")
 	}
-	buf := a.src.head[:n]
+	buf := o.src.head[:n]
 	if _, err := a.r.ReadAt(buf, e.HeaderOffset); err != nil && err != io.EOF {
 		return &Error{Archive: a.Name, Offset: e.HeaderOffset, Entry: e.Name, Msg: "cannot read the local header", Err: err}
 	}
@@ -392,7 +399,7 @@ func (a *Archive) openData(e *Entry) error {
 			prefix = prefix[:e.CompressedSize]
 		}
 	}
-	a.src.reset(prefix, io.NewSectionReader(a.r, start+int64(len(prefix)), e.CompressedSize-int64(len(prefix))))
+	o.src.reset(prefix, io.NewSectionReader(a.r, start+int64(len(prefix)), e.CompressedSize-int64(len(prefix))))
 	return nil
 }
 
@@ -428,24 +435,27 @@ func (a *Archive) checkInflatable(e *Entry) error {
 // Open returns a reader of e's uncompressed bytes. It yields at most the declared size, fails
 // with an error when the data inflates past it (a zip bomb lying about its size) or ends early,
 // and checks the CRC-32 when read to the end. The reader is valid until the next Open.
-func (a *Archive) Open(e *Entry) (io.Reader, error) {
+func (a *Archive) Open(e *Entry) (io.Reader, error) { return a.op.open(e) }
+
+func (o *entryOpener) open(e *Entry) (io.Reader, error) {
+	a := o.a
 	if err := a.checkInflatable(e); err != nil {
 		return nil, err
 	}
-	if err := a.openData(e); err != nil {
+	if err := o.openData(e); err != nil {
 		return nil, err
 	}
-	var raw io.Reader = &a.src
+	var raw io.Reader = &o.src
 	if e.Method == 8 {
-		if a.fr == nil {
-			a.fr = flate.NewReader(&a.src)
-		} else if err := a.fr.(flate.Resetter).Reset(&a.src, nil); err != nil {
+		if o.fr == nil {
+			o.fr = flate.NewReader(&o.src)
+		} else if err := o.fr.(flate.Resetter).Reset(&o.src, nil); err != nil {
 			return nil, err
 		}
-		raw = a.fr
+		raw = o.fr
 	}
-	a.er = entryReader{a: a, e: e, r: raw, left: e.UncompressedSize}
-	return &a.er, nil
+	o.er = entryReader{a: a, e: e, r: raw, left: e.UncompressedSize}
+	return &o.er, nil
 }
 
 // entryReader bounds and checks one entry's bytes.
