@@ -26,6 +26,7 @@ const (
 	PreflightService_CheckRescale_FullMethodName       = "/preflight.v1.PreflightService/CheckRescale"
 	PreflightService_CheckRescaleUpload_FullMethodName = "/preflight.v1.PreflightService/CheckRescaleUpload"
 	PreflightService_InspectCheckpoint_FullMethodName  = "/preflight.v1.PreflightService/InspectCheckpoint"
+	PreflightService_Decide_FullMethodName             = "/preflight.v1.PreflightService/Decide"
 )
 
 // PreflightServiceClient is the client API for PreflightService service.
@@ -43,6 +44,12 @@ type PreflightServiceClient interface {
 	CheckRescaleUpload(ctx context.Context, opts ...grpc.CallOption) (grpc.ClientStreamingClient[CheckRescaleUploadRequest, CheckRescaleUploadResponse], error)
 	// InspectCheckpoint decodes a checkpoint and summarises its operators and states.
 	InspectCheckpoint(ctx context.Context, in *InspectCheckpointRequest, opts ...grpc.CallOption) (*InspectCheckpointResponse, error)
+	// ---- Autoscaler pre-flight (issue #11) ----
+	// Decide answers an autoscaler's proposal: per job vertex APPROVE, ADJUST (to the nearest safe
+	// parallelism in the direction of the proposal) or VETO, with the findings behind each action.
+	// The checkpoint is named, or discovered from Flink's REST API. Deterministic: the same
+	// checkpoint and proposal give the same answer.
+	Decide(ctx context.Context, in *DecideRequest, opts ...grpc.CallOption) (*DecideResponse, error)
 }
 
 type preflightServiceClient struct {
@@ -86,6 +93,16 @@ func (c *preflightServiceClient) InspectCheckpoint(ctx context.Context, in *Insp
 	return out, nil
 }
 
+func (c *preflightServiceClient) Decide(ctx context.Context, in *DecideRequest, opts ...grpc.CallOption) (*DecideResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(DecideResponse)
+	err := c.cc.Invoke(ctx, PreflightService_Decide_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // PreflightServiceServer is the server API for PreflightService service.
 // All implementations must embed UnimplementedPreflightServiceServer
 // for forward compatibility.
@@ -101,6 +118,12 @@ type PreflightServiceServer interface {
 	CheckRescaleUpload(grpc.ClientStreamingServer[CheckRescaleUploadRequest, CheckRescaleUploadResponse]) error
 	// InspectCheckpoint decodes a checkpoint and summarises its operators and states.
 	InspectCheckpoint(context.Context, *InspectCheckpointRequest) (*InspectCheckpointResponse, error)
+	// ---- Autoscaler pre-flight (issue #11) ----
+	// Decide answers an autoscaler's proposal: per job vertex APPROVE, ADJUST (to the nearest safe
+	// parallelism in the direction of the proposal) or VETO, with the findings behind each action.
+	// The checkpoint is named, or discovered from Flink's REST API. Deterministic: the same
+	// checkpoint and proposal give the same answer.
+	Decide(context.Context, *DecideRequest) (*DecideResponse, error)
 	mustEmbedUnimplementedPreflightServiceServer()
 }
 
@@ -119,6 +142,9 @@ func (UnimplementedPreflightServiceServer) CheckRescaleUpload(grpc.ClientStreami
 }
 func (UnimplementedPreflightServiceServer) InspectCheckpoint(context.Context, *InspectCheckpointRequest) (*InspectCheckpointResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method InspectCheckpoint not implemented")
+}
+func (UnimplementedPreflightServiceServer) Decide(context.Context, *DecideRequest) (*DecideResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method Decide not implemented")
 }
 func (UnimplementedPreflightServiceServer) mustEmbedUnimplementedPreflightServiceServer() {}
 func (UnimplementedPreflightServiceServer) testEmbeddedByValue()                          {}
@@ -184,6 +210,24 @@ func _PreflightService_InspectCheckpoint_Handler(srv interface{}, ctx context.Co
 	return interceptor(ctx, in, info, handler)
 }
 
+func _PreflightService_Decide_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(DecideRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(PreflightServiceServer).Decide(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: PreflightService_Decide_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(PreflightServiceServer).Decide(ctx, req.(*DecideRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // PreflightService_ServiceDesc is the grpc.ServiceDesc for PreflightService service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -198,6 +242,10 @@ var PreflightService_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "InspectCheckpoint",
 			Handler:    _PreflightService_InspectCheckpoint_Handler,
+		},
+		{
+			MethodName: "Decide",
+			Handler:    _PreflightService_Decide_Handler,
 		},
 	},
 	Streams: []grpc.StreamDesc{
