@@ -24,6 +24,7 @@ import (
 	"net/url"
 	"os"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -101,29 +102,10 @@ func New(base string, opts Options) (*Client, error) {
 	}
 	tr := opts.Transport
 	if tr == nil {
-		t := &http.Transport{
-			Proxy:                 http.ProxyFromEnvironment,
-			DialContext:           (&net.Dialer{Timeout: opts.Timeout}).DialContext,
-			TLSHandshakeTimeout:   opts.Timeout,
-			ResponseHeaderTimeout: opts.Timeout,
-			MaxIdleConnsPerHost:   4,
+		var err error
+		if tr, err = sharedTransport(opts); err != nil {
+			return nil, err
 		}
-		if opts.CAFile != "" || opts.InsecureSkipVerify {
-			tc := &tls.Config{MinVersion: tls.VersionTLS12, InsecureSkipVerify: opts.InsecureSkipVerify}
-			if opts.CAFile != "" {
-				pem, err := os.ReadFile(opts.CAFile)
-				if err != nil {
-					return nil, &Error{Kind: Invalid, Msg: "CA file", Err: err}
-				}
-				pool := x509.NewCertPool()
-				if !pool.AppendCertsFromPEM(pem) {
-					return nil, &Error{Kind: Invalid, Msg: fmt.Sprintf("CA file %s: no PEM certificate", opts.CAFile)}
-				}
-				tc.RootCAs = pool
-			}
-			t.TLSClientConfig = tc
-		}
-		tr = t
 	}
 	return &Client{base: u, opts: opts, http: &http.Client{
 		Transport: tr,
@@ -236,4 +218,51 @@ func redact(u *url.URL) string {
 	c.User = nil
 	c.RawQuery = ""
 	return c.String()
+}
+
+// transports are shared by every client with the same TLS settings and timeout, so that a
+// server creating a client per request reuses connections instead of leaking idle ones.
+var (
+	transportsMu sync.Mutex
+	transports   = map[transportKey]*http.Transport{}
+)
+
+type transportKey struct {
+	timeout  time.Duration
+	ca       string
+	insecure bool
+}
+
+func sharedTransport(opts Options) (*http.Transport, error) {
+	key := transportKey{opts.Timeout, opts.CAFile, opts.InsecureSkipVerify}
+	transportsMu.Lock()
+	defer transportsMu.Unlock()
+	if t, ok := transports[key]; ok {
+		return t, nil
+	}
+	t := &http.Transport{
+		Proxy:                 http.ProxyFromEnvironment,
+		DialContext:           (&net.Dialer{Timeout: opts.Timeout}).DialContext,
+		TLSHandshakeTimeout:   opts.Timeout,
+		ResponseHeaderTimeout: opts.Timeout,
+		MaxIdleConnsPerHost:   4,
+		IdleConnTimeout:       90 * time.Second,
+	}
+	if opts.CAFile != "" || opts.InsecureSkipVerify {
+		tc := &tls.Config{MinVersion: tls.VersionTLS12, InsecureSkipVerify: opts.InsecureSkipVerify}
+		if opts.CAFile != "" {
+			pem, err := os.ReadFile(opts.CAFile)
+			if err != nil {
+				return nil, &Error{Kind: Invalid, Msg: "CA file", Err: err}
+			}
+			pool := x509.NewCertPool()
+			if !pool.AppendCertsFromPEM(pem) {
+				return nil, &Error{Kind: Invalid, Msg: fmt.Sprintf("CA file %s: no PEM certificate", opts.CAFile)}
+			}
+			tc.RootCAs = pool
+		}
+		t.TLSClientConfig = tc
+	}
+	transports[key] = t
+	return t, nil
 }

@@ -47,6 +47,17 @@ type Job struct {
 	Unaligned bool
 	// Token, when set, is required as "Authorization: Bearer <Token>".
 	Token string
+	// Vertices, when set, replace the fixtures' four vertices (in the details, the plan and, for
+	// 2.x, the stream graph), keeping every other field of the recorded shape.
+	Vertices []Vertex
+}
+
+// Vertex is one JobVertex of a custom job.
+type Vertex struct {
+	ID             string   // JobVertexID hex (the head operator's ID)
+	Operators      []string // operator names, head first; the vertex name joins them with " -> "
+	Parallelism    int
+	MaxParallelism int
 }
 
 // Server is a running fake.
@@ -137,8 +148,76 @@ func (s *Server) file(w http.ResponseWriter, name string) {
 		flinkError(w, http.StatusInternalServerError, err.Error())
 		return
 	}
+	out := []byte(s.expand(string(b)))
+	if len(s.Job.Vertices) > 0 && (name == "job.json" || name == "plan.json") {
+		if out, err = withVertices(out, s.Job.Vertices); err != nil {
+			flinkError(w, http.StatusInternalServerError, err.Error())
+			return
+		}
+	}
 	w.Header().Set("Content-Type", "application/json; charset=UTF-8")
-	w.Write([]byte(s.expand(string(b))))
+	w.Write(out)
+}
+
+// withVertices rewrites the vertices of a JobDetailsInfo or JobPlanInfo, using the recorded
+// first vertex, plan node and stream node as templates for the fields it does not set.
+func withVertices(b []byte, vs []Vertex) ([]byte, error) {
+	var doc map[string]any
+	if err := json.Unmarshal(b, &doc); err != nil {
+		return nil, err
+	}
+	clone := func(m any) map[string]any {
+		out := map[string]any{}
+		for k, v := range m.(map[string]any) {
+			out[k] = v
+		}
+		return out
+	}
+	if list, ok := doc["vertices"].([]any); ok && len(list) > 0 {
+		var out []any
+		for _, v := range vs {
+			m := clone(list[0])
+			m["id"], m["name"], m["parallelism"], m["maxParallelism"] = v.ID, strings.Join(v.Operators, " -> "), v.Parallelism, v.MaxParallelism
+			if t, ok := m["tasks"].(map[string]any); ok {
+				t = clone(t)
+				t["RUNNING"] = v.Parallelism
+				m["tasks"] = t
+			}
+			out = append(out, m)
+		}
+		doc["vertices"] = out
+	}
+	if plan, ok := doc["plan"].(map[string]any); ok {
+		if nodes, ok := plan["nodes"].([]any); ok && len(nodes) > 0 {
+			var out []any
+			for i, v := range vs {
+				m := clone(nodes[0])
+				m["id"], m["parallelism"], m["description"] = v.ID, v.Parallelism, strings.Join(v.Operators, " -> ")
+				delete(m, "inputs")
+				if i > 0 {
+					m["inputs"] = []any{map[string]any{"num": 0, "id": vs[i-1].ID, "ship_strategy": "REBALANCE", "exchange": "pipelined_bounded"}}
+				}
+				out = append(out, m)
+			}
+			plan["nodes"] = out
+		}
+	}
+	if sg, ok := doc["stream-graph"].(map[string]any); ok {
+		var out []any
+		n := 1
+		for _, v := range vs {
+			for j, op := range v.Operators {
+				m := map[string]any{"id": fmt.Sprint(n), "parallelism": v.Parallelism, "operator": op, "description": op, "job_vertex_id": v.ID, "inputs": []any{}}
+				if j > 0 {
+					m["inputs"] = []any{map[string]any{"num": 0, "id": fmt.Sprint(n - 1), "ship_strategy": "FORWARD", "exchange": "UNDEFINED"}}
+				}
+				out = append(out, m)
+				n++
+			}
+		}
+		sg["nodes"] = out
+	}
+	return json.MarshalIndent(doc, "", "  ")
 }
 
 func (s *Server) expand(text string) string {
