@@ -31,6 +31,7 @@ lint:
 ## generate: regenerate the API code from proto/.
 generate:
 	$(BUF) generate
+	cp proto/preflight/v1/preflight.swagger.json server/openapi.json
 
 ## check-generated: the committed generated code equals what the pinned generators produce.
 check-generated: generate

@@ -8,6 +8,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/flinkpreflight/preflight/internal/engine"
+	"github.com/flinkpreflight/preflight/internal/flinkrest"
 )
 
 // Defaults of Config's zero values.
@@ -55,6 +56,10 @@ type Config struct {
 	DrainDelay time.Duration
 	// ShutdownTimeout bounds the graceful stop; in-flight RPCs are then cancelled.
 	ShutdownTimeout time.Duration
+
+	// FlinkREST configures calls to Flink's REST API (Decide, and CheckRescale with a job):
+	// timeout, TLS and a bearer token. The REST URL must be under an http(s) Allow entry.
+	FlinkREST flinkrest.Options
 
 	// Logger receives JSON request logs; nil discards them.
 	Logger *slog.Logger

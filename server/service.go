@@ -23,6 +23,9 @@ type service struct {
 }
 
 func (v *service) CheckRescale(ctx context.Context, req *pb.CheckRescaleRequest) (*pb.CheckRescaleResponse, error) {
+	if req.GetJob() != nil || req.GetCheckpoint().GetLatest() {
+		return v.s.checkDiscovered(ctx, req) // autoscaler pre-flight (issue #11): server/decide.go
+	}
 	layout, label, err := v.s.layout(ctx, req.GetCheckpoint())
 	if err != nil {
 		return nil, toStatus(ctx, err)

@@ -23,24 +23,35 @@ type checkFlags struct {
 	failOn          string
 	output          string
 	remote          remoteFlags
+	job             jobFlags
 }
 
 func newCheckCommand(code *int) *cobra.Command {
 	var f checkFlags
 	cmd := &cobra.Command{
-		Use:   "check CHECKPOINT",
+		Use:   "check [CHECKPOINT]",
 		Short: "Check a restore plan against a checkpoint or savepoint",
 		Long: `check simulates restoring CHECKPOINT (a _metadata file, a checkpoint folder, or a file://, s3://,
 gs://, azblob:// URI) at the planned parallelism and reports the verdict, the findings with their
 fixes, and the nearest safe parallelism of every vertex that would fail.
 
 KEY in --set, --max-parallelism and --chain is a JobVertexID or OperatorID in hex (as Flink prints
-it), an operator uid, or (format version 5+) an operator name.`,
+it), an operator uid, or (format version 5+) an operator name.
+
+With --flink-rest URL --job JOBID, the running job is read from Flink's REST API: its vertices and
+their chains (so --set VERTEX_ID=P reaches every operator chained into the vertex) and, when no
+CHECKPOINT is given, its newest restorable checkpoint or savepoint, which is named on stderr. With
+--latest, CHECKPOINT is a job's checkpoint folder and its newest complete chk-N or savepoint is read.`,
 		Example: `  preflight check testdata/compact-sink/_metadata --set compact-operator=8
   preflight check s3://bucket/savepoints/savepoint-1a2b3c --parallelism 12 --flink-version 1.19.1 -o json
-  preflight check ./chk-42 --server preflight.internal:8443 --ca ca.pem --fail-on warning`,
-		Args: cobra.ExactArgs(1),
+  preflight check ./chk-42 --server preflight.internal:8443 --ca ca.pem --fail-on warning
+  preflight check --flink-rest http://jobmanager:8081 --job 4a7f0c1e9b2d3a5c6e8f0a1b2c3d4e5f --set 0d9ffb4f280d028d86dadba01ac205d7=8
+  preflight check s3://bucket/checkpoints/4a7f0c1e9b2d3a5c6e8f0a1b2c3d4e5f --latest -p 8`,
+		Args: cobra.RangeArgs(0, 1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := f.job.validate(args); err != nil {
+				return err
+			}
 			plan, opts, err := f.plan()
 			if err != nil {
 				return err
@@ -50,7 +61,12 @@ it), an operator uid, or (format version 5+) an operator name.`,
 				return err
 			}
 			opts.IncludeSubtasks = format == "text"
-			rep, err := checkpointReport(cmd, args[0], plan, opts, f.remote)
+			var rep *pb.RescaleReport
+			if f.job.restURL != "" || f.job.latest {
+				rep, err = discoveredReport(cmd, args, plan, opts, f.remote, &f.job)
+			} else {
+				rep, err = checkpointReport(cmd, args[0], plan, opts, f.remote)
+			}
 			if err != nil {
 				return err
 			}
@@ -75,6 +91,7 @@ it), an operator uid, or (format version 5+) an operator name.`,
 	fl.StringVar(&f.failOn, "fail-on", "error", "lowest severity that fails the check: info, warning or error")
 	outputFlag(cmd, &f.output)
 	f.remote.register(cmd)
+	f.job.register(cmd)
 	return cmd
 }
 

@@ -11,6 +11,7 @@ import (
 
 	"github.com/flinkpreflight/preflight/internal/checkpoint"
 	"github.com/flinkpreflight/preflight/internal/engine"
+	"github.com/flinkpreflight/preflight/internal/flinkrest"
 	"github.com/flinkpreflight/preflight/internal/source"
 	pb "github.com/flinkpreflight/preflight/proto/preflight/v1"
 )
@@ -37,6 +38,15 @@ func exitCodeFor(err error, stderr io.Writer) int {
 	var ue usageError
 	var fe *checkpoint.FormatError
 	var pe *engine.PlanError
+	var re *flinkrest.Error
+	if errors.As(err, &re) {
+		// Flink REST: an unknown job, no checkpoint or a refused token is the input's fault (2);
+		// an unreachable endpoint is remote (3).
+		if re.Kind == flinkrest.Unavailable {
+			return exitInternal
+		}
+		return exitUsage
+	}
 	switch {
 	case errors.As(err, &ue), errors.As(err, &fe), errors.As(err, &pe), errors.Is(err, errInput):
 		return exitUsage

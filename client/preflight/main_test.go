@@ -45,7 +45,7 @@ func TestExitCodes(t *testing.T) {
 		wantCode   int
 		wantStderr string
 	}{
-		{"no args", []string{"check"}, exitUsage, "accepts 1 arg"},
+		{"no args", []string{"check"}, exitUsage, "name a CHECKPOINT"},
 		{"unknown flag", []string{"check", "x", "--nope"}, exitUsage, "unknown flag"},
 		{"bad set", []string{"check", "x", "--set", "abc"}, exitUsage, "want KEY=N"},
 		{"bad fail-on", []string{"check", "x", "--fail-on", "fatal"}, exitUsage, "want info, warning or error"},

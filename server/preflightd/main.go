@@ -8,10 +8,11 @@
 // (up to --shutdown-timeout), and the process exits 0.
 //
 // gRPC (--grpc-addr): preflight.v1.PreflightService (CheckRescale, CheckRescaleUpload,
-// InspectCheckpoint), grpc.health.v1.Health, and server reflection (grpcurl works without
+// InspectCheckpoint, Decide), grpc.health.v1.Health, and server reflection (grpcurl works without
 // .proto files).
 //
-// HTTP (--http-addr): POST /v1/check and POST /v1/inspect (the JSON mapping of the gRPC API),
+// HTTP (--http-addr): POST /v1/check, POST /v1/inspect and POST /v1/decide (the JSON mapping of
+// the gRPC API),
 // GET /openapi.json, GET /metrics (Prometheus), GET /healthz.
 //
 // Sources: CheckRescale and InspectCheckpoint read only URIs under an --allow prefix: local
@@ -44,6 +45,7 @@ import (
 	"os/signal"
 	"strings"
 	"syscall"
+	"time"
 
 	"github.com/flinkpreflight/preflight/server"
 )
@@ -84,6 +86,12 @@ func run(args []string) error {
 	fs.IntVar(&cfg.CacheEntries, "cache-entries", server.DefaultCacheEntries, "decoded layouts kept in the LRU cache (negative disables)")
 	fs.DurationVar(&cfg.DrainDelay, "drain-delay", 0, "how long to report NOT_SERVING before refusing new RPCs on SIGTERM")
 	fs.DurationVar(&cfg.ShutdownTimeout, "shutdown-timeout", server.DefaultShutdownTimeout, "how long in-flight RPCs may run after SIGTERM")
+	// Autoscaler pre-flight (issue #11): calls to Flink's REST API. The REST URL must be under an
+	// http(s) --allow prefix.
+	fs.DurationVar(&cfg.FlinkREST.Timeout, "flink-rest-timeout", 10*time.Second, "timeout of each call to a Flink REST API (Decide, CheckRescale with a job)")
+	fs.StringVar(&cfg.FlinkREST.CAFile, "flink-rest-ca", "", "CA (PEM) to verify https Flink REST endpoints (default: system roots)")
+	fs.StringVar(&cfg.FlinkREST.TokenFile, "flink-rest-token-file", "", "file holding a bearer token for Flink's REST API (re-read at every call)")
+	fs.StringVar(&cfg.FlinkREST.TokenEnv, "flink-rest-token-env", "", "environment variable holding a bearer token for Flink's REST API")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return nil

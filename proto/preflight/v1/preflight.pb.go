@@ -208,6 +208,116 @@ func (Verdict) EnumDescriptor() ([]byte, []int) {
 	return file_preflight_v1_preflight_proto_rawDescGZIP(), []int{2}
 }
 
+// FailurePolicy is what Decide answers when the check cannot run (checkpoint or REST unreadable).
+type FailurePolicy int32
+
+const (
+	// Same as FAIL_CLOSED.
+	FailurePolicy_FAILURE_POLICY_UNSPECIFIED FailurePolicy = 0
+	// VETO every proposed vertex (failed = true).
+	FailurePolicy_FAILURE_POLICY_FAIL_CLOSED FailurePolicy = 1
+	// APPROVE the proposal as it is (failed = true).
+	FailurePolicy_FAILURE_POLICY_FAIL_OPEN FailurePolicy = 2
+)
+
+// Enum value maps for FailurePolicy.
+var (
+	FailurePolicy_name = map[int32]string{
+		0: "FAILURE_POLICY_UNSPECIFIED",
+		1: "FAILURE_POLICY_FAIL_CLOSED",
+		2: "FAILURE_POLICY_FAIL_OPEN",
+	}
+	FailurePolicy_value = map[string]int32{
+		"FAILURE_POLICY_UNSPECIFIED": 0,
+		"FAILURE_POLICY_FAIL_CLOSED": 1,
+		"FAILURE_POLICY_FAIL_OPEN":   2,
+	}
+)
+
+func (x FailurePolicy) Enum() *FailurePolicy {
+	p := new(FailurePolicy)
+	*p = x
+	return p
+}
+
+func (x FailurePolicy) String() string {
+	return protoimpl.X.EnumStringOf(x.Descriptor(), protoreflect.EnumNumber(x))
+}
+
+func (FailurePolicy) Descriptor() protoreflect.EnumDescriptor {
+	return file_preflight_v1_preflight_proto_enumTypes[3].Descriptor()
+}
+
+func (FailurePolicy) Type() protoreflect.EnumType {
+	return &file_preflight_v1_preflight_proto_enumTypes[3]
+}
+
+func (x FailurePolicy) Number() protoreflect.EnumNumber {
+	return protoreflect.EnumNumber(x)
+}
+
+// Deprecated: Use FailurePolicy.Descriptor instead.
+func (FailurePolicy) EnumDescriptor() ([]byte, []int) {
+	return file_preflight_v1_preflight_proto_rawDescGZIP(), []int{3}
+}
+
+// DecisionAction is the answer for one vertex or for the whole proposal.
+type DecisionAction int32
+
+const (
+	// Not set.
+	DecisionAction_DECISION_ACTION_UNSPECIFIED DecisionAction = 0
+	// The proposed parallelism is safe.
+	DecisionAction_DECISION_ACTION_APPROVE DecisionAction = 1
+	// The proposed parallelism is not safe; a safe one in the same direction is given instead.
+	DecisionAction_DECISION_ACTION_ADJUST DecisionAction = 2
+	// No safe parallelism in the direction of the proposal: keep the current one.
+	DecisionAction_DECISION_ACTION_VETO DecisionAction = 3
+)
+
+// Enum value maps for DecisionAction.
+var (
+	DecisionAction_name = map[int32]string{
+		0: "DECISION_ACTION_UNSPECIFIED",
+		1: "DECISION_ACTION_APPROVE",
+		2: "DECISION_ACTION_ADJUST",
+		3: "DECISION_ACTION_VETO",
+	}
+	DecisionAction_value = map[string]int32{
+		"DECISION_ACTION_UNSPECIFIED": 0,
+		"DECISION_ACTION_APPROVE":     1,
+		"DECISION_ACTION_ADJUST":      2,
+		"DECISION_ACTION_VETO":        3,
+	}
+)
+
+func (x DecisionAction) Enum() *DecisionAction {
+	p := new(DecisionAction)
+	*p = x
+	return p
+}
+
+func (x DecisionAction) String() string {
+	return protoimpl.X.EnumStringOf(x.Descriptor(), protoreflect.EnumNumber(x))
+}
+
+func (DecisionAction) Descriptor() protoreflect.EnumDescriptor {
+	return file_preflight_v1_preflight_proto_enumTypes[4].Descriptor()
+}
+
+func (DecisionAction) Type() protoreflect.EnumType {
+	return &file_preflight_v1_preflight_proto_enumTypes[4]
+}
+
+func (x DecisionAction) Number() protoreflect.EnumNumber {
+	return protoreflect.EnumNumber(x)
+}
+
+// Deprecated: Use DecisionAction.Descriptor instead.
+func (DecisionAction) EnumDescriptor() ([]byte, []int) {
+	return file_preflight_v1_preflight_proto_rawDescGZIP(), []int{4}
+}
+
 // CheckpointSource names the `_metadata` to read.
 type CheckpointSource struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -215,7 +325,10 @@ type CheckpointSource struct {
 	//
 	//	*CheckpointSource_Uri
 	//	*CheckpointSource_Metadata
-	Source        isCheckpointSource_Source `protobuf_oneof:"source"`
+	Source isCheckpointSource_Source `protobuf_oneof:"source"`
+	// Autoscaler pre-flight (issue #11): `uri` names a job's checkpoint folder (the folder holding
+	// its chk-N and savepoint-* folders); the newest complete one (with a _metadata) is read.
+	Latest        bool `protobuf:"varint,3,opt,name=latest,proto3" json:"latest,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -273,6 +386,13 @@ func (x *CheckpointSource) GetMetadata() []byte {
 		}
 	}
 	return nil
+}
+
+func (x *CheckpointSource) GetLatest() bool {
+	if x != nil {
+		return x.Latest
+	}
+	return false
 }
 
 type isCheckpointSource_Source interface {
@@ -621,7 +741,11 @@ type CheckRescaleRequest struct {
 	// The new job.
 	Plan *RescalePlan `protobuf:"bytes,2,opt,name=plan,proto3" json:"plan,omitempty"`
 	// The restoring cluster and the fail level.
-	Options       *CheckOptions `protobuf:"bytes,3,opt,name=options,proto3" json:"options,omitempty"`
+	Options *CheckOptions `protobuf:"bytes,3,opt,name=options,proto3" json:"options,omitempty"`
+	// Autoscaler pre-flight (issue #11): the running job, asked on Flink's REST API for its newest
+	// restorable checkpoint (when `checkpoint` is unset) and its vertices, whose chains then form
+	// the plan's vertices; plan keys may be JobVertexIDs.
+	Job           *FlinkJob `protobuf:"bytes,4,opt,name=job,proto3" json:"job,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -673,6 +797,13 @@ func (x *CheckRescaleRequest) GetPlan() *RescalePlan {
 func (x *CheckRescaleRequest) GetOptions() *CheckOptions {
 	if x != nil {
 		return x.Options
+	}
+	return nil
+}
+
+func (x *CheckRescaleRequest) GetJob() *FlinkJob {
+	if x != nil {
+		return x.Job
 	}
 	return nil
 }
@@ -939,7 +1070,13 @@ type RescaleReport struct {
 	// For every vertex with a denying finding: the nearest parallelism that passes.
 	SafeParallelism []*SafeParallelism `protobuf:"bytes,4,rep,name=safe_parallelism,json=safeParallelism,proto3" json:"safe_parallelism,omitempty"`
 	// The checkpoint that was read.
-	Checkpoint    *CheckpointSummary `protobuf:"bytes,5,opt,name=checkpoint,proto3" json:"checkpoint,omitempty"`
+	Checkpoint *CheckpointSummary `protobuf:"bytes,5,opt,name=checkpoint,proto3" json:"checkpoint,omitempty"`
+	// Autoscaler pre-flight (issue #11): how the checkpoint was chosen, when it was discovered
+	// (Flink REST or the newest in a folder).
+	CheckpointChoice *CheckpointChoice `protobuf:"bytes,11,opt,name=checkpoint_choice,json=checkpointChoice,proto3" json:"checkpoint_choice,omitempty"`
+	// Autoscaler pre-flight (issue #11): the job's vertices as Flink reports them, with the
+	// checkpoint operators placed in each (when the job was read from Flink's REST API).
+	JobVertices   []*JobVertex `protobuf:"bytes,12,rep,name=job_vertices,json=jobVertices,proto3" json:"job_vertices,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1005,6 +1142,20 @@ func (x *RescaleReport) GetSafeParallelism() []*SafeParallelism {
 func (x *RescaleReport) GetCheckpoint() *CheckpointSummary {
 	if x != nil {
 		return x.Checkpoint
+	}
+	return nil
+}
+
+func (x *RescaleReport) GetCheckpointChoice() *CheckpointChoice {
+	if x != nil {
+		return x.CheckpointChoice
+	}
+	return nil
+}
+
+func (x *RescaleReport) GetJobVertices() []*JobVertex {
+	if x != nil {
+		return x.JobVertices
 	}
 	return nil
 }
@@ -2290,6 +2441,592 @@ func (x *MetadataFormatError) GetMessage() string {
 	return ""
 }
 
+// FlinkJob names a running (or last-run) job that the service asks Flink's REST API about.
+type FlinkJob struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Base URL of the JobManager's REST endpoint, e.g. "http://flink-jobmanager:8081". The server
+	// only calls URLs under an http(s) prefix of its allowlist.
+	RestUrl string `protobuf:"bytes,1,opt,name=rest_url,json=restUrl,proto3" json:"rest_url,omitempty"`
+	// The job ID: 32 hex characters.
+	JobId         string `protobuf:"bytes,2,opt,name=job_id,json=jobId,proto3" json:"job_id,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *FlinkJob) Reset() {
+	*x = FlinkJob{}
+	mi := &file_preflight_v1_preflight_proto_msgTypes[23]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *FlinkJob) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*FlinkJob) ProtoMessage() {}
+
+func (x *FlinkJob) ProtoReflect() protoreflect.Message {
+	mi := &file_preflight_v1_preflight_proto_msgTypes[23]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use FlinkJob.ProtoReflect.Descriptor instead.
+func (*FlinkJob) Descriptor() ([]byte, []int) {
+	return file_preflight_v1_preflight_proto_rawDescGZIP(), []int{23}
+}
+
+func (x *FlinkJob) GetRestUrl() string {
+	if x != nil {
+		return x.RestUrl
+	}
+	return ""
+}
+
+func (x *FlinkJob) GetJobId() string {
+	if x != nil {
+		return x.JobId
+	}
+	return ""
+}
+
+// CheckpointChoice says which checkpoint was discovered and why.
+type CheckpointChoice struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The checkpoint read (a folder or _metadata URI).
+	Uri string `protobuf:"bytes,1,opt,name=uri,proto3" json:"uri,omitempty"`
+	// "checkpoint" or "savepoint".
+	Kind string `protobuf:"bytes,2,opt,name=kind,proto3" json:"kind,omitempty"`
+	// Checkpoint ID (Flink's counter), 0 if unknown.
+	CheckpointId int64 `protobuf:"varint,3,opt,name=checkpoint_id,json=checkpointId,proto3" json:"checkpoint_id,omitempty"`
+	// When it completed, in milliseconds since the epoch; 0 if unknown.
+	CompletedAtMs int64 `protobuf:"varint,4,opt,name=completed_at_ms,json=completedAtMs,proto3" json:"completed_at_ms,omitempty"`
+	// Its age when it was chosen, in milliseconds; -1 if unknown.
+	AgeMs int64 `protobuf:"varint,5,opt,name=age_ms,json=ageMs,proto3" json:"age_ms,omitempty"`
+	// Where it came from: "flink-rest" or "storage".
+	Origin string `protobuf:"bytes,6,opt,name=origin,proto3" json:"origin,omitempty"`
+	// One sentence: which candidates there were and why this one.
+	Note          string `protobuf:"bytes,7,opt,name=note,proto3" json:"note,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *CheckpointChoice) Reset() {
+	*x = CheckpointChoice{}
+	mi := &file_preflight_v1_preflight_proto_msgTypes[24]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *CheckpointChoice) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*CheckpointChoice) ProtoMessage() {}
+
+func (x *CheckpointChoice) ProtoReflect() protoreflect.Message {
+	mi := &file_preflight_v1_preflight_proto_msgTypes[24]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use CheckpointChoice.ProtoReflect.Descriptor instead.
+func (*CheckpointChoice) Descriptor() ([]byte, []int) {
+	return file_preflight_v1_preflight_proto_rawDescGZIP(), []int{24}
+}
+
+func (x *CheckpointChoice) GetUri() string {
+	if x != nil {
+		return x.Uri
+	}
+	return ""
+}
+
+func (x *CheckpointChoice) GetKind() string {
+	if x != nil {
+		return x.Kind
+	}
+	return ""
+}
+
+func (x *CheckpointChoice) GetCheckpointId() int64 {
+	if x != nil {
+		return x.CheckpointId
+	}
+	return 0
+}
+
+func (x *CheckpointChoice) GetCompletedAtMs() int64 {
+	if x != nil {
+		return x.CompletedAtMs
+	}
+	return 0
+}
+
+func (x *CheckpointChoice) GetAgeMs() int64 {
+	if x != nil {
+		return x.AgeMs
+	}
+	return 0
+}
+
+func (x *CheckpointChoice) GetOrigin() string {
+	if x != nil {
+		return x.Origin
+	}
+	return ""
+}
+
+func (x *CheckpointChoice) GetNote() string {
+	if x != nil {
+		return x.Note
+	}
+	return ""
+}
+
+// JobVertex is one vertex of a running job, as Flink's REST API reports it.
+type JobVertex struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// JobVertexID hex (equal to the chain head's OperatorID).
+	Id string `protobuf:"bytes,1,opt,name=id,proto3" json:"id,omitempty"`
+	// Flink's name of the vertex (the chained operators' names joined with " -> ").
+	Name string `protobuf:"bytes,2,opt,name=name,proto3" json:"name,omitempty"`
+	// Current parallelism.
+	Parallelism int32 `protobuf:"varint,3,opt,name=parallelism,proto3" json:"parallelism,omitempty"`
+	// Max parallelism.
+	MaxParallelism int32 `protobuf:"varint,4,opt,name=max_parallelism,json=maxParallelism,proto3" json:"max_parallelism,omitempty"`
+	// The checkpoint operators placed in this vertex (OperatorID hex), head first.
+	OperatorIds []string `protobuf:"bytes,5,rep,name=operator_ids,json=operatorIds,proto3" json:"operator_ids,omitempty"`
+	// How the non-head operators were placed: "id", "name", "parallelism" or empty.
+	PlacedBy      []string `protobuf:"bytes,6,rep,name=placed_by,json=placedBy,proto3" json:"placed_by,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *JobVertex) Reset() {
+	*x = JobVertex{}
+	mi := &file_preflight_v1_preflight_proto_msgTypes[25]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *JobVertex) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*JobVertex) ProtoMessage() {}
+
+func (x *JobVertex) ProtoReflect() protoreflect.Message {
+	mi := &file_preflight_v1_preflight_proto_msgTypes[25]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use JobVertex.ProtoReflect.Descriptor instead.
+func (*JobVertex) Descriptor() ([]byte, []int) {
+	return file_preflight_v1_preflight_proto_rawDescGZIP(), []int{25}
+}
+
+func (x *JobVertex) GetId() string {
+	if x != nil {
+		return x.Id
+	}
+	return ""
+}
+
+func (x *JobVertex) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+func (x *JobVertex) GetParallelism() int32 {
+	if x != nil {
+		return x.Parallelism
+	}
+	return 0
+}
+
+func (x *JobVertex) GetMaxParallelism() int32 {
+	if x != nil {
+		return x.MaxParallelism
+	}
+	return 0
+}
+
+func (x *JobVertex) GetOperatorIds() []string {
+	if x != nil {
+		return x.OperatorIds
+	}
+	return nil
+}
+
+func (x *JobVertex) GetPlacedBy() []string {
+	if x != nil {
+		return x.PlacedBy
+	}
+	return nil
+}
+
+// DecideRequest is an autoscaler's proposal.
+type DecideRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The checkpoint the job will restore from. Optional when `job` is set: then the newest
+	// restorable checkpoint is discovered from Flink's REST API.
+	Checkpoint *CheckpointSource `protobuf:"bytes,1,opt,name=checkpoint,proto3" json:"checkpoint,omitempty"`
+	// The running job (Flink REST): its vertices, chains, max parallelism, and checkpoint.
+	Job *FlinkJob `protobuf:"bytes,2,opt,name=job,proto3" json:"job,omitempty"`
+	// Proposed parallelism per vertex. A key is a JobVertexID hex (as the autoscaler has it) or any
+	// key RescalePlan.parallelism accepts. Vertices not named keep their current parallelism.
+	ProposedParallelism map[string]int32 `protobuf:"bytes,3,rep,name=proposed_parallelism,json=proposedParallelism,proto3" json:"proposed_parallelism,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"varint,2,opt,name=value"`
+	// The restoring cluster and the fail level.
+	Options *CheckOptions `protobuf:"bytes,4,opt,name=options,proto3" json:"options,omitempty"`
+	// What to answer when the check cannot run.
+	OnFailure FailurePolicy `protobuf:"varint,5,opt,name=on_failure,json=onFailure,proto3,enum=preflight.v1.FailurePolicy" json:"on_failure,omitempty"`
+	// ADJUST only to parallelisms that divide the max parallelism evenly (every subtask gets the
+	// same number of key groups), as the flink-kubernetes-operator autoscaler aligns them.
+	AlignToKeyGroups bool `protobuf:"varint,6,opt,name=align_to_key_groups,json=alignToKeyGroups,proto3" json:"align_to_key_groups,omitempty"`
+	unknownFields    protoimpl.UnknownFields
+	sizeCache        protoimpl.SizeCache
+}
+
+func (x *DecideRequest) Reset() {
+	*x = DecideRequest{}
+	mi := &file_preflight_v1_preflight_proto_msgTypes[26]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *DecideRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*DecideRequest) ProtoMessage() {}
+
+func (x *DecideRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_preflight_v1_preflight_proto_msgTypes[26]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use DecideRequest.ProtoReflect.Descriptor instead.
+func (*DecideRequest) Descriptor() ([]byte, []int) {
+	return file_preflight_v1_preflight_proto_rawDescGZIP(), []int{26}
+}
+
+func (x *DecideRequest) GetCheckpoint() *CheckpointSource {
+	if x != nil {
+		return x.Checkpoint
+	}
+	return nil
+}
+
+func (x *DecideRequest) GetJob() *FlinkJob {
+	if x != nil {
+		return x.Job
+	}
+	return nil
+}
+
+func (x *DecideRequest) GetProposedParallelism() map[string]int32 {
+	if x != nil {
+		return x.ProposedParallelism
+	}
+	return nil
+}
+
+func (x *DecideRequest) GetOptions() *CheckOptions {
+	if x != nil {
+		return x.Options
+	}
+	return nil
+}
+
+func (x *DecideRequest) GetOnFailure() FailurePolicy {
+	if x != nil {
+		return x.OnFailure
+	}
+	return FailurePolicy_FAILURE_POLICY_UNSPECIFIED
+}
+
+func (x *DecideRequest) GetAlignToKeyGroups() bool {
+	if x != nil {
+		return x.AlignToKeyGroups
+	}
+	return false
+}
+
+// VertexDecision is the answer for one proposed vertex.
+type VertexDecision struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// JobVertexID hex (or the checkpoint operator ID the key resolved to).
+	VertexId string `protobuf:"bytes,1,opt,name=vertex_id,json=vertexId,proto3" json:"vertex_id,omitempty"`
+	// The vertex's name.
+	Name string `protobuf:"bytes,2,opt,name=name,proto3" json:"name,omitempty"`
+	// Parallelism now (REST) or in the checkpoint.
+	CurrentParallelism int32 `protobuf:"varint,3,opt,name=current_parallelism,json=currentParallelism,proto3" json:"current_parallelism,omitempty"`
+	// Parallelism the autoscaler proposed.
+	ProposedParallelism int32 `protobuf:"varint,4,opt,name=proposed_parallelism,json=proposedParallelism,proto3" json:"proposed_parallelism,omitempty"`
+	// APPROVE, ADJUST or VETO.
+	Action DecisionAction `protobuf:"varint,5,opt,name=action,proto3,enum=preflight.v1.DecisionAction" json:"action,omitempty"`
+	// The decided parallelism: proposed (APPROVE), adjusted (ADJUST), current (VETO).
+	Parallelism int32 `protobuf:"varint,6,opt,name=parallelism,proto3" json:"parallelism,omitempty"`
+	// Rule IDs of the findings behind an ADJUST or VETO, e.g. "PF101".
+	FindingIds []string `protobuf:"bytes,7,rep,name=finding_ids,json=findingIds,proto3" json:"finding_ids,omitempty"`
+	// One sentence saying why.
+	Reason string `protobuf:"bytes,8,opt,name=reason,proto3" json:"reason,omitempty"`
+	// The effective max parallelism of the vertex (the upper bound of any adjustment).
+	MaxParallelism int32 `protobuf:"varint,9,opt,name=max_parallelism,json=maxParallelism,proto3" json:"max_parallelism,omitempty"`
+	// The key the proposal used for this vertex.
+	Key           string `protobuf:"bytes,10,opt,name=key,proto3" json:"key,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *VertexDecision) Reset() {
+	*x = VertexDecision{}
+	mi := &file_preflight_v1_preflight_proto_msgTypes[27]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *VertexDecision) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*VertexDecision) ProtoMessage() {}
+
+func (x *VertexDecision) ProtoReflect() protoreflect.Message {
+	mi := &file_preflight_v1_preflight_proto_msgTypes[27]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use VertexDecision.ProtoReflect.Descriptor instead.
+func (*VertexDecision) Descriptor() ([]byte, []int) {
+	return file_preflight_v1_preflight_proto_rawDescGZIP(), []int{27}
+}
+
+func (x *VertexDecision) GetVertexId() string {
+	if x != nil {
+		return x.VertexId
+	}
+	return ""
+}
+
+func (x *VertexDecision) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+func (x *VertexDecision) GetCurrentParallelism() int32 {
+	if x != nil {
+		return x.CurrentParallelism
+	}
+	return 0
+}
+
+func (x *VertexDecision) GetProposedParallelism() int32 {
+	if x != nil {
+		return x.ProposedParallelism
+	}
+	return 0
+}
+
+func (x *VertexDecision) GetAction() DecisionAction {
+	if x != nil {
+		return x.Action
+	}
+	return DecisionAction_DECISION_ACTION_UNSPECIFIED
+}
+
+func (x *VertexDecision) GetParallelism() int32 {
+	if x != nil {
+		return x.Parallelism
+	}
+	return 0
+}
+
+func (x *VertexDecision) GetFindingIds() []string {
+	if x != nil {
+		return x.FindingIds
+	}
+	return nil
+}
+
+func (x *VertexDecision) GetReason() string {
+	if x != nil {
+		return x.Reason
+	}
+	return ""
+}
+
+func (x *VertexDecision) GetMaxParallelism() int32 {
+	if x != nil {
+		return x.MaxParallelism
+	}
+	return 0
+}
+
+func (x *VertexDecision) GetKey() string {
+	if x != nil {
+		return x.Key
+	}
+	return ""
+}
+
+// DecideResponse is the decision.
+type DecideResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Overall: VETO if any vertex is vetoed, else ADJUST if any is adjusted, else APPROVE.
+	Action DecisionAction `protobuf:"varint,1,opt,name=action,proto3,enum=preflight.v1.DecisionAction" json:"action,omitempty"`
+	// One per proposed vertex, sorted by vertex_id.
+	Vertices []*VertexDecision `protobuf:"bytes,2,rep,name=vertices,proto3" json:"vertices,omitempty"`
+	// The whole decided map, keyed as the proposal was; empty when action is VETO.
+	Parallelism map[string]int32 `protobuf:"bytes,3,rep,name=parallelism,proto3" json:"parallelism,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"varint,2,opt,name=value"`
+	// The checkpoint that was read (URI).
+	Checkpoint string `protobuf:"bytes,4,opt,name=checkpoint,proto3" json:"checkpoint,omitempty"`
+	// How it was chosen and how old it is.
+	CheckpointNote string `protobuf:"bytes,5,opt,name=checkpoint_note,json=checkpointNote,proto3" json:"checkpoint_note,omitempty"`
+	// The check could not run; `action` follows `on_failure`.
+	Failed bool `protobuf:"varint,6,opt,name=failed,proto3" json:"failed,omitempty"`
+	// Why it failed (when failed), with the gRPC code name, e.g. "UNAVAILABLE: ...".
+	Failure string `protobuf:"bytes,7,opt,name=failure,proto3" json:"failure,omitempty"`
+	// The findings (at or above the fail level) behind the decision, for the proposal as given.
+	Findings []*Finding `protobuf:"bytes,8,rep,name=findings,proto3" json:"findings,omitempty"`
+	// How the checkpoint was chosen, in full.
+	CheckpointChoice *CheckpointChoice `protobuf:"bytes,9,opt,name=checkpoint_choice,json=checkpointChoice,proto3" json:"checkpoint_choice,omitempty"`
+	unknownFields    protoimpl.UnknownFields
+	sizeCache        protoimpl.SizeCache
+}
+
+func (x *DecideResponse) Reset() {
+	*x = DecideResponse{}
+	mi := &file_preflight_v1_preflight_proto_msgTypes[28]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *DecideResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*DecideResponse) ProtoMessage() {}
+
+func (x *DecideResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_preflight_v1_preflight_proto_msgTypes[28]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use DecideResponse.ProtoReflect.Descriptor instead.
+func (*DecideResponse) Descriptor() ([]byte, []int) {
+	return file_preflight_v1_preflight_proto_rawDescGZIP(), []int{28}
+}
+
+func (x *DecideResponse) GetAction() DecisionAction {
+	if x != nil {
+		return x.Action
+	}
+	return DecisionAction_DECISION_ACTION_UNSPECIFIED
+}
+
+func (x *DecideResponse) GetVertices() []*VertexDecision {
+	if x != nil {
+		return x.Vertices
+	}
+	return nil
+}
+
+func (x *DecideResponse) GetParallelism() map[string]int32 {
+	if x != nil {
+		return x.Parallelism
+	}
+	return nil
+}
+
+func (x *DecideResponse) GetCheckpoint() string {
+	if x != nil {
+		return x.Checkpoint
+	}
+	return ""
+}
+
+func (x *DecideResponse) GetCheckpointNote() string {
+	if x != nil {
+		return x.CheckpointNote
+	}
+	return ""
+}
+
+func (x *DecideResponse) GetFailed() bool {
+	if x != nil {
+		return x.Failed
+	}
+	return false
+}
+
+func (x *DecideResponse) GetFailure() string {
+	if x != nil {
+		return x.Failure
+	}
+	return ""
+}
+
+func (x *DecideResponse) GetFindings() []*Finding {
+	if x != nil {
+		return x.Findings
+	}
+	return nil
+}
+
+func (x *DecideResponse) GetCheckpointChoice() *CheckpointChoice {
+	if x != nil {
+		return x.CheckpointChoice
+	}
+	return nil
+}
+
 // ClasspathCheckRequest names the job jar and the cluster to check it against. Every URI is a
 // local path or file:// URI inside the server's allowlist.
 type ClasspathCheckRequest struct {
@@ -2316,7 +3053,7 @@ type ClasspathCheckRequest struct {
 
 func (x *ClasspathCheckRequest) Reset() {
 	*x = ClasspathCheckRequest{}
-	mi := &file_preflight_v1_preflight_proto_msgTypes[23]
+	mi := &file_preflight_v1_preflight_proto_msgTypes[29]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2328,7 +3065,7 @@ func (x *ClasspathCheckRequest) String() string {
 func (*ClasspathCheckRequest) ProtoMessage() {}
 
 func (x *ClasspathCheckRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_preflight_v1_preflight_proto_msgTypes[23]
+	mi := &file_preflight_v1_preflight_proto_msgTypes[29]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2341,7 +3078,7 @@ func (x *ClasspathCheckRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ClasspathCheckRequest.ProtoReflect.Descriptor instead.
 func (*ClasspathCheckRequest) Descriptor() ([]byte, []int) {
-	return file_preflight_v1_preflight_proto_rawDescGZIP(), []int{23}
+	return file_preflight_v1_preflight_proto_rawDescGZIP(), []int{29}
 }
 
 func (x *ClasspathCheckRequest) GetJobJarUri() string {
@@ -2411,7 +3148,7 @@ type ClasspathCheckResponse struct {
 
 func (x *ClasspathCheckResponse) Reset() {
 	*x = ClasspathCheckResponse{}
-	mi := &file_preflight_v1_preflight_proto_msgTypes[24]
+	mi := &file_preflight_v1_preflight_proto_msgTypes[30]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2423,7 +3160,7 @@ func (x *ClasspathCheckResponse) String() string {
 func (*ClasspathCheckResponse) ProtoMessage() {}
 
 func (x *ClasspathCheckResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_preflight_v1_preflight_proto_msgTypes[24]
+	mi := &file_preflight_v1_preflight_proto_msgTypes[30]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2436,7 +3173,7 @@ func (x *ClasspathCheckResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ClasspathCheckResponse.ProtoReflect.Descriptor instead.
 func (*ClasspathCheckResponse) Descriptor() ([]byte, []int) {
-	return file_preflight_v1_preflight_proto_rawDescGZIP(), []int{24}
+	return file_preflight_v1_preflight_proto_rawDescGZIP(), []int{30}
 }
 
 func (x *ClasspathCheckResponse) GetReport() *ClasspathReport {
@@ -2465,7 +3202,7 @@ type ClasspathReport struct {
 
 func (x *ClasspathReport) Reset() {
 	*x = ClasspathReport{}
-	mi := &file_preflight_v1_preflight_proto_msgTypes[25]
+	mi := &file_preflight_v1_preflight_proto_msgTypes[31]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2477,7 +3214,7 @@ func (x *ClasspathReport) String() string {
 func (*ClasspathReport) ProtoMessage() {}
 
 func (x *ClasspathReport) ProtoReflect() protoreflect.Message {
-	mi := &file_preflight_v1_preflight_proto_msgTypes[25]
+	mi := &file_preflight_v1_preflight_proto_msgTypes[31]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2490,7 +3227,7 @@ func (x *ClasspathReport) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ClasspathReport.ProtoReflect.Descriptor instead.
 func (*ClasspathReport) Descriptor() ([]byte, []int) {
-	return file_preflight_v1_preflight_proto_rawDescGZIP(), []int{25}
+	return file_preflight_v1_preflight_proto_rawDescGZIP(), []int{31}
 }
 
 func (x *ClasspathReport) GetVerdict() Verdict {
@@ -2547,7 +3284,7 @@ type ClasspathFindingDetail struct {
 
 func (x *ClasspathFindingDetail) Reset() {
 	*x = ClasspathFindingDetail{}
-	mi := &file_preflight_v1_preflight_proto_msgTypes[26]
+	mi := &file_preflight_v1_preflight_proto_msgTypes[32]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2559,7 +3296,7 @@ func (x *ClasspathFindingDetail) String() string {
 func (*ClasspathFindingDetail) ProtoMessage() {}
 
 func (x *ClasspathFindingDetail) ProtoReflect() protoreflect.Message {
-	mi := &file_preflight_v1_preflight_proto_msgTypes[26]
+	mi := &file_preflight_v1_preflight_proto_msgTypes[32]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2572,7 +3309,7 @@ func (x *ClasspathFindingDetail) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ClasspathFindingDetail.ProtoReflect.Descriptor instead.
 func (*ClasspathFindingDetail) Descriptor() ([]byte, []int) {
-	return file_preflight_v1_preflight_proto_rawDescGZIP(), []int{26}
+	return file_preflight_v1_preflight_proto_rawDescGZIP(), []int{32}
 }
 
 func (x *ClasspathFindingDetail) GetPackages() []string {
@@ -2637,7 +3374,7 @@ type JarSummary struct {
 
 func (x *JarSummary) Reset() {
 	*x = JarSummary{}
-	mi := &file_preflight_v1_preflight_proto_msgTypes[27]
+	mi := &file_preflight_v1_preflight_proto_msgTypes[33]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2649,7 +3386,7 @@ func (x *JarSummary) String() string {
 func (*JarSummary) ProtoMessage() {}
 
 func (x *JarSummary) ProtoReflect() protoreflect.Message {
-	mi := &file_preflight_v1_preflight_proto_msgTypes[27]
+	mi := &file_preflight_v1_preflight_proto_msgTypes[33]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2662,7 +3399,7 @@ func (x *JarSummary) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use JarSummary.ProtoReflect.Descriptor instead.
 func (*JarSummary) Descriptor() ([]byte, []int) {
-	return file_preflight_v1_preflight_proto_rawDescGZIP(), []int{27}
+	return file_preflight_v1_preflight_proto_rawDescGZIP(), []int{33}
 }
 
 func (x *JarSummary) GetPath() string {
@@ -2757,7 +3494,7 @@ type ClassloadingSummary struct {
 
 func (x *ClassloadingSummary) Reset() {
 	*x = ClassloadingSummary{}
-	mi := &file_preflight_v1_preflight_proto_msgTypes[28]
+	mi := &file_preflight_v1_preflight_proto_msgTypes[34]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2769,7 +3506,7 @@ func (x *ClassloadingSummary) String() string {
 func (*ClassloadingSummary) ProtoMessage() {}
 
 func (x *ClassloadingSummary) ProtoReflect() protoreflect.Message {
-	mi := &file_preflight_v1_preflight_proto_msgTypes[28]
+	mi := &file_preflight_v1_preflight_proto_msgTypes[34]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2782,7 +3519,7 @@ func (x *ClassloadingSummary) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ClassloadingSummary.ProtoReflect.Descriptor instead.
 func (*ClassloadingSummary) Descriptor() ([]byte, []int) {
-	return file_preflight_v1_preflight_proto_rawDescGZIP(), []int{28}
+	return file_preflight_v1_preflight_proto_rawDescGZIP(), []int{34}
 }
 
 func (x *ClassloadingSummary) GetFlinkVersion() string {
@@ -2868,7 +3605,7 @@ type PluginSummary struct {
 
 func (x *PluginSummary) Reset() {
 	*x = PluginSummary{}
-	mi := &file_preflight_v1_preflight_proto_msgTypes[29]
+	mi := &file_preflight_v1_preflight_proto_msgTypes[35]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2880,7 +3617,7 @@ func (x *PluginSummary) String() string {
 func (*PluginSummary) ProtoMessage() {}
 
 func (x *PluginSummary) ProtoReflect() protoreflect.Message {
-	mi := &file_preflight_v1_preflight_proto_msgTypes[29]
+	mi := &file_preflight_v1_preflight_proto_msgTypes[35]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2893,7 +3630,7 @@ func (x *PluginSummary) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PluginSummary.ProtoReflect.Descriptor instead.
 func (*PluginSummary) Descriptor() ([]byte, []int) {
-	return file_preflight_v1_preflight_proto_rawDescGZIP(), []int{29}
+	return file_preflight_v1_preflight_proto_rawDescGZIP(), []int{35}
 }
 
 func (x *PluginSummary) GetName() string {
@@ -2914,10 +3651,11 @@ var File_preflight_v1_preflight_proto protoreflect.FileDescriptor
 
 const file_preflight_v1_preflight_proto_rawDesc = "" +
 	"\n" +
-	"\x1cpreflight/v1/preflight.proto\x12\fpreflight.v1\"N\n" +
+	"\x1cpreflight/v1/preflight.proto\x12\fpreflight.v1\"f\n" +
 	"\x10CheckpointSource\x12\x12\n" +
 	"\x03uri\x18\x01 \x01(\tH\x00R\x03uri\x12\x1c\n" +
-	"\bmetadata\x18\x02 \x01(\fH\x00R\bmetadataB\b\n" +
+	"\bmetadata\x18\x02 \x01(\fH\x00R\bmetadata\x12\x16\n" +
+	"\x06latest\x18\x03 \x01(\bR\x06latestB\b\n" +
 	"\x06source\"\x81\a\n" +
 	"\vRescalePlan\x12/\n" +
 	"\x13default_parallelism\x18\x01 \x01(\x05R\x12defaultParallelism\x12L\n" +
@@ -2955,13 +3693,14 @@ const file_preflight_v1_preflight_proto_rawDesc = "" +
 	"\n" +
 	"fail_level\x18\x05 \x01(\x0e2\x16.preflight.v1.SeverityR\tfailLevel\x126\n" +
 	"\x17jobmanager_memory_bytes\x18\x06 \x01(\x03R\x15jobmanagerMemoryBytes\x12)\n" +
-	"\x10include_subtasks\x18\a \x01(\bR\x0fincludeSubtasks\"\xba\x01\n" +
+	"\x10include_subtasks\x18\a \x01(\bR\x0fincludeSubtasks\"\xe4\x01\n" +
 	"\x13CheckRescaleRequest\x12>\n" +
 	"\n" +
 	"checkpoint\x18\x01 \x01(\v2\x1e.preflight.v1.CheckpointSourceR\n" +
 	"checkpoint\x12-\n" +
 	"\x04plan\x18\x02 \x01(\v2\x19.preflight.v1.RescalePlanR\x04plan\x124\n" +
-	"\aoptions\x18\x03 \x01(\v2\x1a.preflight.v1.CheckOptionsR\aoptions\"t\n" +
+	"\aoptions\x18\x03 \x01(\v2\x1a.preflight.v1.CheckOptionsR\aoptions\x12(\n" +
+	"\x03job\x18\x04 \x01(\v2\x16.preflight.v1.FlinkJobR\x03job\"t\n" +
 	"\x19CheckRescaleUploadRequest\x124\n" +
 	"\x06header\x18\x01 \x01(\v2\x1a.preflight.v1.UploadHeaderH\x00R\x06header\x12\x16\n" +
 	"\x05chunk\x18\x02 \x01(\fH\x00R\x05chunkB\t\n" +
@@ -2975,7 +3714,7 @@ const file_preflight_v1_preflight_proto_rawDesc = "" +
 	"\x14CheckRescaleResponse\x123\n" +
 	"\x06report\x18\x01 \x01(\v2\x1b.preflight.v1.RescaleReportR\x06report\"Q\n" +
 	"\x1aCheckRescaleUploadResponse\x123\n" +
-	"\x06report\x18\x01 \x01(\v2\x1b.preflight.v1.RescaleReportR\x06report\"\xbe\x02\n" +
+	"\x06report\x18\x01 \x01(\v2\x1b.preflight.v1.RescaleReportR\x06report\"\xc7\x03\n" +
 	"\rRescaleReport\x12/\n" +
 	"\averdict\x18\x01 \x01(\x0e2\x15.preflight.v1.VerdictR\averdict\x121\n" +
 	"\bfindings\x18\x02 \x03(\v2\x15.preflight.v1.FindingR\bfindings\x12>\n" +
@@ -2983,7 +3722,9 @@ const file_preflight_v1_preflight_proto_rawDesc = "" +
 	"\x10safe_parallelism\x18\x04 \x03(\v2\x1d.preflight.v1.SafeParallelismR\x0fsafeParallelism\x12?\n" +
 	"\n" +
 	"checkpoint\x18\x05 \x01(\v2\x1f.preflight.v1.CheckpointSummaryR\n" +
-	"checkpoint\"\xbf\x03\n" +
+	"checkpoint\x12K\n" +
+	"\x11checkpoint_choice\x18\v \x01(\v2\x1e.preflight.v1.CheckpointChoiceR\x10checkpointChoice\x12:\n" +
+	"\fjob_vertices\x18\f \x03(\v2\x17.preflight.v1.JobVertexR\vjobVertices\"\xbf\x03\n" +
 	"\aFinding\x12\x17\n" +
 	"\arule_id\x18\x01 \x01(\tR\x06ruleId\x12\x14\n" +
 	"\x05title\x18\x02 \x01(\tR\x05title\x122\n" +
@@ -3108,7 +3849,66 @@ const file_preflight_v1_preflight_proto_rawDesc = "" +
 	"\x06offset\x18\x01 \x01(\x03R\x06offset\x12\x14\n" +
 	"\x05field\x18\x02 \x01(\tR\x05field\x12\x14\n" +
 	"\x05value\x18\x03 \x01(\tR\x05value\x12\x18\n" +
-	"\amessage\x18\x04 \x01(\tR\amessage\"\xc7\x02\n" +
+	"\amessage\x18\x04 \x01(\tR\amessage\"<\n" +
+	"\bFlinkJob\x12\x19\n" +
+	"\brest_url\x18\x01 \x01(\tR\arestUrl\x12\x15\n" +
+	"\x06job_id\x18\x02 \x01(\tR\x05jobId\"\xc8\x01\n" +
+	"\x10CheckpointChoice\x12\x10\n" +
+	"\x03uri\x18\x01 \x01(\tR\x03uri\x12\x12\n" +
+	"\x04kind\x18\x02 \x01(\tR\x04kind\x12#\n" +
+	"\rcheckpoint_id\x18\x03 \x01(\x03R\fcheckpointId\x12&\n" +
+	"\x0fcompleted_at_ms\x18\x04 \x01(\x03R\rcompletedAtMs\x12\x15\n" +
+	"\x06age_ms\x18\x05 \x01(\x03R\x05ageMs\x12\x16\n" +
+	"\x06origin\x18\x06 \x01(\tR\x06origin\x12\x12\n" +
+	"\x04note\x18\a \x01(\tR\x04note\"\xba\x01\n" +
+	"\tJobVertex\x12\x0e\n" +
+	"\x02id\x18\x01 \x01(\tR\x02id\x12\x12\n" +
+	"\x04name\x18\x02 \x01(\tR\x04name\x12 \n" +
+	"\vparallelism\x18\x03 \x01(\x05R\vparallelism\x12'\n" +
+	"\x0fmax_parallelism\x18\x04 \x01(\x05R\x0emaxParallelism\x12!\n" +
+	"\foperator_ids\x18\x05 \x03(\tR\voperatorIds\x12\x1b\n" +
+	"\tplaced_by\x18\x06 \x03(\tR\bplacedBy\"\xcb\x03\n" +
+	"\rDecideRequest\x12>\n" +
+	"\n" +
+	"checkpoint\x18\x01 \x01(\v2\x1e.preflight.v1.CheckpointSourceR\n" +
+	"checkpoint\x12(\n" +
+	"\x03job\x18\x02 \x01(\v2\x16.preflight.v1.FlinkJobR\x03job\x12g\n" +
+	"\x14proposed_parallelism\x18\x03 \x03(\v24.preflight.v1.DecideRequest.ProposedParallelismEntryR\x13proposedParallelism\x124\n" +
+	"\aoptions\x18\x04 \x01(\v2\x1a.preflight.v1.CheckOptionsR\aoptions\x12:\n" +
+	"\n" +
+	"on_failure\x18\x05 \x01(\x0e2\x1b.preflight.v1.FailurePolicyR\tonFailure\x12-\n" +
+	"\x13align_to_key_groups\x18\x06 \x01(\bR\x10alignToKeyGroups\x1aF\n" +
+	"\x18ProposedParallelismEntry\x12\x10\n" +
+	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
+	"\x05value\x18\x02 \x01(\x05R\x05value:\x028\x01\"\xf1\x02\n" +
+	"\x0eVertexDecision\x12\x1b\n" +
+	"\tvertex_id\x18\x01 \x01(\tR\bvertexId\x12\x12\n" +
+	"\x04name\x18\x02 \x01(\tR\x04name\x12/\n" +
+	"\x13current_parallelism\x18\x03 \x01(\x05R\x12currentParallelism\x121\n" +
+	"\x14proposed_parallelism\x18\x04 \x01(\x05R\x13proposedParallelism\x124\n" +
+	"\x06action\x18\x05 \x01(\x0e2\x1c.preflight.v1.DecisionActionR\x06action\x12 \n" +
+	"\vparallelism\x18\x06 \x01(\x05R\vparallelism\x12\x1f\n" +
+	"\vfinding_ids\x18\a \x03(\tR\n" +
+	"findingIds\x12\x16\n" +
+	"\x06reason\x18\b \x01(\tR\x06reason\x12'\n" +
+	"\x0fmax_parallelism\x18\t \x01(\x05R\x0emaxParallelism\x12\x10\n" +
+	"\x03key\x18\n" +
+	" \x01(\tR\x03key\"\x8c\x04\n" +
+	"\x0eDecideResponse\x124\n" +
+	"\x06action\x18\x01 \x01(\x0e2\x1c.preflight.v1.DecisionActionR\x06action\x128\n" +
+	"\bvertices\x18\x02 \x03(\v2\x1c.preflight.v1.VertexDecisionR\bvertices\x12O\n" +
+	"\vparallelism\x18\x03 \x03(\v2-.preflight.v1.DecideResponse.ParallelismEntryR\vparallelism\x12\x1e\n" +
+	"\n" +
+	"checkpoint\x18\x04 \x01(\tR\n" +
+	"checkpoint\x12'\n" +
+	"\x0fcheckpoint_note\x18\x05 \x01(\tR\x0echeckpointNote\x12\x16\n" +
+	"\x06failed\x18\x06 \x01(\bR\x06failed\x12\x18\n" +
+	"\afailure\x18\a \x01(\tR\afailure\x121\n" +
+	"\bfindings\x18\b \x03(\v2\x15.preflight.v1.FindingR\bfindings\x12K\n" +
+	"\x11checkpoint_choice\x18\t \x01(\v2\x1e.preflight.v1.CheckpointChoiceR\x10checkpointChoice\x1a>\n" +
+	"\x10ParallelismEntry\x12\x10\n" +
+	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
+	"\x05value\x18\x02 \x01(\x05R\x05value:\x028\x01\"\xc7\x02\n" +
 	"\x15ClasspathCheckRequest\x12\x1e\n" +
 	"\vjob_jar_uri\x18\x01 \x01(\tR\tjobJarUri\x12\"\n" +
 	"\rflink_lib_uri\x18\x02 \x01(\tR\vflinkLibUri\x12\x1f\n" +
@@ -3181,12 +3981,22 @@ const file_preflight_v1_preflight_proto_rawDesc = "" +
 	"\x13VERDICT_UNSPECIFIED\x10\x00\x12\x11\n" +
 	"\rVERDICT_ALLOW\x10\x01\x12\x1f\n" +
 	"\x1bVERDICT_ALLOW_WITH_WARNINGS\x10\x02\x12\x10\n" +
-	"\fVERDICT_DENY\x10\x032\x97\x03\n" +
+	"\fVERDICT_DENY\x10\x03*m\n" +
+	"\rFailurePolicy\x12\x1e\n" +
+	"\x1aFAILURE_POLICY_UNSPECIFIED\x10\x00\x12\x1e\n" +
+	"\x1aFAILURE_POLICY_FAIL_CLOSED\x10\x01\x12\x1c\n" +
+	"\x18FAILURE_POLICY_FAIL_OPEN\x10\x02*\x84\x01\n" +
+	"\x0eDecisionAction\x12\x1f\n" +
+	"\x1bDECISION_ACTION_UNSPECIFIED\x10\x00\x12\x1b\n" +
+	"\x17DECISION_ACTION_APPROVE\x10\x01\x12\x1a\n" +
+	"\x16DECISION_ACTION_ADJUST\x10\x02\x12\x18\n" +
+	"\x14DECISION_ACTION_VETO\x10\x032\xdc\x03\n" +
 	"\x10PreflightService\x12U\n" +
 	"\fCheckRescale\x12!.preflight.v1.CheckRescaleRequest\x1a\".preflight.v1.CheckRescaleResponse\x12i\n" +
 	"\x12CheckRescaleUpload\x12'.preflight.v1.CheckRescaleUploadRequest\x1a(.preflight.v1.CheckRescaleUploadResponse(\x01\x12d\n" +
 	"\x11InspectCheckpoint\x12&.preflight.v1.InspectCheckpointRequest\x1a'.preflight.v1.InspectCheckpointResponse\x12[\n" +
-	"\x0eClasspathCheck\x12#.preflight.v1.ClasspathCheckRequest\x1a$.preflight.v1.ClasspathCheckResponseBDZBgithub.com/flinkpreflight/preflight/proto/preflight/v1;preflightv1b\x06proto3"
+	"\x0eClasspathCheck\x12#.preflight.v1.ClasspathCheckRequest\x1a$.preflight.v1.ClasspathCheckResponse\x12C\n" +
+	"\x06Decide\x12\x1b.preflight.v1.DecideRequest\x1a\x1c.preflight.v1.DecideResponseBDZBgithub.com/flinkpreflight/preflight/proto/preflight/v1;preflightv1b\x06proto3"
 
 var (
 	file_preflight_v1_preflight_proto_rawDescOnce sync.Once
@@ -3200,100 +4010,126 @@ func file_preflight_v1_preflight_proto_rawDescGZIP() []byte {
 	return file_preflight_v1_preflight_proto_rawDescData
 }
 
-var file_preflight_v1_preflight_proto_enumTypes = make([]protoimpl.EnumInfo, 3)
-var file_preflight_v1_preflight_proto_msgTypes = make([]protoimpl.MessageInfo, 34)
+var file_preflight_v1_preflight_proto_enumTypes = make([]protoimpl.EnumInfo, 5)
+var file_preflight_v1_preflight_proto_msgTypes = make([]protoimpl.MessageInfo, 42)
 var file_preflight_v1_preflight_proto_goTypes = []any{
 	(SubtaskMapper)(0),                 // 0: preflight.v1.SubtaskMapper
 	(Severity)(0),                      // 1: preflight.v1.Severity
 	(Verdict)(0),                       // 2: preflight.v1.Verdict
-	(*CheckpointSource)(nil),           // 3: preflight.v1.CheckpointSource
-	(*RescalePlan)(nil),                // 4: preflight.v1.RescalePlan
-	(*Vertex)(nil),                     // 5: preflight.v1.Vertex
-	(*MaxParallelism)(nil),             // 6: preflight.v1.MaxParallelism
-	(*CheckOptions)(nil),               // 7: preflight.v1.CheckOptions
-	(*CheckRescaleRequest)(nil),        // 8: preflight.v1.CheckRescaleRequest
-	(*CheckRescaleUploadRequest)(nil),  // 9: preflight.v1.CheckRescaleUploadRequest
-	(*UploadHeader)(nil),               // 10: preflight.v1.UploadHeader
-	(*CheckRescaleResponse)(nil),       // 11: preflight.v1.CheckRescaleResponse
-	(*CheckRescaleUploadResponse)(nil), // 12: preflight.v1.CheckRescaleUploadResponse
-	(*RescaleReport)(nil),              // 13: preflight.v1.RescaleReport
-	(*Finding)(nil),                    // 14: preflight.v1.Finding
-	(*SafeParallelism)(nil),            // 15: preflight.v1.SafeParallelism
-	(*CheckpointSummary)(nil),          // 16: preflight.v1.CheckpointSummary
-	(*OperatorAssignment)(nil),         // 17: preflight.v1.OperatorAssignment
-	(*StateAssignment)(nil),            // 18: preflight.v1.StateAssignment
-	(*KeyedAssignment)(nil),            // 19: preflight.v1.KeyedAssignment
-	(*SubtaskAssignment)(nil),          // 20: preflight.v1.SubtaskAssignment
-	(*InspectCheckpointRequest)(nil),   // 21: preflight.v1.InspectCheckpointRequest
-	(*InspectCheckpointResponse)(nil),  // 22: preflight.v1.InspectCheckpointResponse
-	(*OperatorInfo)(nil),               // 23: preflight.v1.OperatorInfo
-	(*StateInfo)(nil),                  // 24: preflight.v1.StateInfo
-	(*MetadataFormatError)(nil),        // 25: preflight.v1.MetadataFormatError
-	(*ClasspathCheckRequest)(nil),      // 26: preflight.v1.ClasspathCheckRequest
-	(*ClasspathCheckResponse)(nil),     // 27: preflight.v1.ClasspathCheckResponse
-	(*ClasspathReport)(nil),            // 28: preflight.v1.ClasspathReport
-	(*ClasspathFindingDetail)(nil),     // 29: preflight.v1.ClasspathFindingDetail
-	(*JarSummary)(nil),                 // 30: preflight.v1.JarSummary
-	(*ClassloadingSummary)(nil),        // 31: preflight.v1.ClassloadingSummary
-	(*PluginSummary)(nil),              // 32: preflight.v1.PluginSummary
-	nil,                                // 33: preflight.v1.RescalePlan.ParallelismEntry
-	nil,                                // 34: preflight.v1.RescalePlan.MaxParallelismEntry
-	nil,                                // 35: preflight.v1.RescalePlan.InputChannelMappersEntry
-	nil,                                // 36: preflight.v1.RescalePlan.OutputChannelMappersEntry
+	(FailurePolicy)(0),                 // 3: preflight.v1.FailurePolicy
+	(DecisionAction)(0),                // 4: preflight.v1.DecisionAction
+	(*CheckpointSource)(nil),           // 5: preflight.v1.CheckpointSource
+	(*RescalePlan)(nil),                // 6: preflight.v1.RescalePlan
+	(*Vertex)(nil),                     // 7: preflight.v1.Vertex
+	(*MaxParallelism)(nil),             // 8: preflight.v1.MaxParallelism
+	(*CheckOptions)(nil),               // 9: preflight.v1.CheckOptions
+	(*CheckRescaleRequest)(nil),        // 10: preflight.v1.CheckRescaleRequest
+	(*CheckRescaleUploadRequest)(nil),  // 11: preflight.v1.CheckRescaleUploadRequest
+	(*UploadHeader)(nil),               // 12: preflight.v1.UploadHeader
+	(*CheckRescaleResponse)(nil),       // 13: preflight.v1.CheckRescaleResponse
+	(*CheckRescaleUploadResponse)(nil), // 14: preflight.v1.CheckRescaleUploadResponse
+	(*RescaleReport)(nil),              // 15: preflight.v1.RescaleReport
+	(*Finding)(nil),                    // 16: preflight.v1.Finding
+	(*SafeParallelism)(nil),            // 17: preflight.v1.SafeParallelism
+	(*CheckpointSummary)(nil),          // 18: preflight.v1.CheckpointSummary
+	(*OperatorAssignment)(nil),         // 19: preflight.v1.OperatorAssignment
+	(*StateAssignment)(nil),            // 20: preflight.v1.StateAssignment
+	(*KeyedAssignment)(nil),            // 21: preflight.v1.KeyedAssignment
+	(*SubtaskAssignment)(nil),          // 22: preflight.v1.SubtaskAssignment
+	(*InspectCheckpointRequest)(nil),   // 23: preflight.v1.InspectCheckpointRequest
+	(*InspectCheckpointResponse)(nil),  // 24: preflight.v1.InspectCheckpointResponse
+	(*OperatorInfo)(nil),               // 25: preflight.v1.OperatorInfo
+	(*StateInfo)(nil),                  // 26: preflight.v1.StateInfo
+	(*MetadataFormatError)(nil),        // 27: preflight.v1.MetadataFormatError
+	(*FlinkJob)(nil),                   // 28: preflight.v1.FlinkJob
+	(*CheckpointChoice)(nil),           // 29: preflight.v1.CheckpointChoice
+	(*JobVertex)(nil),                  // 30: preflight.v1.JobVertex
+	(*DecideRequest)(nil),              // 31: preflight.v1.DecideRequest
+	(*VertexDecision)(nil),             // 32: preflight.v1.VertexDecision
+	(*DecideResponse)(nil),             // 33: preflight.v1.DecideResponse
+	(*ClasspathCheckRequest)(nil),      // 34: preflight.v1.ClasspathCheckRequest
+	(*ClasspathCheckResponse)(nil),     // 35: preflight.v1.ClasspathCheckResponse
+	(*ClasspathReport)(nil),            // 36: preflight.v1.ClasspathReport
+	(*ClasspathFindingDetail)(nil),     // 37: preflight.v1.ClasspathFindingDetail
+	(*JarSummary)(nil),                 // 38: preflight.v1.JarSummary
+	(*ClassloadingSummary)(nil),        // 39: preflight.v1.ClassloadingSummary
+	(*PluginSummary)(nil),              // 40: preflight.v1.PluginSummary
+	nil,                                // 41: preflight.v1.RescalePlan.ParallelismEntry
+	nil,                                // 42: preflight.v1.RescalePlan.MaxParallelismEntry
+	nil,                                // 43: preflight.v1.RescalePlan.InputChannelMappersEntry
+	nil,                                // 44: preflight.v1.RescalePlan.OutputChannelMappersEntry
+	nil,                                // 45: preflight.v1.DecideRequest.ProposedParallelismEntry
+	nil,                                // 46: preflight.v1.DecideResponse.ParallelismEntry
 }
 var file_preflight_v1_preflight_proto_depIdxs = []int32{
-	33, // 0: preflight.v1.RescalePlan.parallelism:type_name -> preflight.v1.RescalePlan.ParallelismEntry
-	5,  // 1: preflight.v1.RescalePlan.vertices:type_name -> preflight.v1.Vertex
-	34, // 2: preflight.v1.RescalePlan.max_parallelism:type_name -> preflight.v1.RescalePlan.MaxParallelismEntry
-	35, // 3: preflight.v1.RescalePlan.input_channel_mappers:type_name -> preflight.v1.RescalePlan.InputChannelMappersEntry
-	36, // 4: preflight.v1.RescalePlan.output_channel_mappers:type_name -> preflight.v1.RescalePlan.OutputChannelMappersEntry
+	41, // 0: preflight.v1.RescalePlan.parallelism:type_name -> preflight.v1.RescalePlan.ParallelismEntry
+	7,  // 1: preflight.v1.RescalePlan.vertices:type_name -> preflight.v1.Vertex
+	42, // 2: preflight.v1.RescalePlan.max_parallelism:type_name -> preflight.v1.RescalePlan.MaxParallelismEntry
+	43, // 3: preflight.v1.RescalePlan.input_channel_mappers:type_name -> preflight.v1.RescalePlan.InputChannelMappersEntry
+	44, // 4: preflight.v1.RescalePlan.output_channel_mappers:type_name -> preflight.v1.RescalePlan.OutputChannelMappersEntry
 	1,  // 5: preflight.v1.CheckOptions.fail_level:type_name -> preflight.v1.Severity
-	3,  // 6: preflight.v1.CheckRescaleRequest.checkpoint:type_name -> preflight.v1.CheckpointSource
-	4,  // 7: preflight.v1.CheckRescaleRequest.plan:type_name -> preflight.v1.RescalePlan
-	7,  // 8: preflight.v1.CheckRescaleRequest.options:type_name -> preflight.v1.CheckOptions
-	10, // 9: preflight.v1.CheckRescaleUploadRequest.header:type_name -> preflight.v1.UploadHeader
-	4,  // 10: preflight.v1.UploadHeader.plan:type_name -> preflight.v1.RescalePlan
-	7,  // 11: preflight.v1.UploadHeader.options:type_name -> preflight.v1.CheckOptions
-	13, // 12: preflight.v1.CheckRescaleResponse.report:type_name -> preflight.v1.RescaleReport
-	13, // 13: preflight.v1.CheckRescaleUploadResponse.report:type_name -> preflight.v1.RescaleReport
-	2,  // 14: preflight.v1.RescaleReport.verdict:type_name -> preflight.v1.Verdict
-	14, // 15: preflight.v1.RescaleReport.findings:type_name -> preflight.v1.Finding
-	17, // 16: preflight.v1.RescaleReport.operators:type_name -> preflight.v1.OperatorAssignment
-	15, // 17: preflight.v1.RescaleReport.safe_parallelism:type_name -> preflight.v1.SafeParallelism
-	16, // 18: preflight.v1.RescaleReport.checkpoint:type_name -> preflight.v1.CheckpointSummary
-	1,  // 19: preflight.v1.Finding.severity:type_name -> preflight.v1.Severity
-	18, // 20: preflight.v1.OperatorAssignment.states:type_name -> preflight.v1.StateAssignment
-	19, // 21: preflight.v1.OperatorAssignment.keyed:type_name -> preflight.v1.KeyedAssignment
-	20, // 22: preflight.v1.OperatorAssignment.subtasks:type_name -> preflight.v1.SubtaskAssignment
-	3,  // 23: preflight.v1.InspectCheckpointRequest.checkpoint:type_name -> preflight.v1.CheckpointSource
-	16, // 24: preflight.v1.InspectCheckpointResponse.checkpoint:type_name -> preflight.v1.CheckpointSummary
-	23, // 25: preflight.v1.InspectCheckpointResponse.operators:type_name -> preflight.v1.OperatorInfo
-	24, // 26: preflight.v1.OperatorInfo.states:type_name -> preflight.v1.StateInfo
-	1,  // 27: preflight.v1.ClasspathCheckRequest.fail_level:type_name -> preflight.v1.Severity
-	28, // 28: preflight.v1.ClasspathCheckResponse.report:type_name -> preflight.v1.ClasspathReport
-	2,  // 29: preflight.v1.ClasspathReport.verdict:type_name -> preflight.v1.Verdict
-	14, // 30: preflight.v1.ClasspathReport.findings:type_name -> preflight.v1.Finding
-	29, // 31: preflight.v1.ClasspathReport.details:type_name -> preflight.v1.ClasspathFindingDetail
-	30, // 32: preflight.v1.ClasspathReport.job_jar:type_name -> preflight.v1.JarSummary
-	31, // 33: preflight.v1.ClasspathReport.cluster:type_name -> preflight.v1.ClassloadingSummary
-	30, // 34: preflight.v1.ClassloadingSummary.lib:type_name -> preflight.v1.JarSummary
-	32, // 35: preflight.v1.ClassloadingSummary.plugins:type_name -> preflight.v1.PluginSummary
-	6,  // 36: preflight.v1.RescalePlan.MaxParallelismEntry.value:type_name -> preflight.v1.MaxParallelism
-	0,  // 37: preflight.v1.RescalePlan.InputChannelMappersEntry.value:type_name -> preflight.v1.SubtaskMapper
-	0,  // 38: preflight.v1.RescalePlan.OutputChannelMappersEntry.value:type_name -> preflight.v1.SubtaskMapper
-	8,  // 39: preflight.v1.PreflightService.CheckRescale:input_type -> preflight.v1.CheckRescaleRequest
-	9,  // 40: preflight.v1.PreflightService.CheckRescaleUpload:input_type -> preflight.v1.CheckRescaleUploadRequest
-	21, // 41: preflight.v1.PreflightService.InspectCheckpoint:input_type -> preflight.v1.InspectCheckpointRequest
-	26, // 42: preflight.v1.PreflightService.ClasspathCheck:input_type -> preflight.v1.ClasspathCheckRequest
-	11, // 43: preflight.v1.PreflightService.CheckRescale:output_type -> preflight.v1.CheckRescaleResponse
-	12, // 44: preflight.v1.PreflightService.CheckRescaleUpload:output_type -> preflight.v1.CheckRescaleUploadResponse
-	22, // 45: preflight.v1.PreflightService.InspectCheckpoint:output_type -> preflight.v1.InspectCheckpointResponse
-	27, // 46: preflight.v1.PreflightService.ClasspathCheck:output_type -> preflight.v1.ClasspathCheckResponse
-	43, // [43:47] is the sub-list for method output_type
-	39, // [39:43] is the sub-list for method input_type
-	39, // [39:39] is the sub-list for extension type_name
-	39, // [39:39] is the sub-list for extension extendee
-	0,  // [0:39] is the sub-list for field type_name
+	5,  // 6: preflight.v1.CheckRescaleRequest.checkpoint:type_name -> preflight.v1.CheckpointSource
+	6,  // 7: preflight.v1.CheckRescaleRequest.plan:type_name -> preflight.v1.RescalePlan
+	9,  // 8: preflight.v1.CheckRescaleRequest.options:type_name -> preflight.v1.CheckOptions
+	28, // 9: preflight.v1.CheckRescaleRequest.job:type_name -> preflight.v1.FlinkJob
+	12, // 10: preflight.v1.CheckRescaleUploadRequest.header:type_name -> preflight.v1.UploadHeader
+	6,  // 11: preflight.v1.UploadHeader.plan:type_name -> preflight.v1.RescalePlan
+	9,  // 12: preflight.v1.UploadHeader.options:type_name -> preflight.v1.CheckOptions
+	15, // 13: preflight.v1.CheckRescaleResponse.report:type_name -> preflight.v1.RescaleReport
+	15, // 14: preflight.v1.CheckRescaleUploadResponse.report:type_name -> preflight.v1.RescaleReport
+	2,  // 15: preflight.v1.RescaleReport.verdict:type_name -> preflight.v1.Verdict
+	16, // 16: preflight.v1.RescaleReport.findings:type_name -> preflight.v1.Finding
+	19, // 17: preflight.v1.RescaleReport.operators:type_name -> preflight.v1.OperatorAssignment
+	17, // 18: preflight.v1.RescaleReport.safe_parallelism:type_name -> preflight.v1.SafeParallelism
+	18, // 19: preflight.v1.RescaleReport.checkpoint:type_name -> preflight.v1.CheckpointSummary
+	29, // 20: preflight.v1.RescaleReport.checkpoint_choice:type_name -> preflight.v1.CheckpointChoice
+	30, // 21: preflight.v1.RescaleReport.job_vertices:type_name -> preflight.v1.JobVertex
+	1,  // 22: preflight.v1.Finding.severity:type_name -> preflight.v1.Severity
+	20, // 23: preflight.v1.OperatorAssignment.states:type_name -> preflight.v1.StateAssignment
+	21, // 24: preflight.v1.OperatorAssignment.keyed:type_name -> preflight.v1.KeyedAssignment
+	22, // 25: preflight.v1.OperatorAssignment.subtasks:type_name -> preflight.v1.SubtaskAssignment
+	5,  // 26: preflight.v1.InspectCheckpointRequest.checkpoint:type_name -> preflight.v1.CheckpointSource
+	18, // 27: preflight.v1.InspectCheckpointResponse.checkpoint:type_name -> preflight.v1.CheckpointSummary
+	25, // 28: preflight.v1.InspectCheckpointResponse.operators:type_name -> preflight.v1.OperatorInfo
+	26, // 29: preflight.v1.OperatorInfo.states:type_name -> preflight.v1.StateInfo
+	5,  // 30: preflight.v1.DecideRequest.checkpoint:type_name -> preflight.v1.CheckpointSource
+	28, // 31: preflight.v1.DecideRequest.job:type_name -> preflight.v1.FlinkJob
+	45, // 32: preflight.v1.DecideRequest.proposed_parallelism:type_name -> preflight.v1.DecideRequest.ProposedParallelismEntry
+	9,  // 33: preflight.v1.DecideRequest.options:type_name -> preflight.v1.CheckOptions
+	3,  // 34: preflight.v1.DecideRequest.on_failure:type_name -> preflight.v1.FailurePolicy
+	4,  // 35: preflight.v1.VertexDecision.action:type_name -> preflight.v1.DecisionAction
+	4,  // 36: preflight.v1.DecideResponse.action:type_name -> preflight.v1.DecisionAction
+	32, // 37: preflight.v1.DecideResponse.vertices:type_name -> preflight.v1.VertexDecision
+	46, // 38: preflight.v1.DecideResponse.parallelism:type_name -> preflight.v1.DecideResponse.ParallelismEntry
+	16, // 39: preflight.v1.DecideResponse.findings:type_name -> preflight.v1.Finding
+	29, // 40: preflight.v1.DecideResponse.checkpoint_choice:type_name -> preflight.v1.CheckpointChoice
+	1,  // 41: preflight.v1.ClasspathCheckRequest.fail_level:type_name -> preflight.v1.Severity
+	36, // 42: preflight.v1.ClasspathCheckResponse.report:type_name -> preflight.v1.ClasspathReport
+	2,  // 43: preflight.v1.ClasspathReport.verdict:type_name -> preflight.v1.Verdict
+	16, // 44: preflight.v1.ClasspathReport.findings:type_name -> preflight.v1.Finding
+	37, // 45: preflight.v1.ClasspathReport.details:type_name -> preflight.v1.ClasspathFindingDetail
+	38, // 46: preflight.v1.ClasspathReport.job_jar:type_name -> preflight.v1.JarSummary
+	39, // 47: preflight.v1.ClasspathReport.cluster:type_name -> preflight.v1.ClassloadingSummary
+	38, // 48: preflight.v1.ClassloadingSummary.lib:type_name -> preflight.v1.JarSummary
+	40, // 49: preflight.v1.ClassloadingSummary.plugins:type_name -> preflight.v1.PluginSummary
+	8,  // 50: preflight.v1.RescalePlan.MaxParallelismEntry.value:type_name -> preflight.v1.MaxParallelism
+	0,  // 51: preflight.v1.RescalePlan.InputChannelMappersEntry.value:type_name -> preflight.v1.SubtaskMapper
+	0,  // 52: preflight.v1.RescalePlan.OutputChannelMappersEntry.value:type_name -> preflight.v1.SubtaskMapper
+	10, // 53: preflight.v1.PreflightService.CheckRescale:input_type -> preflight.v1.CheckRescaleRequest
+	11, // 54: preflight.v1.PreflightService.CheckRescaleUpload:input_type -> preflight.v1.CheckRescaleUploadRequest
+	23, // 55: preflight.v1.PreflightService.InspectCheckpoint:input_type -> preflight.v1.InspectCheckpointRequest
+	34, // 56: preflight.v1.PreflightService.ClasspathCheck:input_type -> preflight.v1.ClasspathCheckRequest
+	31, // 57: preflight.v1.PreflightService.Decide:input_type -> preflight.v1.DecideRequest
+	13, // 58: preflight.v1.PreflightService.CheckRescale:output_type -> preflight.v1.CheckRescaleResponse
+	14, // 59: preflight.v1.PreflightService.CheckRescaleUpload:output_type -> preflight.v1.CheckRescaleUploadResponse
+	24, // 60: preflight.v1.PreflightService.InspectCheckpoint:output_type -> preflight.v1.InspectCheckpointResponse
+	35, // 61: preflight.v1.PreflightService.ClasspathCheck:output_type -> preflight.v1.ClasspathCheckResponse
+	33, // 62: preflight.v1.PreflightService.Decide:output_type -> preflight.v1.DecideResponse
+	58, // [58:63] is the sub-list for method output_type
+	53, // [53:58] is the sub-list for method input_type
+	53, // [53:53] is the sub-list for extension type_name
+	53, // [53:53] is the sub-list for extension extendee
+	0,  // [0:53] is the sub-list for field type_name
 }
 
 func init() { file_preflight_v1_preflight_proto_init() }
@@ -3314,8 +4150,8 @@ func file_preflight_v1_preflight_proto_init() {
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_preflight_v1_preflight_proto_rawDesc), len(file_preflight_v1_preflight_proto_rawDesc)),
-			NumEnums:      3,
-			NumMessages:   34,
+			NumEnums:      5,
+			NumMessages:   42,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -27,6 +27,7 @@ const (
 	PreflightService_CheckRescaleUpload_FullMethodName = "/preflight.v1.PreflightService/CheckRescaleUpload"
 	PreflightService_InspectCheckpoint_FullMethodName  = "/preflight.v1.PreflightService/InspectCheckpoint"
 	PreflightService_ClasspathCheck_FullMethodName     = "/preflight.v1.PreflightService/ClasspathCheck"
+	PreflightService_Decide_FullMethodName             = "/preflight.v1.PreflightService/Decide"
 )
 
 // PreflightServiceClient is the client API for PreflightService service.
@@ -50,6 +51,12 @@ type PreflightServiceClient interface {
 	// plugins, Scala and Java version mismatches. Malformed or hostile jars yield INVALID_ARGUMENT,
 	// jars over the limits RESOURCE_EXHAUSTED.
 	ClasspathCheck(ctx context.Context, in *ClasspathCheckRequest, opts ...grpc.CallOption) (*ClasspathCheckResponse, error)
+	// ---- Autoscaler pre-flight (issue #11) ----
+	// Decide answers an autoscaler's proposal: per job vertex APPROVE, ADJUST (to the nearest safe
+	// parallelism in the direction of the proposal) or VETO, with the findings behind each action.
+	// The checkpoint is named, or discovered from Flink's REST API. Deterministic: the same
+	// checkpoint and proposal give the same answer.
+	Decide(ctx context.Context, in *DecideRequest, opts ...grpc.CallOption) (*DecideResponse, error)
 }
 
 type preflightServiceClient struct {
@@ -103,6 +110,16 @@ func (c *preflightServiceClient) ClasspathCheck(ctx context.Context, in *Classpa
 	return out, nil
 }
 
+func (c *preflightServiceClient) Decide(ctx context.Context, in *DecideRequest, opts ...grpc.CallOption) (*DecideResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(DecideResponse)
+	err := c.cc.Invoke(ctx, PreflightService_Decide_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // PreflightServiceServer is the server API for PreflightService service.
 // All implementations must embed UnimplementedPreflightServiceServer
 // for forward compatibility.
@@ -124,6 +141,12 @@ type PreflightServiceServer interface {
 	// plugins, Scala and Java version mismatches. Malformed or hostile jars yield INVALID_ARGUMENT,
 	// jars over the limits RESOURCE_EXHAUSTED.
 	ClasspathCheck(context.Context, *ClasspathCheckRequest) (*ClasspathCheckResponse, error)
+	// ---- Autoscaler pre-flight (issue #11) ----
+	// Decide answers an autoscaler's proposal: per job vertex APPROVE, ADJUST (to the nearest safe
+	// parallelism in the direction of the proposal) or VETO, with the findings behind each action.
+	// The checkpoint is named, or discovered from Flink's REST API. Deterministic: the same
+	// checkpoint and proposal give the same answer.
+	Decide(context.Context, *DecideRequest) (*DecideResponse, error)
 	mustEmbedUnimplementedPreflightServiceServer()
 }
 
@@ -145,6 +168,9 @@ func (UnimplementedPreflightServiceServer) InspectCheckpoint(context.Context, *I
 }
 func (UnimplementedPreflightServiceServer) ClasspathCheck(context.Context, *ClasspathCheckRequest) (*ClasspathCheckResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method ClasspathCheck not implemented")
+}
+func (UnimplementedPreflightServiceServer) Decide(context.Context, *DecideRequest) (*DecideResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method Decide not implemented")
 }
 func (UnimplementedPreflightServiceServer) mustEmbedUnimplementedPreflightServiceServer() {}
 func (UnimplementedPreflightServiceServer) testEmbeddedByValue()                          {}
@@ -228,6 +254,24 @@ func _PreflightService_ClasspathCheck_Handler(srv interface{}, ctx context.Conte
 	return interceptor(ctx, in, info, handler)
 }
 
+func _PreflightService_Decide_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(DecideRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(PreflightServiceServer).Decide(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: PreflightService_Decide_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(PreflightServiceServer).Decide(ctx, req.(*DecideRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // PreflightService_ServiceDesc is the grpc.ServiceDesc for PreflightService service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -246,6 +290,10 @@ var PreflightService_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "ClasspathCheck",
 			Handler:    _PreflightService_ClasspathCheck_Handler,
+		},
+		{
+			MethodName: "Decide",
+			Handler:    _PreflightService_Decide_Handler,
 		},
 	},
 	Streams: []grpc.StreamDesc{

@@ -1,0 +1,199 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/flinkpreflight/preflight/internal/checkpoint"
+	"github.com/flinkpreflight/preflight/internal/engine"
+	"github.com/flinkpreflight/preflight/internal/flinkrest"
+	"github.com/flinkpreflight/preflight/internal/placement"
+	"github.com/flinkpreflight/preflight/internal/source"
+	pb "github.com/flinkpreflight/preflight/proto/preflight/v1"
+)
+
+// jobFlags name a running job (Flink REST) and how to reach it, and --latest.
+type jobFlags struct {
+	restURL  string
+	jobID    string
+	latest   bool
+	rest     flinkrest.Options
+	insecure bool
+}
+
+func (j *jobFlags) register(cmd *cobra.Command) {
+	f := cmd.Flags()
+	f.StringVar(&j.restURL, "flink-rest", "", "Flink REST endpoint of the running job (http(s)://jobmanager:8081); with --job, its vertices, chains and newest checkpoint are read from there")
+	f.StringVar(&j.jobID, "job", "", "job ID (32 hex characters) on --flink-rest")
+	f.BoolVar(&j.latest, "latest", false, "CHECKPOINT is a job's checkpoint folder: read its newest complete chk-N or savepoint")
+	f.DurationVar(&j.rest.Timeout, "flink-rest-timeout", 10*time.Second, "timeout of each Flink REST call")
+	f.StringVar(&j.rest.CAFile, "flink-rest-ca", "", "CA (PEM) to verify an https Flink REST endpoint")
+	f.BoolVar(&j.rest.InsecureSkipVerify, "flink-rest-insecure", false, "do not verify the Flink REST endpoint's certificate")
+	f.StringVar(&j.rest.TokenFile, "flink-rest-token-file", "", "file holding a bearer token for Flink's REST API")
+	f.StringVar(&j.rest.TokenEnv, "flink-rest-token-env", "", "environment variable holding a bearer token for Flink's REST API")
+}
+
+// validate checks the combination of flags and the positional checkpoint.
+func (j *jobFlags) validate(args []string) error {
+	if (j.restURL == "") != (j.jobID == "") {
+		return usagef("--flink-rest and --job go together")
+	}
+	if len(args) == 0 && j.restURL == "" {
+		return usagef("name a CHECKPOINT, or a running job with --flink-rest URL --job JOBID")
+	}
+	if j.latest && len(args) == 0 {
+		return usagef("--latest needs CHECKPOINT: the job's checkpoint folder")
+	}
+	return nil
+}
+
+func (j *jobFlags) pbJob() *pb.FlinkJob {
+	if j.restURL == "" {
+		return nil
+	}
+	return &pb.FlinkJob{RestUrl: j.restURL, JobId: j.jobID}
+}
+
+// discovery is what the in-process CLI found: the job (if named), the checkpoint to read and
+// how it was chosen.
+type discovery struct {
+	job       *flinkrest.Job
+	target    string // checkpoint path or URI to open
+	choice    *pb.CheckpointChoice
+	layout    *checkpoint.Layout
+	placement *placement.Result
+}
+
+// discover reads the job from Flink's REST API and picks the checkpoint: the one given, the
+// newest in a folder (--latest), or the job's newest restorable one. Then it decodes it.
+func (j *jobFlags) discover(cmd *cobra.Command, args []string, eng *engine.Engine) (*discovery, error) {
+	ctx := cmd.Context()
+	d := &discovery{}
+	if len(args) > 0 {
+		d.target = args[0]
+	}
+	if j.restURL != "" {
+		c, err := flinkrest.New(j.restURL, j.rest)
+		if err != nil {
+			return nil, err
+		}
+		if d.job, err = c.Job(ctx, j.jobID); err != nil {
+			return nil, err
+		}
+		if d.target == "" {
+			r, err := d.job.Latest()
+			if err != nil {
+				return nil, err
+			}
+			if d.target, err = flinkrest.SourceURI(r.ExternalPath); err != nil {
+				return nil, err
+			}
+			kind := "checkpoint"
+			if r.Savepoint {
+				kind = "savepoint"
+			}
+			d.choice = &pb.CheckpointChoice{Uri: d.target, Kind: kind, CheckpointId: r.ID, CompletedAtMs: r.CompletedAt, AgeMs: r.Age.Milliseconds(), Origin: "flink-rest", Note: r.Note}
+		}
+	}
+	if j.latest {
+		snap, note, err := latestSnapshot(ctx, d.target)
+		if err != nil {
+			return nil, err
+		}
+		d.target = snap.URI
+		d.choice = &pb.CheckpointChoice{Uri: snap.URI, Kind: snap.Kind, CheckpointId: snap.ID, CompletedAtMs: snap.ModTime.UnixMilli(), AgeMs: time.Since(snap.ModTime).Milliseconds(), Origin: "storage", Note: note}
+	}
+	if d.choice != nil {
+		fmt.Fprintf(cmd.ErrOrStderr(), "preflight: chose %s: %s\n", d.target, d.choice.GetNote())
+	}
+	in, closeFn, err := openInput(cmd, d.target)
+	if err != nil {
+		return nil, err
+	}
+	defer closeFn()
+	if d.layout, err = eng.ReadLayout(ctx, in); err != nil {
+		return nil, err
+	}
+	if d.job != nil {
+		d.placement = placement.Place(d.layout, d.job)
+	}
+	return d, nil
+}
+
+// latestSnapshot finds the newest snapshot in a folder with the user's own access: the
+// allowlist is the folder itself.
+func latestSnapshot(ctx context.Context, dir string) (source.Snapshot, string, error) {
+	allow := strings.TrimPrefix(dir, "file://")
+	o, err := source.New(source.Config{Allow: []string{allow}})
+	if err != nil {
+		return source.Snapshot{}, "", fmt.Errorf("%w: %v", errInput, err)
+	}
+	defer o.Close()
+	return o.Latest(ctx, dir)
+}
+
+// withJobVersion fills in the cluster's Flink version from the REST API when not given.
+func withJobVersion(opts *pb.CheckOptions, job *flinkrest.Job) {
+	if job != nil && opts.GetFlinkVersion() == "" {
+		opts.FlinkVersion = job.FlinkVersion
+	}
+}
+
+// discoveredReport runs a check of a running job or of the newest checkpoint in a folder,
+// in-process or on the server.
+func discoveredReport(cmd *cobra.Command, args []string, plan *pb.RescalePlan, opts *pb.CheckOptions, remote remoteFlags, j *jobFlags) (*pb.RescaleReport, error) {
+	ctx := cmd.Context()
+	if remote.server != "" {
+		req := &pb.CheckRescaleRequest{Job: j.pbJob(), Plan: plan, Options: opts}
+		if len(args) > 0 {
+			target := args[0]
+			if !isURI(target) && j.latest && j.restURL == "" {
+				// A local folder: find the newest snapshot here and stream it.
+				snap, note, err := latestSnapshot(ctx, target)
+				if err != nil {
+					return nil, err
+				}
+				fmt.Fprintf(cmd.ErrOrStderr(), "preflight: chose %s: %s\n", snap.URI, note)
+				return checkpointReport(cmd, snap.URI, plan, opts, remote)
+			}
+			if !isURI(target) {
+				return nil, usagef("with --server and --flink-rest, CHECKPOINT must be a URI the server can read (or omit it)")
+			}
+			req.Checkpoint = &pb.CheckpointSource{Source: &pb.CheckpointSource_Uri{Uri: target}, Latest: j.latest}
+		}
+		c, err := dial(ctx, remote)
+		if err != nil {
+			return nil, err
+		}
+		defer c.Close()
+		rep, err := c.Check(ctx, req)
+		if err == nil && rep.GetCheckpointChoice() != nil {
+			fmt.Fprintf(cmd.ErrOrStderr(), "preflight: chose %s: %s\n", rep.GetCheckpointChoice().GetUri(), rep.GetCheckpointChoice().GetNote())
+		}
+		return rep, err
+	}
+	eng, err := newEngine(remote.catalogs)
+	if err != nil {
+		return nil, err
+	}
+	d, err := j.discover(cmd, args, eng)
+	if err != nil {
+		return nil, err
+	}
+	withJobVersion(opts, d.job)
+	var rep *pb.RescaleReport
+	if d.placement != nil {
+		rep, err = eng.CheckJobLayout(ctx, d.layout, d.target, plan, opts, d.placement)
+	} else {
+		rep, err = eng.CheckLayout(ctx, d.layout, d.target, plan, opts)
+	}
+	if err != nil {
+		return nil, err
+	}
+	rep.CheckpointChoice = d.choice
+	return rep, nil
+}

@@ -1,0 +1,396 @@
+// Package decision turns a check of an autoscaler's proposal into an answer per job vertex:
+// APPROVE the proposed parallelism, ADJUST it to the nearest safe parallelism in the direction
+// of the proposal, or VETO it (keep the current one), each with the finding IDs behind it. It
+// is a thin layer over the engine's report: it owns no simulation, only the choice among
+// parallelisms the engine judged, and it is deterministic (same checkpoint and proposal, same
+// answer). Sources, REST discovery and caching belong to its callers.
+package decision
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+
+	"google.golang.org/protobuf/proto"
+
+	"github.com/flinkpreflight/preflight/internal/checkpoint"
+	"github.com/flinkpreflight/preflight/internal/engine"
+	"github.com/flinkpreflight/preflight/internal/flinkrest"
+	"github.com/flinkpreflight/preflight/internal/placement"
+	pb "github.com/flinkpreflight/preflight/proto/preflight/v1"
+)
+
+// MaxProbes bounds the extra single-vertex simulations per vertex when the engine's nearest
+// safe parallelism is not key-group aligned.
+const MaxProbes = 16
+
+// Input is a decoded checkpoint, optionally the running job it belongs to, and the proposal.
+type Input struct {
+	Layout    *checkpoint.Layout
+	Source    string               // label of the checkpoint (URI)
+	Job       *flinkrest.Job       // nil without REST discovery
+	Placement *placement.Result    // with Job
+	Choice    *pb.CheckpointChoice // how the checkpoint was chosen, if discovered
+	Request   *pb.DecideRequest
+}
+
+// ErrNoProposal is returned for a request without proposed parallelism.
+var ErrNoProposal = errors.New("decide: proposed_parallelism is empty")
+
+// Decide checks the proposal and decides per vertex.
+func Decide(ctx context.Context, eng *engine.Engine, in Input) (*pb.DecideResponse, error) {
+	req := in.Request
+	if len(req.GetProposedParallelism()) == 0 {
+		return nil, ErrNoProposal
+	}
+	opts := proto.Clone(orEmpty(req.GetOptions())).(*pb.CheckOptions)
+	if opts.GetFlinkVersion() == "" && in.Job != nil {
+		opts.FlinkVersion = in.Job.FlinkVersion
+	}
+	fail := opts.GetFailLevel()
+	if fail == pb.Severity_SEVERITY_UNSPECIFIED {
+		fail = pb.Severity_SEVERITY_ERROR
+	}
+	plan := &pb.RescalePlan{Parallelism: map[string]int32{}}
+	var stateless []string // proposal keys naming a vertex with no operator in the checkpoint
+	for k, p := range req.GetProposedParallelism() {
+		if in.Placement != nil {
+			if v, ok := in.Placement.Vertex(k); ok && len(v.Operators) == 0 {
+				stateless = append(stateless, k)
+				continue
+			}
+		}
+		plan.Parallelism[k] = p
+	}
+	var rep *pb.RescaleReport
+	var err error
+	if in.Placement != nil {
+		rep, err = eng.CheckJobLayout(ctx, in.Layout, in.Source, plan, opts, in.Placement)
+	} else {
+		rep, err = eng.CheckLayout(ctx, in.Layout, in.Source, plan, opts)
+	}
+	if err != nil {
+		return nil, err
+	}
+	resp := &pb.DecideResponse{Checkpoint: in.Source, CheckpointChoice: in.Choice, Parallelism: map[string]int32{}}
+	if in.Choice != nil {
+		resp.CheckpointNote = in.Choice.GetNote()
+	}
+	for _, f := range rep.GetFindings() {
+		if f.GetSeverity() >= fail {
+			resp.Findings = append(resp.Findings, f)
+		}
+	}
+	d := &decider{ctx: ctx, eng: eng, in: in, rep: rep, plan: plan, opts: opts, fail: fail}
+	keys := make([]string, 0, len(req.GetProposedParallelism()))
+	for k := range req.GetProposedParallelism() {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		var vd *pb.VertexDecision
+		if contains(stateless, k) {
+			v, _ := in.Placement.Vertex(k)
+			p := req.GetProposedParallelism()[k]
+			vd = &pb.VertexDecision{VertexId: v.ID, Name: v.Name, Key: k, CurrentParallelism: int32(v.Parallelism), ProposedParallelism: p,
+				MaxParallelism: int32(v.MaxParallelism), Action: pb.DecisionAction_DECISION_ACTION_APPROVE, Parallelism: p,
+				Reason: "The vertex has no operator in the checkpoint: no state to redistribute."}
+		} else if vd, err = d.vertex(k, req.GetProposedParallelism()[k], req.GetAlignToKeyGroups()); err != nil {
+			return nil, err
+		}
+		resp.Vertices = append(resp.Vertices, vd)
+		resp.Parallelism[k] = vd.GetParallelism()
+	}
+	sort.SliceStable(resp.Vertices, func(a, b int) bool { return resp.Vertices[a].GetVertexId() < resp.Vertices[b].GetVertexId() })
+	resp.Action = overall(resp.Vertices)
+	if resp.Action == pb.DecisionAction_DECISION_ACTION_VETO {
+		resp.Parallelism = nil // FLIP-575: an empty map vetoes the whole scaling
+	}
+	return resp, nil
+}
+
+func orEmpty(o *pb.CheckOptions) *pb.CheckOptions {
+	if o == nil {
+		return &pb.CheckOptions{}
+	}
+	return o
+}
+
+func contains(xs []string, x string) bool {
+	for _, y := range xs {
+		if y == x {
+			return true
+		}
+	}
+	return false
+}
+
+func overall(vs []*pb.VertexDecision) pb.DecisionAction {
+	a := pb.DecisionAction_DECISION_ACTION_APPROVE
+	for _, v := range vs {
+		if v.GetAction() > a {
+			a = v.GetAction() // APPROVE < ADJUST < VETO
+		}
+	}
+	return a
+}
+
+type decider struct {
+	ctx  context.Context
+	eng  *engine.Engine
+	in   Input
+	rep  *pb.RescaleReport
+	plan *pb.RescalePlan
+	opts *pb.CheckOptions
+	fail pb.Severity
+}
+
+// target is the vertex a proposal key names.
+type target struct {
+	id, reportID, name string
+	current, maxP      int
+}
+
+func (d *decider) resolve(key string) (target, bool) {
+	lk := strings.ToLower(key)
+	if d.in.Placement != nil {
+		if v, ok := d.in.Placement.Vertex(key); ok {
+			t := target{id: v.ID, name: v.Name, current: v.Parallelism, maxP: v.MaxParallelism}
+			if len(v.Operators) > 0 {
+				t.reportID = d.reportVertex(v.Operators[0].String())
+			}
+			return t, t.reportID != ""
+		}
+	}
+	uidHash := checkpoint.OperatorIDFromUID(key).String()
+	for _, o := range d.rep.GetOperators() {
+		if o.GetOperatorId() == lk || o.GetVertexId() == lk || o.GetOperatorId() == uidHash || (o.GetUid() != "" && o.GetUid() == key) || (o.GetName() != "" && o.GetName() == key) {
+			t := target{id: o.GetVertexId(), reportID: o.GetVertexId(), name: o.GetName(), current: int(o.GetOldParallelism()), maxP: int(o.GetMaxParallelism())}
+			if d.in.Placement != nil {
+				if v, ok := d.in.Placement.VertexOf(mustID(o.GetOperatorId())); ok {
+					t.id, t.name, t.current, t.maxP = v.ID, v.Name, v.Parallelism, v.MaxParallelism
+				}
+			}
+			if head := d.headName(o.GetVertexId()); t.name == "" {
+				t.name = head
+			}
+			return t, true
+		}
+	}
+	return target{}, false
+}
+
+func mustID(s string) checkpoint.OperatorID {
+	id, _ := checkpoint.ParseOperatorID(s)
+	return id
+}
+
+func (d *decider) reportVertex(opID string) string {
+	for _, o := range d.rep.GetOperators() {
+		if o.GetOperatorId() == opID {
+			return o.GetVertexId()
+		}
+	}
+	return ""
+}
+
+func (d *decider) headName(vid string) string {
+	for _, o := range d.rep.GetOperators() {
+		if o.GetVertexId() == vid && o.GetOperatorId() == vid {
+			return o.GetName()
+		}
+	}
+	return ""
+}
+
+// denying returns the rule IDs of the vertex's findings at or above the fail level, and the
+// first such finding's message.
+func (d *decider) denying(t target) ([]string, string) {
+	var ids []string
+	msg := ""
+	for _, f := range d.rep.GetFindings() {
+		if f.GetSeverity() < d.fail || (f.GetVertexId() != t.reportID && f.GetVertexId() != t.id) {
+			continue
+		}
+		if !contains(ids, f.GetRuleId()) {
+			ids = append(ids, f.GetRuleId())
+		}
+		if msg == "" {
+			msg = f.GetMessage()
+		}
+	}
+	sort.Strings(ids)
+	return ids, msg
+}
+
+func (d *decider) vertex(key string, proposed int32, align bool) (*pb.VertexDecision, error) {
+	t, ok := d.resolve(key)
+	if !ok {
+		return nil, &engine.PlanError{Field: "proposed_parallelism", Key: key, Msg: "names no vertex of the job or operator of the checkpoint"}
+	}
+	vd := &pb.VertexDecision{VertexId: t.id, Name: t.name, Key: key, CurrentParallelism: int32(t.current), ProposedParallelism: proposed, MaxParallelism: int32(t.maxP)}
+	ids, msg := d.denying(t)
+	p := int(proposed)
+	if len(ids) == 0 && (!align || p == t.current || aligned(p, t.maxP)) {
+		vd.Action, vd.Parallelism = pb.DecisionAction_DECISION_ACTION_APPROVE, proposed
+		vd.Reason = fmt.Sprintf("Parallelism %d restores without findings at or above %s.", p, severityName(d.fail))
+		return vd, nil
+	}
+	vd.FindingIds = ids
+	why := fmt.Sprintf("parallelism %d is not a divisor of max parallelism %d (key groups would be spread unevenly)", p, t.maxP)
+	if len(ids) > 0 {
+		why = fmt.Sprintf("parallelism %d fails %s: %s", p, strings.Join(ids, ", "), firstSentence(msg))
+	}
+	veto := func(reason string) *pb.VertexDecision {
+		vd.Action, vd.Parallelism = pb.DecisionAction_DECISION_ACTION_VETO, int32(t.current)
+		vd.Reason = fmt.Sprintf("Vetoed: %s; %s Keep %d.", why, reason, t.current)
+		return vd
+	}
+	if p == t.current {
+		return veto("the current parallelism itself does not restore cleanly, so there is nothing to adjust to."), nil
+	}
+	if contains(ids, engine.UnplacedRuleID) {
+		return veto("an operator of the checkpoint cannot be placed in one vertex, so no parallelism of this vertex can be checked."), nil
+	}
+	c, err := d.nearestSafe(key, t, p, align)
+	if err != nil {
+		return nil, err
+	}
+	if c == 0 {
+		dir := "above"
+		if p < t.current {
+			dir = "below"
+		}
+		return veto(fmt.Sprintf("no safe parallelism %s the current %d in the direction of the proposal was found%s.", dir, t.current, alignNote(align))), nil
+	}
+	vd.Action, vd.Parallelism = pb.DecisionAction_DECISION_ACTION_ADJUST, int32(c)
+	vd.Reason = fmt.Sprintf("Adjusted to %d: %s; %d is the nearest safe parallelism in the direction of the proposal%s.", c, why, c, alignNote(align))
+	return vd, nil
+}
+
+func alignNote(align bool) string {
+	if align {
+		return " that divides the max parallelism"
+	}
+	return ""
+}
+
+func severityName(s pb.Severity) string {
+	return strings.ToLower(strings.TrimPrefix(s.String(), "SEVERITY_"))
+}
+
+func firstSentence(s string) string {
+	if i := strings.Index(s, ". "); i > 0 {
+		s = s[:i]
+	}
+	return strings.TrimSuffix(s, ".")
+}
+
+func aligned(p, maxP int) bool { return maxP <= 0 || maxP%p == 0 }
+
+// nearestSafe returns the safe parallelism nearest to the proposal on the proposal's side of
+// the current parallelism (0 if none): the engine's search gives the nearest safe value below
+// and above the proposal; when key-group alignment is asked and those are not aligned, aligned
+// candidates are tested one by one, nearest first.
+func (d *decider) nearestSafe(key string, t target, p int, align bool) (int, error) {
+	up := p > t.current
+	inRange := func(c int) bool {
+		if c < 1 || c == p {
+			return false
+		}
+		if up {
+			return c > t.current && (t.maxP <= 0 || c <= t.maxP)
+		}
+		return c < t.current
+	}
+	closer := func(a, b int) bool { // a nearer the proposal than b; ties go towards the current
+		da, db := abs(a-p), abs(b-p)
+		if da != db {
+			return da < db
+		}
+		return abs(a-t.current) < abs(b-t.current)
+	}
+	best := 0
+	for _, s := range d.rep.GetSafeParallelism() {
+		if s.GetVertexId() != t.reportID {
+			continue
+		}
+		for _, c := range []int{int(s.GetBelow()), int(s.GetAbove())} {
+			if inRange(c) && (best == 0 || closer(c, best)) {
+				best = c
+			}
+		}
+	}
+	if best != 0 && (!align || aligned(best, t.maxP)) {
+		return best, nil
+	}
+	if !align {
+		return 0, nil
+	}
+	// Aligned candidates: divisors of the max parallelism on the proposal's side, nearest first.
+	var cands []int
+	for c := 1; c <= t.maxP; c++ {
+		if t.maxP%c == 0 && inRange(c) {
+			cands = append(cands, c)
+		}
+	}
+	sort.SliceStable(cands, func(a, b int) bool { return closer(cands[a], cands[b]) })
+	for i, c := range cands {
+		if i >= MaxProbes {
+			break
+		}
+		plan := proto.Clone(d.plan).(*pb.RescalePlan)
+		delete(plan.Parallelism, key)
+		plan.Parallelism[t.reportID] = int32(c)
+		ids, err := d.eng.DenyingAt(d.ctx, d.in.Layout, plan, d.opts, d.in.Placement, t.reportID)
+		if err != nil {
+			return 0, err
+		}
+		if len(ids) == 0 {
+			return c, nil
+		}
+	}
+	return 0, nil
+}
+
+func abs(x int) int {
+	if x < 0 {
+		return -x
+	}
+	return x
+}
+
+// Failed is the answer when the check could not run: every proposed vertex vetoed
+// (FAIL_CLOSED, the default) or approved as proposed (FAIL_OPEN), with failed set and the
+// reason. code is the gRPC code name of the failure, e.g. "UNAVAILABLE".
+func Failed(req *pb.DecideRequest, code string, err error) *pb.DecideResponse {
+	open := req.GetOnFailure() == pb.FailurePolicy_FAILURE_POLICY_FAIL_OPEN
+	resp := &pb.DecideResponse{Failed: true, Failure: code + ": " + err.Error()}
+	keys := make([]string, 0, len(req.GetProposedParallelism()))
+	for k := range req.GetProposedParallelism() {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	if open {
+		resp.Action = pb.DecisionAction_DECISION_ACTION_APPROVE
+		resp.Parallelism = map[string]int32{}
+	} else {
+		resp.Action = pb.DecisionAction_DECISION_ACTION_VETO
+	}
+	for _, k := range keys {
+		p := req.GetProposedParallelism()[k]
+		vd := &pb.VertexDecision{VertexId: strings.ToLower(k), Key: k, ProposedParallelism: p}
+		if open {
+			vd.Action, vd.Parallelism = pb.DecisionAction_DECISION_ACTION_APPROVE, p
+			vd.Reason = "Approved unchecked (fail-open): " + resp.Failure
+			resp.Parallelism[k] = p
+		} else {
+			vd.Action = pb.DecisionAction_DECISION_ACTION_VETO
+			vd.Reason = "Vetoed unchecked (fail-closed): " + resp.Failure
+		}
+		resp.Vertices = append(resp.Vertices, vd)
+	}
+	return resp
+}

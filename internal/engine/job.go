@@ -1,0 +1,204 @@
+package engine
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strings"
+
+	"google.golang.org/protobuf/proto"
+
+	"github.com/flinkpreflight/preflight/internal/checkpoint"
+	"github.com/flinkpreflight/preflight/internal/placement"
+	pb "github.com/flinkpreflight/preflight/proto/preflight/v1"
+)
+
+// UnplacedRuleID is the finding for a checkpoint operator that cannot be placed in one vertex
+// of the running job (see internal/placement).
+const UnplacedRuleID = "PF200"
+
+// CheckJobLayout checks a plan whose keys may be JobVertexIDs of a running job against the
+// layout, with the job's chains (placed by internal/placement) as the plan's vertices, so that
+// a vertex's parallelism reaches every operator chained into it. Operators that could not be
+// placed get a PF200 finding: an ERROR on every rescaled candidate vertex when their new
+// parallelisms differ (the operator was simulated at its stored parallelism, which is then a
+// guess), an INFO when every candidate gets the same parallelism (the operator is simulated at
+// it, so nothing is guessed).
+func (e *Engine) CheckJobLayout(ctx context.Context, layout *checkpoint.Layout, source string, p *pb.RescalePlan, opts *pb.CheckOptions, pl *placement.Result) (*pb.RescaleReport, error) {
+	plan := withChains(p, pl)
+	rep, err := e.CheckLayout(ctx, layout, source, plan, opts)
+	if err != nil {
+		return nil, err
+	}
+	newP := vertexParallelism(rep, pl)
+	// An unplaced operator whose candidates all get one parallelism is simulated at it.
+	rerun := false
+	for _, u := range pl.Unplaced {
+		if q, same := commonParallelism(u, newP); same && q > 0 && opParallelism(rep, u.Operator) != q {
+			if plan.Parallelism == nil {
+				plan.Parallelism = map[string]int32{}
+			}
+			plan.Parallelism[u.Operator.String()] = int32(q)
+			rerun = true
+		}
+	}
+	if rerun {
+		if rep, err = e.CheckLayout(ctx, layout, source, plan, opts); err != nil {
+			return nil, err
+		}
+	}
+	fail := opts.GetFailLevel()
+	if fail == pb.Severity_SEVERITY_UNSPECIFIED {
+		fail = pb.Severity_SEVERITY_ERROR
+	}
+	for _, u := range pl.Unplaced {
+		rep.Findings = append(rep.Findings, unplacedFindings(u, pl, newP)...)
+	}
+	sort.SliceStable(rep.Findings, func(a, b int) bool { return rep.Findings[a].GetSeverity() > rep.Findings[b].GetSeverity() })
+	for _, f := range rep.Findings {
+		switch {
+		case f.GetSeverity() >= fail:
+			rep.Verdict = pb.Verdict_VERDICT_DENY
+		case f.GetSeverity() >= pb.Severity_SEVERITY_WARNING && rep.Verdict == pb.Verdict_VERDICT_ALLOW:
+			rep.Verdict = pb.Verdict_VERDICT_ALLOW_WITH_WARNINGS
+		}
+	}
+	for _, v := range pl.Vertices {
+		jv := &pb.JobVertex{Id: v.ID, Name: v.Name, Parallelism: int32(v.Parallelism), MaxParallelism: int32(v.MaxParallelism), PlacedBy: v.PlacedBy}
+		for _, op := range v.Operators {
+			jv.OperatorIds = append(jv.OperatorIds, op.String())
+		}
+		rep.JobVertices = append(rep.JobVertices, jv)
+	}
+	return rep, nil
+}
+
+// withChains copies the plan, adding the placed chains as vertices (unless the plan already
+// chains one of their operators) and turning keys that name a vertex without any checkpoint
+// operator at its head into its first placed operator.
+func withChains(p *pb.RescalePlan, pl *placement.Result) *pb.RescalePlan {
+	out := &pb.RescalePlan{
+		DefaultParallelism:   p.GetDefaultParallelism(),
+		Vertices:             append([]*pb.Vertex(nil), p.GetVertices()...),
+		MaxParallelism:       p.GetMaxParallelism(),
+		NewJobOperators:      p.GetNewJobOperators(),
+		InputChannelMappers:  p.GetInputChannelMappers(),
+		OutputChannelMappers: p.GetOutputChannelMappers(),
+	}
+	chained := map[string]bool{}
+	for _, v := range p.GetVertices() {
+		chained[strings.ToLower(v.GetId())] = true
+		for _, o := range v.GetOperators() {
+			chained[strings.ToLower(o)] = true
+		}
+	}
+	for _, v := range pl.Vertices {
+		if len(v.Operators) == 0 {
+			continue
+		}
+		var ops []string
+		taken := false
+		for _, o := range v.Operators {
+			ops = append(ops, o.String())
+			taken = taken || chained[o.String()]
+		}
+		if taken || len(ops) < 2 && ops[0] == v.ID {
+			continue // the plan's own chain wins; a lone head needs no declaration
+		}
+		out.Vertices = append(out.Vertices, &pb.Vertex{Operators: ops})
+	}
+	if len(p.GetParallelism()) > 0 {
+		out.Parallelism = make(map[string]int32, len(p.GetParallelism()))
+		for k, val := range p.GetParallelism() {
+			if v, ok := pl.Vertex(k); ok && len(v.Operators) > 0 && v.Operators[0].String() != strings.ToLower(k) {
+				k = v.Operators[0].String()
+			} else if ok && len(v.Operators) == 0 {
+				continue // a vertex without state in the checkpoint: nothing to check
+			}
+			out.Parallelism[k] = val
+		}
+	}
+	return out
+}
+
+// vertexParallelism is the simulated new parallelism of every job vertex with an operator.
+func vertexParallelism(rep *pb.RescaleReport, pl *placement.Result) map[string]int {
+	out := map[string]int{}
+	for _, v := range pl.Vertices {
+		if len(v.Operators) > 0 {
+			out[v.ID] = opParallelism(rep, v.Operators[0])
+		}
+	}
+	return out
+}
+
+func opParallelism(rep *pb.RescaleReport, id checkpoint.OperatorID) int {
+	for _, o := range rep.GetOperators() {
+		if o.GetOperatorId() == id.String() {
+			return int(o.GetNewParallelism())
+		}
+	}
+	return 0
+}
+
+func commonParallelism(u placement.Unplaced, newP map[string]int) (int, bool) {
+	q := -1
+	for _, c := range u.Candidates {
+		p, ok := newP[c]
+		if !ok {
+			return 0, false
+		}
+		if q >= 0 && p != q {
+			return 0, false
+		}
+		q = p
+	}
+	return q, q > 0
+}
+
+func unplacedFindings(u placement.Unplaced, pl *placement.Result, newP map[string]int) []*pb.Finding {
+	base := &pb.Finding{
+		RuleId:       UnplacedRuleID,
+		Title:        "Operator not placed in a job vertex",
+		OperatorId:   u.Operator.String(),
+		OperatorName: u.Name,
+		OperatorUid:  u.UID,
+		Remediation: "Give every operator a uid (format 5+ checkpoints then carry names), restore on Flink 2.x, " +
+			"or pass the chains explicitly (--chain HEAD=OP,OP / RescalePlan.vertices).",
+		References: []string{"StreamingJobGraphGenerator: a JobVertexID is the chain head's hash; chained operator IDs are not in Flink's REST API"},
+	}
+	var cands []string
+	for _, c := range u.Candidates {
+		v, _ := pl.Vertex(c)
+		cands = append(cands, fmt.Sprintf("%s %q (→ %d)", c, v.Name, newP[c]))
+	}
+	if len(u.Candidates) == 0 {
+		f := proto.Clone(base).(*pb.Finding)
+		f.Severity = pb.Severity_SEVERITY_ERROR
+		f.Message = fmt.Sprintf("Operator %s matches no vertex of the running job by ID, name, or parallelism and max parallelism; "+
+			"its state was simulated at its stored parallelism, which may not be the parallelism it restores at.", u.Label())
+		return []*pb.Finding{f}
+	}
+	if q, same := commonParallelism(u, newP); same {
+		f := proto.Clone(base).(*pb.Finding)
+		f.Severity = pb.Severity_SEVERITY_INFO
+		f.Message = fmt.Sprintf("Operator %s could be chained in any of %s; all get parallelism %d, so its state was simulated at %d.",
+			u.Label(), strings.Join(cands, ", "), q, q)
+		return []*pb.Finding{f}
+	}
+	var out []*pb.Finding
+	for _, c := range u.Candidates {
+		v, _ := pl.Vertex(c)
+		if newP[c] == v.Parallelism {
+			continue
+		}
+		f := proto.Clone(base).(*pb.Finding)
+		f.Severity = pb.Severity_SEVERITY_ERROR
+		f.VertexId = c
+		f.Message = fmt.Sprintf("Operator %s could be chained in any of %s, which get different parallelisms; "+
+			"its state was simulated at its stored parallelism, so this restore of vertex %s is not checked for it.",
+			u.Label(), strings.Join(cands, ", "), c)
+		out = append(out, f)
+	}
+	return out
+}
