@@ -9,10 +9,10 @@ VERSITYGW := $(BIN)/versitygw
 FUZZTIME ?= 10s
 export VERSITYGW
 
-.PHONY: test tools lint generate check-generated breaking unit fuzz-smoke fuzz build demo bench
+.PHONY: test tools lint generate check-generated breaking unit fuzz-smoke fuzz build demo bench java-adapter-test
 
 ## test: every check CI runs, from a clean clone.
-test: tools lint check-generated breaking unit fuzz-smoke
+test: tools lint check-generated breaking unit fuzz-smoke java-adapter-test
 
 ## tools: build the pinned tools (buf, code generators, the S3 test server).
 tools:
@@ -62,6 +62,11 @@ fuzz:
 			$(GO) test -run='^$$' -fuzz="^$$target$$" -fuzztime=$(FUZZTIME) $$pkg || exit 1; \
 		done; \
 	done
+
+## java-adapter-test: build the FLIP-575 adapter (integrations/flink-autoscaler) with javac/jar and
+## run its unit tests and its end-to-end test against a real preflightd; skipped, saying so, without a JDK.
+java-adapter-test:
+	GO="$(GO)" integrations/flink-autoscaler/build.sh test
 
 ## build: the CLI and the daemon into bin/.
 build:

@@ -50,7 +50,7 @@ run_e2e() {
 	if [ -z "$daemon" ]; then
 		daemon=$PWD/$out/preflightd
 		echo "building preflightd into $daemon"
-		(cd ../.. && go build -o "$daemon" ./server/preflightd)
+		(cd ../.. && "${GO:-go}" build -o "$daemon" ./server/preflightd)
 	fi
 	java -cp "$out/stubs:$jarfile:$out/test-classes" com.github.flinkpreflight.autoscaler.EndToEndTest "$daemon" "$(cd ../.. && pwd)"
 }
