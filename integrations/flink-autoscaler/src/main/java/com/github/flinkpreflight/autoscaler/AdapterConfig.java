@@ -99,6 +99,11 @@ final class AdapterConfig {
         }
     }
 
+    /** The dry-run flag alone, read leniently: only a clear "true" is a dry run. */
+    static boolean dryRunOf(Map<String, String> conf) {
+        return "true".equalsIgnoreCase(trimmed(conf.get(DRY_RUN)));
+    }
+
     static AdapterConfig parse(Map<String, String> conf) throws ConfigException {
         String url = trimmed(conf.get(URL));
         if (url.isEmpty()) {

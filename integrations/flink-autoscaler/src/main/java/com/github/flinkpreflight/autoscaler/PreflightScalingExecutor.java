@@ -55,25 +55,26 @@ public class PreflightScalingExecutor<KEY> implements ScalingExecutorPlugin<KEY>
         if (scalingSummaries == null || scalingSummaries.isEmpty()) {
             return scalingSummaries;
         }
-        Map<String, String> conf;
+        AdapterConfig.FailurePolicy policy = AdapterConfig.FailurePolicy.FAIL_CLOSED;
+        boolean dryRun = false;
+        String job = "a job";
         try {
-            conf = context.getConfiguration().toMap();
-        } catch (RuntimeException e) {
-            conf = Collections.emptyMap();
-        }
-        AdapterConfig.FailurePolicy policy = AdapterConfig.failurePolicyOf(conf);
-        String job = "job " + describeJob(context);
-        AdapterConfig cfg;
-        try {
-            cfg = AdapterConfig.parse(conf);
-        } catch (AdapterConfig.ConfigException e) {
-            return onFailure(policy, false, job, "configuration: " + e.getMessage(), scalingSummaries);
-        }
-        try {
+            Map<String, String> conf = context.getConfiguration().toMap();
+            // Read leniently first, so that a configuration error is handled as the user asked.
+            policy = AdapterConfig.failurePolicyOf(conf);
+            dryRun = AdapterConfig.dryRunOf(conf);
+            job = "job " + describeJob(context);
+            AdapterConfig cfg;
+            try {
+                cfg = AdapterConfig.parse(conf);
+            } catch (AdapterConfig.ConfigException e) {
+                return onFailure(policy, dryRun, job, "configuration: " + e.getMessage(), scalingSummaries);
+            }
             return decide(context, cfg, job, scalingSummaries);
-        } catch (RuntimeException e) { // a bug here must not fail the operator's scaling cycle
-            return onFailure(
-                    cfg.onFailure, cfg.dryRun, job, "unexpected " + e, scalingSummaries);
+        } catch (RuntimeException | LinkageError e) {
+            // A bug here, or an operator whose SPI differs from the one this jar was built for
+            // (NoSuchMethodError), must not fail the operator's scaling cycle.
+            return onFailure(policy, dryRun, job, "unexpected " + e, scalingSummaries);
         }
     }
 

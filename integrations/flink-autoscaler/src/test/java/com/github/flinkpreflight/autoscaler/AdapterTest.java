@@ -71,6 +71,7 @@ public final class AdapterTest {
         t.put("DryRunNeverChangesTheProposal", AdapterTest::dryRun);
         t.put("EmptyProposalMakesNoCall", AdapterTest::emptyProposal);
         t.put("ConcurrentJobs", AdapterTest::concurrentJobs);
+        t.put("LinkageErrorFollowsPolicy", AdapterTest::linkageError);
         t.put("ServiceLoaderFindsThePlugin", AdapterTest::serviceLoader);
         System.exit(TestSupport.runAll("AdapterTest", t) == 0 ? 0 : 1);
     }
@@ -611,6 +612,28 @@ public final class AdapterTest {
                 pool.shutdownNow();
             }
             eq(svc.seen.size(), 24, "one call per job");
+        }
+    }
+
+    /**
+     * An operator whose SPI differs from the one the jar was built for throws NoSuchMethodError
+     * inside apply; the plugin must answer by its policy instead of failing the scaling cycle.
+     */
+    static void linkageError() throws Exception {
+        for (String policy : new String[] {"fail-closed", "fail-open"}) {
+            try (LogCapture log = new LogCapture()) {
+                Ctx c = new Ctx().plugin("url", "http://127.0.0.1:1").plugin("on-failure", policy);
+                ScalingExecutorPlugin.Context<String> broken =
+                        new ScalingExecutorPlugin.Context<String>(c.build(), new org.apache.flink.configuration.Configuration()) {
+                            @Override
+                            public String getJobKey() {
+                                throw new NoSuchMethodError("getJobKey");
+                            }
+                        };
+                Map<JobVertexID, ScalingSummary> in = summaries(V1, 4, 8);
+                expectPolicy(policy, in, new PreflightScalingExecutor<String>().apply(broken, in), "NoSuchMethodError");
+                contains(log.all(), "unexpected java.lang.NoSuchMethodError: getJobKey", "logged");
+            }
         }
     }
 
