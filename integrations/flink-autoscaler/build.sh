@@ -12,7 +12,7 @@ set -euo pipefail
 cd "$(dirname "$0")"
 
 what=${1:-test}
-for tool in javac jar java; do
+for tool in javac jar java javap; do
 	if ! command -v "$tool" >/dev/null 2>&1; then
 		echo "java-adapter-test: SKIPPED: no JDK ($tool not on PATH); install one (Debian: apt-get install default-jdk-headless) to build and test integrations/flink-autoscaler"
 		exit 0
@@ -33,6 +33,21 @@ build_jar() {
 	cp -r src/main/resources/. "$out/classes/"
 	jar --create --file "$jarfile" -C "$out/classes" .
 	echo "built $jarfile ($(wc -c <"$jarfile") bytes)"
+	check_api
+}
+
+# The stubs could offer what the real classes do not: every Flink member the bytecode references
+# must be one listed (and checked against the real API) in spi-stubs/used-api.txt.
+check_api() {
+	local classes
+	classes=$(cd "$out/classes" && find . -name '*.class' | sed 's|^\./||; s|\.class$||; s|/|.|g' | sort)
+	# shellcheck disable=SC2086
+	if ! diff <(grep -v '^#' spi-stubs/used-api.txt) \
+		<(javap -c -p -cp "$out/classes" $classes | grep -oE '(Method|InterfaceMethod|Field|class) org/apache/flink/[^ ]*' | sort -u); then
+		echo "the adapter's references to Flink classes changed (< listed, > used): check them against the operator's and Flink's real API, then update spi-stubs/used-api.txt" >&2
+		return 1
+	fi
+	echo "Flink API used by the adapter: $(grep -vc '^#' spi-stubs/used-api.txt) references, all listed in spi-stubs/used-api.txt"
 }
 
 build_tests() {

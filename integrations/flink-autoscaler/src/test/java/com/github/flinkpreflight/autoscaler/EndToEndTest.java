@@ -33,7 +33,7 @@ import java.util.logging.LogManager;
 
 /**
  * The adapter against a real preflightd: the daemon is started on loopback, a fake Flink REST
- * endpoint (JDK HttpServer, responses shaped like Flink 2.0's REST API) reports a running job with
+ * endpoint (JDK HttpServer, responses shaped like Flink 2.1's REST API) reports a running job with
  * the table filesystem sink of {@code testdata/compact-sink} and that savepoint as its latest, and
  * the plugin is called as the operator calls it. Proposals that Flink's restore would survive are
  * approved, the compact-operator scale-up (FLINK-31689) is vetoed, a misaligned one is adjusted,
@@ -213,9 +213,9 @@ public final class EndToEndTest {
     }
 
     /**
-     * A JobManager REST endpoint for one running job, with responses shaped like Flink 2.0's
-     * (JobDetailsInfo with vertices and plan, CheckpointingStatistics, CheckpointConfigInfo,
-     * DashboardConfiguration). The job restored from, and has since only, the savepoint in
+     * A JobManager REST endpoint for one running job, with responses shaped like Flink 2.1's
+     * (JobDetailsInfo with vertices, plan and stream graph, CheckpointingStatistics,
+     * CheckpointConfigInfo, DashboardConfiguration). The job restored from, and has since only, the savepoint in
      * testdata/compact-sink.
      */
     static final class FakeFlink implements AutoCloseable {
@@ -271,7 +271,7 @@ public final class EndToEndTest {
 
         static String config() {
             return "{\"refresh-interval\":3000,\"timezone-name\":\"Coordinated Universal Time\",\"timezone-offset\":0,"
-                    + "\"flink-version\":\"2.0.0\",\"flink-revision\":\"fc4d1e4 @ 2025-03-14T14:55:53+01:00\","
+                    + "\"flink-version\":\"2.1.0\",\"flink-revision\":\"4cb6bd3 @ 2025-07-24T10:12:37+02:00\","
                     + "\"features\":{\"web-submit\":false,\"web-cancel\":false,\"web-rescale\":false,\"web-history\":false}}";
         }
 
@@ -298,10 +298,29 @@ public final class EndToEndTest {
 
         static String plan() {
             return "{\"jid\":\"" + JOB + "\",\"name\":\"insert-into_default_catalog.default_database.fs_table\",\"type\":\"STREAMING\",\"nodes\":["
-                    + node(SOURCE, 4, "Source: orders<br/>+- streaming-writer<br/>") + ","
-                    + node(COORDINATOR, 1, "compact-coordinator<br/>", SOURCE) + ","
-                    + node(COMPACT, 4, "compact-operator<br/>", COORDINATOR) + ","
-                    + node(COMMITTER, 1, "PartitionCommitter<br/>+- Sink: end<br/>", COMPACT)
+                    + node(SOURCE, 4, "Source: orders -> streaming-writer") + ","
+                    + node(COORDINATOR, 1, "compact-coordinator", SOURCE) + ","
+                    + node(COMPACT, 4, "compact-operator", COORDINATOR) + ","
+                    + node(COMMITTER, 1, "PartitionCommitter -> Sink: end", COMPACT)
+                    + "]}";
+        }
+
+        static String streamNode(int id, int parallelism, String name, String vertex, int forwardFrom) {
+            return "{\"id\":\"" + id + "\",\"parallelism\":" + parallelism + ",\"operator\":\"" + name + "\",\"description\":\"" + name
+                    + "\",\"job_vertex_id\":\"" + vertex + "\",\"inputs\":["
+                    + (forwardFrom > 0 ? "{\"num\":0,\"id\":\"" + forwardFrom + "\",\"ship_strategy\":\"FORWARD\",\"exchange\":\"UNDEFINED\"}" : "")
+                    + "]}";
+        }
+
+        /** Flink 2.x lists every operator with its vertex: the chains, without guessing from names. */
+        static String streamGraph() {
+            return "{\"nodes\":["
+                    + streamNode(1, 4, "Source: orders", SOURCE, 0) + ","
+                    + streamNode(2, 4, "streaming-writer", SOURCE, 1) + ","
+                    + streamNode(3, 1, "compact-coordinator", COORDINATOR, 0) + ","
+                    + streamNode(4, 4, "compact-operator", COMPACT, 0) + ","
+                    + streamNode(5, 1, "PartitionCommitter", COMMITTER, 0) + ","
+                    + streamNode(6, 1, "Sink: end", COMMITTER, 5)
                     + "]}";
         }
 
@@ -318,7 +337,7 @@ public final class EndToEndTest {
                     + vertex(COMMITTER, "PartitionCommitter -> Sink: end", 1, 1, now)
                     + "],\"status-counts\":{\"RUNNING\":4,\"CREATED\":0,\"FINISHED\":0,\"CANCELED\":0,\"CANCELING\":0,\"FAILED\":0,"
                     + "\"RECONCILING\":0,\"INITIALIZING\":0,\"SCHEDULED\":0,\"DEPLOYING\":0},"
-                    + "\"plan\":" + plan() + "}";
+                    + "\"plan\":" + plan() + ",\"stream-graph\":" + streamGraph() + ",\"pending-operators\":0}";
         }
 
         String checkpoints() {
