@@ -75,6 +75,11 @@ public final class EndToEndTest {
         System.exit(failed == 0 ? 0 : 1);
     }
 
+    /** The adapter's lines of a case, shown in the test output: the daemon's real decisions. */
+    static void show(LogCapture log) {
+        System.out.println("     | " + log.all().replace("\n", "\n     | "));
+    }
+
     static Ctx ctx(Daemon daemon, FakeFlink flink) {
         Ctx c = new Ctx().plugin("url", daemon.url);
         c.key = "flink/orders-to-fs";
@@ -90,6 +95,7 @@ public final class EndToEndTest {
             check(out == in, "a safe scale-up is approved as proposed; log:\n" + log.all());
             contains(log.all(), "Preflight APPROVE for job flink/orders-to-fs (" + JOB + ")", "approval logged");
             contains(log.all(), "compact-sink", "the discovered savepoint is named");
+            show(log);
         }
     }
 
@@ -103,6 +109,7 @@ public final class EndToEndTest {
             contains(l, "Preflight VETO for job flink/orders-to-fs", "veto logged");
             contains(l, COMPACT, "the vertex is named");
             contains(l, "PF101", "the finding is named");
+            show(log);
         }
     }
 
@@ -118,6 +125,7 @@ public final class EndToEndTest {
             eq(s.getNewParallelism(), 8, "adjusted to the next parallelism that divides 128");
             check(s.getMetrics() == in.get(TestSupport.vertex(SOURCE)).getMetrics(), "metrics carried over");
             contains(log.all(), "Preflight ADJUST", "adjustment logged");
+            show(log);
         }
     }
 
@@ -134,6 +142,7 @@ public final class EndToEndTest {
                     check(out.isEmpty(), "fail-closed vetoes when the job is unknown; log:\n" + log.all());
                 }
                 contains(log.all(), "Preflight could not check job", "the service's failure is logged");
+                show(log);
             }
         }
     }
