@@ -95,6 +95,15 @@ public final class EndToEndTest {
             check(out == in, "a safe scale-up is approved as proposed; log:\n" + log.all());
             contains(log.all(), "Preflight APPROVE for job flink/orders-to-fs (" + JOB + ")", "approval logged");
             contains(log.all(), "compact-sink", "the discovered savepoint is named");
+            // The request ID in the adapter's line is the one preflightd logs for the call.
+            java.util.regex.Matcher m = java.util.regex.Pattern.compile("\\[request (autoscaler-[0-9a-f-]+)\\]").matcher(log.all());
+            check(m.find(), "request id logged");
+            String id = m.group(1);
+            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+            while (!daemon.log().contains("\"request_id\":\"" + id + "\"") && System.nanoTime() < deadline) {
+                Thread.sleep(50);
+            }
+            contains(daemon.log(), "\"request_id\":\"" + id + "\"", "preflightd logs the adapter's request id");
             show(log);
         }
     }
