@@ -52,6 +52,7 @@ public final class AdapterTest {
         Map<String, TestSupport.Body> t = new LinkedHashMap<>();
         t.put("JsonRoundTrip", AdapterTest::jsonRoundTrip);
         t.put("JsonMalformed", AdapterTest::jsonMalformed);
+        t.put("DecoderSurvivesMutatedAnswers", AdapterTest::mutatedAnswers);
         t.put("ConfigDurationsSizesPolicies", AdapterTest::configParsing);
         t.put("ConfigErrorsNameTheKey", AdapterTest::configErrors);
         t.put("RequestBody", AdapterTest::requestBody);
@@ -129,6 +130,51 @@ public final class AdapterTest {
             Json.ParseException e = expectThrows(Json.ParseException.class, () -> Json.parse(c[0]), "parse " + c[0]);
             contains(e.getMessage(), c[1], "error for " + c[0]);
         }
+    }
+
+    /**
+     * A seeded fuzz of the answer decoder: byte-level mutations of a real answer either decode or
+     * fail with ParseException; nothing else escapes (no runtime exception, no stack overflow).
+     */
+    static void mutatedAnswers() {
+        String seed = answer("ADJUST", par(V1, 6, V2, 3),
+                "\"vertices\":[{\"vertexId\":\"" + V1 + "\",\"name\":\"n\\u00e9\",\"currentParallelism\":4,"
+                        + "\"proposedParallelism\":8,\"action\":\"DECISION_ACTION_ADJUST\",\"parallelism\":6,"
+                        + "\"findingIds\":[\"PF101\"],\"reason\":\"r\"}],\"failed\":false,\"findings\":[{\"x\":[1.5e3,null,true]}]");
+        String alphabet = "{}[]\":,\\-+.eE0123456789 tfnrul\u00e9\u0000";
+        java.util.Random rnd = new java.util.Random(575);
+        int decoded = 0;
+        for (int i = 0; i < 10_000; i++) {
+            StringBuilder sb = new StringBuilder(seed);
+            for (int k = 1 + rnd.nextInt(4); k > 0; k--) {
+                int at = rnd.nextInt(sb.length() + 1);
+                switch (rnd.nextInt(3)) {
+                    case 0:
+                        sb.insert(at, alphabet.charAt(rnd.nextInt(alphabet.length())));
+                        break;
+                    case 1:
+                        if (at < sb.length()) {
+                            sb.deleteCharAt(at);
+                        }
+                        break;
+                    default:
+                        if (at < sb.length()) {
+                            sb.setCharAt(at, alphabet.charAt(rnd.nextInt(alphabet.length())));
+                        }
+                }
+            }
+            try {
+                Decision.parse(sb.toString());
+                decoded++;
+            } catch (Json.ParseException expected) {
+                // malformed or mis-shaped: the plugin then follows on-failure
+            } catch (RuntimeException | StackOverflowError e) {
+                throw new AssertionError("decoder threw " + e + " on: " + sb, e);
+            }
+        }
+        check(decoded > 0 && decoded < 10_000, "mutations both decode and fail: " + decoded + " decoded");
+        // Deep nesting is refused before it reaches the stack limit.
+        expectThrows(Json.ParseException.class, () -> Decision.parse("{\"findings\":" + "[".repeat(100_000)), "deep nesting");
     }
 
     static void configParsing() throws Exception {
