@@ -443,6 +443,8 @@ public final class AdapterTest {
         Object[][] cases = {
             {503, "{\"code\":14,\"message\":\"Flink REST http://x unreachable\",\"details\":[]}", "HTTP 503 (gRPC code 14): Flink REST http://x unreachable"},
             {403, "{\"code\":7,\"message\":\"http://x is outside the allowlist\",\"details\":[]}", "HTTP 403 (gRPC code 7): http://x is outside the allowlist"},
+            {429, "{\"code\":8,\"message\":\"2 checks running, none free\",\"details\":[]}", "HTTP 429 (gRPC code 8): 2 checks running, none free"},
+            {400, "{\"code\":3,\"message\":\"proposal key ab12 names no vertex\",\"details\":[]}", "HTTP 400 (gRPC code 3): proposal key ab12 names no vertex"},
             {502, "<html>bad gateway</html>", "HTTP 502: <html>bad gateway</html>"},
             {500, "", "HTTP 500"},
         };
