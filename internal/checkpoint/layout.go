@@ -17,9 +17,6 @@ type Layout struct {
 	Properties      *CheckpointProperties
 	PropertiesError string
 	TrailerSize     int // bytes of the format-4+ properties trailer
-	// TrailingBytes counts bytes after the body of a format 1-3 file; Flink ignores them, but
-	// they usually mean a damaged or concatenated file.
-	TrailingBytes int64
 }
 
 // MasterStateSummary describes one master-hook state.

@@ -26,8 +26,6 @@ func readLayout(d *decoder) (l *Layout, err error) {
 	l.Size = d.offset()
 	if m.Version >= 4 {
 		l.TrailerSize = int(d.offset() - d.trailerOff)
-	} else {
-		l.TrailingBytes = d.offset() - d.trailerOff
 	}
 	return l, nil
 }
@@ -46,9 +44,6 @@ func (m *Metadata) Layout() *Layout {
 	}
 	for i := range m.Tasks {
 		l.Operators = append(l.Operators, taskLayout(&m.Tasks[i]))
-	}
-	if m.Version < 4 {
-		l.TrailingBytes = int64(len(m.Trailing))
 	}
 	if m.Version >= 4 {
 		l.TrailerSize = len(m.Trailer)

@@ -105,8 +105,17 @@ func (j *jsDecoder) utf(n int) string {
 
 // decodeProperties decodes the trailer; a Java null gives nil, nil.
 func decodeProperties(b []byte) (p *CheckpointProperties, err error) {
+	p, _, err = decodePropertiesLen(b)
+	return p, err
+}
+
+// decodePropertiesLen is decodeProperties that also returns how many bytes of b the Java stream
+// took: bytes after it are not part of the trailer (Flink's ObjectInputStream stops after one
+// object).
+func decodePropertiesLen(b []byte) (p *CheckpointProperties, n int, err error) {
 	j := &jsDecoder{b: b}
 	defer func() {
+		n = j.pos
 		if r := recover(); r != nil {
 			a, ok := r.(jsAbort)
 			if !ok {
@@ -125,13 +134,13 @@ func decodeProperties(b []byte) (p *CheckpointProperties, err error) {
 	}
 	v := j.content()
 	if v == nil {
-		return nil, nil
+		return nil, j.pos, nil
 	}
 	o, ok := v.(*jsObj)
 	if !ok || o.class.name != propertiesClass {
 		j.fail("the trailer does not hold a " + propertiesClass)
 	}
-	return propertiesFrom(j, o), nil
+	return propertiesFrom(j, o), j.pos, nil
 }
 
 func propertiesFrom(j *jsDecoder, o *jsObj) *CheckpointProperties {

@@ -82,6 +82,7 @@ func (d *decoder) file() *Metadata {
 	if m.Version == 1 {
 		m.Tasks = d.tasksV1()
 		d.trailerOff = d.offset()
+		d.checkNoTrailingBytes(d.trailerOff, "the format-1 _metadata (its last task)")
 		m.Trailing = d.rest(false)
 		return m
 	}
@@ -95,6 +96,7 @@ func (d *decoder) file() *Metadata {
 		d.pop()
 	} else {
 		d.trailerOff = d.offset()
+		d.checkNoTrailingBytes(d.trailerOff, sprintf("the format-%d _metadata (its last operator)", m.Version))
 		m.Trailing = d.rest(false)
 	}
 	return m
@@ -104,18 +106,24 @@ func (d *decoder) file() *Metadata {
 // ends inside its Java serialization stream: Flink's ObjectInputStream hits end of file there and
 // the restore fails, so the file is truncated, not merely carrying unknown properties. A complete
 // stream Preflight cannot interpret stays a warning (Layout.PropertiesError).
+//
+// Bytes after a complete trailer object fail too: Flink's ObjectInputStream stops after the one
+// object and never writes more, so they mean a damaged or concatenated file. d is at the end of
+// the file (rest read it).
 func (d *decoder) checkTrailerComplete(trailer []byte) {
-	if len(trailer) >= maxTrailerKeep {
-		return // ReadLayout kept only a prefix; nothing to conclude
-	}
 	if len(trailer) == 0 {
 		d.fail(d.trailerOff, "", "missing CheckpointProperties trailer (format 4+ ends with a Java-serialized object; the file is truncated)")
 	}
-	if _, err := decodeProperties(trailer); err != nil {
-		var fe *FormatError
-		if errors.As(err, &fe) && errors.Is(fe.Err, errTrailerTruncated) {
-			d.fail(d.trailerOff+fe.Offset, "", "the CheckpointProperties trailer ends inside its Java serialization stream (the file is truncated)")
-		}
+	_, n, err := decodePropertiesLen(trailer)
+	var fe *FormatError
+	switch {
+	case err == nil && n < len(trailer):
+		end := d.trailerOff + int64(n)
+		d.fail(end, "", sprintf("%d bytes after the end of the CheckpointProperties trailer: Flink never writes them (the file is damaged or concatenated)", d.offset()-end))
+	case len(trailer) >= maxTrailerKeep:
+		return // ReadLayout kept only a prefix; nothing more to conclude
+	case errors.As(err, &fe) && errors.Is(fe.Err, errTrailerTruncated):
+		d.fail(d.trailerOff+fe.Offset, "", "the CheckpointProperties trailer ends inside its Java serialization stream (the file is truncated)")
 	}
 }
 
@@ -232,6 +240,41 @@ func (d *decoder) operators(version int32) []OperatorState {
 	return out
 }
 
+// checkParallelism applies the bounds Flink's writer guarantees to a stored (max) parallelism at
+// off: the constructor of OperatorState (TaskState in format 1) refuses a parallelism above the max
+// parallelism, and no job can have a max parallelism outside 1..32768
+// (KeyGroupRangeAssignment.UPPER_BOUND_MAX_PARALLELISM) nor a parallelism below 1, so Flink never
+// writes them. Accepting them would let a hostile file drive allocations by parallelism.
+func (d *decoder) checkParallelism(kind string, id OperatorID, off int64, p, maxP int32) {
+	who := kind + " " + id.String()
+	switch {
+	case p < 1 || p > maxKeyGroups:
+		d.push("parallelism")
+		d.fail(off, strconv.Itoa(int(p)), sprintf("%s: parallelism outside 1..%d (Flink's UPPER_BOUND_MAX_PARALLELISM); Flink never writes it", who, maxKeyGroups))
+	case maxP < 1 || maxP > maxKeyGroups:
+		d.push("maxParallelism")
+		d.fail(off+4, strconv.Itoa(int(maxP)), sprintf("%s: max parallelism outside 1..%d (Flink's UPPER_BOUND_MAX_PARALLELISM); Flink never writes it", who, maxKeyGroups))
+	case p > maxP:
+		d.push("parallelism")
+		d.fail(off, sprintf("parallelism %d, maxParallelism %d", p, maxP),
+			sprintf("%s: parallelism above max parallelism (Flink's OperatorState refuses it: \"Parallelism %d is not smaller or equal to max parallelism %d.\")", who, p, maxP))
+	}
+}
+
+// checkNoTrailingBytes fails when bytes follow the end of the file's content at end: Flink
+// never writes them (format 1-3 readers ignore them, format 4+ stops after the properties
+// object), so they mean a damaged or concatenated file. Only one byte is looked at.
+func (d *decoder) checkNoTrailingBytes(end int64, what string) {
+	if d.pos < len(d.buf) || d.fill(1) {
+		msg := "bytes after the end of " + what + ": Flink never writes them (the file is damaged, concatenated or not a _metadata file)"
+		if d.r == nil {
+			msg = sprintf("%d %s", len(d.buf)-d.pos, msg)
+		}
+		d.fail(end, "", msg)
+	}
+	d.checkReadError()
+}
+
 func (d *decoder) operatorID() OperatorID {
 	var id OperatorID
 	copy(id[:], d.next(16))
@@ -252,12 +295,7 @@ func (d *decoder) operator(version int32) OperatorState {
 	off := d.offset()
 	op.Parallelism = d.i32()
 	op.MaxParallelism = d.i32()
-	if op.Parallelism > op.MaxParallelism {
-		d.fail(off, sprintf("parallelism %d, maxParallelism %d", op.Parallelism, op.MaxParallelism), "parallelism exceeds max parallelism")
-	}
-	if op.Parallelism < 0 {
-		d.fail(off, strconv.Itoa(int(op.Parallelism)), "negative parallelism")
-	}
+	d.checkParallelism("operator", op.ID, off, op.Parallelism, op.MaxParallelism)
 	if version == 2 {
 		op.ChainLength = d.i32()
 	} else {
@@ -778,9 +816,7 @@ func (d *decoder) tasksV1() []TaskState {
 		off := d.offset()
 		t.Parallelism = d.i32()
 		t.MaxParallelism = d.i32()
-		if t.Parallelism > t.MaxParallelism || t.Parallelism < 0 {
-			d.fail(off, sprintf("parallelism %d, maxParallelism %d", t.Parallelism, t.MaxParallelism), "invalid parallelism")
-		}
+		d.checkParallelism("task", t.JobVertexID, off, t.Parallelism, t.MaxParallelism)
 		t.ChainLength = d.i32()
 		d.push("subtasks")
 		off = d.offset()

@@ -107,7 +107,8 @@ func TestReadErrors(t *testing.T) {
 		{"v9", patch(4, 0, 0, 0, 9), 4, "version", "unknown format version"},
 		{"negative checkpoint", patch(8, 0xFF), 8, "checkpointId", "negative checkpoint ID"},
 		{"operator count", patch(0x14, 0x10), 0x14, "operators", "operator count needs"},
-		{"parallelism", patch(0x28, 0, 0, 1, 0), 0x28, "operators[0]", "exceeds max parallelism"},
+		{"parallelism", patch(0x28, 0, 0, 1, 0), 0x28, "operators[0].parallelism", "not smaller or equal to max parallelism"},
+		{"max parallelism above Flink's bound", patch(0x2c, 0, 0, 0x80, 1), 0x2c, "operators[0].maxParallelism", "outside 1..32768"},
 		{"coordinator", patch(0x30, 2), 0x30, "operators[0].coordinatorState", "expected a ByteStreamStateHandle"},
 		{"subtask index", patch(0x35, 0, 0, 0, 1), 0x35, "operators[0].subtasks[0]", "subtask index outside"},
 		{"operator tag", patch(0x3D, 9), 0x3D, "operators[0].subtasks[0].managedOperatorState", "invalid operator state handle tag"},
@@ -398,22 +399,6 @@ func TestReadErrorIsWrapped(t *testing.T) {
 		if !errors.Is(err, boom) || !errors.As(err, &fe) || fe.Offset > int64(cut) || fe.Offset < int64(cut)-8 {
 			t.Errorf("cut %d: %v", cut, err)
 		}
-	}
-}
-
-func TestTrailingBytes(t *testing.T) {
-	ex := append(bytes.Clone(workedExample(t)), 1, 2, 3)
-	m, err := ReadBytes(ex)
-	if err != nil || !bytes.Equal(m.Trailing, []byte{1, 2, 3}) {
-		t.Fatalf("%v %v", err, m)
-	}
-	for _, l := range []*Layout{m.Layout(), must(ReadLayout(bytes.NewReader(ex)))} {
-		if l.TrailingBytes != 3 {
-			t.Errorf("TrailingBytes %d", l.TrailingBytes)
-		}
-	}
-	if b := encode(t, m); !bytes.Equal(b, ex) {
-		t.Errorf("trailing bytes not written back")
 	}
 }
 

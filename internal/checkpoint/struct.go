@@ -52,7 +52,8 @@ type Metadata struct {
 	// Trailer is the Java-serialized CheckpointProperties stream of format 4+, verbatim (all bytes
 	// after the last operator). See Properties.
 	Trailer []byte
-	// Trailing holds bytes after the body of a format 1-3 file; Flink ignores them.
+	// Trailing holds bytes written after the body of a format 1-3 file. The readers refuse such
+	// bytes (Flink never writes them), so a decoded Metadata has none; the writer emits them.
 	Trailing []byte
 }
 
