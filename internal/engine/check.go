@@ -1,20 +1,26 @@
 package engine
 
 import (
+	"context"
+
+	"github.com/flinkpreflight/preflight/internal/cancel"
 	"github.com/flinkpreflight/preflight/internal/checkpoint"
 	"github.com/flinkpreflight/preflight/internal/findings"
 	"github.com/flinkpreflight/preflight/internal/rescale"
 	pb "github.com/flinkpreflight/preflight/proto/preflight/v1"
 )
 
-// check runs the simulator and the rules and builds the API report.
-func (e *Engine) check(layout *checkpoint.Layout, source string, p *pb.RescalePlan, opts *pb.CheckOptions) (*pb.RescaleReport, error) {
+// check runs the simulator and the rules and builds the API report, stopping when ctx ends.
+func (e *Engine) check(ctx context.Context, layout *checkpoint.Layout, source string, p *pb.RescalePlan, opts *pb.CheckOptions) (_ *pb.RescaleReport, err error) {
+	stop, release := cancel.Watch(ctx)
+	defer release()
+	defer cancel.Recover(&err)
 	plan := toRescalePlan(p, opts)
-	result, err := rescale.Simulate(layout, plan)
+	result, err := rescale.SimulateContext(ctx, layout, plan)
 	if err != nil {
 		return nil, err
 	}
-	rep := findings.Check(layout, plan, result, e.catalog, findings.Options{
+	rep, err := findings.CheckContext(ctx, layout, plan, result, e.catalog, findings.Options{
 		FlinkVersion:          opts.GetFlinkVersion(),
 		RPCFrameSize:          opts.GetRpcFrameSizeBytes(),
 		InlineThreshold:       opts.GetInlineStateThresholdBytes(),
@@ -23,6 +29,9 @@ func (e *Engine) check(layout *checkpoint.Layout, source string, p *pb.RescalePl
 		// The API's severities and the rules' share ordinals.
 		FailLevel: findings.Severity(opts.GetFailLevel()),
 	})
+	if err != nil {
+		return nil, err
+	}
 	out := &pb.RescaleReport{
 		Verdict:    pb.Verdict(rep.Verdict),
 		Checkpoint: summary(layout, source),
@@ -51,14 +60,17 @@ func (e *Engine) check(layout *checkpoint.Layout, source string, p *pb.RescalePl
 	}
 	for _, v := range result.Vertices {
 		for _, op := range v.Operators {
-			out.Operators = append(out.Operators, operatorAssignment(v, op, opts.GetIncludeSubtasks()))
+			stop.Check()
+			out.Operators = append(out.Operators, operatorAssignment(stop, v, op, opts.GetIncludeSubtasks()))
 		}
 	}
+	stop.Check()
 	return out, nil
 }
 
-// operatorAssignment summarises what the simulator gave one operator.
-func operatorAssignment(v *rescale.VertexAssignment, op *rescale.OperatorAssignment, withSubtasks bool) *pb.OperatorAssignment {
+// operatorAssignment summarises what the simulator gave one operator; it checks stop per state
+// and per subtask (runs under cancel.Recover).
+func operatorAssignment(stop *cancel.Flag, v *rescale.VertexAssignment, op *rescale.OperatorAssignment, withSubtasks bool) *pb.OperatorAssignment {
 	s := op.Summary
 	out := &pb.OperatorAssignment{
 		OperatorId:             op.ID.String(),
@@ -74,6 +86,7 @@ func operatorAssignment(v *rescale.VertexAssignment, op *rescale.OperatorAssignm
 		TotalPayloadBytes:      s.TotalPayloadBytes,
 	}
 	for _, st := range op.States {
+		stop.Check()
 		out.States = append(out.States, &pb.StateAssignment{
 			Name:                  st.Name,
 			Mode:                  st.Mode.String(),
@@ -108,6 +121,7 @@ func operatorAssignment(v *rescale.VertexAssignment, op *rescale.OperatorAssignm
 	}
 	if withSubtasks && op.Layout != nil && !op.FullyFinished {
 		for i := 0; i < op.NewParallelism; i++ {
+			stop.Check()
 			out.Subtasks = append(out.Subtasks, subtaskAssignment(op.Subtask(i)))
 		}
 	}

@@ -32,14 +32,23 @@ func New() *Engine { return &Engine{catalog: findings.DefaultCatalog()} }
 // user's entries, see findings.LoadCatalog).
 func NewWithCatalog(cat *findings.Catalog) *Engine { return &Engine{catalog: cat} }
 
-// ReadLayout decodes the stream into a Layout, honouring ctx while reading. Malformed input yields
-// a *checkpoint.FormatError.
+// ReadLayout decodes the stream into a Layout, honouring ctx while reading: every read of the
+// stream checks it, so a decode stops within one buffer of the context's end. Malformed input
+// yields a *checkpoint.FormatError; a decode stopped by ctx yields ctx's error.
 func (e *Engine) ReadLayout(ctx context.Context, in Input) (*checkpoint.Layout, error) {
-	return checkpoint.ReadLayout(&contextReader{ctx: ctx, r: in.Reader})
+	l, err := checkpoint.ReadLayout(&contextReader{ctx: ctx, r: in.Reader})
+	if cerr := ctx.Err(); err != nil && cerr != nil {
+		return nil, cerr
+	}
+	return l, err
 }
 
-// Check decodes the stream and checks the plan against it.
+// Check validates the plan and options, decodes the stream and checks the plan against it.
 func (e *Engine) Check(ctx context.Context, in Input, plan *pb.RescalePlan, opts *pb.CheckOptions) (*pb.RescaleReport, error) {
+	// A request that is refused anyway is refused before the file is read.
+	if err := ValidateRequest(plan, opts); err != nil {
+		return nil, err
+	}
 	layout, err := e.ReadLayout(ctx, in)
 	if err != nil {
 		return nil, err
@@ -47,12 +56,17 @@ func (e *Engine) Check(ctx context.Context, in Input, plan *pb.RescalePlan, opts
 	return e.CheckLayout(ctx, layout, in.Source, plan, opts)
 }
 
-// CheckLayout checks the plan against an already decoded layout (the server caches layouts).
+// CheckLayout checks the plan against an already decoded layout (the server caches layouts). The
+// plan and options are validated first (*PlanError, *OptionsError); the simulation, the rules,
+// the safe-parallelism search and the report stop when ctx ends and return ctx's error.
 func (e *Engine) CheckLayout(ctx context.Context, layout *checkpoint.Layout, source string, plan *pb.RescalePlan, opts *pb.CheckOptions) (*pb.RescaleReport, error) {
+	if err := ValidateRequest(plan, opts); err != nil {
+		return nil, err
+	}
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	return e.check(layout, source, plan, opts)
+	return e.check(ctx, layout, source, plan, opts)
 }
 
 // Inspect decodes the stream and describes it.

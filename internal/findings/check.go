@@ -1,9 +1,11 @@
 package findings
 
 import (
+	"context"
 	"sort"
 	"strings"
 
+	"github.com/flinkpreflight/preflight/internal/cancel"
 	"github.com/flinkpreflight/preflight/internal/checkpoint"
 	"github.com/flinkpreflight/preflight/internal/rescale"
 )
@@ -12,15 +14,26 @@ import (
 // the verdict and, for every vertex with a denying finding, the nearest safe parallelism. cat
 // nil means DefaultCatalog(). result must be rescale.Simulate(layout, plan).
 func Check(layout *checkpoint.Layout, plan rescale.Plan, result *rescale.Result, cat *Catalog, opts Options) Report {
+	rep, _ := CheckContext(context.Background(), layout, plan, result, cat, opts)
+	return rep
+}
+
+// CheckContext is Check that stops when ctx ends and then returns ctx's error: the rules' loops
+// over operators, states and subtasks and the safe-parallelism search with its re-simulations
+// check it.
+func CheckContext(ctx context.Context, layout *checkpoint.Layout, plan rescale.Plan, result *rescale.Result, cat *Catalog, opts Options) (rep Report, err error) {
+	stop, release := cancel.Watch(ctx)
+	defer release()
+	defer cancel.Recover(&err)
 	if opts.AllowNonRestoredState {
 		plan.AllowNonRestoredState = true
 	}
-	c := newContext(layout, plan, result, cat, opts, nil)
+	c := newStoppableContext(ctx, stop, layout, plan, result, cat, opts, nil)
 	rules := enabledRules(opts)
 	fs := runRules(c, rules)
-	rep := Report{Findings: fs, Verdict: verdictOf(fs, opts.failLevel())}
+	rep = Report{Findings: fs, Verdict: verdictOf(fs, opts.failLevel())}
 	rep.Safe = safeParallelism(c, rules, fs)
-	return rep
+	return rep, nil
 }
 
 func enabledRules(opts Options) []Rule {
@@ -40,6 +53,7 @@ func enabledRules(opts Options) []Rule {
 func runRules(c *Context, rules []Rule) []Finding {
 	var fs []Finding
 	for _, r := range rules {
+		c.stop.Check()
 		fs = append(fs, r.Check(c)...)
 	}
 	sortFindings(fs)
@@ -125,6 +139,7 @@ func safeParallelism(c *Context, rules []Rule, fs []Finding) []SafeParallelism {
 		limit := searchLimit(v)
 		budget := budgetMax
 		test := func(p int) (safe, ok bool) {
+			c.stop.Check()
 			for _, b := range bounders {
 				if s, known := b.SafeAt(c, v, p); known && !s {
 					return false, true
@@ -187,11 +202,18 @@ func searchLimit(v *rescale.VertexAssignment) int {
 // none of the given rules yields a denying finding for it.
 func resimulateSafe(c *Context, rules []Rule, v *rescale.VertexAssignment, p int, fail Severity) bool {
 	plan := withVertexParallelism(c.Plan, v, p)
-	res, err := rescale.Simulate(c.Layout, plan)
+	ctx := c.ctx
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	res, err := rescale.SimulateContext(ctx, c.Layout, plan)
+	if err != nil && ctx.Err() != nil {
+		cancel.Unwind(ctx.Err())
+	}
 	if err != nil || res == nil {
 		return false
 	}
-	nc := newContext(c.Layout, plan, res, c.Catalog, c.Options, c.identified)
+	nc := newStoppableContext(c.ctx, c.stop, c.Layout, plan, res, c.Catalog, c.Options, c.identified)
 	vid := v.ID.String()
 	for _, r := range rules {
 		for _, f := range r.Check(nc) {

@@ -27,6 +27,9 @@
 //	PF111 ERROR    configured max parallelism differs from the stored one (Flink's message)
 //	PF112 ERROR    pinned operator (max parallelism 1) asked to change parallelism (WARNING
 //	               when only the catalog, not the checkpoint, pins it)
+//	PF115 ERROR    the restoring Flink cannot read the _metadata format (or its file-merging
+//	               handles)
+//	PF116 INFO     the restoring Flink is newer than the latest release line Preflight models
 //	PF120 ERROR    a subtask's deployment exceeds the RPC frame size (WARNING above 80%)
 //	PF121 ERROR    all deployment payloads above the JobManager memory (WARNING above half)
 //	PF130 WARNING  orphaned UNION state, with the growth forecast of the next restores

@@ -1,8 +1,10 @@
 package findings
 
 import (
+	"context"
 	"strings"
 
+	"github.com/flinkpreflight/preflight/internal/cancel"
 	"github.com/flinkpreflight/preflight/internal/checkpoint"
 	"github.com/flinkpreflight/preflight/internal/rescale"
 )
@@ -86,6 +88,7 @@ func Rules() []Rule {
 		OrderDependentRule{},
 		HazardRule{},
 		FormatVersionRule{},
+		UnknownFlinkVersionRule{},
 		MaxParallelismRule{},
 		MaxParallelismChangedRule{},
 		PinnedOperatorRule{},
@@ -124,21 +127,31 @@ type Context struct {
 	// identified memoizes Identify per checkpoint operator; re-simulations of one check share it,
 	// since identification depends on the operator's record and the catalog only.
 	identified map[*checkpoint.OperatorLayout]*CatalogEntry
+	// ctx and stop end the rules' loops when the caller gives up (nil: never).
+	ctx  context.Context
+	stop *cancel.Flag
 }
 
 func newContext(layout *checkpoint.Layout, plan rescale.Plan, result *rescale.Result, cat *Catalog, opts Options,
 	identified map[*checkpoint.OperatorLayout]*CatalogEntry) *Context {
+	return newStoppableContext(nil, nil, layout, plan, result, cat, opts, identified)
+}
+
+// newStoppableContext is newContext whose loops stop when ctx ends (stop watches ctx).
+func newStoppableContext(ctx context.Context, stop *cancel.Flag, layout *checkpoint.Layout, plan rescale.Plan, result *rescale.Result,
+	cat *Catalog, opts Options, identified map[*checkpoint.OperatorLayout]*CatalogEntry) *Context {
 	if cat == nil {
 		cat = sharedDefault()
 	}
 	c := &Context{Layout: layout, Plan: plan, Result: result, Catalog: cat, Options: opts,
 		entries: map[*rescale.OperatorAssignment]*CatalogEntry{}, stateHits: map[string][]stateRuleHit{},
-		identified: identified}
+		identified: identified, ctx: ctx, stop: stop}
 	if c.identified == nil {
 		c.identified = map[*checkpoint.OperatorLayout]*CatalogEntry{}
 	}
 	for _, v := range result.Vertices {
 		for _, op := range v.Operators {
+			c.stop.Check()
 			if op.Layout != nil {
 				e, ok := c.identified[op.Layout]
 				if !ok {
@@ -161,6 +174,7 @@ func (c *Context) Entry(op *rescale.OperatorAssignment) *CatalogEntry { return c
 func (c *Context) operators(f func(v *rescale.VertexAssignment, op *rescale.OperatorAssignment)) {
 	for _, v := range c.Result.Vertices {
 		for _, op := range v.Operators {
+			c.stop.Check()
 			if op.Layout != nil {
 				f(v, op)
 			}
@@ -218,12 +232,13 @@ func stateIndex(op *rescale.OperatorAssignment, name string) int {
 }
 
 // subtasksWhere lists the new subtasks i of op for which pred(share of state k) is true.
-func subtasksWhere(op *rescale.OperatorAssignment, k int, pred func(rescale.Share) bool) []int32 {
+func subtasksWhere(c *Context, op *rescale.OperatorAssignment, k int, pred func(rescale.Share) bool) []int32 {
 	var out []int32
 	if k < 0 || k >= len(op.States) {
 		return nil
 	}
 	for i := 0; i < op.NewParallelism; i++ {
+		c.stop.Check()
 		if pred(op.States[k].Share(i)) {
 			out = append(out, int32(i))
 		}

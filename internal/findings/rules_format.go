@@ -124,3 +124,44 @@ func usesFileMerging(l *checkpoint.Layout) bool {
 	}
 	return false
 }
+
+// UnknownFlinkVersionRule (PF116): the restoring Flink is newer than any release Preflight models.
+type UnknownFlinkVersionRule struct{}
+
+func (UnknownFlinkVersionRule) ID() string { return "PF116" }
+func (UnknownFlinkVersionRule) Title() string {
+	return "The restoring Flink version is newer than any release Preflight knows"
+}
+func (UnknownFlinkVersionRule) Severity() Severity { return Info }
+func (UnknownFlinkVersionRule) Explanation() string {
+	return "Preflight models Flink's restore (the _metadata formats each release reads, the redistribution " +
+		"algorithms, the known bugs and their fixes) up to the " + minorText(LatestKnownFlink) + " release line. A newer " +
+		"version is checked as if it behaved like " + minorText(LatestKnownFlink) + "; a change in a later release is not seen."
+}
+
+func (r UnknownFlinkVersionRule) Check(c *Context) []Finding {
+	if c.Options.FlinkVersion == "" {
+		return nil
+	}
+	v, err := ParseVersion(c.Options.FlinkVersion)
+	if err != nil || !newerLine(v, LatestKnownFlink) {
+		return nil
+	}
+	f := c.finding(r, Info, nil)
+	f.Message = fmt.Sprintf("Flink %s is newer than the latest release line Preflight knows (%s): the verdict assumes it reads "+
+		"checkpoints, redistributes state and carries the same unfixed bugs as %s.", c.Options.FlinkVersion,
+		minorText(LatestKnownFlink), minorText(LatestKnownFlink))
+	f.Remediation = "Use a Preflight release that knows Flink " + c.Options.FlinkVersion + " when there is one, or check " +
+		"the release notes between " + minorText(LatestKnownFlink) + " and " + c.Options.FlinkVersion + " for changes to state restore."
+	return []Finding{f}
+}
+
+// newerLine reports whether v belongs to a release line (major.minor) after latest's.
+func newerLine(v, latest Version) bool {
+	if v.Major != latest.Major {
+		return v.Major > latest.Major
+	}
+	return v.Minor > latest.Minor
+}
+
+func minorText(v Version) string { return fmt.Sprintf("%d.%d", v.Major, v.Minor) }

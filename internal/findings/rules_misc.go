@@ -42,6 +42,7 @@ func (r KeyedSkewRule) Check(c *Context) []Finding {
 				sev = Warning
 			}
 			for i := 0; i < v.NewParallelism; i++ {
+				c.stop.Check()
 				if float64(keyedOwned(op, i)) >= 1.5*s.KeyedMeanOwnedBytes {
 					affected = append(affected, int32(i))
 				}
@@ -155,7 +156,9 @@ func (NonRestoredStateRule) Explanation() string {
 
 func (r NonRestoredStateRule) Check(c *Context) []Finding {
 	var out []Finding
+	var byID map[checkpoint.OperatorID]*checkpoint.OperatorLayout // built once: NonRestored can hold every operator
 	for _, nr := range c.Result.NonRestored {
+		c.stop.Check()
 		sev := Error
 		switch {
 		case nr.Dropped && nr.HasState:
@@ -168,15 +171,21 @@ func (r NonRestoredStateRule) Check(c *Context) []Finding {
 		if nr.UID != "" {
 			label += " (uid " + nr.UID + ")"
 		}
-		for _, op := range c.Layout.Operators {
-			if op.ID == nr.ID {
-				if e := Identify(&op, c.Catalog); e != nil {
-					f.CatalogEntry = e.ID
-					if f.OperatorName == "" {
-						f.OperatorName = e.Name
-					}
+		if byID == nil {
+			byID = make(map[checkpoint.OperatorID]*checkpoint.OperatorLayout, len(c.Layout.Operators))
+			for i := range c.Layout.Operators {
+				c.stop.Check()
+				if op := &c.Layout.Operators[i]; byID[op.ID] == nil {
+					byID[op.ID] = op
 				}
-				break
+			}
+		}
+		if op := byID[nr.ID]; op != nil {
+			if e := Identify(op, c.Catalog); e != nil {
+				f.CatalogEntry = e.ID
+				if f.OperatorName == "" {
+					f.OperatorName = e.Name
+				}
 			}
 		}
 		switch sev {
@@ -224,6 +233,7 @@ func (r UnknownOperatorEmptySplitRule) Check(c *Context) []Finding {
 			return
 		}
 		for k, s := range op.States {
+			c.stop.Check()
 			if s.Mode != checkpoint.SplitDistribute || s.Elements == 0 || s.Summary.EmptySubtasks == 0 {
 				continue
 			}
@@ -240,7 +250,7 @@ func (r UnknownOperatorEmptySplitRule) Check(c *Context) []Finding {
 					continue
 				}
 			}
-			affected := subtasksWhere(op, k, func(sh rescale.Share) bool { return sh.Elements == 0 })
+			affected := subtasksWhere(c, op, k, func(sh rescale.Share) bool { return sh.Elements == 0 })
 			f := c.finding(r, Info, op)
 			f.StateName = s.Name
 			f.AffectedSubtasks = affected

@@ -186,6 +186,7 @@ func (PinnedOperatorRule) Explanation() string {
 func (r PinnedOperatorRule) Check(c *Context) []Finding {
 	var out []Finding
 	for _, v := range c.Result.Vertices {
+		c.stop.Check()
 		op, ok := pinned(c, v)
 		if !ok || v.NewParallelism == 1 {
 			continue

@@ -16,7 +16,7 @@ type vertexPayload struct {
 
 // vertexPayloads returns the payload of every new subtask of the vertex whose payload is at
 // least min, largest first (ties by index). The bound check keeps the common case cheap.
-func vertexPayloads(v *rescale.VertexAssignment, minBytes int64) []vertexPayload {
+func vertexPayloads(c *Context, v *rescale.VertexAssignment, minBytes int64) []vertexPayload {
 	var bound int64
 	for _, op := range v.Operators {
 		bound += op.Summary.MaxPayloadBytes
@@ -26,6 +26,7 @@ func vertexPayloads(v *rescale.VertexAssignment, minBytes int64) []vertexPayload
 	}
 	var out []vertexPayload
 	for i := 0; i < v.NewParallelism; i++ {
+		c.stop.Check()
 		p := vertexPayload{subtask: i}
 		for _, op := range v.Operators {
 			if op.Layout == nil || op.Path == rescale.PathNotRestored {
@@ -93,7 +94,7 @@ func (r FrameSizeRule) Check(c *Context) []Finding {
 	warnAt := frame / 10 * 8
 	var out []Finding
 	for _, v := range c.Result.Vertices {
-		ps := vertexPayloads(v, warnAt)
+		ps := vertexPayloads(c, v, warnAt)
 		if len(ps) == 0 {
 			continue
 		}
@@ -174,6 +175,7 @@ func (r JobManagerMemoryRule) Check(c *Context) []Finding {
 	var total, top int64
 	var topV *rescale.VertexAssignment
 	for _, v := range c.Result.Vertices {
+		c.stop.Check()
 		var vt int64
 		for _, op := range v.Operators {
 			vt += op.Summary.TotalPayloadBytes

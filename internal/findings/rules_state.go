@@ -31,6 +31,7 @@ func stateRules(c *Context, labels ...string) []stateRuleHit {
 	defer func() { c.stateHits[key] = out }()
 	for _, v := range c.Result.Vertices {
 		for _, op := range v.Operators {
+			c.stop.Check()
 			out = append(out, stateRulesOf(c, v, op, labels)...)
 		}
 	}
@@ -170,13 +171,14 @@ func (r EmptyRestoreRule) Check(c *Context) []Finding {
 				continue
 			}
 			for i := 0; i < h.op.NewParallelism; i++ {
+				c.stop.Check()
 				affected = append(affected, int32(i))
 			}
 		} else {
 			if h.op.States[h.k].Summary.EmptySubtasks == 0 {
 				continue
 			}
-			affected = subtasksWhere(h.op, h.k, func(s rescale.Share) bool { return s.Elements == 0 })
+			affected = subtasksWhere(c, h.op, h.k, func(s rescale.Share) bool { return s.Elements == 0 })
 		}
 		if len(affected) == 0 {
 			continue
@@ -224,7 +226,7 @@ func (r FirstOnlyRule) Check(c *Context) []Finding {
 		}
 		var dropped int64
 		var oldDropped []int
-		affected := subtasksWhere(h.op, h.k, func(s rescale.Share) bool {
+		affected := subtasksWhere(c, h.op, h.k, func(s rescale.Share) bool {
 			if s.Elements < 2 {
 				return false
 			}
@@ -290,7 +292,7 @@ func (r AtMostOneRule) Check(c *Context) []Finding {
 		if h.refused || h.k < 0 || h.op.States[h.k].Summary.MaxElements < 2 {
 			continue
 		}
-		affected := subtasksWhere(h.op, h.k, func(s rescale.Share) bool { return s.Elements > 1 })
+		affected := subtasksWhere(c, h.op, h.k, func(s rescale.Share) bool { return s.Elements > 1 })
 		if len(affected) == 0 {
 			continue
 		}

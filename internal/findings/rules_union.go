@@ -90,7 +90,9 @@ func (r OrphanUnionRule) Check(c *Context) []Finding {
 	var out []Finding
 	c.operators(func(v *rescale.VertexAssignment, op *rescale.OperatorAssignment) {
 		e := c.Entry(op)
+		stateNames := -1 // operatorStates(op.Layout) counted once, when first needed
 		for _, u := range unionStates(op.Layout) {
+			c.stop.Check()
 			if u.elements == 0 {
 				continue
 			}
@@ -107,7 +109,10 @@ func (r OrphanUnionRule) Check(c *Context) []Finding {
 				}
 			case e == nil && u.wholesale():
 				why = fmt.Sprintf("Every one of the %d old subtasks stored the same %d elements of `%s` (heuristic: legitimate union users write only their own share).", len(u.perSubtask), u.perSubtask[0], u.name)
-				if len(operatorStates(op.Layout)) < 2 {
+				if stateNames < 0 {
+					stateNames = len(operatorStates(op.Layout))
+				}
+				if stateNames < 2 {
 					sev = Info
 				}
 			default:

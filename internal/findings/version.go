@@ -40,6 +40,53 @@ func ParseVersion(s string) (Version, error) {
 	return v, nil
 }
 
+// LatestKnownFlink is the newest Flink release line whose behaviour (formats it reads, state
+// redistribution, known bugs) Preflight models. A restoring cluster newer than it is accepted with
+// an INFO finding (PF116): its rules are assumed to be this line's.
+var LatestKnownFlink = MustParseVersion("2.3")
+
+// ParseFlinkVersion parses the version of a restoring Flink cluster strictly, as a request gives
+// it: major.minor with an optional patch and an optional qualifier after a hyphen ("1.19.1",
+// "2.0", "1.20-SNAPSHOT", "v2.1.0-rc1"). Anything else, such as "abc", "1", "1.x" or "1.19.1.2",
+// is an error: silently treating it as unknown would turn the version-dependent rules off.
+func ParseFlinkVersion(s string) (Version, error) {
+	const want = "want major.minor[.patch][-qualifier], e.g. 1.19.1, 2.0 or 1.20-SNAPSHOT"
+	t := strings.TrimPrefix(strings.TrimSpace(s), "v")
+	num, qual, hasQual := strings.Cut(t, "-")
+	if hasQual && !isQualifier(qual) {
+		return Version{}, fmt.Errorf("%q is not a Flink version: qualifier %q (%s)", s, qual, want)
+	}
+	parts := strings.Split(num, ".")
+	if len(parts) < 2 || len(parts) > 3 {
+		return Version{}, fmt.Errorf("%q is not a Flink version (%s)", s, want)
+	}
+	for _, p := range parts {
+		if p == "" || len(p) > 6 || strings.Trim(p, "0123456789") != "" {
+			return Version{}, fmt.Errorf("%q is not a Flink version: %q is not a number (%s)", s, p, want)
+		}
+	}
+	v, err := ParseVersion(t)
+	if err != nil {
+		return Version{}, fmt.Errorf("%q is not a Flink version (%s)", s, want)
+	}
+	if v.Major < 1 {
+		return Version{}, fmt.Errorf("%q is not a Flink version: releases start at 1.0", s)
+	}
+	return v, nil
+}
+
+func isQualifier(q string) bool {
+	if q == "" || len(q) > 32 {
+		return false
+	}
+	for _, r := range q {
+		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '.' || r == '-') {
+			return false
+		}
+	}
+	return true
+}
+
 // MustParseVersion is ParseVersion for constants; it panics on malformed input.
 func MustParseVersion(s string) Version {
 	v, err := ParseVersion(s)

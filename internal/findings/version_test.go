@@ -1,6 +1,10 @@
 package findings
 
-import "testing"
+import (
+	"testing"
+
+	"github.com/flinkpreflight/preflight/internal/rescale"
+)
 
 func TestParseVersionCompare(t *testing.T) {
 	for _, tc := range []struct {
@@ -78,4 +82,66 @@ func indexOf(s, sub string) int {
 		}
 	}
 	return -1
+}
+
+func TestParseFlinkVersion(t *testing.T) {
+	tests := []struct {
+		in   string
+		want string // "" = refused
+	}{
+		{"1.19.1", "1.19.1"},
+		{"2.0", "2.0.0"},
+		{"1.20-SNAPSHOT", "1.20.0-SNAPSHOT"},
+		{"v2.1.0-rc1", "2.1.0-rc1"},
+		{" 1.18 ", "1.18.0"},
+		{"3.4.0", "3.4.0"}, // well-formed, unknown: accepted (PF116 says so)
+		{"abc", ""},
+		{"", ""},
+		{"1", ""},
+		{"2", ""},
+		{"1.x", ""},
+		{"1.19.1.2", ""},
+		{"1..2", ""},
+		{"+1.19", ""},
+		{"1.-19", ""},
+		{"0.10.2", ""},
+		{"1.19_1", ""},
+		{"1.19 SNAPSHOT", ""},
+		{"1.19-", ""},
+		{"1.19-bad qualifier", ""},
+		{"99999999999999999999.1", ""},
+		{"1.19.1\n", "1.19.1"},
+	}
+	for _, tt := range tests {
+		v, err := ParseFlinkVersion(tt.in)
+		switch {
+		case tt.want == "" && err == nil:
+			t.Errorf("ParseFlinkVersion(%q) = %v, want an error", tt.in, v)
+		case tt.want != "" && (err != nil || v.String() != tt.want):
+			t.Errorf("ParseFlinkVersion(%q) = %v, %v; want %s", tt.in, v, err, tt.want)
+		}
+	}
+}
+
+func TestUnknownFlinkVersionRule(t *testing.T) {
+	tests := []struct {
+		version string
+		want    bool
+	}{
+		{"", false},
+		{"1.19.1", false},
+		{LatestKnownFlink.String(), false},
+		{"2.3.9", false},
+		{"2.4-SNAPSHOT", true},
+		{"2.4.0", true},
+		{"3.4.0", true},
+		{"10.0", true},
+	}
+	for _, tt := range tests {
+		c := newContext(nil, rescale.Plan{}, &rescale.Result{}, nil, Options{FlinkVersion: tt.version}, nil)
+		fs := UnknownFlinkVersionRule{}.Check(c)
+		if got := len(fs) == 1 && fs[0].Severity == Info && fs[0].RuleID == "PF116"; got != tt.want || (!tt.want && len(fs) != 0) {
+			t.Errorf("Flink %q: findings %+v, want one INFO finding: %v", tt.version, fs, tt.want)
+		}
+	}
 }

@@ -112,6 +112,7 @@ func (c *ChannelDistribution) accumulate(sc *scratch) bool {
 		return false
 	}
 	for i, olds := range c.Mapping {
+		sc.stop.Check()
 		for _, j := range olds {
 			if j < len(c.perOld) {
 				o := &c.perOld[j]

@@ -185,6 +185,7 @@ func (k *KeyedDistribution) accumulate(sc *scratch) {
 	var ownedTotal int64
 	lo := 0 // first handle that may reach the current range (sorted handles, ranges ascending)
 	for i := 0; i < k.NewParallelism; i++ {
+		sc.stop.Check()
 		r := KeyGroupRangeForSubtask(k.MaxParallelism, k.NewParallelism, i)
 		var read, owned int64
 		handles := 0

@@ -1,6 +1,7 @@
 package rescale
 
 import (
+	"github.com/flinkpreflight/preflight/internal/cancel"
 	"github.com/flinkpreflight/preflight/internal/checkpoint"
 )
 
@@ -42,6 +43,8 @@ type operatorSim struct {
 	// the vertex's effective max parallelism and channel-state mappers
 	maxP                int
 	inMapper, outMapper SubtaskMapper
+	// stop is the simulation's cancellation flag.
+	stop *cancel.Flag
 }
 
 func newOperatorSim(a *OperatorAssignment, l *checkpoint.OperatorLayout, newP int) *operatorSim {
@@ -114,6 +117,7 @@ func (sim *operatorSim) buildOperatorStates(raw bool) ([]*StateDistribution, Ope
 			continue
 		}
 		for k := range h.States {
+			sim.stop.Check()
 			st := &h.States[k]
 			if st.Mode > checkpoint.Broadcast {
 				continue
@@ -220,7 +224,9 @@ func (sim *operatorSim) buildOperatorStates(raw bool) ([]*StateDistribution, Ope
 		for x, li := range byMode[mode] {
 			names[x] = keys[li].name
 		}
+		sim.stop.Check()
 		for _, x := range hashMapOrder(names) {
+			sim.stop.Check()
 			li := byMode[mode][x]
 			name, entries := names[x], lists[li]
 			s := &dists[li]

@@ -47,6 +47,7 @@ func (s *simulation) failures() {
 	byState := map[int]*OperatorAssignment{}
 	vertexOf := map[*OperatorAssignment]int{}
 	for vi, v := range res.Vertices {
+		s.stop.Check()
 		for _, a := range v.Operators {
 			if a.Layout != nil {
 				byState[a.stateIdx] = a
@@ -61,6 +62,7 @@ func (s *simulation) failures() {
 	// 2. Checkpoints.loadAndValidateCheckpoint (savepoint / explicit path), in file order.
 	if s.plan.Restore == RestoreSavepoint {
 		for i := range s.layout.Operators {
+			s.stop.Check()
 			op := &s.layout.Operators[i]
 			if a, ok := byState[i]; ok {
 				vi := vertexOf[a]
@@ -86,6 +88,7 @@ func (s *simulation) failures() {
 	}
 	// 3. VertexFinishedStateChecker: uniform finished status inside a vertex.
 	for _, v := range res.Vertices {
+		s.stop.Check()
 		var seen [3]bool
 		for _, a := range v.Operators {
 			seen[finishedStatus(a.Layout)] = true
@@ -114,6 +117,7 @@ func (s *simulation) failures() {
 	// 5. assignAttemptState per repartitioned vertex: checkParallelismPreconditions, then input
 	// channel state, then result subpartition state.
 	for vi, v := range res.Vertices {
+		s.stop.Check()
 		if !v.Repartitioned || v.FullyFinished {
 			continue
 		}

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"sort"
 
+	"github.com/flinkpreflight/preflight/internal/cancel"
 	"github.com/flinkpreflight/preflight/internal/checkpoint"
 )
 
@@ -16,12 +17,15 @@ type resolver struct {
 	// known are the new job's operators declared by the plan (Vertices, NewJobOperators,
 	// UserDefinedOperatorIDs keys), by generated ID, with the key that declared them.
 	known map[checkpoint.OperatorID]string
+	// stop ends the loops over the layout's operators and the plan's keys.
+	stop *cancel.Flag
 }
 
-func newResolver(l *checkpoint.Layout) *resolver {
+func newResolver(l *checkpoint.Layout, stop *cancel.Flag) *resolver {
 	r := &resolver{layout: l, byID: map[checkpoint.OperatorID]int{}, byUID: map[string][]int{},
-		byName: map[string][]int{}, known: map[checkpoint.OperatorID]string{}}
+		byName: map[string][]int{}, known: map[checkpoint.OperatorID]string{}, stop: stop}
 	for i := range l.Operators {
+		stop.Check()
 		op := &l.Operators[i]
 		if _, dup := r.byID[op.ID]; !dup {
 			r.byID[op.ID] = i
@@ -119,6 +123,7 @@ func buildVertices(r *resolver, plan Plan) ([]vertexPlan, []bool, error) {
 	for vi, spec := range plan.Vertices {
 		var vp vertexPlan
 		for oi, key := range spec.Operators {
+			r.stop.Check()
 			field := fmt.Sprintf("vertices[%d].operators[%d]", vi, oi)
 			id, err := r.declare(field, key)
 			if err != nil {
@@ -155,6 +160,7 @@ func buildVertices(r *resolver, plan Plan) ([]vertexPlan, []bool, error) {
 	}
 	newJob := map[checkpoint.OperatorID]bool{}
 	for i, key := range plan.NewJobOperators {
+		r.stop.Check()
 		id, err := r.declare(fmt.Sprintf("new_job_operators[%d]", i), key)
 		if err != nil {
 			return nil, nil, err
@@ -208,11 +214,13 @@ func buildVertices(r *resolver, plan Plan) ([]vertexPlan, []bool, error) {
 		}
 	}
 	for v := range vps {
+		r.stop.Check()
 		fill(&vps[v])
 	}
 	// Operators named only in NewJobOperators or UserDefinedOperatorIDs: one vertex each,
 	// checkpoint operators first (file order), then new ones.
 	for i := range r.layout.Operators {
+		r.stop.Check()
 		id := r.layout.Operators[i].ID
 		if consumed[i] || inVertex[id] != "" || aliasTarget[id] {
 			continue
@@ -226,6 +234,7 @@ func buildVertices(r *resolver, plan Plan) ([]vertexPlan, []bool, error) {
 		vps = append(vps, vp)
 	}
 	for _, id := range sortedIDs(newJob) {
+		r.stop.Check()
 		if inVertex[id] != "" {
 			continue
 		}

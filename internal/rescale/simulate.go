@@ -1,11 +1,13 @@
 package rescale
 
 import (
+	"context"
 	"fmt"
 	"runtime"
 	"strings"
 	"sync"
 
+	"github.com/flinkpreflight/preflight/internal/cancel"
 	"github.com/flinkpreflight/preflight/internal/checkpoint"
 )
 
@@ -20,6 +22,20 @@ type vertexPlan struct {
 // cannot be applied (a key that names no operator, a parallelism ≤ 0 or > 32768, contradictory
 // chains); Flink's own precondition failures are not errors but Result.Failures.
 func Simulate(layout *checkpoint.Layout, plan Plan) (*Result, error) {
+	return SimulateContext(context.Background(), layout, plan)
+}
+
+// SimulateContext is Simulate that stops when ctx ends, returning ctx's error: every loop whose
+// length grows with the input (operators, vertices, state names, old and new subtasks) checks it.
+func SimulateContext(ctx context.Context, layout *checkpoint.Layout, plan Plan) (res *Result, err error) {
+	stop, release := cancel.Watch(ctx)
+	defer release()
+	defer cancel.Recover(&err)
+	stop.Check()
+	return simulateWith(stop, layout, plan)
+}
+
+func simulateWith(stop *cancel.Flag, layout *checkpoint.Layout, plan Plan) (*Result, error) {
 	if layout == nil {
 		return nil, &PlanError{Field: "layout", Msg: "no checkpoint layout"}
 	}
@@ -27,7 +43,8 @@ func Simulate(layout *checkpoint.Layout, plan Plan) (*Result, error) {
 		return nil, &PlanError{Field: "default_parallelism", Key: fmt.Sprint(plan.DefaultParallelism),
 			Msg: fmt.Sprintf("parallelism must be between 1 and %d (0 keeps the stored parallelism)", UpperBoundMaxParallelism)}
 	}
-	r := newResolver(layout)
+	r := newResolver(layout, stop)
+	stop.Check()
 	vps, consumed, err := buildVertices(r, plan)
 	if err != nil {
 		return nil, err
@@ -83,9 +100,11 @@ func Simulate(layout *checkpoint.Layout, plan Plan) (*Result, error) {
 		}
 	}
 
+	stop.Check()
 	res := &Result{}
-	s := &simulation{layout: layout, plan: plan, res: res}
+	s := &simulation{layout: layout, plan: plan, res: res, stop: stop}
 	for v, vp := range vps {
+		stop.Check()
 		va := s.vertex(vp, par[v], plan.DefaultParallelism, maxPs[v])
 		if va == nil {
 			continue
@@ -96,6 +115,7 @@ func Simulate(layout *checkpoint.Layout, plan Plan) (*Result, error) {
 		res.Vertices = append(res.Vertices, va)
 	}
 	for i := range layout.Operators {
+		stop.Check()
 		op := &layout.Operators[i]
 		if !consumed[i] {
 			res.NonRestored = append(res.NonRestored, NonRestoredOperator{ID: op.ID, Name: op.Name, UID: op.UID,
@@ -116,6 +136,8 @@ type simulation struct {
 	outMapper []SubtaskMapper
 	// declaredMaxP is each result vertex's max parallelism before adoption.
 	declaredMaxP []int
+	// stop is raised when the caller's context ends; loops that grow with the input check it.
+	stop *cancel.Flag
 }
 
 // vertex builds a vertex's assignment shell: parallelism, max parallelism, flags. It returns nil
@@ -189,6 +211,7 @@ func (s *simulation) distribute() {
 	var work int
 	for vi, v := range s.res.Vertices {
 		for _, a := range v.Operators {
+			s.stop.Check()
 			switch {
 			case v.skip:
 				a.Path = PathNotSimulated
@@ -206,6 +229,7 @@ func (s *simulation) distribute() {
 			}
 			a.MaxParallelism = v.MaxParallelism
 			sim := newOperatorSim(a, a.Layout, v.NewParallelism)
+			sim.stop = s.stop
 			sim.maxP, sim.inMapper, sim.outMapper = v.MaxParallelism, s.inMapper[vi], s.outMapper[vi]
 			a.sim = sim
 			sims = append(sims, sim)
@@ -221,6 +245,7 @@ func (s *simulation) distribute() {
 	if work < parallelWork || workers < 2 || len(sims) < 2 {
 		var sc scratch
 		for _, sim := range sims {
+			s.stop.Check()
 			sim.build()
 			sim.summarize(&sc)
 		}
@@ -238,12 +263,15 @@ func (s *simulation) distribute() {
 			defer wg.Done()
 			var sc scratch
 			for sim := range next {
-				sim.build()
-				sim.summarize(&sc)
+				// A stopped worker drains nothing more; the others stop at their next check.
+				if cancel.Run(func() { sim.build(); sim.summarize(&sc) }) {
+					return
+				}
 			}
 		}()
 	}
 	wg.Wait()
+	s.stop.Check()
 }
 
 // build sets up the operator's distributions (§1, §2, §3.2).

@@ -1,6 +1,9 @@
 package rescale
 
-import "github.com/flinkpreflight/preflight/internal/checkpoint"
+import (
+	"github.com/flinkpreflight/preflight/internal/cancel"
+	"github.com/flinkpreflight/preflight/internal/checkpoint"
+)
 
 // acc accumulates one new subtask in the operator pass.
 type acc struct {
@@ -17,6 +20,8 @@ type scratch struct {
 	acc  []acc
 	xacc []xacc
 	bits []uint64
+	// stop is the current operator's cancellation flag, for the per-subtask loops.
+	stop *cancel.Flag
 }
 
 // blockWords bounds the stream bitset of one block of subtasks (256 KiB).
@@ -29,6 +34,7 @@ const blockWords = 1 << 15
 func (sim *operatorSim) summarize(sc *scratch) {
 	a := sim.a
 	newP := sim.newP
+	sc.stop = sim.stop
 	if cap(sc.acc) < newP {
 		sc.acc = make([]acc, newP)
 	}
@@ -77,9 +83,11 @@ func (sim *operatorSim) summarize(sc *scratch) {
 			}
 			p := pass{sim: sim, sc: sc, bits: bits, w: w, b0: b0}
 			for _, g := range bgroups {
+				sim.stop.Check()
 				p.broadcast(g, b0, b1)
 			}
 			for _, s := range a.States {
+				sim.stop.Check()
 				if s.Mode == checkpoint.Broadcast && s.d.path == PathRescale {
 					continue // in bgroups
 				}

@@ -1,0 +1,130 @@
+package engine
+
+import (
+	"fmt"
+	"sort"
+
+	"github.com/flinkpreflight/preflight/internal/findings"
+	"github.com/flinkpreflight/preflight/internal/rescale"
+	pb "github.com/flinkpreflight/preflight/proto/preflight/v1"
+)
+
+// MaxParallelismBound is Flink's upper bound for parallelism and max parallelism
+// (KeyGroupRangeAssignment.UPPER_BOUND_MAX_PARALLELISM = 1 << 15).
+const MaxParallelismBound = rescale.UpperBoundMaxParallelism
+
+// OptionsError is a check option outside what Preflight accepts (a malformed Flink version, a
+// negative size, an unknown enum value); callers map it to INVALID_ARGUMENT / exit 2.
+type OptionsError struct {
+	Field string // the option, as in the API: "flink_version", "rpc_frame_size_bytes"
+	Value string
+	Msg   string
+}
+
+func (e *OptionsError) Error() string {
+	return fmt.Sprintf("invalid check option %s %q: %s", e.Field, e.Value, e.Msg)
+}
+
+// ValidateRequest checks a plan and its options against the bounds Flink itself enforces, before
+// anything is decoded or simulated: every parallelism and max parallelism within
+// 1..MaxParallelismBound (default_parallelism may be 0: keep the stored one), enum values the API
+// defines, sizes not negative, and a Flink version that parses. The CLI calls it on its flags and
+// the engine on every request, so the CLI and the server refuse the same inputs. The error is a
+// *PlanError or an *OptionsError.
+func ValidateRequest(p *pb.RescalePlan, opts *pb.CheckOptions) error {
+	if err := validatePlan(p); err != nil {
+		return err
+	}
+	return validateOptions(opts)
+}
+
+// ValidateParallelism checks one parallelism value at full width, before any narrowing to the
+// API's int32: the CLI parses flags as int64 and calls it, so 4294967299 is refused instead of
+// wrapping to 3. field names the flag or plan field in the error.
+func ValidateParallelism(field, key string, p int64, zeroKeeps bool) error {
+	lo := int64(1)
+	if zeroKeeps {
+		lo = 0
+	}
+	if p >= lo && p <= MaxParallelismBound {
+		return nil
+	}
+	msg := fmt.Sprintf("parallelism %d is outside 1..%d (Flink's upper bound, KeyGroupRangeAssignment.UPPER_BOUND_MAX_PARALLELISM)", p, MaxParallelismBound)
+	if zeroKeeps {
+		msg = fmt.Sprintf("parallelism %d is outside 1..%d (Flink's upper bound, KeyGroupRangeAssignment.UPPER_BOUND_MAX_PARALLELISM; 0 keeps the stored parallelism)", p, MaxParallelismBound)
+	}
+	if key == "" {
+		key = fmt.Sprint(p)
+	}
+	return &PlanError{Field: field, Key: key, Msg: msg}
+}
+
+// ValidateMaxParallelism is ValidateParallelism for a max parallelism.
+func ValidateMaxParallelism(field, key string, p int64) error {
+	if p >= 1 && p <= MaxParallelismBound {
+		return nil
+	}
+	return &PlanError{Field: field, Key: key,
+		Msg: fmt.Sprintf("max parallelism %d is outside 1..%d (Flink's upper bound, KeyGroupRangeAssignment.UPPER_BOUND_MAX_PARALLELISM)", p, MaxParallelismBound)}
+}
+
+func validatePlan(p *pb.RescalePlan) error {
+	if err := ValidateParallelism("default_parallelism", "", int64(p.GetDefaultParallelism()), true); err != nil {
+		return err
+	}
+	for _, k := range sortedKeys(p.GetParallelism()) {
+		if err := ValidateParallelism("parallelism", k, int64(p.GetParallelism()[k]), false); err != nil {
+			return err
+		}
+	}
+	for _, k := range sortedKeys(p.GetMaxParallelism()) {
+		if err := ValidateMaxParallelism("max_parallelism", k, int64(p.GetMaxParallelism()[k].GetValue())); err != nil {
+			return err
+		}
+	}
+	for _, field := range []string{"input_channel_mappers", "output_channel_mappers"} {
+		m := p.GetInputChannelMappers()
+		if field == "output_channel_mappers" {
+			m = p.GetOutputChannelMappers()
+		}
+		for _, k := range sortedKeys(m) {
+			if _, known := pb.SubtaskMapper_name[int32(m[k])]; !known {
+				return &PlanError{Field: field, Key: k, Msg: fmt.Sprintf("unknown subtask mapper %d", int32(m[k]))}
+			}
+		}
+	}
+	return nil
+}
+
+func validateOptions(o *pb.CheckOptions) error {
+	if v := o.GetFlinkVersion(); v != "" {
+		if _, err := findings.ParseFlinkVersion(v); err != nil {
+			return &OptionsError{Field: "flink_version", Value: v, Msg: err.Error()}
+		}
+	}
+	for _, s := range []struct {
+		field string
+		v     int64
+	}{
+		{"rpc_frame_size_bytes", o.GetRpcFrameSizeBytes()},
+		{"inline_state_threshold_bytes", o.GetInlineStateThresholdBytes()},
+		{"jobmanager_memory_bytes", o.GetJobmanagerMemoryBytes()},
+	} {
+		if s.v < 0 {
+			return &OptionsError{Field: s.field, Value: fmt.Sprint(s.v), Msg: "a size cannot be negative (0 means the default)"}
+		}
+	}
+	if _, known := pb.Severity_name[int32(o.GetFailLevel())]; !known {
+		return &OptionsError{Field: "fail_level", Value: fmt.Sprint(int32(o.GetFailLevel())), Msg: "unknown severity (want INFO, WARNING or ERROR)"}
+	}
+	return nil
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}

@@ -1,0 +1,96 @@
+package engine
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"strings"
+	"testing"
+
+	pb "github.com/flinkpreflight/preflight/proto/preflight/v1"
+)
+
+// TestValidateRequest: values outside Flink's bounds or the API's enums are refused before any
+// work, naming the field, the key and the bound; the edges of the valid range pass.
+func TestValidateRequest(t *testing.T) {
+	tests := []struct {
+		name      string
+		plan      *pb.RescalePlan
+		opts      *pb.CheckOptions
+		wantField string // "" = valid
+		wantMsg   string
+	}{
+		{"empty", nil, nil, "", ""},
+		{"default 0 keeps", &pb.RescalePlan{DefaultParallelism: 0}, nil, "", ""},
+		{"default 1", &pb.RescalePlan{DefaultParallelism: 1}, nil, "", ""},
+		{"default at the bound", &pb.RescalePlan{DefaultParallelism: 32768}, nil, "", ""},
+		{"default above the bound", &pb.RescalePlan{DefaultParallelism: 32769}, nil, "default_parallelism", "outside 1..32768"},
+		{"default MaxInt32", &pb.RescalePlan{DefaultParallelism: 2147483647}, nil, "default_parallelism", "outside 1..32768"},
+		{"default negative", &pb.RescalePlan{DefaultParallelism: -1}, nil, "default_parallelism", "outside 1..32768"},
+		{"per-vertex 0", &pb.RescalePlan{Parallelism: map[string]int32{"op": 0}}, nil, "parallelism", "outside 1..32768"},
+		{"per-vertex MinInt32", &pb.RescalePlan{Parallelism: map[string]int32{"op": -2147483648}}, nil, "parallelism", "outside 1..32768"},
+		{"per-vertex above", &pb.RescalePlan{Parallelism: map[string]int32{"a": 4, "op": 40000}}, nil, "parallelism", `"op"`},
+		{"max parallelism 0", &pb.RescalePlan{MaxParallelism: map[string]*pb.MaxParallelism{"op": {Value: 0}}}, nil, "max_parallelism", "outside 1..32768"},
+		{"max parallelism above", &pb.RescalePlan{MaxParallelism: map[string]*pb.MaxParallelism{"op": {Value: 65536}}}, nil, "max_parallelism", "outside 1..32768"},
+		{"max parallelism at the bound", &pb.RescalePlan{MaxParallelism: map[string]*pb.MaxParallelism{"op": {Value: 32768}}}, nil, "", ""},
+		{"unknown mapper", &pb.RescalePlan{InputChannelMappers: map[string]pb.SubtaskMapper{"op": 42}}, nil, "input_channel_mappers", "unknown subtask mapper 42"},
+		{"known mapper", &pb.RescalePlan{OutputChannelMappers: map[string]pb.SubtaskMapper{"op": pb.SubtaskMapper_SUBTASK_MAPPER_RANGE}}, nil, "", ""},
+		{"flink version abc", nil, &pb.CheckOptions{FlinkVersion: "abc"}, "flink_version", "not a Flink version"},
+		{"flink version 1", nil, &pb.CheckOptions{FlinkVersion: "1"}, "flink_version", "not a Flink version"},
+		{"flink version released", nil, &pb.CheckOptions{FlinkVersion: "1.19.1"}, "", ""},
+		{"flink version future", nil, &pb.CheckOptions{FlinkVersion: "3.4.0"}, "", ""},
+		{"negative frame size", nil, &pb.CheckOptions{RpcFrameSizeBytes: -1}, "rpc_frame_size_bytes", "negative"},
+		{"negative jm memory", nil, &pb.CheckOptions{JobmanagerMemoryBytes: -5}, "jobmanager_memory_bytes", "negative"},
+		{"unknown fail level", nil, &pb.CheckOptions{FailLevel: 99}, "fail_level", "unknown severity"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			err := ValidateRequest(tt.plan, tt.opts)
+			if tt.wantField == "" {
+				if err != nil {
+					t.Fatalf("refused: %v", err)
+				}
+				return
+			}
+			var pe *PlanError
+			var oe *OptionsError
+			field := ""
+			switch {
+			case errors.As(err, &pe):
+				field = pe.Field
+			case errors.As(err, &oe):
+				field = oe.Field
+			}
+			if field != tt.wantField || !strings.Contains(err.Error(), tt.wantMsg) {
+				t.Fatalf("got %v (field %q), want field %q with %q", err, field, tt.wantField, tt.wantMsg)
+			}
+		})
+	}
+}
+
+// unreadable fails the test if the engine reads it: invalid requests are refused first.
+type unreadable struct{ t *testing.T }
+
+func (u unreadable) Read([]byte) (int, error) {
+	u.t.Error("the checkpoint was read for a request that is invalid anyway")
+	return 0, errors.New("unreadable")
+}
+
+func TestCheckValidatesBeforeReading(t *testing.T) {
+	_, err := New().Check(context.Background(), Input{Reader: unreadable{t}},
+		&pb.RescalePlan{DefaultParallelism: 2147483647}, nil)
+	var pe *PlanError
+	if !errors.As(err, &pe) {
+		t.Fatalf("got %v", err)
+	}
+	// And CheckLayout, which the server calls with cached layouts, validates too.
+	l, err := New().ReadLayout(context.Background(), Input{Reader: bytes.NewReader(readTestdata(t, "compact-sink"))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = New().CheckLayout(context.Background(), l, "x", nil, &pb.CheckOptions{FlinkVersion: "abc"})
+	var oe *OptionsError
+	if !errors.As(err, &oe) || oe.Field != "flink_version" {
+		t.Fatalf("got %v", err)
+	}
+}

@@ -1,0 +1,79 @@
+package findings
+
+import (
+	"context"
+	"encoding/binary"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/flinkpreflight/preflight/internal/checkpoint"
+	"github.com/flinkpreflight/preflight/internal/rescale"
+)
+
+// wideLayout has n stateful operators of parallelism 2 whose max parallelism (1) is below it:
+// every one of them is refused (PF110), so the rules and the safe-parallelism search visit each.
+func wideLayout(n int) *checkpoint.Layout {
+	l := &checkpoint.Layout{Version: 3, Operators: make([]checkpoint.OperatorLayout, n)}
+	for i := range l.Operators {
+		var id checkpoint.OperatorID
+		id[0] = 0xc0
+		binary.BigEndian.PutUint32(id[12:], uint32(i))
+		st := func(j int) checkpoint.SubtaskLayout {
+			e := checkpoint.StateEntryLayout{Name: "s", Mode: checkpoint.SplitDistribute, Elements: 2, Bytes: 20}
+			e.Sizes.Append(10, 2)
+			return checkpoint.SubtaskLayout{Index: j, RefCheckpointID: -1, ManagedOperatorState: &checkpoint.OperatorStateHandleLayout{
+				States: []checkpoint.StateEntryLayout{e}, Stream: checkpoint.StreamRef{Kind: checkpoint.StreamFile, Path: "f", Size: 20}}}
+		}
+		l.Operators[i] = checkpoint.OperatorLayout{ID: id, Parallelism: 2, MaxParallelism: 128, Subtasks: []checkpoint.SubtaskLayout{st(0), st(1)}}
+	}
+	return l
+}
+
+// TestCheckContextStops: the rules and the safe-parallelism search stop when the context ends,
+// with the context's error.
+func TestCheckContextStops(t *testing.T) {
+	l := wideLayout(20_000)
+	plan := rescale.Plan{DefaultParallelism: 200} // above every stored max parallelism: PF110 on each vertex
+	res, err := rescale.Simulate(l, plan)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cancelled, cancel := context.WithCancel(context.Background())
+	cancel()
+	tests := []struct {
+		name    string
+		ctx     func() (context.Context, context.CancelFunc)
+		wantErr error
+	}{
+		{"cancelled before", func() (context.Context, context.CancelFunc) { return cancelled, func() {} }, context.Canceled},
+		{"deadline during the rules", func() (context.Context, context.CancelFunc) {
+			return context.WithTimeout(context.Background(), 5*time.Millisecond)
+		}, context.DeadlineExceeded},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			ctx, cancel := tt.ctx()
+			defer cancel()
+			start := time.Now()
+			rep, err := CheckContext(ctx, l, plan, res, nil, Options{})
+			if d := time.Since(start); d > 2*time.Second {
+				t.Errorf("returned %v after the start (deadline 5ms)", d)
+			}
+			if !errors.Is(err, tt.wantErr) || len(rep.Findings) != 0 {
+				t.Fatalf("got %d findings, %v; want %v", len(rep.Findings), err, tt.wantErr)
+			}
+		})
+	}
+	// Without a deadline the same check completes (on a smaller layout: every denying vertex
+	// costs a re-simulation of the whole layout, so the full one takes minutes).
+	small := wideLayout(20)
+	res, err = rescale.Simulate(small, plan)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep, err := CheckContext(context.Background(), small, plan, res, nil, Options{})
+	if err != nil || len(rep.Safe) != len(small.Operators) || rep.Verdict != Deny {
+		t.Fatalf("uninterrupted: %v, verdict %v, %d safe-parallelism answers for %d vertices", err, rep.Verdict, len(rep.Safe), len(small.Operators))
+	}
+}

@@ -1,0 +1,79 @@
+package rescale
+
+import (
+	"context"
+	"encoding/binary"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/flinkpreflight/preflight/internal/checkpoint"
+)
+
+// wideLayout has n operators of parallelism 2, each with one SPLIT name of 3 elements per old
+// subtask: work that grows with the operator count whatever the algorithms' constants.
+func wideLayout(n int) *checkpoint.Layout {
+	l := &checkpoint.Layout{Version: 3, Operators: make([]checkpoint.OperatorLayout, n)}
+	for i := range l.Operators {
+		var id checkpoint.OperatorID
+		id[0] = 0xb0
+		binary.BigEndian.PutUint32(id[12:], uint32(i))
+		l.Operators[i] = checkpoint.OperatorLayout{ID: id, Parallelism: 2, MaxParallelism: 128,
+			Subtasks: []checkpoint.SubtaskLayout{sub(0, handle("a", split("s", 3))), sub(1, handle("b", split("s", 3)))}}
+	}
+	return l
+}
+
+// TestSimulateContextStops: a simulation stops when its context ends, with the context's error,
+// and a context that has ended before the call does no work.
+func TestSimulateContextStops(t *testing.T) {
+	l := wideLayout(50_000) // about 3 s uninterrupted on the shared CI machine
+	cancelled, cancel := context.WithCancel(context.Background())
+	cancel()
+	tests := []struct {
+		name    string
+		ctx     func() (context.Context, context.CancelFunc)
+		wantErr error
+	}{
+		{"cancelled before", func() (context.Context, context.CancelFunc) { return cancelled, func() {} }, context.Canceled},
+		{"deadline during the simulation", func() (context.Context, context.CancelFunc) {
+			return context.WithTimeout(context.Background(), 10*time.Millisecond)
+		}, context.DeadlineExceeded},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			ctx, cancel := tt.ctx()
+			defer cancel()
+			start := time.Now()
+			res, err := SimulateContext(ctx, l, Plan{DefaultParallelism: 3})
+			// The machine is shared: a generous bound, far below the uninterrupted run.
+			if d := time.Since(start); d > 2*time.Second {
+				t.Errorf("returned %v after the start (deadline 10ms)", d)
+			}
+			if res != nil || !errors.Is(err, tt.wantErr) {
+				t.Fatalf("got %v, %v; want %v", res != nil, err, tt.wantErr)
+			}
+		})
+	}
+}
+
+// BenchmarkSimulateContextOverhead compares a simulation without a deadline (nil flag: one nil
+// test per check) with one under a live context (one atomic load per check).
+func BenchmarkSimulateContextOverhead(b *testing.B) {
+	l := benchLayout(1000, 64, 8)
+	plan := Plan{DefaultParallelism: 4096}
+	live, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	for _, bc := range []struct {
+		name string
+		ctx  context.Context
+	}{{"no-deadline", context.Background()}, {"live-context", live}} {
+		b.Run(bc.name, func(b *testing.B) {
+			for b.Loop() {
+				if _, err := SimulateContext(bc.ctx, l, plan); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
