@@ -38,6 +38,7 @@ func toStatus(ctx context.Context, err error) error {
 		se *source.Error
 		fe *checkpoint.FormatError
 		pe *engine.PlanError
+		oe *engine.OptionsError
 		le *limitError
 	)
 	switch {
@@ -59,6 +60,13 @@ func toStatus(ctx context.Context, err error) error {
 		// A BadRequest detail names the plan field, so a UI can point at it.
 		st := status.New(codes.InvalidArgument, pe.Error())
 		v := &errdetails.BadRequest_FieldViolation{Field: "plan." + pe.Field, Description: pe.Error()}
+		if d, derr := st.WithDetails(&errdetails.BadRequest{FieldViolations: []*errdetails.BadRequest_FieldViolation{v}}); derr == nil {
+			st = d
+		}
+		return st.Err()
+	case errors.As(err, &oe):
+		st := status.New(codes.InvalidArgument, oe.Error())
+		v := &errdetails.BadRequest_FieldViolation{Field: "options." + oe.Field, Description: oe.Error()}
 		if d, derr := st.WithDetails(&errdetails.BadRequest{FieldViolations: []*errdetails.BadRequest_FieldViolation{v}}); derr == nil {
 			st = d
 		}

@@ -1,10 +1,12 @@
 package main
 
 import (
+	"errors"
 	"strings"
 
 	"github.com/spf13/cobra"
 
+	"github.com/flinkpreflight/preflight/internal/engine"
 	pb "github.com/flinkpreflight/preflight/proto/preflight/v1"
 )
 
@@ -97,14 +99,19 @@ CHECKPOINT is given, its newest restorable checkpoint or savepoint, which is nam
 
 // plan turns the flags into the API's plan and options.
 func (f *checkFlags) plan() (*pb.RescalePlan, *pb.CheckOptions, error) {
-	if f.parallelism < 0 {
-		return nil, nil, usagef("--parallelism %d: must be 0 (keep) or positive", f.parallelism)
+	// Every count is checked at full width before it is narrowed to the API's int32, so that
+	// 4294967299 is refused instead of wrapping to 3.
+	if err := engine.ValidateParallelism("parallelism", "", int64(f.parallelism), true); err != nil {
+		return nil, nil, usagef("--parallelism %d: %s", f.parallelism, planErrorMsg(err))
 	}
 	plan := &pb.RescalePlan{DefaultParallelism: int32(f.parallelism), NewJobOperators: f.newJobOperators}
 	for _, s := range f.set {
 		k, n, err := parseKeyInt("set", s)
 		if err != nil {
 			return nil, nil, err
+		}
+		if err := engine.ValidateParallelism("parallelism", k, n, false); err != nil {
+			return nil, nil, usagef("--set %q: %s", s, planErrorMsg(err))
 		}
 		if plan.Parallelism == nil {
 			plan.Parallelism = map[string]int32{}
@@ -115,6 +122,9 @@ func (f *checkFlags) plan() (*pb.RescalePlan, *pb.CheckOptions, error) {
 		k, n, err := parseKeyInt("max-parallelism", s)
 		if err != nil {
 			return nil, nil, err
+		}
+		if err := engine.ValidateMaxParallelism("max_parallelism", k, n); err != nil {
+			return nil, nil, usagef("--max-parallelism %q: %s", s, planErrorMsg(err))
 		}
 		if plan.MaxParallelism == nil {
 			plan.MaxParallelism = map[string]*pb.MaxParallelism{}
@@ -155,7 +165,25 @@ func (f *checkFlags) plan() (*pb.RescalePlan, *pb.CheckOptions, error) {
 	default:
 		return nil, nil, usagef("--fail-on %q: want info, warning or error", f.failOn)
 	}
+	// The engine's own validation (the server runs the same): a malformed --flink-version fails
+	// here instead of turning the version-dependent rules off.
+	if err := engine.ValidateRequest(plan, opts); err != nil {
+		var oe *engine.OptionsError
+		if errors.As(err, &oe) && oe.Field == "flink_version" {
+			return nil, nil, usagef("--flink-version: %s", oe.Msg)
+		}
+		return nil, nil, usageError{err}
+	}
 	return plan, opts, nil
+}
+
+// planErrorMsg is the reason of a *engine.PlanError (without its field, which the flag names).
+func planErrorMsg(err error) string {
+	var pe *engine.PlanError
+	if errors.As(err, &pe) {
+		return pe.Msg
+	}
+	return err.Error()
 }
 
 func newInspectCommand() *cobra.Command {

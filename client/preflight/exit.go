@@ -34,10 +34,15 @@ func usagef(format string, args ...any) error { return usageError{fmt.Errorf(for
 
 // exitCodeFor maps an error to the documented exit code and prints it on stderr.
 func exitCodeFor(err error, stderr io.Writer) int {
-	fmt.Fprintln(stderr, "preflight:", err)
+	if errors.Is(err, context.DeadlineExceeded) {
+		fmt.Fprintln(stderr, "preflight: deadline exceeded: the command did not finish within --timeout:", err)
+	} else {
+		fmt.Fprintln(stderr, "preflight:", err)
+	}
 	var ue usageError
 	var fe *checkpoint.FormatError
 	var pe *engine.PlanError
+	var oe *engine.OptionsError
 	var re *flinkrest.Error
 	if errors.As(err, &re) {
 		// Flink REST: an unknown job, no checkpoint or a refused token is the input's fault (2);
@@ -48,10 +53,11 @@ func exitCodeFor(err error, stderr io.Writer) int {
 		return exitUsage
 	}
 	switch {
-	case errors.As(err, &ue), errors.As(err, &fe), errors.As(err, &pe), errors.Is(err, errInput):
-		return exitUsage
-	case errors.Is(err, context.Canceled), errors.Is(err, source.ErrUnavailable):
+	// A decode stopped by the deadline or an interrupt is not the file's fault: checked first.
+	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded), errors.Is(err, source.ErrUnavailable):
 		return exitInternal
+	case errors.As(err, &ue), errors.As(err, &fe), errors.As(err, &pe), errors.As(err, &oe), errors.Is(err, errInput):
+		return exitUsage
 	case errors.Is(err, source.ErrNotFound), errors.Is(err, source.ErrPermissionDenied),
 		errors.Is(err, source.ErrInvalid), errors.Is(err, source.ErrTooLarge):
 		return exitUsage

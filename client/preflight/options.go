@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"strconv"
 	"strings"
@@ -81,15 +82,18 @@ func parseSize(s string) (int64, error) {
 	return n * mult, nil
 }
 
-// parseKeyInt reads KEY=N.
-func parseKeyInt(flag, s string) (string, int, error) {
+// parseKeyInt reads KEY=N at full width (int64): callers check N's bounds before narrowing it.
+func parseKeyInt(flag, s string) (string, int64, error) {
 	k, v, ok := strings.Cut(s, "=")
 	k = strings.TrimSpace(k)
 	if !ok || k == "" {
 		return "", 0, usagef("--%s %q: want KEY=N", flag, s)
 	}
-	n, err := strconv.Atoi(strings.TrimSpace(v))
-	if err != nil {
+	n, err := strconv.ParseInt(strings.TrimSpace(v), 10, 64)
+	switch {
+	case errors.Is(err, strconv.ErrRange):
+		return "", 0, usagef("--%s %q: %s is far outside 1..%d", flag, s, strings.TrimSpace(v), engine.MaxParallelismBound)
+	case err != nil:
 		return "", 0, usagef("--%s %q: %q is not a whole number", flag, s, v)
 	}
 	return k, n, nil

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"io"
+	"time"
 
 	"github.com/spf13/cobra"
 )
@@ -17,6 +18,23 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		Long:          "preflight reads a Flink checkpoint or savepoint _metadata file, simulates Flink's own state\nredistribution at the planned parallelism, and reports whether the restore will work and what it will cost.\n\nExit codes: 0 allowed, 1 findings at or above --fail-on, 2 usage or input error, 3 internal or remote error.",
 		SilenceUsage:  true,
 		SilenceErrors: true,
+	}
+	// --timeout bounds the whole command (decode, simulation, rules, remote call); the engine
+	// stops within a second of it and the command exits 3.
+	var timeout time.Duration
+	stopTimer := func() {}
+	defer func() { stopTimer() }()
+	root.PersistentFlags().DurationVar(&timeout, "timeout", 0, "give up after this long, e.g. 30s (0: no limit)")
+	root.PersistentPreRunE = func(cmd *cobra.Command, _ []string) error {
+		if timeout < 0 {
+			return usagef("--timeout %s: must not be negative", timeout)
+		}
+		if timeout > 0 {
+			ctx, cancel := context.WithTimeout(cmd.Context(), timeout)
+			stopTimer = cancel
+			cmd.SetContext(ctx)
+		}
+		return nil
 	}
 	root.SetArgs(args)
 	root.SetOut(stdout)
