@@ -9,6 +9,7 @@ import (
 	"context"
 	"io"
 
+	"github.com/flinkpreflight/preflight/internal/cancel"
 	"github.com/flinkpreflight/preflight/internal/checkpoint"
 	"github.com/flinkpreflight/preflight/internal/findings"
 	pb "github.com/flinkpreflight/preflight/proto/preflight/v1"
@@ -69,19 +70,28 @@ func (e *Engine) CheckLayout(ctx context.Context, layout *checkpoint.Layout, sou
 	return e.check(ctx, layout, source, plan, opts)
 }
 
-// Inspect decodes the stream and describes it.
-func (e *Engine) Inspect(ctx context.Context, in Input) (*pb.InspectCheckpointResponse, error) {
+// Inspect decodes the stream and describes it, stopping when ctx ends.
+func (e *Engine) Inspect(ctx context.Context, in Input) (_ *pb.InspectCheckpointResponse, err error) {
 	layout, err := e.ReadLayout(ctx, in)
 	if err != nil {
 		return nil, err
 	}
-	return e.InspectLayout(layout, in.Source), nil
+	stop, release := cancel.Watch(ctx)
+	defer release()
+	defer cancel.Recover(&err)
+	return e.inspectLayout(stop, layout, in.Source), nil
 }
 
 // InspectLayout describes an already decoded layout.
 func (e *Engine) InspectLayout(layout *checkpoint.Layout, source string) *pb.InspectCheckpointResponse {
+	return e.inspectLayout(nil, layout, source)
+}
+
+// inspectLayout is InspectLayout checking stop per operator (under cancel.Recover).
+func (e *Engine) inspectLayout(stop *cancel.Flag, layout *checkpoint.Layout, source string) *pb.InspectCheckpointResponse {
 	resp := &pb.InspectCheckpointResponse{Checkpoint: summary(layout, source)}
 	for i := range layout.Operators {
+		stop.Check()
 		info := operatorInfo(&layout.Operators[i])
 		if entry := findings.Identify(&layout.Operators[i], e.catalog); entry != nil {
 			info.CatalogEntry = entry.Name
