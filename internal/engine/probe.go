@@ -25,7 +25,7 @@ func (e *Engine) DenyingAt(ctx context.Context, layout *checkpoint.Layout, p *pb
 	}
 	plan := toRescalePlan(p, opts)
 	plan.OnlyVertices = []string{vertexID}
-	res, err := rescale.Simulate(layout, plan)
+	res, err := rescale.SimulateContext(ctx, layout, plan)
 	if err != nil {
 		return nil, err
 	}
@@ -33,7 +33,7 @@ func (e *Engine) DenyingAt(ctx context.Context, layout *checkpoint.Layout, p *pb
 	if opts.GetFailLevel() == pb.Severity_SEVERITY_UNSPECIFIED {
 		fail = findings.Severity(pb.Severity_SEVERITY_ERROR)
 	}
-	fs := findings.CheckVertex(layout, plan, res, e.catalog, findings.Options{
+	fs, err := findings.CheckVertexContext(ctx, layout, plan, res, e.catalog, findings.Options{
 		FlinkVersion:          opts.GetFlinkVersion(),
 		RPCFrameSize:          opts.GetRpcFrameSizeBytes(),
 		InlineThreshold:       opts.GetInlineStateThresholdBytes(),
@@ -41,6 +41,9 @@ func (e *Engine) DenyingAt(ctx context.Context, layout *checkpoint.Layout, p *pb
 		AllowNonRestoredState: opts.GetAllowNonRestoredState(),
 		FailLevel:             fail,
 	}, vertexID)
+	if err != nil {
+		return nil, err
+	}
 	var ids []string
 	seen := map[string]bool{}
 	for _, f := range fs {

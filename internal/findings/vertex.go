@@ -1,6 +1,9 @@
 package findings
 
 import (
+	"context"
+
+	"github.com/flinkpreflight/preflight/internal/cancel"
 	"github.com/flinkpreflight/preflight/internal/checkpoint"
 	"github.com/flinkpreflight/preflight/internal/rescale"
 )
@@ -9,15 +12,23 @@ import (
 // vertex (JobVertexID hex), without the verdict and the safe-parallelism search: the cheap test
 // of one candidate parallelism (simulate with rescale.Plan.OnlyVertices naming the vertex).
 func CheckVertex(layout *checkpoint.Layout, plan rescale.Plan, result *rescale.Result, cat *Catalog, opts Options, vertexID string) []Finding {
+	fs, _ := CheckVertexContext(context.Background(), layout, plan, result, cat, opts, vertexID)
+	return fs
+}
+
+// CheckVertexContext is CheckVertex that stops when ctx ends, returning ctx's error.
+func CheckVertexContext(ctx context.Context, layout *checkpoint.Layout, plan rescale.Plan, result *rescale.Result, cat *Catalog, opts Options, vertexID string) (out []Finding, err error) {
+	stop, release := cancel.Watch(ctx)
+	defer release()
+	defer cancel.Recover(&err)
 	if opts.AllowNonRestoredState {
 		plan.AllowNonRestoredState = true
 	}
-	c := newContext(layout, plan, result, cat, opts, nil)
-	var out []Finding
+	c := newStoppableContext(ctx, stop, layout, plan, result, cat, opts, nil)
 	for _, f := range runRules(c, enabledRules(opts)) {
 		if f.VertexID == vertexID {
 			out = append(out, f)
 		}
 	}
-	return out
+	return out, nil
 }
