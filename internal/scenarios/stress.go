@@ -19,8 +19,8 @@ const stressNameFormat = "s%09d"
 // rules, reports) in 23 bytes per name, without building n entries in memory. For deadline and
 // scale tests and benchmarks.
 func WriteManyStateNames(w io.Writer, n int) error {
-	if n < 1 {
-		return fmt.Errorf("WriteManyStateNames: n = %d, want at least 1", n)
+	if n < 1 || n > 1e9 {
+		return fmt.Errorf("WriteManyStateNames: n = %d, want 1..1e9 (nine-digit names)", n)
 	}
 	// A one-name file from the encoder, split around its name: everything before the name
 	// (ending with the name count), the name's record, and everything after it.
@@ -52,8 +52,16 @@ func WriteManyStateNames(w io.Writer, n int) error {
 		return err
 	}
 	rec := bytes.Clone(b[at : at+record])
+	digits := rec[3 : 2+len(first)] // the nine digits of the name, counted up in place
 	for i := 0; i < n; i++ {
-		copy(rec[2:], fmt.Sprintf(stressNameFormat, i))
+		if i > 0 {
+			for d := len(digits) - 1; d >= 0; d-- {
+				if digits[d]++; digits[d] <= '9' {
+					break
+				}
+				digits[d] = '0'
+			}
+		}
 		binary.BigEndian.PutUint64(rec[record-8:], uint64(i)*8) // element i at offset 8i
 		if _, err := bw.Write(rec); err != nil {
 			return err
