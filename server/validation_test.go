@@ -157,9 +157,11 @@ func TestDeadlineManyStateNames(t *testing.T) {
 	}
 	for _, tt := range tests {
 		var b bytes.Buffer
+		gen := time.Now()
 		if err := scenarios.WriteManyStateNames(&b, tt.names); err != nil {
 			t.Fatal(err)
 		}
+		t.Logf("%d names written in %v", tt.names, time.Since(gen))
 		ctx, cancel := context.WithTimeout(context.Background(), tt.deadline)
 		start := time.Now()
 		_, err := h.c.Upload(ctx, bytes.NewReader(b.Bytes()), &pb.UploadHeader{Plan: &pb.RescalePlan{DefaultParallelism: 3}})
@@ -192,6 +194,7 @@ func TestDeadlineManyStateNames(t *testing.T) {
 		t.Fatalf("%d of %d upload handlers returned", len(durations), len(tests))
 	}
 	for i, tt := range tests {
+		t.Logf("%d names: the server's handler returned after %.0f ms", tt.names, durations[i])
 		if d := time.Duration(durations[i] * float64(time.Millisecond)); d > tt.deadline+2*time.Second {
 			t.Errorf("%d names: the server's handler ran %v, deadline %v", tt.names, d, tt.deadline)
 		}
