@@ -207,6 +207,7 @@ func (s *simulation) distribute() {
 			a.MaxParallelism = v.MaxParallelism
 			sim := newOperatorSim(a, a.Layout, v.NewParallelism)
 			sim.maxP, sim.inMapper, sim.outMapper = v.MaxParallelism, s.inMapper[vi], s.outMapper[vi]
+			sim.handleSizing = s.plan.HandleMaps
 			a.sim = sim
 			sims = append(sims, sim)
 			work += sim.newP * (len(a.Layout.Subtasks) + 1)
