@@ -99,12 +99,14 @@ func BenchmarkNamesInOneSubtask(b *testing.B) {
 		}
 		l := layoutOf(op(1, 1, 128, sub(0, handle("h0", states...))))
 		b.Run("names="+itoa(n), func(b *testing.B) {
+			cpu := cpuTime()
 			for b.Loop() {
 				if _, err := Simulate(l, Plan{DefaultParallelism: 2}); err != nil {
 					b.Fatal(err)
 				}
 			}
 			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(n), "ns/name")
+			b.ReportMetric(float64((cpuTime()-cpu).Nanoseconds())/float64(b.N)/float64(n), "cpu-ns/name")
 		})
 	}
 }
@@ -118,4 +120,36 @@ func itoa(n int) string {
 		b = append([]byte{byte('0' + n%10)}, b...)
 	}
 	return string(b)
+}
+
+// TestHandleMapSizingReachesTheOrder: with names whose handle map iterates differently when
+// created with new HashMap<>(n) (Flink 1.17) and with newHashMapWithExpectedSize (1.18+),
+// Plan.HandleMaps selects Flink's order.
+func TestHandleMapSizingReachesTheOrder(t *testing.T) {
+	for id := 0; id < goldenSets; id++ {
+		s := goldenNameSet(id)
+		handles := [][]string{s, s}
+		legacy, current := modelGrouping(handles, HandleMapCapacityN), modelGrouping(handles, HandleMapExpectedSize)
+		if reflect.DeepEqual(legacy, current) {
+			continue
+		}
+		states := make([]checkpoint.StateEntryLayout, len(s))
+		for k, n := range s {
+			states[k] = split(n, 1)
+		}
+		l := layoutOf(op(1, 2, 128, sub(0, handle("h0", states...)), sub(1, handle("h1", states...))))
+		for sizing, want := range map[HandleMapSizing][]string{HandleMapCapacityN: legacy, HandleMapExpectedSize: current} {
+			a := simulate(t, l, Plan{DefaultParallelism: 3, HandleMaps: sizing}).Vertices[0].Operators[0]
+			var got []string
+			for _, st := range a.States {
+				got = append(got, st.Name)
+			}
+			if !reflect.DeepEqual(got, want) {
+				t.Fatalf("set %d sizing %d: order %v, want %v", id, sizing, got, want)
+			}
+		}
+		t.Logf("set %d (%d names): the two sizings give different orders, each simulated as Flink's", id, len(s))
+		return
+	}
+	t.Fatal("no name set where the handle map's sizing changes the order")
 }
