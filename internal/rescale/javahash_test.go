@@ -448,3 +448,17 @@ func TestHandleOrderFastPath(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkGroupingEqualHashes: names that all share one hashCode (one tree bin), through the
+// handle map and groupByStateMode's map: O(n log n), not quadratic.
+func BenchmarkGroupingEqualHashes(b *testing.B) {
+	for _, k := range []int{13, 16, 17} { // 8,192, 65,536 and 131,072 names
+		names := equalHashFamily(&splitMix{s: uint64(k)}, k)
+		b.Run("names="+strconv.Itoa(len(names)), func(b *testing.B) {
+			for b.Loop() {
+				modelGrouping([][]string{names, names}, HandleMapExpectedSize)
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(len(names)), "ns/name")
+		})
+	}
+}
