@@ -9,10 +9,10 @@ VERSITYGW := $(BIN)/versitygw
 FUZZTIME ?= 10s
 export VERSITYGW
 
-.PHONY: test tools lint generate check-generated breaking unit fuzz-smoke fuzz build demo bench java-adapter-test
+.PHONY: test tools lint generate check-generated breaking unit fuzz-smoke fuzz build demo bench java-adapter-test javahash-golden javahash-golden-update
 
 ## test: every check CI runs, from a clean clone.
-test: tools lint check-generated breaking unit fuzz-smoke java-adapter-test
+test: tools lint check-generated breaking javahash-golden unit fuzz-smoke java-adapter-test
 
 ## tools: build the pinned tools (buf, code generators, the S3 test server).
 tools:
@@ -42,6 +42,26 @@ breaking:
 	@if git rev-parse -q --verify HEAD~1 >/dev/null && [ -n "$$(git ls-tree -r --name-only HEAD~1 -- proto | grep '\.proto$$')" ]; then \
 		$(BUF) breaking --against '.git#ref=HEAD~1' && echo "buf breaking against HEAD~1: ok"; \
 	else echo "buf breaking: no earlier commit with protos, skipped"; fi
+
+JAVAHASH_GOLDEN := internal/rescale/testdata/javahash-golden.txt.gz
+
+## javahash-golden: the Go model of java.util.HashMap against every committed golden vector (the
+## -race run checks a third of them), then tools/javahash rerun with the JDK and diffed with the
+## committed vectors (skipped without javac).
+javahash-golden:
+	$(GO) test -count=1 -run '^TestJavaHashMapGolden$$' ./internal/rescale
+	@if ! command -v javac >/dev/null 2>&1; then echo "javahash-golden: javac not found, skipped (go test still checks the model against the committed vectors)"; exit 0; fi; \
+	dir=$$(mktemp -d); trap 'rm -rf "$$dir"' EXIT; \
+	javac -d "$$dir" tools/javahash/JavaHashOrder.java && java -cp "$$dir" JavaHashOrder > "$$dir/golden.txt" || exit 1; \
+	if gzip -dc $(JAVAHASH_GOLDEN) | diff -u - "$$dir/golden.txt" > "$$dir/diff"; then \
+		echo "javahash-golden: the JDK's orders equal $(JAVAHASH_GOLDEN)"; \
+	else head -40 "$$dir/diff"; echo "javahash-golden: the JDK's orders differ from $(JAVAHASH_GOLDEN) (after changing the generator: make javahash-golden-update)"; exit 1; fi
+
+## javahash-golden-update: rewrite the golden vectors from the JDK (needs javac).
+javahash-golden-update:
+	@dir=$$(mktemp -d); trap 'rm -rf "$$dir"' EXIT; \
+	javac -d "$$dir" tools/javahash/JavaHashOrder.java && java -cp "$$dir" JavaHashOrder | gzip -n -9 > $(JAVAHASH_GOLDEN).tmp && \
+	sync $(JAVAHASH_GOLDEN).tmp && mv $(JAVAHASH_GOLDEN).tmp $(JAVAHASH_GOLDEN) && echo "wrote $(JAVAHASH_GOLDEN)"
 
 ## unit: all Go tests with the race detector.
 unit:

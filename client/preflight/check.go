@@ -24,6 +24,7 @@ type checkFlags struct {
 	jmMemory        string
 	failOn          string
 	output          string
+	subtasks        bool
 	remote          remoteFlags
 	job             jobFlags
 }
@@ -62,7 +63,9 @@ CHECKPOINT is given, its newest restorable checkpoint or savepoint, which is nam
 			if err != nil {
 				return err
 			}
-			opts.IncludeSubtasks = format == "text"
+			// Text always shows the per-subtask chart; JSON carries the per-subtask detail (the
+			// API's OperatorAssignment.subtasks) only when asked, as the API does.
+			opts.IncludeSubtasks = format == "text" || f.subtasks
 			var rep *pb.RescaleReport
 			if f.job.restURL != "" || f.job.latest {
 				rep, err = discoveredReport(cmd, args, plan, opts, f.remote, &f.job)
@@ -91,6 +94,7 @@ CHECKPOINT is given, its newest restorable checkpoint or savepoint, which is nam
 	fl.StringVar(&f.inlineThreshold, "inline-threshold", "20kb", "execution.checkpointing.data-inline-threshold of the cluster")
 	fl.StringVar(&f.jmMemory, "jm-memory", "0", "JobManager heap available for the restore (0: unknown)")
 	fl.StringVar(&f.failOn, "fail-on", "error", "lowest severity that fails the check: info, warning or error")
+	fl.BoolVar(&f.subtasks, "subtasks", false, "include per-subtask detail in -o json (operators[].subtasks, the API's include_subtasks)")
 	outputFlag(cmd, &f.output)
 	f.remote.register(cmd)
 	f.job.register(cmd)

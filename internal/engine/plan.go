@@ -3,6 +3,7 @@ package engine
 import (
 	pb "github.com/flinkpreflight/preflight/proto/preflight/v1"
 
+	"github.com/flinkpreflight/preflight/internal/findings"
 	"github.com/flinkpreflight/preflight/internal/rescale"
 )
 
@@ -30,6 +31,10 @@ func toRescalePlan(p *pb.RescalePlan, opts *pb.CheckOptions) rescale.Plan {
 		for k, v := range p.GetMaxParallelism() {
 			plan.MaxParallelism[k] = rescale.MaxParallelism{Value: int(v.GetValue()), Configured: v.GetConfigured()}
 		}
+	}
+	if v, err := findings.ParseVersion(opts.GetFlinkVersion()); err == nil && (v.Major < 1 || v.Major == 1 && v.Minor < 18) {
+		// Before FLINK-32410 (1.18) a handle's name map was created with new HashMap<>(n).
+		plan.HandleMaps = rescale.HandleMapCapacityN
 	}
 	plan.InputChannelMappers = toMappers(p.GetInputChannelMappers())
 	plan.OutputChannelMappers = toMappers(p.GetOutputChannelMappers())

@@ -45,6 +45,11 @@ type operatorSim struct {
 	inMapper, outMapper SubtaskMapper
 	// stop is the simulation's cancellation flag.
 	stop *cancel.Flag
+	// handleSizing is Plan.HandleMaps.
+	handleSizing HandleMapSizing
+	// keptMask marks the streams of old handles without state names that new subtask j keeps at
+	// unchanged parallelism (no StateDistribution accounts for them).
+	keptMask []uint64
 }
 
 func newOperatorSim(a *OperatorAssignment, l *checkpoint.OperatorLayout, newP int) *operatorSim {
@@ -106,16 +111,26 @@ func (sim *operatorSim) buildOperatorStates(raw bool) ([]*StateDistribution, Ope
 		keys  []key
 		index map[key]int // built beyond 16 names; below, a linear search is faster
 		order []int       // list of state k of the previous handle: handles usually list names alike
+		// Java's order of the names (see nameGrouping): per key its name's spread hash, and the
+		// current handle's distinct keys in file order, their modes and first appearances.
+		hashes []int32
+		hIDs   []int32
+		hModes []checkpoint.DistributionMode
+		hFresh []bool
 	)
 	streamBase := int32(0)
 	if raw {
 		streamBase = int32(sim.oldP)
 	}
+	grouping := newNameGrouping(sim.handleSizing,
+		func(id int32) string { return keys[id].name },
+		func(id int32) int32 { return hashes[id] })
 	for j := 0; j < sim.oldP; j++ {
 		h := sim.handle(j, raw)
 		if h == nil {
 			continue
 		}
+		hIDs, hModes, hFresh = hIDs[:0], hModes[:0], hFresh[:0]
 		for k := range h.States {
 			sim.stop.Check()
 			st := &h.States[k]
@@ -149,6 +164,7 @@ func (sim *operatorSim) buildOperatorStates(raw bool) ([]*StateDistribution, Ope
 					index[key{st.Mode, st.Name}] = li
 				}
 				keys = append(keys, key{st.Mode, st.Name})
+				hashes = append(hashes, javaSpread(JavaStringHashCode(st.Name)))
 				if len(slab) < sim.oldP {
 					// One allocation for the lists of a handle's names (usually all of them).
 					slab = make([]oldEntry, sim.oldP*max(len(h.States), 1))
@@ -175,6 +191,10 @@ func (sim *operatorSim) buildOperatorStates(raw bool) ([]*StateDistribution, Ope
 				}
 				st = mergeEntries(prev, st)
 				n--
+			} else {
+				hIDs = append(hIDs, int32(li))
+				hModes = append(hModes, st.Mode)
+				hFresh = append(hFresh, n == 0)
 			}
 			e := oldEntry{old: int32(j), sizes: -1, n: max(st.Elements, 0), bytes: st.Bytes, uniform: -1}
 			switch runs := st.Sizes.Runs(); {
@@ -195,6 +215,12 @@ func (sim *operatorSim) buildOperatorStates(raw bool) ([]*StateDistribution, Ope
 			list[n] = e
 			lens[li] = n + 1
 		}
+		if len(hIDs) == 0 && sim.oldP == sim.newP {
+			// A handle without names: at unchanged parallelism Flink hands it to new subtask j
+			// as it is (the repartitioner returns or keeps the old handles).
+			sim.markKept(streamBase + int32(j))
+		}
+		grouping.addHandle(hIDs, hModes, hFresh)
 	}
 	for li := range lists {
 		lists[li] = lists[li][:lens[li]]
@@ -220,15 +246,12 @@ func (sim *operatorSim) buildOperatorStates(raw bool) ([]*StateDistribution, Ope
 	out := make([]*StateDistribution, 0, len(keys))
 	dists := make([]StateDistribution, len(keys))
 	for mode := checkpoint.SplitDistribute; mode <= checkpoint.Broadcast; mode++ {
-		names := make([]string, len(byMode[mode]))
-		for x, li := range byMode[mode] {
-			names[x] = keys[li].name
-		}
+		// Flink's iteration order of the mode's HashMap; only SPLIT_DISTRIBUTE's matters (the
+		// cursor's start carries over from name to name), the others are listed alike.
 		sim.stop.Check()
-		for _, x := range hashMapOrder(names) {
+		for _, li := range grouping.order(mode) {
 			sim.stop.Check()
-			li := byMode[mode][x]
-			name, entries := names[x], lists[li]
+			name, entries := keys[li].name, lists[li]
 			s := &dists[li]
 			*s = StateDistribution{Name: name, Mode: mode, Raw: raw, OldEntries: len(entries), NewParallelism: sim.newP}
 			d := &s.d
@@ -275,6 +298,27 @@ func (sim *operatorSim) buildOperatorStates(raw bool) ([]*StateDistribution, Ope
 // order, one per old subtask, so their number is the number of reporting subtasks.
 func broadcastPartiallyReported(entries []oldEntry, oldP int) bool {
 	return len(entries) != (oldP+63)/64*64
+}
+
+func (sim *operatorSim) markKept(stream int32) {
+	if sim.keptMask == nil {
+		sim.keptMask = make([]uint64, (len(sim.streams)+63)/64)
+	}
+	sim.keptMask[stream>>6] |= 1 << (uint(stream) & 63)
+}
+
+// keptStreams returns the kept streams of subtask i (managed, then raw).
+func (sim *operatorSim) keptStreams(i int) []int32 {
+	if sim.keptMask == nil || i < 0 || i >= sim.oldP {
+		return nil
+	}
+	var out []int32
+	for _, id := range [2]int32{int32(i), int32(sim.oldP + i)} {
+		if sim.keptMask[id>>6]&(1<<(uint(id)&63)) != 0 {
+			out = append(out, id)
+		}
+	}
+	return out
 }
 
 func (sim *operatorSim) markUnion(stream int32) {

@@ -49,6 +49,10 @@ type Plan struct {
 	// PathNotSimulated and no distributions. For searches that re-simulate one vertex at many
 	// parallelisms.
 	OnlyVertices []string
+	// HandleMaps is how the restoring Flink sizes the name map of each operator state handle it
+	// reads; it decides the order of SPLIT_DISTRIBUTE names in rare layouts (see nameGrouping).
+	// The zero value is Flink 1.18 and later.
+	HandleMaps HandleMapSizing
 }
 
 // VertexSpec is one job vertex of the new job: a chain of operators deployed together.

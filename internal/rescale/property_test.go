@@ -18,6 +18,72 @@ type refSlice struct {
 	n      int64
 }
 
+// flinkGroupingOrder is groupByStateMode transcribed on the model's primitives, independently of
+// nameGrouping's shortcuts: each handle's name map is read with put (newHashMapWithExpectedSize),
+// iterated, and every name goes through computeIfAbsent on its mode's HashMap. It returns the
+// SPLIT_DISTRIBUTE names in iteration order.
+func flinkGroupingOrder(handles []*checkpoint.OperatorStateHandleLayout) []string {
+	var keys []string
+	index := map[string]int32{}
+	m := newJavaHashMap(-1, func(a, b int32) int { return javaStringCompare(keys[a], keys[b]) })
+	for _, h := range handles {
+		if h == nil {
+			continue
+		}
+		var names []string
+		modes := map[string]checkpoint.DistributionMode{}
+		for _, st := range h.States {
+			names = append(names, st.Name)
+			modes[st.Name] = st.Mode
+		}
+		for _, n := range modelPutOrder(names, flinkExpectedSizeCapacity(len(names))) {
+			if modes[n] != checkpoint.SplitDistribute {
+				continue // another mode's map
+			}
+			id, ok := index[n]
+			if !ok {
+				id = int32(len(keys))
+				index[n] = id
+				keys = append(keys, n)
+			}
+			m.computeIfAbsent(id, javaSpread(JavaStringHashCode(n)), ok)
+		}
+	}
+	var out []string
+	for _, id := range m.keys(nil) {
+		out = append(out, keys[id])
+	}
+	return out
+}
+
+// referenceOldSubtasks is the set of old subtasks each new subtask reads in Flink: the handles it
+// is given (§1.2-§1.4): at unchanged parallelism its own old handle (even one without names) plus
+// the UNION and partly-reported BROADCAST entries' handles; otherwise the handles of its slices.
+func referenceOldSubtasks(handles []*checkpoint.OperatorStateHandleLayout, ref [][]refSlice, oldP, newP int) [][]int {
+	stream := map[string]int{}
+	for j, h := range handles {
+		if h != nil {
+			stream[h.Stream.Path] = j
+		}
+	}
+	out := make([][]int, newP)
+	for i := range newP {
+		set := map[int]bool{}
+		if oldP == newP && handles[i] != nil {
+			set[i] = true
+		}
+		for _, s := range ref[i] {
+			set[stream[s.stream]] = true
+		}
+		for j := range oldP {
+			if set[j] {
+				out[i] = append(out[i], j)
+			}
+		}
+	}
+	return out
+}
+
 // referenceRepartition is a literal transcription of RoundRobinOperatorStateRepartitioner
 // (§1.2-§1.4) over counts, materialising every entry. It is the oracle for the compact
 // implementation.
@@ -114,7 +180,7 @@ func referenceRepartition(handles []*checkpoint.OperatorStateHandleLayout, oldP,
 		}
 	}
 	start := 0
-	for _, name := range HashMapOrder(names[checkpoint.SplitDistribute]) {
+	for _, name := range flinkGroupingOrder(handles) {
 		cur := groups[checkpoint.SplitDistribute][name]
 		var total int64
 		for _, l := range cur {
@@ -187,11 +253,23 @@ func randomLayout(rng interface {
 	Intn(int) int
 	Int63n(int64) int64
 }, oldP int, uniformBroadcast bool) *checkpoint.Layout {
-	nSplit, nUnion, nBcast := rng.Intn(4), rng.Intn(3), rng.Intn(3)
+	nSplit, nUnion, nBcast := rng.Intn(5), rng.Intn(3), rng.Intn(3)
+	// SPLIT names that share buckets ("a"/"ab" at every table size, "Aa"/"BB" one hashCode),
+	// so that Java's order within a bucket decides where the round robin starts.
+	pool := []string{"a", "ab", "Aa", "BB", "split-0", "split-1", "AaAa", "BBBB", "AaBB"}
+	for k := len(pool) - 1; k > 0; k-- {
+		x := rng.Intn(k + 1)
+		pool[k], pool[x] = pool[x], pool[k]
+	}
+	emptyHandles := rng.Intn(3) == 0
 	var subs []checkpoint.SubtaskLayout
 	for j := 0; j < oldP; j++ {
 		if rng.Intn(8) == 0 {
 			continue // reported nothing
+		}
+		if emptyHandles && rng.Intn(3) == 0 {
+			subs = append(subs, sub(j, handle(fmt.Sprintf("s%d", j)))) // a handle without names
+			continue
 		}
 		var states []checkpoint.StateEntryLayout
 		for k := 0; k < nSplit; k++ {
@@ -199,7 +277,7 @@ func randomLayout(rng interface {
 				continue
 			}
 			n := rng.Int63n(7)
-			e := checkpoint.StateEntryLayout{Name: fmt.Sprintf("split-%d", k), Mode: checkpoint.SplitDistribute, Elements: n}
+			e := checkpoint.StateEntryLayout{Name: pool[k], Mode: checkpoint.SplitDistribute, Elements: n}
 			for x := int64(0); x < n; x++ {
 				sz := 1 + rng.Int63n(50)
 				e.Sizes.Append(sz, 1)
@@ -215,6 +293,12 @@ func randomLayout(rng interface {
 				continue
 			}
 			states = append(states, bcast(fmt.Sprintf("bcast-%d", k), 1+int64(k)))
+		}
+		if rng.Intn(2) == 0 { // file order varies between handles
+			for k := len(states) - 1; k > 0; k-- {
+				x := rng.Intn(k + 1)
+				states[k], states[x] = states[x], states[k]
+			}
 		}
 		h := handle(fmt.Sprintf("s%d", j), states...)
 		if rng.Intn(3) == 0 {
@@ -246,8 +330,12 @@ func TestPropertyOperatorStateAgainstReference(t *testing.T) {
 			handles[st.Index] = st.ManagedOperatorState
 		}
 		ref := referenceRepartition(handles, oldP, newP)
+		refOld := referenceOldSubtasks(handles, ref, oldP, newP)
 		splitTotals := make([]int64, newP)
 		for i := 0; i < newP; i++ {
+			if got := a.Subtask(i).FromOldSubtasks; !reflect.DeepEqual(got, refOld[i]) {
+				t.Fatalf("%d→%d subtask %d reads old subtasks %v, Flink %v", oldP, newP, i, got, refOld[i])
+			}
 			var got []refSlice
 			for _, s := range a.States {
 				for _, sl := range s.Share(i).Slices {

@@ -231,6 +231,7 @@ func (s *simulation) distribute() {
 			sim := newOperatorSim(a, a.Layout, v.NewParallelism)
 			sim.stop = s.stop
 			sim.maxP, sim.inMapper, sim.outMapper = v.MaxParallelism, s.inMapper[vi], s.outMapper[vi]
+			sim.handleSizing = s.plan.HandleMaps
 			a.sim = sim
 			sims = append(sims, sim)
 			work += sim.newP * (len(a.Layout.Subtasks) + 1)

@@ -65,6 +65,10 @@ func (a *OperatorAssignment) Subtask(i int) SubtaskAssignment {
 	for _, s := range sim.unionStreams() {
 		countStream(s, true)
 	}
+	for _, id := range sim.keptStreams(i) {
+		countStream(id, false) // an old handle without names, kept as it is
+		olds = append(olds, i)
+	}
 	st.States = make([]Share, len(a.States))
 	for k, s := range a.States {
 		sh := s.Share(i)

@@ -56,6 +56,16 @@ func (sim *operatorSim) summarize(sc *scratch) {
 			copy(sc.acc[n:], sc.acc[:n])
 		}
 	}
+	if sim.keptMask != nil {
+		// Old handles without names, kept by subtask t at unchanged parallelism: no entry
+		// references their streams, so they are counted here once.
+		for t := 0; t < min(newP, sim.oldP); t++ {
+			for _, id := range sim.keptStreams(t) {
+				sc.acc[t].payload += sim.streams[id].cost
+				sc.acc[t].inline += sim.streams[id].inline
+			}
+		}
+	}
 
 	if len(a.States) > 0 {
 		w := (len(sim.streams) + 63) / 64

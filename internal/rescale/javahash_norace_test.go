@@ -1,0 +1,5 @@
+//go:build !race
+
+package rescale
+
+const javahashRace = false
