@@ -58,6 +58,8 @@ type admission struct {
 	memUsed   int64
 	peers     map[string]*peerUse
 	waiters   list.List // *waiter, oldest first
+	served    int64            // grants made from the queue
+	lastTurn  map[string]int64 // peer → value of served at its last grant from the queue (peers with waiters only)
 }
 
 type peerUse struct {
@@ -85,7 +87,7 @@ type grant struct {
 }
 
 func newAdmission(cfg *Config, cache *layoutCache, m *metrics) *admission {
-	return &admission{cfg: cfg, cache: cache, m: m, peers: map[string]*peerUse{}}
+	return &admission{cfg: cfg, cache: cache, m: m, peers: map[string]*peerUse{}, lastTurn: map[string]int64{}}
 }
 
 // peerOf names the caller for fairness: the remote IP (ports change per connection).
@@ -192,6 +194,9 @@ func (a *admission) acquire(ctx context.Context, slot bool, mem int64, recv bool
 	if w.elem != nil {
 		a.waiters.Remove(w.elem)
 		w.elem = nil
+		if a.waiters.Len() == 0 {
+			clear(a.lastTurn)
+		}
 		a.mu.Unlock()
 		a.m.queued.Dec()
 		return nil, err
@@ -220,13 +225,14 @@ func (a *admission) busy(slot bool, mem int64) error {
 	return st.Err()
 }
 
-// dispatchLocked grants waiters that fit now, least-loaded peer first, oldest first among equals.
+// dispatchLocked grants waiters that fit now: the peer holding least first, then the peer whose
+// turn is longest ago (round robin among peers that hold the same), then the oldest.
 func (a *admission) dispatchLocked() {
-	for {
+	for a.waiters.Len() > 0 {
 		var best *waiter
 		for e := a.waiters.Front(); e != nil; e = e.Next() {
 			w := e.Value.(*waiter)
-			if best != nil && a.load(w.peer) >= a.load(best.peer) {
+			if best != nil && !a.before(w, best) {
 				continue
 			}
 			if a.fitsLocked(w.slot, w.mem, w.recv, w.peer) {
@@ -238,8 +244,21 @@ func (a *admission) dispatchLocked() {
 		}
 		a.waiters.Remove(best.elem)
 		best.elem = nil
+		a.served++
+		a.lastTurn[best.peer] = a.served
 		best.ready <- a.grantLocked(best.peer, best.slot, best.mem, best.recv)
 	}
+	// Forget the turns of peers no longer waiting (the map stays as small as the queue).
+	clear(a.lastTurn)
+}
+
+// before orders waiters from different peers (a later waiter is never before an earlier one of
+// the same standing).
+func (a *admission) before(w, than *waiter) bool {
+	if lw, lt := a.load(w.peer), a.load(than.peer); lw != lt {
+		return lw < lt
+	}
+	return a.lastTurn[w.peer] < a.lastTurn[than.peer]
 }
 
 func (a *admission) load(peer string) int {

@@ -118,8 +118,8 @@ func New(cfg Config) (*Opener, error) {
 	if o.http == nil {
 		o.http = &http.Client{Transport: &http.Transport{
 			Proxy:                 http.ProxyFromEnvironment,
-			ResponseHeaderTimeout: o.cfg.UpstreamTimeout,
-			TLSHandshakeTimeout:   10 * time.Second,
+			// Waiting for headers and body bytes is bounded by the watchdog (upstream.go).
+			TLSHandshakeTimeout: 10 * time.Second,
 		}}
 	}
 	// A redirect must land inside the allowlist too, or an allowed server could point us anywhere.
