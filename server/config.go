@@ -19,6 +19,19 @@ const (
 	DefaultMaxTimeout      = 10 * time.Minute
 	DefaultCacheEntries    = 32
 	DefaultShutdownTimeout = 30 * time.Second
+	// DefaultQueueWait lets ordinary bursts (50 callers on 2 × cores slots) wait their turn.
+	DefaultQueueWait = time.Second
+	// DefaultUploadIdleTimeout ends an upload that sends nothing for this long.
+	DefaultUploadIdleTimeout = 30 * time.Second
+	// DefaultPeerShare is the part of the memory budget one peer's arriving uploads may hold.
+	DefaultPeerShare = 0.5
+	// DefaultCacheShare is the part of the memory budget the layout cache may hold at most.
+	DefaultCacheShare = 4 // 1/4
+	// HTTP listener limits: headers, the whole body of a JSON request, and keep-alive idleness.
+	DefaultHTTPReadHeaderTimeout = 10 * time.Second
+	DefaultHTTPBodyTimeout       = 30 * time.Second
+	DefaultHTTPIdleTimeout       = 60 * time.Second
+	DefaultHTTPMaxHeaderBytes    = 64 << 10
 )
 
 // Config assembles a Server. Zero values take the defaults above.
@@ -36,16 +49,37 @@ type Config struct {
 	MaxUploadBytes int64
 	// MaxInlineBytes bounds CheckpointSource.metadata; it also sets the gRPC receive limit.
 	MaxInlineBytes int64
-	// MaxConcurrent bounds the checks decoding or simulating at once; 0 means 2 × GOMAXPROCS.
+	// MaxConcurrent bounds the checks simulating at once (decoding and receiving hold no slot,
+	// only memory); 0 means 2 × GOMAXPROCS.
 	MaxConcurrent int
-	// QueueWait is how long a check waits for a free slot before RESOURCE_EXHAUSTED; 0 fails at
-	// once, which lets an autoscaler retry elsewhere instead of piling up behind big files.
+	// QueueWait is how long a request waits for a slot or memory before RESOURCE_EXHAUSTED; 0
+	// means DefaultQueueWait, negative fails at once.
 	QueueWait time.Duration
+	// MemoryBudget is the memory requests and cached layouts may hold (see estimateBytes); 0
+	// derives it from the container's memory limit (DefaultMemoryBudget).
+	MemoryBudget int64
+	// CacheBytes bounds the layout cache in bytes (it also gives way to requests); 0 means a
+	// quarter of MemoryBudget.
+	CacheBytes int64
+	// PeerShare is the part of MemoryBudget one peer's uploads may hold while they arrive
+	// (a peer's first upload is always admitted); 0 means DefaultPeerShare.
+	PeerShare float64
+	// UploadIdleTimeout ends an upload whose client sends no message for this long; 0 means
+	// DefaultUploadIdleTimeout.
+	UploadIdleTimeout time.Duration
 	// RequestTimeout applies to requests without a deadline; MaxTimeout caps any deadline.
 	RequestTimeout, MaxTimeout time.Duration
 	// CacheEntries is the size of the LRU cache of decoded layouts (by source cache key);
 	// negative disables it.
 	CacheEntries int
+
+	// HTTP listener limits; zero values take the defaults above. HTTPBodyTimeout bounds reading
+	// a whole JSON request body.
+	HTTPReadHeaderTimeout, HTTPBodyTimeout, HTTPIdleTimeout time.Duration
+	HTTPMaxHeaderBytes                                      int
+	// UpstreamTimeout bounds waiting for an http(s) or object-store source to answer or to send
+	// more bytes (0: source.DefaultUpstreamTimeout).
+	UpstreamTimeout time.Duration
 
 	// TLSCertFile and TLSKeyFile enable TLS on both listeners; TLSClientCAFile also requires
 	// client certificates signed by that CA (mutual TLS).
@@ -79,6 +113,33 @@ func (c *Config) setDefaults() {
 	}
 	if c.MaxConcurrent == 0 {
 		c.MaxConcurrent = 2 * runtime.GOMAXPROCS(0)
+	}
+	if c.QueueWait == 0 {
+		c.QueueWait = DefaultQueueWait
+	}
+	if c.MemoryBudget <= 0 {
+		c.MemoryBudget = DefaultMemoryBudget()
+	}
+	if c.CacheBytes == 0 {
+		c.CacheBytes = c.MemoryBudget / DefaultCacheShare
+	}
+	if c.PeerShare <= 0 || c.PeerShare > 1 {
+		c.PeerShare = DefaultPeerShare
+	}
+	if c.UploadIdleTimeout <= 0 {
+		c.UploadIdleTimeout = DefaultUploadIdleTimeout
+	}
+	if c.HTTPReadHeaderTimeout <= 0 {
+		c.HTTPReadHeaderTimeout = DefaultHTTPReadHeaderTimeout
+	}
+	if c.HTTPBodyTimeout <= 0 {
+		c.HTTPBodyTimeout = DefaultHTTPBodyTimeout
+	}
+	if c.HTTPIdleTimeout <= 0 {
+		c.HTTPIdleTimeout = DefaultHTTPIdleTimeout
+	}
+	if c.HTTPMaxHeaderBytes <= 0 {
+		c.HTTPMaxHeaderBytes = DefaultHTTPMaxHeaderBytes
 	}
 	if c.RequestTimeout == 0 {
 		c.RequestTimeout = DefaultRequestTimeout

@@ -70,7 +70,13 @@ func (s *Server) decide(ctx context.Context, req *pb.DecideRequest) (*pb.DecideR
 	if err != nil {
 		return nil, err
 	}
+	defer d.mem.release()
 	addLog(ctx, slog.String("source", d.label), slog.Int64("metadata_bytes", d.layout.Size))
+	slot, err := s.adm.acquire(ctx, true, 0, false) // admission.go: the simulation holds a check slot
+	if err != nil {
+		return nil, err
+	}
+	defer slot.release()
 	return decision.Decide(ctx, s.cfg.Engine, decision.Input{
 		Layout: d.layout, Source: d.label, Job: d.job, Placement: d.placement, Choice: d.choice, Request: req,
 	})
@@ -83,6 +89,7 @@ type discovered struct {
 	job       *flinkrest.Job
 	placement *placement.Result
 	choice    *pb.CheckpointChoice
+	mem       *grant // the memory reserved for the layout (admission.go); release after the check
 }
 
 // discover reads the job from Flink's REST API (when named) and the checkpoint: the one given,
@@ -126,7 +133,7 @@ func (s *Server) discover(ctx context.Context, job *pb.FlinkJob, src *pb.Checkpo
 		src = &pb.CheckpointSource{Source: &pb.CheckpointSource_Uri{Uri: snap.URI}}
 	}
 	var err error
-	if d.layout, d.label, err = s.layout(ctx, src); err != nil {
+	if d.layout, d.label, d.mem, err = s.layout(ctx, src); err != nil {
 		return nil, err
 	}
 	if d.job != nil {
@@ -149,6 +156,12 @@ func (s *Server) checkDiscovered(ctx context.Context, req *pb.CheckRescaleReques
 	if err != nil {
 		return nil, discoveryStatus(ctx, err)
 	}
+	defer d.mem.release()
+	slot, err := s.adm.acquire(ctx, true, 0, false) // admission.go: the simulation holds a check slot
+	if err != nil {
+		return nil, err
+	}
+	defer slot.release()
 	opts := req.GetOptions()
 	if d.job != nil && opts.GetFlinkVersion() == "" && d.job.FlinkVersion != "" {
 		if opts == nil {

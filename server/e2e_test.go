@@ -456,7 +456,7 @@ func TestE2EDrain(t *testing.T) {
 		done <- result{rep, err}
 	}()
 	// The upload is in flight once the server counts it.
-	waitFor(t, func() bool { return metricValue(t, d, "preflight_checks_in_flight") == 1 })
+	waitFor(t, func() bool { return metricValue(t, d, "preflight_uploads_receiving") == 1 })
 	d.cmd.Process.Signal(syscall.SIGTERM)
 	hc := healthpb.NewHealthClient(c.Conn())
 	waitFor(t, func() bool {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	"google.golang.org/genproto/googleapis/rpc/errdetails"
 	"google.golang.org/grpc/codes"
@@ -87,13 +88,20 @@ func sourceStatus(se *source.Error) error {
 	case source.TooLarge:
 		code = codes.ResourceExhausted
 	case source.Unavailable:
-		st := status.New(codes.Unavailable, se.Error())
-		if d, err := st.WithDetails(&errdetails.RetryInfo{RetryDelay: durationpb.New(se.RetryAfter)}); err == nil {
+		st := status.New(codes.Unavailable, se.Public())
+		if d, err := st.WithDetails(&errdetails.RetryInfo{RetryDelay: durationpb.New(clampRetry(se.RetryAfter))}); err == nil {
 			st = d
 		}
 		return st.Err()
 	}
-	return status.Error(code, se.Error())
+	// The caller sees the kind, its own path and the reason, never the underlying error (it can
+	// name server-side files); the request log carries it.
+	return status.Error(code, se.Public())
+}
+
+// clampRetry keeps every retry delay the server advises within 0..source.MaxRetryAfter.
+func clampRetry(d time.Duration) time.Duration {
+	return min(max(d, 0), source.MaxRetryAfter)
 }
 
 func errInvalid(format string, args ...any) error {

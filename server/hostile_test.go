@@ -382,6 +382,9 @@ func hostileCases(t *testing.T, td, allowDir string, compact, kafka []byte) []*h
 		{name: "upload cancelled midway", call: cancelledUpload(compact, false), want: codes.Canceled},
 		{name: "upload past its deadline midway", call: cancelledUpload(compact, true), want: codes.DeadlineExceeded},
 		{name: "upload without a header", call: rawUpload(nil, compact), want: codes.InvalidArgument, msg: "header"},
+		{name: "upload sending more than its size_bytes", call: upload(compact, int64(len(compact))-7), want: codes.InvalidArgument, msg: "announced"},
+		{name: "upload sending less than its size_bytes", call: upload(compact, int64(len(compact))+7), want: codes.InvalidArgument, msg: "announced"},
+		{name: "upload with a negative size_bytes", call: upload(compact, -1), want: codes.InvalidArgument, msg: "negative"},
 		{name: "upload with a second header", call: rawUpload(&pb.UploadHeader{}, compact[:100], &pb.UploadHeader{}), want: codes.InvalidArgument, msg: "second header"},
 		// Sources outside the allowlist, or nowhere.
 		{name: "dot-dot out of the allowlist", call: check(uriReq(allowDir+"/../outside/_metadata", nil, nil)), want: codes.PermissionDenied},

@@ -2,7 +2,10 @@ package server
 
 import (
 	"context"
+	"encoding/json"
+	"fmt"
 	"net/http"
+	"sort"
 	"strings"
 
 	"github.com/grpc-ecosystem/grpc-gateway/v2/runtime"
@@ -27,10 +30,11 @@ func (s *Server) newHTTPHandler(reg *prometheus.Registry) (http.Handler, error) 
 		}),
 		runtime.WithOutgoingHeaderMatcher(func(k string) (string, bool) {
 			if k == RequestIDHeader {
-				return "X-Request-Id", true
+				return "", false // withRequestID has set it, to the same ID
 			}
 			return runtime.MetadataHeaderPrefix + k, true
 		}),
+		runtime.WithRoutingErrorHandler(methodNotAllowed),
 	)
 	if err := pb.RegisterPreflightServiceHandlerServer(context.Background(), gw, &gatewayService{s: s}); err != nil {
 		return nil, err
@@ -39,7 +43,7 @@ func (s *Server) newHTTPHandler(reg *prometheus.Registry) (http.Handler, error) 
 	bodyLimit := int64(s.cfg.maxRecvMsgBytes()) * 4 / 3
 	mux := http.NewServeMux()
 	limited := http.MaxBytesHandler(gw, bodyLimit)
-	mux.HandleFunc("/v1/", func(w http.ResponseWriter, r *http.Request) {
+	v1 := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		// Refuse an announced oversize body with the code gRPC callers get for it; a chunked one
 		// is cut by MaxBytesHandler (the gateway then answers 400).
 		if r.ContentLength > bodyLimit {
@@ -50,19 +54,79 @@ func (s *Server) newHTTPHandler(reg *prometheus.Registry) (http.Handler, error) 
 		}
 		limited.ServeHTTP(w, r)
 	})
+	mux.Handle("/v1/", withBodyDeadline(s.cfg.HTTPBodyTimeout, v1))
 	mux.Handle("GET /metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
 	mux.HandleFunc("GET /openapi.json", func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
 		w.Write(openAPI)
 	})
-	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
-		if s.draining.Load() {
-			http.Error(w, "draining", http.StatusServiceUnavailable)
-			return
+	// On the API listener /healthz keeps its original meaning, "ready to take work" (503 while
+	// draining); the ops listener separates liveness from readiness.
+	mux.HandleFunc("GET /healthz", s.readyz)
+	mux.HandleFunc("GET /readyz", s.readyz)
+	return withRequestID(mux), nil
+}
+
+// apiMethods maps each path of the JSON API to its methods, from the OpenAPI document generated
+// from the same HTTP rules as the gateway.
+var apiMethods = func() map[string][]string {
+	var doc struct {
+		Paths map[string]map[string]json.RawMessage `json:"paths"`
+	}
+	out := map[string][]string{}
+	if json.Unmarshal(openAPI, &doc) != nil {
+		return out
+	}
+	for p, ops := range doc.Paths {
+		for m := range ops {
+			out[p] = append(out[p], strings.ToUpper(m))
 		}
-		w.Write([]byte("ok\n"))
-	})
-	return mux, nil
+		sort.Strings(out[p])
+	}
+	return out
+}()
+
+// allowedMethods are the methods of the API path matching p ("{x}" matches one segment).
+func allowedMethods(p string) []string {
+	if m, ok := apiMethods[p]; ok {
+		return m
+	}
+	segs := strings.Split(p, "/")
+	for tmpl, m := range apiMethods {
+		ts := strings.Split(tmpl, "/")
+		if len(ts) != len(segs) {
+			continue
+		}
+		match := true
+		for i := range ts {
+			if ts[i] != segs[i] && !strings.HasPrefix(ts[i], "{") {
+				match = false
+				break
+			}
+		}
+		if match {
+			return m
+		}
+	}
+	return nil
+}
+
+// methodNotAllowed answers a known path with the wrong method 405 with Allow (the gateway's
+// default says 501 Unimplemented); other routing errors keep the default.
+func methodNotAllowed(ctx context.Context, mux *runtime.ServeMux, m runtime.Marshaler, w http.ResponseWriter, r *http.Request, code int) {
+	allow := allowedMethods(r.URL.Path)
+	if code != http.StatusMethodNotAllowed || len(allow) == 0 {
+		runtime.DefaultRoutingErrorHandler(ctx, mux, m, w, r, code)
+		return
+	}
+	w.Header().Set("Allow", strings.Join(allow, ", "))
+	w.Header().Set("Content-Type", m.ContentType(nil))
+	st := status.New(codes.Unimplemented, fmt.Sprintf("method %s not allowed on %s; use %s", r.Method, r.URL.Path, strings.Join(allow, " or ")))
+	body, err := m.Marshal(st.Proto())
+	w.WriteHeader(http.StatusMethodNotAllowed)
+	if err == nil {
+		w.Write(body)
+	}
 }
 
 // gatewayService runs gateway calls through the gRPC interceptor chain, so HTTP callers get the

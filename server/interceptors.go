@@ -10,13 +10,11 @@ import (
 	"sync"
 	"time"
 
-	"google.golang.org/genproto/googleapis/rpc/errdetails"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/peer"
 	"google.golang.org/grpc/status"
-	"google.golang.org/protobuf/types/known/durationpb"
 
 	pb "github.com/flinkpreflight/preflight/proto/preflight/v1"
 )
@@ -53,13 +51,15 @@ func RequestID(ctx context.Context) string {
 
 // The interceptors, outermost first: observe (request ID, log, RPC metrics) sees the final code
 // of everything below it, including recovered panics; recover turns a panic into INTERNAL;
-// deadline bounds the request; limit admits at most MaxConcurrent checks.
+// deadline bounds the request. Admission (memory and check slots, admission.go) happens inside
+// the handlers, because what a request needs is known only once its size is, and a check slot is
+// taken only once the file has arrived.
 func (s *Server) unaryInterceptors() []grpc.UnaryServerInterceptor {
-	return []grpc.UnaryServerInterceptor{s.observeUnary, s.recoverUnary, s.deadlineUnary, s.limitUnary}
+	return []grpc.UnaryServerInterceptor{s.observeUnary, s.recoverUnary, s.deadlineUnary}
 }
 
 func (s *Server) streamInterceptors() []grpc.StreamServerInterceptor {
-	return []grpc.StreamServerInterceptor{s.observeStream, s.recoverStream, s.deadlineStream, s.limitStream}
+	return []grpc.StreamServerInterceptor{s.observeStream, s.recoverStream, s.deadlineStream}
 }
 
 // chainUnary composes interceptors into one, for the HTTP gateway, which calls the service in
@@ -91,6 +91,10 @@ func requestID(ctx context.Context) string {
 			}
 		}
 	}
+	return newRequestID()
+}
+
+func newRequestID() string {
 	var b [8]byte
 	rand.Read(b[:])
 	return hex.EncodeToString(b[:])
@@ -226,54 +230,3 @@ func isCheck(method string) bool {
 	return strings.HasPrefix(method, "/"+pb.PreflightService_ServiceDesc.ServiceName+"/")
 }
 
-// acquire takes a concurrency slot, waiting at most QueueWait (and never past the deadline).
-func (s *Server) acquire(ctx context.Context) (func(), error) {
-	release := func() { <-s.slots; s.metrics.inflight.Dec() }
-	select {
-	case s.slots <- struct{}{}:
-		s.metrics.inflight.Inc()
-		return release, nil
-	default:
-	}
-	if s.cfg.QueueWait > 0 {
-		t := time.NewTimer(s.cfg.QueueWait)
-		defer t.Stop()
-		select {
-		case s.slots <- struct{}{}:
-			s.metrics.inflight.Inc()
-			return release, nil
-		case <-ctx.Done():
-			return nil, toStatus(ctx, ctx.Err())
-		case <-t.C:
-		}
-	}
-	st := status.New(codes.ResourceExhausted, "server busy: all check slots in use; retry later or elsewhere")
-	if d, err := st.WithDetails(&errdetails.RetryInfo{RetryDelay: durationpb.New(time.Second)}); err == nil {
-		st = d
-	}
-	return nil, st.Err()
-}
-
-func (s *Server) limitUnary(ctx context.Context, req any, info *grpc.UnaryServerInfo, handler grpc.UnaryHandler) (any, error) {
-	if !isCheck(info.FullMethod) {
-		return handler(ctx, req)
-	}
-	release, err := s.acquire(ctx)
-	if err != nil {
-		return nil, err
-	}
-	defer release()
-	return handler(ctx, req)
-}
-
-func (s *Server) limitStream(srv any, ss grpc.ServerStream, info *grpc.StreamServerInfo, handler grpc.StreamHandler) error {
-	if !isCheck(info.FullMethod) {
-		return handler(srv, ss)
-	}
-	release, err := s.acquire(ss.Context())
-	if err != nil {
-		return err
-	}
-	defer release()
-	return handler(srv, ss)
-}

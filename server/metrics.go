@@ -15,6 +15,13 @@ type metrics struct {
 	decodedBytes prometheus.Counter
 	decodeSecs   prometheus.Histogram
 	cache        *prometheus.CounterVec // result: hit, shared, miss
+	// Admission (admission.go) and uploads.
+	memReserved prometheus.Gauge
+	memBudget   prometheus.Gauge
+	cacheBytes  prometheus.Gauge
+	queued      prometheus.Gauge
+	receiving   prometheus.Gauge
+	uploadEnds  *prometheus.CounterVec // reason: idle, size-mismatch
 }
 
 func newMetrics(reg *prometheus.Registry) *metrics {
@@ -43,6 +50,25 @@ func newMetrics(reg *prometheus.Registry) *metrics {
 			Name: "preflight_layout_cache_requests_total", Help: "Layout lookups by URI, by result: hit (cached), shared (joined a decode in flight), miss (decoded).",
 		}, []string{"result"}),
 	}
+	m.memReserved = prometheus.NewGauge(prometheus.GaugeOpts{
+		Name: "preflight_memory_reserved_bytes", Help: "Memory reserved by requests under the memory budget (estimates; cached layouts excluded).",
+	})
+	m.memBudget = prometheus.NewGauge(prometheus.GaugeOpts{
+		Name: "preflight_memory_budget_bytes", Help: "The memory budget (--memory-budget).",
+	})
+	m.cacheBytes = prometheus.NewGauge(prometheus.GaugeOpts{
+		Name: "preflight_layout_cache_bytes", Help: "Measured bytes of the cached layouts.",
+	})
+	m.queued = prometheus.NewGauge(prometheus.GaugeOpts{
+		Name: "preflight_admission_waiting", Help: "Requests waiting for a check slot or memory.",
+	})
+	m.receiving = prometheus.NewGauge(prometheus.GaugeOpts{
+		Name: "preflight_uploads_receiving", Help: "CheckRescaleUpload streams still receiving the file.",
+	})
+	m.uploadEnds = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "preflight_uploads_refused_total", Help: "Uploads the server ended, by reason: idle (no message within --upload-idle-timeout), size-mismatch (bytes differ from the header's size_bytes).",
+	}, []string{"reason"})
+	reg.MustRegister(m.memReserved, m.memBudget, m.cacheBytes, m.queued, m.receiving, m.uploadEnds)
 	reg.MustRegister(m.rpcs, m.rpcSeconds, m.inflight, m.verdicts, m.decodedBytes, m.decodeSecs, m.cache)
 	return m
 }

@@ -48,10 +48,11 @@ type Server struct {
 	flightMu sync.Mutex
 	flights  map[string]*flight // decodes in progress, by cache key
 	metrics  *metrics
-	slots    chan struct{}
+	adm      *admission
 	svc      *service
 	unary    grpc.UnaryServerInterceptor // the chain, also applied to gateway calls
 	httpH    http.Handler
+	opsH     http.Handler
 	tls      *tls.Config
 
 	draining atomic.Bool
@@ -62,14 +63,18 @@ type Server struct {
 // New assembles a server; it listens nowhere until Serve.
 func New(cfg Config) (*Server, error) {
 	cfg.setDefaults()
-	s := &Server{cfg: cfg, log: cfg.Logger, cache: newLayoutCache(cfg.CacheEntries), flights: map[string]*flight{}, slots: make(chan struct{}, cfg.MaxConcurrent)}
+	s := &Server{log: cfg.Logger, flights: map[string]*flight{}}
+	s.cfg = cfg
+	s.cache = newLayoutCache(cfg.CacheEntries, cfg.CacheBytes)
 	reg := cfg.Registry
 	if reg == nil {
 		reg = newRegistry()
 	}
 	s.metrics = newMetrics(reg)
+	s.metrics.memBudget.Set(float64(cfg.MemoryBudget))
+	s.adm = newAdmission(&s.cfg, s.cache, s.metrics)
 	var err error
-	s.sources, err = source.New(source.Config{Allow: cfg.Allow, EnableHTTP: cfg.EnableHTTPSources, MaxBytes: cfg.MaxUploadBytes})
+	s.sources, err = source.New(source.Config{Allow: cfg.Allow, EnableHTTP: cfg.EnableHTTPSources, MaxBytes: cfg.MaxUploadBytes, UpstreamTimeout: cfg.UpstreamTimeout})
 	if err != nil {
 		return nil, err
 	}
@@ -100,6 +105,7 @@ func New(cfg Config) (*Server, error) {
 		s.sources.Close()
 		return nil, err
 	}
+	s.opsH = s.newOpsHandler(reg)
 	return s, nil
 }
 
@@ -130,10 +136,13 @@ func loadTLS(cfg Config) (*tls.Config, error) {
 	return t, nil
 }
 
+// Config is the configuration in effect, defaults applied.
+func (s *Server) Config() Config { return s.cfg }
+
 // GRPCServer is the assembled gRPC server (for in-process listeners such as bufconn).
 func (s *Server) GRPCServer() *grpc.Server { return s.grpc }
 
-// HTTPHandler serves the JSON API, /metrics, /openapi.json and /healthz.
+// HTTPHandler serves the JSON API, /metrics, /openapi.json, /healthz and /readyz.
 func (s *Server) HTTPHandler() http.Handler { return s.httpH }
 
 // ServeGRPC serves gRPC on l until Shutdown.
@@ -141,14 +150,10 @@ func (s *Server) ServeGRPC(l net.Listener) error { return s.grpc.Serve(l) }
 
 // ServeHTTPListener serves HTTPHandler on l (with TLS when configured) until Shutdown.
 func (s *Server) ServeHTTPListener(l net.Listener) error {
-	srv := &http.Server{Handler: s.httpH, ReadHeaderTimeout: 10 * time.Second, ErrorLog: slog.NewLogLogger(s.log.Handler(), slog.LevelWarn)}
-	s.mu.Lock()
-	if s.draining.Load() {
-		s.mu.Unlock()
+	srv := s.newHTTPServer(s.httpH)
+	if !s.track(srv) {
 		return http.ErrServerClosed
 	}
-	s.httpSrvs = append(s.httpSrvs, srv)
-	s.mu.Unlock()
 	if s.tls != nil {
 		l = tls.NewListener(l, s.tls)
 	}
@@ -157,6 +162,17 @@ func (s *Server) ServeHTTPListener(l net.Listener) error {
 		return nil
 	}
 	return err
+}
+
+// track registers srv for Shutdown and Close; false once draining.
+func (s *Server) track(srv *http.Server) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.draining.Load() {
+		return false
+	}
+	s.httpSrvs = append(s.httpSrvs, srv)
+	return true
 }
 
 // Shutdown drains: health turns NOT_SERVING (gRPC and /healthz) for DrainDelay, then the servers

@@ -236,16 +236,18 @@ func TestUploadCancelNoLeak(t *testing.T) {
 			errc := make(chan error, 1)
 			go func() { _, err := h.c.Upload(ctx, r, &pb.UploadHeader{}); errc <- err }()
 			if tc.code == codes.Canceled {
-				waitFor(t, func() bool { return testutil.ToFloat64(h.s.metrics.inflight) == 1 })
+				waitFor(t, func() bool { return testutil.ToFloat64(h.s.metrics.receiving) == 1 })
 				cancel()
 			}
 			if err := <-errc; status.Code(err) != tc.code {
 				t.Fatalf("err = %v, want %v", err, tc.code)
 			}
-			// The server side ends too: its slot is released and the RPC is logged as ended (as
+			// The server side ends too: its memory is released and the RPC is logged as ended (as
 			// Canceled or DeadlineExceeded: at a deadline, the client's RST_STREAM and the
 			// server's own timer race).
-			waitFor(t, func() bool { return testutil.ToFloat64(h.s.metrics.inflight) == 0 })
+			waitFor(t, func() bool {
+				return testutil.ToFloat64(h.s.metrics.receiving) == 0 && testutil.ToFloat64(h.s.metrics.memReserved) == 0
+			})
 			waitFor(t, func() bool {
 				l := h.logs.String()
 				return strings.Count(l, `"code":"Canceled"`)+strings.Count(l, `"code":"DeadlineExceeded"`) == i+1
@@ -267,18 +269,27 @@ func waitFor(t *testing.T, cond func() bool) {
 	}
 }
 
+// TestConcurrencyLimit: with every check slot taken and no queue, a check is refused with
+// RESOURCE_EXHAUSTED and a RetryInfo hint; an upload still arriving holds no slot.
 func TestConcurrencyLimit(t *testing.T) {
 	noLeaks(t)
 	td := testdataDir(t)
-	h := startInProcess(t, Config{Allow: []string{td}, MaxConcurrent: 1})
+	h := startInProcess(t, Config{Allow: []string{td}, MaxConcurrent: 1, QueueWait: -1})
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { _, err := h.c.Upload(ctx, blockingReader{ctx}, &pb.UploadHeader{}); done <- err }()
-	waitFor(t, func() bool { return testutil.ToFloat64(h.s.metrics.inflight) == 1 })
-	_, err := h.c.Check(context.Background(), &pb.CheckRescaleRequest{
-		Checkpoint: &pb.CheckpointSource{Source: &pb.CheckpointSource_Uri{Uri: filepath.Join(td, "compact-sink")}}})
-	if status.Code(err) != codes.ResourceExhausted {
-		t.Fatalf("second check: %v, want ResourceExhausted", err)
+	waitFor(t, func() bool { return testutil.ToFloat64(h.s.metrics.receiving) == 1 })
+	req := &pb.CheckRescaleRequest{Checkpoint: &pb.CheckpointSource{Source: &pb.CheckpointSource_Uri{Uri: filepath.Join(td, "compact-sink")}}}
+	if _, err := h.c.Check(context.Background(), req); err != nil {
+		t.Fatalf("check beside an upload still arriving: %v", err)
+	}
+	slot, err := h.s.adm.acquire(context.Background(), true, 0, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = h.c.Check(context.Background(), req)
+	if status.Code(err) != codes.ResourceExhausted || !strings.Contains(status.Convert(err).Message(), "check slots") {
+		t.Fatalf("check with the slot taken: %v, want ResourceExhausted naming the slots", err)
 	}
 	var retry *errdetails.RetryInfo
 	for _, d := range status.Convert(err).Details() {
@@ -291,11 +302,11 @@ func TestConcurrencyLimit(t *testing.T) {
 	if err := h.c.Health(context.Background()); err != nil {
 		t.Errorf("health while full: %v", err)
 	}
+	slot.release()
 	cancel()
 	<-done
 	waitFor(t, func() bool { return testutil.ToFloat64(h.s.metrics.inflight) == 0 })
-	if _, err := h.c.Check(context.Background(), &pb.CheckRescaleRequest{
-		Checkpoint: &pb.CheckpointSource{Source: &pb.CheckpointSource_Uri{Uri: filepath.Join(td, "compact-sink")}}}); status.Code(err) == codes.ResourceExhausted {
+	if _, err := h.c.Check(context.Background(), req); err != nil {
 		t.Fatalf("after release: %v", err)
 	}
 }
@@ -441,10 +452,10 @@ func TestCacheAndMetrics(t *testing.T) {
 }
 
 func TestLayoutCacheEvicts(t *testing.T) {
-	c := newLayoutCache(2)
+	c := newLayoutCache(2, 1<<20)
 	for _, k := range []string{"a", "b", "a", "c"} { // "a" is refreshed, so "b" goes
 		if _, ok := c.get(k); !ok {
-			c.put(k, nil)
+			c.put(k, cacheValue{bytes: 100}, 1<<30)
 		}
 	}
 	if _, ok := c.get("b"); ok || c.len() != 2 {
@@ -549,7 +560,8 @@ func TestConcurrentChecksDecodeOnce(t *testing.T) {
 // TestCachedLayoutLeaderCancelled: a waiter does not inherit the cancellation of the request
 // that happened to start the decode; it decodes itself.
 func TestCachedLayoutLeaderCancelled(t *testing.T) {
-	s := &Server{cfg: Config{CacheEntries: 4}, cache: newLayoutCache(4), flights: map[string]*flight{}, metrics: newMetrics(prometheus.NewRegistry())}
+	s := &Server{cfg: Config{CacheEntries: 4, MemoryBudget: 1 << 30}, cache: newLayoutCache(4, 1<<30), flights: map[string]*flight{}, metrics: newMetrics(prometheus.NewRegistry())}
+	s.adm = newAdmission(&s.cfg, s.cache, s.metrics)
 	leaderCtx, cancelLeader := context.WithCancel(context.Background())
 	started := make(chan struct{})
 	leaderErr := make(chan error, 1)
@@ -582,7 +594,7 @@ func TestCachedLayoutLeaderCancelled(t *testing.T) {
 	if l := <-waiterDone; l == nil || l.CheckpointID != 7 {
 		t.Fatalf("waiter got %v", l)
 	}
-	if l, ok := s.cache.get("k"); !ok || l.CheckpointID != 7 {
+	if v, ok := s.cache.get("k"); !ok || v.layout.CheckpointID != 7 {
 		t.Error("waiter's decode not cached")
 	}
 }

@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
 
 	"github.com/flinkpreflight/preflight/internal/checkpoint"
 	"github.com/flinkpreflight/preflight/internal/engine"
@@ -26,10 +28,11 @@ func (v *service) CheckRescale(ctx context.Context, req *pb.CheckRescaleRequest)
 	if req.GetJob() != nil || req.GetCheckpoint().GetLatest() {
 		return v.s.checkDiscovered(ctx, req) // autoscaler pre-flight (issue #11): server/decide.go
 	}
-	layout, label, err := v.s.layout(ctx, req.GetCheckpoint())
+	layout, label, mem, err := v.s.layout(ctx, req.GetCheckpoint())
 	if err != nil {
 		return nil, toStatus(ctx, err)
 	}
+	defer mem.release()
 	report, err := v.s.check(ctx, layout, label, req.GetPlan(), req.GetOptions())
 	if err != nil {
 		return nil, toStatus(ctx, err)
@@ -38,19 +41,26 @@ func (v *service) CheckRescale(ctx context.Context, req *pb.CheckRescaleRequest)
 }
 
 func (v *service) InspectCheckpoint(ctx context.Context, req *pb.InspectCheckpointRequest) (*pb.InspectCheckpointResponse, error) {
-	layout, label, err := v.s.layout(ctx, req.GetCheckpoint())
+	layout, label, mem, err := v.s.layout(ctx, req.GetCheckpoint())
 	if err != nil {
 		return nil, toStatus(ctx, err)
 	}
+	defer mem.release()
 	addLog(ctx, slog.String("source", label), slog.Int64("metadata_bytes", layout.Size))
 	return v.s.cfg.Engine.InspectLayout(layout, label), nil
 }
 
 // CheckRescaleUpload decodes while receiving: the chunks feed the decoder through an io.Reader,
-// so memory stays at one chunk plus the layout whatever the file size.
+// so memory stays at one chunk plus the layout whatever the file size. Receiving holds memory
+// from the budget (estimated from the header's size_bytes, grown as bytes arrive when the size
+// is unknown) but no check slot: the slot is taken once the whole file has arrived, for the
+// simulation only, so slow or stalled senders cannot occupy the slots. A client that sends no
+// message for UploadIdleTimeout is cut off.
 func (v *service) CheckRescaleUpload(stream grpc.ClientStreamingServer[pb.CheckRescaleUploadRequest, pb.CheckRescaleUploadResponse]) error {
 	ctx := stream.Context()
-	first, err := stream.Recv()
+	rx := v.s.receive(ctx, stream)
+	defer rx.stop()
+	first, err := rx.next()
 	if err != nil {
 		return toStatus(ctx, err)
 	}
@@ -59,23 +69,36 @@ func (v *service) CheckRescaleUpload(stream grpc.ClientStreamingServer[pb.CheckR
 		return errInvalid("the first message of an upload must be the header")
 	}
 	max := v.s.cfg.MaxUploadBytes
-	if h.GetSizeBytes() > max {
-		return toStatus(ctx, &limitError{fmt.Sprintf("upload of %d bytes exceeds the limit of %d bytes", h.GetSizeBytes(), max)})
+	size := h.GetSizeBytes()
+	switch {
+	case size < 0:
+		return errInvalid("upload header: size_bytes %d is negative", size)
+	case size > max:
+		return toStatus(ctx, &limitError{fmt.Sprintf("upload of %d bytes exceeds the limit of %d bytes", size, max)})
 	}
 	label := h.GetName()
 	if label == "" {
 		label = "upload"
 	}
-	r := &uploadReader{stream: stream, max: max}
+	mem, err := v.s.adm.acquire(ctx, false, estimateBytes(size), true)
+	if err != nil {
+		return err
+	}
+	defer mem.release()
+	v.s.metrics.receiving.Inc()
+	r := &uploadReader{rx: rx, max: max, announced: size, mem: mem, m: v.s.metrics}
 	layout, err := v.s.decode(ctx, r, label)
 	if err == nil {
 		// The decoder may stop before the end (nothing after the trailer matters); read the rest
-		// so the byte limit holds for the whole upload and the client's CloseSend completes.
+		// so the byte limit and the announced size hold for the whole upload and the client's
+		// CloseSend completes.
 		_, err = io.Copy(io.Discard, r)
 	}
+	v.s.metrics.receiving.Dec()
 	if err != nil {
 		return toStatus(ctx, err)
 	}
+	mem.received()
 	report, err := v.s.check(ctx, layout, label, h.GetPlan(), h.GetOptions())
 	if err != nil {
 		return toStatus(ctx, err)
@@ -83,13 +106,17 @@ func (v *service) CheckRescaleUpload(stream grpc.ClientStreamingServer[pb.CheckR
 	return stream.SendAndClose(&pb.CheckRescaleUploadResponse{Report: report})
 }
 
-// uploadReader presents the chunks of an upload as a stream of bytes.
+// uploadReader presents the chunks of an upload as a stream of bytes, enforcing the size limit,
+// the announced size and the memory budget as they arrive.
 type uploadReader struct {
-	stream grpc.ClientStreamingServer[pb.CheckRescaleUploadRequest, pb.CheckRescaleUploadResponse]
-	max    int64
-	n      int64
-	buf    []byte
-	err    error // sticky
+	rx        *receiver
+	max       int64
+	announced int64 // size_bytes of the header; 0: unknown
+	mem       *grant
+	m         *metrics
+	n         int64
+	buf       []byte
+	err       error // sticky
 }
 
 func (u *uploadReader) Read(p []byte) (int, error) {
@@ -97,7 +124,11 @@ func (u *uploadReader) Read(p []byte) (int, error) {
 		if u.err != nil {
 			return 0, u.err
 		}
-		msg, err := u.stream.Recv()
+		msg, err := u.rx.next()
+		if err == io.EOF && u.announced > 0 && u.n != u.announced {
+			u.m.uploadEnds.WithLabelValues("size-mismatch").Inc()
+			err = errInvalid("upload ended after %d bytes; its header announced size_bytes %d", u.n, u.announced)
+		}
 		if err != nil {
 			u.err = err // io.EOF at the client's CloseSend
 			return 0, err
@@ -108,8 +139,17 @@ func (u *uploadReader) Read(p []byte) (int, error) {
 		}
 		u.buf = msg.GetChunk()
 		u.n += int64(len(u.buf))
-		if u.n > u.max {
+		switch {
+		case u.n > u.max:
 			u.err = &limitError{fmt.Sprintf("upload exceeds the limit of %d bytes", u.max)}
+		case u.announced > 0 && u.n > u.announced:
+			u.m.uploadEnds.WithLabelValues("size-mismatch").Inc()
+			u.err = errInvalid("upload sent more than the %d bytes its header announced (size_bytes)", u.announced)
+		case u.announced == 0 && estimateBytes(u.n) > u.mem.mem:
+			// Unknown size: reserve ahead in steps of 1 MiB of file.
+			u.err = u.mem.grow(estimateBytes(u.n + 1<<20))
+		}
+		if u.err != nil {
 			u.buf = nil
 			return 0, u.err
 		}
@@ -119,28 +159,127 @@ func (u *uploadReader) Read(p []byte) (int, error) {
 	return n, nil
 }
 
+// receiver reads an upload's messages in its own goroutine, so that the handler can stop waiting
+// for a client that sends nothing: gRPC's Recv cannot be interrupted, but returning from the
+// handler ends the stream, which ends the Recv.
+type receiver struct {
+	ctx  context.Context
+	msgs chan recvResult
+	done chan struct{}
+	idle time.Duration
+	m    *metrics
+}
+
+type recvResult struct {
+	msg *pb.CheckRescaleUploadRequest
+	err error
+}
+
+func (s *Server) receive(ctx context.Context, stream grpc.ClientStreamingServer[pb.CheckRescaleUploadRequest, pb.CheckRescaleUploadResponse]) *receiver {
+	r := &receiver{ctx: ctx, msgs: make(chan recvResult), done: make(chan struct{}), idle: s.cfg.UploadIdleTimeout, m: s.metrics}
+	go func() {
+		for {
+			msg, err := stream.Recv()
+			select {
+			case r.msgs <- recvResult{msg, err}:
+			case <-r.done:
+				return
+			}
+			if err != nil {
+				return
+			}
+		}
+	}()
+	return r
+}
+
+// next is the next message, io.EOF after the client's CloseSend, or an error: the stream's, the
+// context's, or DEADLINE_EXCEEDED after UploadIdleTimeout without a message.
+func (r *receiver) next() (*pb.CheckRescaleUploadRequest, error) {
+	t := time.NewTimer(r.idle)
+	defer t.Stop()
+	select {
+	case res := <-r.msgs:
+		return res.msg, res.err
+	case <-r.ctx.Done():
+		return nil, r.ctx.Err()
+	case <-t.C:
+		r.m.uploadEnds.WithLabelValues("idle").Inc()
+		return nil, status.Errorf(codes.DeadlineExceeded, "upload idle: no message for %v (--upload-idle-timeout)", r.idle)
+	}
+}
+
+func (r *receiver) stop() { close(r.done) }
+
 // layout returns the decoded layout of a request's checkpoint, from the cache when the source
-// can tell that the file has not changed.
-func (s *Server) layout(ctx context.Context, src *pb.CheckpointSource) (*checkpoint.Layout, string, error) {
+// can tell that the file has not changed, with the memory the request holds for it (release it
+// after the check).
+func (s *Server) layout(ctx context.Context, src *pb.CheckpointSource) (*checkpoint.Layout, string, *grant, error) {
 	switch x := src.GetSource().(type) {
 	case *pb.CheckpointSource_Metadata:
-		if n := int64(len(x.Metadata)); n > s.cfg.MaxInlineBytes {
-			return nil, "", &limitError{fmt.Sprintf("inline metadata of %d bytes exceeds the limit of %d bytes; use CheckRescaleUpload", n, s.cfg.MaxInlineBytes)}
+		n := int64(len(x.Metadata))
+		if n > s.cfg.MaxInlineBytes {
+			return nil, "", nil, &limitError{fmt.Sprintf("inline metadata of %d bytes exceeds the limit of %d bytes; use CheckRescaleUpload", n, s.cfg.MaxInlineBytes)}
+		}
+		mem, err := s.adm.acquire(ctx, false, estimateBytes(n), false)
+		if err != nil {
+			return nil, "", nil, err
 		}
 		l, err := s.decode(ctx, bytes.NewReader(x.Metadata), "inline")
-		return l, "inline", err
+		if err != nil {
+			mem.release()
+			return nil, "", nil, err
+		}
+		return l, "inline", mem, nil
 	case *pb.CheckpointSource_Uri:
 		obj, err := s.sources.Open(ctx, x.Uri)
 		if err != nil {
-			return nil, "", err
+			addLog(ctx, slog.String("source_error", err.Error()))
+			return nil, "", nil, err
 		}
 		defer obj.Close()
+		need := estimateBytes(obj.Size)
+		if v, ok := s.cache.get(obj.CacheKey); ok {
+			need = RequestBaseBytes + CachedCheckFactor*v.bytes
+		}
+		mem, err := s.adm.acquire(ctx, false, need, false)
+		if err != nil {
+			return nil, "", nil, err
+		}
+		var r io.Reader = obj
+		if obj.Size < 0 {
+			r = &growingReader{r: obj, mem: mem}
+		}
 		l, err := s.cachedLayout(ctx, obj.CacheKey, func(ctx context.Context) (*checkpoint.Layout, error) {
-			return s.decode(ctx, obj, obj.URI)
+			return s.decode(ctx, r, obj.URI)
 		})
-		return l, obj.URI, err
+		if err != nil {
+			addLog(ctx, slog.String("source_error", err.Error()))
+			mem.release()
+			return nil, "", nil, err
+		}
+		return l, obj.URI, mem, nil
 	}
-	return nil, "", errInvalid("checkpoint: set uri or metadata")
+	return nil, "", nil, errInvalid("checkpoint: set uri or metadata")
+}
+
+// growingReader grows a memory grant as a source of unknown size (an http response without
+// Content-Length) yields bytes.
+type growingReader struct {
+	r   io.Reader
+	mem *grant
+	n   int64
+}
+
+func (g *growingReader) Read(p []byte) (int, error) {
+	n, err := g.r.Read(p)
+	g.n += int64(n)
+	if estimateBytes(g.n) > g.mem.mem {
+		if gerr := g.mem.grow(estimateBytes(g.n + 1<<20)); gerr != nil {
+			return n, gerr
+		}
+	}
+	return n, err
 }
 
 // cachedLayout returns the layout cached under key, or decodes it once however many requests
@@ -152,16 +291,16 @@ func (s *Server) cachedLayout(ctx context.Context, key string, decode func(conte
 	if key == "" || s.cfg.CacheEntries < 0 {
 		return decode(ctx)
 	}
-	if l, ok := s.cache.get(key); ok {
+	if v, ok := s.cache.get(key); ok {
 		s.metrics.cache.WithLabelValues("hit").Inc()
-		return l, nil
+		return v.layout, nil
 	}
 	for {
 		s.flightMu.Lock()
-		if l, ok := s.cache.get(key); ok { // a flight may have landed since the first look
+		if v, ok := s.cache.get(key); ok { // a flight may have landed since the first look
 			s.flightMu.Unlock()
 			s.metrics.cache.WithLabelValues("hit").Inc()
-			return l, nil
+			return v.layout, nil
 		}
 		f, waiting := s.flights[key]
 		if !waiting {
@@ -175,7 +314,7 @@ func (s *Server) cachedLayout(ctx context.Context, key string, decode func(conte
 			f.layout, f.err = decode(ctx)
 			f.ctxErr = f.err != nil && ctx.Err() != nil
 			if f.err == nil {
-				s.cache.put(key, f.layout)
+				s.adm.cachePut(key, cacheValue{f.layout, deepSize(f.layout)})
 			}
 			s.flightMu.Lock()
 			delete(s.flights, key)
@@ -239,8 +378,14 @@ func (c *countingReader) Read(p []byte) (int, error) {
 	return n, err
 }
 
+// check simulates and applies the rules, holding a check slot (waiting for one at most QueueWait).
 func (s *Server) check(ctx context.Context, l *checkpoint.Layout, label string, plan *pb.RescalePlan, opts *pb.CheckOptions) (*pb.RescaleReport, error) {
 	addLog(ctx, slog.String("source", label), slog.Int64("metadata_bytes", l.Size))
+	slot, err := s.adm.acquire(ctx, true, 0, false)
+	if err != nil {
+		return nil, err
+	}
+	defer slot.release()
 	report, err := s.cfg.Engine.CheckLayout(ctx, l, label, plan, opts)
 	if err != nil {
 		return nil, err

@@ -62,6 +62,8 @@ type options struct {
 	requests, conc       int
 	lowConc, lowRequests int
 	rounds, decodeRuns   int
+	soakN                int
+	soakOnly             bool
 	stepTimeout          time.Duration
 }
 
@@ -77,6 +79,8 @@ func main() {
 	flag.IntVar(&o.lowRequests, "low-n", 5000, "requests of the extra latency point")
 	flag.IntVar(&o.rounds, "rounds", 2, "alternating echo/check ghz rounds")
 	flag.IntVar(&o.decodeRuns, "decode-runs", 3, "timed runs of each decode measurement (the best counts)")
+	flag.IntVar(&o.soakN, "soak-n", 10000, "requests of the soak (d); 0 skips it")
+	flag.BoolVar(&o.soakOnly, "soak-only", false, "run only the soak (d)")
 	flag.DurationVar(&o.stepTimeout, "step-timeout", 3*time.Minute, "bound on every single step")
 	flag.Parse()
 	if o.work == "" || o.bin == "" {
@@ -102,6 +106,9 @@ type row struct {
 func run(o options) error {
 	var rows []row
 	logf("machine: %d CPUs (GOMAXPROCS %d), load average %s", runtime.NumCPU(), runtime.GOMAXPROCS(0), loadavg())
+	if o.soakOnly {
+		return soakAndReport(o, rows)
+	}
 
 	// (a) cached CheckRescale vs health echo.
 	a, err := benchThroughput(o)
@@ -140,13 +147,31 @@ func run(o options) error {
 		rows = append(rows, r...)
 	}
 
+	return soakAndReport(o, rows)
+}
+
+// soakAndReport runs the soak (d) unless -soak-n=0, then prints and writes the table; a soak
+// failure is reported after the table.
+func soakAndReport(o options, rows []row) error {
+	var soakErr error
+	if o.soakN > 0 {
+		var r []row
+		r, soakErr = soak(o)
+		rows = append(rows, r...)
+	}
 	var out strings.Builder
 	fmt.Fprintf(&out, "\n| benchmark | metric | value | target | met |\n|---|---|---|---|---|\n")
 	for _, r := range rows {
 		fmt.Fprintf(&out, "| %s | %s | %s | %s | %s |\n", r.bench, r.metric, r.value, r.target, r.met)
 	}
 	fmt.Print(out.String())
-	return os.WriteFile(filepath.Join(o.work, "results.md"), []byte(out.String()), 0o644)
+	if err := os.WriteFile(filepath.Join(o.work, "results.md"), []byte(out.String()), 0o644); err != nil {
+		return err
+	}
+	if soakErr != nil {
+		return fmt.Errorf("(d) soak: %w", soakErr)
+	}
+	return nil
 }
 
 func logf(format string, args ...any) {
@@ -175,6 +200,7 @@ type daemon struct {
 	cmd    *exec.Cmd
 	addr   string
 	http   string // when started with --http-addr
+	opsURL string // when started with --ops-addr
 	stderr *bytes.Buffer
 	done   chan struct{}
 }
@@ -192,9 +218,10 @@ func startDaemon(o options, env []string, args ...string) (*daemon, error) {
 		return nil, err
 	}
 	wantHTTP := slices.ContainsFunc(args, func(a string) bool { return strings.HasPrefix(a, "--http-addr=") && a != "--http-addr=" })
-	addr := make(chan [2]string, 1)
+	wantOps := slices.ContainsFunc(args, func(a string) bool { return strings.HasPrefix(a, "--ops-addr=") && a != "--ops-addr=" })
+	addr := make(chan [3]string, 1)
 	go func() {
-		var a [2]string
+		var a [3]string
 		sent := false
 		sc := bufio.NewScanner(stdout)
 		for sc.Scan() {
@@ -204,7 +231,10 @@ func startDaemon(o options, env []string, args ...string) (*daemon, error) {
 			if v, ok := strings.CutPrefix(sc.Text(), "http-addr="); ok {
 				a[1] = v
 			}
-			if !sent && a[0] != "" && (!wantHTTP || a[1] != "") {
+			if v, ok := strings.CutPrefix(sc.Text(), "ops-addr="); ok {
+				a[2] = v
+			}
+			if !sent && a[0] != "" && (!wantHTTP || a[1] != "") && (!wantOps || a[2] != "") {
 				addr <- a
 				sent = true
 			}
@@ -213,7 +243,7 @@ func startDaemon(o options, env []string, args ...string) (*daemon, error) {
 	go func() { d.cmd.Wait(); close(d.done) }()
 	select {
 	case a := <-addr:
-		d.addr, d.http = a[0], a[1]
+		d.addr, d.http, d.opsURL = a[0], a[1], a[2]
 		return d, nil
 	case <-d.done:
 		return nil, fmt.Errorf("preflightd exited: %s", d.stderr)
@@ -234,9 +264,14 @@ func (d *daemon) stop() {
 }
 
 // metric reads a sample from the daemon's /metrics (-1 when absent).
-func (d *daemon) metric(name string) float64 {
+func (d *daemon) metric(name string) float64 { return scrape(d.http, name) }
+
+// ops reads a sample from the /metrics of the daemon's ops listener.
+func (d *daemon) ops(name string) float64 { return scrape(d.opsURL, name) }
+
+func scrape(addr, name string) float64 {
 	c := http.Client{Timeout: 10 * time.Second}
-	resp, err := c.Get("http://" + d.http + "/metrics")
+	resp, err := c.Get("http://" + addr + "/metrics")
 	if err != nil {
 		return -1
 	}
@@ -331,9 +366,9 @@ func runGhzAt(o options, conc, requests int, addr, call, data, out string) (*ghz
 
 func benchThroughput(o options) ([]row, error) {
 	// The example checkpoints are allowlisted so that the URI case is served from the layout
-	// cache. Checks wait for a slot rather than being shed (the default 2 × GOMAXPROCS slots
-	// would answer most of 50 concurrent callers RESOURCE_EXHAUSTED at once).
-	d, err := startDaemon(o, nil, "--allow="+filepath.Dir(filepath.Dir(o.cached)), "--queue-wait=10s", "--http-addr=127.0.0.1:0")
+	// cache. The daemon's defaults apply: 2 × GOMAXPROCS slots and a 1 s admission queue, in
+	// which 50 concurrent callers wait for a slot instead of being refused.
+	d, err := startDaemon(o, nil, "--allow="+filepath.Dir(filepath.Dir(o.cached)), "--http-addr=127.0.0.1:0")
 	if err != nil {
 		return nil, err
 	}

@@ -55,7 +55,7 @@ type Error struct {
 	// to show to the caller: it is derived from the caller's own URI.
 	Path string
 	Msg  string
-	// RetryAfter is a hint for Unavailable.
+	// RetryAfter is a hint for Unavailable, within 0..MaxRetryAfter.
 	RetryAfter time.Duration
 	Err        error // the underlying cause, for logs; may be nil
 }
@@ -70,6 +70,22 @@ func (e *Error) Error() string {
 	}
 	if e.Err != nil {
 		s += ": " + e.Err.Error()
+	}
+	return s
+}
+
+// Public is the message for the caller: Error without the underlying cause, which can name
+// server-side details (files, credentials sources); the cause belongs in the server's log.
+func (e *Error) Public() string {
+	s := "source: " + e.Kind.String()
+	if e.Path != "" {
+		s += ": " + e.Path
+	}
+	if e.Msg != "" {
+		s += ": " + e.Msg
+	}
+	if e.Kind == Invalid && e.Err != nil {
+		s += ": " + e.Err.Error() // about the caller's own URI
 	}
 	return s
 }

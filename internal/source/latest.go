@@ -104,10 +104,14 @@ func (o *Opener) latestLocal(p string) ([]Snapshot, []string, error) {
 	if err != nil {
 		return nil, nil, newError(Invalid, p, "", err)
 	}
-	if o.matchLocal(abs, true) == nil {
-		return nil, nil, newError(PermissionDenied, abs, "outside the allowlist", nil)
+	shown := abs // errors show a relative path as given, not the daemon's working directory
+	if !filepath.IsAbs(p) {
+		shown = filepath.ToSlash(filepath.Clean(p))
 	}
-	resolved, err := o.resolve(abs)
+	if o.matchLocal(abs, true) == nil {
+		return nil, nil, newError(PermissionDenied, shown, "outside the allowlist", nil)
+	}
+	resolved, err := o.resolve(abs, shown)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -120,7 +124,7 @@ func (o *Opener) latestLocal(p string) ([]Snapshot, []string, error) {
 	}
 	entries, err := os.ReadDir(resolved)
 	if err != nil {
-		return nil, nil, localError(abs, err)
+		return nil, nil, localError(shown, err)
 	}
 	var snaps []Snapshot
 	var incomplete []string
@@ -131,7 +135,7 @@ func (o *Opener) latestLocal(p string) ([]Snapshot, []string, error) {
 		}
 		dir := filepath.Join(abs, e.Name())
 		// Each candidate is re-checked against the allowlist (a symlinked folder may leave it).
-		res, err := o.resolve(filepath.Join(dir, MetadataName))
+		res, err := o.resolve(filepath.Join(dir, MetadataName), path.Join(shown, e.Name(), MetadataName))
 		if err != nil {
 			var se *Error
 			if errors.As(err, &se) && se.Kind == NotFound {
@@ -162,7 +166,7 @@ func (o *Opener) latestBlob(ctx context.Context, uri string) ([]Snapshot, []stri
 	b, err := o.bucket(ctx, rule)
 	shown := func(k string) string { return rule.scheme + "://" + u.Host + "/" + k }
 	if err != nil {
-		return nil, nil, o.blobError(ctx, shown(""), err)
+		return nil, nil, o.blobError(ctx, nil, u.Host, shown(""), err)
 	}
 	prefix := strings.TrimPrefix(u.Path, "/")
 	if prefix != "" && !strings.HasSuffix(prefix, "/") {
@@ -190,7 +194,7 @@ func (o *Opener) latestBlob(ctx context.Context, uri string) ([]Snapshot, []stri
 			break
 		}
 		if err != nil {
-			return nil, nil, o.blobError(ctx, shown(prefix), err)
+			return nil, nil, o.blobError(ctx, nil, u.Host, shown(prefix), err)
 		}
 		if !obj.IsDir {
 			continue
@@ -206,7 +210,7 @@ func (o *Opener) latestBlob(ctx context.Context, uri string) ([]Snapshot, []stri
 			continue
 		}
 		if err != nil {
-			return nil, nil, o.blobError(ctx, shown(obj.Key+MetadataName), err)
+			return nil, nil, o.blobError(ctx, nil, u.Host, shown(obj.Key+MetadataName), err)
 		}
 		snaps = append(snaps, Snapshot{URI: shown(strings.TrimSuffix(obj.Key, "/")), Kind: kind, ID: id, ModTime: attrs.ModTime})
 	}

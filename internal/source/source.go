@@ -53,8 +53,13 @@ type Config struct {
 	MaxBytes int64
 	// HTTPClient fetches http(s) sources; nil uses a client with a 30 s header timeout.
 	HTTPClient *http.Client
-	// RetryAfter is the hint attached to Unavailable errors; 0 means DefaultRetryAfter.
+	// RetryAfter is the hint attached to Unavailable errors; 0 means DefaultRetryAfter. Every
+	// hint is clamped to MaxRetryAfter.
 	RetryAfter time.Duration
+	// UpstreamTimeout bounds waiting for an upstream to answer or to send more bytes; 0 means
+	// DefaultUpstreamTimeout. Upstreams are also given up shortly before the caller's deadline,
+	// so that the caller learns which host failed (Unavailable) rather than its own deadline.
+	UpstreamTimeout time.Duration
 }
 
 // Object is an opened _metadata file. Close it.
@@ -99,6 +104,10 @@ func New(cfg Config) (*Opener, error) {
 	if o.cfg.RetryAfter == 0 {
 		o.cfg.RetryAfter = DefaultRetryAfter
 	}
+	o.cfg.RetryAfter = clampRetry(o.cfg.RetryAfter)
+	if o.cfg.UpstreamTimeout <= 0 {
+		o.cfg.UpstreamTimeout = DefaultUpstreamTimeout
+	}
 	for _, entry := range cfg.Allow {
 		if err := o.addRule(entry); err != nil {
 			o.Close()
@@ -109,7 +118,8 @@ func New(cfg Config) (*Opener, error) {
 	if o.http == nil {
 		o.http = &http.Client{Transport: &http.Transport{
 			Proxy:                 http.ProxyFromEnvironment,
-			ResponseHeaderTimeout: 30 * time.Second,
+			// Waiting for headers and body bytes is bounded by the watchdog (upstream.go).
+			TLSHandshakeTimeout: 10 * time.Second,
 		}}
 	}
 	// A redirect must land inside the allowlist too, or an allowed server could point us anywhere.
@@ -339,29 +349,36 @@ func within(p, base string, isDir bool) bool {
 }
 
 func (o *Opener) openLocal(p string) (*Object, error) {
+	// Errors and reports show the path as the caller wrote it: a relative path made absolute
+	// would reveal the daemon's working directory.
+	shown := p
+	if !filepath.IsAbs(p) {
+		shown = filepath.ToSlash(filepath.Clean(p))
+	}
 	if hasDotDot(p) {
-		return nil, newError(PermissionDenied, p, `".." is not allowed`, nil)
+		return nil, newError(PermissionDenied, shown, `".." is not allowed`, nil)
 	}
 	abs, err := filepath.Abs(p)
 	if err != nil {
-		return nil, newError(Invalid, p, "", err)
+		return nil, newError(Invalid, shown, "", err)
 	}
 	// The lexical check comes first so that nothing about paths outside the allowlist (not even
 	// whether they exist) leaks to the caller.
 	if o.matchLocal(abs, true) == nil {
-		return nil, newError(PermissionDenied, abs, "outside the allowlist", nil)
+		return nil, newError(PermissionDenied, shown, "outside the allowlist", nil)
 	}
-	resolved, err := o.resolve(abs)
+	resolved, err := o.resolve(abs, shown)
 	if err != nil {
 		return nil, err
 	}
 	fi, err := os.Stat(resolved)
 	if err != nil {
-		return nil, localError(abs, err)
+		return nil, localError(shown, err)
 	}
 	if fi.IsDir() {
 		abs = filepath.Join(abs, MetadataName)
-		if resolved, err = o.resolve(abs); err != nil {
+		shown = path.Join(shown, MetadataName)
+		if resolved, err = o.resolve(abs, shown); err != nil {
 			return nil, err
 		}
 	}
@@ -370,46 +387,50 @@ func (o *Opener) openLocal(p string) (*Object, error) {
 	if rule.root != nil {
 		rel, err := filepath.Rel(rule.dir, resolved)
 		if err != nil {
-			return nil, newError(PermissionDenied, abs, "outside the allowlist", err)
+			return nil, newError(PermissionDenied, shown, "outside the allowlist", err)
 		}
 		// os.Root refuses any symlink leaving the folder, which closes the window between
 		// resolving above and opening here.
 		f, err = rule.root.Open(rel)
 		if err != nil {
-			return nil, localError(abs, err)
+			return nil, localError(shown, err)
 		}
 	} else if f, err = os.Open(resolved); err != nil {
-		return nil, localError(abs, err)
+		return nil, localError(shown, err)
 	}
 	fi, err = f.Stat()
 	if err != nil {
 		f.Close()
-		return nil, localError(abs, err)
+		return nil, localError(shown, err)
 	}
 	if fi.IsDir() {
 		f.Close()
-		return nil, newError(NotFound, abs, "is a folder", nil)
+		return nil, newError(NotFound, shown, "is a folder", nil)
 	}
-	if err := o.checkSize(abs, fi.Size()); err != nil {
+	if err := o.checkSize(shown, fi.Size()); err != nil {
 		f.Close()
 		return nil, err
 	}
+	uri := shown
+	if filepath.IsAbs(p) {
+		uri = "file://" + filepath.ToSlash(abs)
+	}
 	return &Object{
-		ReadCloser: o.limit(abs, f),
-		URI:        "file://" + filepath.ToSlash(abs),
+		ReadCloser: o.limit(shown, f),
+		URI:        uri,
 		Size:       fi.Size(),
 		CacheKey:   fmt.Sprintf("file://%s|%d|%d", filepath.ToSlash(resolved), fi.Size(), fi.ModTime().UnixNano()),
 	}, nil
 }
 
 // resolve follows symlinks and re-checks the result against the allowlist.
-func (o *Opener) resolve(abs string) (string, error) {
+func (o *Opener) resolve(abs, shown string) (string, error) {
 	resolved, err := filepath.EvalSymlinks(abs)
 	if err != nil {
-		return "", localError(abs, err)
+		return "", localError(shown, err)
 	}
 	if o.matchLocal(resolved, false) == nil {
-		return "", newError(PermissionDenied, abs, "resolves (through a symlink) outside the allowlist", nil)
+		return "", newError(PermissionDenied, shown, "resolves (through a symlink) outside the allowlist", nil)
 	}
 	return resolved, nil
 }
@@ -490,7 +511,7 @@ func (o *Opener) openBlob(ctx context.Context, u *url.URL, rule *remoteRule) (*O
 	shown := func(k string) string { return rule.scheme + "://" + u.Host + "/" + k }
 	b, err := o.bucket(ctx, rule)
 	if err != nil {
-		return nil, o.blobError(ctx, shown(key), err)
+		return nil, o.blobError(ctx, nil, u.Host, shown(key), err)
 	}
 	// A key may name the file or the checkpoint "folder" (a key prefix); try the file first.
 	var candidates []string
@@ -503,12 +524,14 @@ func (o *Opener) openBlob(ctx context.Context, u *url.URL, rule *remoteRule) (*O
 		candidates = []string{key, key + "/" + MetadataName}
 	}
 	for _, k := range candidates {
-		attrs, err := b.Attributes(ctx, k)
+		w := o.watch(ctx)
+		attrs, err := b.Attributes(w.ctx, k)
+		w.stop()
 		if gcerrors.Code(err) == gcerrors.NotFound {
 			continue
 		}
 		if err != nil {
-			return nil, o.blobError(ctx, shown(k), err)
+			return nil, o.blobError(ctx, w, u.Host, shown(k), err)
 		}
 		if err := o.checkSize(shown(k), attrs.Size); err != nil {
 			return nil, err
@@ -520,7 +543,7 @@ func (o *Opener) openBlob(ctx context.Context, u *url.URL, rule *remoteRule) (*O
 		// The GET starts at the first Read: a caller that finds the key in its cache closes the
 		// object without downloading anything.
 		return &Object{
-			ReadCloser: o.limit(shown(k), &blobReader{b: b, key: k, size: attrs.Size, o: o, ctx: ctx, path: shown(k)}),
+			ReadCloser: o.limit(shown(k), &blobReader{b: b, key: k, size: attrs.Size, o: o, ctx: ctx, host: u.Host, path: shown(k)}),
 			URI:        shown(k),
 			Size:       attrs.Size,
 			CacheKey:   fmt.Sprintf("%s|%d|%s", shown(k), attrs.Size, version),
@@ -538,34 +561,34 @@ func mapStrings(s []string, f func(string) string) []string {
 }
 
 // blobReader opens the object at the first Read and turns transport failures in the middle of a
-// read into Unavailable.
+// read, and a store that stops sending, into Unavailable.
 type blobReader struct {
 	b    *blob.Bucket
 	key  string
 	size int64 // from Attributes: the version the cache key names
-	r    *blob.Reader
+	r    io.ReadCloser
 	o    *Opener
 	ctx  context.Context
+	host string
 	path string
 }
 
 func (b *blobReader) Read(p []byte) (int, error) {
 	if b.r == nil {
-		r, err := b.b.NewReader(b.ctx, b.key, nil)
+		w := b.o.watch(b.ctx)
+		r, err := b.b.NewReader(w.ctx, b.key, nil)
 		if err != nil {
-			return 0, b.o.blobError(b.ctx, b.path, err)
+			w.stop()
+			return 0, b.o.blobError(b.ctx, w, b.host, b.path, err)
 		}
-		b.r = r
+		w.progress()
+		b.r = &watchedBody{rc: r, w: w, host: b.host, shown: b.path, wrap: func(err error) error { return b.o.blobError(b.ctx, w, b.host, b.path, err) }}
 		if r.Size() != b.size {
 			// Rewritten since Attributes: the cache key would name the wrong version.
 			return 0, &Error{Kind: Unavailable, Path: b.path, Msg: "object changed while being opened", RetryAfter: time.Second}
 		}
 	}
-	n, err := b.r.Read(p)
-	if err != nil && err != io.EOF {
-		err = b.o.blobError(b.ctx, b.path, err)
-	}
-	return n, err
+	return b.r.Read(p)
 }
 
 func (b *blobReader) Close() error {
@@ -575,9 +598,14 @@ func (b *blobReader) Close() error {
 	return b.r.Close()
 }
 
-func (o *Opener) blobError(ctx context.Context, p string, err error) error {
+func (o *Opener) blobError(ctx context.Context, w *watchdog, host, p string, err error) error {
 	if cerr := ctx.Err(); cerr != nil {
 		return cerr
+	}
+	if w != nil {
+		if f := w.fault(host, p); f != nil {
+			return f
+		}
 	}
 	switch gcerrors.Code(err) {
 	case gcerrors.NotFound:
@@ -587,7 +615,7 @@ func (o *Opener) blobError(ctx context.Context, p string, err error) error {
 	case gcerrors.InvalidArgument:
 		return newError(Invalid, p, "", err)
 	}
-	return &Error{Kind: Unavailable, Path: p, Msg: "object store unreachable", Err: err, RetryAfter: o.cfg.RetryAfter}
+	return &Error{Kind: Unavailable, Path: p, Msg: fmt.Sprintf("object store %s unreachable", host), Err: err, RetryAfter: o.cfg.RetryAfter}
 }
 
 func (o *Opener) openHTTP(ctx context.Context, u *url.URL, _ *remoteRule) (*Object, error) {
@@ -605,54 +633,104 @@ func (o *Opener) openHTTP(ctx context.Context, u *url.URL, _ *remoteRule) (*Obje
 		candidates = []url.URL{base, folder}
 	}
 	var tried []string
+	var waited time.Duration // on Retry-After hints, over all candidates
 	for _, c := range candidates {
 		shown := redact(&c)
 		tried = append(tried, shown)
+		obj, found, err := o.getHTTP(ctx, &c, shown, &waited)
+		if err != nil || found {
+			return obj, err
+		}
+	}
+	return nil, newError(NotFound, strings.Join(tried, " nor "), "no such file", nil)
+}
+
+// getHTTP GETs one candidate URL: the object, not found (false, nil), or an error. An upstream
+// that is busy (429, 503) with a Retry-After is asked again after that delay when the wait fits
+// in MaxRetryWait and before the caller's deadline; otherwise its hint, clamped, is passed on.
+func (o *Opener) getHTTP(ctx context.Context, c *url.URL, shown string, waited *time.Duration) (*Object, bool, error) {
+	for attempt := 0; ; attempt++ {
 		req, err := http.NewRequestWithContext(ctx, http.MethodGet, c.String(), nil)
 		if err != nil {
-			return nil, newError(Invalid, shown, "", err)
+			return nil, false, newError(Invalid, shown, "", err)
 		}
-		resp, err := o.http.Do(req)
+		w := o.watch(ctx)
+		resp, err := o.http.Do(req.WithContext(w.ctx))
 		if err != nil {
-			if cerr := ctx.Err(); cerr != nil {
-				return nil, cerr
+			w.stop()
+			if f := w.fault(c.Host, shown); f != nil {
+				return nil, false, f
 			}
 			var se *Error
 			if errors.As(err, &se) {
-				return nil, se // a redirect outside the allowlist
+				return nil, false, se // a redirect outside the allowlist
 			}
-			return nil, &Error{Kind: Unavailable, Path: shown, Msg: "server unreachable", Err: err, RetryAfter: o.cfg.RetryAfter}
+			return nil, false, &Error{Kind: Unavailable, Path: shown, Msg: fmt.Sprintf("upstream %s unreachable: %s", c.Host, describe(err)), Err: err, RetryAfter: o.cfg.RetryAfter}
 		}
 		switch {
 		case resp.StatusCode == http.StatusOK && isListing(resp):
 			resp.Body.Close()
-			continue // a folder: try its _metadata
+			w.stop()
+			return nil, false, nil // a folder: try its _metadata
 		case resp.StatusCode == http.StatusOK:
 		case resp.StatusCode == http.StatusNotFound || resp.StatusCode == http.StatusGone:
 			resp.Body.Close()
-			continue
+			w.stop()
+			return nil, false, nil
 		case resp.StatusCode == http.StatusUnauthorized || resp.StatusCode == http.StatusForbidden:
 			resp.Body.Close()
-			return nil, newError(PermissionDenied, shown, resp.Status, nil)
+			w.stop()
+			return nil, false, newError(PermissionDenied, shown, resp.Status, nil)
 		default:
 			resp.Body.Close()
-			retry := o.cfg.RetryAfter
-			if s, err := strconv.Atoi(resp.Header.Get("Retry-After")); err == nil && s > 0 {
-				retry = time.Duration(s) * time.Second
+			w.stop()
+			retry, hinted := parseRetryAfter(resp.Header.Get("Retry-After"), time.Now())
+			if !hinted {
+				retry = o.cfg.RetryAfter
 			}
-			return nil, &Error{Kind: Unavailable, Path: shown, Msg: resp.Status, RetryAfter: retry}
+			busy := resp.StatusCode == http.StatusTooManyRequests || resp.StatusCode == http.StatusServiceUnavailable
+			if busy && hinted && attempt < maxRetries && o.canWait(ctx, retry, *waited) {
+				t := time.NewTimer(retry)
+				select {
+				case <-t.C:
+				case <-ctx.Done():
+					t.Stop()
+					return nil, false, ctx.Err()
+				}
+				*waited += retry
+				continue
+			}
+			return nil, false, &Error{Kind: Unavailable, Path: shown, Msg: fmt.Sprintf("upstream %s answered %s", c.Host, resp.Status), RetryAfter: retry}
 		}
 		if err := o.checkSize(shown, resp.ContentLength); err != nil {
 			resp.Body.Close()
-			return nil, err
+			w.stop()
+			return nil, false, err
 		}
 		var key string
 		if v := resp.Header.Get("ETag") + resp.Header.Get("Last-Modified"); v != "" && resp.ContentLength >= 0 {
 			key = fmt.Sprintf("%s|%d|%s", shown, resp.ContentLength, v)
 		}
-		return &Object{ReadCloser: o.limit(shown, resp.Body), URI: shown, Size: resp.ContentLength, CacheKey: key}, nil
+		w.progress()
+		host := c.Host
+		body := &watchedBody{rc: resp.Body, w: w, host: host, shown: shown, wrap: func(err error) error {
+			return &Error{Kind: Unavailable, Path: shown, Msg: fmt.Sprintf("upstream %s broke off: %s", host, describe(err)), Err: err, RetryAfter: o.cfg.RetryAfter}
+		}}
+		return &Object{ReadCloser: o.limit(shown, body), URI: shown, Size: resp.ContentLength, CacheKey: key}, true, nil
 	}
-	return nil, newError(NotFound, strings.Join(tried, " nor "), "no such file", nil)
+}
+
+// canWait reports whether waiting d more (after waited) stays within MaxRetryWait and ends
+// before the caller's deadline, keeping room to fetch afterwards.
+func (o *Opener) canWait(ctx context.Context, d, waited time.Duration) bool {
+	if waited+d > MaxRetryWait {
+		return false
+	}
+	if dl, ok := ctx.Deadline(); ok {
+		left := time.Until(dl)
+		return d < left-deadlineReserve(left)-d/2
+	}
+	return true
 }
 
 // isListing reports a response that is a folder, not a file: the server redirected to a path

@@ -12,8 +12,22 @@
 // .proto files).
 //
 // HTTP (--http-addr): POST /v1/check, POST /v1/inspect and POST /v1/decide (the JSON mapping of
-// the gRPC API),
-// GET /openapi.json, GET /metrics (Prometheus), GET /healthz.
+// the gRPC API), GET /openapi.json, GET /metrics (Prometheus), GET /healthz, GET /readyz. Headers must arrive
+// within 10 s, a JSON body within 30 s; idle keep-alive connections close after 60 s; a wrong
+// method gets 405 with Allow; every response carries X-Request-Id.
+//
+// Operations (--ops-addr, plain HTTP even when the API listeners use mutual TLS): GET /healthz
+// (liveness), GET /readyz (503 while draining), GET /metrics.
+//
+// Admission: every request reserves memory from --memory-budget (2 MiB + 4 × its _metadata size;
+// a check of a cached layout 2 MiB + 2 × the layout's measured size) and a check also one of
+// --max-concurrent slots for its simulation; uploads take the slot only once the whole file has
+// arrived. What does not fit waits up to --queue-wait, least-loaded peer first, then gets
+// RESOURCE_EXHAUSTED naming the budget or the slots. An upload that sends nothing for
+// --upload-idle-timeout is ended (DEADLINE_EXCEEDED); one whose bytes differ from its header's
+// size_bytes gets INVALID_ARGUMENT. The default budget is three quarters of the container's
+// memory limit (cgroup v2 memory.max or v1 memory.limit_in_bytes), else half of physical memory;
+// unless GOMEMLIMIT is set, Go's soft memory limit is set to 90% of the container limit.
 //
 // Sources: CheckRescale and InspectCheckpoint read only URIs under an --allow prefix: local
 // folders (symlinks resolved and re-checked; ".." refused), file://, s3://, gs://, azblob://
@@ -43,6 +57,8 @@ import (
 	"net"
 	"os"
 	"os/signal"
+	"runtime/debug"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -70,14 +86,22 @@ func run(args []string) error {
 		allow    stringList
 		grpcAddr = fs.String("grpc-addr", "127.0.0.1:8443", "gRPC listen address (port 0 picks a free port)")
 		httpAddr = fs.String("http-addr", "127.0.0.1:8080", "HTTP listen address for /v1 JSON, /metrics, /openapi.json, /healthz; empty disables")
+		opsAddr  = fs.String("ops-addr", "", "plain-HTTP listen address for /healthz, /readyz and /metrics (probes and scrapes without client certificates); empty disables")
+		budget   = byteSize(0)
+		cacheMem = byteSize(0)
 		logLevel = fs.String("log-level", "info", "debug, info, warn or error")
 	)
 	fs.Var(&allow, "allow", "URI prefix the server may read (repeatable): a local folder, file://, s3://bucket/prefix?options, gs://, azblob://, http(s)://")
 	fs.BoolVar(&cfg.EnableHTTPSources, "enable-http-sources", false, "allow http(s):// checkpoint URIs (still subject to --allow)")
 	fs.Int64Var(&cfg.MaxUploadBytes, "max-upload-bytes", server.DefaultMaxUploadBytes, "largest _metadata accepted, uploaded or read from a URI")
 	fs.Int64Var(&cfg.MaxInlineBytes, "max-inline-bytes", server.DefaultMaxInlineBytes, "largest _metadata accepted inline in CheckRescale (also sets the gRPC receive limit)")
-	fs.IntVar(&cfg.MaxConcurrent, "max-concurrent", 0, "checks running at once; more get RESOURCE_EXHAUSTED (0: 2 x GOMAXPROCS)")
-	fs.DurationVar(&cfg.QueueWait, "queue-wait", 0, "how long a check waits for a free slot before RESOURCE_EXHAUSTED")
+	fs.IntVar(&cfg.MaxConcurrent, "max-concurrent", 0, "checks simulating at once (0: 2 x GOMAXPROCS)")
+	fs.DurationVar(&cfg.QueueWait, "queue-wait", server.DefaultQueueWait, "how long a request waits for a slot or memory before RESOURCE_EXHAUSTED (negative: no wait)")
+	fs.Var(&budget, "memory-budget", "memory requests and cached layouts may hold, e.g. 2GiB (0: 3/4 of the container's memory limit, else 1/2 of physical memory)")
+	fs.Var(&cacheMem, "cache-bytes", "bytes of decoded layouts kept in the cache (0: a quarter of the memory budget)")
+	fs.Float64Var(&cfg.PeerShare, "peer-share", server.DefaultPeerShare, "part of the memory budget one peer's arriving uploads may hold")
+	fs.DurationVar(&cfg.UploadIdleTimeout, "upload-idle-timeout", server.DefaultUploadIdleTimeout, "end an upload that sends no message for this long")
+	fs.DurationVar(&cfg.UpstreamTimeout, "upstream-timeout", 30*time.Second, "how long an http(s) or object-store source may take to answer or to send more bytes")
 	fs.DurationVar(&cfg.RequestTimeout, "request-timeout", server.DefaultRequestTimeout, "deadline of requests that set none")
 	fs.DurationVar(&cfg.MaxTimeout, "max-request-timeout", server.DefaultMaxTimeout, "cap on any request deadline")
 	fs.StringVar(&cfg.TLSCertFile, "tls-cert", "", "server certificate (PEM); enables TLS on both listeners")
@@ -101,6 +125,7 @@ func run(args []string) error {
 	if fs.NArg() > 0 {
 		return fmt.Errorf("unexpected arguments: %q", fs.Args())
 	}
+	cfg.MemoryBudget, cfg.CacheBytes = int64(budget), int64(cacheMem)
 	var level slog.Level
 	if err := level.UnmarshalText([]byte(*logLevel)); err != nil {
 		return fmt.Errorf("--log-level: %w", err)
@@ -108,6 +133,11 @@ func run(args []string) error {
 	cfg.Logger = slog.New(slog.NewJSONHandler(os.Stderr, &slog.HandlerOptions{Level: level}))
 	cfg.Allow = allow
 
+	if limit, from := server.ContainerMemoryLimit(); limit > 0 && os.Getenv("GOMEMLIMIT") == "" {
+		// The GC works harder near the limit instead of letting the heap double past it.
+		debug.SetMemoryLimit(limit / 10 * 9)
+		cfg.Logger.Info("memory limit", slog.String("from", from), slog.Int64("limit_bytes", limit))
+	}
 	srv, err := server.New(cfg)
 	if err != nil {
 		return err
@@ -122,13 +152,25 @@ func run(args []string) error {
 			return err
 		}
 	}
+	var ol net.Listener
+	if *opsAddr != "" {
+		if ol, err = net.Listen("tcp", *opsAddr); err != nil {
+			return err
+		}
+	}
 	fmt.Printf("grpc-addr=%s\n", gl.Addr())
 	if hl != nil {
 		fmt.Printf("http-addr=%s\n", hl.Addr())
 	}
-	cfg.Logger.Info("serving", slog.String("grpc", gl.Addr().String()), slog.Any("allow", []string(allow)))
+	if ol != nil {
+		fmt.Printf("ops-addr=%s\n", ol.Addr())
+	}
+	cfg.Logger.Info("serving", slog.String("grpc", gl.Addr().String()), slog.Any("allow", []string(allow)), slog.Int64("memory_budget", srv.Config().MemoryBudget))
 
-	errc := make(chan error, 2)
+	errc := make(chan error, 3)
+	if ol != nil {
+		go func() { errc <- srv.ServeOpsListener(ol) }()
+	}
 	go func() { errc <- srv.ServeGRPC(gl) }()
 	if hl != nil {
 		go func() { errc <- srv.ServeHTTPListener(hl) }()
@@ -147,4 +189,29 @@ func run(args []string) error {
 		srv.Close()
 		return err
 	}
+}
+
+// byteSize is a flag of bytes: 1048576, 512KiB, 64MiB, 2GiB (also KB, MB, GB as powers of 1000).
+type byteSize int64
+
+func (b *byteSize) String() string { return strconv.FormatInt(int64(*b), 10) }
+
+func (b *byteSize) Set(v string) error {
+	units := []struct {
+		suffix string
+		mult   float64
+	}{{"KiB", 1 << 10}, {"MiB", 1 << 20}, {"GiB", 1 << 30}, {"TiB", 1 << 40}, {"KB", 1e3}, {"MB", 1e6}, {"GB", 1e9}, {"B", 1}}
+	mult, num := 1.0, strings.TrimSpace(v)
+	for _, u := range units {
+		if n, ok := strings.CutSuffix(num, u.suffix); ok {
+			mult, num = u.mult, strings.TrimSpace(n)
+			break
+		}
+	}
+	f, err := strconv.ParseFloat(num, 64)
+	if err != nil || f < 0 || f*mult > 1<<62 {
+		return fmt.Errorf("want a size such as 512MiB or 2GiB, got %q", v)
+	}
+	*b = byteSize(f * mult)
+	return nil
 }

@@ -1,0 +1,124 @@
+package server
+
+import (
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/flinkpreflight/preflight/internal/checkpoint"
+)
+
+func TestContainerMemoryLimit(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name, v string) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte(v), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	missing := filepath.Join(dir, "missing")
+	meminfo := write("meminfo", "MemTotal:       8000000 kB\nMemFree: 1 kB\n")
+	for _, tc := range []struct {
+		name       string
+		v2, v1     string
+		wantLimit  int64
+		wantBudget int64
+	}{
+		{"cgroup v2 limit", write("v2", "1073741824\n"), missing, 1 << 30, 3 << 28},
+		{"cgroup v2 max", write("v2max", "max\n"), missing, 0, 8000000 << 10 / 2},
+		{"cgroup v1 limit", missing, write("v1", "536870912\n"), 512 << 20, 384 << 20},
+		{"cgroup v1 unlimited", missing, write("v1max", "9223372036854771712\n"), 0, 8000000 << 10 / 2},
+		{"no cgroups", missing, missing, 0, 8000000 << 10 / 2},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			defer func(a, b, c string) { cgroupV2MemoryMax, cgroupV1Limit, procMeminfo = a, b, c }(cgroupV2MemoryMax, cgroupV1Limit, procMeminfo)
+			cgroupV2MemoryMax, cgroupV1Limit, procMeminfo = tc.v2, tc.v1, meminfo
+			if got, _ := ContainerMemoryLimit(); got != tc.wantLimit {
+				t.Errorf("limit %d, want %d", got, tc.wantLimit)
+			}
+			if got := DefaultMemoryBudget(); got != tc.wantBudget {
+				t.Errorf("budget %d, want %d", got, tc.wantBudget)
+			}
+		})
+	}
+}
+
+func TestDeepSize(t *testing.T) {
+	type inner struct {
+		name string
+		ids  []int64
+	}
+	shared := &inner{name: strings.Repeat("x", 1000), ids: make([]int64, 100)}
+	v := struct {
+		a, b *inner // the same pointer twice: counted once
+		m    map[string]int
+	}{a: shared, b: shared, m: map[string]int{"k": 1}}
+	got := deepSize(&v)
+	min := int64(1000 + 800) // the string and the slice
+	if got < min || got > min+1024 {
+		t.Errorf("deepSize = %d, want about %d", got, min)
+	}
+	l := &checkpoint.Layout{Operators: make([]checkpoint.OperatorLayout, 1000)}
+	if got := deepSize(l); got < 1000*int64(unsafeSizeofOperator()) {
+		t.Errorf("deepSize(layout of 1000 operators) = %d, below the slice alone", got)
+	}
+}
+
+func unsafeSizeofOperator() uintptr {
+	return reflect.TypeFor[checkpoint.OperatorLayout]().Size()
+}
+
+func itoa(n int64) string { return strconv.FormatInt(n, 10) }
+
+// TestMinRateBody: a body delivered above the minimum rate is read whole however long it takes;
+// one that trickles below it is cut.
+func TestMinRateBody(t *testing.T) {
+	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		n, err := io.Copy(io.Discard, minRateBody(w, r, 100, 300*time.Millisecond))
+		if err != nil {
+			http.Error(w, err.Error(), http.StatusRequestTimeout)
+			return
+		}
+		io.WriteString(w, "read "+itoa(n))
+	})}
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	go srv.Serve(l)
+	defer srv.Close()
+	send := func(chunk int, every time.Duration, chunks int) (string, time.Duration) {
+		c, err := net.Dial("tcp", l.Addr().String())
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+		start := time.Now()
+		io.WriteString(c, "POST / HTTP/1.1\r\nHost: x\r\nConnection: close\r\nContent-Length: "+itoa(int64(chunk*chunks))+"\r\n\r\n")
+		for range chunks {
+			if _, err := c.Write([]byte(strings.Repeat("a", chunk))); err != nil {
+				break
+			}
+			time.Sleep(every)
+		}
+		c.SetReadDeadline(time.Now().Add(10 * time.Second))
+		b, _ := io.ReadAll(c)
+		return string(b), time.Since(start)
+	}
+	// 200 bytes every 100 ms for 1.5 s: steady, above 100 bytes per 300 ms.
+	if resp, _ := send(200, 100*time.Millisecond, 15); !strings.Contains(resp, "read 3000") {
+		t.Errorf("steady body: %q", resp)
+	}
+	// 1 byte every 100 ms: below the rate, cut within about one window.
+	if resp, took := send(1, 100*time.Millisecond, 50); !strings.Contains(resp, "408") || took > 4*time.Second {
+		t.Errorf("trickled body: after %v %q", took, resp)
+	}
+}
