@@ -232,3 +232,20 @@ func BenchmarkDecideVsCheck(b *testing.B) {
 		}
 	})
 }
+
+// Decide answers within the caller's deadline: a Flink REST slower than the deadline gives the
+// failure policy's answer (DEADLINE_EXCEEDED), not a transport error.
+func TestDecideWithinDeadline(t *testing.T) {
+	h, fake := decideHarness(t, flinkresttest.Job{Delay: 5 * time.Second})
+	ctx, cancel := context.WithTimeout(context.Background(), 1500*time.Millisecond)
+	defer cancel()
+	start := time.Now()
+	resp, err := h.c.Decide(ctx, &pb.DecideRequest{Job: &pb.FlinkJob{RestUrl: fake.URL, JobId: flinkresttest.DefaultJobID},
+		ProposedParallelism: map[string]int32{vCompactOp: 8}, OnFailure: pb.FailurePolicy_FAILURE_POLICY_FAIL_OPEN})
+	if err != nil {
+		t.Fatalf("after %v: %v", time.Since(start), err)
+	}
+	if !resp.GetFailed() || resp.GetAction() != pb.DecisionAction_DECISION_ACTION_APPROVE || !strings.HasPrefix(resp.GetFailure(), "DEADLINE_EXCEEDED") {
+		t.Fatalf("%v", protojson.Format(resp))
+	}
+}

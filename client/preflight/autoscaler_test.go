@@ -188,3 +188,25 @@ func TestDecideCLI(t *testing.T) {
 		})
 	}
 }
+
+// decide and check --flink-rest answer the same in-process and through a server (which calls the
+// Flink REST API itself, inside its allowlist).
+func TestDecideEmbeddedAndRemoteAgree(t *testing.T) {
+	dir := compactSinkDir(t)
+	fake := flinkresttest.Start(t, flinkresttest.Job{Version: "2.1", CheckpointPath: "file:" + dir})
+	addr := startServer(t, dir, fake.URL)
+	rest := []string{"--flink-rest", fake.URL, "--job", flinkresttest.DefaultJobID, "-o", "json"}
+	for _, args := range [][]string{
+		append([]string{"decide", "--set", compactOpVertex + "=8", "--set", sourceChainVertex + "=6", "--align-to-key-groups"}, rest...),
+		append([]string{"decide", "--set", sourceChainVertex + "=8"}, rest...),
+		append([]string{"check", "--set", compactOpVertex + "=8"}, rest...),
+	} {
+		embeddedCode, embedded, stderr := runCLI(t, args...)
+		remoteCode, remote, stderr2 := runCLI(t, append(args, "--server", addr, "--insecure")...)
+		// The server labels the checkpoint with the URI it opened; the CLI with the path it was given.
+		remote = strings.ReplaceAll(remote, "file://"+dir+"/_metadata", dir)
+		if embeddedCode != remoteCode || embedded != remote {
+			t.Fatalf("%v: embedded %d, remote %d\n%s\n%s\n%s\n%s", args, embeddedCode, remoteCode, embedded, remote, stderr, stderr2)
+		}
+	}
+}

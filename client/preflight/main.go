@@ -4,7 +4,8 @@
 //
 // Exit codes: 0 the restore is allowed (warnings below the fail level included), 1 findings at or
 // above the fail level (DENY), 2 usage or input error (bad flags, unreadable or malformed
-// checkpoint), 3 internal or remote error (server unreachable, RPC failure).
+// checkpoint), 3 internal or remote error (server unreachable, RPC failure). `preflight decide`
+// exits 0 APPROVE, 1 VETO, 4 ADJUST (2 and 3 as above).
 package main
 
 import (

@@ -15,7 +15,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	root := &cobra.Command{
 		Use:           "preflight",
 		Short:         "Check a Flink restore at a new parallelism before you do it",
-		Long:          "preflight reads a Flink checkpoint or savepoint _metadata file, simulates Flink's own state\nredistribution at the planned parallelism, and reports whether the restore will work and what it will cost.\n\nExit codes: 0 allowed, 1 findings at or above --fail-on, 2 usage or input error, 3 internal or remote error.",
+		Long:          "preflight reads a Flink checkpoint or savepoint _metadata file, simulates Flink's own state\nredistribution at the planned parallelism, and reports whether the restore will work and what it will cost.\n\nExit codes: 0 allowed, 1 findings at or above --fail-on, 2 usage or input error, 3 internal or remote error;\ndecide: 0 approve, 1 veto, 4 adjust.",
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}

@@ -61,6 +61,14 @@ func TestJobAcrossVersions(t *testing.T) {
 			if job.UnalignedCheckpoints == nil || *job.UnalignedCheckpoints {
 				t.Errorf("unaligned %v", job.UnalignedCheckpoints)
 			}
+			unaligned := flinkresttest.Start(t, flinkresttest.Job{Version: v, Unaligned: true, CheckpointPath: "/ck/chk-1742"})
+			c2, _ := flinkrest.New(unaligned.URL, flinkrest.Options{})
+			if job, err = c2.Job(context.Background(), flinkresttest.DefaultJobID); err != nil || job.UnalignedCheckpoints == nil || !*job.UnalignedCheckpoints {
+				t.Fatalf("unaligned: %v", err)
+			}
+			if r, _ := job.Latest(); !strings.Contains(r.Note, "unaligned checkpoints are on") {
+				t.Errorf("note %q", r.Note)
+			}
 		})
 	}
 }

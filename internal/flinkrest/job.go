@@ -314,6 +314,12 @@ func (j *Job) Latest() (Restorable, error) {
 	if len(skipped) > 0 {
 		note += "; skipped " + strings.Join(skipped, ", ")
 	}
+	if j.UnalignedCheckpoints != nil && *j.UnalignedCheckpoints {
+		// The REST plan's ship strategies do not determine the channel-state mappers (a "HASH"
+		// edge may be RANGE or ARBITRARY), so none are derived: the check reports channel state
+		// it cannot simulate, and the plan's input/output mappers can name them.
+		note += "; unaligned checkpoints are on: the checkpoint may hold in-flight data"
+	}
 	best.Note = note
 	return best, nil
 }

@@ -47,6 +47,8 @@ type Job struct {
 	Unaligned bool
 	// Token, when set, is required as "Authorization: Bearer <Token>".
 	Token string
+	// Delay holds every response this long (deadline tests).
+	Delay time.Duration
 	// Vertices, when set, replace the fixtures' four vertices (in the details, the plan and, for
 	// 2.x, the stream graph), keeping every other field of the recorded shape.
 	Vertices []Vertex
@@ -95,6 +97,13 @@ func Start(t testing.TB, j Job) *Server {
 func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	s.Requests.Add(1)
 	j := s.Job
+	if j.Delay > 0 {
+		select {
+		case <-time.After(j.Delay):
+		case <-r.Context().Done():
+			return
+		}
+	}
 	if j.Token != "" && r.Header.Get("Authorization") != "Bearer "+j.Token {
 		flinkError(w, http.StatusUnauthorized, "Unauthorized")
 		return
