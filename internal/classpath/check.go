@@ -89,7 +89,8 @@ func Check(ctx context.Context, in Input) (*pb.ClasspathReport, error) {
 		return nil, err
 	}
 	defer c.close()
-	job, err := in.indexJar(ctx, in.JobJar, true)
+	// Class versions cost an inflate per class; read them only when there is a Java to compare.
+	job, err := in.indexJar(ctx, in.JobJar, in.JavaVersion > 0)
 	if err != nil {
 		return nil, err
 	}
