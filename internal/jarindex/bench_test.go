@@ -12,8 +12,8 @@ import (
 	"os/exec"
 	"path/filepath"
 	"syscall"
-	"time"
 	"testing"
+	"time"
 
 	"github.com/flinkpreflight/preflight/internal/jarindex/jartest"
 )
