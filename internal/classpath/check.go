@@ -89,8 +89,9 @@ func Check(ctx context.Context, in Input) (*pb.ClasspathReport, error) {
 		return nil, err
 	}
 	defer c.close()
-	// Class versions cost an inflate per class; read them only when there is a Java to compare.
-	job, err := in.indexJar(ctx, in.JobJar, in.JavaVersion > 0)
+	// Class versions cost a pread and a few decoded symbols per class: read them always, so the
+	// summary names the newest Java the job needs even when the cluster's is not given.
+	job, err := in.indexJar(ctx, in.JobJar, true)
 	if err != nil {
 		return nil, err
 	}
