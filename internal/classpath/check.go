@@ -715,7 +715,7 @@ func (a *analysis) ruleDead() {
 		if providedModules {
 			fix = fmt.Sprintf("Declare %s with <scope>provided</scope> (Gradle compileOnly) so they are not shaded into the job jar; the cluster's lib/ supplies them. Build against the cluster's Flink version%s.", strings.Join(mods, ", "), a.versionSuffix())
 		} else {
-			fix = fmt.Sprintf("%s is on the cluster's class path (%s): either remove it from lib/ and keep it in the job jar (connectors belong in the job jar), or mark it provided in the job. Having it in both places also feeds PF301.", strings.Join(mods, ", "), strings.Join(jars, ", "))
+			fix = fmt.Sprintf("%s is on the cluster's class path (%s) and always loaded from there: exclude it from the job jar (provided scope). If it is a connector only some jobs need, remove it from lib/ instead and bundle it in those jobs (connectors belong in the job jar); having it in both places is what feeds PF301.", strings.Join(mods, ", "), strings.Join(jars, ", "))
 		}
 		a.add(RuleProvidedBundled, findings.Warning, msg, fix, detail)
 	}
