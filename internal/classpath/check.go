@@ -89,6 +89,8 @@ func Check(ctx context.Context, in Input) (*pb.ClasspathReport, error) {
 		return nil, err
 	}
 	defer c.close()
+	// Class versions cost a pread and a few decoded symbols per class: read them always, so the
+	// summary names the newest Java the job needs even when the cluster's is not given.
 	job, err := in.indexJar(ctx, in.JobJar, true)
 	if err != nil {
 		return nil, err
@@ -392,6 +394,7 @@ func (a *analysis) run(ctx context.Context) error {
 			a.fallback[mod.Name] = append(a.fallback[mod.Name], int32(i))
 		}
 	}
+	a.mergePluginParts()
 	if len(a.dupByName) > 0 {
 		if err := a.findReferrers(ctx); err != nil {
 			return err
@@ -531,7 +534,14 @@ func (a *analysis) ruleDuplicates() {
 			}
 		}
 		sort.Strings(names)
-		sort.Strings(referenced)
+		// The class most parent classes reference leads (ProducerRecord before KafkaProducer).
+		sort.Slice(referenced, func(x, y int) bool {
+			rx, ry := len(a.referrers[referenced[x]]), len(a.referrers[referenced[y]])
+			if rx != ry {
+				return rx > ry
+			}
+			return referenced[x] < referenced[y]
+		})
 		libJar := "lib/" + a.c.libNames[ji]
 		pkgs := packagesOf(names)
 		detail := &pb.ClasspathFindingDetail{Packages: sample(pkgs, 50), Jars: []string{a.jobName(), libJar}, ClassCount: int32(len(names)), Modules: moduleNames(names)}
@@ -684,7 +694,7 @@ func (a *analysis) ruleDead() {
 			}
 			total += len(ds)
 			differ += d
-			line := fmt.Sprintf("%s: %d classes (%s), provided by %s", m, len(ds), listText(packagesOf(classNames(a.job, ds)), 2), strings.Join(sortedNames(modJars), ", "))
+			line := fmt.Sprintf("%s: %s (%s), provided by %s", m, plural(len(ds), "class"), listText(packagesOf(classNames(a.job, ds)), 2), strings.Join(sortedNames(modJars), ", "))
 			if arts := a.artifactsFor(m); len(arts) > 0 {
 				line += "; bundled as " + artifactText(arts)
 			}
@@ -705,7 +715,7 @@ func (a *analysis) ruleDead() {
 		if providedModules {
 			fix = fmt.Sprintf("Declare %s with <scope>provided</scope> (Gradle compileOnly) so they are not shaded into the job jar; the cluster's lib/ supplies them. Build against the cluster's Flink version%s.", strings.Join(mods, ", "), a.versionSuffix())
 		} else {
-			fix = fmt.Sprintf("%s is on the cluster's class path (%s): either remove it from lib/ and keep it in the job jar (connectors belong in the job jar), or mark it provided in the job. Having it in both places also feeds PF301.", strings.Join(mods, ", "), strings.Join(jars, ", "))
+			fix = fmt.Sprintf("%s is on the cluster's class path (%s) and always loaded from there: exclude it from the job jar (provided scope). If it is a connector only some jobs need, remove it from lib/ instead and bundle it in those jobs (connectors belong in the job jar); having it in both places is what feeds PF301.", strings.Join(mods, ", "), strings.Join(jars, ", "))
 		}
 		a.add(RuleProvidedBundled, findings.Warning, msg, fix, detail)
 	}
@@ -773,8 +783,8 @@ func (a *analysis) ruleFallback() {
 		if len(arts) > 0 {
 			bundled = " (" + artifactText(arts) + ")"
 		}
-		msg := fmt.Sprintf("%s%s is bundled in the job jar (%d classes in %s). The cluster's class path does not have it, so although its classes match the parent-first pattern org.apache.flink., they load from the job jar after the parent misses. That is how connectors and libraries such as flink-cep are meant to ship.%s",
-			m, bundled, len(names), listText(packagesOf(names), 3), versionNote)
+		msg := fmt.Sprintf("%s%s is bundled in the job jar (%s in %s). The cluster's class path does not have it, so although its classes match the parent-first pattern org.apache.flink., they load from the job jar after the parent misses. That is how connectors and libraries such as flink-cep are meant to ship.%s",
+			m, bundled, plural(len(names), "class"), listText(packagesOf(names), 3), versionNote)
 		fix := "Nothing to do if it is built for the cluster's Flink version" + a.versionSuffix() + "; keep its version equal to the cluster's."
 		if sev == findings.Warning {
 			fix = "Build the job against the cluster's Flink version" + a.versionSuffix() + " (same version of " + m + ")."
@@ -809,8 +819,8 @@ func (a *analysis) rulePlugins() {
 		if arts := a.artifactsFor(m); len(arts) > 0 {
 			bundled = " (" + artifactText(arts) + ")"
 		}
-		msg := fmt.Sprintf("%s%s, a %s plugin, is bundled in the job jar (%d classes in %s). Flink sets up %ss once per process from lib/ and plugins/ (a separate class loader per plugin folder) before any job is loaded; the job jar's copy never serves the cluster's %s, and its classes match the parent-first pattern org.apache.flink., so they are either dead copies or a second copy next to the plugin, with a second shaded Hadoop/AWS SDK.",
-			m, bundled, mod.Plugin, len(names), listText(packagesOf(names), 2), mod.Plugin, pluginUse(mod))
+		msg := fmt.Sprintf("%s%s, a %s plugin, is bundled in the job jar (%s in %s). Flink sets up %ss once per process from lib/ and plugins/ (a separate class loader per plugin folder) before any job is loaded; the job jar's copy never serves the cluster's %s, and its classes match the parent-first pattern org.apache.flink., so they are either dead copies or a second copy next to the plugin, with a second shaded Hadoop/AWS SDK.",
+			m, bundled, mod.Plugin, plural(len(names), "class"), listText(packagesOf(names), 2), mod.Plugin, pluginUse(mod))
 		if where != "" {
 			msg += " The cluster has it in " + where + "."
 		} else {
@@ -990,8 +1000,12 @@ func (a *analysis) ruleResolveOrder() {
 			}
 		}
 	}
-	msg := fmt.Sprintf("With classloader.resolve-order: parent-first the %d duplicated classes (%s) would come from %s for user code too, so both sides would share one copy and the LinkageError/ClassCastException of PF301/PF302 would disappear: that is why switching the resolve order appears to fix it. The cost: parent-first applies to every class, so the job silently runs against lib/'s versions of everything both sides have (%d of these classes differ: NoSuchMethodError where the job needs its newer API), the job can no longer override any dependency of Flink's class path, and the cause stays in place for the next job.",
-		len(names), listText(packagesOf(names), 3), strings.Join(jars, ", "), differ)
+	differText := "here the copies are identical, but wherever they differ the job gets NoSuchMethodError or changed behaviour"
+	if differ > 0 {
+		differText = fmt.Sprintf("%d of these classes differ: NoSuchMethodError where the job needs its own version's API", differ)
+	}
+	msg := fmt.Sprintf("With classloader.resolve-order: parent-first the %d duplicated classes (%s) would come from %s for user code too, so both sides would share one copy and the LinkageError/ClassCastException of PF301/PF302 would disappear: that is why switching the resolve order appears to fix it. The cost: parent-first applies to every class, so the job silently runs against lib/'s versions of everything both sides have (%s), the job can no longer override any dependency of Flink's class path, and the cause stays in place for the next job.",
+		len(names), listText(packagesOf(names), 3), strings.Join(jars, ", "), differText)
 	fix := "Fix the duplicate (PF301/PF302) instead of changing the resolve order; if a library must stay in lib/, add only its packages to classloader.parent-first-patterns.additional."
 	a.add(RuleResolveOrder, findings.Info, msg, fix, &pb.ClasspathFindingDetail{Packages: sample(packagesOf(names), 50), Jars: jars, ClassCount: int32(len(names))})
 }
@@ -1099,4 +1113,39 @@ func manifestMatches(sf, manifest []byte) bool {
 		}
 	}
 	return !checked // a .SF without manifest digests: nothing the JVM would check first
+}
+
+// pluginParts are modules that only exist shaded inside a file system plugin: when the job jar
+// bundles the plugin itself, their classes are reported with it rather than as plugins of their
+// own.
+var pluginParts = map[string]bool{"flink-s3-fs-base": true, "flink-hadoop-fs (shaded in the file system plugins)": true}
+
+func (a *analysis) mergePluginParts() {
+	var owner string
+	for _, m := range sortedNames(a.plugins) {
+		if mod := moduleByName(m); mod != nil && mod.Plugin == "file system" && !pluginParts[m] {
+			owner = m
+			break
+		}
+	}
+	if owner == "" {
+		return
+	}
+	for part := range pluginParts {
+		if idx, ok := a.plugins[part]; ok {
+			a.plugins[owner] = append(a.plugins[owner], idx...)
+			delete(a.plugins, part)
+		}
+	}
+}
+
+// plural renders "1 class", "3 classes".
+func plural(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	if strings.HasSuffix(noun, "s") {
+		return fmt.Sprintf("%d %ses", n, noun)
+	}
+	return fmt.Sprintf("%d %ss", n, noun)
 }

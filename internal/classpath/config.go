@@ -36,6 +36,11 @@ func ReadConfig(path string) (*Config, error) {
 	if err != nil {
 		return nil, err
 	}
+	return parseConfig(path, b)
+}
+
+// parseConfig parses the bytes of a configuration file named path.
+func parseConfig(path string, b []byte) (*Config, error) {
 	c := &Config{File: path, keys: map[string]string{}}
 	if filepath.Base(path) == "config.yaml" {
 		var root any

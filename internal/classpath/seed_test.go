@@ -71,10 +71,10 @@ func TestSeedIncident(t *testing.T) {
 		severity pb.Severity
 		contains []string
 	}{
-		{RuleDuplicateReferenced, pb.Severity_SEVERITY_ERROR, []string{producerRecord, "org.apache.kafka.clients.producer", flinkKafkaProducer, "lib/kafka-clients-2.2.0.jar", "LinkageError"}},
+		{RuleDuplicateReferenced, pb.Severity_SEVERITY_ERROR, []string{producerRecord, "hands a ProducerRecord", "org.apache.kafka.clients.producer", flinkKafkaProducer, "lib/kafka-clients-2.2.0.jar", "LinkageError"}},
 		{RuleProvidedBundled, pb.Severity_SEVERITY_WARNING, []string{"flink-table-planner", "flink-table-api-scala-bridge", "flink-container", "provided", "flink-table-planner_2.12:1.9.1"}},
 		{RuleProvidedBundled, pb.Severity_SEVERITY_WARNING, []string{"flink-connector-kafka", "lib/flink-connector-kafka_2.12-1.9.1.jar"}},
-		{RulePluginBundled, pb.Severity_SEVERITY_WARNING, []string{"flink-s3-fs-hadoop", "plugins/s3-fs-hadoop/flink-s3-fs-hadoop-1.9.1.jar", "plugins/s3-fs-hadoop/"}},
+		{RulePluginBundled, pb.Severity_SEVERITY_WARNING, []string{"flink-s3-fs-hadoop", "2 classes in org.apache.flink.fs.s3base.shaded.com.amazonaws.services.s3, org.apache.flink.fs.s3hadoop", "plugins/s3-fs-hadoop/flink-s3-fs-hadoop-1.9.1.jar", "plugins/s3-fs-hadoop/"}},
 		{RuleFlinkModuleBundled, pb.Severity_SEVERITY_INFO, []string{"flink-cep", "org.apache.flink.cep"}},
 		{RuleResolveOrder, pb.Severity_SEVERITY_INFO, []string{"parent-first", "appears to fix it"}},
 	} {

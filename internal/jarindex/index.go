@@ -199,8 +199,7 @@ func Index(ctx context.Context, r io.ReaderAt, size int64, name string, opts Opt
 }
 
 // readVersions reads every class's major version, on up to GOMAXPROCS (at most 4) goroutines
-// with an inflater each: Go's inflater decodes a whole DEFLATE block before it returns the first
-// bytes, so this is CPU-bound and worth spreading.
+// with a reader each (one pread and a few decoded symbols per class).
 func (j *Jar) readVersions(ctx context.Context) error {
 	workers := runtime.GOMAXPROCS(0)
 	if workers > 4 {
@@ -246,17 +245,30 @@ func (j *Jar) readVersions(ctx context.Context) error {
 	return nil
 }
 
-// readHeader inflates the first 8 bytes of a class entry.
+// readHeader reads the first 8 bytes of a class entry; for a deflated entry with a bounded
+// inflater that decodes just those bytes.
 func (o *entryOpener) readHeader(e *Entry, buf []byte) (ClassHeader, error) {
 	a := o.a
 	if e.UncompressedSize < 8 {
 		return ClassHeader{}, a.errf(e.HeaderOffset, e.Name, "class file of %d bytes", e.UncompressedSize)
 	}
-	r, err := o.open(e)
-	if err != nil {
+	if err := a.checkInflatable(e); err != nil {
 		return ClassHeader{}, err
 	}
-	if _, err := io.ReadFull(r, buf[:8]); err != nil {
+	if err := o.openData(e); err != nil {
+		return ClassHeader{}, err
+	}
+	var n int
+	var err error
+	if e.Method == 8 {
+		n, err = inflatePrefix(&o.src, buf[:8])
+	} else {
+		n, err = io.ReadFull(&o.src, buf[:8])
+	}
+	if err == nil && n < 8 {
+		err = io.ErrUnexpectedEOF
+	}
+	if err != nil {
 		return ClassHeader{}, &Error{Archive: a.Name, Offset: e.HeaderOffset, Entry: e.Name, Msg: "cannot read the class header", Err: err}
 	}
 	h, err := ParseClassHeader(buf[:8])

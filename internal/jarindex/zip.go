@@ -11,8 +11,9 @@
 // Content hash: a class's hash is its CRC-32 from the central directory together with its
 // uncompressed size. That costs no I/O and, unlike a hash of the compressed bytes, does not
 // change with the compression level the build tool used; two different classes of the same size
-// collide with probability 2^-32, which is fine for saying "these copies differ". Entries that are
-// inflated (class headers, constant pools, manifests) are checked against that CRC.
+// collide with probability 2^-32, which is fine for saying "these copies differ". Entries read
+// whole (constant pools, manifests, pom.properties) are checked against that CRC and their declared
+// size; a class version is read from the first 8 bytes alone, with a bounded inflater.
 package jarindex
 
 import (
