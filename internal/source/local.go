@@ -41,13 +41,13 @@ func (o *Opener) LocalPath(uri string) (string, error) {
 	if o.matchLocal(abs, true) == nil {
 		return "", newError(PermissionDenied, abs, "outside the allowlist", nil)
 	}
-	resolved, err := o.resolve(abs)
+	resolved, err := o.resolve(abs, p)
 	if err != nil {
 		return "", err
 	}
 	fi, err := os.Stat(resolved)
 	if err != nil {
-		return "", localError(abs, err)
+		return "", localError(p, err)
 	}
 	if fi.Mode().IsRegular() {
 		if err := o.checkSize(abs, fi.Size()); err != nil {
