@@ -57,7 +57,7 @@ type admission struct {
 	slotsUsed int
 	memUsed   int64
 	peers     map[string]*peerUse
-	waiters   list.List // *waiter, oldest first
+	waiters   list.List        // *waiter, oldest first
 	served    int64            // grants made from the queue
 	lastTurn  map[string]int64 // peer → value of served at its last grant from the queue (peers with waiters only)
 }
