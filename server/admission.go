@@ -176,6 +176,9 @@ func (a *admission) acquire(ctx context.Context, slot bool, mem int64, recv bool
 	w := &waiter{peer: peer, slot: slot, mem: mem, recv: recv, ready: make(chan *grant, 1)}
 	w.elem = a.waiters.PushBack(w)
 	a.m.queued.Inc()
+	// Others wait for what they need, which need not be what this request needs (a free slot
+	// while an upload waits for memory): grant now whatever fits, in fair order.
+	a.dispatchLocked()
 	a.mu.Unlock()
 
 	t := time.NewTimer(a.cfg.QueueWait)
