@@ -5,6 +5,7 @@ import (
 	"errors"
 	"io"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -293,6 +294,14 @@ func (d *decoder) i64s(n int, keep bool, s *offsetSummary) []int64 {
 	if keep {
 		out = make([]int64, 0, min(n, max(int(d.remaining()/8), 0)+1, 1<<20))
 	}
+	return d.appendI64s(out, n, keep, s)
+}
+
+// appendI64s reads n big-endian i64 values, appending them to out when keep is set and folding
+// them into s when s is not nil. It converts whole buffered windows at a time (no per-element
+// call or bounds check); a value split across the window's end, the limit or the end of input
+// goes through next, so truncation errors name the offset of the first missing value.
+func (d *decoder) appendI64s(out []int64, n int, keep bool, s *offsetSummary) []int64 {
 	for n > 0 {
 		avail := len(d.buf) - d.pos
 		if l := d.limit - d.offset(); int64(avail) > l {
@@ -309,14 +318,25 @@ func (d *decoder) i64s(n int, keep bool, s *offsetSummary) []int64 {
 			s.add(b)
 		}
 		if keep {
-			for i := 0; i < k; i++ {
-				out = append(out, int64(binary.BigEndian.Uint64(b[8*i:])))
-			}
+			out = slices.Grow(out, k)
+			out = decodeI64s(out, b)
 		}
 		d.pos += 8 * k
 		n -= k
 	}
 	return out
+}
+
+// decodeI64s appends the big-endian i64 values of b (len(b) a multiple of 8) to out, which has
+// room for them.
+func decodeI64s(out []int64, b []byte) []int64 {
+	k := len(b) / 8
+	dst := out[len(out) : len(out)+k]
+	b = b[:8*len(dst)]
+	for i := range dst {
+		dst[i] = int64(binary.BigEndian.Uint64(b[8*i : 8*i+8]))
+	}
+	return out[:len(out)+k]
 }
 
 // utf reads a modified-UTF-8 string (Java DataInput.readUTF).

@@ -181,7 +181,10 @@ func keyedLayout(h KeyedStateHandle) *KeyedStateHandleLayout {
 		}
 		k.KeyGroups = KeyGroupRange{Start: int(h.StartKeyGroup), NumKeyGroups: int(h.NumKeyGroups)}
 		k.Stream = streamRef(h.Delegate)
-		k.KeyGroupBytes = keyGroupBytes(h.Offsets, k.Stream.Size)
+		k.KeyGroupBytes = h.keyGroupBytes
+		if k.KeyGroupBytes == nil {
+			k.KeyGroupBytes = keyGroupBytes(h.Offsets, k.Stream.Size)
+		}
 		k.StateSize = k.Stream.Size
 		k.CheckpointedSize = k.StateSize
 		k.InlineBytes = inlineBytes(h.Delegate)

@@ -222,6 +222,9 @@ type KeyGroupsStateHandle struct {
 	Offsets       []int64 // one per key group, 0 = no data
 	Delegate      StreamStateHandle
 	StateHandleID string // tag 12
+
+	// keyGroupBytes replaces Offsets when ReadLayout summarizes (see keyGroupBytes).
+	keyGroupBytes []int64
 }
 
 // IncrementalKeyedStateHandle is an IncrementalRemoteKeyedStateHandle (RocksDB/ForSt native

@@ -2,6 +2,7 @@ package checkpoint
 
 import (
 	"encoding/binary"
+	"math"
 	"slices"
 	"sort"
 )
@@ -188,24 +189,88 @@ func keyGroupBytes(offsets []int64, streamSize int64) []int64 {
 	if len(offsets) == 0 {
 		return nil
 	}
-	sorted := make([]int64, 0, len(offsets))
-	ascending := true
-	prev := int64(-1 << 63)
+	out := make([]int64, len(offsets))
+	if nonZeroAscending(offsets) {
+		ascendingKeyGroupBytes(out, offsets, streamSize)
+	} else {
+		sortedKeyGroupBytes(out, offsets, streamSize)
+	}
+	return out
+}
+
+// keyGroupBytesInPlace is keyGroupBytes overwriting offsets with the result.
+func keyGroupBytesInPlace(offsets []int64, streamSize int64) []int64 {
+	if len(offsets) == 0 {
+		return nil
+	}
+	if nonZeroAscending(offsets) {
+		ascendingKeyGroupBytes(offsets, offsets, streamSize)
+		return offsets
+	}
+	out := make([]int64, len(offsets))
+	sortedKeyGroupBytes(out, offsets, streamSize)
+	copy(offsets, out)
+	return offsets
+}
+
+// nonZeroAscending reports whether the non-zero offsets never decrease: how Flink's key-group
+// writers lay key groups out in the stream, one after the other.
+func nonZeroAscending(offsets []int64) bool {
+	prev := int64(math.MinInt64)
 	for _, o := range offsets {
 		if o != 0 {
-			if o <= prev {
-				ascending = false
+			if o < prev {
+				return false
 			}
 			prev = o
+		}
+	}
+	return true
+}
+
+// ascendingKeyGroupBytes fills out (which may be offsets itself) for non-zero offsets that never
+// decrease, in one backward pass: the next larger offset is the nearest larger one to the right.
+// Equal offsets share the end of the first larger one.
+func ascendingKeyGroupBytes(out, offsets []int64, streamSize int64) {
+	out = out[:len(offsets)]
+	i := len(offsets) - 1
+	for i >= 0 && offsets[i] == 0 {
+		out[i] = 0
+		i--
+	}
+	if i < 0 {
+		return
+	}
+	// cur is the smallest non-zero offset seen so far (right of i), curEnd its end.
+	cur, curEnd := offsets[i], streamSize
+	out[i] = span(cur, streamSize)
+	for i--; i >= 0; i-- {
+		o := offsets[i]
+		switch {
+		case o == 0:
+			out[i] = 0
+		case o == cur:
+			out[i] = span(o, curEnd)
+		default: // o < cur
+			out[i] = span(o, cur)
+			cur, curEnd = o, cur
+		}
+	}
+}
+
+// sortedKeyGroupBytes fills out for offsets in any order, by binary search in the sorted
+// distinct non-zero offsets.
+func sortedKeyGroupBytes(out, offsets []int64, streamSize int64) {
+	sorted := make([]int64, 0, len(offsets))
+	for _, o := range offsets {
+		if o != 0 {
 			sorted = append(sorted, o)
 		}
 	}
-	if !ascending {
-		slices.Sort(sorted)
-		sorted = slices.Compact(sorted)
-	}
-	out := make([]int64, len(offsets))
+	slices.Sort(sorted)
+	sorted = slices.Compact(sorted)
 	for i, o := range offsets {
+		out[i] = 0
 		if o == 0 {
 			continue
 		}
@@ -213,11 +278,19 @@ func keyGroupBytes(offsets []int64, streamSize int64) []int64 {
 		if k, found := slices.BinarySearch(sorted, o); found && k+1 < len(sorted) {
 			end = sorted[k+1]
 		}
-		if end > o {
-			out[i] = end - o
-		}
+		out[i] = span(o, end)
 	}
-	return out
+}
+
+// span returns end - start when positive (saturating at MaxInt64 for negative offsets), else 0.
+func span(start, end int64) int64 {
+	if end <= start {
+		return 0
+	}
+	if d := end - start; d > 0 {
+		return d
+	}
+	return math.MaxInt64
 }
 
 func boolToInt(b bool) int {

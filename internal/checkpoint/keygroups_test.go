@@ -1,0 +1,91 @@
+package checkpoint
+
+import (
+	"encoding/binary"
+	"math"
+	"math/rand/v2"
+	"slices"
+	"testing"
+)
+
+// referenceKeyGroupBytes is the definition: sorted distinct non-zero offsets, binary search.
+func referenceKeyGroupBytes(offsets []int64, streamSize int64) []int64 {
+	if len(offsets) == 0 {
+		return nil
+	}
+	out := make([]int64, len(offsets))
+	sortedKeyGroupBytes(out, offsets, streamSize)
+	return out
+}
+
+func checkKeyGroupBytes(t *testing.T, offsets []int64, streamSize int64) {
+	t.Helper()
+	want := referenceKeyGroupBytes(offsets, streamSize)
+	if got := keyGroupBytes(offsets, streamSize); !slices.Equal(got, want) {
+		t.Fatalf("keyGroupBytes(%v, %d) = %v, want %v", offsets, streamSize, got, want)
+	}
+	in := slices.Clone(offsets)
+	if got := keyGroupBytesInPlace(in, streamSize); !slices.Equal(got, want) {
+		t.Fatalf("keyGroupBytesInPlace(%v, %d) = %v, want %v", offsets, streamSize, got, want)
+	}
+}
+
+func TestKeyGroupBytes(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		offsets []int64
+		size    int64
+		want    []int64
+	}{
+		{"empty", nil, 10, nil},
+		{"all empty groups", []int64{0, 0, 0}, 10, []int64{0, 0, 0}},
+		{"ascending", []int64{4, 10, 25}, 40, []int64{6, 15, 15}},
+		{"empty groups between", []int64{0, 4, 0, 10, 0}, 40, []int64{0, 6, 0, 30, 0}},
+		{"equal offsets share the next", []int64{4, 4, 10, 10}, 12, []int64{6, 6, 2, 2}},
+		{"stream shorter than last", []int64{4, 50}, 40, []int64{46, 0}},
+		{"descending", []int64{25, 10, 4}, 40, []int64{15, 15, 6}},
+		{"interleaved", []int64{10, 4, 25, 0, 7}, 30, []int64{15, 3, 5, 0, 3}},
+		{"negative", []int64{-8, 4}, 10, []int64{12, 6}},
+		{"extremes", []int64{math.MinInt64, math.MaxInt64}, math.MaxInt64, []int64{math.MaxInt64, 0}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := keyGroupBytes(tc.offsets, tc.size); !slices.Equal(got, tc.want) {
+				t.Fatalf("got %v, want %v", got, tc.want)
+			}
+			checkKeyGroupBytes(t, tc.offsets, tc.size)
+		})
+	}
+}
+
+func TestKeyGroupBytesRandom(t *testing.T) {
+	r := rand.New(rand.NewPCG(1, 2))
+	for range 2000 {
+		n := r.IntN(40)
+		offs := make([]int64, n)
+		pos := int64(r.IntN(5))
+		for i := range offs {
+			switch r.IntN(6) {
+			case 0: // empty key group
+			case 1: // same offset as the previous one
+				offs[i] = pos
+			case 2: // out of order
+				offs[i] = int64(r.IntN(100)) - 10
+			default:
+				pos += int64(r.IntN(20))
+				offs[i] = pos
+			}
+		}
+		checkKeyGroupBytes(t, offs, pos+int64(r.IntN(30))-10)
+	}
+}
+
+func FuzzKeyGroupBytes(f *testing.F) {
+	f.Add([]byte{0, 0, 0, 0, 0, 0, 0, 4, 0, 0, 0, 0, 0, 0, 0, 10}, int64(20))
+	f.Fuzz(func(t *testing.T, b []byte, size int64) {
+		offs := make([]int64, len(b)/8)
+		for i := range offs {
+			offs[i] = int64(binary.BigEndian.Uint64(b[8*i:]))
+		}
+		checkKeyGroupBytes(t, offs, size)
+	})
+}
