@@ -18,8 +18,13 @@ func ReadLayoutBytes(b []byte) (*Layout, error) {
 }
 
 func readLayout(d *decoder) (l *Layout, err error) {
-	d.summarize = true
 	defer d.release()
+	return readLayoutKeep(d)
+}
+
+// readLayoutKeep is readLayout leaving d's buffers to the caller (Decoder reuses them).
+func readLayoutKeep(d *decoder) (l *Layout, err error) {
+	d.summarize = true
 	defer recoverError(&err)
 	m := d.file()
 	l = m.Layout()

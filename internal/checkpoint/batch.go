@@ -1,0 +1,183 @@
+package checkpoint
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"runtime"
+	"sync"
+)
+
+// This file decodes many _metadata files in one process (inspect over a folder, a trend over
+// retained checkpoints): most real files are a few KiB, where opening, reading and setting up a
+// decoder cost as much as decoding, so a Decoder keeps its buffers from file to file.
+
+// maxWholeFile is the largest file a Decoder reads whole into its reused buffer (one read call,
+// then the zero-copy decoder); larger files stream through a 256 KiB buffer as ReadLayout does.
+// It bounds a Decoder's memory at about maxWholeFile + 256 KiB besides the Layouts it returns.
+const maxWholeFile = 1 << 20
+
+// Decoder reads Layouts of many files one after another, reusing its file buffer, field-path
+// stack and state-name table, so the per-file cost is the open and read system calls plus the
+// decoding itself. The Layouts it returns share no memory with the Decoder. A Decoder is not
+// safe for concurrent use; ReadLayoutFiles runs one per worker.
+type Decoder struct {
+	whole  []byte // the current file, when it is at most maxWholeFile
+	stream []byte // the streaming window, for larger files
+	d      decoder
+}
+
+// NewDecoder returns an empty Decoder; its buffers grow with the first files.
+func NewDecoder() *Decoder { return &Decoder{} }
+
+// ReadLayoutFile decodes the Layout of the file at name. Errors name the path: the os error of
+// the open or read, or the *FormatError (errors.As finds it) prefixed with the path. A large
+// file stops early when ctx is done.
+func (x *Decoder) ReadLayoutFile(ctx context.Context, name string) (*Layout, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	f, err := os.Open(name)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	if !fi.Mode().IsRegular() {
+		return nil, fmt.Errorf("%s: not a regular file", name)
+	}
+	var l *Layout
+	if size := fi.Size(); size <= maxWholeFile {
+		if int64(cap(x.whole)) < size {
+			x.whole = make([]byte, size, max(size, 64<<10))
+		}
+		b := x.whole[:size]
+		// The size is known, so one read call (os.ReadFile would make a second to see EOF). A file
+		// that shrank since Stat fails the read; one that grew is decoded as it was at Stat.
+		if _, err := io.ReadFull(f, b); err != nil {
+			return nil, fmt.Errorf("%s: read: %w", name, err)
+		}
+		l, err = x.readLayout(b, nil)
+	} else {
+		l, err = x.readLayout(nil, &contextReader{ctx: ctx, r: f})
+		if cerr := ctx.Err(); err != nil && cerr != nil {
+			return nil, cerr
+		}
+	}
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	return l, nil
+}
+
+// ReadLayoutBytes is ReadLayoutBytes on the Decoder's reused decoding state.
+func (x *Decoder) ReadLayoutBytes(b []byte) (*Layout, error) { return x.readLayout(b, nil) }
+
+// readLayout resets the decoder for b (in memory) or r (streamed) and runs readLayout.
+func (x *Decoder) readLayout(b []byte, r io.Reader) (*Layout, error) {
+	d := &x.d
+	*d = decoder{buf: b, r: r, limit: math.MaxInt64, runBudget: runBudget, path: d.path[:0], names: d.names}
+	if r != nil {
+		if x.stream == nil {
+			x.stream = make([]byte, 0, readBufSize)
+		}
+		d.buf = x.stream[:0]
+	}
+	l, err := readLayoutKeep(d)
+	d.buf, d.r = nil, nil
+	return l, err
+}
+
+// contextReader stops a streamed decode when ctx is done.
+type contextReader struct {
+	ctx context.Context
+	r   io.Reader
+}
+
+func (c *contextReader) Read(p []byte) (int, error) {
+	if err := c.ctx.Err(); err != nil {
+		return 0, err
+	}
+	return c.r.Read(p)
+}
+
+// ReadLayoutFiles decodes the files at names with workers Decoders in parallel (GOMAXPROCS when
+// workers < 1) and calls fn for each file in the order of names, from the calling goroutine, with
+// the Layout or the file's error. At most 2 × workers decoded Layouts wait for fn, so memory is
+// bounded by the workers' buffers and that window, not by the number of files. It stops at the
+// first error fn returns (and returns it), or when ctx is done (returning ctx.Err()).
+func ReadLayoutFiles(ctx context.Context, names []string, workers int, fn func(i int, l *Layout, err error) error) error {
+	if workers < 1 {
+		workers = runtime.GOMAXPROCS(0)
+	}
+	workers = max(min(workers, len(names)), 1)
+	ctx, cancel := context.WithCancel(ctx)
+	var wg sync.WaitGroup
+	defer func() { // no goroutine outlives the call
+		cancel()
+		wg.Wait()
+	}()
+
+	type result struct {
+		l   *Layout
+		err error
+	}
+	type job struct {
+		i   int
+		out chan result
+	}
+	jobs := make(chan job)
+	pending := make(chan chan result, 2*workers) // in order of names; its capacity is the window
+	wg.Add(1)
+	go func() { // producer
+		defer wg.Done()
+		defer close(jobs)
+		defer close(pending)
+		for i := range names {
+			out := make(chan result, 1)
+			select {
+			case pending <- out:
+			case <-ctx.Done():
+				return
+			}
+			select {
+			case jobs <- job{i, out}:
+			case <-ctx.Done():
+				return
+			}
+		}
+	}()
+	for range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			x := NewDecoder()
+			for j := range jobs {
+				l, err := x.ReadLayoutFile(ctx, names[j.i])
+				j.out <- result{l, err}
+			}
+		}()
+	}
+	i := 0
+	for out := range pending {
+		var r result
+		select {
+		case r = <-out:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		if err := fn(i, r.l, r.err); err != nil {
+			return err
+		}
+		i++
+	}
+	return ctx.Err()
+}

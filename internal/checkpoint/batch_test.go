@@ -1,0 +1,140 @@
+package checkpoint
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+)
+
+// batchFiles writes generated files to a temporary folder: small ones (read whole), one above
+// maxWholeFile (streamed), and a truncated one. It returns the paths and their bytes.
+func batchFiles(t testing.TB) ([]string, [][]byte) {
+	t.Helper()
+	var exotic bytes.Buffer
+	if err := Write(&exotic, exoticMetadata()); err != nil {
+		t.Fatal(err)
+	}
+	big := largeKeyedFile(t, 8, 4) // 2 MiB of key-group offsets
+	if len(big) <= maxWholeFile {
+		t.Fatalf("streamed case is only %d bytes", len(big))
+	}
+	contents := [][]byte{exotic.Bytes(), largeKeyedFile(t, 1, 3), big, exotic.Bytes()[:len(exotic.Bytes())/2], largeKeyedFile(t, 2, 7)}
+	dir := t.TempDir()
+	var paths []string
+	for i, b := range contents {
+		p := filepath.Join(dir, "chk-"+string(rune('a'+i)), "_metadata")
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		paths = append(paths, p)
+	}
+	return paths, contents
+}
+
+// checkSameLayout compares a Decoder's answer for path with ReadLayoutBytes of its bytes.
+func checkSameLayout(t *testing.T, path string, data []byte, got *Layout, gotErr error) {
+	t.Helper()
+	want, wantErr := ReadLayoutBytes(data)
+	if wantErr != nil {
+		var fe, wfe *FormatError
+		if !errors.As(gotErr, &fe) || !errors.As(wantErr, &wfe) || *fe != *wfe {
+			t.Fatalf("%s: error %v, want %v", path, gotErr, wantErr)
+		}
+		if !strings.Contains(gotErr.Error(), path) {
+			t.Fatalf("error %q does not name the file", gotErr)
+		}
+		return
+	}
+	if gotErr != nil || !reflect.DeepEqual(got, want) {
+		t.Fatalf("%s: Decoder differs from ReadLayoutBytes (err %v)", path, gotErr)
+	}
+}
+
+func TestDecoderReusesBuffersAcrossFiles(t *testing.T) {
+	paths, contents := batchFiles(t)
+	x := NewDecoder()
+	// Twice round, so every file follows a larger, a smaller and a failed one.
+	for range 2 {
+		for i, p := range paths {
+			l, err := x.ReadLayoutFile(context.Background(), p)
+			checkSameLayout(t, p, contents[i], l, err)
+		}
+	}
+	missing := filepath.Join(t.TempDir(), "nope", "_metadata")
+	if _, err := x.ReadLayoutFile(context.Background(), missing); !errors.Is(err, os.ErrNotExist) || !strings.Contains(err.Error(), missing) {
+		t.Fatalf("missing file: %v", err)
+	}
+	if _, err := x.ReadLayoutFile(context.Background(), t.TempDir()); err == nil || !strings.Contains(err.Error(), "not a regular file") {
+		t.Fatalf("folder: %v", err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if _, err := x.ReadLayoutFile(ctx, paths[0]); !errors.Is(err, context.Canceled) {
+		t.Fatalf("cancelled: %v", err)
+	}
+}
+
+func TestReadLayoutFiles(t *testing.T) {
+	paths, contents := batchFiles(t)
+	for _, workers := range []int{0, 1, 3, 16} {
+		var seen []int
+		err := ReadLayoutFiles(context.Background(), paths, workers, func(i int, l *Layout, err error) error {
+			seen = append(seen, i)
+			checkSameLayout(t, paths[i], contents[i], l, err)
+			return nil
+		})
+		if err != nil || !reflect.DeepEqual(seen, []int{0, 1, 2, 3, 4}) {
+			t.Fatalf("workers %d: visited %v, err %v", workers, seen, err)
+		}
+	}
+
+	stop := errors.New("stop")
+	calls := 0
+	err := ReadLayoutFiles(context.Background(), paths, 2, func(i int, l *Layout, err error) error {
+		calls++
+		return stop
+	})
+	if !errors.Is(err, stop) || calls != 1 {
+		t.Fatalf("fn error: %v after %d calls", err, calls)
+	}
+
+	ctx, cancel := context.WithCancel(context.Background())
+	calls = 0
+	err = ReadLayoutFiles(ctx, paths, 2, func(i int, l *Layout, err error) error {
+		calls++
+		cancel()
+		return nil
+	})
+	if !errors.Is(err, context.Canceled) || calls != 1 {
+		t.Fatalf("cancelled: %v after %d calls", err, calls)
+	}
+
+	if err := ReadLayoutFiles(context.Background(), nil, 0, func(int, *Layout, error) error { t.Fatal("called"); return nil }); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestDecoderCorpus decodes the shared corpus with one Decoder and compares with ReadLayoutBytes.
+func TestDecoderCorpus(t *testing.T) {
+	files := metadataCorpus(t)
+	if testing.Short() && len(files) > 100 {
+		files = files[:100]
+	}
+	x := NewDecoder()
+	for _, f := range files {
+		data, err := os.ReadFile(f.path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		l, err := x.ReadLayoutFile(context.Background(), f.path)
+		checkSameLayout(t, f.path, data, l, err)
+	}
+}
