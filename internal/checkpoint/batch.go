@@ -1,11 +1,11 @@
 package checkpoint
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"io"
 	"math"
-	"os"
 	"runtime"
 	"sync"
 )
@@ -27,6 +27,46 @@ type Decoder struct {
 	whole  []byte // the current file, when it is at most maxWholeFile
 	stream []byte // the streaming window, for larger files
 	d      decoder
+	props  propertiesMemo
+}
+
+// propertiesMemo remembers the last CheckpointProperties trailer decoded and its result: the
+// checkpoints of one job repeat the same few hundred bytes, and decoding the Java serialization
+// costs more allocations than the rest of a small file. A nil memo decodes every time.
+type propertiesMemo struct {
+	trailer []byte
+	props   *CheckpointProperties
+	err     string
+	valid   bool
+}
+
+// maxMemoTrailer bounds the trailer a memo keeps (Flink's is about 400 bytes).
+const maxMemoTrailer = 4 << 10
+
+// decode returns the Layout's Properties and PropertiesError for trailer b; each call returns
+// its own *CheckpointProperties.
+func (pm *propertiesMemo) decode(b []byte) (*CheckpointProperties, string) {
+	if pm != nil && pm.valid && bytes.Equal(pm.trailer, b) {
+		if pm.props == nil {
+			return nil, pm.err
+		}
+		p := *pm.props
+		return &p, pm.err
+	}
+	p, err := decodeProperties(b)
+	var msg string
+	if err != nil {
+		p, msg = nil, err.Error()
+	}
+	if pm != nil && len(b) <= maxMemoTrailer {
+		pm.trailer, pm.err, pm.valid = append(pm.trailer[:0], b...), msg, true
+		pm.props = nil
+		if p != nil {
+			c := *p
+			pm.props = &c
+		}
+	}
+	return p, msg
 }
 
 // NewDecoder returns an empty Decoder; its buffers grow with the first files.
@@ -39,7 +79,7 @@ func (x *Decoder) ReadLayoutFile(ctx context.Context, name string) (*Layout, err
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	f, err := os.Open(name)
+	f, err := openFile(name)
 	if err != nil {
 		return nil, err
 	}
@@ -54,7 +94,7 @@ func (x *Decoder) ReadLayoutFile(ctx context.Context, name string) (*Layout, err
 	var l *Layout
 	if size := fi.Size(); size <= maxWholeFile {
 		if int64(cap(x.whole)) < size {
-			x.whole = make([]byte, size, max(size, 64<<10))
+			x.whole = make([]byte, size, min(max(size, 2*int64(cap(x.whole)), 64<<10), maxWholeFile))
 		}
 		b := x.whole[:size]
 		// The size is known, so one read call (os.ReadFile would make a second to see EOF). A file
@@ -81,7 +121,7 @@ func (x *Decoder) ReadLayoutBytes(b []byte) (*Layout, error) { return x.readLayo
 // readLayout resets the decoder for b (in memory) or r (streamed) and runs readLayout.
 func (x *Decoder) readLayout(b []byte, r io.Reader) (*Layout, error) {
 	d := &x.d
-	*d = decoder{buf: b, r: r, limit: math.MaxInt64, runBudget: runBudget, path: d.path[:0], names: d.names}
+	*d = decoder{buf: b, r: r, limit: math.MaxInt64, runBudget: runBudget, path: d.path[:0], names: d.names, props: &x.props}
 	if r != nil {
 		if x.stream == nil {
 			x.stream = make([]byte, 0, readBufSize)

@@ -68,6 +68,17 @@ func TestDecoderReusesBuffersAcrossFiles(t *testing.T) {
 			checkSameLayout(t, p, contents[i], l, err)
 		}
 	}
+	// The remembered properties trailer hands out a fresh value each time.
+	l1, err := x.ReadLayoutFile(context.Background(), paths[1])
+	if err != nil || l1.Properties == nil {
+		t.Fatalf("no properties: %v", err)
+	}
+	name := l1.Properties.Name
+	l1.Properties.Name = "changed by the caller"
+	if l2, err := x.ReadLayoutFile(context.Background(), paths[1]); err != nil || l2.Properties.Name != name {
+		t.Fatalf("second decode sees the caller's change: %v", err)
+	}
+
 	missing := filepath.Join(t.TempDir(), "nope", "_metadata")
 	if _, err := x.ReadLayoutFile(context.Background(), missing); !errors.Is(err, os.ErrNotExist) || !strings.Contains(err.Error(), missing) {
 		t.Fatalf("missing file: %v", err)

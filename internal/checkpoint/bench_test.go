@@ -2,6 +2,8 @@ package checkpoint
 
 import (
 	"bytes"
+	"context"
+	"errors"
 	"io"
 	"os"
 	"path/filepath"
@@ -142,24 +144,37 @@ func peakHeap(f func()) uint64 {
 	return peak.Load() - base
 }
 
+// reportCPU adds the throughput per CPU-second of the process (all goroutines, GC included),
+// which a loaded machine distorts less than wall time.
+func reportCPU(b *testing.B, cpu time.Duration, bytesPerOp int64) {
+	if cpu <= 0 {
+		return
+	}
+	b.ReportMetric(float64(bytesPerOp)*float64(b.N)/cpu.Seconds()/1e6, "MB/cpu-s")
+}
+
 func benchLarge(b *testing.B, data []byte) {
 	b.Run("ReadLayoutBytes", func(b *testing.B) {
 		b.ReportAllocs()
 		b.SetBytes(int64(len(data)))
+		cpu0 := processCPU()
 		for b.Loop() {
 			if _, err := ReadLayoutBytes(data); err != nil {
 				b.Fatal(err)
 			}
 		}
+		reportCPU(b, processCPU()-cpu0, int64(len(data)))
 	})
 	b.Run("ReadLayoutStream", func(b *testing.B) {
 		b.ReportAllocs()
 		b.SetBytes(int64(len(data)))
+		cpu0 := processCPU()
 		for b.Loop() {
 			if _, err := ReadLayout(onlyReader{bytes.NewReader(data)}); err != nil {
 				b.Fatal(err)
 			}
 		}
+		reportCPU(b, processCPU()-cpu0, int64(len(data)))
 		b.StopTimer()
 		peak := peakHeap(func() {
 			if _, err := ReadLayout(onlyReader{bytes.NewReader(data)}); err != nil {
@@ -189,4 +204,76 @@ func BenchmarkLargeInlineBytes(b *testing.B) {
 	data := largeInlineFile(b, 26_000_000*largeScale())
 	b.Logf("file: %d MiB", len(data)>>20)
 	benchLarge(b, data)
+}
+
+// BenchmarkCorpusDecode decodes every _metadata file of the shared corpus in one process:
+// file by file as the engine does (os.Open + ReadLayout), with one Decoder, and with
+// ReadLayoutFiles on GOMAXPROCS workers. MB/s counts the files' bytes; peak-heap-MiB is the
+// heap growth during one pass.
+func BenchmarkCorpusDecode(b *testing.B) {
+	var paths []string
+	var total int64
+	for _, f := range metadataCorpus(b) {
+		fi, err := os.Stat(f.path)
+		if err != nil {
+			b.Fatal(err)
+		}
+		paths = append(paths, f.path)
+		total += fi.Size()
+	}
+	b.Logf("%d files, %d bytes", len(paths), total)
+	ctx := context.Background()
+	for _, bc := range []struct {
+		name string
+		pass func() error
+	}{
+		{"PerFileReadLayout", func() error {
+			for _, p := range paths {
+				f, err := os.Open(p)
+				if err != nil {
+					return err
+				}
+				_, _ = ReadLayout(f) // malformed corpus files count like the others
+				f.Close()
+			}
+			return nil
+		}},
+		{"Decoder", func() error {
+			x := NewDecoder()
+			for _, p := range paths {
+				if _, err := x.ReadLayoutFile(ctx, p); errors.Is(err, os.ErrNotExist) {
+					return err
+				}
+			}
+			return nil
+		}},
+		{"ReadLayoutFiles", func() error {
+			return ReadLayoutFiles(ctx, paths, 0, func(_ int, _ *Layout, err error) error {
+				if errors.Is(err, os.ErrNotExist) {
+					return err
+				}
+				return nil
+			})
+		}},
+	} {
+		b.Run(bc.name, func(b *testing.B) {
+			b.ReportAllocs()
+			b.SetBytes(total)
+			cpu0 := processCPU()
+			for b.Loop() {
+				if err := bc.pass(); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(float64(len(paths))*float64(b.N)/b.Elapsed().Seconds(), "files/s")
+			reportCPU(b, processCPU()-cpu0, total)
+			b.StopTimer()
+			var err error
+			peak := peakHeap(func() { err = bc.pass() })
+			if err != nil {
+				b.Fatal(err)
+			}
+			b.ReportMetric(float64(peak)/(1<<20), "peak-heap-MiB")
+		})
+	}
 }

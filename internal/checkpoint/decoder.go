@@ -35,6 +35,9 @@ type decoder struct {
 	// names interns state names: every subtask's handle repeats them, and one string per name
 	// saves memory and lets the simulator compare names by pointer.
 	names map[string]string
+
+	// props remembers the last properties trailer decoded (a Decoder's); nil decodes each one.
+	props *propertiesMemo
 }
 
 // maxInternedNames bounds the interning table, so a hostile file of unique names cannot grow it.

@@ -27,7 +27,7 @@ func readLayoutKeep(d *decoder) (l *Layout, err error) {
 	d.summarize = true
 	defer recoverError(&err)
 	m := d.file()
-	l = m.Layout()
+	l = m.layout(d.props)
 	l.Size = d.offset()
 	if m.Version >= 4 {
 		l.TrailerSize = int(d.offset() - d.trailerOff)
@@ -37,7 +37,9 @@ func readLayoutKeep(d *decoder) (l *Layout, err error) {
 
 // Layout derives the analysis view from a decoded file. Layout.Size is left 0 (ReadLayout fills
 // it in).
-func (m *Metadata) Layout() *Layout {
+func (m *Metadata) Layout() *Layout { return m.layout(nil) }
+
+func (m *Metadata) layout(props *propertiesMemo) *Layout {
 	l := &Layout{Version: int(m.Version), CheckpointID: m.CheckpointID}
 	for i := range m.MasterStates {
 		ms := &m.MasterStates[i]
@@ -53,12 +55,7 @@ func (m *Metadata) Layout() *Layout {
 	if m.Version >= 4 {
 		l.TrailerSize = len(m.Trailer)
 		if len(m.Trailer) > 0 {
-			p, err := decodeProperties(m.Trailer)
-			if err != nil {
-				l.PropertiesError = err.Error()
-			} else {
-				l.Properties = p
-			}
+			l.Properties, l.PropertiesError = props.decode(m.Trailer)
 		}
 	}
 	return l

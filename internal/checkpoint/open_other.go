@@ -1,0 +1,7 @@
+//go:build !unix
+
+package checkpoint
+
+import "os"
+
+func openFile(name string) (*os.File, error) { return os.Open(name) }
