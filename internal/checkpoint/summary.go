@@ -213,10 +213,11 @@ func keyGroupBytesInPlace(offsets []int64, streamSize int64) []int64 {
 	return offsets
 }
 
-// nonZeroAscending reports whether the non-zero offsets never decrease: how Flink's key-group
-// writers lay key groups out in the stream, one after the other.
+// nonZeroAscending reports whether the offsets are not negative and the non-zero ones never
+// decrease: how Flink's key-group writers lay key groups out in the stream, one after the other.
+// (Not negative: then no difference of two offsets overflows.)
 func nonZeroAscending(offsets []int64) bool {
-	prev := int64(math.MinInt64)
+	prev := int64(0)
 	for _, o := range offsets {
 		if o != 0 {
 			if o < prev {
@@ -242,17 +243,18 @@ func ascendingKeyGroupBytes(out, offsets []int64, streamSize int64) {
 		return
 	}
 	// cur is the smallest non-zero offset seen so far (right of i), curEnd its end.
+	// Offsets are not negative, so no difference overflows.
 	cur, curEnd := offsets[i], streamSize
-	out[i] = span(cur, streamSize)
+	out[i] = max(streamSize-cur, 0)
 	for i--; i >= 0; i-- {
 		o := offsets[i]
 		switch {
 		case o == 0:
 			out[i] = 0
 		case o == cur:
-			out[i] = span(o, curEnd)
-		default: // o < cur
-			out[i] = span(o, cur)
+			out[i] = max(curEnd-o, 0)
+		default: // 0 < o < cur
+			out[i] = cur - o
 			cur, curEnd = o, cur
 		}
 	}
