@@ -34,6 +34,9 @@
 // larger offset of any state of the same handle, the last one at the stream size; when two
 // states' offset ranges interleave the sizes are marked SizesApproximate.
 //
+// A Decoder reads the Layouts of many files one after another, reusing its buffers, and
+// ReadLayoutFiles runs Decoders in parallel over a list of paths with bounded memory.
+//
 // OperatorIDFromUID computes the OperatorID Flink derives from a user-set UID (murmur3_128).
 //
 // # Errors

@@ -29,6 +29,8 @@ func addSeeds(f *testing.F) {
 	}
 }
 
+var fuzzDecoder = NewDecoder()
+
 func FuzzRead(f *testing.F) {
 	addSeeds(f)
 	f.Fuzz(func(t *testing.T, b []byte) {
@@ -53,6 +55,11 @@ func FuzzRead(f *testing.F) {
 		}
 		if lerr == nil && !reflect.DeepEqual(sl, l) {
 			t.Fatalf("ReadLayout from a reader differs from ReadLayoutBytes")
+		}
+		// One Decoder across all inputs, so state left by an earlier (failed) input would show.
+		dl, derr := fuzzDecoder.ReadLayoutBytes(b)
+		if !reflect.DeepEqual(derr, lerr) || !reflect.DeepEqual(dl, l) {
+			t.Fatalf("reused Decoder: %v; ReadLayoutBytes: %v", derr, lerr)
 		}
 		if err == nil {
 			want := m.Layout()
