@@ -57,7 +57,7 @@ func PruneSavepoint(ctx context.Context, req SavepointRequest) (*SavepointResult
 	if err != nil {
 		return nil, err
 	}
-	outDir, created, err := checkOut(req.Out, srcDir, req.DryRun)
+	outDir, outExists, err := checkOut(req.Out, srcDir)
 	if err != nil {
 		return nil, err
 	}
@@ -103,6 +103,14 @@ func PruneSavepoint(ctx context.Context, req SavepointRequest) (*SavepointResult
 			res.Files = append(res.Files, fa)
 		}
 		return res, nil
+	}
+	// The folder is created only now, after the plan is verified, so a refusal leaves nothing.
+	created := false
+	if !outExists {
+		if err := os.MkdirAll(outDir, 0o755); err != nil {
+			return nil, fmt.Errorf("%w: creating --out: %v", ErrUsage, err)
+		}
+		created = true
 	}
 	var written []string
 	ok := false
@@ -165,8 +173,8 @@ func localMetadata(src string) (file, dir string, err error) {
 }
 
 // checkOut validates the output folder: new or empty, not the source folder and not inside it
-// (either would change the source). It creates the folder unless dryRun; created says so.
-func checkOut(out, srcDir string, dryRun bool) (dir string, created bool, err error) {
+// (either would change the source). exists says whether the (empty) folder is already there.
+func checkOut(out, srcDir string) (dir string, exists bool, err error) {
 	if out == "" {
 		return "", false, usagef("--out is required: a new or empty folder for the pruned savepoint")
 	}
@@ -202,15 +210,9 @@ func checkOut(out, srcDir string, dryRun bool) (dir string, created bool, err er
 		if len(entries) > 0 {
 			return "", false, usagef("--out %s is not empty (%d entries): prune writes only into a new or empty folder", out, len(entries))
 		}
-		return resolved, false, nil
+		return resolved, true, nil
 	}
-	if dryRun {
-		return resolved, false, nil
-	}
-	if err := os.MkdirAll(resolved, 0o755); err != nil {
-		return "", false, fmt.Errorf("%w: creating --out: %v", ErrUsage, err)
-	}
-	return resolved, true, nil
+	return resolved, false, nil
 }
 
 // relocate makes srcDir/rel available as outDir/rel: a hard link, or a copy across

@@ -7,12 +7,12 @@ import (
 	"github.com/flinkpreflight/preflight/internal/checkpoint"
 )
 
-// Verify re-reads the pruned file with the codec and proves it is what the plan says: the header,
-// master states and trailer are the original's; every operator other than the pruned one is
-// encoded byte for byte as in the original (Write reproduces the bytes Read consumed, so this
-// is the original record); the pruned operator is gone, or has lost exactly the named state and
-// kept every other state with the same offsets; and encoding the re-read file gives the same
-// bytes again. It returns the re-read file.
+// Verify re-reads the pruned file with the codec and proves it is what the plan says: encoding
+// the re-read file gives the same bytes again; with the original target operator put back it
+// encodes to exactly the original file's bytes (Write reproduces the bytes Read consumed), so the
+// header, master states, trailer and every untouched operator are the original's byte for byte;
+// and the pruned operator is gone, or has lost exactly the named state and kept every other
+// state with the same offsets. It returns the re-read file.
 func Verify(orig *checkpoint.Metadata, plan *PrunePlan, pruned []byte) (*checkpoint.Metadata, error) {
 	got, err := checkpoint.ReadBytes(pruned)
 	if err != nil {
@@ -25,62 +25,47 @@ func Verify(orig *checkpoint.Metadata, plan *PrunePlan, pruned []byte) (*checkpo
 	if !bytes.Equal(again, pruned) {
 		return nil, fmt.Errorf("verify: re-encoding the pruned file changes it (%d → %d bytes)", len(pruned), len(again))
 	}
-	if got.Version != orig.Version || got.CheckpointID != orig.CheckpointID {
-		return nil, fmt.Errorf("verify: header changed: version %d→%d, checkpoint %d→%d", orig.Version, got.Version, orig.CheckpointID, got.CheckpointID)
-	}
-	if !bytes.Equal(got.Trailer, orig.Trailer) && !(len(orig.Trailer) == 0 && orig.Version >= 4) {
-		return nil, fmt.Errorf("verify: the CheckpointProperties trailer changed")
-	}
-	if len(got.MasterStates) != len(orig.MasterStates) {
-		return nil, fmt.Errorf("verify: %d master states, want %d", len(got.MasterStates), len(orig.MasterStates))
-	}
-	for i := range orig.MasterStates {
-		a, b := orig.MasterStates[i], got.MasterStates[i]
-		if a.Name != b.Name || a.Version != b.Version || !bytes.Equal(a.Payload, b.Payload) {
-			return nil, fmt.Errorf("verify: master state %d (%q) changed", i, a.Name)
-		}
-	}
-	want := len(orig.Operators)
-	if plan.WholeOperator {
-		want--
-	}
-	if len(got.Operators) != want {
-		return nil, fmt.Errorf("verify: %d operators, want %d", len(got.Operators), want)
-	}
+	// Put the original target operator back into the re-read file: the result must encode to
+	// exactly the original's bytes, which proves that the header, master states, trailer and every
+	// untouched operator (content and order) are the original's.
+	restored := *got
+	restored.Operators = make([]checkpoint.OperatorState, 0, len(orig.Operators))
 	j := 0
 	for i := range orig.Operators {
 		o := &orig.Operators[i]
 		isTarget := o.ID.String() == plan.OperatorID
-		if isTarget && plan.WholeOperator {
-			continue
-		}
-		g := &got.Operators[j]
-		j++
-		if g.ID != o.ID {
-			return nil, fmt.Errorf("verify: operator %d is %s, want %s", j-1, g.ID, o.ID)
-		}
 		if isTarget {
-			if err := verifyPrunedOperator(o, g, plan.Removed[0].Name); err != nil {
-				return nil, err
+			if !plan.WholeOperator {
+				if j >= len(got.Operators) || got.Operators[j].ID != o.ID {
+					return nil, fmt.Errorf("verify: pruned operator %s is missing or moved", o.ID)
+				}
+				if err := verifyPrunedOperator(o, &got.Operators[j], plan.Removed[0].Name); err != nil {
+					return nil, err
+				}
+				j++
 			}
+			restored.Operators = append(restored.Operators, *o)
 			continue
 		}
-		a, err := encodeOperator(orig, o)
-		if err != nil {
-			return nil, fmt.Errorf("verify: encoding original operator %s: %w", o.ID, err)
+		if j >= len(got.Operators) {
+			return nil, fmt.Errorf("verify: untouched operator %s is missing", opLabel(o))
 		}
-		b, err := encodeOperator(got, g)
-		if err != nil {
-			return nil, fmt.Errorf("verify: encoding pruned operator %s: %w", g.ID, err)
-		}
-		if !bytes.Equal(a, b) {
-			return nil, fmt.Errorf("verify: untouched operator %s changed (%d → %d bytes)", opLabel(o), len(a), len(b))
-		}
+		restored.Operators = append(restored.Operators, got.Operators[j])
+		j++
 	}
-	for i := range got.Operators {
-		if plan.WholeOperator && got.Operators[i].ID.String() == plan.OperatorID {
-			return nil, fmt.Errorf("verify: removed operator %s is still present", plan.OperatorID)
-		}
+	if j != len(got.Operators) {
+		return nil, fmt.Errorf("verify: %d operators, want %d", len(got.Operators), j)
+	}
+	want, err := Encode(orig)
+	if err != nil {
+		return nil, fmt.Errorf("verify: encoding the original: %w", err)
+	}
+	have, err := Encode(&restored)
+	if err != nil {
+		return nil, fmt.Errorf("verify: encoding the restored file: %w", err)
+	}
+	if !bytes.Equal(want, have) {
+		return nil, fmt.Errorf("verify: %s", firstDifference(orig, &restored))
 	}
 	return got, nil
 }
@@ -146,4 +131,22 @@ func verifyPrunedOperator(o, g *checkpoint.OperatorState, name string) error {
 		}
 	}
 	return nil
+}
+
+// firstDifference names what differs between two files whose encodings differ.
+func firstDifference(a, b *checkpoint.Metadata) string {
+	if a.Version != b.Version || a.CheckpointID != b.CheckpointID {
+		return fmt.Sprintf("header changed: version %d→%d, checkpoint %d→%d", a.Version, b.Version, a.CheckpointID, b.CheckpointID)
+	}
+	if len(a.Operators) != len(b.Operators) {
+		return fmt.Sprintf("%d operators, want %d", len(b.Operators), len(a.Operators))
+	}
+	for i := range a.Operators {
+		x, errX := encodeOperator(a, &a.Operators[i])
+		y, errY := encodeOperator(b, &b.Operators[i])
+		if errX != nil || errY != nil || !bytes.Equal(x, y) {
+			return fmt.Sprintf("untouched operator %s changed (%d → %d bytes)", opLabel(&a.Operators[i]), len(x), len(y))
+		}
+	}
+	return "master states or the CheckpointProperties trailer changed"
 }
