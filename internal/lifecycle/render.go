@@ -173,3 +173,53 @@ func writeFindingsMarkdown(b *strings.Builder, fs []Finding) {
 		fmt.Fprintf(b, ": %s\n", mdCell(f.Detail))
 	}
 }
+
+// WriteTrend renders a trend as text, Markdown or JSON (the JSON field names are stable).
+func WriteTrend(w io.Writer, format report.Format, r *TrendResult) error {
+	if format == report.JSON {
+		return writeJSON(w, r)
+	}
+	md := format == report.Markdown
+	var b strings.Builder
+	if md {
+		b.WriteString("## Checkpoint trend\n\n| checkpoint | source | _metadata | change | top states |\n|---|---|---|---|---|\n")
+	} else {
+		b.WriteString("Flink Preflight trend\n\n")
+	}
+	tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
+	if !md {
+		fmt.Fprintln(tw, "CHECKPOINT\t_METADATA\tCHANGE\tTOP STATES\tSOURCE")
+	}
+	for i, p := range r.Points {
+		change := "-"
+		if i > 0 {
+			prev := r.Points[i-1].Size
+			change = fmt.Sprintf("%+d B", p.Size-prev)
+			if prev > 0 {
+				change += fmt.Sprintf(" (×%.2f)", float64(p.Size)/float64(prev))
+			}
+		}
+		var tops []string
+		for _, s := range p.TopStates {
+			t := fmt.Sprintf("%s %s", s.Name, report.Bytes(s.Bytes))
+			if s.Elements > 0 {
+				t += fmt.Sprintf(" ×%d", s.Elements)
+			}
+			tops = append(tops, t)
+		}
+		if md {
+			fmt.Fprintf(&b, "| %d | `%s` | %s | %s | %s |\n", p.CheckpointID, mdCell(p.Source), report.Bytes(p.Size), change, mdCell(strings.Join(tops, "; ")))
+		} else {
+			fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\n", p.CheckpointID, report.Bytes(p.Size), change, strings.Join(tops, "; "), p.Source)
+		}
+	}
+	tw.Flush()
+	fmt.Fprintf(&b, "\nforecast: %s\n", r.Forecast)
+	if md {
+		writeFindingsMarkdown(&b, r.Findings)
+	} else {
+		writeFindingsText(&b, r.Findings)
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
