@@ -101,7 +101,7 @@ func hasMetadata(target string) bool {
 // listSnapshots lists the complete snapshots of a job's checkpoint folder. The CLI runs with the
 // user's own rights, so the allowlist is exactly that folder.
 func listSnapshots(ctx context.Context, folder string) ([]string, error) {
-	allow := folder
+	allow, given := folder, folder
 	if !isURI(folder) {
 		abs, err := filepath.Abs(folder)
 		if err != nil {
@@ -123,6 +123,11 @@ func listSnapshots(ctx context.Context, folder string) ([]string, error) {
 	}
 	out := make([]string, 0, len(snaps))
 	for _, s := range snaps {
+		if !isURI(given) && s.URI != folder {
+			// Show the folders as the user named the parent, not as absolute paths.
+			out = append(out, filepath.Join(given, filepath.Base(s.URI)))
+			continue
+		}
 		out = append(out, s.URI)
 	}
 	return out, nil
