@@ -167,6 +167,9 @@ func writePrune(w io.Writer, format report.Format, res *lifecycle.SavepointResul
 	if missing > 0 {
 		fmt.Fprintf(&b, "  warning: %d referenced state files are not in the source folder either; provide them beside the new _metadata before restoring\n", missing)
 	}
+	if !p.WholeOperator {
+		fmt.Fprintf(&b, "\nnote: on restore Flink re-registers %q empty from the state file's header (its serializer must stay loadable); later checkpoints carry it with 0 elements\n", p.Removed[0].Name)
+	}
 	fmt.Fprintf(&b, "\nverified: re-read by the codec; re-encoding is stable; untouched operators byte-identical; %s absent\n", removedWhat(p))
 	fmt.Fprintf(&b, "check at the stored parallelism: %s [%s] → %s [%s]\n", s.VerdictBefore, strings.Join(s.FindingsBefore, " "), s.VerdictAfter, strings.Join(s.FindingsAfter, " "))
 	_, err := io.WriteString(w, b.String())
