@@ -23,7 +23,9 @@ func TestDiffCheckpoints(t *testing.T) {
 	series := scenarios.KafkaOrphanUnionSeries()
 	h := startInProcess(t, Config{Allow: []string{td}})
 	api := pb.NewPreflightServiceClient(h.c.Conn())
-	uri := func(p string) *pb.CheckpointSource { return &pb.CheckpointSource{Source: &pb.CheckpointSource_Uri{Uri: p}} }
+	uri := func(p string) *pb.CheckpointSource {
+		return &pb.CheckpointSource{Source: &pb.CheckpointSource_Uri{Uri: p}}
+	}
 	req := &pb.DiffCheckpointsRequest{OldCheckpoint: uri(filepath.Join(dir, series[1].Folder)), NewCheckpoint: uri(filepath.Join(dir, series[2].Folder))}
 	resp, err := api.DiffCheckpoints(context.Background(), req)
 	if err != nil {
