@@ -128,6 +128,11 @@ func listSnapshots(ctx context.Context, folder string) ([]string, error) {
 			out = append(out, filepath.Join(given, filepath.Base(s.URI)))
 			continue
 		}
+		if _, q, ok := strings.Cut(given, "?"); ok && isURI(given) && !strings.Contains(s.URI, "?") {
+			// Object-store options (endpoint, region) of the folder apply to its snapshots too.
+			out = append(out, s.URI+"?"+q)
+			continue
+		}
 		out = append(out, s.URI)
 	}
 	return out, nil
