@@ -3647,6 +3647,597 @@ func (x *PluginSummary) GetJars() []string {
 	return nil
 }
 
+// DiffCheckpointsRequest names the two checkpoints to compare.
+type DiffCheckpointsRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The older checkpoint.
+	OldCheckpoint *CheckpointSource `protobuf:"bytes,1,opt,name=old_checkpoint,json=oldCheckpoint,proto3" json:"old_checkpoint,omitempty"`
+	// The newer checkpoint.
+	NewCheckpoint *CheckpointSource `protobuf:"bytes,2,opt,name=new_checkpoint,json=newCheckpoint,proto3" json:"new_checkpoint,omitempty"`
+	// RPC frame size of the cluster (pekko.framesize); 0 means 10 MiB.
+	RpcFrameSizeBytes int64 `protobuf:"varint,3,opt,name=rpc_frame_size_bytes,json=rpcFrameSizeBytes,proto3" json:"rpc_frame_size_bytes,omitempty"`
+	// IDs (hex) or uids of the job's operators, when known: enables the vanished-operator finding.
+	JobOperators  []string `protobuf:"bytes,4,rep,name=job_operators,json=jobOperators,proto3" json:"job_operators,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *DiffCheckpointsRequest) Reset() {
+	*x = DiffCheckpointsRequest{}
+	mi := &file_preflight_v1_preflight_proto_msgTypes[36]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *DiffCheckpointsRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*DiffCheckpointsRequest) ProtoMessage() {}
+
+func (x *DiffCheckpointsRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_preflight_v1_preflight_proto_msgTypes[36]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use DiffCheckpointsRequest.ProtoReflect.Descriptor instead.
+func (*DiffCheckpointsRequest) Descriptor() ([]byte, []int) {
+	return file_preflight_v1_preflight_proto_rawDescGZIP(), []int{36}
+}
+
+func (x *DiffCheckpointsRequest) GetOldCheckpoint() *CheckpointSource {
+	if x != nil {
+		return x.OldCheckpoint
+	}
+	return nil
+}
+
+func (x *DiffCheckpointsRequest) GetNewCheckpoint() *CheckpointSource {
+	if x != nil {
+		return x.NewCheckpoint
+	}
+	return nil
+}
+
+func (x *DiffCheckpointsRequest) GetRpcFrameSizeBytes() int64 {
+	if x != nil {
+		return x.RpcFrameSizeBytes
+	}
+	return 0
+}
+
+func (x *DiffCheckpointsRequest) GetJobOperators() []string {
+	if x != nil {
+		return x.JobOperators
+	}
+	return nil
+}
+
+// DiffCheckpointsResponse is the comparison.
+type DiffCheckpointsResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The older checkpoint.
+	OldCheckpoint *LifecycleCheckpoint `protobuf:"bytes,1,opt,name=old_checkpoint,json=oldCheckpoint,proto3" json:"old_checkpoint,omitempty"`
+	// The newer checkpoint.
+	NewCheckpoint *LifecycleCheckpoint `protobuf:"bytes,2,opt,name=new_checkpoint,json=newCheckpoint,proto3" json:"new_checkpoint,omitempty"`
+	// The frame size the forecast used.
+	RpcFrameSizeBytes int64 `protobuf:"varint,3,opt,name=rpc_frame_size_bytes,json=rpcFrameSizeBytes,proto3" json:"rpc_frame_size_bytes,omitempty"`
+	// Operators in the new checkpoint's file order, then those only the old one has.
+	Operators []*LifecycleOperatorDiff `protobuf:"bytes,4,rep,name=operators,proto3" json:"operators,omitempty"`
+	// Growth signatures, most severe first.
+	Findings      []*LifecycleFinding `protobuf:"bytes,5,rep,name=findings,proto3" json:"findings,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *DiffCheckpointsResponse) Reset() {
+	*x = DiffCheckpointsResponse{}
+	mi := &file_preflight_v1_preflight_proto_msgTypes[37]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *DiffCheckpointsResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*DiffCheckpointsResponse) ProtoMessage() {}
+
+func (x *DiffCheckpointsResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_preflight_v1_preflight_proto_msgTypes[37]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use DiffCheckpointsResponse.ProtoReflect.Descriptor instead.
+func (*DiffCheckpointsResponse) Descriptor() ([]byte, []int) {
+	return file_preflight_v1_preflight_proto_rawDescGZIP(), []int{37}
+}
+
+func (x *DiffCheckpointsResponse) GetOldCheckpoint() *LifecycleCheckpoint {
+	if x != nil {
+		return x.OldCheckpoint
+	}
+	return nil
+}
+
+func (x *DiffCheckpointsResponse) GetNewCheckpoint() *LifecycleCheckpoint {
+	if x != nil {
+		return x.NewCheckpoint
+	}
+	return nil
+}
+
+func (x *DiffCheckpointsResponse) GetRpcFrameSizeBytes() int64 {
+	if x != nil {
+		return x.RpcFrameSizeBytes
+	}
+	return 0
+}
+
+func (x *DiffCheckpointsResponse) GetOperators() []*LifecycleOperatorDiff {
+	if x != nil {
+		return x.Operators
+	}
+	return nil
+}
+
+func (x *DiffCheckpointsResponse) GetFindings() []*LifecycleFinding {
+	if x != nil {
+		return x.Findings
+	}
+	return nil
+}
+
+// LifecycleCheckpoint identifies one checkpoint of a diff.
+type LifecycleCheckpoint struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Where it was read from (URI or "inline").
+	Source string `protobuf:"bytes,1,opt,name=source,proto3" json:"source,omitempty"`
+	// The checkpoint ID stored in _metadata.
+	CheckpointId int64 `protobuf:"varint,2,opt,name=checkpoint_id,json=checkpointId,proto3" json:"checkpoint_id,omitempty"`
+	// The _metadata format version.
+	FormatVersion int32 `protobuf:"varint,3,opt,name=format_version,json=formatVersion,proto3" json:"format_version,omitempty"`
+	// Size of _metadata in bytes.
+	MetadataBytes int64 `protobuf:"varint,4,opt,name=metadata_bytes,json=metadataBytes,proto3" json:"metadata_bytes,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *LifecycleCheckpoint) Reset() {
+	*x = LifecycleCheckpoint{}
+	mi := &file_preflight_v1_preflight_proto_msgTypes[38]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *LifecycleCheckpoint) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*LifecycleCheckpoint) ProtoMessage() {}
+
+func (x *LifecycleCheckpoint) ProtoReflect() protoreflect.Message {
+	mi := &file_preflight_v1_preflight_proto_msgTypes[38]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use LifecycleCheckpoint.ProtoReflect.Descriptor instead.
+func (*LifecycleCheckpoint) Descriptor() ([]byte, []int) {
+	return file_preflight_v1_preflight_proto_rawDescGZIP(), []int{38}
+}
+
+func (x *LifecycleCheckpoint) GetSource() string {
+	if x != nil {
+		return x.Source
+	}
+	return ""
+}
+
+func (x *LifecycleCheckpoint) GetCheckpointId() int64 {
+	if x != nil {
+		return x.CheckpointId
+	}
+	return 0
+}
+
+func (x *LifecycleCheckpoint) GetFormatVersion() int32 {
+	if x != nil {
+		return x.FormatVersion
+	}
+	return 0
+}
+
+func (x *LifecycleCheckpoint) GetMetadataBytes() int64 {
+	if x != nil {
+		return x.MetadataBytes
+	}
+	return 0
+}
+
+// LifecycleOperatorDiff compares one operator.
+type LifecycleOperatorDiff struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// OperatorID in hex.
+	Id string `protobuf:"bytes,1,opt,name=id,proto3" json:"id,omitempty"`
+	// Name (format 5+), if known.
+	Name string `protobuf:"bytes,2,opt,name=name,proto3" json:"name,omitempty"`
+	// Uid (format 5+), if known.
+	Uid string `protobuf:"bytes,3,opt,name=uid,proto3" json:"uid,omitempty"`
+	// "added", "removed", "changed" or "unchanged".
+	Change string `protobuf:"bytes,4,opt,name=change,proto3" json:"change,omitempty"`
+	// Parallelism before.
+	OldParallelism int32 `protobuf:"varint,5,opt,name=old_parallelism,json=oldParallelism,proto3" json:"old_parallelism,omitempty"`
+	// Parallelism after.
+	NewParallelism int32 `protobuf:"varint,6,opt,name=new_parallelism,json=newParallelism,proto3" json:"new_parallelism,omitempty"`
+	// Max parallelism before.
+	OldMaxParallelism int32 `protobuf:"varint,7,opt,name=old_max_parallelism,json=oldMaxParallelism,proto3" json:"old_max_parallelism,omitempty"`
+	// Max parallelism after.
+	NewMaxParallelism int32 `protobuf:"varint,8,opt,name=new_max_parallelism,json=newMaxParallelism,proto3" json:"new_max_parallelism,omitempty"`
+	// Key groups covered by keyed state before.
+	OldKeyGroupsCovered int32 `protobuf:"varint,9,opt,name=old_key_groups_covered,json=oldKeyGroupsCovered,proto3" json:"old_key_groups_covered,omitempty"`
+	// Key groups covered by keyed state after.
+	NewKeyGroupsCovered int32 `protobuf:"varint,10,opt,name=new_key_groups_covered,json=newKeyGroupsCovered,proto3" json:"new_key_groups_covered,omitempty"`
+	// Its states.
+	States        []*LifecycleStateDiff `protobuf:"bytes,11,rep,name=states,proto3" json:"states,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *LifecycleOperatorDiff) Reset() {
+	*x = LifecycleOperatorDiff{}
+	mi := &file_preflight_v1_preflight_proto_msgTypes[39]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *LifecycleOperatorDiff) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*LifecycleOperatorDiff) ProtoMessage() {}
+
+func (x *LifecycleOperatorDiff) ProtoReflect() protoreflect.Message {
+	mi := &file_preflight_v1_preflight_proto_msgTypes[39]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use LifecycleOperatorDiff.ProtoReflect.Descriptor instead.
+func (*LifecycleOperatorDiff) Descriptor() ([]byte, []int) {
+	return file_preflight_v1_preflight_proto_rawDescGZIP(), []int{39}
+}
+
+func (x *LifecycleOperatorDiff) GetId() string {
+	if x != nil {
+		return x.Id
+	}
+	return ""
+}
+
+func (x *LifecycleOperatorDiff) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+func (x *LifecycleOperatorDiff) GetUid() string {
+	if x != nil {
+		return x.Uid
+	}
+	return ""
+}
+
+func (x *LifecycleOperatorDiff) GetChange() string {
+	if x != nil {
+		return x.Change
+	}
+	return ""
+}
+
+func (x *LifecycleOperatorDiff) GetOldParallelism() int32 {
+	if x != nil {
+		return x.OldParallelism
+	}
+	return 0
+}
+
+func (x *LifecycleOperatorDiff) GetNewParallelism() int32 {
+	if x != nil {
+		return x.NewParallelism
+	}
+	return 0
+}
+
+func (x *LifecycleOperatorDiff) GetOldMaxParallelism() int32 {
+	if x != nil {
+		return x.OldMaxParallelism
+	}
+	return 0
+}
+
+func (x *LifecycleOperatorDiff) GetNewMaxParallelism() int32 {
+	if x != nil {
+		return x.NewMaxParallelism
+	}
+	return 0
+}
+
+func (x *LifecycleOperatorDiff) GetOldKeyGroupsCovered() int32 {
+	if x != nil {
+		return x.OldKeyGroupsCovered
+	}
+	return 0
+}
+
+func (x *LifecycleOperatorDiff) GetNewKeyGroupsCovered() int32 {
+	if x != nil {
+		return x.NewKeyGroupsCovered
+	}
+	return 0
+}
+
+func (x *LifecycleOperatorDiff) GetStates() []*LifecycleStateDiff {
+	if x != nil {
+		return x.States
+	}
+	return nil
+}
+
+// LifecycleStateDiff compares one state of an operator, totalled over its subtasks.
+type LifecycleStateDiff struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// State name; "(keyed)", "(coordinator)" or "(in-flight data)" for the unnamed kinds.
+	Name string `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
+	// "operator", "keyed", "coordinator" or "channel".
+	Kind string `protobuf:"bytes,2,opt,name=kind,proto3" json:"kind,omitempty"`
+	// "added", "removed", "changed" or "unchanged".
+	Change string `protobuf:"bytes,3,opt,name=change,proto3" json:"change,omitempty"`
+	// Distribution mode before (operator states).
+	OldMode string `protobuf:"bytes,4,opt,name=old_mode,json=oldMode,proto3" json:"old_mode,omitempty"`
+	// Distribution mode after.
+	NewMode string `protobuf:"bytes,5,opt,name=new_mode,json=newMode,proto3" json:"new_mode,omitempty"`
+	// Elements (offsets) before.
+	OldElements int64 `protobuf:"varint,6,opt,name=old_elements,json=oldElements,proto3" json:"old_elements,omitempty"`
+	// Elements after.
+	NewElements int64 `protobuf:"varint,7,opt,name=new_elements,json=newElements,proto3" json:"new_elements,omitempty"`
+	// Bytes before.
+	OldBytes int64 `protobuf:"varint,8,opt,name=old_bytes,json=oldBytes,proto3" json:"old_bytes,omitempty"`
+	// Bytes after.
+	NewBytes int64 `protobuf:"varint,9,opt,name=new_bytes,json=newBytes,proto3" json:"new_bytes,omitempty"`
+	// Subtasks carrying it before.
+	OldSubtasks int32 `protobuf:"varint,10,opt,name=old_subtasks,json=oldSubtasks,proto3" json:"old_subtasks,omitempty"`
+	// Subtasks carrying it after.
+	NewSubtasks   int32 `protobuf:"varint,11,opt,name=new_subtasks,json=newSubtasks,proto3" json:"new_subtasks,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *LifecycleStateDiff) Reset() {
+	*x = LifecycleStateDiff{}
+	mi := &file_preflight_v1_preflight_proto_msgTypes[40]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *LifecycleStateDiff) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*LifecycleStateDiff) ProtoMessage() {}
+
+func (x *LifecycleStateDiff) ProtoReflect() protoreflect.Message {
+	mi := &file_preflight_v1_preflight_proto_msgTypes[40]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use LifecycleStateDiff.ProtoReflect.Descriptor instead.
+func (*LifecycleStateDiff) Descriptor() ([]byte, []int) {
+	return file_preflight_v1_preflight_proto_rawDescGZIP(), []int{40}
+}
+
+func (x *LifecycleStateDiff) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+func (x *LifecycleStateDiff) GetKind() string {
+	if x != nil {
+		return x.Kind
+	}
+	return ""
+}
+
+func (x *LifecycleStateDiff) GetChange() string {
+	if x != nil {
+		return x.Change
+	}
+	return ""
+}
+
+func (x *LifecycleStateDiff) GetOldMode() string {
+	if x != nil {
+		return x.OldMode
+	}
+	return ""
+}
+
+func (x *LifecycleStateDiff) GetNewMode() string {
+	if x != nil {
+		return x.NewMode
+	}
+	return ""
+}
+
+func (x *LifecycleStateDiff) GetOldElements() int64 {
+	if x != nil {
+		return x.OldElements
+	}
+	return 0
+}
+
+func (x *LifecycleStateDiff) GetNewElements() int64 {
+	if x != nil {
+		return x.NewElements
+	}
+	return 0
+}
+
+func (x *LifecycleStateDiff) GetOldBytes() int64 {
+	if x != nil {
+		return x.OldBytes
+	}
+	return 0
+}
+
+func (x *LifecycleStateDiff) GetNewBytes() int64 {
+	if x != nil {
+		return x.NewBytes
+	}
+	return 0
+}
+
+func (x *LifecycleStateDiff) GetOldSubtasks() int32 {
+	if x != nil {
+		return x.OldSubtasks
+	}
+	return 0
+}
+
+func (x *LifecycleStateDiff) GetNewSubtasks() int32 {
+	if x != nil {
+		return x.NewSubtasks
+	}
+	return 0
+}
+
+// LifecycleFinding is a growth signature.
+type LifecycleFinding struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// LC301 union growth, LC302 vanished operator, LC303 frame size, LC304 dropped state.
+	Id string `protobuf:"bytes,1,opt,name=id,proto3" json:"id,omitempty"`
+	// How bad it is.
+	Severity Severity `protobuf:"varint,2,opt,name=severity,proto3,enum=preflight.v1.Severity" json:"severity,omitempty"`
+	// One-line title.
+	Title string `protobuf:"bytes,3,opt,name=title,proto3" json:"title,omitempty"`
+	// The operator concerned, if any.
+	Operator string `protobuf:"bytes,4,opt,name=operator,proto3" json:"operator,omitempty"`
+	// The state concerned, if any.
+	State string `protobuf:"bytes,5,opt,name=state,proto3" json:"state,omitempty"`
+	// What happens and why, with the figures.
+	Detail        string `protobuf:"bytes,6,opt,name=detail,proto3" json:"detail,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *LifecycleFinding) Reset() {
+	*x = LifecycleFinding{}
+	mi := &file_preflight_v1_preflight_proto_msgTypes[41]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *LifecycleFinding) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*LifecycleFinding) ProtoMessage() {}
+
+func (x *LifecycleFinding) ProtoReflect() protoreflect.Message {
+	mi := &file_preflight_v1_preflight_proto_msgTypes[41]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use LifecycleFinding.ProtoReflect.Descriptor instead.
+func (*LifecycleFinding) Descriptor() ([]byte, []int) {
+	return file_preflight_v1_preflight_proto_rawDescGZIP(), []int{41}
+}
+
+func (x *LifecycleFinding) GetId() string {
+	if x != nil {
+		return x.Id
+	}
+	return ""
+}
+
+func (x *LifecycleFinding) GetSeverity() Severity {
+	if x != nil {
+		return x.Severity
+	}
+	return Severity_SEVERITY_UNSPECIFIED
+}
+
+func (x *LifecycleFinding) GetTitle() string {
+	if x != nil {
+		return x.Title
+	}
+	return ""
+}
+
+func (x *LifecycleFinding) GetOperator() string {
+	if x != nil {
+		return x.Operator
+	}
+	return ""
+}
+
+func (x *LifecycleFinding) GetState() string {
+	if x != nil {
+		return x.State
+	}
+	return ""
+}
+
+func (x *LifecycleFinding) GetDetail() string {
+	if x != nil {
+		return x.Detail
+	}
+	return ""
+}
+
 var File_preflight_v1_preflight_proto protoreflect.FileDescriptor
 
 const file_preflight_v1_preflight_proto_rawDesc = "" +
@@ -3963,7 +4554,56 @@ const file_preflight_v1_preflight_proto_rawDesc = "" +
 	"configFile\"7\n" +
 	"\rPluginSummary\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x12\n" +
-	"\x04jars\x18\x02 \x03(\tR\x04jars*\xda\x01\n" +
+	"\x04jars\x18\x02 \x03(\tR\x04jars\"\xfc\x01\n" +
+	"\x16DiffCheckpointsRequest\x12E\n" +
+	"\x0eold_checkpoint\x18\x01 \x01(\v2\x1e.preflight.v1.CheckpointSourceR\roldCheckpoint\x12E\n" +
+	"\x0enew_checkpoint\x18\x02 \x01(\v2\x1e.preflight.v1.CheckpointSourceR\rnewCheckpoint\x12/\n" +
+	"\x14rpc_frame_size_bytes\x18\x03 \x01(\x03R\x11rpcFrameSizeBytes\x12#\n" +
+	"\rjob_operators\x18\x04 \x03(\tR\fjobOperators\"\xdd\x02\n" +
+	"\x17DiffCheckpointsResponse\x12H\n" +
+	"\x0eold_checkpoint\x18\x01 \x01(\v2!.preflight.v1.LifecycleCheckpointR\roldCheckpoint\x12H\n" +
+	"\x0enew_checkpoint\x18\x02 \x01(\v2!.preflight.v1.LifecycleCheckpointR\rnewCheckpoint\x12/\n" +
+	"\x14rpc_frame_size_bytes\x18\x03 \x01(\x03R\x11rpcFrameSizeBytes\x12A\n" +
+	"\toperators\x18\x04 \x03(\v2#.preflight.v1.LifecycleOperatorDiffR\toperators\x12:\n" +
+	"\bfindings\x18\x05 \x03(\v2\x1e.preflight.v1.LifecycleFindingR\bfindings\"\xa0\x01\n" +
+	"\x13LifecycleCheckpoint\x12\x16\n" +
+	"\x06source\x18\x01 \x01(\tR\x06source\x12#\n" +
+	"\rcheckpoint_id\x18\x02 \x01(\x03R\fcheckpointId\x12%\n" +
+	"\x0eformat_version\x18\x03 \x01(\x05R\rformatVersion\x12%\n" +
+	"\x0emetadata_bytes\x18\x04 \x01(\x03R\rmetadataBytes\"\xbb\x03\n" +
+	"\x15LifecycleOperatorDiff\x12\x0e\n" +
+	"\x02id\x18\x01 \x01(\tR\x02id\x12\x12\n" +
+	"\x04name\x18\x02 \x01(\tR\x04name\x12\x10\n" +
+	"\x03uid\x18\x03 \x01(\tR\x03uid\x12\x16\n" +
+	"\x06change\x18\x04 \x01(\tR\x06change\x12'\n" +
+	"\x0fold_parallelism\x18\x05 \x01(\x05R\x0eoldParallelism\x12'\n" +
+	"\x0fnew_parallelism\x18\x06 \x01(\x05R\x0enewParallelism\x12.\n" +
+	"\x13old_max_parallelism\x18\a \x01(\x05R\x11oldMaxParallelism\x12.\n" +
+	"\x13new_max_parallelism\x18\b \x01(\x05R\x11newMaxParallelism\x123\n" +
+	"\x16old_key_groups_covered\x18\t \x01(\x05R\x13oldKeyGroupsCovered\x123\n" +
+	"\x16new_key_groups_covered\x18\n" +
+	" \x01(\x05R\x13newKeyGroupsCovered\x128\n" +
+	"\x06states\x18\v \x03(\v2 .preflight.v1.LifecycleStateDiffR\x06states\"\xd0\x02\n" +
+	"\x12LifecycleStateDiff\x12\x12\n" +
+	"\x04name\x18\x01 \x01(\tR\x04name\x12\x12\n" +
+	"\x04kind\x18\x02 \x01(\tR\x04kind\x12\x16\n" +
+	"\x06change\x18\x03 \x01(\tR\x06change\x12\x19\n" +
+	"\bold_mode\x18\x04 \x01(\tR\aoldMode\x12\x19\n" +
+	"\bnew_mode\x18\x05 \x01(\tR\anewMode\x12!\n" +
+	"\fold_elements\x18\x06 \x01(\x03R\voldElements\x12!\n" +
+	"\fnew_elements\x18\a \x01(\x03R\vnewElements\x12\x1b\n" +
+	"\told_bytes\x18\b \x01(\x03R\boldBytes\x12\x1b\n" +
+	"\tnew_bytes\x18\t \x01(\x03R\bnewBytes\x12!\n" +
+	"\fold_subtasks\x18\n" +
+	" \x01(\x05R\voldSubtasks\x12!\n" +
+	"\fnew_subtasks\x18\v \x01(\x05R\vnewSubtasks\"\xb6\x01\n" +
+	"\x10LifecycleFinding\x12\x0e\n" +
+	"\x02id\x18\x01 \x01(\tR\x02id\x122\n" +
+	"\bseverity\x18\x02 \x01(\x0e2\x16.preflight.v1.SeverityR\bseverity\x12\x14\n" +
+	"\x05title\x18\x03 \x01(\tR\x05title\x12\x1a\n" +
+	"\boperator\x18\x04 \x01(\tR\boperator\x12\x14\n" +
+	"\x05state\x18\x05 \x01(\tR\x05state\x12\x16\n" +
+	"\x06detail\x18\x06 \x01(\tR\x06detail*\xda\x01\n" +
 	"\rSubtaskMapper\x12\x1e\n" +
 	"\x1aSUBTASK_MAPPER_UNSPECIFIED\x10\x00\x12\x18\n" +
 	"\x14SUBTASK_MAPPER_FIRST\x10\x01\x12\x17\n" +
@@ -3990,13 +4630,14 @@ const file_preflight_v1_preflight_proto_rawDesc = "" +
 	"\x1bDECISION_ACTION_UNSPECIFIED\x10\x00\x12\x1b\n" +
 	"\x17DECISION_ACTION_APPROVE\x10\x01\x12\x1a\n" +
 	"\x16DECISION_ACTION_ADJUST\x10\x02\x12\x18\n" +
-	"\x14DECISION_ACTION_VETO\x10\x032\xdc\x03\n" +
+	"\x14DECISION_ACTION_VETO\x10\x032\xbc\x04\n" +
 	"\x10PreflightService\x12U\n" +
 	"\fCheckRescale\x12!.preflight.v1.CheckRescaleRequest\x1a\".preflight.v1.CheckRescaleResponse\x12i\n" +
 	"\x12CheckRescaleUpload\x12'.preflight.v1.CheckRescaleUploadRequest\x1a(.preflight.v1.CheckRescaleUploadResponse(\x01\x12d\n" +
 	"\x11InspectCheckpoint\x12&.preflight.v1.InspectCheckpointRequest\x1a'.preflight.v1.InspectCheckpointResponse\x12[\n" +
 	"\x0eClasspathCheck\x12#.preflight.v1.ClasspathCheckRequest\x1a$.preflight.v1.ClasspathCheckResponse\x12C\n" +
-	"\x06Decide\x12\x1b.preflight.v1.DecideRequest\x1a\x1c.preflight.v1.DecideResponseBDZBgithub.com/flinkpreflight/preflight/proto/preflight/v1;preflightv1b\x06proto3"
+	"\x06Decide\x12\x1b.preflight.v1.DecideRequest\x1a\x1c.preflight.v1.DecideResponse\x12^\n" +
+	"\x0fDiffCheckpoints\x12$.preflight.v1.DiffCheckpointsRequest\x1a%.preflight.v1.DiffCheckpointsResponseBDZBgithub.com/flinkpreflight/preflight/proto/preflight/v1;preflightv1b\x06proto3"
 
 var (
 	file_preflight_v1_preflight_proto_rawDescOnce sync.Once
@@ -4011,7 +4652,7 @@ func file_preflight_v1_preflight_proto_rawDescGZIP() []byte {
 }
 
 var file_preflight_v1_preflight_proto_enumTypes = make([]protoimpl.EnumInfo, 5)
-var file_preflight_v1_preflight_proto_msgTypes = make([]protoimpl.MessageInfo, 42)
+var file_preflight_v1_preflight_proto_msgTypes = make([]protoimpl.MessageInfo, 48)
 var file_preflight_v1_preflight_proto_goTypes = []any{
 	(SubtaskMapper)(0),                 // 0: preflight.v1.SubtaskMapper
 	(Severity)(0),                      // 1: preflight.v1.Severity
@@ -4054,19 +4695,25 @@ var file_preflight_v1_preflight_proto_goTypes = []any{
 	(*JarSummary)(nil),                 // 38: preflight.v1.JarSummary
 	(*ClassloadingSummary)(nil),        // 39: preflight.v1.ClassloadingSummary
 	(*PluginSummary)(nil),              // 40: preflight.v1.PluginSummary
-	nil,                                // 41: preflight.v1.RescalePlan.ParallelismEntry
-	nil,                                // 42: preflight.v1.RescalePlan.MaxParallelismEntry
-	nil,                                // 43: preflight.v1.RescalePlan.InputChannelMappersEntry
-	nil,                                // 44: preflight.v1.RescalePlan.OutputChannelMappersEntry
-	nil,                                // 45: preflight.v1.DecideRequest.ProposedParallelismEntry
-	nil,                                // 46: preflight.v1.DecideResponse.ParallelismEntry
+	(*DiffCheckpointsRequest)(nil),     // 41: preflight.v1.DiffCheckpointsRequest
+	(*DiffCheckpointsResponse)(nil),    // 42: preflight.v1.DiffCheckpointsResponse
+	(*LifecycleCheckpoint)(nil),        // 43: preflight.v1.LifecycleCheckpoint
+	(*LifecycleOperatorDiff)(nil),      // 44: preflight.v1.LifecycleOperatorDiff
+	(*LifecycleStateDiff)(nil),         // 45: preflight.v1.LifecycleStateDiff
+	(*LifecycleFinding)(nil),           // 46: preflight.v1.LifecycleFinding
+	nil,                                // 47: preflight.v1.RescalePlan.ParallelismEntry
+	nil,                                // 48: preflight.v1.RescalePlan.MaxParallelismEntry
+	nil,                                // 49: preflight.v1.RescalePlan.InputChannelMappersEntry
+	nil,                                // 50: preflight.v1.RescalePlan.OutputChannelMappersEntry
+	nil,                                // 51: preflight.v1.DecideRequest.ProposedParallelismEntry
+	nil,                                // 52: preflight.v1.DecideResponse.ParallelismEntry
 }
 var file_preflight_v1_preflight_proto_depIdxs = []int32{
-	41, // 0: preflight.v1.RescalePlan.parallelism:type_name -> preflight.v1.RescalePlan.ParallelismEntry
+	47, // 0: preflight.v1.RescalePlan.parallelism:type_name -> preflight.v1.RescalePlan.ParallelismEntry
 	7,  // 1: preflight.v1.RescalePlan.vertices:type_name -> preflight.v1.Vertex
-	42, // 2: preflight.v1.RescalePlan.max_parallelism:type_name -> preflight.v1.RescalePlan.MaxParallelismEntry
-	43, // 3: preflight.v1.RescalePlan.input_channel_mappers:type_name -> preflight.v1.RescalePlan.InputChannelMappersEntry
-	44, // 4: preflight.v1.RescalePlan.output_channel_mappers:type_name -> preflight.v1.RescalePlan.OutputChannelMappersEntry
+	48, // 2: preflight.v1.RescalePlan.max_parallelism:type_name -> preflight.v1.RescalePlan.MaxParallelismEntry
+	49, // 3: preflight.v1.RescalePlan.input_channel_mappers:type_name -> preflight.v1.RescalePlan.InputChannelMappersEntry
+	50, // 4: preflight.v1.RescalePlan.output_channel_mappers:type_name -> preflight.v1.RescalePlan.OutputChannelMappersEntry
 	1,  // 5: preflight.v1.CheckOptions.fail_level:type_name -> preflight.v1.Severity
 	5,  // 6: preflight.v1.CheckRescaleRequest.checkpoint:type_name -> preflight.v1.CheckpointSource
 	6,  // 7: preflight.v1.CheckRescaleRequest.plan:type_name -> preflight.v1.RescalePlan
@@ -4094,13 +4741,13 @@ var file_preflight_v1_preflight_proto_depIdxs = []int32{
 	26, // 29: preflight.v1.OperatorInfo.states:type_name -> preflight.v1.StateInfo
 	5,  // 30: preflight.v1.DecideRequest.checkpoint:type_name -> preflight.v1.CheckpointSource
 	28, // 31: preflight.v1.DecideRequest.job:type_name -> preflight.v1.FlinkJob
-	45, // 32: preflight.v1.DecideRequest.proposed_parallelism:type_name -> preflight.v1.DecideRequest.ProposedParallelismEntry
+	51, // 32: preflight.v1.DecideRequest.proposed_parallelism:type_name -> preflight.v1.DecideRequest.ProposedParallelismEntry
 	9,  // 33: preflight.v1.DecideRequest.options:type_name -> preflight.v1.CheckOptions
 	3,  // 34: preflight.v1.DecideRequest.on_failure:type_name -> preflight.v1.FailurePolicy
 	4,  // 35: preflight.v1.VertexDecision.action:type_name -> preflight.v1.DecisionAction
 	4,  // 36: preflight.v1.DecideResponse.action:type_name -> preflight.v1.DecisionAction
 	32, // 37: preflight.v1.DecideResponse.vertices:type_name -> preflight.v1.VertexDecision
-	46, // 38: preflight.v1.DecideResponse.parallelism:type_name -> preflight.v1.DecideResponse.ParallelismEntry
+	52, // 38: preflight.v1.DecideResponse.parallelism:type_name -> preflight.v1.DecideResponse.ParallelismEntry
 	16, // 39: preflight.v1.DecideResponse.findings:type_name -> preflight.v1.Finding
 	29, // 40: preflight.v1.DecideResponse.checkpoint_choice:type_name -> preflight.v1.CheckpointChoice
 	1,  // 41: preflight.v1.ClasspathCheckRequest.fail_level:type_name -> preflight.v1.Severity
@@ -4112,24 +4759,34 @@ var file_preflight_v1_preflight_proto_depIdxs = []int32{
 	39, // 47: preflight.v1.ClasspathReport.cluster:type_name -> preflight.v1.ClassloadingSummary
 	38, // 48: preflight.v1.ClassloadingSummary.lib:type_name -> preflight.v1.JarSummary
 	40, // 49: preflight.v1.ClassloadingSummary.plugins:type_name -> preflight.v1.PluginSummary
-	8,  // 50: preflight.v1.RescalePlan.MaxParallelismEntry.value:type_name -> preflight.v1.MaxParallelism
-	0,  // 51: preflight.v1.RescalePlan.InputChannelMappersEntry.value:type_name -> preflight.v1.SubtaskMapper
-	0,  // 52: preflight.v1.RescalePlan.OutputChannelMappersEntry.value:type_name -> preflight.v1.SubtaskMapper
-	10, // 53: preflight.v1.PreflightService.CheckRescale:input_type -> preflight.v1.CheckRescaleRequest
-	11, // 54: preflight.v1.PreflightService.CheckRescaleUpload:input_type -> preflight.v1.CheckRescaleUploadRequest
-	23, // 55: preflight.v1.PreflightService.InspectCheckpoint:input_type -> preflight.v1.InspectCheckpointRequest
-	34, // 56: preflight.v1.PreflightService.ClasspathCheck:input_type -> preflight.v1.ClasspathCheckRequest
-	31, // 57: preflight.v1.PreflightService.Decide:input_type -> preflight.v1.DecideRequest
-	13, // 58: preflight.v1.PreflightService.CheckRescale:output_type -> preflight.v1.CheckRescaleResponse
-	14, // 59: preflight.v1.PreflightService.CheckRescaleUpload:output_type -> preflight.v1.CheckRescaleUploadResponse
-	24, // 60: preflight.v1.PreflightService.InspectCheckpoint:output_type -> preflight.v1.InspectCheckpointResponse
-	35, // 61: preflight.v1.PreflightService.ClasspathCheck:output_type -> preflight.v1.ClasspathCheckResponse
-	33, // 62: preflight.v1.PreflightService.Decide:output_type -> preflight.v1.DecideResponse
-	58, // [58:63] is the sub-list for method output_type
-	53, // [53:58] is the sub-list for method input_type
-	53, // [53:53] is the sub-list for extension type_name
-	53, // [53:53] is the sub-list for extension extendee
-	0,  // [0:53] is the sub-list for field type_name
+	5,  // 50: preflight.v1.DiffCheckpointsRequest.old_checkpoint:type_name -> preflight.v1.CheckpointSource
+	5,  // 51: preflight.v1.DiffCheckpointsRequest.new_checkpoint:type_name -> preflight.v1.CheckpointSource
+	43, // 52: preflight.v1.DiffCheckpointsResponse.old_checkpoint:type_name -> preflight.v1.LifecycleCheckpoint
+	43, // 53: preflight.v1.DiffCheckpointsResponse.new_checkpoint:type_name -> preflight.v1.LifecycleCheckpoint
+	44, // 54: preflight.v1.DiffCheckpointsResponse.operators:type_name -> preflight.v1.LifecycleOperatorDiff
+	46, // 55: preflight.v1.DiffCheckpointsResponse.findings:type_name -> preflight.v1.LifecycleFinding
+	45, // 56: preflight.v1.LifecycleOperatorDiff.states:type_name -> preflight.v1.LifecycleStateDiff
+	1,  // 57: preflight.v1.LifecycleFinding.severity:type_name -> preflight.v1.Severity
+	8,  // 58: preflight.v1.RescalePlan.MaxParallelismEntry.value:type_name -> preflight.v1.MaxParallelism
+	0,  // 59: preflight.v1.RescalePlan.InputChannelMappersEntry.value:type_name -> preflight.v1.SubtaskMapper
+	0,  // 60: preflight.v1.RescalePlan.OutputChannelMappersEntry.value:type_name -> preflight.v1.SubtaskMapper
+	10, // 61: preflight.v1.PreflightService.CheckRescale:input_type -> preflight.v1.CheckRescaleRequest
+	11, // 62: preflight.v1.PreflightService.CheckRescaleUpload:input_type -> preflight.v1.CheckRescaleUploadRequest
+	23, // 63: preflight.v1.PreflightService.InspectCheckpoint:input_type -> preflight.v1.InspectCheckpointRequest
+	34, // 64: preflight.v1.PreflightService.ClasspathCheck:input_type -> preflight.v1.ClasspathCheckRequest
+	31, // 65: preflight.v1.PreflightService.Decide:input_type -> preflight.v1.DecideRequest
+	41, // 66: preflight.v1.PreflightService.DiffCheckpoints:input_type -> preflight.v1.DiffCheckpointsRequest
+	13, // 67: preflight.v1.PreflightService.CheckRescale:output_type -> preflight.v1.CheckRescaleResponse
+	14, // 68: preflight.v1.PreflightService.CheckRescaleUpload:output_type -> preflight.v1.CheckRescaleUploadResponse
+	24, // 69: preflight.v1.PreflightService.InspectCheckpoint:output_type -> preflight.v1.InspectCheckpointResponse
+	35, // 70: preflight.v1.PreflightService.ClasspathCheck:output_type -> preflight.v1.ClasspathCheckResponse
+	33, // 71: preflight.v1.PreflightService.Decide:output_type -> preflight.v1.DecideResponse
+	42, // 72: preflight.v1.PreflightService.DiffCheckpoints:output_type -> preflight.v1.DiffCheckpointsResponse
+	67, // [67:73] is the sub-list for method output_type
+	61, // [61:67] is the sub-list for method input_type
+	61, // [61:61] is the sub-list for extension type_name
+	61, // [61:61] is the sub-list for extension extendee
+	0,  // [0:61] is the sub-list for field type_name
 }
 
 func init() { file_preflight_v1_preflight_proto_init() }
@@ -4151,7 +4808,7 @@ func file_preflight_v1_preflight_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_preflight_v1_preflight_proto_rawDesc), len(file_preflight_v1_preflight_proto_rawDesc)),
 			NumEnums:      5,
-			NumMessages:   42,
+			NumMessages:   48,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

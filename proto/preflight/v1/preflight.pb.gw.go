@@ -143,6 +143,33 @@ func local_request_PreflightService_Decide_0(ctx context.Context, marshaler runt
 	return msg, metadata, err
 }
 
+func request_PreflightService_DiffCheckpoints_0(ctx context.Context, marshaler runtime.Marshaler, client PreflightServiceClient, req *http.Request, pathParams map[string]string) (proto.Message, runtime.ServerMetadata, error) {
+	var (
+		protoReq DiffCheckpointsRequest
+		metadata runtime.ServerMetadata
+	)
+	if err := marshaler.NewDecoder(req.Body).Decode(&protoReq); err != nil && !errors.Is(err, io.EOF) {
+		return nil, metadata, status.Errorf(codes.InvalidArgument, "%v", err)
+	}
+	if req.Body != nil {
+		_, _ = io.Copy(io.Discard, req.Body)
+	}
+	msg, err := client.DiffCheckpoints(ctx, &protoReq, grpc.Header(&metadata.HeaderMD), grpc.Trailer(&metadata.TrailerMD))
+	return msg, metadata, err
+}
+
+func local_request_PreflightService_DiffCheckpoints_0(ctx context.Context, marshaler runtime.Marshaler, server PreflightServiceServer, req *http.Request, pathParams map[string]string) (proto.Message, runtime.ServerMetadata, error) {
+	var (
+		protoReq DiffCheckpointsRequest
+		metadata runtime.ServerMetadata
+	)
+	if err := marshaler.NewDecoder(req.Body).Decode(&protoReq); err != nil && !errors.Is(err, io.EOF) {
+		return nil, metadata, status.Errorf(codes.InvalidArgument, "%v", err)
+	}
+	msg, err := server.DiffCheckpoints(ctx, &protoReq)
+	return msg, metadata, err
+}
+
 // RegisterPreflightServiceHandlerServer registers the http handlers for service PreflightService to "mux".
 // UnaryRPC     :call PreflightServiceServer directly.
 // StreamingRPC :currently unsupported pending https://github.com/grpc/grpc-go/issues/906.
@@ -228,6 +255,26 @@ func RegisterPreflightServiceHandlerServer(ctx context.Context, mux *runtime.Ser
 			return
 		}
 		forward_PreflightService_Decide_0(annotatedContext, mux, outboundMarshaler, w, req, resp, mux.GetForwardResponseOptions()...)
+	})
+	mux.Handle(http.MethodPost, pattern_PreflightService_DiffCheckpoints_0, func(w http.ResponseWriter, req *http.Request, pathParams map[string]string) {
+		ctx, cancel := context.WithCancel(req.Context())
+		defer cancel()
+		var stream runtime.ServerTransportStream
+		ctx = grpc.NewContextWithServerTransportStream(ctx, &stream)
+		inboundMarshaler, outboundMarshaler := runtime.MarshalerForRequest(mux, req)
+		annotatedContext, err := runtime.AnnotateIncomingContext(ctx, mux, req, "/preflight.v1.PreflightService/DiffCheckpoints", runtime.WithHTTPPathPattern("/v1/diff"))
+		if err != nil {
+			runtime.HTTPError(ctx, mux, outboundMarshaler, w, req, err)
+			return
+		}
+		resp, md, err := local_request_PreflightService_DiffCheckpoints_0(annotatedContext, inboundMarshaler, server, req, pathParams)
+		md.HeaderMD, md.TrailerMD = metadata.Join(md.HeaderMD, stream.Header()), metadata.Join(md.TrailerMD, stream.Trailer())
+		annotatedContext = runtime.NewServerMetadataContext(annotatedContext, md)
+		if err != nil {
+			runtime.HTTPError(annotatedContext, mux, outboundMarshaler, w, req, err)
+			return
+		}
+		forward_PreflightService_DiffCheckpoints_0(annotatedContext, mux, outboundMarshaler, w, req, resp, mux.GetForwardResponseOptions()...)
 	})
 
 	return nil
@@ -337,6 +384,23 @@ func RegisterPreflightServiceHandlerClient(ctx context.Context, mux *runtime.Ser
 		}
 		forward_PreflightService_Decide_0(annotatedContext, mux, outboundMarshaler, w, req, resp, mux.GetForwardResponseOptions()...)
 	})
+	mux.Handle(http.MethodPost, pattern_PreflightService_DiffCheckpoints_0, func(w http.ResponseWriter, req *http.Request, pathParams map[string]string) {
+		ctx, cancel := context.WithCancel(req.Context())
+		defer cancel()
+		inboundMarshaler, outboundMarshaler := runtime.MarshalerForRequest(mux, req)
+		annotatedContext, err := runtime.AnnotateContext(ctx, mux, req, "/preflight.v1.PreflightService/DiffCheckpoints", runtime.WithHTTPPathPattern("/v1/diff"))
+		if err != nil {
+			runtime.HTTPError(ctx, mux, outboundMarshaler, w, req, err)
+			return
+		}
+		resp, md, err := request_PreflightService_DiffCheckpoints_0(annotatedContext, inboundMarshaler, client, req, pathParams)
+		annotatedContext = runtime.NewServerMetadataContext(annotatedContext, md)
+		if err != nil {
+			runtime.HTTPError(annotatedContext, mux, outboundMarshaler, w, req, err)
+			return
+		}
+		forward_PreflightService_DiffCheckpoints_0(annotatedContext, mux, outboundMarshaler, w, req, resp, mux.GetForwardResponseOptions()...)
+	})
 	return nil
 }
 
@@ -345,6 +409,7 @@ var (
 	pattern_PreflightService_InspectCheckpoint_0 = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1}, []string{"v1", "inspect"}, ""))
 	pattern_PreflightService_ClasspathCheck_0    = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1}, []string{"v1", "classpath"}, ""))
 	pattern_PreflightService_Decide_0            = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1}, []string{"v1", "decide"}, ""))
+	pattern_PreflightService_DiffCheckpoints_0   = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1}, []string{"v1", "diff"}, ""))
 )
 
 var (
@@ -352,4 +417,5 @@ var (
 	forward_PreflightService_InspectCheckpoint_0 = runtime.ForwardResponseMessage
 	forward_PreflightService_ClasspathCheck_0    = runtime.ForwardResponseMessage
 	forward_PreflightService_Decide_0            = runtime.ForwardResponseMessage
+	forward_PreflightService_DiffCheckpoints_0   = runtime.ForwardResponseMessage
 )

@@ -28,6 +28,7 @@ const (
 	PreflightService_InspectCheckpoint_FullMethodName  = "/preflight.v1.PreflightService/InspectCheckpoint"
 	PreflightService_ClasspathCheck_FullMethodName     = "/preflight.v1.PreflightService/ClasspathCheck"
 	PreflightService_Decide_FullMethodName             = "/preflight.v1.PreflightService/Decide"
+	PreflightService_DiffCheckpoints_FullMethodName    = "/preflight.v1.PreflightService/DiffCheckpoints"
 )
 
 // PreflightServiceClient is the client API for PreflightService service.
@@ -57,6 +58,12 @@ type PreflightServiceClient interface {
 	// The checkpoint is named, or discovered from Flink's REST API. Deterministic: the same
 	// checkpoint and proposal give the same answer.
 	Decide(ctx context.Context, in *DecideRequest, opts ...grpc.CallOption) (*DecideResponse, error)
+	// ---- Checkpoint lifecycle (issue #12) ----
+	// DiffCheckpoints compares two checkpoints per operator and per state (added, removed, mode,
+	// parallelism, element count and bytes, key-group coverage, _metadata size) and reports growth
+	// signatures: a UNION state growing by about the parallelism per restore, state of an operator
+	// the job no longer has, _metadata at or on course to exceed the RPC frame size.
+	DiffCheckpoints(ctx context.Context, in *DiffCheckpointsRequest, opts ...grpc.CallOption) (*DiffCheckpointsResponse, error)
 }
 
 type preflightServiceClient struct {
@@ -120,6 +127,16 @@ func (c *preflightServiceClient) Decide(ctx context.Context, in *DecideRequest, 
 	return out, nil
 }
 
+func (c *preflightServiceClient) DiffCheckpoints(ctx context.Context, in *DiffCheckpointsRequest, opts ...grpc.CallOption) (*DiffCheckpointsResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(DiffCheckpointsResponse)
+	err := c.cc.Invoke(ctx, PreflightService_DiffCheckpoints_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // PreflightServiceServer is the server API for PreflightService service.
 // All implementations must embed UnimplementedPreflightServiceServer
 // for forward compatibility.
@@ -147,6 +164,12 @@ type PreflightServiceServer interface {
 	// The checkpoint is named, or discovered from Flink's REST API. Deterministic: the same
 	// checkpoint and proposal give the same answer.
 	Decide(context.Context, *DecideRequest) (*DecideResponse, error)
+	// ---- Checkpoint lifecycle (issue #12) ----
+	// DiffCheckpoints compares two checkpoints per operator and per state (added, removed, mode,
+	// parallelism, element count and bytes, key-group coverage, _metadata size) and reports growth
+	// signatures: a UNION state growing by about the parallelism per restore, state of an operator
+	// the job no longer has, _metadata at or on course to exceed the RPC frame size.
+	DiffCheckpoints(context.Context, *DiffCheckpointsRequest) (*DiffCheckpointsResponse, error)
 	mustEmbedUnimplementedPreflightServiceServer()
 }
 
@@ -171,6 +194,9 @@ func (UnimplementedPreflightServiceServer) ClasspathCheck(context.Context, *Clas
 }
 func (UnimplementedPreflightServiceServer) Decide(context.Context, *DecideRequest) (*DecideResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method Decide not implemented")
+}
+func (UnimplementedPreflightServiceServer) DiffCheckpoints(context.Context, *DiffCheckpointsRequest) (*DiffCheckpointsResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method DiffCheckpoints not implemented")
 }
 func (UnimplementedPreflightServiceServer) mustEmbedUnimplementedPreflightServiceServer() {}
 func (UnimplementedPreflightServiceServer) testEmbeddedByValue()                          {}
@@ -272,6 +298,24 @@ func _PreflightService_Decide_Handler(srv interface{}, ctx context.Context, dec 
 	return interceptor(ctx, in, info, handler)
 }
 
+func _PreflightService_DiffCheckpoints_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(DiffCheckpointsRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(PreflightServiceServer).DiffCheckpoints(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: PreflightService_DiffCheckpoints_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(PreflightServiceServer).DiffCheckpoints(ctx, req.(*DiffCheckpointsRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // PreflightService_ServiceDesc is the grpc.ServiceDesc for PreflightService service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -294,6 +338,10 @@ var PreflightService_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "Decide",
 			Handler:    _PreflightService_Decide_Handler,
+		},
+		{
+			MethodName: "DiffCheckpoints",
+			Handler:    _PreflightService_DiffCheckpoints_Handler,
 		},
 	},
 	Streams: []grpc.StreamDesc{

@@ -30,6 +30,11 @@ func main() {
 	for _, s := range scenarios.All() {
 		fmt.Fprintf(os.Stderr, "%s: up to date\n", filepath.Join(*out, s.Name, "_metadata"))
 	}
+	if err := scenarios.WriteSeries(*out, *force); err != nil {
+		fmt.Fprintln(os.Stderr, "genexamples:", err)
+		os.Exit(1)
+	}
+	fmt.Fprintf(os.Stderr, "%s: up to date\n", filepath.Join(*out, scenarios.SeriesDir))
 	if *kafkaBytes <= 0 {
 		return
 	}

@@ -1,0 +1,139 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/flinkpreflight/preflight/internal/lifecycle"
+	"github.com/flinkpreflight/preflight/internal/source"
+)
+
+type trendFlags struct {
+	frameSize string
+	top       int
+	failOn    string
+	output    string
+}
+
+func newTrendCommand(code *int) *cobra.Command {
+	var f trendFlags
+	cmd := &cobra.Command{
+		Use:   "trend LOCATION [CHECKPOINT ...]",
+		Short: "Follow _metadata size and the largest states over a series of checkpoints, with a frame-size forecast",
+		Long: `trend reads the _metadata of a series of checkpoints of one job, one at a time (streamed into a
+bounded-memory layout, never held together), and prints a table of the _metadata size and the
+largest states per checkpoint, the growth rate, and a forecast of when _metadata exceeds the RPC
+frame size. LOCATION is a job's checkpoint folder (local, s3://, gs://, azblob://) whose complete
+chk-N and savepoint-* folders are read; or name several checkpoints (files, folders or URIs).
+Points are ordered by the checkpoint ID stored in each _metadata.
+
+Exit codes: 0, or 1 when a finding is at or above --fail-on; 2 input error; 3 internal error.`,
+		Example: `  preflight trend testdata/kafka-orphan-union-series
+  preflight trend s3://bucket/checkpoints/4a7f0c1e9b2d3a5c6e8f0a1b2c3d4e5f -o markdown
+  preflight trend ./chk-40 ./chk-41 ./chk-42`,
+		Args: cobra.MinimumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			format, err := parseOutput(f.output)
+			if err != nil {
+				return err
+			}
+			frame, err := parseSize(f.frameSize)
+			if err != nil {
+				return usagef("--frame-size: %v", err)
+			}
+			rank, err := failRank(f.failOn)
+			if err != nil {
+				return err
+			}
+			targets := args
+			if len(args) == 1 && !hasMetadata(args[0]) {
+				if targets, err = listSnapshots(cmd.Context(), args[0]); err != nil {
+					return err
+				}
+			}
+			tb := lifecycle.NewTrend(frame, f.top)
+			for _, t := range targets {
+				l, err := readLayout(cmd, t)
+				if err != nil {
+					return fmt.Errorf("%s: %w", t, err)
+				}
+				tb.Add(l, t)
+			}
+			r := tb.Result()
+			if err := lifecycle.WriteTrend(cmd.OutOrStdout(), format, r); err != nil {
+				return err
+			}
+			*code = findingsExitCode(r.Findings, rank)
+			return nil
+		},
+	}
+	fl := cmd.Flags()
+	fl.StringVar(&f.frameSize, "frame-size", "10MiB", "RPC frame size of the cluster (pekko.framesize)")
+	fl.IntVar(&f.top, "top", 3, "largest states shown per checkpoint")
+	fl.StringVar(&f.failOn, "fail-on", "error", "lowest finding severity that exits 1: info, warning or error")
+	outputFlag(cmd, &f.output)
+	return cmd
+}
+
+// hasMetadata reports whether target is itself one checkpoint: a remote _metadata URI, a local
+// file, or a local folder holding a _metadata.
+func hasMetadata(target string) bool {
+	if isURI(target) && !strings.HasPrefix(target, "file://") {
+		return strings.HasSuffix(target, "/_metadata")
+	}
+	p := strings.TrimPrefix(target, "file://")
+	fi, err := os.Stat(p)
+	if err != nil {
+		return true // let the read report the missing path
+	}
+	if !fi.IsDir() {
+		return true
+	}
+	_, err = os.Stat(filepath.Join(p, "_metadata"))
+	return err == nil
+}
+
+// listSnapshots lists the complete snapshots of a job's checkpoint folder. The CLI runs with the
+// user's own rights, so the allowlist is exactly that folder.
+func listSnapshots(ctx context.Context, folder string) ([]string, error) {
+	allow, given := folder, folder
+	if !isURI(folder) {
+		abs, err := filepath.Abs(folder)
+		if err != nil {
+			return nil, usagef("%s: %v", folder, err)
+		}
+		allow, folder = abs, abs
+	}
+	o, err := source.New(source.Config{Allow: []string{allow}})
+	if err != nil {
+		return nil, usagef("%s: %v", folder, err)
+	}
+	defer o.Close()
+	snaps, incomplete, err := o.Snapshots(ctx, folder)
+	if err != nil {
+		return nil, err
+	}
+	if len(snaps) == 0 {
+		return nil, fmt.Errorf("%w: no complete chk-N or savepoint-* folder with a _metadata in %s (incomplete: %s)", errInput, folder, strings.Join(incomplete, ", "))
+	}
+	out := make([]string, 0, len(snaps))
+	for _, s := range snaps {
+		if !isURI(given) && s.URI != folder {
+			// Show the folders as the user named the parent, not as absolute paths.
+			out = append(out, filepath.Join(given, filepath.Base(s.URI)))
+			continue
+		}
+		if _, q, ok := strings.Cut(given, "?"); ok && isURI(given) && !strings.Contains(s.URI, "?") {
+			// Object-store options (endpoint, region) of the folder apply to its snapshots too.
+			out = append(out, s.URI+"?"+q)
+			continue
+		}
+		out = append(out, s.URI)
+	}
+	return out, nil
+}

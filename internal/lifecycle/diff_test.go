@@ -1,0 +1,149 @@
+package lifecycle
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/flinkpreflight/preflight/internal/checkpoint"
+	"github.com/flinkpreflight/preflight/internal/report"
+	"github.com/flinkpreflight/preflight/internal/scenarios"
+)
+
+func layoutOf(t *testing.T, m *checkpoint.Metadata) *checkpoint.Layout {
+	t.Helper()
+	var b bytes.Buffer
+	if err := checkpoint.Write(&b, m); err != nil {
+		t.Fatal(err)
+	}
+	l, err := checkpoint.ReadLayoutBytes(b.Bytes())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return l
+}
+
+func findingIDs(fs []Finding) string {
+	var ids []string
+	for _, f := range fs {
+		ids = append(ids, f.Severity+" "+f.ID)
+	}
+	return strings.Join(ids, ",")
+}
+
+func TestDiffFindings(t *testing.T) {
+	series := scenarios.KafkaOrphanUnionSeries()
+	small := layoutOf(t, series[1].Build())
+	next := layoutOf(t, series[2].Build())
+	pruned, _, err := Prune(series[2].Build(), Selector{Operator: "kafka-source", State: "topic-partition-offset-states"}, PruneOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	prunedL := layoutOf(t, pruned)
+	// Union grown ×2 only: growth, but not the parallelism signature.
+	half := series[1].Build()
+	half.Operators = nil
+	doubled := scenarios.KafkaOrphanUnionMetadata(series[1].PerSubtask * 2)
+	tests := []struct {
+		name     string
+		old, new *checkpoint.Layout
+		opts     DiffOptions
+		want     string
+	}{
+		{"restore multiplies union by P", small, next, DiffOptions{}, "WARNING LC301,WARNING LC303"},
+		{"frame already exceeded", small, next, DiffOptions{FrameSize: 8 << 10}, "ERROR LC303,WARNING LC301"},
+		{"union ×2 is growth, not the signature", small, layoutOf(t, doubled), DiffOptions{}, "INFO LC301,INFO LC303"},
+		{"identical", next, next, DiffOptions{}, ""},
+		{"pruned", next, prunedL, DiffOptions{}, ""},
+		{"operator not in the job", next, next, DiffOptions{JobOperators: []string{"archive-sink"}}, "WARNING LC302"},
+		{"operator dropped", next, layoutOf(t, half), DiffOptions{}, "INFO LC304"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			d := Diff(tt.old, tt.new, "old", "new", tt.opts)
+			if got := findingIDs(d.Findings); got != tt.want {
+				t.Errorf("findings %q, want %q", got, tt.want)
+			}
+		})
+	}
+}
+
+func TestDiffStates(t *testing.T) {
+	series := scenarios.KafkaOrphanUnionSeries()
+	old := layoutOf(t, series[0].Build())
+	pruned, _, err := Prune(series[0].Build(), Selector{Operator: "kafka-source", State: "topic-partition-offset-states"}, PruneOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := Diff(old, layoutOf(t, pruned), "a", "b", DiffOptions{})
+	if len(d.Operators) != 2 || d.Operators[0].UID != "kafka-source" || d.Operators[0].Change != Changed || d.Operators[1].Change != Unchanged {
+		t.Fatalf("operators %+v", d.Operators)
+	}
+	var union *StateDiff
+	for i := range d.Operators[0].States {
+		if d.Operators[0].States[i].Name == "topic-partition-offset-states" {
+			union = &d.Operators[0].States[i]
+		}
+	}
+	if union == nil || union.Change != Removed || union.OldElements != 64 || union.OldMode != "UNION" || union.NewElements != 0 {
+		t.Fatalf("union diff %+v", union)
+	}
+	if d.New.Size >= d.Old.Size {
+		t.Errorf("size %d → %d", d.Old.Size, d.New.Size)
+	}
+}
+
+func TestDiffKeyGroupsAndParallelism(t *testing.T) {
+	b, err := os.ReadFile(filepath.Join("..", "..", "testdata", "max-parallelism", "_metadata"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := checkpoint.ReadBytes(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	l := layoutOf(t, m)
+	d := Diff(l, l, "a", "a", DiffOptions{})
+	found := false
+	for _, op := range d.Operators {
+		if op.OldKeyGroups > 0 {
+			found = true
+			if op.OldKeyGroups != op.OldMaxParallelism || op.NewKeyGroups != op.OldKeyGroups {
+				t.Errorf("%s: key groups %d/%d", op.ID, op.OldKeyGroups, op.OldMaxParallelism)
+			}
+		}
+		if op.Change != Unchanged {
+			t.Errorf("%s: %s", op.ID, op.Change)
+		}
+	}
+	if !found {
+		t.Fatal("no keyed operator in max-parallelism scenario")
+	}
+}
+
+func TestWriteDiffFormats(t *testing.T) {
+	series := scenarios.KafkaOrphanUnionSeries()
+	d := Diff(layoutOf(t, series[0].Build()), layoutOf(t, series[1].Build()), "old", "new", DiffOptions{})
+	for _, f := range []report.Format{report.Text, report.Markdown, report.JSON} {
+		var b bytes.Buffer
+		if err := WriteDiff(&b, f, d); err != nil {
+			t.Fatal(err)
+		}
+		out := b.String()
+		if !strings.Contains(out, "topic-partition-offset-states") || !strings.Contains(out, "LC301") {
+			t.Errorf("%s output lacks the union state or LC301:\n%s", f, out)
+		}
+		if f == report.JSON {
+			var back DiffResult
+			if err := json.Unmarshal(b.Bytes(), &back); err != nil || len(back.Operators) != 2 {
+				t.Errorf("json: %v", err)
+			}
+		}
+		if f == report.Text && !strings.Contains(out, "64 → 256 (×4.00)") {
+			t.Errorf("text lacks the ×4 growth:\n%s", out)
+		}
+	}
+}

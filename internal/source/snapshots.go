@@ -1,0 +1,42 @@
+package source
+
+import (
+	"context"
+	"net/url"
+	"sort"
+	"strings"
+)
+
+// Snapshots lists every complete snapshot (chk-N or savepoint-* folder holding a _metadata)
+// directly under a job's checkpoint folder, local or in an object store, ordered by checkpoint
+// ID and then by _metadata modification time (savepoints carry no ID). incomplete names the
+// chk-N folders without a _metadata. The folder must be inside the allowlist, as for Open.
+func (o *Opener) Snapshots(ctx context.Context, uri string) (snaps []Snapshot, incomplete []string, err error) {
+	scheme, _, hasScheme := strings.Cut(uri, "://")
+	switch {
+	case !hasScheme || strings.EqualFold(scheme, "file"):
+		p := uri
+		if hasScheme {
+			u, perr := url.Parse(uri)
+			if perr != nil {
+				return nil, nil, newError(Invalid, "", "cannot parse URI", perr)
+			}
+			p = u.Path
+		}
+		snaps, incomplete, err = o.latestLocal(p)
+	case strings.EqualFold(scheme, "s3") || strings.EqualFold(scheme, "gs") || strings.EqualFold(scheme, "azblob"):
+		snaps, incomplete, err = o.latestBlob(ctx, uri)
+	default:
+		return nil, nil, newError(Invalid, uri, "listing checkpoints needs a local, s3, gs or azblob folder", nil)
+	}
+	if err != nil {
+		return nil, nil, err
+	}
+	sort.SliceStable(snaps, func(a, b int) bool {
+		if snaps[a].ID != snaps[b].ID {
+			return snaps[a].ID < snaps[b].ID
+		}
+		return snaps[a].ModTime.Before(snaps[b].ModTime)
+	})
+	return snaps, incomplete, nil
+}
