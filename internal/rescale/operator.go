@@ -39,6 +39,8 @@ type operatorSim struct {
 	unionMask   []uint64
 	unionCost   int64
 	unionInline int64
+	// unionHandles and unionFiles count those streams, and the ones on files.
+	unionHandles, unionFiles int
 	// the vertex's effective max parallelism and channel-state mappers
 	maxP                int
 	inMapper, outMapper SubtaskMapper
@@ -280,6 +282,10 @@ func (sim *operatorSim) markUnion(stream int32) {
 	if sim.unionMask[stream>>6]&m == 0 {
 		sim.unionMask[stream>>6] |= m
 		sim.unionCost += sim.streams[stream].cost
+		sim.unionHandles++
+		if k := sim.streams[stream].ref.Kind; k != checkpoint.StreamInline && k != checkpoint.StreamNone {
+			sim.unionFiles++
+		}
 		sim.unionInline += sim.streams[stream].inline
 	}
 }

@@ -237,6 +237,15 @@ type OperatorAssignment struct {
 	stateIdx     int // index of Layout in checkpoint.Layout.Operators
 }
 
+// LayoutIndex returns the index of the operator's record in checkpoint.Layout.Operators, or -1
+// for an operator new to the job: a dense key for per-operator tables of callers.
+func (a *OperatorAssignment) LayoutIndex() int {
+	if a.Layout == nil {
+		return -1
+	}
+	return a.stateIdx
+}
+
 // OperatorSummary aggregates an operator's assignment over its new subtasks, so that rules and
 // reports need not iterate subtasks.
 type OperatorSummary struct {
@@ -255,6 +264,10 @@ type OperatorSummary struct {
 	MaxInlineBytes    int64
 	// MaxOffsets is the most operator-state offsets (one per element) one subtask receives.
 	MaxOffsets int64
+	// TotalStateBytes is the operator-state bytes of all new subtasks together (UNION state
+	// counted once per subtask); KeyedTotalOwnedBytes the keyed bytes they own together.
+	TotalStateBytes      int64
+	KeyedTotalOwnedBytes int64
 	// Keyed state (managed and raw together).
 	KeyedBytes          int64
 	KeyedMaxReadBytes   int64

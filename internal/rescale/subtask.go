@@ -1,6 +1,7 @@
 package rescale
 
 import (
+	"slices"
 	"sort"
 
 	"github.com/flinkpreflight/preflight/internal/checkpoint"
@@ -133,6 +134,92 @@ func (a *OperatorAssignment) Subtask(i int) SubtaskAssignment {
 	for k, j := range olds {
 		if k == 0 || j != olds[k-1] {
 			st.FromOldSubtasks = append(st.FromOldSubtasks, j)
+		}
+	}
+	return st
+}
+
+// SubtaskTotals is Subtask without the per-subtask detail: the totals (elements, state bytes,
+// offsets, handles, inline bytes, file references, payload, keyed bytes) and nothing that
+// lists old entries, handles or subtasks (States, the keyed and channel shares' lists and
+// FromOldSubtasks stay empty). UNION state is added as the one constant every subtask
+// receives, so a call costs O(non-UNION states × log entries + keyed handles read), not
+// O(old subtasks): what a rule that scans every new subtask should call.
+func (a *OperatorAssignment) SubtaskTotals(i int) SubtaskAssignment {
+	st := SubtaskAssignment{Index: i, Finished: a.Path == PathFinished, CoordinatorBytes: a.CoordinatorBytes,
+		BytesBefore: -1}
+	if a.Layout != nil && i < a.Layout.Parallelism {
+		st.BytesBefore = bytesBefore(a.Layout, i)
+	}
+	if i < 0 || i >= a.NewParallelism {
+		return st
+	}
+	st.Restored = a.taskRestored
+	sim := a.sim
+	if sim == nil {
+		return st
+	}
+	st.KeyGroups = KeyGroupRangeForSubtask(a.MaxParallelism, a.NewParallelism, i)
+	st.Handles = sim.unionHandles
+	st.FileReferences = sim.unionFiles
+	st.PayloadBytes = sim.unionCost
+	st.InlineBytes = sim.unionInline
+	var seen []int32 // non-UNION streams counted: few per subtask
+	for _, s := range a.States {
+		if s.Mode == checkpoint.Union {
+			st.Elements += s.Elements
+			st.StateBytes += s.Bytes
+			st.Offsets += s.Elements
+			st.PayloadBytes += int64(len(s.d.entries))*s.d.nameOverhead + 8*s.Elements
+			continue
+		}
+		d := &s.d
+		d.walk(i, func(e int, _, count, bytes int64) {
+			st.Elements += count
+			st.StateBytes += bytes
+			st.Offsets += count
+			st.PayloadBytes += d.nameOverhead + 8*count
+			id := d.stream(&d.entries[e])
+			if sim.unionMask != nil && sim.unionMask[id>>6]&(1<<(uint(id)&63)) != 0 || slices.Contains(seen, id) {
+				return
+			}
+			seen = append(seen, id)
+			st.Handles++
+			st.PayloadBytes += sim.streams[id].cost
+			st.InlineBytes += sim.streams[id].inline
+			if k := sim.streams[id].ref.Kind; k != checkpoint.StreamInline && k != checkpoint.StreamNone {
+				st.FileReferences++
+			}
+		})
+	}
+	for _, k := range []*KeyedDistribution{a.ManagedKeyed, a.RawKeyed} {
+		if k == nil {
+			continue
+		}
+		k.each(i, st.KeyGroups, func(s KeyedSlice, p int64) {
+			st.KeyedReadBytes += s.ReadBytes
+			st.KeyedOwnedBytes += s.OwnedBytes
+			st.InlineBytes += s.InlineBytes
+			st.PayloadBytes += p
+			h := k.d.handles[k.d.byOld[s.OldSubtask]].h
+			if !h.Stream.Inline() && h.Stream.Kind != checkpoint.StreamNone {
+				st.FileReferences++
+			}
+			st.FileReferences += h.SharedFiles.Count + h.PrivateFiles.Count
+		})
+	}
+	for _, c := range []*ChannelDistribution{a.InputChannels, a.OutputChannels} {
+		if c == nil || c.Mapping == nil || i >= len(c.Mapping) {
+			continue
+		}
+		for _, j := range c.Mapping[i] {
+			if j >= len(c.perOld) || c.perOld[j].handles == 0 {
+				continue
+			}
+			o := &c.perOld[j]
+			st.PayloadBytes += o.cost
+			st.FileReferences += o.files
+			st.InlineBytes += o.inline
 		}
 	}
 	return st
