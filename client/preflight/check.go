@@ -60,12 +60,12 @@ CHECKPOINT is given, its newest restorable checkpoint or savepoint, which is nam
 			if err != nil {
 				return err
 			}
-			opts.IncludeSubtasks = format == "text"
 			var rep *pb.RescaleReport
 			if f.job.restURL != "" || f.job.latest {
+				opts.IncludeSubtasks = format == "text"
 				rep, err = discoveredReport(cmd, args, plan, opts, f.remote, &f.job)
 			} else {
-				rep, err = checkpointReport(cmd, args[0], plan, opts, f.remote)
+				rep, err = checkpointReport(cmd, args[0], plan, opts, f.remote, format == "text")
 			}
 			if err != nil {
 				return err

@@ -21,14 +21,20 @@ import (
 	pb "github.com/flinkpreflight/preflight/proto/preflight/v1"
 )
 
-// checkpointReport runs a check in-process or on the server.
-func checkpointReport(cmd *cobra.Command, target string, plan *pb.RescalePlan, opts *pb.CheckOptions, remote remoteFlags) (*pb.RescaleReport, error) {
+// checkpointReport runs a check in-process or on the server. chart asks for the per-subtask
+// rows of the text report's chart: in-process only those rows are computed
+// (engine.SubtasksForChart); the server is asked for every subtask (include_subtasks).
+func checkpointReport(cmd *cobra.Command, target string, plan *pb.RescalePlan, opts *pb.CheckOptions, remote remoteFlags, chart bool) (*pb.RescaleReport, error) {
 	ctx := cmd.Context()
 	if remote.server == "" {
 		return runEmbedded(cmd, target, remote.catalogs, func(eng *engine.Engine, in engine.Input) (*pb.RescaleReport, error) {
+			if chart {
+				return eng.CheckForChart(ctx, in, plan, opts)
+			}
 			return eng.Check(ctx, in, plan, opts)
 		})
 	}
+	opts.IncludeSubtasks = chart
 	c, err := dial(ctx, remote)
 	if err != nil {
 		return nil, err

@@ -1,14 +1,35 @@
 package engine
 
 import (
+	"sort"
+
 	"github.com/flinkpreflight/preflight/internal/checkpoint"
 	"github.com/flinkpreflight/preflight/internal/findings"
 	"github.com/flinkpreflight/preflight/internal/rescale"
 	pb "github.com/flinkpreflight/preflight/proto/preflight/v1"
 )
 
+// SubtaskDetail says which per-subtask rows a report carries.
+type SubtaskDetail uint8
+
+const (
+	// SubtasksAsAsked follows CheckOptions.include_subtasks: every new subtask of every
+	// restored operator, or none.
+	SubtasksAsAsked SubtaskDetail = iota
+	// SubtasksForChart carries only what report.WriteText's before/after chart shows: the
+	// operators named by a finding at WARNING or above (else the one operator with the most state
+	// after the restore), and of each at most ChartRows subtasks (the first and last four, the
+	// four with the least and the four with the most operator-state bytes). The rows are chosen
+	// from per-subtask totals, so the cost is linear in old + new parallelism even for UNION state,
+	// and the report's memory does not grow with the number of operators × subtasks.
+	SubtasksForChart
+)
+
+// ChartRows is the most subtasks SubtasksForChart keeps per operator.
+const ChartRows = 16
+
 // check runs the simulator and the rules and builds the API report.
-func (e *Engine) check(layout *checkpoint.Layout, source string, p *pb.RescalePlan, opts *pb.CheckOptions) (*pb.RescaleReport, error) {
+func (e *Engine) check(layout *checkpoint.Layout, source string, p *pb.RescalePlan, opts *pb.CheckOptions, detail SubtaskDetail) (*pb.RescaleReport, error) {
 	plan := toRescalePlan(p, opts)
 	result, err := rescale.Simulate(layout, plan)
 	if err != nil {
@@ -49,22 +70,116 @@ func (e *Engine) check(layout *checkpoint.Layout, source string, p *pb.RescalePl
 			VertexId: s.VertexID, VertexName: s.VertexName, Requested: s.Requested, Below: s.Below, Above: s.Above,
 		})
 	}
+	var charted map[*rescale.OperatorAssignment]bool
+	if detail == SubtasksForChart {
+		charted = chartedOperators(result, rep.Findings)
+	}
+	n := 0
 	for _, v := range result.Vertices {
+		n += len(v.Operators)
+	}
+	out.Operators = make([]*pb.OperatorAssignment, 0, n)
+	for _, v := range result.Vertices {
+		vid := v.ID.String()
 		for _, op := range v.Operators {
-			out.Operators = append(out.Operators, operatorAssignment(v, op, opts.GetIncludeSubtasks()))
+			a := operatorAssignment(v, vid, op)
+			switch {
+			case !hasSubtasks(op):
+			case detail == SubtasksAsAsked && opts.GetIncludeSubtasks():
+				a.Subtasks = make([]*pb.SubtaskAssignment, 0, op.NewParallelism)
+				for i := 0; i < op.NewParallelism; i++ {
+					a.Subtasks = append(a.Subtasks, subtaskAssignment(op.Subtask(i)))
+				}
+			case charted[op]:
+				for _, i := range chartRows(op) {
+					a.Subtasks = append(a.Subtasks, subtaskAssignment(op.Subtask(i)))
+				}
+			}
+			out.Operators = append(out.Operators, a)
 		}
 	}
 	return out, nil
 }
 
-// operatorAssignment summarises what the simulator gave one operator.
-func operatorAssignment(v *rescale.VertexAssignment, op *rescale.OperatorAssignment, withSubtasks bool) *pb.OperatorAssignment {
+// hasSubtasks reports whether the report can list the operator's new subtasks.
+func hasSubtasks(op *rescale.OperatorAssignment) bool {
+	return op.Layout != nil && !op.FullyFinished && op.NewParallelism > 0
+}
+
+// chartedOperators picks the operators report.WriteText charts (see SubtasksForChart).
+func chartedOperators(result *rescale.Result, fs []findings.Finding) map[*rescale.OperatorAssignment]bool {
+	named := map[string]bool{}
+	for _, f := range fs {
+		if f.OperatorID != "" && f.Severity >= findings.Warning {
+			named[f.OperatorID] = true
+		}
+	}
+	out := map[*rescale.OperatorAssignment]bool{}
+	var best *rescale.OperatorAssignment
+	var bestBytes int64
+	for _, v := range result.Vertices {
+		for _, op := range v.Operators {
+			if !hasSubtasks(op) {
+				continue
+			}
+			if len(named) > 0 && named[op.ID.String()] {
+				out[op] = true
+			}
+			if b := op.Summary.TotalStateBytes + op.Summary.KeyedTotalOwnedBytes; b > bestBytes {
+				best, bestBytes = op, b
+			}
+		}
+	}
+	if len(out) == 0 && best != nil {
+		out[best] = true
+	}
+	return out
+}
+
+// chartRows returns, in ascending order, the subtasks a chart shows: all up to ChartRows, else
+// the first four, the last four, and the four with the least and the most operator-state bytes
+// (ties: the lower index counts as less).
+func chartRows(op *rescale.OperatorAssignment) []int {
+	n := op.NewParallelism
+	if n <= ChartRows {
+		rows := make([]int, n)
+		for i := range rows {
+			rows[i] = i
+		}
+		return rows
+	}
+	bytes := make([]int64, n)
+	order := make([]int, n)
+	for i := range bytes {
+		bytes[i] = op.SubtaskTotals(i).StateBytes
+		order[i] = i
+	}
+	sort.SliceStable(order, func(a, b int) bool { return bytes[order[a]] < bytes[order[b]] })
+	keep := map[int]bool{}
+	for k := 0; k < 4; k++ {
+		keep[k], keep[n-1-k], keep[order[k]], keep[order[n-1-k]] = true, true, true, true
+	}
+	rows := make([]int, 0, len(keep))
+	for i := range keep {
+		rows = append(rows, i)
+	}
+	sort.Ints(rows)
+	return rows
+}
+
+// operatorAssignment summarises what the simulator gave one operator, without subtasks. vid is
+// the vertex ID's hex, shared by the operators of the vertex (and by the head operator's ID).
+func operatorAssignment(v *rescale.VertexAssignment, vid string, op *rescale.OperatorAssignment) *pb.OperatorAssignment {
 	s := op.Summary
+	id := vid
+	if op.ID != v.ID {
+		id = op.ID.String()
+	}
 	out := &pb.OperatorAssignment{
-		OperatorId:             op.ID.String(),
+		OperatorId:             id,
 		Name:                   op.Name,
 		Uid:                    op.UID,
-		VertexId:               v.ID.String(),
+		VertexId:               vid,
 		OldParallelism:         int32(op.OldParallelism),
 		NewParallelism:         int32(op.NewParallelism),
 		MaxParallelism:         int32(op.MaxParallelism),
@@ -72,6 +187,9 @@ func operatorAssignment(v *rescale.VertexAssignment, op *rescale.OperatorAssignm
 		FullyFinished:          op.FullyFinished,
 		MaxSubtaskPayloadBytes: s.MaxPayloadBytes,
 		TotalPayloadBytes:      s.TotalPayloadBytes,
+	}
+	if len(op.States) > 0 {
+		out.States = make([]*pb.StateAssignment, 0, len(op.States))
 	}
 	for _, st := range op.States {
 		out.States = append(out.States, &pb.StateAssignment{
@@ -105,11 +223,6 @@ func operatorAssignment(v *rescale.VertexAssignment, op *rescale.OperatorAssignm
 			}
 		}
 		out.Keyed = k
-	}
-	if withSubtasks && op.Layout != nil && !op.FullyFinished {
-		for i := 0; i < op.NewParallelism; i++ {
-			out.Subtasks = append(out.Subtasks, subtaskAssignment(op.Subtask(i)))
-		}
 	}
 	return out
 }

@@ -47,12 +47,25 @@ func (e *Engine) Check(ctx context.Context, in Input, plan *pb.RescalePlan, opts
 	return e.CheckLayout(ctx, layout, in.Source, plan, opts)
 }
 
+// CheckForChart is Check with the per-subtask rows of SubtasksForChart instead of
+// include_subtasks: what the CLI's text report shows, in memory proportional to the file.
+func (e *Engine) CheckForChart(ctx context.Context, in Input, plan *pb.RescalePlan, opts *pb.CheckOptions) (*pb.RescaleReport, error) {
+	layout, err := e.ReadLayout(ctx, in)
+	if err != nil {
+		return nil, err
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	return e.check(layout, in.Source, plan, opts, SubtasksForChart)
+}
+
 // CheckLayout checks the plan against an already decoded layout (the server caches layouts).
 func (e *Engine) CheckLayout(ctx context.Context, layout *checkpoint.Layout, source string, plan *pb.RescalePlan, opts *pb.CheckOptions) (*pb.RescaleReport, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	return e.check(layout, source, plan, opts)
+	return e.check(layout, source, plan, opts, SubtasksAsAsked)
 }
 
 // Inspect decodes the stream and describes it.

@@ -12,9 +12,7 @@ import (
 func (a *OperatorAssignment) Subtask(i int) SubtaskAssignment {
 	st := SubtaskAssignment{Index: i, Finished: a.Path == PathFinished, CoordinatorBytes: a.CoordinatorBytes,
 		BytesBefore: -1}
-	if a.Layout != nil && i < a.Layout.Parallelism {
-		st.BytesBefore = bytesBefore(a.Layout, i)
-	}
+	st.BytesBefore = a.bytesBefore(i)
 	if i < 0 || i >= a.NewParallelism {
 		return st
 	}
@@ -148,9 +146,7 @@ func (a *OperatorAssignment) Subtask(i int) SubtaskAssignment {
 func (a *OperatorAssignment) SubtaskTotals(i int) SubtaskAssignment {
 	st := SubtaskAssignment{Index: i, Finished: a.Path == PathFinished, CoordinatorBytes: a.CoordinatorBytes,
 		BytesBefore: -1}
-	if a.Layout != nil && i < a.Layout.Parallelism {
-		st.BytesBefore = bytesBefore(a.Layout, i)
-	}
+	st.BytesBefore = a.bytesBefore(i)
 	if i < 0 || i >= a.NewParallelism {
 		return st
 	}
@@ -238,33 +234,48 @@ func (sim *operatorSim) unionStreams() []int32 {
 	return out
 }
 
-// bytesBefore is what old subtask i held: operator state, keyed state and channel state.
-func bytesBefore(l *checkpoint.OperatorLayout, i int) int64 {
+// bytesBefore is what old subtask i held (operator, keyed and channel state); -1 when i is not an
+// old subtask index.
+func (a *OperatorAssignment) bytesBefore(i int) int64 {
+	if a.Layout == nil || i < 0 || i >= a.Layout.Parallelism {
+		return -1
+	}
+	if a.sim != nil {
+		// The record of old subtask i, found without a scan (a scan per subtask would make a
+		// per-subtask loop quadratic).
+		if st := a.sim.byOld[i]; st != nil {
+			return subtaskBytes(st)
+		}
+		return 0
+	}
+	for k := range a.Layout.Subtasks {
+		if st := &a.Layout.Subtasks[k]; st.Index == i {
+			return subtaskBytes(st)
+		}
+	}
+	return 0
+}
+
+// subtaskBytes is the state one old subtask record holds.
+func subtaskBytes(st *checkpoint.SubtaskLayout) int64 {
 	var b int64
-	for k := range l.Subtasks {
-		st := &l.Subtasks[k]
-		if st.Index != i {
-			continue
-		}
-		for _, h := range []*checkpoint.OperatorStateHandleLayout{st.ManagedOperatorState, st.RawOperatorState} {
-			if h != nil {
-				for _, e := range h.States {
-					b += e.Bytes
-				}
+	for _, h := range []*checkpoint.OperatorStateHandleLayout{st.ManagedOperatorState, st.RawOperatorState} {
+		if h != nil {
+			for _, e := range h.States {
+				b += e.Bytes
 			}
 		}
-		for _, h := range []*checkpoint.KeyedStateHandleLayout{st.ManagedKeyedState, st.RawKeyedState} {
-			if h != nil {
-				b += h.StateSize
-			}
+	}
+	for _, h := range []*checkpoint.KeyedStateHandleLayout{st.ManagedKeyedState, st.RawKeyedState} {
+		if h != nil {
+			b += h.StateSize
 		}
-		for _, c := range st.InputChannels {
-			b += c.Size
-		}
-		for _, c := range st.OutputChannels {
-			b += c.Size
-		}
-		break
+	}
+	for _, c := range st.InputChannels {
+		b += c.Size
+	}
+	for _, c := range st.OutputChannels {
+		b += c.Size
 	}
 	return b
 }
