@@ -116,6 +116,7 @@ func openInput(cmd *cobra.Command, target string) (engine.Input, func(), error) 
 	if err != nil {
 		return engine.Input{}, nil, err
 	}
+	limitMemory(size)
 	p := newProgress(cmd.ErrOrStderr(), size)
 	return engine.Input{Reader: p.reader(f), Source: target}, func() { p.done(); f.Close() }, nil
 }

@@ -79,7 +79,11 @@ func (e *Engine) check(layout *checkpoint.Layout, source string, p *pb.RescalePl
 		n += len(v.Operators)
 	}
 	out.Operators = make([]*pb.OperatorAssignment, 0, n)
-	for _, v := range result.Vertices {
+	for vi, v := range result.Vertices {
+		// Nothing reads the vertex after its operators are converted: drop it from the result so
+		// that the simulation's memory is released while the report grows (peak: layout +
+		// simulation, not layout + simulation + report).
+		result.Vertices[vi] = nil
 		vid := v.ID.String()
 		for _, op := range v.Operators {
 			a := operatorAssignment(v, vid, op)

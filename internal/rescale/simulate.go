@@ -32,10 +32,15 @@ func Simulate(layout *checkpoint.Layout, plan Plan) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	byOp := map[checkpoint.OperatorID]int{} // generated ID → vertex
-	for v, vp := range vps {
-		for _, id := range vp.ops {
-			byOp[id] = v
+	// byOp maps a generated ID to its vertex, for the plan's keys; without keys it stays empty
+	// (one entry per operator would be most of the plan's memory for a large file).
+	var byOp map[checkpoint.OperatorID]int
+	if len(plan.Parallelism)+len(plan.MaxParallelism)+len(plan.InputChannelMappers)+len(plan.OutputChannelMappers)+len(plan.OnlyVertices) > 0 {
+		byOp = make(map[checkpoint.OperatorID]int, len(vps))
+		for v, vp := range vps {
+			for _, id := range vp.ops {
+				byOp[id] = v
+			}
 		}
 	}
 	par, err := resolveInts(r, byOp, "parallelism", plan.Parallelism)

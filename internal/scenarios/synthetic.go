@@ -54,15 +54,21 @@ func WriteSynthetic(w io.Writer, s Synthetic) error {
 	if _, err := bw.Write(head); err != nil {
 		return err
 	}
-	// An encoded single-operator file is head (24 bytes) + the record + the trailer.
-	var one bytes.Buffer
-	for k := 0; k < s.Operators; k++ {
-		one.Reset()
-		m := &checkpoint.Metadata{Version: 5, CheckpointID: 4242, Operators: []checkpoint.OperatorState{s.operator(k)}, Trailer: savepointTrailer}
-		if err := checkpoint.Write(&one, m); err != nil {
+	// Operators are encoded a batch at a time as a file of their own: head (24 bytes), the
+	// records, the trailer; the records are copied out.
+	const batch = 256
+	var part bytes.Buffer
+	ops := make([]checkpoint.OperatorState, 0, batch)
+	for k := 0; k < s.Operators; k += batch {
+		ops = ops[:0]
+		for j := k; j < min(k+batch, s.Operators); j++ {
+			ops = append(ops, s.operator(j))
+		}
+		part.Reset()
+		if err := checkpoint.Write(&part, &checkpoint.Metadata{Version: 5, CheckpointID: 4242, Operators: ops, Trailer: savepointTrailer}); err != nil {
 			return err
 		}
-		b := one.Bytes()
+		b := part.Bytes()
 		if _, err := bw.Write(b[len(head) : len(b)-len(savepointTrailer)]); err != nil {
 			return err
 		}
