@@ -55,7 +55,21 @@ func newOperatorSim(a *OperatorAssignment, l *checkpoint.OperatorLayout, newP in
 			sim.byOld[st.Index] = st
 		}
 	}
-	sim.streams = make([]streamInfo, 2*sim.oldP)
+	// Stream ids: managed j, raw oldP+j. Only as many as the operator's handles can use: most
+	// operators have no raw operator state, many none at all.
+	managed, raw := false, false
+	for _, st := range sim.byOld {
+		if st != nil {
+			managed = managed || st.ManagedOperatorState != nil
+			raw = raw || st.RawOperatorState != nil
+		}
+	}
+	switch {
+	case raw:
+		sim.streams = make([]streamInfo, 2*sim.oldP)
+	case managed:
+		sim.streams = make([]streamInfo, sim.oldP)
+	}
 	for j, st := range sim.byOld {
 		if st == nil {
 			continue

@@ -132,7 +132,7 @@ func (s *simulation) vertex(vp vertexPlan, override, def int, mp MaxParallelism)
 		a := &OperatorAssignment{ID: id, StateID: vp.stIDs[k], VertexID: va.ID}
 		if i := vp.states[k]; i >= 0 {
 			l := &s.layout.Operators[i]
-			a.Layout, a.stateIdx = l, i
+			a.Layout, a.stateIdx = l, int32(i)
 			a.Name, a.UID = l.Name, l.UID
 			a.OldParallelism = l.Parallelism
 			a.CheckpointMaxParallelism = l.MaxParallelism
