@@ -92,11 +92,11 @@ func (e *Engine) check(layout *checkpoint.Layout, source string, p *pb.RescalePl
 			case detail == SubtasksAsAsked && opts.GetIncludeSubtasks():
 				a.Subtasks = make([]*pb.SubtaskAssignment, 0, op.NewParallelism)
 				for i := 0; i < op.NewParallelism; i++ {
-					a.Subtasks = append(a.Subtasks, subtaskAssignment(op.Subtask(i)))
+					a.Subtasks = append(a.Subtasks, subtaskAssignment(op, i))
 				}
 			case charted[op]:
 				for _, i := range chartRows(op) {
-					a.Subtasks = append(a.Subtasks, subtaskAssignment(op.Subtask(i)))
+					a.Subtasks = append(a.Subtasks, subtaskAssignment(op, i))
 				}
 			}
 			out.Operators = append(out.Operators, a)
@@ -231,7 +231,11 @@ func operatorAssignment(v *rescale.VertexAssignment, vid string, op *rescale.Ope
 	return out
 }
 
-func subtaskAssignment(st rescale.SubtaskAssignment) *pb.SubtaskAssignment {
+// subtaskAssignment is one report row: the subtask's totals and the old subtasks it reads,
+// computed without listing its old entries (a UNION state would list every old subtask's).
+func subtaskAssignment(op *rescale.OperatorAssignment, i int) *pb.SubtaskAssignment {
+	st := op.SubtaskTotals(i)
+	st.FromOldSubtasks = op.OldSubtasksRead(i)
 	out := &pb.SubtaskAssignment{
 		Index:           int32(st.Index),
 		Elements:        st.Elements,
@@ -249,8 +253,11 @@ func subtaskAssignment(st rescale.SubtaskAssignment) *pb.SubtaskAssignment {
 		out.KeyGroupStart = int32(st.KeyGroups.Start)
 		out.KeyGroupEnd = int32(st.KeyGroups.End())
 	}
-	for _, o := range st.FromOldSubtasks {
-		out.FromOldSubtasks = append(out.FromOldSubtasks, int32(o))
+	if len(st.FromOldSubtasks) > 0 {
+		out.FromOldSubtasks = make([]int32, len(st.FromOldSubtasks))
+		for k, o := range st.FromOldSubtasks {
+			out.FromOldSubtasks[k] = int32(o)
+		}
 	}
 	return out
 }

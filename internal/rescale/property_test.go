@@ -3,6 +3,7 @@ package rescale
 import (
 	"fmt"
 	"reflect"
+	"slices"
 	"sort"
 	"testing"
 
@@ -346,6 +347,9 @@ func checkSummaries(t *testing.T, a *OperatorAssignment) {
 	for i := 0; i < a.NewParallelism; i++ {
 		st := a.Subtask(i)
 		tot := a.SubtaskTotals(i)
+		if olds := a.OldSubtasksRead(i); !slices.Equal(olds, st.FromOldSubtasks) {
+			t.Fatalf("subtask %d: OldSubtasksRead %v, Subtask %v", i, olds, st.FromOldSubtasks)
+		}
 		if tot.Elements != st.Elements || tot.StateBytes != st.StateBytes || tot.Offsets != st.Offsets ||
 			tot.Handles != st.Handles || tot.InlineBytes != st.InlineBytes || tot.FileReferences != st.FileReferences ||
 			tot.PayloadBytes != st.PayloadBytes || tot.KeyedReadBytes != st.KeyedReadBytes ||

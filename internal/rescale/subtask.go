@@ -1,6 +1,7 @@
 package rescale
 
 import (
+	"math/bits"
 	"slices"
 	"sort"
 
@@ -219,6 +220,55 @@ func (a *OperatorAssignment) SubtaskTotals(i int) SubtaskAssignment {
 		}
 	}
 	return st
+}
+
+// OldSubtasksRead returns Subtask(i).FromOldSubtasks, ascending, without building the shares:
+// the old subtasks whose operator, keyed or channel state new subtask i reads. It costs
+// O(old parallelism / 64 + entries read); with SubtaskTotals it gives a report row.
+func (a *OperatorAssignment) OldSubtasksRead(i int) []int {
+	sim := a.sim
+	if sim == nil || i < 0 || i >= a.NewParallelism || sim.oldP == 0 {
+		return nil
+	}
+	seen := make([]uint64, (sim.oldP+63)/64)
+	mark := func(j int) {
+		if j >= 0 && j < sim.oldP {
+			seen[j>>6] |= 1 << (uint(j) & 63)
+		}
+	}
+	for _, s := range a.States {
+		d := &s.d
+		if s.Mode == checkpoint.Union {
+			for e := range d.entries {
+				mark(int(d.entries[e].old))
+			}
+			continue
+		}
+		d.walk(i, func(e int, _, _, _ int64) { mark(int(d.entries[e].old)) })
+	}
+	r := KeyGroupRangeForSubtask(a.MaxParallelism, a.NewParallelism, i)
+	for _, k := range []*KeyedDistribution{a.ManagedKeyed, a.RawKeyed} {
+		if k != nil {
+			k.each(i, r, func(s KeyedSlice, _ int64) { mark(s.OldSubtask) })
+		}
+	}
+	for _, c := range []*ChannelDistribution{a.InputChannels, a.OutputChannels} {
+		if c == nil || c.Mapping == nil || i >= len(c.Mapping) {
+			continue
+		}
+		for _, j := range c.Mapping[i] {
+			if j < len(c.perOld) && c.perOld[j].handles > 0 {
+				mark(j)
+			}
+		}
+	}
+	var out []int
+	for w, word := range seen {
+		for ; word != 0; word &= word - 1 {
+			out = append(out, w*64+bits.TrailingZeros64(word))
+		}
+	}
+	return out
 }
 
 func (sim *operatorSim) unionStreams() []int32 {
