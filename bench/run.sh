@@ -2,6 +2,7 @@
 # bench/run.sh [WORKDIR] — Preflight's benchmarks side by side in one run (see bench/README.md):
 # (a) cached CheckRescale vs the Health/Check echo under ghz, (b) cold 1 MiB and 168 MiB checks
 # uploaded and from S3 with the daemon's peak RSS, (c) decode throughput vs cat. Loopback only.
+# (d) bench/scale.sh: the CLI's peak RSS and time on generated 100k-operator and union files.
 #
 # Environment: BENCH_N (ghz requests per run, default 20000), BENCH_C (concurrency, 50),
 # BENCH_ROUNDS (alternating echo/check rounds, 2), BIG_BYTES (default 168 MiB),
@@ -36,3 +37,7 @@ go build -o "$WORK/bin/loadtest" ./bench/loadtest
 timeout 30m "$WORK/bin/loadtest" -work "$WORK" -bin "$WORK/bin" -versitygw "$VERSITYGW" \
 	-n "${BENCH_N:-20000}" -c "${BENCH_C:-50}" -rounds "${BENCH_ROUNDS:-2}"
 step "results: $WORK/results.md (ghz JSON: $WORK/ghz-*.json)"
+
+step "scale: the CLI's peak RSS on generated operator- and union-heavy files (bench/scale.sh)"
+PREFLIGHT="$WORK/bin/preflight" timeout 30m bench/scale.sh "$WORK/scale" | tee "$WORK/scale.md"
+step "scale results: $WORK/scale.md"
