@@ -19,10 +19,15 @@ func ReadLayoutBytes(b []byte) (*Layout, error) {
 
 func readLayout(d *decoder) (l *Layout, err error) {
 	d.summarize = true
+	d.layout = &Layout{}
 	defer d.release()
 	defer recoverError(&err)
 	m := d.file()
+	// Operators went to d.layout one by one; format-1 tasks and the rest map as usual.
 	l = m.Layout()
+	if len(m.Operators) == 0 && len(m.Tasks) == 0 {
+		l.Operators = d.layout.Operators
+	}
 	l.Size = d.offset()
 	if m.Version >= 4 {
 		l.TrailerSize = int(d.offset() - d.trailerOff)
