@@ -67,11 +67,14 @@ javahash-golden-update:
 unit:
 	$(GO) test -race -count=1 ./...
 
-## fuzz-smoke: each fuzz target for a few seconds.
+## fuzz-smoke: each decoder's fuzz targets (_metadata codec, jar index, class files, Flink config, Flink REST) for a few seconds.
+FUZZ_SMOKE_PKGS := ./internal/checkpoint ./internal/jarindex ./internal/classpath ./internal/flinkrest
 fuzz-smoke:
-	@for target in $$($(GO) test -list '^Fuzz' ./internal/checkpoint | grep '^Fuzz'); do \
-		echo "fuzz $$target for $(FUZZTIME)"; \
-		$(GO) test -run='^$$' -fuzz="^$$target$$" -fuzztime=$(FUZZTIME) ./internal/checkpoint || exit 1; \
+	@for pkg in $(FUZZ_SMOKE_PKGS); do \
+		for target in $$($(GO) test -list '^Fuzz' $$pkg | grep '^Fuzz'); do \
+			echo "fuzz $$pkg $$target for $(FUZZTIME)"; \
+			$(GO) test -run='^$$' -fuzz="^$$target$$" -fuzztime=$(FUZZTIME) $$pkg || exit 1; \
+		done; \
 	done
 
 ## fuzz: every fuzz target of every package for FUZZTIME (e.g. make fuzz FUZZTIME=10m).

@@ -57,7 +57,7 @@ type admission struct {
 	slotsUsed int
 	memUsed   int64
 	peers     map[string]*peerUse
-	waiters   list.List // *waiter, oldest first
+	waiters   list.List        // *waiter, oldest first
 	served    int64            // grants made from the queue
 	lastTurn  map[string]int64 // peer → value of served at its last grant from the queue (peers with waiters only)
 }
@@ -176,6 +176,9 @@ func (a *admission) acquire(ctx context.Context, slot bool, mem int64, recv bool
 	w := &waiter{peer: peer, slot: slot, mem: mem, recv: recv, ready: make(chan *grant, 1)}
 	w.elem = a.waiters.PushBack(w)
 	a.m.queued.Inc()
+	// Others wait for what they need, which need not be what this request needs (a free slot
+	// while an upload waits for memory): grant now whatever fits, in fair order.
+	a.dispatchLocked()
 	a.mu.Unlock()
 
 	t := time.NewTimer(a.cfg.QueueWait)

@@ -221,10 +221,10 @@ func TestAdmissionFairness(t *testing.T) {
 			g.release()
 		}()
 	}
-	for i := range 3 {
+	for i := range 3 { // one at a time, so that the queue order is A0 A1 A2
 		queue(ctxA, fmt.Sprintf("A%d", i))
+		waitFor(t, func() bool { return testutil.ToFloat64(m.queued) == float64(i+1) })
 	}
-	waitFor(t, func() bool { return testutil.ToFloat64(m.queued) == 3 })
 	queue(ctxB, "B")
 	waitFor(t, func() bool { return testutil.ToFloat64(m.queued) == 4 })
 	first.release()
@@ -653,5 +653,34 @@ func TestHostileRelativePath(t *testing.T) {
 		if strings.Contains(shown, dir) {
 			t.Errorf("%s: %q shows the working directory %s", tc.uri, shown, dir)
 		}
+	}
+}
+
+// TestAdmissionMixedWaiters: a request for a free slot is not held behind an upload waiting for
+// memory.
+func TestAdmissionMixedWaiters(t *testing.T) {
+	cfg := Config{MaxConcurrent: 2, MemoryBudget: 10 << 20, PeerShare: 1, QueueWait: 5 * time.Second}
+	a := newAdmission(&cfg, newLayoutCache(1, 1<<20), newMetrics(prometheus.NewRegistry()))
+	ctx := peerCtx("10.0.0.1:1")
+	held, err := a.acquire(ctx, false, 8<<20, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	waiting := make(chan error, 1)
+	go func() {
+		g, err := a.acquire(ctx, false, 4<<20, true) // does not fit until held is released
+		g.release()
+		waiting <- err
+	}()
+	waitFor(t, func() bool { a.mu.Lock(); defer a.mu.Unlock(); return a.waiters.Len() == 1 })
+	start := time.Now()
+	slot, err := a.acquire(ctx, true, 0, false)
+	if err != nil || time.Since(start) > time.Second {
+		t.Fatalf("slot beside a memory waiter: %v after %v", err, time.Since(start))
+	}
+	slot.release()
+	held.release()
+	if err := <-waiting; err != nil {
+		t.Fatal(err)
 	}
 }

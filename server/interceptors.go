@@ -229,4 +229,3 @@ func (s *Server) deadlineStream(srv any, ss grpc.ServerStream, info *grpc.Stream
 func isCheck(method string) bool {
 	return strings.HasPrefix(method, "/"+pb.PreflightService_ServiceDesc.ServiceName+"/")
 }
-

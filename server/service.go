@@ -28,6 +28,10 @@ func (v *service) CheckRescale(ctx context.Context, req *pb.CheckRescaleRequest)
 	if req.GetJob() != nil || req.GetCheckpoint().GetLatest() {
 		return v.s.checkDiscovered(ctx, req) // autoscaler pre-flight (issue #11): server/decide.go
 	}
+	// A plan or options out of bounds is refused before any byte is read.
+	if err := engine.ValidateRequest(req.GetPlan(), req.GetOptions()); err != nil {
+		return nil, toStatus(ctx, err)
+	}
 	layout, label, mem, err := v.s.layout(ctx, req.GetCheckpoint())
 	if err != nil {
 		return nil, toStatus(ctx, err)
@@ -67,6 +71,10 @@ func (v *service) CheckRescaleUpload(stream grpc.ClientStreamingServer[pb.CheckR
 	h := first.GetHeader()
 	if h == nil {
 		return errInvalid("the first message of an upload must be the header")
+	}
+	// Refused before the file is received, not after it has been decoded.
+	if err := engine.ValidateRequest(h.GetPlan(), h.GetOptions()); err != nil {
+		return toStatus(ctx, err)
 	}
 	max := v.s.cfg.MaxUploadBytes
 	size := h.GetSizeBytes()

@@ -200,3 +200,28 @@ func TestDeadlineManyStateNames(t *testing.T) {
 		}
 	}
 }
+
+// TestUploadPlanRefusedBeforeBody: a header whose plan is out of bounds is answered with
+// INVALID_ARGUMENT while the client has sent no byte of the file, so nobody receives (and
+// budgets memory for) a file that could never be checked.
+func TestUploadPlanRefusedBeforeBody(t *testing.T) {
+	noLeaks(t)
+	h := startInProcess(t, Config{})
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	stream, err := pb.NewPreflightServiceClient(h.c.Conn()).CheckRescaleUpload(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	header := &pb.UploadHeader{SizeBytes: 1 << 20, Plan: &pb.RescalePlan{DefaultParallelism: 40000}}
+	if err := stream.Send(&pb.CheckRescaleUploadRequest{Message: &pb.CheckRescaleUploadRequest_Header{Header: header}}); err != nil {
+		t.Fatal(err)
+	}
+	// RecvMsg waits for the server's answer without closing the client's side: had the server
+	// waited for the announced 1 MiB first, this would block until the deadline.
+	var resp pb.CheckRescaleUploadResponse
+	err = stream.RecvMsg(&resp)
+	if status.Code(err) != codes.InvalidArgument || !strings.Contains(status.Convert(err).Message(), "outside 1..32768") {
+		t.Fatalf("err = %v, want INVALID_ARGUMENT naming 1..32768 before the body", err)
+	}
+}

@@ -37,9 +37,9 @@ const (
 	// (the client sends 1 MiB chunks); on a 2-core machine at load average 35, a chunk on the one
 	// connection 50 streams share took over 10 s, and 2 s or 10 s cut good uploads.
 	soakIdleTimeout = 30 * time.Second
-	soakMaxUpload   = 4 << 20         // --max-upload-bytes, so that "oversized" is cheap to send
+	soakMaxUpload   = 4 << 20 // --max-upload-bytes, so that "oversized" is cheap to send
 	soakCallLimit   = 30 * time.Second
-	soakGoroutines  = 5        // goroutines after the run may exceed the baseline by this many
+	soakGoroutines  = 5 // goroutines after the run may exceed the baseline by this many
 	// The run has two halves. A leak grows with requests, so the RSS at rest after the run must
 	// stay within this much of the peak RSS of the first half (comparing with the fresh daemon
 	// would count the heap Go keeps after a burst and returns to the OS only slowly).

@@ -117,7 +117,7 @@ func New(cfg Config) (*Opener, error) {
 	o.http = cfg.HTTPClient
 	if o.http == nil {
 		o.http = &http.Client{Transport: &http.Transport{
-			Proxy:                 http.ProxyFromEnvironment,
+			Proxy: http.ProxyFromEnvironment,
 			// Waiting for headers and body bytes is bounded by the watchdog (upstream.go).
 			TLSHandshakeTimeout: 10 * time.Second,
 		}}
