@@ -2,7 +2,8 @@
 # bench/run.sh [WORKDIR] — Preflight's benchmarks side by side in one run (see bench/README.md):
 # (a) cached CheckRescale vs the Health/Check echo under ghz, (b) cold 1 MiB and 168 MiB checks
 # uploaded and from S3 with the daemon's peak RSS, (c) decode throughput vs cat, (d) the soak:
-# SOAK_N requests at BENCH_C with 20% hostile, goroutines and RSS before/after (fails on a leak).
+# SOAK_N requests at BENCH_C with 20% hostile, goroutines and RSS before/after (fails on a leak),
+# (e) bench/scale.sh: the CLI's peak RSS and time on generated 100k-operator and union files.
 # Loopback only.
 #
 # Environment: BENCH_ONLY=soak (run only (d)), SOAK_N (soak requests, default 10000; 0 skips),
@@ -48,3 +49,7 @@ step "running (bounded: every step times out after --step-timeout, 3m by default
 timeout 30m "$WORK/bin/loadtest" -work "$WORK" -bin "$WORK/bin" -versitygw "$VERSITYGW" \
 	-n "${BENCH_N:-20000}" -c "${BENCH_C:-50}" -rounds "${BENCH_ROUNDS:-2}" -soak-n "${SOAK_N:-10000}"
 step "results: $WORK/results.md (ghz JSON: $WORK/ghz-*.json)"
+
+step "scale: the CLI's peak RSS on generated operator- and union-heavy files (bench/scale.sh)"
+PREFLIGHT="$WORK/bin/preflight" timeout 30m bench/scale.sh "$WORK/scale" | tee "$WORK/scale.md"
+step "scale results: $WORK/scale.md"

@@ -63,14 +63,16 @@ CHECKPOINT is given, its newest restorable checkpoint or savepoint, which is nam
 			if err != nil {
 				return err
 			}
-			// Text always shows the per-subtask chart; JSON carries the per-subtask detail (the
-			// API's OperatorAssignment.subtasks) only when asked, as the API does.
-			opts.IncludeSubtasks = format == "text" || f.subtasks
+			// JSON carries the per-subtask detail (the API's OperatorAssignment.subtasks) only
+			// when asked, as the API does. Text always shows the per-subtask chart: in-process only
+			// the chart's rows are computed (checkpointReport), a server is asked for every subtask.
+			opts.IncludeSubtasks = f.subtasks
 			var rep *pb.RescaleReport
 			if f.job.restURL != "" || f.job.latest {
+				opts.IncludeSubtasks = format == "text" || f.subtasks
 				rep, err = discoveredReport(cmd, args, plan, opts, f.remote, &f.job)
 			} else {
-				rep, err = checkpointReport(cmd, args[0], plan, opts, f.remote)
+				rep, err = checkpointReport(cmd, args[0], plan, opts, f.remote, format == "text")
 			}
 			if err != nil {
 				return err

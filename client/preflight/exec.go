@@ -21,13 +21,22 @@ import (
 	pb "github.com/flinkpreflight/preflight/proto/preflight/v1"
 )
 
-// checkpointReport runs a check in-process or on the server.
-func checkpointReport(cmd *cobra.Command, target string, plan *pb.RescalePlan, opts *pb.CheckOptions, remote remoteFlags) (*pb.RescaleReport, error) {
+// checkpointReport runs a check in-process or on the server. chart asks for the per-subtask
+// rows of the text report's chart: in-process only those rows are computed
+// (engine.SubtasksForChart; the text report shows no other rows, so opts.include_subtasks
+// does not change it); the server is asked for every subtask (include_subtasks).
+func checkpointReport(cmd *cobra.Command, target string, plan *pb.RescalePlan, opts *pb.CheckOptions, remote remoteFlags, chart bool) (*pb.RescaleReport, error) {
 	ctx := cmd.Context()
 	if remote.server == "" {
 		return runEmbedded(cmd, target, remote.catalogs, func(eng *engine.Engine, in engine.Input) (*pb.RescaleReport, error) {
+			if chart {
+				return eng.CheckForChart(ctx, in, plan, opts)
+			}
 			return eng.Check(ctx, in, plan, opts)
 		})
+	}
+	if chart {
+		opts.IncludeSubtasks = true
 	}
 	c, err := dial(ctx, remote)
 	if err != nil {
@@ -110,6 +119,7 @@ func openInput(cmd *cobra.Command, target string) (engine.Input, func(), error) 
 	if err != nil {
 		return engine.Input{}, nil, err
 	}
+	limitMemory(size)
 	p := newProgress(cmd.ErrOrStderr(), size)
 	return engine.Input{Reader: p.reader(f), Source: target}, func() { p.done(); f.Close() }, nil
 }

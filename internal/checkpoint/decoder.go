@@ -25,6 +25,10 @@ type decoder struct {
 
 	// summarize: fold offset arrays into summaries and skip inline bytes (ReadLayout).
 	summarize bool
+	// layout, when set (ReadLayout), receives every operator record as soon as it is decoded,
+	// mapped onto its OperatorLayout; the decoded record is then dropped, so the decoded model and
+	// the Layout are never both held for the whole file.
+	layout *Layout
 
 	path  []pathSeg
 	depth int

@@ -23,7 +23,9 @@
 // ReadLayout (and ReadLayoutBytes, which does not copy its input) returns a *Layout: the
 // analysis view the rescale simulator and the rules consume, built by the same decoder in a
 // summarizing mode (Metadata.Layout derives the same view from a decoded file). It reads from an io.Reader in one pass with a
-// 256 KiB buffer and never holds the file: operator-state offsets are folded into an element
+// 256 KiB buffer and never holds the file; each operator record is mapped onto its
+// OperatorLayout as soon as it is decoded, so the decoded model of the whole file is never held
+// beside the Layout: operator-state offsets are folded into an element
 // count and byte total, plus (for SPLIT_DISTRIBUTE states only) run-length-encoded element sizes;
 // channel-state offsets are counted; inline bytes (ByteStreamStateHandle data, changelog
 // changes, master-state payloads) are skipped and counted. Its memory is proportional
@@ -36,6 +38,14 @@
 //
 // A Decoder reads the Layouts of many files one after another, reusing its buffers, and
 // ReadLayoutFiles runs Decoders in parallel over a list of paths with bounded memory.
+//
+// The Layout's bytes per record (64-bit): OperatorLayout 120 plus its name and uid; per subtask
+// a SubtaskLayout (112 as allocated); per operator-state handle 80 plus its path; per named
+// state entry 96, plus 16 per size run of SPLIT_DISTRIBUTE states (one slice for up to 8 runs,
+// beyond that 16 more per run for the prefix sums); per keyed handle 208 plus 8 per key
+// group of key-group handles; per channel-state handle 72. An operator at parallelism 1 with one
+// SPLIT_DISTRIBUTE state in a savepoint-relative file (145 bytes of _metadata) takes about 515
+// bytes; an empty subtask record (20 bytes of _metadata) takes 112.
 //
 // OperatorIDFromUID computes the OperatorID Flink derives from a user-set UID (murmur3_128).
 //

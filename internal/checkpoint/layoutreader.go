@@ -25,9 +25,14 @@ func readLayout(d *decoder) (l *Layout, err error) {
 // readLayoutKeep is readLayout leaving d's buffers to the caller (Decoder reuses them).
 func readLayoutKeep(d *decoder) (l *Layout, err error) {
 	d.summarize = true
+	d.layout = &Layout{}
 	defer recoverError(&err)
 	m := d.file()
+	// Operators went to d.layout one by one; format-1 tasks and the rest map as usual.
 	l = m.layout(d.props)
+	if len(m.Operators) == 0 && len(m.Tasks) == 0 {
+		l.Operators = d.layout.Operators
+	}
 	l.Size = d.offset()
 	if m.Version >= 4 {
 		l.TrailerSize = int(d.offset() - d.trailerOff)

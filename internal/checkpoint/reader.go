@@ -230,7 +230,19 @@ func (d *decoder) operators(version int32) []OperatorState {
 	if version == 2 {
 		minOp = 16 + 4 + 4 + 4 + 4
 	}
-	out := make([]OperatorState, 0, d.count(n, off, minOp, "operator"))
+	c := d.count(n, off, minOp, "operator")
+	if d.layout != nil {
+		d.layout.Operators = make([]OperatorLayout, 0, c)
+		d.indexed(true)
+		for i := 0; i < int(n); i++ {
+			d.setIdx(i)
+			op := d.operator(version)
+			d.layout.Operators = append(d.layout.Operators, operatorLayout(&op))
+		}
+		d.pop()
+		return nil
+	}
+	out := make([]OperatorState, 0, c)
 	d.indexed(true)
 	for i := 0; i < int(n); i++ {
 		d.setIdx(i)

@@ -10,11 +10,16 @@ import (
 // state with millions of elements typically needs a handful of runs.
 type ElementSizes struct {
 	runs []SizeRun
-	// ends[i] is the number of elements and bytes up to and including runs[i]; kept beside the
-	// runs so that Sum is a binary search, not a scan.
-	endCount []int64
-	endBytes []int64
+	// ends[i] is the number of elements and bytes up to and including runs[i], so that Sum is a
+	// binary search, not a scan. Kept only beyond shortRuns runs: most states have one or two,
+	// and a Layout holds one ElementSizes per state and subtask.
+	ends []runEnd
 }
+
+type runEnd struct{ count, bytes int64 }
+
+// shortRuns is the most runs scanned linearly instead of through ends.
+const shortRuns = 8
 
 // SizeRun is Count consecutive elements of Size bytes each.
 type SizeRun struct {
@@ -27,43 +32,70 @@ func (e *ElementSizes) Append(size, count int64) {
 	if count <= 0 {
 		return
 	}
-	var prevCount, prevBytes int64
-	if n := len(e.runs); n > 0 {
-		prevCount, prevBytes = e.endCount[n-1], e.endBytes[n-1]
-		if e.runs[n-1].Size == size {
-			e.runs[n-1].Count += count
-			e.endCount[n-1] += count
-			e.endBytes[n-1] += size * count
-			return
+	n := len(e.runs)
+	if n > 0 && e.runs[n-1].Size == size {
+		e.runs[n-1].Count += count
+		if e.ends != nil {
+			e.ends[n-1].count += count
+			e.ends[n-1].bytes += size * count
 		}
+		return
 	}
 	e.runs = append(e.runs, SizeRun{Size: size, Count: count})
-	e.endCount = append(e.endCount, prevCount+count)
-	e.endBytes = append(e.endBytes, prevBytes+size*count)
+	switch {
+	case e.ends != nil:
+		prev := e.ends[n-1]
+		e.ends = append(e.ends, runEnd{prev.count + count, prev.bytes + size*count})
+	case n+1 > shortRuns:
+		e.ends = make([]runEnd, 0, cap(e.runs))
+		var end runEnd
+		for _, r := range e.runs {
+			end.count += r.Count
+			end.bytes += r.Size * r.Count
+			e.ends = append(e.ends, end)
+		}
+	}
 }
 
 // Len returns the number of elements.
 func (e *ElementSizes) Len() int64 {
-	if len(e.runs) == 0 {
-		return 0
+	if e.ends != nil {
+		return e.ends[len(e.ends)-1].count
 	}
-	return e.endCount[len(e.endCount)-1]
+	var n int64
+	for _, r := range e.runs {
+		n += r.Count
+	}
+	return n
 }
 
 // Total returns the bytes of all elements.
 func (e *ElementSizes) Total() int64 {
-	if len(e.runs) == 0 {
-		return 0
+	if e.ends != nil {
+		return e.ends[len(e.ends)-1].bytes
 	}
-	return e.endBytes[len(e.endBytes)-1]
+	var b int64
+	for _, r := range e.runs {
+		b += r.Size * r.Count
+	}
+	return b
 }
 
 // Runs returns the runs; the caller must not modify them.
 func (e *ElementSizes) Runs() []SizeRun { return e.runs }
 
-// At returns the size of element i (0-based).
+// At returns the size of element i (0-based); 0 past the end.
 func (e *ElementSizes) At(i int64) int64 {
-	r := sort.Search(len(e.endCount), func(k int) bool { return e.endCount[k] > i })
+	if e.ends == nil {
+		for _, r := range e.runs {
+			if i < r.Count {
+				return r.Size
+			}
+			i -= r.Count
+		}
+		return 0
+	}
+	r := sort.Search(len(e.ends), func(k int) bool { return e.ends[k].count > i })
 	if r == len(e.runs) {
 		return 0
 	}
@@ -83,15 +115,26 @@ func (e *ElementSizes) prefix(n int64) int64 {
 	if n <= 0 || len(e.runs) == 0 {
 		return 0
 	}
-	r := sort.Search(len(e.endCount), func(k int) bool { return e.endCount[k] >= n })
+	if e.ends == nil {
+		var b int64
+		for _, r := range e.runs {
+			if n <= r.Count {
+				return b + n*r.Size
+			}
+			b += r.Count * r.Size
+			n -= r.Count
+		}
+		return b
+	}
+	r := sort.Search(len(e.ends), func(k int) bool { return e.ends[k].count >= n })
 	if r == len(e.runs) {
-		return e.endBytes[len(e.endBytes)-1]
+		return e.ends[len(e.ends)-1].bytes
 	}
-	startCount, startBytes := int64(0), int64(0)
+	var start runEnd
 	if r > 0 {
-		startCount, startBytes = e.endCount[r-1], e.endBytes[r-1]
+		start = e.ends[r-1]
 	}
-	return startBytes + (n-startCount)*e.runs[r].Size
+	return start.bytes + (n-start.count)*e.runs[r].Size
 }
 
 func itoa(v int64) string { return strconv.FormatInt(v, 10) }

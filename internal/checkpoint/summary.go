@@ -156,7 +156,7 @@ func finishStates(entries []StateEntry, streamSize int64) []StateEntryLayout {
 			out[i].Bytes = max(s.last-s.first, 0) + lastSize
 			continue
 		}
-		sizes := s.sizes.clone()
+		sizes := s.sizes.clone(3) // the tail, the open run and the last element
 		if s.tailN > 0 {
 			avg, rem := s.tailBytes/s.tailN, s.tailBytes%s.tailN
 			sizes.Append(avg+1, rem)
@@ -178,9 +178,13 @@ func finishStates(entries []StateEntry, streamSize int64) []StateEntryLayout {
 	return out
 }
 
-// clone returns an independent copy.
-func (e *ElementSizes) clone() ElementSizes {
-	return ElementSizes{runs: slices.Clone(e.runs), endCount: slices.Clone(e.endCount), endBytes: slices.Clone(e.endBytes)}
+// clone returns an independent copy with room for extra more runs.
+func (e *ElementSizes) clone(extra int) ElementSizes {
+	c := ElementSizes{runs: append(make([]SizeRun, 0, len(e.runs)+extra), e.runs...)}
+	if e.ends != nil {
+		c.ends = append(make([]runEnd, 0, len(e.ends)+extra), e.ends...)
+	}
+	return c
 }
 
 // keyGroupBytes derives the bytes of each key group from its offset (0 = no data) and the next

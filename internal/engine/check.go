@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"sort"
 
 	"github.com/flinkpreflight/preflight/internal/cancel"
 	"github.com/flinkpreflight/preflight/internal/checkpoint"
@@ -10,8 +11,27 @@ import (
 	pb "github.com/flinkpreflight/preflight/proto/preflight/v1"
 )
 
+// SubtaskDetail says which per-subtask rows a report carries.
+type SubtaskDetail uint8
+
+const (
+	// SubtasksAsAsked follows CheckOptions.include_subtasks: every new subtask of every
+	// restored operator, or none.
+	SubtasksAsAsked SubtaskDetail = iota
+	// SubtasksForChart carries only what report.WriteText's before/after chart shows: the
+	// operators named by a finding at WARNING or above (else the one operator with the most state
+	// after the restore), and of each at most ChartRows subtasks (the first and last four, the
+	// four with the least and the four with the most operator-state bytes). The rows are chosen
+	// from per-subtask totals, so the cost is linear in old + new parallelism even for UNION state,
+	// and the report's memory does not grow with the number of operators × subtasks.
+	SubtasksForChart
+)
+
+// ChartRows is the most subtasks SubtasksForChart keeps per operator.
+const ChartRows = 16
+
 // check runs the simulator and the rules and builds the API report, stopping when ctx ends.
-func (e *Engine) check(ctx context.Context, layout *checkpoint.Layout, source string, p *pb.RescalePlan, opts *pb.CheckOptions) (_ *pb.RescaleReport, err error) {
+func (e *Engine) check(ctx context.Context, layout *checkpoint.Layout, source string, p *pb.RescalePlan, opts *pb.CheckOptions, detail SubtaskDetail) (_ *pb.RescaleReport, err error) {
 	stop, release := cancel.Watch(ctx)
 	defer release()
 	defer cancel.Recover(&err)
@@ -58,25 +78,127 @@ func (e *Engine) check(ctx context.Context, layout *checkpoint.Layout, source st
 			VertexId: s.VertexID, VertexName: s.VertexName, Requested: s.Requested, Below: s.Below, Above: s.Above,
 		})
 	}
+	var charted map[*rescale.OperatorAssignment]bool
+	if detail == SubtasksForChart {
+		charted = chartedOperators(stop, result, rep.Findings)
+	}
+	n := 0
 	for _, v := range result.Vertices {
+		n += len(v.Operators)
+	}
+	out.Operators = make([]*pb.OperatorAssignment, 0, n)
+	for vi, v := range result.Vertices {
+		// Nothing reads the vertex after its operators are converted: drop it from the result so
+		// that the simulation's memory is released while the report grows (peak: layout +
+		// simulation, not layout + simulation + report).
+		result.Vertices[vi] = nil
+		vid := v.ID.String()
 		for _, op := range v.Operators {
 			stop.Check()
-			out.Operators = append(out.Operators, operatorAssignment(stop, v, op, opts.GetIncludeSubtasks()))
+			a := operatorAssignment(stop, v, vid, op)
+			switch {
+			case !hasSubtasks(op):
+			case detail == SubtasksAsAsked && opts.GetIncludeSubtasks():
+				a.Subtasks = make([]*pb.SubtaskAssignment, 0, op.NewParallelism)
+				for i := 0; i < op.NewParallelism; i++ {
+					stop.Check()
+					a.Subtasks = append(a.Subtasks, subtaskAssignment(op, i))
+				}
+			case charted[op]:
+				for _, i := range chartRows(stop, op) {
+					a.Subtasks = append(a.Subtasks, subtaskAssignment(op, i))
+				}
+			}
+			out.Operators = append(out.Operators, a)
 		}
 	}
 	stop.Check()
 	return out, nil
 }
 
-// operatorAssignment summarises what the simulator gave one operator; it checks stop per state
-// and per subtask (runs under cancel.Recover).
-func operatorAssignment(stop *cancel.Flag, v *rescale.VertexAssignment, op *rescale.OperatorAssignment, withSubtasks bool) *pb.OperatorAssignment {
+// hasSubtasks reports whether the report can list the operator's new subtasks.
+func hasSubtasks(op *rescale.OperatorAssignment) bool {
+	return op.Layout != nil && !op.FullyFinished && op.NewParallelism > 0
+}
+
+// chartedOperators picks the operators report.WriteText charts (see SubtasksForChart).
+func chartedOperators(stop *cancel.Flag, result *rescale.Result, fs []findings.Finding) map[*rescale.OperatorAssignment]bool {
+	named := map[string]bool{}
+	for _, f := range fs {
+		stop.Check()
+		if f.OperatorID != "" && f.Severity >= findings.Warning {
+			named[f.OperatorID] = true
+		}
+	}
+	out := map[*rescale.OperatorAssignment]bool{}
+	var best *rescale.OperatorAssignment
+	var bestBytes int64
+	for _, v := range result.Vertices {
+		for _, op := range v.Operators {
+			stop.Check()
+			if !hasSubtasks(op) {
+				continue
+			}
+			if len(named) > 0 && named[op.ID.String()] {
+				out[op] = true
+			}
+			if b := op.Summary.TotalStateBytes + op.Summary.KeyedTotalOwnedBytes; b > bestBytes {
+				best, bestBytes = op, b
+			}
+		}
+	}
+	if len(out) == 0 && best != nil {
+		out[best] = true
+	}
+	return out
+}
+
+// chartRows returns, in ascending order, the subtasks a chart shows: all up to ChartRows, else
+// the first four, the last four, and the four with the least and the most operator-state bytes
+// (ties: the lower index counts as less).
+func chartRows(stop *cancel.Flag, op *rescale.OperatorAssignment) []int {
+	n := op.NewParallelism
+	if n <= ChartRows {
+		rows := make([]int, n)
+		for i := range rows {
+			rows[i] = i
+		}
+		return rows
+	}
+	bytes := make([]int64, n)
+	order := make([]int, n)
+	for i := range bytes {
+		stop.Check()
+		bytes[i] = op.SubtaskTotals(i).StateBytes
+		order[i] = i
+	}
+	sort.SliceStable(order, func(a, b int) bool { return bytes[order[a]] < bytes[order[b]] })
+	keep := map[int]bool{}
+	for k := 0; k < 4; k++ {
+		keep[k], keep[n-1-k], keep[order[k]], keep[order[n-1-k]] = true, true, true, true
+	}
+	rows := make([]int, 0, len(keep))
+	for i := range keep {
+		rows = append(rows, i)
+	}
+	sort.Ints(rows)
+	return rows
+}
+
+// operatorAssignment summarises what the simulator gave one operator, without subtasks. vid is
+// the vertex ID's hex, shared by the operators of the vertex (and by the head operator's ID). It
+// checks stop per state (runs under cancel.Recover).
+func operatorAssignment(stop *cancel.Flag, v *rescale.VertexAssignment, vid string, op *rescale.OperatorAssignment) *pb.OperatorAssignment {
 	s := op.Summary
+	id := vid
+	if op.ID != v.ID {
+		id = op.ID.String()
+	}
 	out := &pb.OperatorAssignment{
-		OperatorId:             op.ID.String(),
+		OperatorId:             id,
 		Name:                   op.Name,
 		Uid:                    op.UID,
-		VertexId:               v.ID.String(),
+		VertexId:               vid,
 		OldParallelism:         int32(op.OldParallelism),
 		NewParallelism:         int32(op.NewParallelism),
 		MaxParallelism:         int32(op.MaxParallelism),
@@ -84,6 +206,9 @@ func operatorAssignment(stop *cancel.Flag, v *rescale.VertexAssignment, op *resc
 		FullyFinished:          op.FullyFinished,
 		MaxSubtaskPayloadBytes: s.MaxPayloadBytes,
 		TotalPayloadBytes:      s.TotalPayloadBytes,
+	}
+	if len(op.States) > 0 {
+		out.States = make([]*pb.StateAssignment, 0, len(op.States))
 	}
 	for _, st := range op.States {
 		stop.Check()
@@ -119,16 +244,14 @@ func operatorAssignment(stop *cancel.Flag, v *rescale.VertexAssignment, op *resc
 		}
 		out.Keyed = k
 	}
-	if withSubtasks && op.Layout != nil && !op.FullyFinished {
-		for i := 0; i < op.NewParallelism; i++ {
-			stop.Check()
-			out.Subtasks = append(out.Subtasks, subtaskAssignment(op.Subtask(i)))
-		}
-	}
 	return out
 }
 
-func subtaskAssignment(st rescale.SubtaskAssignment) *pb.SubtaskAssignment {
+// subtaskAssignment is one report row: the subtask's totals and the old subtasks it reads,
+// computed without listing its old entries (a UNION state would list every old subtask's).
+func subtaskAssignment(op *rescale.OperatorAssignment, i int) *pb.SubtaskAssignment {
+	st := op.SubtaskTotals(i)
+	st.FromOldSubtasks = op.OldSubtasksRead(i)
 	out := &pb.SubtaskAssignment{
 		Index:           int32(st.Index),
 		Elements:        st.Elements,
@@ -146,8 +269,11 @@ func subtaskAssignment(st rescale.SubtaskAssignment) *pb.SubtaskAssignment {
 		out.KeyGroupStart = int32(st.KeyGroups.Start)
 		out.KeyGroupEnd = int32(st.KeyGroups.End())
 	}
-	for _, o := range st.FromOldSubtasks {
-		out.FromOldSubtasks = append(out.FromOldSubtasks, int32(o))
+	if len(st.FromOldSubtasks) > 0 {
+		out.FromOldSubtasks = make([]int32, len(st.FromOldSubtasks))
+		for k, o := range st.FromOldSubtasks {
+			out.FromOldSubtasks[k] = int32(o)
+		}
 	}
 	return out
 }

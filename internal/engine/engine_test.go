@@ -111,13 +111,19 @@ func TestErrors(t *testing.T) {
 		{"negative parallelism", context.Background(), compact, &pb.RescalePlan{DefaultParallelism: -1}, func(err error) bool { return errors.As(err, &planErr) }},
 		{"cancelled", cancelled, compact, nil, func(err error) bool { return errors.Is(err, context.Canceled) }},
 	}
+	// Check and CheckForChart (the CLI's text mode) fail alike.
+	entries := map[string]func(*Engine, context.Context, Input, *pb.RescalePlan, *pb.CheckOptions) (*pb.RescaleReport, error){
+		"Check": (*Engine).Check, "CheckForChart": (*Engine).CheckForChart,
+	}
 	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			_, err := New().Check(tt.ctx, Input{Reader: bytes.NewReader(tt.input)}, tt.plan, nil)
-			if err == nil || !tt.check(err) {
-				t.Errorf("error %v (%T) is not the expected kind", err, err)
-			}
-		})
+		for name, check := range entries {
+			t.Run(tt.name+"/"+name, func(t *testing.T) {
+				_, err := check(New(), tt.ctx, Input{Reader: bytes.NewReader(tt.input)}, tt.plan, nil)
+				if err == nil || !tt.check(err) {
+					t.Errorf("error %v (%T) is not the expected kind", err, err)
+				}
+			})
+		}
 	}
 }
 

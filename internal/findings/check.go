@@ -213,7 +213,7 @@ func resimulateSafe(c *Context, rules []Rule, v *rescale.VertexAssignment, p int
 	if err != nil || res == nil {
 		return false
 	}
-	nc := newStoppableContext(c.ctx, c.stop, c.Layout, plan, res, c.Catalog, c.Options, c.identified)
+	nc := newStoppableContext(c.ctx, c.stop, c.Layout, plan, res, c.Catalog, c.Options, c.memo)
 	vid := v.ID.String()
 	for _, r := range rules {
 		for _, f := range r.Check(nc) {

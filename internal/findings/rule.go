@@ -122,45 +122,56 @@ type Context struct {
 	Catalog *Catalog
 	Options Options
 
-	entries   map[*rescale.OperatorAssignment]*CatalogEntry
-	stateHits map[string][]stateRuleHit // stateRules memo, by label set
-	// identified memoizes Identify per checkpoint operator; re-simulations of one check share it,
-	// since identification depends on the operator's record and the catalog only.
-	identified map[*checkpoint.OperatorLayout]*CatalogEntry
+	newEntries map[*rescale.OperatorAssignment]*CatalogEntry // operators new to the job
+	stateHits  map[string][]stateRuleHit                     // stateRules memo, by label set
+	memo       *checkMemo
 	// ctx and stop end the rules' loops when the caller gives up (nil: never).
 	ctx  context.Context
 	stop *cancel.Flag
 }
 
+// checkMemo holds what one check computes once and its safe-parallelism re-simulations share:
+// they differ only in the plan, and these depend on the checkpoint and the catalog alone.
+type checkMemo struct {
+	// identified is Identify per checkpoint operator, by its index in Layout.Operators; known
+	// marks the computed ones. Slices rather than maps: a file may hold a million operators.
+	identified []*CatalogEntry
+	known      []bool
+	// unionFloors is unionPayloadFloor per vertex ID.
+	unionFloors map[checkpoint.OperatorID]int64
+}
+
 func newContext(layout *checkpoint.Layout, plan rescale.Plan, result *rescale.Result, cat *Catalog, opts Options,
-	identified map[*checkpoint.OperatorLayout]*CatalogEntry) *Context {
-	return newStoppableContext(nil, nil, layout, plan, result, cat, opts, identified)
+	memo *checkMemo) *Context {
+	return newStoppableContext(nil, nil, layout, plan, result, cat, opts, memo)
 }
 
 // newStoppableContext is newContext whose loops stop when ctx ends (stop watches ctx).
 func newStoppableContext(ctx context.Context, stop *cancel.Flag, layout *checkpoint.Layout, plan rescale.Plan, result *rescale.Result,
-	cat *Catalog, opts Options, identified map[*checkpoint.OperatorLayout]*CatalogEntry) *Context {
+	cat *Catalog, opts Options, memo *checkMemo) *Context {
 	if cat == nil {
 		cat = sharedDefault()
 	}
 	c := &Context{Layout: layout, Plan: plan, Result: result, Catalog: cat, Options: opts,
-		entries: map[*rescale.OperatorAssignment]*CatalogEntry{}, stateHits: map[string][]stateRuleHit{},
-		identified: identified, ctx: ctx, stop: stop}
-	if c.identified == nil {
-		c.identified = map[*checkpoint.OperatorLayout]*CatalogEntry{}
+		newEntries: map[*rescale.OperatorAssignment]*CatalogEntry{}, stateHits: map[string][]stateRuleHit{}, memo: memo,
+		ctx: ctx, stop: stop}
+	if c.memo == nil {
+		n := 0
+		if layout != nil { // rules that read only the options need no checkpoint
+			n = len(layout.Operators)
+		}
+		c.memo = &checkMemo{identified: make([]*CatalogEntry, n), known: make([]bool, n), unionFloors: map[checkpoint.OperatorID]int64{}}
 	}
 	for _, v := range result.Vertices {
 		for _, op := range v.Operators {
 			c.stop.Check()
-			if op.Layout != nil {
-				e, ok := c.identified[op.Layout]
-				if !ok {
-					e = Identify(op.Layout, cat)
-					c.identified[op.Layout] = e
+			if k := op.LayoutIndex(); k >= 0 {
+				if !c.memo.known[k] {
+					c.memo.identified[k] = Identify(op.Layout, cat)
+					c.memo.known[k] = true
 				}
-				c.entries[op] = e
 			} else {
-				c.entries[op] = identifyNew(op.ID, cat)
+				c.newEntries[op] = identifyNew(op.ID, cat)
 			}
 		}
 	}
@@ -168,7 +179,12 @@ func newStoppableContext(ctx context.Context, stop *cancel.Flag, layout *checkpo
 }
 
 // Entry returns the catalog entry identified for an operator, or nil.
-func (c *Context) Entry(op *rescale.OperatorAssignment) *CatalogEntry { return c.entries[op] }
+func (c *Context) Entry(op *rescale.OperatorAssignment) *CatalogEntry {
+	if k := op.LayoutIndex(); k >= 0 {
+		return c.memo.identified[k]
+	}
+	return c.newEntries[op]
+}
 
 // operators calls f for every operator of the new job that has checkpoint state.
 func (c *Context) operators(f func(v *rescale.VertexAssignment, op *rescale.OperatorAssignment)) {
@@ -231,15 +247,25 @@ func stateIndex(op *rescale.OperatorAssignment, name string) int {
 	return -1
 }
 
-// subtasksWhere lists the new subtasks i of op for which pred(share of state k) is true.
-func subtasksWhere(c *Context, op *rescale.OperatorAssignment, k int, pred func(rescale.Share) bool) []int32 {
+// subtasksWhere lists the new subtasks i of op for which pred(share of state k, n) is true. n is
+// the number of subtasks the call stands for: 1, except for a UNION state, whose share is the
+// same for every subtask and is built and judged once (n = parallelism), so that the cost stays
+// linear in old + new parallelism. It checks c's stop per subtask.
+func subtasksWhere(c *Context, op *rescale.OperatorAssignment, k int, pred func(sh rescale.Share, n int) bool) []int32 {
 	var out []int32
 	if k < 0 || k >= len(op.States) {
 		return nil
 	}
+	s := op.States[k]
+	if s.Mode == checkpoint.Union {
+		if op.NewParallelism > 0 && pred(s.Share(0), op.NewParallelism) {
+			return rangeFrom(0, int32(op.NewParallelism))
+		}
+		return nil
+	}
 	for i := 0; i < op.NewParallelism; i++ {
 		c.stop.Check()
-		if pred(op.States[k].Share(i)) {
+		if pred(s.Share(i), 1) {
 			out = append(out, int32(i))
 		}
 	}

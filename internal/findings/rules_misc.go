@@ -250,7 +250,7 @@ func (r UnknownOperatorEmptySplitRule) Check(c *Context) []Finding {
 					continue
 				}
 			}
-			affected := subtasksWhere(c, op, k, func(sh rescale.Share) bool { return sh.Elements == 0 })
+			affected := subtasksWhere(c, op, k, func(sh rescale.Share, _ int) bool { return sh.Elements == 0 })
 			f := c.finding(r, Info, op)
 			f.StateName = s.Name
 			f.AffectedSubtasks = affected

@@ -32,7 +32,7 @@ func vertexPayloads(c *Context, v *rescale.VertexAssignment, minBytes int64) []v
 			if op.Layout == nil || op.Path == rescale.PathNotRestored {
 				continue
 			}
-			st := op.Subtask(i)
+			st := op.SubtaskTotals(i)
 			p.bytes += st.PayloadBytes
 			p.inline += st.InlineBytes
 			p.offsets += st.Offsets
@@ -46,14 +46,25 @@ func vertexPayloads(c *Context, v *rescale.VertexAssignment, minBytes int64) []v
 
 // unionPayloadFloor is the part of every subtask's payload that no parallelism removes: the
 // offsets of all UNION elements (8 bytes each) and the inline streams that hold them, which
-// every new subtask receives whole.
-func unionPayloadFloor(v *rescale.VertexAssignment) int64 {
+// every new subtask receives whole. It depends on the checkpoint only, so it is computed once
+// per vertex and check (the safe-parallelism search asks for every candidate).
+func unionPayloadFloor(c *Context, v *rescale.VertexAssignment) int64 {
+	if f, ok := c.memo.unionFloors[v.ID]; ok {
+		return f
+	}
+	f := computeUnionPayloadFloor(c, v)
+	c.memo.unionFloors[v.ID] = f
+	return f
+}
+
+func computeUnionPayloadFloor(c *Context, v *rescale.VertexAssignment) int64 {
 	var floor int64
 	for _, op := range v.Operators {
 		if op.Layout == nil {
 			continue
 		}
 		for i := range op.Layout.Subtasks {
+			c.stop.Check()
 			st := &op.Layout.Subtasks[i]
 			for _, h := range []*checkpoint.OperatorStateHandleLayout{st.ManagedOperatorState, st.RawOperatorState} {
 				if h == nil {
@@ -122,7 +133,7 @@ func (r FrameSizeRule) Check(c *Context) []Finding {
 		f := c.finding(r, sev, op)
 		f.VertexID = v.ID.String()
 		f.AffectedSubtasks = affected
-		floor := unionPayloadFloor(v)
+		floor := unionPayloadFloor(c, v)
 		if sev == Error {
 			f.Message = fmt.Sprintf("Deploying vertex %s at parallelism %d: the restore state of new subtasks %s reaches %s per TaskDeploymentDescriptor (largest: subtask %d with %s inline and %d offsets = %s of offsets), above the RPC frame size of %s. Flink fails the deployment with \"The rpc invocation size %d exceeds the maximum akka framesize.\"",
 				v.Name, v.NewParallelism, subtaskList(affected), bytesText(worst.bytes), worst.subtask, bytesText(worst.inline), worst.offsets, bytesText(8*worst.offsets), bytesText(frame), worst.bytes)
@@ -146,7 +157,7 @@ func (r FrameSizeRule) Check(c *Context) []Finding {
 }
 
 func (FrameSizeRule) SafeAt(c *Context, v *rescale.VertexAssignment, p int) (bool, bool) {
-	if unionPayloadFloor(v) > c.Options.frameSize() {
+	if unionPayloadFloor(c, v) > c.Options.frameSize() {
 		return false, true // UNION: constant in p
 	}
 	return false, false // SPLIT: re-simulate

@@ -178,7 +178,7 @@ func (r EmptyRestoreRule) Check(c *Context) []Finding {
 			if h.op.States[h.k].Summary.EmptySubtasks == 0 {
 				continue
 			}
-			affected = subtasksWhere(c, h.op, h.k, func(s rescale.Share) bool { return s.Elements == 0 })
+			affected = subtasksWhere(c, h.op, h.k, func(s rescale.Share, _ int) bool { return s.Elements == 0 })
 		}
 		if len(affected) == 0 {
 			continue
@@ -226,11 +226,11 @@ func (r FirstOnlyRule) Check(c *Context) []Finding {
 		}
 		var dropped int64
 		var oldDropped []int
-		affected := subtasksWhere(c, h.op, h.k, func(s rescale.Share) bool {
+		affected := subtasksWhere(c, h.op, h.k, func(s rescale.Share, n int) bool {
 			if s.Elements < 2 {
 				return false
 			}
-			dropped += s.Elements - 1
+			dropped += int64(n) * (s.Elements - 1)
 			skip := int64(1)
 			for _, sl := range s.Slices {
 				n := sl.Elements
@@ -292,7 +292,7 @@ func (r AtMostOneRule) Check(c *Context) []Finding {
 		if h.refused || h.k < 0 || h.op.States[h.k].Summary.MaxElements < 2 {
 			continue
 		}
-		affected := subtasksWhere(c, h.op, h.k, func(s rescale.Share) bool { return s.Elements > 1 })
+		affected := subtasksWhere(c, h.op, h.k, func(s rescale.Share, _ int) bool { return s.Elements > 1 })
 		if len(affected) == 0 {
 			continue
 		}

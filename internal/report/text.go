@@ -1,11 +1,14 @@
 package report
 
 import (
+	"bufio"
 	"fmt"
 	"io"
 	"sort"
+	"strconv"
 	"strings"
 	"text/tabwriter"
+	"unicode/utf8"
 
 	pb "github.com/flinkpreflight/preflight/proto/preflight/v1"
 )
@@ -14,37 +17,22 @@ import (
 const maxChartRows = 16
 
 // WriteText renders a check report for a terminal: verdict, operators, findings with their fixes,
-// the nearest safe parallelism, and a per-subtask chart of state before and after.
+// the nearest safe parallelism, and a per-subtask chart of state before and after. The chart
+// draws the operators' subtasks the report carries (all with include_subtasks, or the rows
+// engine.SubtasksForChart picked). Output is streamed through a buffer, not built whole: a
+// report of a million operators is written in constant extra memory.
 func WriteText(w io.Writer, r *pb.RescaleReport) error {
-	var b strings.Builder
+	b := bufio.NewWriterSize(w, 64<<10)
 	c := r.GetCheckpoint()
-	fmt.Fprintf(&b, "Flink Preflight: %s\n", c.GetSource())
+	fmt.Fprintf(b, "Flink Preflight: %s\n", c.GetSource())
 	if line := checkpointLine(c); line != "" {
-		fmt.Fprintf(&b, "  %s\n", line)
+		fmt.Fprintf(b, "  %s\n", line)
 	}
-	fmt.Fprintf(&b, "\nVERDICT: %s\n", VerdictName(r.GetVerdict()))
+	fmt.Fprintf(b, "\nVERDICT: %s\n", VerdictName(r.GetVerdict()))
 
 	if len(r.GetOperators()) > 0 {
 		b.WriteString("\nOPERATORS\n")
-		tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
-		fmt.Fprintln(tw, "  OPERATOR\tID\tPARALLELISM\tMAX\tOPERATOR STATE\tKEYED\tPAYLOAD/SUBTASK")
-		for _, op := range r.GetOperators() {
-			par := fmt.Sprintf("%d → %d", op.GetOldParallelism(), op.GetNewParallelism())
-			if op.GetOldParallelism() == op.GetNewParallelism() {
-				par = fmt.Sprintf("%d", op.GetNewParallelism())
-			}
-			if op.GetFullyFinished() {
-				par += " (finished)"
-			}
-			keyed := "-"
-			if k := op.GetKeyed(); k != nil && k.GetBytes() > 0 {
-				keyed = Bytes(k.GetBytes())
-			}
-			fmt.Fprintf(tw, "  %s\t%s\t%s\t%d\t%s\t%s\t%s\n",
-				operatorLabel(op.GetName(), op.GetUid(), shortID(op.GetOperatorId())), shortID(op.GetOperatorId()),
-				par, op.GetMaxParallelism(), statesCell(op.GetStates()), keyed, Bytes(op.GetMaxSubtaskPayloadBytes()))
-		}
-		tw.Flush()
+		writeOperatorTable(b, r.GetOperators())
 	}
 
 	b.WriteString("\nFINDINGS\n")
@@ -52,7 +40,7 @@ func WriteText(w io.Writer, r *pb.RescaleReport) error {
 		b.WriteString("  none\n")
 	}
 	for _, f := range r.GetFindings() {
-		fmt.Fprintf(&b, "  %-7s %s  %s\n", SeverityName(f.GetSeverity()), f.GetRuleId(), f.GetTitle())
+		fmt.Fprintf(b, "  %-7s %s  %s\n", SeverityName(f.GetSeverity()), f.GetRuleId(), f.GetTitle())
 		var where []string
 		if f.GetOperatorId() != "" {
 			where = append(where, "operator "+operatorLabel(f.GetOperatorName(), f.GetOperatorUid(), f.GetOperatorId())+" ("+f.GetOperatorId()+")")
@@ -64,28 +52,74 @@ func WriteText(w io.Writer, r *pb.RescaleReport) error {
 			where = append(where, "new subtasks "+Ranges(f.GetAffectedSubtasks()))
 		}
 		if len(where) > 0 {
-			fmt.Fprintf(&b, "          %s\n", strings.Join(where, ", "))
+			fmt.Fprintf(b, "          %s\n", strings.Join(where, ", "))
 		}
-		writeIndented(&b, f.GetMessage(), "          ")
+		writeIndented(b, f.GetMessage(), "          ")
 		if f.GetRemediation() != "" {
-			writeIndented(&b, "Fix: "+f.GetRemediation(), "          ")
+			writeIndented(b, "Fix: "+f.GetRemediation(), "          ")
 		}
 		if len(f.GetReferences()) > 0 {
-			fmt.Fprintf(&b, "          Refs: %s\n", strings.Join(f.GetReferences(), ", "))
+			fmt.Fprintf(b, "          Refs: %s\n", strings.Join(f.GetReferences(), ", "))
 		}
 	}
 
 	if len(r.GetSafeParallelism()) > 0 {
 		b.WriteString("\nNEAREST SAFE PARALLELISM\n")
 		for _, s := range r.GetSafeParallelism() {
-			fmt.Fprintf(&b, "  %s: requested %d; below: %s; above: %s\n", operatorLabel(s.GetVertexName(), "", s.GetVertexId()),
+			fmt.Fprintf(b, "  %s: requested %d; below: %s; above: %s\n", operatorLabel(s.GetVertexName(), "", s.GetVertexId()),
 				s.GetRequested(), orNone(s.GetBelow()), orNone(s.GetAbove()))
 		}
 	}
 
-	writeCharts(&b, r)
-	_, err := io.WriteString(w, b.String())
-	return err
+	writeCharts(b, r)
+	return b.Flush()
+}
+
+// operatorRow is the cells of one line of the operators table.
+func operatorRow(op *pb.OperatorAssignment) [7]string {
+	par := fmt.Sprintf("%d → %d", op.GetOldParallelism(), op.GetNewParallelism())
+	if op.GetOldParallelism() == op.GetNewParallelism() {
+		par = strconv.Itoa(int(op.GetNewParallelism()))
+	}
+	if op.GetFullyFinished() {
+		par += " (finished)"
+	}
+	keyed := "-"
+	if k := op.GetKeyed(); k != nil && k.GetBytes() > 0 {
+		keyed = Bytes(k.GetBytes())
+	}
+	return [7]string{operatorLabel(op.GetName(), op.GetUid(), shortID(op.GetOperatorId())), shortID(op.GetOperatorId()),
+		par, strconv.Itoa(int(op.GetMaxParallelism())), statesCell(op.GetStates()), keyed, Bytes(op.GetMaxSubtaskPayloadBytes())}
+}
+
+// writeOperatorTable writes the operators as aligned columns (two spaces apart, widths in
+// runes, as text/tabwriter aligns them) in two passes over the rows, so that no more than one
+// row's cells are held at a time: tabwriter would buffer the whole table.
+func writeOperatorTable(b *bufio.Writer, ops []*pb.OperatorAssignment) {
+	head := [7]string{"OPERATOR", "ID", "PARALLELISM", "MAX", "OPERATOR STATE", "KEYED", "PAYLOAD/SUBTASK"}
+	var width [6]int
+	measure := func(row [7]string) {
+		for k := range width {
+			width[k] = max(width[k], utf8.RuneCountInString(row[k]))
+		}
+	}
+	measure(head)
+	for _, op := range ops {
+		measure(operatorRow(op))
+	}
+	line := func(row [7]string) {
+		b.WriteString("  ")
+		for k := range width {
+			b.WriteString(row[k])
+			b.WriteString(strings.Repeat(" ", width[k]-utf8.RuneCountInString(row[k])+2))
+		}
+		b.WriteString(row[6])
+		b.WriteByte('\n')
+	}
+	line(head)
+	for _, op := range ops {
+		line(operatorRow(op))
+	}
 }
 
 func orNone(p int32) string {
@@ -118,7 +152,7 @@ func statesCell(states []*pb.StateAssignment) string {
 	return strings.Join(parts, ", ")
 }
 
-func writeIndented(b *strings.Builder, text, indent string) {
+func writeIndented(b io.StringWriter, text, indent string) {
 	for _, line := range strings.Split(strings.TrimSpace(text), "\n") {
 		b.WriteString(indent + line + "\n")
 	}
@@ -126,7 +160,7 @@ func writeIndented(b *strings.Builder, text, indent string) {
 
 // writeCharts draws state per subtask before and after, for the operators that findings name (or
 // the operator with the most state when nothing was found).
-func writeCharts(b *strings.Builder, r *pb.RescaleReport) {
+func writeCharts(b *bufio.Writer, r *pb.RescaleReport) {
 	named := map[string]bool{}
 	for _, f := range r.GetFindings() {
 		if f.GetOperatorId() != "" && f.GetSeverity() >= pb.Severity_SEVERITY_WARNING {
@@ -180,8 +214,12 @@ func writeCharts(b *strings.Builder, r *pb.RescaleReport) {
 			}
 			fmt.Fprintf(b, "  %4d  %s  →  %s %9s%s\n", s.GetIndex(), before, bar(after, max), Bytes(after), mark)
 		}
-		if len(rows) < len(subs) {
-			fmt.Fprintf(b, "  (%d of %d subtasks shown: the first, the last and the extremes)\n", len(rows), len(subs))
+		total := len(subs)
+		if n := int(op.GetNewParallelism()); n > total {
+			total = n // the report carries only the rows a chart shows (engine.SubtasksForChart)
+		}
+		if len(rows) < total {
+			fmt.Fprintf(b, "  (%d of %d subtasks shown: the first, the last and the extremes)\n", len(rows), total)
 		}
 	}
 }

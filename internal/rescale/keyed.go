@@ -20,6 +20,16 @@ type keyedDist struct {
 }
 
 func newKeyedDistribution(sim *operatorSim, raw bool, maxP int) *KeyedDistribution {
+	found := false
+	for _, st := range sim.byOld {
+		if st != nil && (raw && st.RawKeyedState != nil || !raw && st.ManagedKeyedState != nil) {
+			found = true
+			break
+		}
+	}
+	if !found {
+		return nil
+	}
 	k := &KeyedDistribution{Raw: raw, MaxParallelism: maxP, OldParallelism: sim.oldP, NewParallelism: sim.newP}
 	d := &k.d
 	d.rescale = sim.oldP != sim.newP

@@ -40,6 +40,8 @@ type operatorSim struct {
 	unionMask   []uint64
 	unionCost   int64
 	unionInline int64
+	// unionHandles and unionFiles count those streams, and the ones on files.
+	unionHandles, unionFiles int
 	// the vertex's effective max parallelism and channel-state mappers
 	maxP                int
 	inMapper, outMapper SubtaskMapper
@@ -61,7 +63,21 @@ func newOperatorSim(a *OperatorAssignment, l *checkpoint.OperatorLayout, newP in
 			sim.byOld[st.Index] = st
 		}
 	}
-	sim.streams = make([]streamInfo, 2*sim.oldP)
+	// Stream ids: managed j, raw oldP+j. Only as many as the operator's handles can use: most
+	// operators have no raw operator state, many none at all.
+	managed, raw := false, false
+	for _, st := range sim.byOld {
+		if st != nil {
+			managed = managed || st.ManagedOperatorState != nil
+			raw = raw || st.RawOperatorState != nil
+		}
+	}
+	switch {
+	case raw:
+		sim.streams = make([]streamInfo, 2*sim.oldP)
+	case managed:
+		sim.streams = make([]streamInfo, sim.oldP)
+	}
 	for j, st := range sim.byOld {
 		if st == nil {
 			continue
@@ -314,7 +330,8 @@ func (sim *operatorSim) keptStreams(i int) []int32 {
 	}
 	var out []int32
 	for _, id := range [2]int32{int32(i), int32(sim.oldP + i)} {
-		if sim.keptMask[id>>6]&(1<<(uint(id)&63)) != 0 {
+		// Without raw operator state there are only oldP streams (newOperatorSim).
+		if int(id) < len(sim.streams) && sim.keptMask[id>>6]&(1<<(uint(id)&63)) != 0 {
 			out = append(out, id)
 		}
 	}
@@ -330,6 +347,10 @@ func (sim *operatorSim) markUnion(stream int32) {
 	if sim.unionMask[stream>>6]&m == 0 {
 		sim.unionMask[stream>>6] |= m
 		sim.unionCost += sim.streams[stream].cost
+		sim.unionHandles++
+		if k := sim.streams[stream].ref.Kind; k != checkpoint.StreamInline && k != checkpoint.StreamNone {
+			sim.unionFiles++
+		}
 		sim.unionInline += sim.streams[stream].inline
 	}
 }

@@ -45,20 +45,21 @@ func (d *stateDist) sum(e *oldEntry, from, count int64) int64 {
 // subtask i to entry i mod n.
 type stateDist struct {
 	op    *operatorSim
-	mode  checkpoint.DistributionMode
 	sizes []*checkpoint.ElementSizes // element sizes of the entries that need them
 	// streamBase maps an entry's old subtask to its stream id: 0 for managed, oldP for raw.
+	// (The small fields are kept together: one stateDist exists per state and operator.)
 	streamBase int32
+	mode       checkpoint.DistributionMode
 	path       OperatorPath // PathUnchanged, PathUnchangedWithUnion or PathRescale
-	newP       int
-	entries    []oldEntry
+	// partial marks a BROADCAST name that is "partially reported" (§1.3) on PathUnchangedWithUnion.
+	partial bool
+	newP    int
+	entries []oldEntry
 	// byOld maps an old subtask to its entry index, -1 when it has none (unchanged paths).
 	byOld []int32
 	// SPLIT_DISTRIBUTE on PathRescale: run k (k = 0..newP-1) goes to subtask (start+k) mod newP;
 	// the first rem runs have base+1 elements, the others base.
 	start, base, rem int64
-	// partial marks a BROADCAST name that is "partially reported" (§1.3) on PathUnchangedWithUnion.
-	partial bool
 	// nameOverhead is the payload estimate of one entry of this name (PayloadEntryOverhead plus
 	// the name's bytes).
 	nameOverhead int64

@@ -153,3 +153,29 @@ func TestHandleMapSizingReachesTheOrder(t *testing.T) {
 	}
 	t.Fatal("no name set where the handle map's sizing changes the order")
 }
+
+// TestEmptyHandleKeptWithoutRawStreams: at 64+ old subtasks without raw operator state the
+// operator has oldP streams only (no raw slots), so the kept-handle lookup must not index the
+// raw stream oldP+i; Subtask, SubtaskTotals and OldSubtasksRead agree on the kept handle.
+func TestEmptyHandleKeptWithoutRawStreams(t *testing.T) {
+	const p = 64
+	subs := []checkpoint.SubtaskLayout{sub(0, inlineHandle("h0"))}
+	for j := 1; j < p; j++ {
+		subs = append(subs, sub(j, handle("h"+itoa(j), split("s", 1))))
+	}
+	a := simulate(t, layoutOf(op(1, p, 128, subs...)), Plan{DefaultParallelism: p}).Vertices[0].Operators[0]
+	for i := range p {
+		st, tot := a.Subtask(i), a.SubtaskTotals(i)
+		if !reflect.DeepEqual(st.FromOldSubtasks, []int{i}) || st.Handles != 1 {
+			t.Fatalf("subtask %d: old %v handles %d, want [%d] and 1", i, st.FromOldSubtasks, st.Handles, i)
+		}
+		if tot.Handles != st.Handles || tot.PayloadBytes != st.PayloadBytes || tot.InlineBytes != st.InlineBytes ||
+			tot.FileReferences != st.FileReferences {
+			t.Fatalf("subtask %d: SubtaskTotals %+v, Subtask %+v", i, tot, st)
+		}
+		if got := a.OldSubtasksRead(i); !reflect.DeepEqual(got, st.FromOldSubtasks) {
+			t.Fatalf("subtask %d: OldSubtasksRead %v, Subtask %v", i, got, st.FromOldSubtasks)
+		}
+	}
+	checkSummaries(t, a)
+}

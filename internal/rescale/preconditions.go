@@ -44,14 +44,16 @@ func (s *simulation) failures() {
 	if pointer == "" {
 		pointer = "<checkpoint>"
 	}
-	byState := map[int]*OperatorAssignment{}
-	vertexOf := map[*OperatorAssignment]int{}
+	// The vertex restoring each checkpoint operator, by layout index (-1: none).
+	vertexOfState := make([]int32, len(s.layout.Operators))
+	for i := range vertexOfState {
+		vertexOfState[i] = -1
+	}
 	for vi, v := range res.Vertices {
 		s.stop.Check()
 		for _, a := range v.Operators {
 			if a.Layout != nil {
-				byState[a.stateIdx] = a
-				vertexOf[a] = vi
+				vertexOfState[a.stateIdx] = int32(vi)
 			}
 		}
 	}
@@ -64,8 +66,7 @@ func (s *simulation) failures() {
 		for i := range s.layout.Operators {
 			s.stop.Check()
 			op := &s.layout.Operators[i]
-			if a, ok := byState[i]; ok {
-				vi := vertexOf[a]
+			if vi := int(vertexOfState[i]); vi >= 0 {
 				v := res.Vertices[vi]
 				if s.declaredMaxP[vi] != op.MaxParallelism && v.MaxParallelismConfigured {
 					s.fail(FailureMaxParallelismMismatch, "IllegalStateException", v.ID, op.ID,

@@ -3,6 +3,7 @@ package rescale
 import (
 	"fmt"
 	"reflect"
+	"slices"
 	"sort"
 	"testing"
 
@@ -433,6 +434,17 @@ func checkSummaries(t *testing.T, a *OperatorAssignment) {
 	sum.MinElements, sum.MinStateBytes = -1, -1
 	for i := 0; i < a.NewParallelism; i++ {
 		st := a.Subtask(i)
+		tot := a.SubtaskTotals(i)
+		if olds := a.OldSubtasksRead(i); !slices.Equal(olds, st.FromOldSubtasks) {
+			t.Fatalf("subtask %d: OldSubtasksRead %v, Subtask %v", i, olds, st.FromOldSubtasks)
+		}
+		if tot.Elements != st.Elements || tot.StateBytes != st.StateBytes || tot.Offsets != st.Offsets ||
+			tot.Handles != st.Handles || tot.InlineBytes != st.InlineBytes || tot.FileReferences != st.FileReferences ||
+			tot.PayloadBytes != st.PayloadBytes || tot.KeyedReadBytes != st.KeyedReadBytes ||
+			tot.KeyedOwnedBytes != st.KeyedOwnedBytes || tot.BytesBefore != st.BytesBefore || tot.KeyGroups != st.KeyGroups ||
+			tot.Restored != st.Restored || tot.Finished != st.Finished {
+			t.Fatalf("subtask %d: SubtaskTotals %+v, Subtask %+v", i, tot, st)
+		}
 		if st.Elements == 0 {
 			sum.EmptySubtasks++
 		}
@@ -444,6 +456,8 @@ func checkSummaries(t *testing.T, a *OperatorAssignment) {
 		}
 		sum.MaxElements = max(sum.MaxElements, st.Elements)
 		sum.MaxStateBytes = max(sum.MaxStateBytes, st.StateBytes)
+		sum.TotalStateBytes += st.StateBytes
+		sum.KeyedTotalOwnedBytes += st.KeyedOwnedBytes
 		sum.MaxPayloadBytes = max(sum.MaxPayloadBytes, st.PayloadBytes)
 		sum.TotalPayloadBytes += st.PayloadBytes
 		sum.MaxInlineBytes = max(sum.MaxInlineBytes, st.InlineBytes)
@@ -453,7 +467,8 @@ func checkSummaries(t *testing.T, a *OperatorAssignment) {
 	if got.MinElements != sum.MinElements || got.MaxElements != sum.MaxElements || got.EmptySubtasks != sum.EmptySubtasks ||
 		got.MinStateBytes != sum.MinStateBytes || got.MaxStateBytes != sum.MaxStateBytes ||
 		got.MaxPayloadBytes != sum.MaxPayloadBytes || got.TotalPayloadBytes != sum.TotalPayloadBytes ||
-		got.MaxInlineBytes != sum.MaxInlineBytes || got.KeyedMaxReadBytes != sum.KeyedMaxReadBytes {
+		got.MaxInlineBytes != sum.MaxInlineBytes || got.KeyedMaxReadBytes != sum.KeyedMaxReadBytes ||
+		got.TotalStateBytes != sum.TotalStateBytes || got.KeyedTotalOwnedBytes != sum.KeyedTotalOwnedBytes {
 		t.Fatalf("operator summary %+v, per-subtask recomputation %+v", got, sum)
 	}
 	for _, s := range a.States {

@@ -22,14 +22,28 @@ type resolver struct {
 }
 
 func newResolver(l *checkpoint.Layout, stop *cancel.Flag) *resolver {
-	r := &resolver{layout: l, byID: map[checkpoint.OperatorID]int{}, byUID: map[string][]int{},
-		byName: map[string][]int{}, known: map[checkpoint.OperatorID]string{}, stop: stop}
+	r := &resolver{layout: l, byID: make(map[checkpoint.OperatorID]int, len(l.Operators)),
+		known: map[checkpoint.OperatorID]string{}, stop: stop}
 	for i := range l.Operators {
 		stop.Check()
 		op := &l.Operators[i]
 		if _, dup := r.byID[op.ID]; !dup {
 			r.byID[op.ID] = i
 		}
+	}
+	return r
+}
+
+// indexNames builds byUID and byName on the first key that needs them: most plans name
+// operators by ID or not at all.
+func (r *resolver) indexNames() {
+	if r.byUID != nil {
+		return
+	}
+	r.byUID, r.byName = map[string][]int{}, map[string][]int{}
+	for i := range r.layout.Operators {
+		r.stop.Check()
+		op := &r.layout.Operators[i]
 		if op.UID != "" {
 			r.byUID[op.UID] = append(r.byUID[op.UID], i)
 		}
@@ -37,7 +51,6 @@ func newResolver(l *checkpoint.Layout, stop *cancel.Flag) *resolver {
 			r.byName[op.Name] = append(r.byName[op.Name], i)
 		}
 	}
-	return r
 }
 
 // checkpointMatches returns the IDs of the checkpoint operators a key names.
@@ -60,6 +73,7 @@ func (r *resolver) checkpointMatches(key string) []checkpoint.OperatorID {
 	if id := checkpoint.OperatorIDFromUID(key); r.has(id) {
 		add(id)
 	}
+	r.indexNames()
 	for _, i := range r.byUID[key] {
 		add(r.layout.Operators[i].ID)
 	}
@@ -218,24 +232,34 @@ func buildVertices(r *resolver, plan Plan) ([]vertexPlan, []bool, error) {
 		fill(&vps[v])
 	}
 	// Operators named only in NewJobOperators or UserDefinedOperatorIDs: one vertex each,
-	// checkpoint operators first (file order), then new ones.
+	// checkpoint operators first (file order), then new ones. A checkpoint operator's own vertex
+	// is marked by the index of the first operator with its ID (a slice, not a map entry per
+	// operator: files may hold a million operators).
+	own := make([]bool, len(r.layout.Operators))
+	taken := func(id checkpoint.OperatorID) bool {
+		if inVertex[id] != "" {
+			return true
+		}
+		i, ok := r.byID[id]
+		return ok && own[i]
+	}
 	for i := range r.layout.Operators {
 		r.stop.Check()
 		id := r.layout.Operators[i].ID
-		if consumed[i] || inVertex[id] != "" || aliasTarget[id] {
+		if consumed[i] || taken(id) || aliasTarget[id] {
 			continue
 		}
 		if plan.NewJobOperators != nil && !newJob[id] {
 			continue
 		}
 		vp := vertexPlan{ops: []checkpoint.OperatorID{id}}
-		inVertex[id] = "a vertex of its own"
+		own[r.byID[id]] = true
 		fill(&vp)
 		vps = append(vps, vp)
 	}
 	for _, id := range sortedIDs(newJob) {
 		r.stop.Check()
-		if inVertex[id] != "" {
+		if taken(id) {
 			continue
 		}
 		vp := vertexPlan{ops: []checkpoint.OperatorID{id}}

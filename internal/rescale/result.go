@@ -216,6 +216,11 @@ type OperatorAssignment struct {
 	CheckpointMaxParallelism int
 	FullyFinished            bool
 	Path                     OperatorPath
+	// taskRestored: the vertex is repartitioned and not finished, so its tasks get a restore
+	// object even where this operator restores nothing. (Beside the other small fields: this
+	// struct exists once per operator.)
+	taskRestored bool
+	stateIdx     int32 // index of Layout in checkpoint.Layout.Operators
 
 	// CoordinatorBytes is the operator coordinator's state, restored whole (§3.1).
 	CoordinatorBytes int64
@@ -231,10 +236,15 @@ type OperatorAssignment struct {
 	Summary OperatorSummary
 
 	sim *operatorSim // per-subtask computation; nil when nothing is restored
-	// taskRestored: the vertex is repartitioned and not finished, so its tasks get a restore
-	// object even where this operator restores nothing.
-	taskRestored bool
-	stateIdx     int // index of Layout in checkpoint.Layout.Operators
+}
+
+// LayoutIndex returns the index of the operator's record in checkpoint.Layout.Operators, or -1
+// for an operator new to the job: a dense key for per-operator tables of callers.
+func (a *OperatorAssignment) LayoutIndex() int {
+	if a.Layout == nil {
+		return -1
+	}
+	return int(a.stateIdx)
 }
 
 // OperatorSummary aggregates an operator's assignment over its new subtasks, so that rules and
@@ -255,6 +265,10 @@ type OperatorSummary struct {
 	MaxInlineBytes    int64
 	// MaxOffsets is the most operator-state offsets (one per element) one subtask receives.
 	MaxOffsets int64
+	// TotalStateBytes is the operator-state bytes of all new subtasks together (UNION state
+	// counted once per subtask); KeyedTotalOwnedBytes the keyed bytes they own together.
+	TotalStateBytes      int64
+	KeyedTotalOwnedBytes int64
 	// Keyed state (managed and raw together).
 	KeyedBytes          int64
 	KeyedMaxReadBytes   int64

@@ -49,10 +49,16 @@ func simulateWith(stop *cancel.Flag, layout *checkpoint.Layout, plan Plan) (*Res
 	if err != nil {
 		return nil, err
 	}
-	byOp := map[checkpoint.OperatorID]int{} // generated ID → vertex
-	for v, vp := range vps {
-		for _, id := range vp.ops {
-			byOp[id] = v
+	// byOp maps a generated ID to its vertex, for the plan's keys; without keys it stays empty
+	// (one entry per operator would be most of the plan's memory for a large file).
+	var byOp map[checkpoint.OperatorID]int
+	if len(plan.Parallelism)+len(plan.MaxParallelism)+len(plan.InputChannelMappers)+len(plan.OutputChannelMappers)+len(plan.OnlyVertices) > 0 {
+		byOp = make(map[checkpoint.OperatorID]int, len(vps))
+		for v, vp := range vps {
+			stop.Check()
+			for _, id := range vp.ops {
+				byOp[id] = v
+			}
 		}
 	}
 	par, err := resolveInts(r, byOp, "parallelism", plan.Parallelism)
@@ -149,7 +155,7 @@ func (s *simulation) vertex(vp vertexPlan, override, def int, mp MaxParallelism)
 		a := &OperatorAssignment{ID: id, StateID: vp.stIDs[k], VertexID: va.ID}
 		if i := vp.states[k]; i >= 0 {
 			l := &s.layout.Operators[i]
-			a.Layout, a.stateIdx = l, i
+			a.Layout, a.stateIdx = l, int32(i)
 			a.Name, a.UID = l.Name, l.UID
 			a.OldParallelism = l.Parallelism
 			a.CheckpointMaxParallelism = l.MaxParallelism

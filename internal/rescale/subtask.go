@@ -1,6 +1,8 @@
 package rescale
 
 import (
+	"math/bits"
+	"slices"
 	"sort"
 
 	"github.com/flinkpreflight/preflight/internal/checkpoint"
@@ -11,9 +13,7 @@ import (
 func (a *OperatorAssignment) Subtask(i int) SubtaskAssignment {
 	st := SubtaskAssignment{Index: i, Finished: a.Path == PathFinished, CoordinatorBytes: a.CoordinatorBytes,
 		BytesBefore: -1}
-	if a.Layout != nil && i < a.Layout.Parallelism {
-		st.BytesBefore = bytesBefore(a.Layout, i)
-	}
+	st.BytesBefore = a.bytesBefore(i)
 	if i < 0 || i >= a.NewParallelism {
 		return st
 	}
@@ -142,6 +142,152 @@ func (a *OperatorAssignment) Subtask(i int) SubtaskAssignment {
 	return st
 }
 
+// SubtaskTotals is Subtask without the per-subtask detail: the totals (elements, state bytes,
+// offsets, handles, inline bytes, file references, payload, keyed bytes) and nothing that
+// lists old entries, handles or subtasks (States, the keyed and channel shares' lists and
+// FromOldSubtasks stay empty). UNION state is added as the one constant every subtask
+// receives, so a call costs O(non-UNION states × log entries + keyed handles read), not
+// O(old subtasks): what a rule that scans every new subtask should call.
+func (a *OperatorAssignment) SubtaskTotals(i int) SubtaskAssignment {
+	st := SubtaskAssignment{Index: i, Finished: a.Path == PathFinished, CoordinatorBytes: a.CoordinatorBytes,
+		BytesBefore: -1}
+	st.BytesBefore = a.bytesBefore(i)
+	if i < 0 || i >= a.NewParallelism {
+		return st
+	}
+	st.Restored = a.taskRestored
+	sim := a.sim
+	if sim == nil {
+		return st
+	}
+	st.KeyGroups = KeyGroupRangeForSubtask(a.MaxParallelism, a.NewParallelism, i)
+	st.Handles = sim.unionHandles
+	st.FileReferences = sim.unionFiles
+	st.PayloadBytes = sim.unionCost
+	st.InlineBytes = sim.unionInline
+	var seen []int32 // non-UNION streams counted: few per subtask
+	for _, id := range sim.keptStreams(i) {
+		// an old handle without names, kept as it is (as in Subtask)
+		seen = append(seen, id)
+		st.Handles++
+		st.PayloadBytes += sim.streams[id].cost
+		st.InlineBytes += sim.streams[id].inline
+		if k := sim.streams[id].ref.Kind; k != checkpoint.StreamInline && k != checkpoint.StreamNone {
+			st.FileReferences++
+		}
+	}
+	for _, s := range a.States {
+		if s.Mode == checkpoint.Union {
+			st.Elements += s.Elements
+			st.StateBytes += s.Bytes
+			st.Offsets += s.Elements
+			st.PayloadBytes += int64(len(s.d.entries))*s.d.nameOverhead + 8*s.Elements
+			continue
+		}
+		d := &s.d
+		d.walk(i, func(e int, _, count, bytes int64) {
+			st.Elements += count
+			st.StateBytes += bytes
+			st.Offsets += count
+			st.PayloadBytes += d.nameOverhead + 8*count
+			id := d.stream(&d.entries[e])
+			if sim.unionMask != nil && sim.unionMask[id>>6]&(1<<(uint(id)&63)) != 0 || slices.Contains(seen, id) {
+				return
+			}
+			seen = append(seen, id)
+			st.Handles++
+			st.PayloadBytes += sim.streams[id].cost
+			st.InlineBytes += sim.streams[id].inline
+			if k := sim.streams[id].ref.Kind; k != checkpoint.StreamInline && k != checkpoint.StreamNone {
+				st.FileReferences++
+			}
+		})
+	}
+	for _, k := range []*KeyedDistribution{a.ManagedKeyed, a.RawKeyed} {
+		if k == nil {
+			continue
+		}
+		k.each(i, st.KeyGroups, func(s KeyedSlice, p int64) {
+			st.KeyedReadBytes += s.ReadBytes
+			st.KeyedOwnedBytes += s.OwnedBytes
+			st.InlineBytes += s.InlineBytes
+			st.PayloadBytes += p
+			h := k.d.handles[k.d.byOld[s.OldSubtask]].h
+			if !h.Stream.Inline() && h.Stream.Kind != checkpoint.StreamNone {
+				st.FileReferences++
+			}
+			st.FileReferences += h.SharedFiles.Count + h.PrivateFiles.Count
+		})
+	}
+	for _, c := range []*ChannelDistribution{a.InputChannels, a.OutputChannels} {
+		if c == nil || c.Mapping == nil || i >= len(c.Mapping) {
+			continue
+		}
+		for _, j := range c.Mapping[i] {
+			if j >= len(c.perOld) || c.perOld[j].handles == 0 {
+				continue
+			}
+			o := &c.perOld[j]
+			st.PayloadBytes += o.cost
+			st.FileReferences += o.files
+			st.InlineBytes += o.inline
+		}
+	}
+	return st
+}
+
+// OldSubtasksRead returns Subtask(i).FromOldSubtasks, ascending, without building the shares:
+// the old subtasks whose operator, keyed or channel state new subtask i reads. It costs
+// O(old parallelism / 64 + entries read); with SubtaskTotals it gives a report row.
+func (a *OperatorAssignment) OldSubtasksRead(i int) []int {
+	sim := a.sim
+	if sim == nil || i < 0 || i >= a.NewParallelism || sim.oldP == 0 {
+		return nil
+	}
+	seen := make([]uint64, (sim.oldP+63)/64)
+	mark := func(j int) {
+		if j >= 0 && j < sim.oldP {
+			seen[j>>6] |= 1 << (uint(j) & 63)
+		}
+	}
+	if len(sim.keptStreams(i)) > 0 {
+		mark(i) // an old handle without names, kept by the subtask of the same index
+	}
+	for _, s := range a.States {
+		d := &s.d
+		if s.Mode == checkpoint.Union {
+			for e := range d.entries {
+				mark(int(d.entries[e].old))
+			}
+			continue
+		}
+		d.walk(i, func(e int, _, _, _ int64) { mark(int(d.entries[e].old)) })
+	}
+	r := KeyGroupRangeForSubtask(a.MaxParallelism, a.NewParallelism, i)
+	for _, k := range []*KeyedDistribution{a.ManagedKeyed, a.RawKeyed} {
+		if k != nil {
+			k.each(i, r, func(s KeyedSlice, _ int64) { mark(s.OldSubtask) })
+		}
+	}
+	for _, c := range []*ChannelDistribution{a.InputChannels, a.OutputChannels} {
+		if c == nil || c.Mapping == nil || i >= len(c.Mapping) {
+			continue
+		}
+		for _, j := range c.Mapping[i] {
+			if j < len(c.perOld) && c.perOld[j].handles > 0 {
+				mark(j)
+			}
+		}
+	}
+	var out []int
+	for w, word := range seen {
+		for ; word != 0; word &= word - 1 {
+			out = append(out, w*64+bits.TrailingZeros64(word))
+		}
+	}
+	return out
+}
+
 func (sim *operatorSim) unionStreams() []int32 {
 	var out []int32
 	for w, word := range sim.unionMask {
@@ -155,33 +301,48 @@ func (sim *operatorSim) unionStreams() []int32 {
 	return out
 }
 
-// bytesBefore is what old subtask i held: operator state, keyed state and channel state.
-func bytesBefore(l *checkpoint.OperatorLayout, i int) int64 {
+// bytesBefore is what old subtask i held (operator, keyed and channel state); -1 when i is not an
+// old subtask index.
+func (a *OperatorAssignment) bytesBefore(i int) int64 {
+	if a.Layout == nil || i < 0 || i >= a.Layout.Parallelism {
+		return -1
+	}
+	if a.sim != nil {
+		// The record of old subtask i, found without a scan (a scan per subtask would make a
+		// per-subtask loop quadratic).
+		if st := a.sim.byOld[i]; st != nil {
+			return subtaskBytes(st)
+		}
+		return 0
+	}
+	for k := range a.Layout.Subtasks {
+		if st := &a.Layout.Subtasks[k]; st.Index == i {
+			return subtaskBytes(st)
+		}
+	}
+	return 0
+}
+
+// subtaskBytes is the state one old subtask record holds.
+func subtaskBytes(st *checkpoint.SubtaskLayout) int64 {
 	var b int64
-	for k := range l.Subtasks {
-		st := &l.Subtasks[k]
-		if st.Index != i {
-			continue
-		}
-		for _, h := range []*checkpoint.OperatorStateHandleLayout{st.ManagedOperatorState, st.RawOperatorState} {
-			if h != nil {
-				for _, e := range h.States {
-					b += e.Bytes
-				}
+	for _, h := range []*checkpoint.OperatorStateHandleLayout{st.ManagedOperatorState, st.RawOperatorState} {
+		if h != nil {
+			for _, e := range h.States {
+				b += e.Bytes
 			}
 		}
-		for _, h := range []*checkpoint.KeyedStateHandleLayout{st.ManagedKeyedState, st.RawKeyedState} {
-			if h != nil {
-				b += h.StateSize
-			}
+	}
+	for _, h := range []*checkpoint.KeyedStateHandleLayout{st.ManagedKeyedState, st.RawKeyedState} {
+		if h != nil {
+			b += h.StateSize
 		}
-		for _, c := range st.InputChannels {
-			b += c.Size
-		}
-		for _, c := range st.OutputChannels {
-			b += c.Size
-		}
-		break
+	}
+	for _, c := range st.InputChannels {
+		b += c.Size
+	}
+	for _, c := range st.OutputChannels {
+		b += c.Size
 	}
 	return b
 }

@@ -151,6 +151,7 @@ func (sim *operatorSim) summarize(sc *scratch) {
 			sum.MinStateBytes = b
 		}
 		sum.MaxStateBytes = max(sum.MaxStateBytes, b)
+		sum.TotalStateBytes += b
 		if x.payload > sum.MaxPayloadBytes || t == 0 {
 			sum.MaxPayloadBytes, sum.MaxPayloadSubtask = x.payload, t
 		}
@@ -169,6 +170,7 @@ func (sim *operatorSim) summarize(sc *scratch) {
 		}
 	}
 	sum.MaxOffsets = sum.MaxElements
+	sum.KeyedTotalOwnedBytes = ownedTotal
 	if newP > 0 && ownedTotal > 0 {
 		sum.KeyedMeanOwnedBytes = float64(ownedTotal) / float64(newP)
 		sum.KeyedSkew = float64(sum.KeyedMaxOwnedBytes) / sum.KeyedMeanOwnedBytes

@@ -3,6 +3,8 @@
 //
 //	go run ./internal/scenarios/cmd/genexamples -force           # testdata/<scenario>/_metadata
 //	go run ./internal/scenarios/cmd/genexamples -kafka-bytes 176160768 -kafka-out /tmp/big/_metadata
+//	go run ./internal/scenarios/cmd/genexamples -synthetic operators=100000,split=1 -synthetic-out /tmp/ops/_metadata
+//	go run ./internal/scenarios/cmd/genexamples -synthetic parallelism=4096,split=1,union=1 -synthetic-out /tmp/union/_metadata
 //
 // Files that would change are replaced only with -force; every write is atomic.
 package main
@@ -13,6 +15,8 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strconv"
+	"strings"
 
 	"github.com/flinkpreflight/preflight/internal/scenarios"
 )
@@ -22,7 +26,18 @@ func main() {
 	kafkaBytes := flag.Int64("kafka-bytes", 0, "also write the Kafka orphan-union scenario of about this many bytes")
 	kafkaOut := flag.String("kafka-out", "", "where to write the large Kafka file (default <out>/kafka-orphan-union-large/_metadata; not committed)")
 	force := flag.Bool("force", false, "replace existing files whose content differs")
+	synthetic := flag.String("synthetic", "", "also write a synthetic scale checkpoint: operators=N,parallelism=P,maxparallelism=M,split=S,union=U,broadcast=B,elements=E,elementsize=Z (see scenarios.Synthetic)")
+	syntheticOut := flag.String("synthetic-out", "", "where to write the synthetic checkpoint (required with -synthetic)")
 	flag.Parse()
+	if *synthetic != "" {
+		if err := writeSynthetic(*synthetic, *syntheticOut, *force); err != nil {
+			fmt.Fprintln(os.Stderr, "genexamples:", err)
+			os.Exit(2)
+		}
+		if *kafkaBytes <= 0 {
+			return
+		}
+	}
 	if err := scenarios.WriteAll(*out, *force); err != nil {
 		fmt.Fprintln(os.Stderr, "genexamples:", err)
 		os.Exit(1)
@@ -48,4 +63,28 @@ func main() {
 		os.Exit(1)
 	}
 	fmt.Fprintf(os.Stderr, "wrote %s\n", path)
+}
+
+// writeSynthetic parses the -synthetic spec and writes the file.
+func writeSynthetic(spec, path string, force bool) error {
+	if path == "" {
+		return fmt.Errorf("-synthetic needs -synthetic-out")
+	}
+	s := scenarios.Synthetic{Operators: 1, Parallelism: 1}
+	fields := map[string]*int{"operators": &s.Operators, "parallelism": &s.Parallelism, "maxparallelism": &s.MaxParallelism,
+		"split": &s.Split, "union": &s.Union, "broadcast": &s.Broadcast, "elements": &s.Elements, "elementsize": &s.ElementSize}
+	for _, kv := range strings.Split(spec, ",") {
+		k, v, ok := strings.Cut(strings.TrimSpace(kv), "=")
+		dst := fields[strings.ToLower(k)]
+		n, err := strconv.Atoi(v)
+		if !ok || dst == nil || err != nil || n < 0 {
+			return fmt.Errorf("-synthetic %q: want key=non-negative integer with keys operators, parallelism, maxparallelism, split, union, broadcast, elements, elementsize", kv)
+		}
+		*dst = n
+	}
+	if err := scenarios.WriteFile(path, force, func(w io.Writer) error { return scenarios.WriteSynthetic(w, s) }); err != nil {
+		return err
+	}
+	fmt.Fprintf(os.Stderr, "wrote %s\n", path)
+	return nil
 }

@@ -1,0 +1,127 @@
+package engine
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"runtime"
+	"runtime/metrics"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/flinkpreflight/preflight/internal/report"
+	"github.com/flinkpreflight/preflight/internal/scenarios"
+	pb "github.com/flinkpreflight/preflight/proto/preflight/v1"
+)
+
+// The scale benchmarks run what `preflight check FILE -p P` runs in-process (CheckForChart and
+// the text report to io.Discard) on generated files, and report the file size, the peak heap
+// sampled during the check, and the memory model's bound for the file (64 MiB + 4 × size).
+// The real CLI's peak RSS is measured by bench/scale.sh with /usr/bin/time.
+//
+//	go test ./internal/engine -run '^$' -bench Scale -benchtime 3x
+//	PREFLIGHT_BENCH_LARGE=1 go test ./internal/engine -run '^$' -bench Scale/operators-1M -benchtime 1x
+
+var scaleFiles sync.Map // spec → path, generated once per process
+
+func scaleFile(b *testing.B, name string, s scenarios.Synthetic) string {
+	b.Helper()
+	if p, ok := scaleFiles.Load(name); ok {
+		return p.(string)
+	}
+	dir, err := os.MkdirTemp("", "preflight-scale-")
+	if err != nil {
+		b.Fatal(err)
+	}
+	path := filepath.Join(dir, name, "_metadata")
+	if err := scenarios.WriteFile(path, false, func(w io.Writer) error { return scenarios.WriteSynthetic(w, s) }); err != nil {
+		b.Fatal(err)
+	}
+	scaleFiles.Store(name, path)
+	return path
+}
+
+// peakHeap samples the heap's object bytes (live and not yet swept) until stop is called.
+func peakHeap() (stop func() uint64) {
+	sample := []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}}
+	var peak uint64
+	done := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		t := time.NewTicker(2 * time.Millisecond)
+		defer t.Stop()
+		for {
+			metrics.Read(sample)
+			peak = max(peak, sample[0].Value.Uint64())
+			select {
+			case <-done:
+				return
+			case <-t.C:
+			}
+		}
+	}()
+	return func() uint64 {
+		close(done)
+		wg.Wait()
+		return peak
+	}
+}
+
+func BenchmarkScale(b *testing.B) {
+	cases := []struct {
+		name  string
+		spec  scenarios.Synthetic
+		p     int32
+		large bool
+	}{
+		{"operators-100k", scenarios.SyntheticOperators(100_000), 1, false},
+		{"operators-1M-stateless", scenarios.Synthetic{Operators: 1_000_000, Parallelism: 1}, 1, true},
+		{"union-4096-to-4096", scenarios.SyntheticUnion(4096), 4096, false},
+		{"union-4096-to-8192", scenarios.SyntheticUnion(4096), 8192, false},
+	}
+	for _, c := range cases {
+		b.Run(c.name, func(b *testing.B) {
+			if c.large && os.Getenv("PREFLIGHT_BENCH_LARGE") == "" {
+				b.Skip("set PREFLIGHT_BENCH_LARGE=1 (generates a 70 MB file)")
+			}
+			path := scaleFile(b, c.name[:len(c.name)-len(fmt.Sprint(c.p))], c.spec)
+			st, err := os.Stat(path)
+			if err != nil {
+				b.Fatal(err)
+			}
+			eng := New()
+			plan := &pb.RescalePlan{DefaultParallelism: c.p}
+			var peak uint64
+			b.ResetTimer()
+			for range b.N {
+				runtime.GC()
+				stop := peakHeap()
+				f, err := os.Open(path)
+				if err != nil {
+					b.Fatal(err)
+				}
+				rep, err := eng.CheckForChart(context.Background(), Input{Reader: f, Source: path}, plan, &pb.CheckOptions{})
+				f.Close()
+				if err != nil {
+					b.Fatal(err)
+				}
+				if err := report.WriteText(io.Discard, rep); err != nil {
+					b.Fatal(err)
+				}
+				runtime.KeepAlive(rep)
+				peak = max(peak, stop())
+			}
+			b.StopTimer()
+			mib := func(v float64) float64 { return v / (1 << 20) }
+			b.ReportMetric(mib(float64(st.Size())), "file-MiB")
+			b.ReportMetric(mib(float64(peak)), "peak-heap-MiB")
+			b.ReportMetric(64+4*mib(float64(st.Size())), "bound-MiB")
+			b.SetBytes(st.Size())
+		})
+	}
+}
