@@ -63,6 +63,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/flinkpreflight/preflight/internal/buildinfo"
 	"github.com/flinkpreflight/preflight/server"
 )
 
@@ -90,6 +91,7 @@ func run(args []string) error {
 		budget   = byteSize(0)
 		cacheMem = byteSize(0)
 		logLevel = fs.String("log-level", "info", "debug, info, warn or error")
+		version  = fs.Bool("version", false, "print the version, VCS revision and Go version, and exit")
 	)
 	fs.Var(&allow, "allow", "URI prefix the server may read (repeatable): a local folder, file://, s3://bucket/prefix?options, gs://, azblob://, http(s)://")
 	fs.BoolVar(&cfg.EnableHTTPSources, "enable-http-sources", false, "allow http(s):// checkpoint URIs (still subject to --allow)")
@@ -126,11 +128,18 @@ func run(args []string) error {
 		return fmt.Errorf("unexpected arguments: %q", fs.Args())
 	}
 	cfg.MemoryBudget, cfg.CacheBytes = int64(budget), int64(cacheMem)
+	bi := buildinfo.Get()
+	if *version {
+		fmt.Println(bi.Line("preflightd"))
+		return nil
+	}
 	var level slog.Level
 	if err := level.UnmarshalText([]byte(*logLevel)); err != nil {
 		return fmt.Errorf("--log-level: %w", err)
 	}
 	cfg.Logger = slog.New(slog.NewJSONHandler(os.Stderr, &slog.HandlerOptions{Level: level}))
+	cfg.Logger.Info("preflightd starting", slog.String("version", bi.Version), slog.String("revision", bi.Revision),
+		slog.Bool("modified", bi.Modified), slog.String("go", bi.GoVersion))
 	cfg.Allow = allow
 
 	if limit, from := server.ContainerMemoryLimit(); limit > 0 && os.Getenv("GOMEMLIMIT") == "" {
