@@ -373,4 +373,3 @@ func (r *rateReader) read(p []byte, ctxDeadline time.Time) (int, error) {
 	}
 	return n, err
 }
-
