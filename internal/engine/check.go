@@ -122,8 +122,12 @@ func operatorAssignment(stop *cancel.Flag, v *rescale.VertexAssignment, op *resc
 	if withSubtasks && op.Layout != nil && !op.FullyFinished {
 		for i := 0; i < op.NewParallelism; i++ {
 			stop.Check()
-			out.Subtasks = append(out.Subtasks, subtaskAssignment(op.Subtask(i)))
+			st := op.Subtask(i)
+			sa := subtaskAssignment(st)
+			sa.States = subtaskStates(op, st)
+			out.Subtasks = append(out.Subtasks, sa)
 		}
+		out.OldSubtasks = oldSubtasks(op)
 	}
 	return out
 }
