@@ -7,7 +7,9 @@ BUF := $(GO) tool -modfile=tools/buf/go.mod buf
 BIN := $(CURDIR)/bin
 VERSITYGW := $(BIN)/versitygw
 FUZZTIME ?= 10s
-export VERSITYGW
+# The web page test (server/web_test.go) leaves its screenshot here; git ignores it.
+PREFLIGHT_ARTIFACTS ?= $(CURDIR)/out
+export VERSITYGW PREFLIGHT_ARTIFACTS
 
 .PHONY: test tools lint generate check-generated breaking unit fuzz-smoke fuzz build demo bench java-adapter-test javahash-golden javahash-golden-update
 
@@ -20,6 +22,10 @@ tools:
 	$(BUF) --version
 	@mkdir -p $(BIN)
 	$(GO) build -modfile=tools/versitygw/go.mod -o $(VERSITYGW) github.com/versity/versitygw/cmd/versitygw
+	@if ! command -v chromium >/dev/null 2>&1; then \
+		echo "installing Debian's chromium (headless browser for the web page test, ~300 MB with its libraries, from apt)"; \
+		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; \
+	fi; chromium --version
 
 ## lint: gofmt, go vet, buf lint, buf format.
 lint:
