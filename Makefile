@@ -11,10 +11,10 @@ FUZZTIME ?= 10s
 PREFLIGHT_ARTIFACTS ?= $(CURDIR)/out
 export VERSITYGW PREFLIGHT_ARTIFACTS
 
-.PHONY: test tools lint generate check-generated breaking unit fuzz-smoke fuzz build demo bench java-adapter-test javahash-golden javahash-golden-update
+.PHONY: test tools lint generate check-generated breaking unit fuzz-smoke fuzz build demo bench java-adapter-test javahash-golden javahash-golden-update openapi-lint
 
 ## test: every check CI runs, from a clean clone.
-test: tools lint check-generated breaking javahash-golden unit fuzz-smoke java-adapter-test
+test: tools lint check-generated breaking javahash-golden openapi-lint unit fuzz-smoke java-adapter-test
 
 ## tools: build the pinned tools (buf, code generators, the S3 test server).
 tools:
@@ -34,14 +34,22 @@ lint:
 	$(BUF) lint
 	$(BUF) format --exit-code --diff
 
+## openapi-lint: Redocly CLI (pinned in tools/openapi-lint) lints the OpenAPI document preflightd serves.
+openapi-lint:
+	@if ! command -v npm >/dev/null 2>&1; then echo "installing Debian's npm (for the pinned OpenAPI linter)"; apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq npm >/dev/null; fi
+	@echo "openapi-lint: npm ci of @redocly/cli pinned in tools/openapi-lint/package-lock.json (downloads once)"
+	cd tools/openapi-lint && npm ci --no-audit --no-fund --loglevel=error
+	REDOCLY_TELEMETRY=off REDOCLY_SUPPRESS_UPDATE_NOTICE=true tools/openapi-lint/node_modules/.bin/redocly lint \
+		--config tools/openapi-lint/redocly.yaml --format=summary server/openapi.json
+
 ## generate: regenerate the API code from proto/.
 generate:
 	$(BUF) generate
-	cp proto/preflight/v1/preflight.swagger.json server/openapi.json
+	$(GO) run ./internal/openapidoc/gen proto/preflight/v1/preflight.swagger.json server/openapi_upload.json server/openapi.json
 
 ## check-generated: the committed generated code equals what the pinned generators produce.
 check-generated: generate
-	@if [ -n "$$(git status --porcelain -- proto)" ]; then echo "generated code is stale: run make generate"; git status --porcelain -- proto; git diff --stat -- proto; exit 1; fi; echo "generated code: up to date"
+	@if [ -n "$$(git status --porcelain -- proto server/openapi.json)" ]; then echo "generated code is stale: run make generate"; git status --porcelain -- proto server/openapi.json; git diff --stat -- proto server/openapi.json; exit 1; fi; echo "generated code: up to date"
 
 ## breaking: buf breaking against the previous commit, when it had the API.
 breaking:
