@@ -35,3 +35,23 @@ func TestVersionFlag(t *testing.T) {
 		t.Fatalf("--version printed %q", out)
 	}
 }
+
+func TestConfigErrors(t *testing.T) {
+	dir := t.TempDir()
+	bad := dir + "/preflightd.yaml"
+	if err := os.WriteFile(bad, []byte("grpc-addr: 127.0.0.1:0\nmax-upload-bytes: plenty\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, tt := range []struct {
+		args    []string
+		wantErr string
+	}{
+		{[]string{"--config", bad}, "preflightd.yaml:2: max-upload-bytes: invalid size"},
+		{[]string{"--max-inline-bytes", "8 parsecs"}, "invalid size"},
+		{[]string{"--config", dir + "/missing.yaml"}, "missing.yaml"},
+	} {
+		if err := run(tt.args); err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+			t.Errorf("run(%q) = %v, want an error containing %q", tt.args, err, tt.wantErr)
+		}
+	}
+}
