@@ -7,11 +7,16 @@ BUF := $(GO) tool -modfile=tools/buf/go.mod buf
 BIN := $(CURDIR)/bin
 VERSITYGW := $(BIN)/versitygw
 FUZZTIME ?= 10s
+# Version stamped into both binaries (--version, preflight_build_info); a release sets VERSION.
+VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
+REVISION ?= $(shell git rev-parse HEAD 2>/dev/null || echo unknown)
+LDFLAGS := -X github.com/flinkpreflight/preflight/internal/buildinfo.version=$(VERSION) -X github.com/flinkpreflight/preflight/internal/buildinfo.revision=$(REVISION)
+RELEASE_PLATFORMS := linux/amd64 linux/arm64 darwin/amd64 darwin/arm64
 # The web page test (server/web_test.go) leaves its screenshot here; git ignores it.
 PREFLIGHT_ARTIFACTS ?= $(CURDIR)/out
 export VERSITYGW PREFLIGHT_ARTIFACTS
 
-.PHONY: test tools lint generate check-generated breaking unit fuzz-smoke fuzz build demo bench java-adapter-test javahash-golden javahash-golden-update openapi-lint
+.PHONY: test tools lint generate check-generated breaking unit fuzz-smoke fuzz build demo bench java-adapter-test javahash-golden javahash-golden-update openapi-lint release
 
 ## test: every check CI runs, from a clean clone.
 test: tools lint check-generated breaking javahash-golden openapi-lint unit fuzz-smoke java-adapter-test
@@ -108,8 +113,21 @@ java-adapter-test:
 ## build: the CLI and the daemon into bin/.
 build:
 	@mkdir -p $(BIN)
-	$(GO) build -o $(BIN)/preflight ./client/preflight
-	$(GO) build -o $(BIN)/preflightd ./server/preflightd
+	$(GO) build -ldflags '$(LDFLAGS)' -o $(BIN)/preflight ./client/preflight
+	$(GO) build -ldflags '$(LDFLAGS)' -o $(BIN)/preflightd ./server/preflightd
+
+## release: static binaries of both commands for every RELEASE_PLATFORMS entry in dist/, with
+## SHA256SUMS (builds only; publishing is not part of it). E.g. make release VERSION=v1.0.0
+release:
+	@rm -rf dist && mkdir -p dist
+	@for platform in $(RELEASE_PLATFORMS); do \
+		os=$${platform%/*}; arch=$${platform#*/}; \
+		for cmd in preflight:client/preflight preflightd:server/preflightd; do \
+			out=dist/$${cmd%%:*}-$(VERSION)-$$os-$$arch; echo "build $$out"; \
+			CGO_ENABLED=0 GOOS=$$os GOARCH=$$arch $(GO) build -trimpath -ldflags '-s -w $(LDFLAGS)' -o $$out ./$${cmd#*:} || exit 1; \
+		done; \
+	done
+	cd dist && sha256sum preflight* > SHA256SUMS && cat SHA256SUMS
 
 ## demo: the README quickstart.
 demo:
