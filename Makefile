@@ -16,10 +16,10 @@ RELEASE_PLATFORMS := linux/amd64 linux/arm64 darwin/amd64 darwin/arm64
 PREFLIGHT_ARTIFACTS ?= $(CURDIR)/out
 export VERSITYGW PREFLIGHT_ARTIFACTS
 
-.PHONY: test tools lint generate check-generated breaking unit fuzz-smoke fuzz build demo bench java-adapter-test javahash-golden javahash-golden-update openapi-lint release
+.PHONY: test tools lint generate check-generated breaking unit fuzz-smoke fuzz build demo bench java-adapter-test javahash-golden javahash-golden-update openapi-lint release helm
 
 ## test: every check CI runs, from a clean clone.
-test: tools lint check-generated breaking javahash-golden openapi-lint unit fuzz-smoke java-adapter-test
+test: tools lint check-generated breaking javahash-golden openapi-lint helm unit fuzz-smoke java-adapter-test
 
 ## tools: build the pinned tools (buf, code generators, the S3 test server).
 tools:
@@ -46,6 +46,13 @@ openapi-lint:
 	cd tools/openapi-lint && npm ci --no-audit --no-fund --loglevel=error
 	REDOCLY_TELEMETRY=off REDOCLY_SUPPRESS_UPDATE_NOTICE=true tools/openapi-lint/node_modules/.bin/redocly lint \
 		--config tools/openapi-lint/redocly.yaml --format=summary server/openapi.json
+
+## helm: helm lint --strict of deploy/helm/preflight, and every combination of its switches rendered
+## and decoded strictly into the Kubernetes API types (offline; tools/helm pins Helm and k8s.io/api).
+helm:
+	@echo "helm: builds the pinned Helm CLI and SDK from tools/helm/go.mod (Go module proxy, downloads once)"
+	$(GO) tool -modfile=tools/helm/go.mod helm lint --strict deploy/helm/preflight
+	cd tools/helm && $(GO) test -count=1 ./...
 
 ## generate: regenerate the API code from proto/.
 generate:
