@@ -18,9 +18,9 @@ import (
 	pb "github.com/flinkpreflight/preflight/proto/preflight/v1"
 )
 
-// serveHTTP serves h's HTTP handler on a real loopback listener (read deadlines, chunked bodies
+// serveHarnessHTTP serves h's HTTP handler on a real loopback listener (read deadlines, chunked bodies
 // and connection handling are those of net/http, not of a recorder).
-func serveHTTP(t *testing.T, h *harness) string {
+func serveHarnessHTTP(t *testing.T, h *harness) string {
 	t.Helper()
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -51,7 +51,7 @@ func postUpload(t *testing.T, base, query string, body io.Reader, contentLength 
 
 func TestHTTPUploadMatchesGRPCUpload(t *testing.T) {
 	h := startInProcess(t, Config{})
-	base := serveHTTP(t, h)
+	base := serveHarnessHTTP(t, h)
 	path := filepath.Join(testdataDir(t), "compact-sink", "_metadata")
 	meta := readFile(t, path)
 	tests := []struct {
@@ -100,7 +100,7 @@ func TestHTTPUploadMatchesGRPCUpload(t *testing.T) {
 
 func TestHTTPUploadRefusals(t *testing.T) {
 	h := startInProcess(t, Config{MaxUploadBytes: 4 << 10})
-	base := serveHTTP(t, h)
+	base := serveHarnessHTTP(t, h)
 	big := bytes.Repeat([]byte{0}, 64<<10)
 	tests := []struct {
 		name     string
@@ -144,7 +144,7 @@ func TestHTTPUploadRefusals(t *testing.T) {
 // (408) long before the request timeout, and its check slot is freed.
 func TestHTTPUploadSlowClient(t *testing.T) {
 	h := startInProcess(t, Config{UploadMinRate: 1 << 10, UploadRateGrace: 200 * time.Millisecond, MaxConcurrent: 1, RequestTimeout: 5 * time.Minute})
-	base := serveHTTP(t, h)
+	base := serveHarnessHTTP(t, h)
 	conn, err := net.Dial("tcp", strings.TrimPrefix(base, "http://"))
 	if err != nil {
 		t.Fatal(err)
@@ -162,8 +162,10 @@ func TestHTTPUploadSlowClient(t *testing.T) {
 	if resp.StatusCode != http.StatusRequestTimeout || !strings.Contains(string(b), "upload too slow") {
 		t.Fatalf("HTTP %d %s; want 408 upload too slow", resp.StatusCode, b)
 	}
-	if !strings.Contains(h.logs.String(), `"code":"DeadlineExceeded"`) {
-		t.Errorf("the RPC log line should say DeadlineExceeded:\n%s", h.logs.String())
+	// net/http cancels the request context when the read deadline cuts the body, so the RPC log
+	// line may say Canceled rather than DeadlineExceeded; the caller gets 408 either way.
+	if logs := h.logs.String(); !strings.Contains(logs, `"code":"DeadlineExceeded"`) && !strings.Contains(logs, `"code":"Canceled"`) {
+		t.Errorf("no RPC log line for the cut upload:\n%s", logs)
 	}
 	if d := time.Since(start); d > 30*time.Second {
 		t.Errorf("the stall was cut after %s; the rate guard should act within seconds", d)

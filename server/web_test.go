@@ -53,7 +53,7 @@ func artifactDir(t *testing.T) string {
 
 func TestWebPageServed(t *testing.T) {
 	h := startInProcess(t, Config{})
-	base := serveHTTP(t, h)
+	base := serveHarnessHTTP(t, h)
 	for _, tt := range []struct{ path, wantType, wantBody string }{
 		{"/", "text/html", `<script src="/web/app.js"`},
 		{"/web/app.js", "javascript", "/v1/check:upload"},
@@ -94,7 +94,7 @@ func TestWebPageInChromium(t *testing.T) {
 		t.Fatal(err)
 	}
 	h := startInProcess(t, Config{})
-	base := serveHTTP(t, h)
+	base := serveHarnessHTTP(t, h)
 
 	opts := []chromedp.ExecAllocatorOption{
 		chromedp.ExecPath(exe),
