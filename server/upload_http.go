@@ -11,6 +11,7 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/grpc-ecosystem/grpc-gateway/v2/runtime"
@@ -103,7 +104,7 @@ func (s *Server) serveUpload(gw *runtime.ServeMux, w http.ResponseWriter, r *htt
 	err = chainStream(s.streamInterceptors())(s.svc, st, info, func(srv any, ss grpc.ServerStream) error {
 		return srv.(*service).CheckRescaleUpload(&grpc.GenericServerStream[pb.CheckRescaleUploadRequest, pb.CheckRescaleUploadResponse]{ServerStream: ss})
 	})
-	if st.body.eof {
+	if st.body.eof.Load() {
 		st.body.rc.SetReadDeadline(time.Time{})
 	} else {
 		// The body was not read to its end (refused, too large, too slow, malformed): close the
@@ -112,10 +113,10 @@ func (s *Server) serveUpload(gw *runtime.ServeMux, w http.ResponseWriter, r *htt
 		st.body.rc.SetReadDeadline(time.Now())
 	}
 	switch {
-	case st.tooLarge:
+	case st.tooLarge.Load():
 		fail(http.StatusRequestEntityTooLarge, err)
-	case st.body.slow != nil:
-		fail(http.StatusRequestTimeout, status.Error(codes.DeadlineExceeded, st.body.slow.Error()))
+	case st.body.slow.Load() != nil:
+		fail(http.StatusRequestTimeout, status.Error(codes.DeadlineExceeded, *st.body.slow.Load()))
 	case err != nil:
 		runtime.HTTPError(ctx, gw, out, w, r, err)
 	case st.resp == nil:
@@ -244,7 +245,7 @@ type httpUploadStream struct {
 	body     *rateReader
 	buf      []byte
 	n, max   int64
-	tooLarge bool
+	tooLarge atomic.Bool // read by serveUpload while a receiving goroutine may still write
 	resp     *pb.CheckRescaleUploadResponse
 }
 
@@ -283,9 +284,9 @@ func (h *httpUploadStream) RecvMsg(m any) error {
 		req.Message = &pb.CheckRescaleUploadRequest_Header{Header: h.header}
 		return nil
 	}
-	if h.buf == nil {
-		h.buf = make([]byte, uploadChunkBytes)
-	}
+	// A fresh buffer per chunk: the upload handler may receive the next message on another
+	// goroutine while the decoder still reads this one.
+	h.buf = make([]byte, uploadChunkBytes)
 	if err := h.ctx.Err(); err != nil {
 		return err
 	}
@@ -294,7 +295,7 @@ func (h *httpUploadStream) RecvMsg(m any) error {
 	if n > 0 {
 		h.n += int64(n)
 		if h.n > h.max {
-			h.tooLarge = true
+			h.tooLarge.Store(true)
 		}
 		// A fresh slice per message: the handler may hold the previous chunk until it asks
 		// for the next one, but never longer, so one buffer is reused safely.
@@ -304,7 +305,7 @@ func (h *httpUploadStream) RecvMsg(m any) error {
 	if err == nil {
 		err = io.ErrNoProgress
 	}
-	if err != io.EOF && h.body.slow == nil && h.ctx.Err() != nil {
+	if err != io.EOF && h.body.slow.Load() == nil && h.ctx.Err() != nil {
 		return h.ctx.Err()
 	}
 	return err
@@ -322,9 +323,9 @@ type rateReader struct {
 	grace   time.Duration
 	start   time.Time
 	n       int64
-	pending error // an error that came with the last bytes
-	eof     bool  // the body was read to its end
-	slow    error // set when the rate guard cut the body
+	pending error                  // an error that came with the last bytes
+	eof     atomic.Bool            // the body was read to its end
+	slow    atomic.Pointer[string] // set when the rate guard cut the body
 }
 
 // due is the moment the bytes read so far stop being enough for the minimum rate.
@@ -356,13 +357,14 @@ func (r *rateReader) read(p []byte, ctxDeadline time.Time) (int, error) {
 	}
 	r.n += int64(n)
 	if err == io.EOF {
-		r.eof = true
+		r.eof.Store(true)
 	}
 	if err != nil && err != io.EOF && errors.Is(err, os.ErrDeadlineExceeded) {
 		if r.minRate > 0 && !time.Now().Before(r.due()) {
-			r.slow = fmt.Errorf("upload too slow: %d bytes in %s, below the minimum of %s/s (after a %s grace)",
+			msg := fmt.Sprintf("upload too slow: %d bytes in %s, below the minimum of %s/s (after a %s grace)",
 				r.n, time.Since(r.start).Round(time.Millisecond), bytesize.Format(r.minRate), r.grace)
-			err = status.Error(codes.DeadlineExceeded, r.slow.Error())
+			r.slow.Store(&msg)
+			err = status.Error(codes.DeadlineExceeded, msg)
 		} else {
 			err = context.DeadlineExceeded
 		}
