@@ -7,12 +7,19 @@ BUF := $(GO) tool -modfile=tools/buf/go.mod buf
 BIN := $(CURDIR)/bin
 VERSITYGW := $(BIN)/versitygw
 FUZZTIME ?= 10s
-export VERSITYGW
+# Version stamped into both binaries (--version, preflight_build_info); a release sets VERSION.
+VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
+REVISION ?= $(shell git rev-parse HEAD 2>/dev/null || echo unknown)
+LDFLAGS := -X github.com/flinkpreflight/preflight/internal/buildinfo.version=$(VERSION) -X github.com/flinkpreflight/preflight/internal/buildinfo.revision=$(REVISION)
+RELEASE_PLATFORMS := linux/amd64 linux/arm64 darwin/amd64 darwin/arm64
+# The web page test (server/web_test.go) leaves its screenshot here; git ignores it.
+PREFLIGHT_ARTIFACTS ?= $(CURDIR)/out
+export VERSITYGW PREFLIGHT_ARTIFACTS
 
-.PHONY: test tools lint generate check-generated breaking unit fuzz-smoke fuzz build demo bench java-adapter-test javahash-golden javahash-golden-update
+.PHONY: test tools lint generate check-generated breaking unit fuzz-smoke fuzz build demo bench java-adapter-test javahash-golden javahash-golden-update openapi-lint release helm
 
 ## test: every check CI runs, from a clean clone.
-test: tools lint check-generated breaking javahash-golden unit fuzz-smoke java-adapter-test
+test: tools lint check-generated breaking javahash-golden openapi-lint helm unit fuzz-smoke java-adapter-test
 
 ## tools: build the pinned tools (buf, code generators, the S3 test server).
 tools:
@@ -20,6 +27,10 @@ tools:
 	$(BUF) --version
 	@mkdir -p $(BIN)
 	$(GO) build -modfile=tools/versitygw/go.mod -o $(VERSITYGW) github.com/versity/versitygw/cmd/versitygw
+	@if ! command -v chromium >/dev/null 2>&1; then \
+		echo "installing Debian's chromium (headless browser for the web page test, ~300 MB with its libraries, from apt)"; \
+		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; \
+	fi; chromium --version
 
 ## lint: gofmt, go vet, buf lint, buf format.
 lint:
@@ -28,14 +39,29 @@ lint:
 	$(BUF) lint
 	$(BUF) format --exit-code --diff
 
+## openapi-lint: Redocly CLI (pinned in tools/openapi-lint) lints the OpenAPI document preflightd serves.
+openapi-lint:
+	@if ! command -v npm >/dev/null 2>&1; then echo "installing Debian's npm (for the pinned OpenAPI linter)"; apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq npm >/dev/null; fi
+	@echo "openapi-lint: npm ci of @redocly/cli pinned in tools/openapi-lint/package-lock.json (downloads once)"
+	cd tools/openapi-lint && npm ci --no-audit --no-fund --loglevel=error
+	REDOCLY_TELEMETRY=off REDOCLY_SUPPRESS_UPDATE_NOTICE=true tools/openapi-lint/node_modules/.bin/redocly lint \
+		--config tools/openapi-lint/redocly.yaml --format=summary server/openapi.json
+
+## helm: helm lint --strict of deploy/helm/preflight, and every combination of its switches rendered
+## and decoded strictly into the Kubernetes API types (offline; tools/helm pins Helm and k8s.io/api).
+helm:
+	@echo "helm: builds the pinned Helm CLI and SDK from tools/helm/go.mod (Go module proxy, downloads once)"
+	$(GO) tool -modfile=tools/helm/go.mod helm lint --strict deploy/helm/preflight
+	cd tools/helm && $(GO) test -count=1 ./...
+
 ## generate: regenerate the API code from proto/.
 generate:
 	$(BUF) generate
-	cp proto/preflight/v1/preflight.swagger.json server/openapi.json
+	$(GO) run ./internal/openapidoc/gen proto/preflight/v1/preflight.swagger.json server/openapi_upload.json server/openapi.json
 
 ## check-generated: the committed generated code equals what the pinned generators produce.
 check-generated: generate
-	@if [ -n "$$(git status --porcelain -- proto)" ]; then echo "generated code is stale: run make generate"; git status --porcelain -- proto; git diff --stat -- proto; exit 1; fi; echo "generated code: up to date"
+	@if [ -n "$$(git status --porcelain -- proto server/openapi.json)" ]; then echo "generated code is stale: run make generate"; git status --porcelain -- proto server/openapi.json; git diff --stat -- proto server/openapi.json; exit 1; fi; echo "generated code: up to date"
 
 ## breaking: buf breaking against the previous commit, when it had the API.
 breaking:
@@ -94,8 +120,21 @@ java-adapter-test:
 ## build: the CLI and the daemon into bin/.
 build:
 	@mkdir -p $(BIN)
-	$(GO) build -o $(BIN)/preflight ./client/preflight
-	$(GO) build -o $(BIN)/preflightd ./server/preflightd
+	$(GO) build -ldflags '$(LDFLAGS)' -o $(BIN)/preflight ./client/preflight
+	$(GO) build -ldflags '$(LDFLAGS)' -o $(BIN)/preflightd ./server/preflightd
+
+## release: static binaries of both commands for every RELEASE_PLATFORMS entry in dist/, with
+## SHA256SUMS (builds only; publishing is not part of it). E.g. make release VERSION=v1.0.0
+release:
+	@rm -rf dist && mkdir -p dist
+	@for platform in $(RELEASE_PLATFORMS); do \
+		os=$${platform%/*}; arch=$${platform#*/}; \
+		for cmd in preflight:client/preflight preflightd:server/preflightd; do \
+			out=dist/$${cmd%%:*}-$(VERSION)-$$os-$$arch; echo "build $$out"; \
+			CGO_ENABLED=0 GOOS=$$os GOARCH=$$arch $(GO) build -trimpath -ldflags '-s -w $(LDFLAGS)' -o $$out ./$${cmd#*:} || exit 1; \
+		done; \
+	done
+	cd dist && sha256sum preflight* > SHA256SUMS && cat SHA256SUMS
 
 ## demo: the README quickstart.
 demo:

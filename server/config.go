@@ -49,6 +49,13 @@ type Config struct {
 	MaxUploadBytes int64
 	// MaxInlineBytes bounds CheckpointSource.metadata; it also sets the gRPC receive limit.
 	MaxInlineBytes int64
+	// UploadMinRate is the slowest average rate, in bytes per second, at which an HTTP upload
+	// body may arrive once UploadRateGrace has passed (a slow-loris guard that does not cap the
+	// total time of a large upload); 0 means DefaultUploadMinRate, negative disables it.
+	UploadMinRate int64
+	// UploadRateGrace is the time an HTTP upload gets before UploadMinRate counts; 0 means
+	// DefaultUploadRateGrace.
+	UploadRateGrace time.Duration
 	// MaxConcurrent bounds the checks simulating at once (decoding and receiving hold no slot,
 	// only memory); 0 means 2 × GOMAXPROCS.
 	MaxConcurrent int
@@ -110,6 +117,12 @@ func (c *Config) setDefaults() {
 	}
 	if c.MaxInlineBytes == 0 {
 		c.MaxInlineBytes = DefaultMaxInlineBytes
+	}
+	if c.UploadMinRate == 0 {
+		c.UploadMinRate = DefaultUploadMinRate
+	}
+	if c.UploadRateGrace == 0 {
+		c.UploadRateGrace = DefaultUploadRateGrace
 	}
 	if c.MaxConcurrent == 0 {
 		c.MaxConcurrent = 2 * runtime.GOMAXPROCS(0)

@@ -55,6 +55,8 @@ func (s *Server) newHTTPHandler(reg *prometheus.Registry) (http.Handler, error) 
 		limited.ServeHTTP(w, r)
 	})
 	mux.Handle("/v1/", withBodyDeadline(s.cfg.HTTPBodyTimeout, v1))
+	s.registerUpload(mux)
+	s.registerWeb(mux)
 	mux.Handle("GET /metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
 	mux.HandleFunc("GET /openapi.json", func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/json")

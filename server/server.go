@@ -73,6 +73,7 @@ func New(cfg Config) (*Server, error) {
 	s.metrics = newMetrics(reg)
 	s.metrics.memBudget.Set(float64(cfg.MemoryBudget))
 	s.adm = newAdmission(&s.cfg, s.cache, s.metrics)
+	registerBuildInfo(reg)
 	var err error
 	s.sources, err = source.New(source.Config{Allow: cfg.Allow, EnableHTTP: cfg.EnableHTTPSources, MaxBytes: cfg.MaxUploadBytes, UpstreamTimeout: cfg.UpstreamTimeout})
 	if err != nil {

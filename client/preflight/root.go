@@ -6,6 +6,8 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+
+	"github.com/flinkpreflight/preflight/internal/buildinfo"
 )
 
 // run executes the CLI with args and returns the exit code; main is a thin wrapper so tests can
@@ -18,6 +20,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		Long:          "preflight reads a Flink checkpoint or savepoint _metadata file, simulates Flink's own state\nredistribution at the planned parallelism, and reports whether the restore will work and what it will cost.\n\nExit codes: 0 allowed, 1 findings at or above --fail-on, 2 usage or input error, 3 internal or remote error;\ndecide: 0 approve, 1 veto, 4 adjust.",
 		SilenceUsage:  true,
 		SilenceErrors: true,
+		Version:       buildinfo.Get().String(),
 	}
 	// --timeout bounds the whole command (decode, simulation, rules, remote call); the engine
 	// stops within a second of it and the command exits 3.
@@ -36,6 +39,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		}
 		return nil
 	}
+	root.SetVersionTemplate("preflight {{.Version}}\n")
 	root.SetArgs(args)
 	root.SetOut(stdout)
 	root.SetErr(stderr)

@@ -102,11 +102,18 @@ func (e *Engine) check(ctx context.Context, layout *checkpoint.Layout, source st
 				a.Subtasks = make([]*pb.SubtaskAssignment, 0, op.NewParallelism)
 				for i := 0; i < op.NewParallelism; i++ {
 					stop.Check()
-					a.Subtasks = append(a.Subtasks, subtaskAssignment(op, i))
+					sa := subtaskAssignment(op, i)
+					sa.States = subtaskStates(op, i)
+					a.Subtasks = append(a.Subtasks, sa)
 				}
+				a.OldSubtasks = oldSubtasks(stop, op)
 			case charted[op]:
 				for _, i := range chartRows(stop, op) {
 					a.Subtasks = append(a.Subtasks, subtaskAssignment(op, i))
+				}
+				// The chart shows the old subtasks a scale-down removes.
+				if op.OldParallelism > op.NewParallelism {
+					a.OldSubtasks = oldSubtasks(stop, op)
 				}
 			}
 			out.Operators = append(out.Operators, a)
@@ -131,8 +138,11 @@ func chartedOperators(stop *cancel.Flag, result *rescale.Result, fs []findings.F
 		}
 	}
 	out := map[*rescale.OperatorAssignment]bool{}
+	// Without findings, as report.WriteText: the rescaled operator with the most state, else
+	// the operator with the most state.
 	var best *rescale.OperatorAssignment
 	var bestBytes int64
+	bestRescaled := false
 	for _, v := range result.Vertices {
 		for _, op := range v.Operators {
 			stop.Check()
@@ -142,8 +152,10 @@ func chartedOperators(stop *cancel.Flag, result *rescale.Result, fs []findings.F
 			if len(named) > 0 && named[op.ID.String()] {
 				out[op] = true
 			}
-			if b := op.Summary.TotalStateBytes + op.Summary.KeyedTotalOwnedBytes; b > bestBytes {
-				best, bestBytes = op, b
+			b := op.Summary.TotalStateBytes + op.Summary.KeyedTotalOwnedBytes
+			rescaled := op.OldParallelism != op.NewParallelism
+			if b > 0 && (best == nil || rescaled && !bestRescaled || rescaled == bestRescaled && b > bestBytes) {
+				best, bestBytes, bestRescaled = op, b, rescaled
 			}
 		}
 	}

@@ -158,8 +158,9 @@ func writeIndented(b io.StringWriter, text, indent string) {
 	}
 }
 
-// writeCharts draws state per subtask before and after, for the operators that findings name (or
-// the operator with the most state when nothing was found).
+// writeCharts draws state per subtask before and after, for the operators that findings name (or,
+// when nothing was found, the rescaled operator with the most state). Every index of either side
+// gets a row: scaling down shows the old subtasks that disappear, scaling up the new ones.
 func writeCharts(b *bufio.Writer, r *pb.RescaleReport) {
 	named := map[string]bool{}
 	for _, f := range r.GetFindings() {
@@ -176,75 +177,107 @@ func writeCharts(b *bufio.Writer, r *pb.RescaleReport) {
 	if len(ops) == 0 {
 		var best *pb.OperatorAssignment
 		var bestBytes int64
+		bestRescaled := false
 		for _, op := range r.GetOperators() {
-			var sum int64
-			for _, s := range op.GetSubtasks() {
-				sum += s.GetStateBytes() + s.GetKeyedOwnedBytes()
+			if len(op.GetSubtasks()) == 0 {
+				continue
 			}
-			if sum > bestBytes {
-				best, bestBytes = op, sum
+			var sum int64
+			for _, row := range chartRows(op) {
+				sum += maxInt64(row.before, row.after)
+			}
+			rescaled := op.GetOldParallelism() != op.GetNewParallelism()
+			if best == nil || rescaled && !bestRescaled || rescaled == bestRescaled && sum > bestBytes {
+				best, bestBytes, bestRescaled = op, sum, rescaled
 			}
 		}
-		if best != nil {
+		if best != nil && bestBytes > 0 {
 			ops = append(ops, best)
 		}
 	}
 	for _, op := range ops {
-		subs := op.GetSubtasks()
+		rows := chartRows(op)
 		var max int64 = 1
-		for _, s := range subs {
-			max = maxInt64(max, maxInt64(s.GetBytesBefore(), s.GetStateBytes()+s.GetKeyedOwnedBytes()))
+		for _, row := range rows {
+			max = maxInt64(max, maxInt64(row.before, row.after))
 		}
-		fmt.Fprintf(b, "\nSTATE PER SUBTASK: %s (before → after)\n", operatorLabel(op.GetName(), op.GetUid(), op.GetOperatorId()))
-		rows := subs
+		fmt.Fprintf(b, "\nSTATE PER SUBTASK: %s, parallelism %d → %d (before → after)\n",
+			operatorLabel(op.GetName(), op.GetUid(), op.GetOperatorId()), op.GetOldParallelism(), op.GetNewParallelism())
+		shown := rows
 		if len(rows) > maxChartRows {
-			rows = pickChartRows(subs)
+			shown = pickChartRows(rows)
 		}
-		for _, s := range rows {
-			after := s.GetStateBytes() + s.GetKeyedOwnedBytes()
-			before := "new"
-			if s.GetBytesBefore() >= 0 {
-				before = fmt.Sprintf("%s %9s", bar(s.GetBytesBefore(), max), Bytes(s.GetBytesBefore()))
-			} else {
-				before = fmt.Sprintf("%-20s %9s", "", "(new)")
+		for _, row := range shown {
+			before := fmt.Sprintf("%-20s %9s", "", "(new)")
+			if row.before >= 0 {
+				before = fmt.Sprintf("%s %9s", bar(row.before, max), Bytes(row.before))
+			}
+			after := fmt.Sprintf("%-20s %9s", "", "(removed)")
+			if row.after >= 0 {
+				after = fmt.Sprintf("%s %9s", bar(row.after, max), Bytes(row.after))
 			}
 			mark := ""
-			if s.GetElements() == 0 && len(op.GetStates()) > 0 {
+			if row.after >= 0 && row.empty {
 				mark = "  ← empty"
 			}
-			fmt.Fprintf(b, "  %4d  %s  →  %s %9s%s\n", s.GetIndex(), before, bar(after, max), Bytes(after), mark)
+			fmt.Fprintf(b, "  %4d  %s  →  %s%s\n", row.index, before, after, mark)
 		}
-		total := len(subs)
-		if n := int(op.GetNewParallelism()); n > total {
+		total := len(rows)
+		if n := int(max32(op.GetNewParallelism(), op.GetOldParallelism())); n > total {
 			total = n // the report carries only the rows a chart shows (engine.SubtasksForChart)
 		}
-		if len(rows) < total {
-			fmt.Fprintf(b, "  (%d of %d subtasks shown: the first, the last and the extremes)\n", len(rows), total)
+		if len(shown) < total {
+			fmt.Fprintf(b, "  (%d of %d subtasks shown: the first, the last and the extremes)\n", len(shown), total)
 		}
 	}
 }
 
-// pickChartRows keeps the first and last subtasks and the largest and smallest ones.
-func pickChartRows(subs []*pb.SubtaskAssignment) []*pb.SubtaskAssignment {
-	sorted := append([]*pb.SubtaskAssignment(nil), subs...)
-	sort.SliceStable(sorted, func(i, j int) bool { return sorted[i].GetStateBytes() < sorted[j].GetStateBytes() })
+// chartRow is one subtask index of a before/after chart; -1 marks a side without that index.
+type chartRow struct {
+	index         int32
+	before, after int64
+	empty         bool // the new subtask receives no operator-state element although the operator has some
+}
+
+// chartRows pairs before and after per subtask index, in ascending order: a row for every new
+// subtask the report carries (the engine may carry only those a chart shows) and one for every
+// old subtask a scale-down removes.
+func chartRows(op *pb.OperatorAssignment) []chartRow {
+	newP := int(op.GetNewParallelism())
+	var rows []chartRow
+	for _, s := range op.GetSubtasks() {
+		rows = append(rows, chartRow{
+			index:  s.GetIndex(),
+			before: s.GetBytesBefore(),
+			after:  s.GetStateBytes() + s.GetKeyedOwnedBytes(),
+			empty:  s.GetElements() == 0 && len(op.GetStates()) > 0,
+		})
+	}
+	for _, o := range op.GetOldSubtasks() {
+		if int(o.GetIndex()) >= newP {
+			rows = append(rows, chartRow{index: o.GetIndex(), before: o.GetBytes(), after: -1})
+		}
+	}
+	sort.SliceStable(rows, func(i, j int) bool { return rows[i].index < rows[j].index })
+	return rows
+}
+
+// pickChartRows keeps the first and last subtasks and the largest and smallest ones after the
+// restore (and, among removed subtasks, the largest before it).
+func pickChartRows(rows []chartRow) []chartRow {
+	size := func(r chartRow) int64 { return maxInt64(r.after, r.before) }
+	sorted := append([]chartRow(nil), rows...)
+	sort.SliceStable(sorted, func(i, j int) bool { return size(sorted[i]) < size(sorted[j]) })
 	keep := map[int32]bool{}
-	for _, s := range subs[:4] {
-		keep[s.GetIndex()] = true
+	for _, part := range [][]chartRow{rows[:4], rows[len(rows)-4:], sorted[:4], sorted[len(sorted)-4:]} {
+		for _, r := range part {
+			keep[r.index] = true
+		}
 	}
-	for _, s := range subs[len(subs)-4:] {
-		keep[s.GetIndex()] = true
-	}
-	for _, s := range sorted[:4] {
-		keep[s.GetIndex()] = true
-	}
-	for _, s := range sorted[len(sorted)-4:] {
-		keep[s.GetIndex()] = true
-	}
-	var out []*pb.SubtaskAssignment
-	for _, s := range subs {
-		if keep[s.GetIndex()] {
-			out = append(out, s)
+	var out []chartRow
+	for _, r := range rows {
+		if keep[r.index] {
+			out = append(out, r)
 		}
 	}
 	return out
@@ -320,4 +353,11 @@ func dash(s string) string {
 		return "-"
 	}
 	return s
+}
+
+func max32(a, b int32) int32 {
+	if a > b {
+		return a
+	}
+	return b
 }

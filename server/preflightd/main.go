@@ -63,6 +63,9 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/flinkpreflight/preflight/internal/buildinfo"
+	"github.com/flinkpreflight/preflight/internal/bytesize"
+	"github.com/flinkpreflight/preflight/internal/flagconfig"
 	"github.com/flinkpreflight/preflight/server"
 )
 
@@ -71,6 +74,7 @@ type stringList []string
 
 func (s *stringList) String() string     { return strings.Join(*s, ",") }
 func (s *stringList) Set(v string) error { *s = append(*s, v); return nil }
+func (s *stringList) Repeatable()        {} // PREFLIGHT_ALLOW takes several, separated by spaces
 
 func main() {
 	if err := run(os.Args[1:]); err != nil {
@@ -90,11 +94,14 @@ func run(args []string) error {
 		budget   = byteSize(0)
 		cacheMem = byteSize(0)
 		logLevel = fs.String("log-level", "info", "debug, info, warn or error")
+		version  = fs.Bool("version", false, "print the version, VCS revision and Go version, and exit")
+		_        = fs.String("config", "", "configuration file: one flag per line as \"name: value\" (lists for --allow); see README")
 	)
 	fs.Var(&allow, "allow", "URI prefix the server may read (repeatable): a local folder, file://, s3://bucket/prefix?options, gs://, azblob://, http(s)://")
 	fs.BoolVar(&cfg.EnableHTTPSources, "enable-http-sources", false, "allow http(s):// checkpoint URIs (still subject to --allow)")
-	fs.Int64Var(&cfg.MaxUploadBytes, "max-upload-bytes", server.DefaultMaxUploadBytes, "largest _metadata accepted, uploaded or read from a URI")
-	fs.Int64Var(&cfg.MaxInlineBytes, "max-inline-bytes", server.DefaultMaxInlineBytes, "largest _metadata accepted inline in CheckRescale (also sets the gRPC receive limit)")
+	cfg.MaxUploadBytes, cfg.MaxInlineBytes = server.DefaultMaxUploadBytes, server.DefaultMaxInlineBytes
+	fs.Var(bytesize.Value{P: &cfg.MaxUploadBytes}, "max-upload-bytes", "largest _metadata accepted, uploaded or read from a URI (a size: 512MiB, 1GiB, bytes)")
+	fs.Var(bytesize.Value{P: &cfg.MaxInlineBytes}, "max-inline-bytes", "largest _metadata accepted inline in CheckRescale (also sets the gRPC receive limit)")
 	fs.IntVar(&cfg.MaxConcurrent, "max-concurrent", 0, "checks simulating at once (0: 2 x GOMAXPROCS)")
 	fs.DurationVar(&cfg.QueueWait, "queue-wait", server.DefaultQueueWait, "how long a request waits for a slot or memory before RESOURCE_EXHAUSTED (negative: no wait)")
 	fs.Var(&budget, "memory-budget", "memory requests and cached layouts may hold, e.g. 2GiB (0: 3/4 of the container's memory limit, else 1/2 of physical memory)")
@@ -116,7 +123,12 @@ func run(args []string) error {
 	fs.StringVar(&cfg.FlinkREST.CAFile, "flink-rest-ca", "", "CA (PEM) to verify https Flink REST endpoints (default: system roots)")
 	fs.StringVar(&cfg.FlinkREST.TokenFile, "flink-rest-token-file", "", "file holding a bearer token for Flink's REST API (re-read at every call)")
 	fs.StringVar(&cfg.FlinkREST.TokenEnv, "flink-rest-token-env", "", "environment variable holding a bearer token for Flink's REST API")
-	if err := fs.Parse(args); err != nil {
+	fs.Usage = func() {
+		fmt.Fprintf(fs.Output(), "Usage: preflightd [flags]\n\nEvery flag can also be set as an environment variable PREFLIGHT_<FLAG> (e.g. PREFLIGHT_MAX_UPLOAD_BYTES=1GiB;\nPREFLIGHT_ALLOW takes several prefixes separated by spaces) or in the --config file.\nPrecedence: flag > environment > config file > default. Sizes take units (512MiB), durations Go syntax (30s, 2m).\n\n")
+		fs.PrintDefaults()
+	}
+	configFile, err := flagconfig.Parse(fs, args, "PREFLIGHT", "config", os.LookupEnv)
+	if err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return nil
 		}
@@ -126,11 +138,18 @@ func run(args []string) error {
 		return fmt.Errorf("unexpected arguments: %q", fs.Args())
 	}
 	cfg.MemoryBudget, cfg.CacheBytes = int64(budget), int64(cacheMem)
+	bi := buildinfo.Get()
+	if *version {
+		fmt.Println(bi.Line("preflightd"))
+		return nil
+	}
 	var level slog.Level
 	if err := level.UnmarshalText([]byte(*logLevel)); err != nil {
 		return fmt.Errorf("--log-level: %w", err)
 	}
-	cfg.Logger = slog.New(slog.NewJSONHandler(os.Stderr, &slog.HandlerOptions{Level: level}))
+	cfg.Logger = slog.New(slog.NewJSONHandler(os.Stderr, &slog.HandlerOptions{Level: level, ReplaceAttr: readableDurations}))
+	cfg.Logger.Info("preflightd starting", slog.String("version", bi.Version), slog.String("revision", bi.Revision),
+		slog.Bool("modified", bi.Modified), slog.String("go", bi.GoVersion), slog.String("config", configFile))
 	cfg.Allow = allow
 
 	if limit, from := server.ContainerMemoryLimit(); limit > 0 && os.Getenv("GOMEMLIMIT") == "" {
@@ -214,4 +233,13 @@ func (b *byteSize) Set(v string) error {
 	}
 	*b = byteSize(f * mult)
 	return nil
+}
+
+// readableDurations logs durations as Go duration strings ("1.5s") instead of slog's JSON default
+// of integer nanoseconds.
+func readableDurations(_ []string, a slog.Attr) slog.Attr {
+	if a.Value.Kind() == slog.KindDuration {
+		return slog.String(a.Key, a.Value.Duration().String())
+	}
+	return a
 }

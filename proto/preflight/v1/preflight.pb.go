@@ -1554,8 +1554,10 @@ type OperatorAssignment struct {
 	MaxSubtaskPayloadBytes int64 `protobuf:"varint,13,opt,name=max_subtask_payload_bytes,json=maxSubtaskPayloadBytes,proto3" json:"max_subtask_payload_bytes,omitempty"`
 	// Sum of all subtasks' deployment payloads.
 	TotalPayloadBytes int64 `protobuf:"varint,14,opt,name=total_payload_bytes,json=totalPayloadBytes,proto3" json:"total_payload_bytes,omitempty"`
-	unknownFields     protoimpl.UnknownFields
-	sizeCache         protoimpl.SizeCache
+	// What every old subtask held, for before/after charts (only with include_subtasks).
+	OldSubtasks   []*OldSubtaskState `protobuf:"bytes,15,rep,name=old_subtasks,json=oldSubtasks,proto3" json:"old_subtasks,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *OperatorAssignment) Reset() {
@@ -1684,6 +1686,13 @@ func (x *OperatorAssignment) GetTotalPayloadBytes() int64 {
 		return x.TotalPayloadBytes
 	}
 	return 0
+}
+
+func (x *OperatorAssignment) GetOldSubtasks() []*OldSubtaskState {
+	if x != nil {
+		return x.OldSubtasks
+	}
+	return nil
 }
 
 // StateAssignment summarises one operator state name across the new subtasks.
@@ -1903,7 +1912,9 @@ type SubtaskAssignment struct {
 	// Estimated deployment payload of the restore.
 	PayloadBytes int64 `protobuf:"varint,11,opt,name=payload_bytes,json=payloadBytes,proto3" json:"payload_bytes,omitempty"`
 	// Bytes in the old checkpoint at the same index (for before/after charts); -1 if new.
-	BytesBefore   int64 `protobuf:"varint,12,opt,name=bytes_before,json=bytesBefore,proto3" json:"bytes_before,omitempty"`
+	BytesBefore int64 `protobuf:"varint,12,opt,name=bytes_before,json=bytesBefore,proto3" json:"bytes_before,omitempty"`
+	// What this subtask receives per operator state name, parallel to OperatorAssignment.states.
+	States        []*SubtaskStateShare `protobuf:"bytes,13,rep,name=states,proto3" json:"states,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -2022,6 +2033,168 @@ func (x *SubtaskAssignment) GetBytesBefore() int64 {
 	return 0
 }
 
+func (x *SubtaskAssignment) GetStates() []*SubtaskStateShare {
+	if x != nil {
+		return x.States
+	}
+	return nil
+}
+
+// SubtaskStateShare is one operator state name's part of one subtask, old or new.
+type SubtaskStateShare struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The state name.
+	Name string `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
+	// SPLIT_DISTRIBUTE, UNION or BROADCAST.
+	Mode string `protobuf:"bytes,2,opt,name=mode,proto3" json:"mode,omitempty"`
+	// List elements (offsets) of the state.
+	Elements int64 `protobuf:"varint,3,opt,name=elements,proto3" json:"elements,omitempty"`
+	// Bytes of those elements.
+	Bytes         int64 `protobuf:"varint,4,opt,name=bytes,proto3" json:"bytes,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SubtaskStateShare) Reset() {
+	*x = SubtaskStateShare{}
+	mi := &file_preflight_v1_preflight_proto_msgTypes[18]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SubtaskStateShare) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SubtaskStateShare) ProtoMessage() {}
+
+func (x *SubtaskStateShare) ProtoReflect() protoreflect.Message {
+	mi := &file_preflight_v1_preflight_proto_msgTypes[18]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SubtaskStateShare.ProtoReflect.Descriptor instead.
+func (*SubtaskStateShare) Descriptor() ([]byte, []int) {
+	return file_preflight_v1_preflight_proto_rawDescGZIP(), []int{18}
+}
+
+func (x *SubtaskStateShare) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+func (x *SubtaskStateShare) GetMode() string {
+	if x != nil {
+		return x.Mode
+	}
+	return ""
+}
+
+func (x *SubtaskStateShare) GetElements() int64 {
+	if x != nil {
+		return x.Elements
+	}
+	return 0
+}
+
+func (x *SubtaskStateShare) GetBytes() int64 {
+	if x != nil {
+		return x.Bytes
+	}
+	return 0
+}
+
+// OldSubtaskState is what one subtask of the checkpoint held.
+type OldSubtaskState struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Old subtask index (0-based).
+	Index int32 `protobuf:"varint,1,opt,name=index,proto3" json:"index,omitempty"`
+	// Operator-state elements, all names and modes.
+	Elements int64 `protobuf:"varint,2,opt,name=elements,proto3" json:"elements,omitempty"`
+	// Operator, keyed and channel state bytes (the same measure as SubtaskAssignment.bytes_before).
+	Bytes int64 `protobuf:"varint,3,opt,name=bytes,proto3" json:"bytes,omitempty"`
+	// Operator state per name.
+	States []*SubtaskStateShare `protobuf:"bytes,4,rep,name=states,proto3" json:"states,omitempty"`
+	// Keyed state bytes.
+	KeyedBytes    int64 `protobuf:"varint,5,opt,name=keyed_bytes,json=keyedBytes,proto3" json:"keyed_bytes,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *OldSubtaskState) Reset() {
+	*x = OldSubtaskState{}
+	mi := &file_preflight_v1_preflight_proto_msgTypes[19]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *OldSubtaskState) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*OldSubtaskState) ProtoMessage() {}
+
+func (x *OldSubtaskState) ProtoReflect() protoreflect.Message {
+	mi := &file_preflight_v1_preflight_proto_msgTypes[19]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use OldSubtaskState.ProtoReflect.Descriptor instead.
+func (*OldSubtaskState) Descriptor() ([]byte, []int) {
+	return file_preflight_v1_preflight_proto_rawDescGZIP(), []int{19}
+}
+
+func (x *OldSubtaskState) GetIndex() int32 {
+	if x != nil {
+		return x.Index
+	}
+	return 0
+}
+
+func (x *OldSubtaskState) GetElements() int64 {
+	if x != nil {
+		return x.Elements
+	}
+	return 0
+}
+
+func (x *OldSubtaskState) GetBytes() int64 {
+	if x != nil {
+		return x.Bytes
+	}
+	return 0
+}
+
+func (x *OldSubtaskState) GetStates() []*SubtaskStateShare {
+	if x != nil {
+		return x.States
+	}
+	return nil
+}
+
+func (x *OldSubtaskState) GetKeyedBytes() int64 {
+	if x != nil {
+		return x.KeyedBytes
+	}
+	return 0
+}
+
 // InspectCheckpointRequest names the checkpoint to inspect.
 type InspectCheckpointRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -2033,7 +2206,7 @@ type InspectCheckpointRequest struct {
 
 func (x *InspectCheckpointRequest) Reset() {
 	*x = InspectCheckpointRequest{}
-	mi := &file_preflight_v1_preflight_proto_msgTypes[18]
+	mi := &file_preflight_v1_preflight_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2045,7 +2218,7 @@ func (x *InspectCheckpointRequest) String() string {
 func (*InspectCheckpointRequest) ProtoMessage() {}
 
 func (x *InspectCheckpointRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_preflight_v1_preflight_proto_msgTypes[18]
+	mi := &file_preflight_v1_preflight_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2058,7 +2231,7 @@ func (x *InspectCheckpointRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use InspectCheckpointRequest.ProtoReflect.Descriptor instead.
 func (*InspectCheckpointRequest) Descriptor() ([]byte, []int) {
-	return file_preflight_v1_preflight_proto_rawDescGZIP(), []int{18}
+	return file_preflight_v1_preflight_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *InspectCheckpointRequest) GetCheckpoint() *CheckpointSource {
@@ -2081,7 +2254,7 @@ type InspectCheckpointResponse struct {
 
 func (x *InspectCheckpointResponse) Reset() {
 	*x = InspectCheckpointResponse{}
-	mi := &file_preflight_v1_preflight_proto_msgTypes[19]
+	mi := &file_preflight_v1_preflight_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2093,7 +2266,7 @@ func (x *InspectCheckpointResponse) String() string {
 func (*InspectCheckpointResponse) ProtoMessage() {}
 
 func (x *InspectCheckpointResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_preflight_v1_preflight_proto_msgTypes[19]
+	mi := &file_preflight_v1_preflight_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2106,7 +2279,7 @@ func (x *InspectCheckpointResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use InspectCheckpointResponse.ProtoReflect.Descriptor instead.
 func (*InspectCheckpointResponse) Descriptor() ([]byte, []int) {
-	return file_preflight_v1_preflight_proto_rawDescGZIP(), []int{19}
+	return file_preflight_v1_preflight_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *InspectCheckpointResponse) GetCheckpoint() *CheckpointSummary {
@@ -2158,7 +2331,7 @@ type OperatorInfo struct {
 
 func (x *OperatorInfo) Reset() {
 	*x = OperatorInfo{}
-	mi := &file_preflight_v1_preflight_proto_msgTypes[20]
+	mi := &file_preflight_v1_preflight_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2170,7 +2343,7 @@ func (x *OperatorInfo) String() string {
 func (*OperatorInfo) ProtoMessage() {}
 
 func (x *OperatorInfo) ProtoReflect() protoreflect.Message {
-	mi := &file_preflight_v1_preflight_proto_msgTypes[20]
+	mi := &file_preflight_v1_preflight_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2183,7 +2356,7 @@ func (x *OperatorInfo) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use OperatorInfo.ProtoReflect.Descriptor instead.
 func (*OperatorInfo) Descriptor() ([]byte, []int) {
-	return file_preflight_v1_preflight_proto_rawDescGZIP(), []int{20}
+	return file_preflight_v1_preflight_proto_rawDescGZIP(), []int{22}
 }
 
 func (x *OperatorInfo) GetOperatorId() string {
@@ -2298,7 +2471,7 @@ type StateInfo struct {
 
 func (x *StateInfo) Reset() {
 	*x = StateInfo{}
-	mi := &file_preflight_v1_preflight_proto_msgTypes[21]
+	mi := &file_preflight_v1_preflight_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2310,7 +2483,7 @@ func (x *StateInfo) String() string {
 func (*StateInfo) ProtoMessage() {}
 
 func (x *StateInfo) ProtoReflect() protoreflect.Message {
-	mi := &file_preflight_v1_preflight_proto_msgTypes[21]
+	mi := &file_preflight_v1_preflight_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2323,7 +2496,7 @@ func (x *StateInfo) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StateInfo.ProtoReflect.Descriptor instead.
 func (*StateInfo) Descriptor() ([]byte, []int) {
-	return file_preflight_v1_preflight_proto_rawDescGZIP(), []int{21}
+	return file_preflight_v1_preflight_proto_rawDescGZIP(), []int{23}
 }
 
 func (x *StateInfo) GetName() string {
@@ -2385,7 +2558,7 @@ type MetadataFormatError struct {
 
 func (x *MetadataFormatError) Reset() {
 	*x = MetadataFormatError{}
-	mi := &file_preflight_v1_preflight_proto_msgTypes[22]
+	mi := &file_preflight_v1_preflight_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2397,7 +2570,7 @@ func (x *MetadataFormatError) String() string {
 func (*MetadataFormatError) ProtoMessage() {}
 
 func (x *MetadataFormatError) ProtoReflect() protoreflect.Message {
-	mi := &file_preflight_v1_preflight_proto_msgTypes[22]
+	mi := &file_preflight_v1_preflight_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2410,7 +2583,7 @@ func (x *MetadataFormatError) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use MetadataFormatError.ProtoReflect.Descriptor instead.
 func (*MetadataFormatError) Descriptor() ([]byte, []int) {
-	return file_preflight_v1_preflight_proto_rawDescGZIP(), []int{22}
+	return file_preflight_v1_preflight_proto_rawDescGZIP(), []int{24}
 }
 
 func (x *MetadataFormatError) GetOffset() int64 {
@@ -2455,7 +2628,7 @@ type FlinkJob struct {
 
 func (x *FlinkJob) Reset() {
 	*x = FlinkJob{}
-	mi := &file_preflight_v1_preflight_proto_msgTypes[23]
+	mi := &file_preflight_v1_preflight_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2467,7 +2640,7 @@ func (x *FlinkJob) String() string {
 func (*FlinkJob) ProtoMessage() {}
 
 func (x *FlinkJob) ProtoReflect() protoreflect.Message {
-	mi := &file_preflight_v1_preflight_proto_msgTypes[23]
+	mi := &file_preflight_v1_preflight_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2480,7 +2653,7 @@ func (x *FlinkJob) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use FlinkJob.ProtoReflect.Descriptor instead.
 func (*FlinkJob) Descriptor() ([]byte, []int) {
-	return file_preflight_v1_preflight_proto_rawDescGZIP(), []int{23}
+	return file_preflight_v1_preflight_proto_rawDescGZIP(), []int{25}
 }
 
 func (x *FlinkJob) GetRestUrl() string {
@@ -2520,7 +2693,7 @@ type CheckpointChoice struct {
 
 func (x *CheckpointChoice) Reset() {
 	*x = CheckpointChoice{}
-	mi := &file_preflight_v1_preflight_proto_msgTypes[24]
+	mi := &file_preflight_v1_preflight_proto_msgTypes[26]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2532,7 +2705,7 @@ func (x *CheckpointChoice) String() string {
 func (*CheckpointChoice) ProtoMessage() {}
 
 func (x *CheckpointChoice) ProtoReflect() protoreflect.Message {
-	mi := &file_preflight_v1_preflight_proto_msgTypes[24]
+	mi := &file_preflight_v1_preflight_proto_msgTypes[26]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2545,7 +2718,7 @@ func (x *CheckpointChoice) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CheckpointChoice.ProtoReflect.Descriptor instead.
 func (*CheckpointChoice) Descriptor() ([]byte, []int) {
-	return file_preflight_v1_preflight_proto_rawDescGZIP(), []int{24}
+	return file_preflight_v1_preflight_proto_rawDescGZIP(), []int{26}
 }
 
 func (x *CheckpointChoice) GetUri() string {
@@ -2618,7 +2791,7 @@ type JobVertex struct {
 
 func (x *JobVertex) Reset() {
 	*x = JobVertex{}
-	mi := &file_preflight_v1_preflight_proto_msgTypes[25]
+	mi := &file_preflight_v1_preflight_proto_msgTypes[27]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2630,7 +2803,7 @@ func (x *JobVertex) String() string {
 func (*JobVertex) ProtoMessage() {}
 
 func (x *JobVertex) ProtoReflect() protoreflect.Message {
-	mi := &file_preflight_v1_preflight_proto_msgTypes[25]
+	mi := &file_preflight_v1_preflight_proto_msgTypes[27]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2643,7 +2816,7 @@ func (x *JobVertex) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use JobVertex.ProtoReflect.Descriptor instead.
 func (*JobVertex) Descriptor() ([]byte, []int) {
-	return file_preflight_v1_preflight_proto_rawDescGZIP(), []int{25}
+	return file_preflight_v1_preflight_proto_rawDescGZIP(), []int{27}
 }
 
 func (x *JobVertex) GetId() string {
@@ -2712,7 +2885,7 @@ type DecideRequest struct {
 
 func (x *DecideRequest) Reset() {
 	*x = DecideRequest{}
-	mi := &file_preflight_v1_preflight_proto_msgTypes[26]
+	mi := &file_preflight_v1_preflight_proto_msgTypes[28]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2724,7 +2897,7 @@ func (x *DecideRequest) String() string {
 func (*DecideRequest) ProtoMessage() {}
 
 func (x *DecideRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_preflight_v1_preflight_proto_msgTypes[26]
+	mi := &file_preflight_v1_preflight_proto_msgTypes[28]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2737,7 +2910,7 @@ func (x *DecideRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DecideRequest.ProtoReflect.Descriptor instead.
 func (*DecideRequest) Descriptor() ([]byte, []int) {
-	return file_preflight_v1_preflight_proto_rawDescGZIP(), []int{26}
+	return file_preflight_v1_preflight_proto_rawDescGZIP(), []int{28}
 }
 
 func (x *DecideRequest) GetCheckpoint() *CheckpointSource {
@@ -2811,7 +2984,7 @@ type VertexDecision struct {
 
 func (x *VertexDecision) Reset() {
 	*x = VertexDecision{}
-	mi := &file_preflight_v1_preflight_proto_msgTypes[27]
+	mi := &file_preflight_v1_preflight_proto_msgTypes[29]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2823,7 +2996,7 @@ func (x *VertexDecision) String() string {
 func (*VertexDecision) ProtoMessage() {}
 
 func (x *VertexDecision) ProtoReflect() protoreflect.Message {
-	mi := &file_preflight_v1_preflight_proto_msgTypes[27]
+	mi := &file_preflight_v1_preflight_proto_msgTypes[29]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2836,7 +3009,7 @@ func (x *VertexDecision) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use VertexDecision.ProtoReflect.Descriptor instead.
 func (*VertexDecision) Descriptor() ([]byte, []int) {
-	return file_preflight_v1_preflight_proto_rawDescGZIP(), []int{27}
+	return file_preflight_v1_preflight_proto_rawDescGZIP(), []int{29}
 }
 
 func (x *VertexDecision) GetVertexId() string {
@@ -2936,7 +3109,7 @@ type DecideResponse struct {
 
 func (x *DecideResponse) Reset() {
 	*x = DecideResponse{}
-	mi := &file_preflight_v1_preflight_proto_msgTypes[28]
+	mi := &file_preflight_v1_preflight_proto_msgTypes[30]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2948,7 +3121,7 @@ func (x *DecideResponse) String() string {
 func (*DecideResponse) ProtoMessage() {}
 
 func (x *DecideResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_preflight_v1_preflight_proto_msgTypes[28]
+	mi := &file_preflight_v1_preflight_proto_msgTypes[30]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2961,7 +3134,7 @@ func (x *DecideResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DecideResponse.ProtoReflect.Descriptor instead.
 func (*DecideResponse) Descriptor() ([]byte, []int) {
-	return file_preflight_v1_preflight_proto_rawDescGZIP(), []int{28}
+	return file_preflight_v1_preflight_proto_rawDescGZIP(), []int{30}
 }
 
 func (x *DecideResponse) GetAction() DecisionAction {
@@ -3053,7 +3226,7 @@ type ClasspathCheckRequest struct {
 
 func (x *ClasspathCheckRequest) Reset() {
 	*x = ClasspathCheckRequest{}
-	mi := &file_preflight_v1_preflight_proto_msgTypes[29]
+	mi := &file_preflight_v1_preflight_proto_msgTypes[31]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3065,7 +3238,7 @@ func (x *ClasspathCheckRequest) String() string {
 func (*ClasspathCheckRequest) ProtoMessage() {}
 
 func (x *ClasspathCheckRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_preflight_v1_preflight_proto_msgTypes[29]
+	mi := &file_preflight_v1_preflight_proto_msgTypes[31]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3078,7 +3251,7 @@ func (x *ClasspathCheckRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ClasspathCheckRequest.ProtoReflect.Descriptor instead.
 func (*ClasspathCheckRequest) Descriptor() ([]byte, []int) {
-	return file_preflight_v1_preflight_proto_rawDescGZIP(), []int{29}
+	return file_preflight_v1_preflight_proto_rawDescGZIP(), []int{31}
 }
 
 func (x *ClasspathCheckRequest) GetJobJarUri() string {
@@ -3148,7 +3321,7 @@ type ClasspathCheckResponse struct {
 
 func (x *ClasspathCheckResponse) Reset() {
 	*x = ClasspathCheckResponse{}
-	mi := &file_preflight_v1_preflight_proto_msgTypes[30]
+	mi := &file_preflight_v1_preflight_proto_msgTypes[32]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3160,7 +3333,7 @@ func (x *ClasspathCheckResponse) String() string {
 func (*ClasspathCheckResponse) ProtoMessage() {}
 
 func (x *ClasspathCheckResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_preflight_v1_preflight_proto_msgTypes[30]
+	mi := &file_preflight_v1_preflight_proto_msgTypes[32]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3173,7 +3346,7 @@ func (x *ClasspathCheckResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ClasspathCheckResponse.ProtoReflect.Descriptor instead.
 func (*ClasspathCheckResponse) Descriptor() ([]byte, []int) {
-	return file_preflight_v1_preflight_proto_rawDescGZIP(), []int{30}
+	return file_preflight_v1_preflight_proto_rawDescGZIP(), []int{32}
 }
 
 func (x *ClasspathCheckResponse) GetReport() *ClasspathReport {
@@ -3202,7 +3375,7 @@ type ClasspathReport struct {
 
 func (x *ClasspathReport) Reset() {
 	*x = ClasspathReport{}
-	mi := &file_preflight_v1_preflight_proto_msgTypes[31]
+	mi := &file_preflight_v1_preflight_proto_msgTypes[33]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3214,7 +3387,7 @@ func (x *ClasspathReport) String() string {
 func (*ClasspathReport) ProtoMessage() {}
 
 func (x *ClasspathReport) ProtoReflect() protoreflect.Message {
-	mi := &file_preflight_v1_preflight_proto_msgTypes[31]
+	mi := &file_preflight_v1_preflight_proto_msgTypes[33]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3227,7 +3400,7 @@ func (x *ClasspathReport) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ClasspathReport.ProtoReflect.Descriptor instead.
 func (*ClasspathReport) Descriptor() ([]byte, []int) {
-	return file_preflight_v1_preflight_proto_rawDescGZIP(), []int{31}
+	return file_preflight_v1_preflight_proto_rawDescGZIP(), []int{33}
 }
 
 func (x *ClasspathReport) GetVerdict() Verdict {
@@ -3284,7 +3457,7 @@ type ClasspathFindingDetail struct {
 
 func (x *ClasspathFindingDetail) Reset() {
 	*x = ClasspathFindingDetail{}
-	mi := &file_preflight_v1_preflight_proto_msgTypes[32]
+	mi := &file_preflight_v1_preflight_proto_msgTypes[34]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3296,7 +3469,7 @@ func (x *ClasspathFindingDetail) String() string {
 func (*ClasspathFindingDetail) ProtoMessage() {}
 
 func (x *ClasspathFindingDetail) ProtoReflect() protoreflect.Message {
-	mi := &file_preflight_v1_preflight_proto_msgTypes[32]
+	mi := &file_preflight_v1_preflight_proto_msgTypes[34]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3309,7 +3482,7 @@ func (x *ClasspathFindingDetail) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ClasspathFindingDetail.ProtoReflect.Descriptor instead.
 func (*ClasspathFindingDetail) Descriptor() ([]byte, []int) {
-	return file_preflight_v1_preflight_proto_rawDescGZIP(), []int{32}
+	return file_preflight_v1_preflight_proto_rawDescGZIP(), []int{34}
 }
 
 func (x *ClasspathFindingDetail) GetPackages() []string {
@@ -3374,7 +3547,7 @@ type JarSummary struct {
 
 func (x *JarSummary) Reset() {
 	*x = JarSummary{}
-	mi := &file_preflight_v1_preflight_proto_msgTypes[33]
+	mi := &file_preflight_v1_preflight_proto_msgTypes[35]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3386,7 +3559,7 @@ func (x *JarSummary) String() string {
 func (*JarSummary) ProtoMessage() {}
 
 func (x *JarSummary) ProtoReflect() protoreflect.Message {
-	mi := &file_preflight_v1_preflight_proto_msgTypes[33]
+	mi := &file_preflight_v1_preflight_proto_msgTypes[35]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3399,7 +3572,7 @@ func (x *JarSummary) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use JarSummary.ProtoReflect.Descriptor instead.
 func (*JarSummary) Descriptor() ([]byte, []int) {
-	return file_preflight_v1_preflight_proto_rawDescGZIP(), []int{33}
+	return file_preflight_v1_preflight_proto_rawDescGZIP(), []int{35}
 }
 
 func (x *JarSummary) GetPath() string {
@@ -3494,7 +3667,7 @@ type ClassloadingSummary struct {
 
 func (x *ClassloadingSummary) Reset() {
 	*x = ClassloadingSummary{}
-	mi := &file_preflight_v1_preflight_proto_msgTypes[34]
+	mi := &file_preflight_v1_preflight_proto_msgTypes[36]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3506,7 +3679,7 @@ func (x *ClassloadingSummary) String() string {
 func (*ClassloadingSummary) ProtoMessage() {}
 
 func (x *ClassloadingSummary) ProtoReflect() protoreflect.Message {
-	mi := &file_preflight_v1_preflight_proto_msgTypes[34]
+	mi := &file_preflight_v1_preflight_proto_msgTypes[36]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3519,7 +3692,7 @@ func (x *ClassloadingSummary) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ClassloadingSummary.ProtoReflect.Descriptor instead.
 func (*ClassloadingSummary) Descriptor() ([]byte, []int) {
-	return file_preflight_v1_preflight_proto_rawDescGZIP(), []int{34}
+	return file_preflight_v1_preflight_proto_rawDescGZIP(), []int{36}
 }
 
 func (x *ClassloadingSummary) GetFlinkVersion() string {
@@ -3605,7 +3778,7 @@ type PluginSummary struct {
 
 func (x *PluginSummary) Reset() {
 	*x = PluginSummary{}
-	mi := &file_preflight_v1_preflight_proto_msgTypes[35]
+	mi := &file_preflight_v1_preflight_proto_msgTypes[37]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3617,7 +3790,7 @@ func (x *PluginSummary) String() string {
 func (*PluginSummary) ProtoMessage() {}
 
 func (x *PluginSummary) ProtoReflect() protoreflect.Message {
-	mi := &file_preflight_v1_preflight_proto_msgTypes[35]
+	mi := &file_preflight_v1_preflight_proto_msgTypes[37]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3630,7 +3803,7 @@ func (x *PluginSummary) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PluginSummary.ProtoReflect.Descriptor instead.
 func (*PluginSummary) Descriptor() ([]byte, []int) {
-	return file_preflight_v1_preflight_proto_rawDescGZIP(), []int{35}
+	return file_preflight_v1_preflight_proto_rawDescGZIP(), []int{37}
 }
 
 func (x *PluginSummary) GetName() string {
@@ -3664,7 +3837,7 @@ type DiffCheckpointsRequest struct {
 
 func (x *DiffCheckpointsRequest) Reset() {
 	*x = DiffCheckpointsRequest{}
-	mi := &file_preflight_v1_preflight_proto_msgTypes[36]
+	mi := &file_preflight_v1_preflight_proto_msgTypes[38]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3676,7 +3849,7 @@ func (x *DiffCheckpointsRequest) String() string {
 func (*DiffCheckpointsRequest) ProtoMessage() {}
 
 func (x *DiffCheckpointsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_preflight_v1_preflight_proto_msgTypes[36]
+	mi := &file_preflight_v1_preflight_proto_msgTypes[38]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3689,7 +3862,7 @@ func (x *DiffCheckpointsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DiffCheckpointsRequest.ProtoReflect.Descriptor instead.
 func (*DiffCheckpointsRequest) Descriptor() ([]byte, []int) {
-	return file_preflight_v1_preflight_proto_rawDescGZIP(), []int{36}
+	return file_preflight_v1_preflight_proto_rawDescGZIP(), []int{38}
 }
 
 func (x *DiffCheckpointsRequest) GetOldCheckpoint() *CheckpointSource {
@@ -3739,7 +3912,7 @@ type DiffCheckpointsResponse struct {
 
 func (x *DiffCheckpointsResponse) Reset() {
 	*x = DiffCheckpointsResponse{}
-	mi := &file_preflight_v1_preflight_proto_msgTypes[37]
+	mi := &file_preflight_v1_preflight_proto_msgTypes[39]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3751,7 +3924,7 @@ func (x *DiffCheckpointsResponse) String() string {
 func (*DiffCheckpointsResponse) ProtoMessage() {}
 
 func (x *DiffCheckpointsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_preflight_v1_preflight_proto_msgTypes[37]
+	mi := &file_preflight_v1_preflight_proto_msgTypes[39]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3764,7 +3937,7 @@ func (x *DiffCheckpointsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DiffCheckpointsResponse.ProtoReflect.Descriptor instead.
 func (*DiffCheckpointsResponse) Descriptor() ([]byte, []int) {
-	return file_preflight_v1_preflight_proto_rawDescGZIP(), []int{37}
+	return file_preflight_v1_preflight_proto_rawDescGZIP(), []int{39}
 }
 
 func (x *DiffCheckpointsResponse) GetOldCheckpoint() *LifecycleCheckpoint {
@@ -3819,7 +3992,7 @@ type LifecycleCheckpoint struct {
 
 func (x *LifecycleCheckpoint) Reset() {
 	*x = LifecycleCheckpoint{}
-	mi := &file_preflight_v1_preflight_proto_msgTypes[38]
+	mi := &file_preflight_v1_preflight_proto_msgTypes[40]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3831,7 +4004,7 @@ func (x *LifecycleCheckpoint) String() string {
 func (*LifecycleCheckpoint) ProtoMessage() {}
 
 func (x *LifecycleCheckpoint) ProtoReflect() protoreflect.Message {
-	mi := &file_preflight_v1_preflight_proto_msgTypes[38]
+	mi := &file_preflight_v1_preflight_proto_msgTypes[40]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3844,7 +4017,7 @@ func (x *LifecycleCheckpoint) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LifecycleCheckpoint.ProtoReflect.Descriptor instead.
 func (*LifecycleCheckpoint) Descriptor() ([]byte, []int) {
-	return file_preflight_v1_preflight_proto_rawDescGZIP(), []int{38}
+	return file_preflight_v1_preflight_proto_rawDescGZIP(), []int{40}
 }
 
 func (x *LifecycleCheckpoint) GetSource() string {
@@ -3906,7 +4079,7 @@ type LifecycleOperatorDiff struct {
 
 func (x *LifecycleOperatorDiff) Reset() {
 	*x = LifecycleOperatorDiff{}
-	mi := &file_preflight_v1_preflight_proto_msgTypes[39]
+	mi := &file_preflight_v1_preflight_proto_msgTypes[41]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3918,7 +4091,7 @@ func (x *LifecycleOperatorDiff) String() string {
 func (*LifecycleOperatorDiff) ProtoMessage() {}
 
 func (x *LifecycleOperatorDiff) ProtoReflect() protoreflect.Message {
-	mi := &file_preflight_v1_preflight_proto_msgTypes[39]
+	mi := &file_preflight_v1_preflight_proto_msgTypes[41]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3931,7 +4104,7 @@ func (x *LifecycleOperatorDiff) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LifecycleOperatorDiff.ProtoReflect.Descriptor instead.
 func (*LifecycleOperatorDiff) Descriptor() ([]byte, []int) {
-	return file_preflight_v1_preflight_proto_rawDescGZIP(), []int{39}
+	return file_preflight_v1_preflight_proto_rawDescGZIP(), []int{41}
 }
 
 func (x *LifecycleOperatorDiff) GetId() string {
@@ -4042,7 +4215,7 @@ type LifecycleStateDiff struct {
 
 func (x *LifecycleStateDiff) Reset() {
 	*x = LifecycleStateDiff{}
-	mi := &file_preflight_v1_preflight_proto_msgTypes[40]
+	mi := &file_preflight_v1_preflight_proto_msgTypes[42]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4054,7 +4227,7 @@ func (x *LifecycleStateDiff) String() string {
 func (*LifecycleStateDiff) ProtoMessage() {}
 
 func (x *LifecycleStateDiff) ProtoReflect() protoreflect.Message {
-	mi := &file_preflight_v1_preflight_proto_msgTypes[40]
+	mi := &file_preflight_v1_preflight_proto_msgTypes[42]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4067,7 +4240,7 @@ func (x *LifecycleStateDiff) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LifecycleStateDiff.ProtoReflect.Descriptor instead.
 func (*LifecycleStateDiff) Descriptor() ([]byte, []int) {
-	return file_preflight_v1_preflight_proto_rawDescGZIP(), []int{40}
+	return file_preflight_v1_preflight_proto_rawDescGZIP(), []int{42}
 }
 
 func (x *LifecycleStateDiff) GetName() string {
@@ -4168,7 +4341,7 @@ type LifecycleFinding struct {
 
 func (x *LifecycleFinding) Reset() {
 	*x = LifecycleFinding{}
-	mi := &file_preflight_v1_preflight_proto_msgTypes[41]
+	mi := &file_preflight_v1_preflight_proto_msgTypes[43]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4180,7 +4353,7 @@ func (x *LifecycleFinding) String() string {
 func (*LifecycleFinding) ProtoMessage() {}
 
 func (x *LifecycleFinding) ProtoReflect() protoreflect.Message {
-	mi := &file_preflight_v1_preflight_proto_msgTypes[41]
+	mi := &file_preflight_v1_preflight_proto_msgTypes[43]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4193,7 +4366,7 @@ func (x *LifecycleFinding) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LifecycleFinding.ProtoReflect.Descriptor instead.
 func (*LifecycleFinding) Descriptor() ([]byte, []int) {
-	return file_preflight_v1_preflight_proto_rawDescGZIP(), []int{41}
+	return file_preflight_v1_preflight_proto_rawDescGZIP(), []int{43}
 }
 
 func (x *LifecycleFinding) GetId() string {
@@ -4355,7 +4528,7 @@ const file_preflight_v1_preflight_proto_rawDesc = "" +
 	"\rsnapshot_name\x18\b \x01(\tR\fsnapshotName\x12,\n" +
 	"\x12inline_state_bytes\x18\t \x01(\x03R\x10inlineStateBytes\x12\x16\n" +
 	"\x06source\x18\n" +
-	" \x01(\tR\x06source\"\xe6\x04\n" +
+	" \x01(\tR\x06source\"\xa8\x05\n" +
 	"\x12OperatorAssignment\x12\x1f\n" +
 	"\voperator_id\x18\x01 \x01(\tR\n" +
 	"operatorId\x12\x12\n" +
@@ -4372,7 +4545,8 @@ const file_preflight_v1_preflight_proto_rawDesc = "" +
 	"\x05keyed\x18\v \x01(\v2\x1d.preflight.v1.KeyedAssignmentR\x05keyed\x12;\n" +
 	"\bsubtasks\x18\f \x03(\v2\x1f.preflight.v1.SubtaskAssignmentR\bsubtasks\x129\n" +
 	"\x19max_subtask_payload_bytes\x18\r \x01(\x03R\x16maxSubtaskPayloadBytes\x12.\n" +
-	"\x13total_payload_bytes\x18\x0e \x01(\x03R\x11totalPayloadBytes\"\x96\x02\n" +
+	"\x13total_payload_bytes\x18\x0e \x01(\x03R\x11totalPayloadBytes\x12@\n" +
+	"\fold_subtasks\x18\x0f \x03(\v2\x1d.preflight.v1.OldSubtaskStateR\voldSubtasks\"\x96\x02\n" +
 	"\x0fStateAssignment\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x12\n" +
 	"\x04mode\x18\x02 \x01(\tR\x04mode\x12\x10\n" +
@@ -4387,7 +4561,7 @@ const file_preflight_v1_preflight_proto_rawDesc = "" +
 	"\x05bytes\x18\x02 \x01(\x03R\x05bytes\x12$\n" +
 	"\x0emax_read_bytes\x18\x03 \x01(\x03R\fmaxReadBytes\x12(\n" +
 	"\x10mean_owned_bytes\x18\x04 \x01(\x01R\x0emeanOwnedBytes\x12\x12\n" +
-	"\x04skew\x18\x05 \x01(\x01R\x04skew\"\xb9\x03\n" +
+	"\x04skew\x18\x05 \x01(\x01R\x04skew\"\xf2\x03\n" +
 	"\x11SubtaskAssignment\x12\x14\n" +
 	"\x05index\x18\x01 \x01(\x05R\x05index\x12\x1a\n" +
 	"\belements\x18\x02 \x01(\x03R\belements\x12\x1f\n" +
@@ -4402,7 +4576,20 @@ const file_preflight_v1_preflight_proto_rawDesc = "" +
 	"\x11from_old_subtasks\x18\n" +
 	" \x03(\x05R\x0ffromOldSubtasks\x12#\n" +
 	"\rpayload_bytes\x18\v \x01(\x03R\fpayloadBytes\x12!\n" +
-	"\fbytes_before\x18\f \x01(\x03R\vbytesBefore\"Z\n" +
+	"\fbytes_before\x18\f \x01(\x03R\vbytesBefore\x127\n" +
+	"\x06states\x18\r \x03(\v2\x1f.preflight.v1.SubtaskStateShareR\x06states\"m\n" +
+	"\x11SubtaskStateShare\x12\x12\n" +
+	"\x04name\x18\x01 \x01(\tR\x04name\x12\x12\n" +
+	"\x04mode\x18\x02 \x01(\tR\x04mode\x12\x1a\n" +
+	"\belements\x18\x03 \x01(\x03R\belements\x12\x14\n" +
+	"\x05bytes\x18\x04 \x01(\x03R\x05bytes\"\xb3\x01\n" +
+	"\x0fOldSubtaskState\x12\x14\n" +
+	"\x05index\x18\x01 \x01(\x05R\x05index\x12\x1a\n" +
+	"\belements\x18\x02 \x01(\x03R\belements\x12\x14\n" +
+	"\x05bytes\x18\x03 \x01(\x03R\x05bytes\x127\n" +
+	"\x06states\x18\x04 \x03(\v2\x1f.preflight.v1.SubtaskStateShareR\x06states\x12\x1f\n" +
+	"\vkeyed_bytes\x18\x05 \x01(\x03R\n" +
+	"keyedBytes\"Z\n" +
 	"\x18InspectCheckpointRequest\x12>\n" +
 	"\n" +
 	"checkpoint\x18\x01 \x01(\v2\x1e.preflight.v1.CheckpointSourceR\n" +
@@ -4652,7 +4839,7 @@ func file_preflight_v1_preflight_proto_rawDescGZIP() []byte {
 }
 
 var file_preflight_v1_preflight_proto_enumTypes = make([]protoimpl.EnumInfo, 5)
-var file_preflight_v1_preflight_proto_msgTypes = make([]protoimpl.MessageInfo, 48)
+var file_preflight_v1_preflight_proto_msgTypes = make([]protoimpl.MessageInfo, 50)
 var file_preflight_v1_preflight_proto_goTypes = []any{
 	(SubtaskMapper)(0),                 // 0: preflight.v1.SubtaskMapper
 	(Severity)(0),                      // 1: preflight.v1.Severity
@@ -4677,48 +4864,50 @@ var file_preflight_v1_preflight_proto_goTypes = []any{
 	(*StateAssignment)(nil),            // 20: preflight.v1.StateAssignment
 	(*KeyedAssignment)(nil),            // 21: preflight.v1.KeyedAssignment
 	(*SubtaskAssignment)(nil),          // 22: preflight.v1.SubtaskAssignment
-	(*InspectCheckpointRequest)(nil),   // 23: preflight.v1.InspectCheckpointRequest
-	(*InspectCheckpointResponse)(nil),  // 24: preflight.v1.InspectCheckpointResponse
-	(*OperatorInfo)(nil),               // 25: preflight.v1.OperatorInfo
-	(*StateInfo)(nil),                  // 26: preflight.v1.StateInfo
-	(*MetadataFormatError)(nil),        // 27: preflight.v1.MetadataFormatError
-	(*FlinkJob)(nil),                   // 28: preflight.v1.FlinkJob
-	(*CheckpointChoice)(nil),           // 29: preflight.v1.CheckpointChoice
-	(*JobVertex)(nil),                  // 30: preflight.v1.JobVertex
-	(*DecideRequest)(nil),              // 31: preflight.v1.DecideRequest
-	(*VertexDecision)(nil),             // 32: preflight.v1.VertexDecision
-	(*DecideResponse)(nil),             // 33: preflight.v1.DecideResponse
-	(*ClasspathCheckRequest)(nil),      // 34: preflight.v1.ClasspathCheckRequest
-	(*ClasspathCheckResponse)(nil),     // 35: preflight.v1.ClasspathCheckResponse
-	(*ClasspathReport)(nil),            // 36: preflight.v1.ClasspathReport
-	(*ClasspathFindingDetail)(nil),     // 37: preflight.v1.ClasspathFindingDetail
-	(*JarSummary)(nil),                 // 38: preflight.v1.JarSummary
-	(*ClassloadingSummary)(nil),        // 39: preflight.v1.ClassloadingSummary
-	(*PluginSummary)(nil),              // 40: preflight.v1.PluginSummary
-	(*DiffCheckpointsRequest)(nil),     // 41: preflight.v1.DiffCheckpointsRequest
-	(*DiffCheckpointsResponse)(nil),    // 42: preflight.v1.DiffCheckpointsResponse
-	(*LifecycleCheckpoint)(nil),        // 43: preflight.v1.LifecycleCheckpoint
-	(*LifecycleOperatorDiff)(nil),      // 44: preflight.v1.LifecycleOperatorDiff
-	(*LifecycleStateDiff)(nil),         // 45: preflight.v1.LifecycleStateDiff
-	(*LifecycleFinding)(nil),           // 46: preflight.v1.LifecycleFinding
-	nil,                                // 47: preflight.v1.RescalePlan.ParallelismEntry
-	nil,                                // 48: preflight.v1.RescalePlan.MaxParallelismEntry
-	nil,                                // 49: preflight.v1.RescalePlan.InputChannelMappersEntry
-	nil,                                // 50: preflight.v1.RescalePlan.OutputChannelMappersEntry
-	nil,                                // 51: preflight.v1.DecideRequest.ProposedParallelismEntry
-	nil,                                // 52: preflight.v1.DecideResponse.ParallelismEntry
+	(*SubtaskStateShare)(nil),          // 23: preflight.v1.SubtaskStateShare
+	(*OldSubtaskState)(nil),            // 24: preflight.v1.OldSubtaskState
+	(*InspectCheckpointRequest)(nil),   // 25: preflight.v1.InspectCheckpointRequest
+	(*InspectCheckpointResponse)(nil),  // 26: preflight.v1.InspectCheckpointResponse
+	(*OperatorInfo)(nil),               // 27: preflight.v1.OperatorInfo
+	(*StateInfo)(nil),                  // 28: preflight.v1.StateInfo
+	(*MetadataFormatError)(nil),        // 29: preflight.v1.MetadataFormatError
+	(*FlinkJob)(nil),                   // 30: preflight.v1.FlinkJob
+	(*CheckpointChoice)(nil),           // 31: preflight.v1.CheckpointChoice
+	(*JobVertex)(nil),                  // 32: preflight.v1.JobVertex
+	(*DecideRequest)(nil),              // 33: preflight.v1.DecideRequest
+	(*VertexDecision)(nil),             // 34: preflight.v1.VertexDecision
+	(*DecideResponse)(nil),             // 35: preflight.v1.DecideResponse
+	(*ClasspathCheckRequest)(nil),      // 36: preflight.v1.ClasspathCheckRequest
+	(*ClasspathCheckResponse)(nil),     // 37: preflight.v1.ClasspathCheckResponse
+	(*ClasspathReport)(nil),            // 38: preflight.v1.ClasspathReport
+	(*ClasspathFindingDetail)(nil),     // 39: preflight.v1.ClasspathFindingDetail
+	(*JarSummary)(nil),                 // 40: preflight.v1.JarSummary
+	(*ClassloadingSummary)(nil),        // 41: preflight.v1.ClassloadingSummary
+	(*PluginSummary)(nil),              // 42: preflight.v1.PluginSummary
+	(*DiffCheckpointsRequest)(nil),     // 43: preflight.v1.DiffCheckpointsRequest
+	(*DiffCheckpointsResponse)(nil),    // 44: preflight.v1.DiffCheckpointsResponse
+	(*LifecycleCheckpoint)(nil),        // 45: preflight.v1.LifecycleCheckpoint
+	(*LifecycleOperatorDiff)(nil),      // 46: preflight.v1.LifecycleOperatorDiff
+	(*LifecycleStateDiff)(nil),         // 47: preflight.v1.LifecycleStateDiff
+	(*LifecycleFinding)(nil),           // 48: preflight.v1.LifecycleFinding
+	nil,                                // 49: preflight.v1.RescalePlan.ParallelismEntry
+	nil,                                // 50: preflight.v1.RescalePlan.MaxParallelismEntry
+	nil,                                // 51: preflight.v1.RescalePlan.InputChannelMappersEntry
+	nil,                                // 52: preflight.v1.RescalePlan.OutputChannelMappersEntry
+	nil,                                // 53: preflight.v1.DecideRequest.ProposedParallelismEntry
+	nil,                                // 54: preflight.v1.DecideResponse.ParallelismEntry
 }
 var file_preflight_v1_preflight_proto_depIdxs = []int32{
-	47, // 0: preflight.v1.RescalePlan.parallelism:type_name -> preflight.v1.RescalePlan.ParallelismEntry
+	49, // 0: preflight.v1.RescalePlan.parallelism:type_name -> preflight.v1.RescalePlan.ParallelismEntry
 	7,  // 1: preflight.v1.RescalePlan.vertices:type_name -> preflight.v1.Vertex
-	48, // 2: preflight.v1.RescalePlan.max_parallelism:type_name -> preflight.v1.RescalePlan.MaxParallelismEntry
-	49, // 3: preflight.v1.RescalePlan.input_channel_mappers:type_name -> preflight.v1.RescalePlan.InputChannelMappersEntry
-	50, // 4: preflight.v1.RescalePlan.output_channel_mappers:type_name -> preflight.v1.RescalePlan.OutputChannelMappersEntry
+	50, // 2: preflight.v1.RescalePlan.max_parallelism:type_name -> preflight.v1.RescalePlan.MaxParallelismEntry
+	51, // 3: preflight.v1.RescalePlan.input_channel_mappers:type_name -> preflight.v1.RescalePlan.InputChannelMappersEntry
+	52, // 4: preflight.v1.RescalePlan.output_channel_mappers:type_name -> preflight.v1.RescalePlan.OutputChannelMappersEntry
 	1,  // 5: preflight.v1.CheckOptions.fail_level:type_name -> preflight.v1.Severity
 	5,  // 6: preflight.v1.CheckRescaleRequest.checkpoint:type_name -> preflight.v1.CheckpointSource
 	6,  // 7: preflight.v1.CheckRescaleRequest.plan:type_name -> preflight.v1.RescalePlan
 	9,  // 8: preflight.v1.CheckRescaleRequest.options:type_name -> preflight.v1.CheckOptions
-	28, // 9: preflight.v1.CheckRescaleRequest.job:type_name -> preflight.v1.FlinkJob
+	30, // 9: preflight.v1.CheckRescaleRequest.job:type_name -> preflight.v1.FlinkJob
 	12, // 10: preflight.v1.CheckRescaleUploadRequest.header:type_name -> preflight.v1.UploadHeader
 	6,  // 11: preflight.v1.UploadHeader.plan:type_name -> preflight.v1.RescalePlan
 	9,  // 12: preflight.v1.UploadHeader.options:type_name -> preflight.v1.CheckOptions
@@ -4729,64 +4918,67 @@ var file_preflight_v1_preflight_proto_depIdxs = []int32{
 	19, // 17: preflight.v1.RescaleReport.operators:type_name -> preflight.v1.OperatorAssignment
 	17, // 18: preflight.v1.RescaleReport.safe_parallelism:type_name -> preflight.v1.SafeParallelism
 	18, // 19: preflight.v1.RescaleReport.checkpoint:type_name -> preflight.v1.CheckpointSummary
-	29, // 20: preflight.v1.RescaleReport.checkpoint_choice:type_name -> preflight.v1.CheckpointChoice
-	30, // 21: preflight.v1.RescaleReport.job_vertices:type_name -> preflight.v1.JobVertex
+	31, // 20: preflight.v1.RescaleReport.checkpoint_choice:type_name -> preflight.v1.CheckpointChoice
+	32, // 21: preflight.v1.RescaleReport.job_vertices:type_name -> preflight.v1.JobVertex
 	1,  // 22: preflight.v1.Finding.severity:type_name -> preflight.v1.Severity
 	20, // 23: preflight.v1.OperatorAssignment.states:type_name -> preflight.v1.StateAssignment
 	21, // 24: preflight.v1.OperatorAssignment.keyed:type_name -> preflight.v1.KeyedAssignment
 	22, // 25: preflight.v1.OperatorAssignment.subtasks:type_name -> preflight.v1.SubtaskAssignment
-	5,  // 26: preflight.v1.InspectCheckpointRequest.checkpoint:type_name -> preflight.v1.CheckpointSource
-	18, // 27: preflight.v1.InspectCheckpointResponse.checkpoint:type_name -> preflight.v1.CheckpointSummary
-	25, // 28: preflight.v1.InspectCheckpointResponse.operators:type_name -> preflight.v1.OperatorInfo
-	26, // 29: preflight.v1.OperatorInfo.states:type_name -> preflight.v1.StateInfo
-	5,  // 30: preflight.v1.DecideRequest.checkpoint:type_name -> preflight.v1.CheckpointSource
-	28, // 31: preflight.v1.DecideRequest.job:type_name -> preflight.v1.FlinkJob
-	51, // 32: preflight.v1.DecideRequest.proposed_parallelism:type_name -> preflight.v1.DecideRequest.ProposedParallelismEntry
-	9,  // 33: preflight.v1.DecideRequest.options:type_name -> preflight.v1.CheckOptions
-	3,  // 34: preflight.v1.DecideRequest.on_failure:type_name -> preflight.v1.FailurePolicy
-	4,  // 35: preflight.v1.VertexDecision.action:type_name -> preflight.v1.DecisionAction
-	4,  // 36: preflight.v1.DecideResponse.action:type_name -> preflight.v1.DecisionAction
-	32, // 37: preflight.v1.DecideResponse.vertices:type_name -> preflight.v1.VertexDecision
-	52, // 38: preflight.v1.DecideResponse.parallelism:type_name -> preflight.v1.DecideResponse.ParallelismEntry
-	16, // 39: preflight.v1.DecideResponse.findings:type_name -> preflight.v1.Finding
-	29, // 40: preflight.v1.DecideResponse.checkpoint_choice:type_name -> preflight.v1.CheckpointChoice
-	1,  // 41: preflight.v1.ClasspathCheckRequest.fail_level:type_name -> preflight.v1.Severity
-	36, // 42: preflight.v1.ClasspathCheckResponse.report:type_name -> preflight.v1.ClasspathReport
-	2,  // 43: preflight.v1.ClasspathReport.verdict:type_name -> preflight.v1.Verdict
-	16, // 44: preflight.v1.ClasspathReport.findings:type_name -> preflight.v1.Finding
-	37, // 45: preflight.v1.ClasspathReport.details:type_name -> preflight.v1.ClasspathFindingDetail
-	38, // 46: preflight.v1.ClasspathReport.job_jar:type_name -> preflight.v1.JarSummary
-	39, // 47: preflight.v1.ClasspathReport.cluster:type_name -> preflight.v1.ClassloadingSummary
-	38, // 48: preflight.v1.ClassloadingSummary.lib:type_name -> preflight.v1.JarSummary
-	40, // 49: preflight.v1.ClassloadingSummary.plugins:type_name -> preflight.v1.PluginSummary
-	5,  // 50: preflight.v1.DiffCheckpointsRequest.old_checkpoint:type_name -> preflight.v1.CheckpointSource
-	5,  // 51: preflight.v1.DiffCheckpointsRequest.new_checkpoint:type_name -> preflight.v1.CheckpointSource
-	43, // 52: preflight.v1.DiffCheckpointsResponse.old_checkpoint:type_name -> preflight.v1.LifecycleCheckpoint
-	43, // 53: preflight.v1.DiffCheckpointsResponse.new_checkpoint:type_name -> preflight.v1.LifecycleCheckpoint
-	44, // 54: preflight.v1.DiffCheckpointsResponse.operators:type_name -> preflight.v1.LifecycleOperatorDiff
-	46, // 55: preflight.v1.DiffCheckpointsResponse.findings:type_name -> preflight.v1.LifecycleFinding
-	45, // 56: preflight.v1.LifecycleOperatorDiff.states:type_name -> preflight.v1.LifecycleStateDiff
-	1,  // 57: preflight.v1.LifecycleFinding.severity:type_name -> preflight.v1.Severity
-	8,  // 58: preflight.v1.RescalePlan.MaxParallelismEntry.value:type_name -> preflight.v1.MaxParallelism
-	0,  // 59: preflight.v1.RescalePlan.InputChannelMappersEntry.value:type_name -> preflight.v1.SubtaskMapper
-	0,  // 60: preflight.v1.RescalePlan.OutputChannelMappersEntry.value:type_name -> preflight.v1.SubtaskMapper
-	10, // 61: preflight.v1.PreflightService.CheckRescale:input_type -> preflight.v1.CheckRescaleRequest
-	11, // 62: preflight.v1.PreflightService.CheckRescaleUpload:input_type -> preflight.v1.CheckRescaleUploadRequest
-	23, // 63: preflight.v1.PreflightService.InspectCheckpoint:input_type -> preflight.v1.InspectCheckpointRequest
-	34, // 64: preflight.v1.PreflightService.ClasspathCheck:input_type -> preflight.v1.ClasspathCheckRequest
-	31, // 65: preflight.v1.PreflightService.Decide:input_type -> preflight.v1.DecideRequest
-	41, // 66: preflight.v1.PreflightService.DiffCheckpoints:input_type -> preflight.v1.DiffCheckpointsRequest
-	13, // 67: preflight.v1.PreflightService.CheckRescale:output_type -> preflight.v1.CheckRescaleResponse
-	14, // 68: preflight.v1.PreflightService.CheckRescaleUpload:output_type -> preflight.v1.CheckRescaleUploadResponse
-	24, // 69: preflight.v1.PreflightService.InspectCheckpoint:output_type -> preflight.v1.InspectCheckpointResponse
-	35, // 70: preflight.v1.PreflightService.ClasspathCheck:output_type -> preflight.v1.ClasspathCheckResponse
-	33, // 71: preflight.v1.PreflightService.Decide:output_type -> preflight.v1.DecideResponse
-	42, // 72: preflight.v1.PreflightService.DiffCheckpoints:output_type -> preflight.v1.DiffCheckpointsResponse
-	67, // [67:73] is the sub-list for method output_type
-	61, // [61:67] is the sub-list for method input_type
-	61, // [61:61] is the sub-list for extension type_name
-	61, // [61:61] is the sub-list for extension extendee
-	0,  // [0:61] is the sub-list for field type_name
+	24, // 26: preflight.v1.OperatorAssignment.old_subtasks:type_name -> preflight.v1.OldSubtaskState
+	23, // 27: preflight.v1.SubtaskAssignment.states:type_name -> preflight.v1.SubtaskStateShare
+	23, // 28: preflight.v1.OldSubtaskState.states:type_name -> preflight.v1.SubtaskStateShare
+	5,  // 29: preflight.v1.InspectCheckpointRequest.checkpoint:type_name -> preflight.v1.CheckpointSource
+	18, // 30: preflight.v1.InspectCheckpointResponse.checkpoint:type_name -> preflight.v1.CheckpointSummary
+	27, // 31: preflight.v1.InspectCheckpointResponse.operators:type_name -> preflight.v1.OperatorInfo
+	28, // 32: preflight.v1.OperatorInfo.states:type_name -> preflight.v1.StateInfo
+	5,  // 33: preflight.v1.DecideRequest.checkpoint:type_name -> preflight.v1.CheckpointSource
+	30, // 34: preflight.v1.DecideRequest.job:type_name -> preflight.v1.FlinkJob
+	53, // 35: preflight.v1.DecideRequest.proposed_parallelism:type_name -> preflight.v1.DecideRequest.ProposedParallelismEntry
+	9,  // 36: preflight.v1.DecideRequest.options:type_name -> preflight.v1.CheckOptions
+	3,  // 37: preflight.v1.DecideRequest.on_failure:type_name -> preflight.v1.FailurePolicy
+	4,  // 38: preflight.v1.VertexDecision.action:type_name -> preflight.v1.DecisionAction
+	4,  // 39: preflight.v1.DecideResponse.action:type_name -> preflight.v1.DecisionAction
+	34, // 40: preflight.v1.DecideResponse.vertices:type_name -> preflight.v1.VertexDecision
+	54, // 41: preflight.v1.DecideResponse.parallelism:type_name -> preflight.v1.DecideResponse.ParallelismEntry
+	16, // 42: preflight.v1.DecideResponse.findings:type_name -> preflight.v1.Finding
+	31, // 43: preflight.v1.DecideResponse.checkpoint_choice:type_name -> preflight.v1.CheckpointChoice
+	1,  // 44: preflight.v1.ClasspathCheckRequest.fail_level:type_name -> preflight.v1.Severity
+	38, // 45: preflight.v1.ClasspathCheckResponse.report:type_name -> preflight.v1.ClasspathReport
+	2,  // 46: preflight.v1.ClasspathReport.verdict:type_name -> preflight.v1.Verdict
+	16, // 47: preflight.v1.ClasspathReport.findings:type_name -> preflight.v1.Finding
+	39, // 48: preflight.v1.ClasspathReport.details:type_name -> preflight.v1.ClasspathFindingDetail
+	40, // 49: preflight.v1.ClasspathReport.job_jar:type_name -> preflight.v1.JarSummary
+	41, // 50: preflight.v1.ClasspathReport.cluster:type_name -> preflight.v1.ClassloadingSummary
+	40, // 51: preflight.v1.ClassloadingSummary.lib:type_name -> preflight.v1.JarSummary
+	42, // 52: preflight.v1.ClassloadingSummary.plugins:type_name -> preflight.v1.PluginSummary
+	5,  // 53: preflight.v1.DiffCheckpointsRequest.old_checkpoint:type_name -> preflight.v1.CheckpointSource
+	5,  // 54: preflight.v1.DiffCheckpointsRequest.new_checkpoint:type_name -> preflight.v1.CheckpointSource
+	45, // 55: preflight.v1.DiffCheckpointsResponse.old_checkpoint:type_name -> preflight.v1.LifecycleCheckpoint
+	45, // 56: preflight.v1.DiffCheckpointsResponse.new_checkpoint:type_name -> preflight.v1.LifecycleCheckpoint
+	46, // 57: preflight.v1.DiffCheckpointsResponse.operators:type_name -> preflight.v1.LifecycleOperatorDiff
+	48, // 58: preflight.v1.DiffCheckpointsResponse.findings:type_name -> preflight.v1.LifecycleFinding
+	47, // 59: preflight.v1.LifecycleOperatorDiff.states:type_name -> preflight.v1.LifecycleStateDiff
+	1,  // 60: preflight.v1.LifecycleFinding.severity:type_name -> preflight.v1.Severity
+	8,  // 61: preflight.v1.RescalePlan.MaxParallelismEntry.value:type_name -> preflight.v1.MaxParallelism
+	0,  // 62: preflight.v1.RescalePlan.InputChannelMappersEntry.value:type_name -> preflight.v1.SubtaskMapper
+	0,  // 63: preflight.v1.RescalePlan.OutputChannelMappersEntry.value:type_name -> preflight.v1.SubtaskMapper
+	10, // 64: preflight.v1.PreflightService.CheckRescale:input_type -> preflight.v1.CheckRescaleRequest
+	11, // 65: preflight.v1.PreflightService.CheckRescaleUpload:input_type -> preflight.v1.CheckRescaleUploadRequest
+	25, // 66: preflight.v1.PreflightService.InspectCheckpoint:input_type -> preflight.v1.InspectCheckpointRequest
+	36, // 67: preflight.v1.PreflightService.ClasspathCheck:input_type -> preflight.v1.ClasspathCheckRequest
+	33, // 68: preflight.v1.PreflightService.Decide:input_type -> preflight.v1.DecideRequest
+	43, // 69: preflight.v1.PreflightService.DiffCheckpoints:input_type -> preflight.v1.DiffCheckpointsRequest
+	13, // 70: preflight.v1.PreflightService.CheckRescale:output_type -> preflight.v1.CheckRescaleResponse
+	14, // 71: preflight.v1.PreflightService.CheckRescaleUpload:output_type -> preflight.v1.CheckRescaleUploadResponse
+	26, // 72: preflight.v1.PreflightService.InspectCheckpoint:output_type -> preflight.v1.InspectCheckpointResponse
+	37, // 73: preflight.v1.PreflightService.ClasspathCheck:output_type -> preflight.v1.ClasspathCheckResponse
+	35, // 74: preflight.v1.PreflightService.Decide:output_type -> preflight.v1.DecideResponse
+	44, // 75: preflight.v1.PreflightService.DiffCheckpoints:output_type -> preflight.v1.DiffCheckpointsResponse
+	70, // [70:76] is the sub-list for method output_type
+	64, // [64:70] is the sub-list for method input_type
+	64, // [64:64] is the sub-list for extension type_name
+	64, // [64:64] is the sub-list for extension extendee
+	0,  // [0:64] is the sub-list for field type_name
 }
 
 func init() { file_preflight_v1_preflight_proto_init() }
@@ -4808,7 +5000,7 @@ func file_preflight_v1_preflight_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_preflight_v1_preflight_proto_rawDesc), len(file_preflight_v1_preflight_proto_rawDesc)),
 			NumEnums:      5,
-			NumMessages:   48,
+			NumMessages:   50,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -1,0 +1,75 @@
+package engine
+
+import (
+	"bytes"
+	"context"
+	"testing"
+
+	pb "github.com/flinkpreflight/preflight/proto/preflight/v1"
+)
+
+// TestSubtaskChartData: with include_subtasks, every old and every new subtask is described
+// per state name, for scale-up and scale-down, and the totals agree on both sides.
+func TestSubtaskChartData(t *testing.T) {
+	compact := readTestdata(t, "compact-sink")
+	tests := []struct {
+		name      string
+		newP      int
+		wantEmpty int // new subtasks without an expired-files element
+	}{
+		{"up to 8", 8, 4},
+		{"down to 2", 2, 0},
+		{"same 4", 4, 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			rep, err := New().Check(context.Background(), Input{Reader: bytes.NewReader(compact), Source: "compact-sink"},
+				&pb.RescalePlan{Parallelism: map[string]int32{"compact-operator": int32(tt.newP)}}, &pb.CheckOptions{IncludeSubtasks: true})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var op *pb.OperatorAssignment
+			for _, o := range rep.GetOperators() {
+				for _, s := range o.GetStates() {
+					if s.GetName() == "expired-files" {
+						op = o
+					}
+				}
+			}
+			if op == nil {
+				t.Fatal("no operator with expired-files")
+			}
+			if got := len(op.GetOldSubtasks()); got != int(op.GetOldParallelism()) {
+				t.Fatalf("%d old subtasks, want %d", got, op.GetOldParallelism())
+			}
+			if got := len(op.GetSubtasks()); got != tt.newP {
+				t.Fatalf("%d new subtasks, want %d", got, tt.newP)
+			}
+			var oldElems, newElems int64
+			for _, o := range op.GetOldSubtasks() {
+				if len(o.GetStates()) != len(op.GetStates()) {
+					t.Fatalf("old subtask %d has %d states, want %d", o.GetIndex(), len(o.GetStates()), len(op.GetStates()))
+				}
+				oldElems += o.GetElements()
+				if o.GetBytes() != op.GetSubtasks()[0].GetBytesBefore() && o.GetIndex() == 0 {
+					t.Errorf("old subtask 0: %d bytes, bytes_before says %d", o.GetBytes(), op.GetSubtasks()[0].GetBytesBefore())
+				}
+			}
+			empty := 0
+			for _, s := range op.GetSubtasks() {
+				newElems += s.GetElements()
+				for _, sh := range s.GetStates() {
+					if sh.GetName() == "expired-files" && sh.GetElements() == 0 {
+						empty++
+					}
+				}
+			}
+			if oldElems != newElems && op.GetStates()[0].GetMode() == "SPLIT_DISTRIBUTE" {
+				t.Errorf("split state elements: %d before, %d after", oldElems, newElems)
+			}
+			if empty != tt.wantEmpty {
+				t.Errorf("%d new subtasks without expired-files elements, want %d", empty, tt.wantEmpty)
+			}
+		})
+	}
+}

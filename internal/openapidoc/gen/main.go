@@ -1,0 +1,60 @@
+// Command gen writes the OpenAPI document preflightd serves (server/openapi.json) from the
+// generated one and the hand-written fragment; `make generate` runs it after buf generate.
+//
+//	go run ./internal/openapidoc/gen GENERATED.json FRAGMENT.json OUT.json
+package main
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"github.com/flinkpreflight/preflight/internal/openapidoc"
+)
+
+func main() {
+	if len(os.Args) != 4 {
+		fmt.Fprintln(os.Stderr, "usage: gen GENERATED.json FRAGMENT.json OUT.json")
+		os.Exit(2)
+	}
+	if err := run(os.Args[1], os.Args[2], os.Args[3]); err != nil {
+		fmt.Fprintln(os.Stderr, "openapidoc:", err)
+		os.Exit(1)
+	}
+}
+
+func run(generated, fragment, out string) error {
+	g, err := os.ReadFile(generated)
+	if err != nil {
+		return err
+	}
+	f, err := os.ReadFile(fragment)
+	if err != nil {
+		return err
+	}
+	doc, err := openapidoc.Build(g, f)
+	if err != nil {
+		return err
+	}
+	// Atomic: a temporary file beside the output, synced, then renamed over it.
+	tmp, err := os.CreateTemp(filepath.Dir(out), ".openapi-*.json")
+	if err != nil {
+		return err
+	}
+	defer os.Remove(tmp.Name())
+	if _, err := tmp.Write(doc); err != nil {
+		tmp.Close()
+		return err
+	}
+	if err := tmp.Sync(); err != nil {
+		tmp.Close()
+		return err
+	}
+	if err := tmp.Close(); err != nil {
+		return err
+	}
+	if err := os.Chmod(tmp.Name(), 0o644); err != nil {
+		return err
+	}
+	return os.Rename(tmp.Name(), out)
+}

@@ -1,0 +1,57 @@
+package main
+
+import (
+	"io"
+	"os"
+	"runtime"
+	"strings"
+	"testing"
+)
+
+// captureStdout runs f with os.Stdout redirected, since run prints the bound addresses and the
+// version there as the process would.
+func captureStdout(t *testing.T, f func() error) (string, error) {
+	t.Helper()
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	old := os.Stdout
+	os.Stdout = w
+	done := make(chan string)
+	go func() { b, _ := io.ReadAll(r); done <- string(b) }()
+	ferr := f()
+	os.Stdout = old
+	w.Close()
+	return <-done, ferr
+}
+
+func TestVersionFlag(t *testing.T) {
+	out, err := captureStdout(t, func() error { return run([]string{"--version"}) })
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasPrefix(out, "preflightd ") || !strings.Contains(out, "revision ") || !strings.Contains(out, runtime.Version()) {
+		t.Fatalf("--version printed %q", out)
+	}
+}
+
+func TestConfigErrors(t *testing.T) {
+	dir := t.TempDir()
+	bad := dir + "/preflightd.yaml"
+	if err := os.WriteFile(bad, []byte("grpc-addr: 127.0.0.1:0\nmax-upload-bytes: plenty\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, tt := range []struct {
+		args    []string
+		wantErr string
+	}{
+		{[]string{"--config", bad}, "preflightd.yaml:2: max-upload-bytes: invalid size"},
+		{[]string{"--max-inline-bytes", "8 parsecs"}, "invalid size"},
+		{[]string{"--config", dir + "/missing.yaml"}, "missing.yaml"},
+	} {
+		if err := run(tt.args); err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+			t.Errorf("run(%q) = %v, want an error containing %q", tt.args, err, tt.wantErr)
+		}
+	}
+}

@@ -1,0 +1,377 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/url"
+	"os"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"github.com/grpc-ecosystem/grpc-gateway/v2/runtime"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/metadata"
+	"google.golang.org/grpc/peer"
+	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/encoding/protojson"
+
+	"github.com/flinkpreflight/preflight/internal/bytesize"
+	pb "github.com/flinkpreflight/preflight/proto/preflight/v1"
+)
+
+// UploadPath is the HTTP route that takes a raw `_metadata` as the request body. The plan and
+// options are query parameters (see uploadHeader); the answer is CheckRescaleUploadResponse as JSON,
+// the same as POST /v1/check answers.
+const UploadPath = "/v1/check:upload"
+
+// Defaults of the upload's slow-client guard.
+const (
+	// DefaultUploadMinRate is the slowest average rate an upload body may arrive at, after the grace.
+	DefaultUploadMinRate = 64 << 10
+	// DefaultUploadRateGrace is the time an upload gets before the rate counts (TLS, TCP slow start,
+	// a client that opens the file late).
+	DefaultUploadRateGrace = 10 * time.Second
+	// uploadChunkBytes is the size of the chunks the body is handed to the upload handler in.
+	uploadChunkBytes = 256 << 10
+)
+
+// registerUpload adds the upload route to mux.
+func (s *Server) registerUpload(mux *http.ServeMux) {
+	errMux := runtime.NewServeMux() // the gateway's default marshaler and error format
+	mux.HandleFunc(UploadPath, func(w http.ResponseWriter, r *http.Request) { s.serveUpload(errMux, w, r) })
+}
+
+// serveUpload runs CheckRescaleUpload for an HTTP body: the same handler, interceptors (request
+// ID, log line, metrics, deadline, concurrency slot) and limits as a gRPC upload. The body is never
+// buffered: it is read in chunks while the decoder consumes them.
+func (s *Server) serveUpload(gw *runtime.ServeMux, w http.ResponseWriter, r *http.Request) {
+	_, out := runtime.MarshalerForRequest(gw, r)
+	fail := func(httpCode int, err error) {
+		st := status.Convert(err)
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(httpCode)
+		b, _ := protojson.Marshal(st.Proto())
+		w.Write(b)
+	}
+	if r.Method != http.MethodPost {
+		w.Header().Set("Allow", http.MethodPost)
+		fail(http.StatusMethodNotAllowed, status.Errorf(codes.Unimplemented, "%s takes POST with the _metadata bytes as the body", UploadPath))
+		return
+	}
+	header, err := uploadHeader(r.URL.Query())
+	if err != nil {
+		fail(http.StatusBadRequest, errInvalid("%s: %v", UploadPath, err))
+		return
+	}
+	max := s.cfg.MaxUploadBytes
+	if r.ContentLength > max {
+		fail(http.StatusRequestEntityTooLarge, status.Errorf(codes.ResourceExhausted, "upload of %d bytes exceeds the limit of %d bytes (%s)", r.ContentLength, max, bytesize.Format(max)))
+		return
+	}
+	if r.ContentLength > 0 {
+		header.SizeBytes = r.ContentLength
+	}
+	ctx := r.Context()
+	md := metadata.MD{}
+	if id := r.Header.Get(RequestIDHeader); id != "" {
+		md.Set(RequestIDHeader, id)
+	}
+	ctx = metadata.NewIncomingContext(ctx, md)
+	if addr, err := net.ResolveTCPAddr("tcp", r.RemoteAddr); err == nil {
+		ctx = peer.NewContext(ctx, &peer.Peer{Addr: addr})
+	}
+	st := &httpUploadStream{
+		ctx:    ctx,
+		w:      w,
+		header: header,
+		body: &rateReader{
+			r:       r.Body,
+			rc:      http.NewResponseController(w),
+			minRate: s.cfg.UploadMinRate,
+			grace:   s.cfg.UploadRateGrace,
+			start:   time.Now(),
+		},
+		max: max,
+	}
+	info := &grpc.StreamServerInfo{FullMethod: pb.PreflightService_CheckRescaleUpload_FullMethodName, IsClientStream: true}
+	err = chainStream(s.streamInterceptors())(s.svc, st, info, func(srv any, ss grpc.ServerStream) error {
+		return srv.(*service).CheckRescaleUpload(&grpc.GenericServerStream[pb.CheckRescaleUploadRequest, pb.CheckRescaleUploadResponse]{ServerStream: ss})
+	})
+	if st.body.eof.Load() {
+		st.body.rc.SetReadDeadline(time.Time{})
+	} else {
+		// The body was not read to its end (refused, too large, too slow, malformed): close the
+		// connection after the answer instead of letting net/http wait for the rest of it.
+		w.Header().Set("Connection", "close")
+		st.body.rc.SetReadDeadline(time.Now())
+	}
+	switch {
+	case st.tooLarge.Load():
+		fail(http.StatusRequestEntityTooLarge, err)
+	case st.body.slow.Load() != nil:
+		fail(http.StatusRequestTimeout, status.Error(codes.DeadlineExceeded, *st.body.slow.Load()))
+	case err != nil:
+		runtime.HTTPError(ctx, gw, out, w, r, err)
+	case st.resp == nil:
+		fail(http.StatusInternalServerError, status.Error(codes.Internal, "upload handler returned no report"))
+	default:
+		b, merr := out.Marshal(st.resp)
+		if merr != nil {
+			fail(http.StatusInternalServerError, status.Error(codes.Internal, merr.Error()))
+			return
+		}
+		w.Header().Set("Content-Type", out.ContentType(st.resp))
+		w.Write(b)
+	}
+}
+
+// chainStream composes stream interceptors into one, as chainUnary does for unary calls.
+func chainStream(ints []grpc.StreamServerInterceptor) grpc.StreamServerInterceptor {
+	return func(srv any, ss grpc.ServerStream, info *grpc.StreamServerInfo, handler grpc.StreamHandler) error {
+		h := handler
+		for i := len(ints) - 1; i >= 0; i-- {
+			ic, next := ints[i], h
+			h = func(srv any, ss grpc.ServerStream) error { return ic(srv, ss, info, next) }
+		}
+		return h(srv, ss)
+	}
+}
+
+// uploadHeader reads the plan and options of an HTTP upload from its query string. Unknown
+// parameters are refused, so that a typo ("paralelism") cannot silently check the wrong plan.
+//
+//	set=KEY=P                 per-vertex parallelism (repeatable; KEY as in RescalePlan.parallelism)
+//	parallelism=N             default parallelism of every other vertex
+//	flinkVersion=1.19.1       the restoring cluster's Flink version
+//	failOn=error|warning|info lowest severity that makes the verdict DENY
+//	frameSize=10MiB           pekko/akka.framesize
+//	inlineThreshold=20KiB     execution.checkpointing.data-inline-threshold
+//	jobmanagerMemory=2GiB     JobManager heap
+//	allowNonRestoredState=true
+//	includeSubtasks=true      per-subtask detail (for charts)
+//	name=LABEL                label for logs and the report
+func uploadHeader(q url.Values) (*pb.UploadHeader, error) {
+	h := &pb.UploadHeader{Plan: &pb.RescalePlan{}, Options: &pb.CheckOptions{}}
+	for key, vals := range q {
+		for _, v := range vals {
+			if err := applyUploadParam(h, key, v); err != nil {
+				return nil, err
+			}
+		}
+	}
+	return h, nil
+}
+
+func applyUploadParam(h *pb.UploadHeader, key, v string) error {
+	size := func(dst *int64) error {
+		n, err := bytesize.Parse(v)
+		if err != nil {
+			return fmt.Errorf("%s: %v", key, err)
+		}
+		*dst = n
+		return nil
+	}
+	boolean := func(dst *bool) error {
+		b, err := strconv.ParseBool(v)
+		if err != nil {
+			return fmt.Errorf("%s=%q: want true or false", key, v)
+		}
+		*dst = b
+		return nil
+	}
+	switch key {
+	case "set":
+		k, p, ok := strings.Cut(v, "=")
+		k = strings.TrimSpace(k)
+		n, err := strconv.ParseInt(strings.TrimSpace(p), 10, 32)
+		if !ok || k == "" || err != nil || n < 0 {
+			return fmt.Errorf("set=%q: want KEY=PARALLELISM, e.g. set=compact-operator=8", v)
+		}
+		if h.Plan.Parallelism == nil {
+			h.Plan.Parallelism = map[string]int32{}
+		}
+		h.Plan.Parallelism[k] = int32(n)
+	case "parallelism":
+		n, err := strconv.ParseInt(v, 10, 32)
+		if err != nil || n < 0 {
+			return fmt.Errorf("parallelism=%q: want a whole number (0 keeps each operator's)", v)
+		}
+		h.Plan.DefaultParallelism = int32(n)
+	case "flinkVersion":
+		h.Options.FlinkVersion = v
+	case "failOn":
+		switch strings.ToLower(v) {
+		case "error", "":
+			h.Options.FailLevel = pb.Severity_SEVERITY_ERROR
+		case "warning":
+			h.Options.FailLevel = pb.Severity_SEVERITY_WARNING
+		case "info":
+			h.Options.FailLevel = pb.Severity_SEVERITY_INFO
+		default:
+			return fmt.Errorf("failOn=%q: want error, warning or info", v)
+		}
+	case "frameSize":
+		return size(&h.Options.RpcFrameSizeBytes)
+	case "inlineThreshold":
+		return size(&h.Options.InlineStateThresholdBytes)
+	case "jobmanagerMemory":
+		return size(&h.Options.JobmanagerMemoryBytes)
+	case "allowNonRestoredState":
+		return boolean(&h.Options.AllowNonRestoredState)
+	case "includeSubtasks":
+		return boolean(&h.Options.IncludeSubtasks)
+	case "name":
+		h.Name = v
+	default:
+		return fmt.Errorf("unknown query parameter %q (known: set, parallelism, flinkVersion, failOn, frameSize, inlineThreshold, jobmanagerMemory, allowNonRestoredState, includeSubtasks, name)", key)
+	}
+	return nil
+}
+
+// httpUploadStream presents an HTTP request as a CheckRescaleUpload stream: the header from the
+// query string first, then the body in chunks.
+type httpUploadStream struct {
+	ctx      context.Context
+	w        http.ResponseWriter
+	header   *pb.UploadHeader
+	sent     bool // the header went out
+	body     *rateReader
+	buf      []byte
+	n, max   int64
+	tooLarge atomic.Bool // read by serveUpload while a receiving goroutine may still write
+	resp     *pb.CheckRescaleUploadResponse
+}
+
+func (h *httpUploadStream) Context() context.Context { return h.ctx }
+
+// SetHeader carries the response metadata the interceptors set (the request ID) to HTTP headers.
+func (h *httpUploadStream) SetHeader(md metadata.MD) error {
+	for _, id := range md.Get(RequestIDHeader) {
+		h.w.Header().Set("X-Request-Id", id)
+	}
+	return nil
+}
+
+func (h *httpUploadStream) SendHeader(md metadata.MD) error { return h.SetHeader(md) }
+func (h *httpUploadStream) SetTrailer(metadata.MD)          {}
+
+// SendMsg receives the handler's answer (SendAndClose); it is written after the handler returns.
+func (h *httpUploadStream) SendMsg(m any) error {
+	resp, ok := m.(*pb.CheckRescaleUploadResponse)
+	if !ok {
+		return status.Errorf(codes.Internal, "upload: unexpected response %T", m)
+	}
+	h.resp = resp
+	return nil
+}
+
+// RecvMsg hands out the header, then chunks of the body, then io.EOF. The stream's context
+// bounds every read: its deadline becomes the connection's read deadline too.
+func (h *httpUploadStream) RecvMsg(m any) error {
+	req, ok := m.(*pb.CheckRescaleUploadRequest)
+	if !ok {
+		return status.Errorf(codes.Internal, "upload: unexpected request %T", m)
+	}
+	if !h.sent {
+		h.sent = true
+		req.Message = &pb.CheckRescaleUploadRequest_Header{Header: h.header}
+		return nil
+	}
+	// A fresh buffer per chunk: the upload handler may receive the next message on another
+	// goroutine while the decoder still reads this one.
+	h.buf = make([]byte, uploadChunkBytes)
+	if err := h.ctx.Err(); err != nil {
+		return err
+	}
+	deadline, _ := h.ctx.Deadline()
+	n, err := h.body.read(h.buf, deadline)
+	if n > 0 {
+		h.n += int64(n)
+		if h.n > h.max {
+			h.tooLarge.Store(true)
+		}
+		// A fresh slice per message: the handler may hold the previous chunk until it asks
+		// for the next one, but never longer, so one buffer is reused safely.
+		req.Message = &pb.CheckRescaleUploadRequest_Chunk{Chunk: h.buf[:n]}
+		return nil
+	}
+	if err == nil {
+		err = io.ErrNoProgress
+	}
+	if err != io.EOF && h.body.slow.Load() == nil && h.ctx.Err() != nil {
+		return h.ctx.Err()
+	}
+	return err
+}
+
+// rateReader reads an upload body, failing it when it arrives slower than minRate on average
+// after grace: a slow-loris client cannot hold a check slot for the whole request timeout by
+// trickling bytes, while a large upload over a slow but honest link gets all the time it needs.
+// The rule is enforced with the connection's read deadline, so a stalled client is cut without
+// waiting for its next byte.
+type rateReader struct {
+	r       io.Reader
+	rc      *http.ResponseController
+	minRate int64 // bytes per second; <= 0 disables the guard
+	grace   time.Duration
+	start   time.Time
+	n       int64
+	pending error                  // an error that came with the last bytes
+	eof     atomic.Bool            // the body was read to its end
+	slow    atomic.Pointer[string] // set when the rate guard cut the body
+}
+
+// due is the moment the bytes read so far stop being enough for the minimum rate.
+func (r *rateReader) due() time.Time {
+	return r.start.Add(r.grace + time.Duration(float64(r.n)/float64(r.minRate)*float64(time.Second)))
+}
+
+func (r *rateReader) read(p []byte, ctxDeadline time.Time) (int, error) {
+	var dl time.Time
+	if r.minRate > 0 {
+		// A read returns as soon as any bytes arrive, so the deadline is simply the moment the
+		// average so far would fall below the minimum rate.
+		dl = r.due()
+	}
+	if !ctxDeadline.IsZero() && (dl.IsZero() || ctxDeadline.Before(dl)) {
+		dl = ctxDeadline
+	}
+	if !dl.IsZero() {
+		// Not every ResponseWriter supports deadlines (httptest's does not): then the context
+		// deadline still ends the request, only without cutting a blocked read.
+		_ = r.rc.SetReadDeadline(dl)
+	}
+	if r.pending != nil {
+		return 0, r.pending
+	}
+	n, err := r.r.Read(p)
+	for n == 0 && err == nil {
+		n, err = r.r.Read(p)
+	}
+	r.n += int64(n)
+	if err == io.EOF {
+		r.eof.Store(true)
+	}
+	if err != nil && err != io.EOF && errors.Is(err, os.ErrDeadlineExceeded) {
+		if r.minRate > 0 && !time.Now().Before(r.due()) {
+			msg := fmt.Sprintf("upload too slow: %d bytes in %s, below the minimum of %s/s (after a %s grace)",
+				r.n, time.Since(r.start).Round(time.Millisecond), bytesize.Format(r.minRate), r.grace)
+			r.slow.Store(&msg)
+			err = status.Error(codes.DeadlineExceeded, msg)
+		} else {
+			err = context.DeadlineExceeded
+		}
+	}
+	if n > 0 && err != nil {
+		// Hand out the bytes first; the error comes with the next read.
+		r.pending, err = err, nil
+	}
+	return n, err
+}

@@ -1,0 +1,358 @@
+// Flink Preflight's page: no framework and no network beyond preflightd's own API. The page state
+// (URI or file name, per-vertex parallelism, Flink version, fail level) lives in the query string,
+// so a link reproduces a check (a local file has to be chosen again: its name is in the link).
+'use strict';
+
+const INLINE_INSPECT_LIMIT = 8 << 20; // InspectCheckpoint with inline bytes; larger files skip it
+const $ = (sel) => document.querySelector(sel);
+
+const state = { uri: '', fileName: '', file: null, set: {}, flinkVersion: '', failOn: 'error' };
+
+function readURL() {
+  const q = new URLSearchParams(location.search);
+  state.uri = q.get('uri') || '';
+  state.fileName = q.get('file') || '';
+  state.flinkVersion = q.get('flinkVersion') || '';
+  state.failOn = q.get('failOn') || 'error';
+  state.set = {};
+  for (const s of q.getAll('set')) {
+    const i = s.lastIndexOf('=');
+    if (i > 0) state.set[s.slice(0, i)] = s.slice(i + 1);
+  }
+}
+
+function writeURL() {
+  const q = new URLSearchParams();
+  if (state.uri) q.set('uri', state.uri);
+  else if (state.fileName) q.set('file', state.fileName);
+  for (const [k, v] of Object.entries(state.set)) q.append('set', k + '=' + v);
+  if (state.flinkVersion) q.set('flinkVersion', state.flinkVersion);
+  if (state.failOn !== 'error') q.set('failOn', state.failOn);
+  history.replaceState(null, '', q.toString() ? '?' + q.toString() : location.pathname);
+}
+
+// el builds an element: el('p', {class: 'x'}, 'text', child...).
+function el(tag, attrs, ...children) {
+  const e = document.createElement(tag);
+  for (const [k, v] of Object.entries(attrs || {})) {
+    if (v !== undefined && v !== null && v !== false) e.setAttribute(k, v === true ? '' : v);
+  }
+  for (const c of children.flat()) {
+    if (c !== undefined && c !== null && c !== false) e.append(c instanceof Node ? c : String(c));
+  }
+  return e;
+}
+
+function svgEl(tag, attrs, ...children) {
+  const e = document.createElementNS('http://www.w3.org/2000/svg', tag);
+  for (const [k, v] of Object.entries(attrs || {})) e.setAttribute(k, v);
+  for (const c of children) e.append(c instanceof Node ? c : String(c));
+  return e;
+}
+
+function fmtBytes(n) {
+  n = Number(n || 0);
+  const units = ['B', 'KiB', 'MiB', 'GiB', 'TiB'];
+  let i = 0;
+  while (n >= 1024 && i < units.length - 1) { n /= 1024; i++; }
+  return (i === 0 ? n : n.toFixed(1)) + ' ' + units[i];
+}
+const fmtNum = (n) => Number(n || 0).toLocaleString('en');
+const shortEnum = (v, prefix) => String(v || '').replace(prefix, '');
+
+function showError(msg) {
+  const e = $('#error');
+  e.textContent = msg;
+  e.hidden = !msg;
+}
+
+async function api(path, init) {
+  const resp = await fetch(path, init);
+  const text = await resp.text();
+  let body;
+  try { body = JSON.parse(text); } catch { body = { message: text }; }
+  if (!resp.ok) throw new Error(`HTTP ${resp.status}: ${body.message || text}`);
+  return body;
+}
+
+// ---- source ----
+
+async function inspect() {
+  let checkpoint;
+  if (state.uri) {
+    checkpoint = { uri: state.uri };
+  } else if (state.file && state.file.size <= INLINE_INSPECT_LIMIT) {
+    const buf = new Uint8Array(await state.file.arrayBuffer());
+    let bin = '';
+    for (let i = 0; i < buf.length; i += 0x8000) bin += String.fromCharCode.apply(null, buf.subarray(i, i + 0x8000));
+    checkpoint = { metadata: btoa(bin) };
+  } else {
+    $('#operators').replaceChildren(el('p', { class: 'note' }, 'The file is large: operators are listed from the check below.'));
+    $('#ops-section').hidden = false;
+    return;
+  }
+  const r = await api('/v1/inspect', { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify({ checkpoint }) });
+  renderOperators(r);
+}
+
+function renderOperators(r) {
+  const c = r.checkpoint || {};
+  const rows = (r.operators || []).map((op) => el('tr', {},
+    el('td', {}, op.name || op.uid || '—', op.uid && op.name && op.uid !== op.name ? el('div', { class: 'muted' }, 'uid ' + op.uid) : null),
+    el('td', {}, el('code', {}, op.operatorId)),
+    el('td', {}, String(op.parallelism), op.fullyFinished ? ' (finished)' : ''),
+    el('td', {}, String(op.maxParallelism)),
+    el('td', {}, (op.states || []).length ? (op.states || []).map((s) => el('div', {},
+      el('code', {}, s.name), ` ${shortEnum(s.mode, '')}: ${fmtNum(s.elements)} elements, ${fmtBytes(s.bytes)}`)) : '—'),
+    el('td', {}, Number(op.keyedBytes) ? fmtBytes(op.keyedBytes) : '—'),
+    el('td', {}, op.catalogEntry || '—')));
+  $('#operators').replaceChildren(
+    el('p', {}, `${c.snapshotKind || 'checkpoint'} ${c.checkpointId || ''}, format version ${c.formatVersion ?? '?'} (written by Flink ${c.writtenBy || '?'}), ${fmtBytes(c.sizeBytes)}, ${c.operatorCount || 0} operators`),
+    el('table', {},
+      el('caption', { class: 'muted' }, 'Operators in the checkpoint, in file order'),
+      el('thead', {}, el('tr', {}, ['Operator', 'ID', 'Parallelism', 'Max', 'Operator state', 'Keyed state', 'Looks like'].map((h) => el('th', { scope: 'col' }, h)))),
+      el('tbody', {}, rows)));
+  $('#ops-section').hidden = false;
+}
+
+// ---- plan ----
+
+// vertexKey is the key the plan uses for a vertex: a uid or name people recognise, else its ID.
+function vertexKey(ops) {
+  for (const op of ops) if (op.uid) return op.uid;
+  for (const op of ops) if (op.name) return op.name;
+  return ops[0].vertexId;
+}
+
+function renderVertices(report) {
+  const byVertex = new Map();
+  for (const op of report.operators || []) {
+    if (!byVertex.has(op.vertexId)) byVertex.set(op.vertexId, []);
+    byVertex.get(op.vertexId).push(op);
+  }
+  const box = $('#vertices');
+  const rows = [];
+  for (const [vid, ops] of byVertex) {
+    const key = vertexKey(ops);
+    const id = 'par-' + vid;
+    const names = ops.map((o) => o.name || o.uid || o.operatorId.slice(0, 8)).join(' → ');
+    const input = el('input', { type: 'number', id, min: '1', max: String(ops[0].maxParallelism || 32768),
+      'data-key': key, value: state.set[key] ?? String(ops[0].oldParallelism) });
+    input.addEventListener('change', () => {
+      const v = input.value.trim();
+      if (v === '' || v === String(ops[0].oldParallelism)) delete state.set[key];
+      else state.set[key] = v;
+      writeURL();
+    });
+    rows.push(el('div', { class: 'vertex' },
+      el('label', { for: id }, names),
+      input,
+      el('span', { class: 'muted' }, `stored ${ops[0].oldParallelism}, max ${ops[0].maxParallelism}`)));
+  }
+  box.replaceChildren(...rows);
+  $('#plan-section').hidden = false;
+}
+
+// ---- check ----
+
+async function check() {
+  showError('');
+  const button = $('#check');
+  button.disabled = true;
+  $('#result').setAttribute('aria-busy', 'true');
+  try {
+    let r;
+    if (state.uri) {
+      const plan = { parallelism: Object.fromEntries(Object.entries(state.set).map(([k, v]) => [k, Number(v)])) };
+      const options = { flinkVersion: state.flinkVersion, failLevel: 'SEVERITY_' + state.failOn.toUpperCase(), includeSubtasks: true };
+      r = await api('/v1/check', { method: 'POST', headers: { 'Content-Type': 'application/json' },
+        body: JSON.stringify({ checkpoint: { uri: state.uri }, plan, options }) });
+    } else if (state.file) {
+      const q = new URLSearchParams({ includeSubtasks: 'true', name: state.file.name, failOn: state.failOn });
+      for (const [k, v] of Object.entries(state.set)) q.append('set', k + '=' + v);
+      if (state.flinkVersion) q.set('flinkVersion', state.flinkVersion);
+      // The File streams from disk: the browser never holds a 168 MB checkpoint in memory.
+      r = await api('/v1/check:upload?' + q, { method: 'POST', headers: { 'Content-Type': 'application/octet-stream' }, body: state.file });
+    } else {
+      return;
+    }
+    const report = r.report || {};
+    if (!$('#vertices').children.length) renderVertices(report);
+    renderReport(report);
+  } catch (e) {
+    showError(e.message);
+  } finally {
+    button.disabled = false;
+    $('#result').removeAttribute('aria-busy');
+  }
+}
+
+function renderReport(rep) {
+  const verdict = shortEnum(rep.verdict, 'VERDICT_');
+  const out = [el('p', {}, 'Verdict: ', el('span', { id: 'verdict', class: 'verdict ' + verdict }, verdict.replaceAll('_', ' ')))];
+
+  const findings = rep.findings || [];
+  out.push(el('h3', {}, `Findings (${findings.length})`));
+  if (!findings.length) out.push(el('p', { class: 'muted' }, 'Nothing found.'));
+  for (const f of findings) {
+    const sev = shortEnum(f.severity, 'SEVERITY_');
+    const where = [f.operatorName || f.operatorUid || f.operatorId, f.stateName && `state ${f.stateName}`,
+      (f.affectedSubtasks || []).length && `new subtasks ${ranges(f.affectedSubtasks)}`].filter(Boolean).join(', ');
+    out.push(el('article', { class: 'finding ' + sev },
+      el('p', {}, el('span', { class: 'sev' }, sev), ' ', el('code', {}, f.ruleId), ' ', f.title),
+      where ? el('p', { class: 'muted' }, where) : null,
+      el('p', {}, f.message),
+      f.remediation ? el('p', {}, el('strong', {}, 'Fix: '), f.remediation) : null,
+      (f.references || []).length ? el('p', { class: 'refs' }, 'References: ', ...(f.references.map((ref, i) =>
+        [i ? ', ' : '', /^https?:\/\//.test(ref) ? el('a', { href: ref, rel: 'noreferrer' }, ref) : el('span', {}, ref)]))) : null));
+  }
+
+  const safe = rep.safeParallelism || [];
+  if (safe.length) {
+    out.push(el('h3', {}, 'Nearest safe parallelism'));
+    out.push(el('table', { id: 'safe' },
+      el('thead', {}, el('tr', {}, ['Vertex', 'Requested', 'Below', 'Above'].map((h) => el('th', { scope: 'col' }, h)))),
+      el('tbody', {}, safe.map((s) => el('tr', {}, el('td', {}, s.vertexName || s.vertexId), el('td', {}, String(s.requested)),
+        el('td', {}, s.below ? String(s.below) : 'none'), el('td', {}, s.above ? String(s.above) : 'none'))))));
+  }
+
+  const named = new Set(findings.filter((f) => f.operatorId).map((f) => f.operatorId));
+  const charted = (rep.operators || []).filter((op) => (op.subtasks || []).length &&
+    (named.has(op.operatorId) || op.oldParallelism !== op.newParallelism));
+  out.push(el('h3', {}, 'State per subtask, before and after'));
+  if (!charted.length) out.push(el('p', { class: 'muted' }, 'No operator is rescaled.'));
+  else out.push(el('p', { class: 'legend' }, el('span', { class: 'swatch', style: 'background:var(--before)' }), 'before (old subtask)',
+    el('span', { class: 'swatch', style: 'background:var(--after)' }), 'after (new subtask)'));
+  for (const op of charted) out.push(operatorCharts(op));
+
+  $('#result').replaceChildren(...out);
+  $('#result-section').hidden = false;
+}
+
+function ranges(idx) {
+  const out = [];
+  for (let i = 0; i < idx.length; i++) {
+    let j = i;
+    while (j + 1 < idx.length && idx[j + 1] === idx[j] + 1) j++;
+    out.push(i === j ? String(idx[i]) : `${idx[i]}-${idx[j]}`);
+    i = j;
+  }
+  return out.join(', ');
+}
+
+// operatorCharts draws, per operator state, elements and bytes of every subtask index before and
+// after. UNION fan-out shows as "after" bars that each reach the whole state.
+function operatorCharts(op) {
+  const label = op.name || op.uid || op.operatorId;
+  const oldSubs = op.oldSubtasks || [];
+  const newSubs = op.subtasks || [];
+  const n = Math.max(oldSubs.length, newSubs.length);
+  const series = [];
+  (op.states || []).forEach((s, k) => {
+    const pick = (subs, field) => Array.from({ length: n }, (_, i) => {
+      const sub = subs.find((x) => (x.index || 0) === i);
+      if (!sub) return null;
+      const sh = (sub.states || [])[k];
+      return sh ? Number(sh[field] || 0) : 0;
+    });
+    const mode = s.mode;
+    const note = mode === 'UNION' ? `UNION: every new subtask receives all ${fmtNum(s.elements)} elements` :
+      mode === 'BROADCAST' ? 'BROADCAST: every new subtask receives one copy' : `${mode}: the elements are split among the new subtasks`;
+    series.push({ title: `${s.name}: elements`, note, before: pick(oldSubs, 'elements'), after: pick(newSubs, 'elements'), unit: fmtNum, state: s.name, measure: 'elements' });
+    series.push({ title: `${s.name}: bytes`, note, before: pick(oldSubs, 'bytes'), after: pick(newSubs, 'bytes'), unit: fmtBytes, state: s.name, measure: 'bytes' });
+  });
+  if (!(op.states || []).length) {
+    series.push({ title: 'all state: bytes', note: 'operator, keyed and channel state',
+      before: Array.from({ length: n }, (_, i) => { const o = oldSubs.find((x) => (x.index || 0) === i); return o ? Number(o.bytes || 0) : null; }),
+      after: Array.from({ length: n }, (_, i) => { const s = newSubs.find((x) => (x.index || 0) === i); return s ? Number(s.stateBytes || 0) + Number(s.keyedOwnedBytes || 0) : null; }),
+      unit: fmtBytes, state: '', measure: 'bytes' });
+  }
+  return el('section', { class: 'op-charts', 'data-operator': label },
+    el('h4', {}, `${label}: parallelism ${op.oldParallelism} → ${op.newParallelism}`),
+    el('div', { class: 'charts' }, series.map((s) => barChart(s, op.oldParallelism, op.newParallelism, label))));
+}
+
+function barChart(s, oldP, newP, opLabel) {
+  const n = s.before.length;
+  const max = Math.max(1, ...s.before.map((v) => v || 0), ...s.after.map((v) => v || 0));
+  const slot = n > 64 ? 6 : n > 24 ? 12 : 26;
+  const bw = Math.max(2, Math.floor((slot - 4) / 2));
+  const left = 56, top = 10, h = 110, width = left + n * slot + 10, height = top + h + 34;
+  const y = (v) => top + h - (v / max) * h;
+  const anyState = [...s.before, ...s.after].some((v) => v > 0); // then a 0 after the restore stands out
+  const desc = `${opLabel}, ${s.title}: ${oldP} subtasks before, ${newP} after; largest ${s.unit(max)}.`;
+  const svg = svgEl('svg', { width, height, viewBox: `0 0 ${width} ${height}`, role: 'img', 'aria-label': desc,
+    'data-state': s.state, 'data-measure': s.measure, 'data-subtasks-before': String(oldP), 'data-subtasks-after': String(newP) });
+  svg.append(svgEl('line', { class: 'axis', x1: left, y1: top + h, x2: width - 5, y2: top + h }));
+  svg.append(svgEl('line', { class: 'axis', x1: left, y1: top, x2: left, y2: top + h }));
+  svg.append(svgEl('text', { x: left - 4, y: top + 9, 'text-anchor': 'end' }, s.unit(max)));
+  svg.append(svgEl('text', { x: left - 4, y: top + h, 'text-anchor': 'end' }, '0'));
+  for (let i = 0; i < n; i++) {
+    const x = left + i * slot + 2;
+    const b = s.before[i], a = s.after[i];
+    if (b !== null) {
+      svg.append(svgEl('rect', { class: 'before', x, y: y(b), width: bw, height: Math.max(b > 0 ? 1 : 0, top + h - y(b)) },
+        svgEl('title', {}, `subtask ${i} before: ${s.unit(b)}`)));
+    }
+    if (a !== null) {
+      svg.append(svgEl('rect', { class: 'after', x: x + bw, y: y(a), width: bw, height: Math.max(a > 0 ? 1 : 0, top + h - y(a)) },
+        svgEl('title', {}, `subtask ${i} after: ${s.unit(a)}`)));
+      if (a === 0 && anyState) svg.append(svgEl('text', { class: 'empty', x: x + bw + bw / 2, y: top + h - 3, 'text-anchor': 'middle' }, '0'));
+    }
+    if (slot >= 12 || i % 8 === 0) svg.append(svgEl('text', { x: x + bw, y: top + h + 13, 'text-anchor': 'middle' }, String(i)));
+  }
+  svg.append(svgEl('text', { x: left + (n * slot) / 2, y: height - 4, 'text-anchor': 'middle' }, 'subtask index'));
+  return el('figure', {}, svg, el('figcaption', {}, el('strong', {}, s.title), ' — ', s.note));
+}
+
+// ---- wiring ----
+
+async function openSource() {
+  showError('');
+  $('#vertices').replaceChildren();
+  $('#result-section').hidden = true;
+  try {
+    await inspect();
+    await check();
+  } catch (e) {
+    showError(e.message);
+  }
+}
+
+function init() {
+  readURL();
+  $('#uri').value = state.uri;
+  $('#flinkVersion').value = state.flinkVersion;
+  $('#failOn').value = state.failOn;
+  if (state.fileName && !state.uri) {
+    $('#source-note').textContent = `This link was made with the file "${state.fileName}": choose it again to check it.`;
+  }
+  $('#file').addEventListener('change', (ev) => {
+    const f = ev.target.files[0];
+    if (!f) return;
+    state.file = f; state.fileName = f.name; state.uri = ''; $('#uri').value = '';
+    $('#source-note').textContent = `${f.name}, ${fmtBytes(f.size)}`;
+    writeURL();
+    openSource();
+  });
+  $('#uri-form').addEventListener('submit', (ev) => {
+    ev.preventDefault();
+    state.uri = $('#uri').value.trim(); state.file = null; state.fileName = '';
+    $('#source-note').textContent = '';
+    writeURL();
+    if (state.uri) openSource();
+  });
+  $('#flinkVersion').addEventListener('change', () => { state.flinkVersion = $('#flinkVersion').value.trim(); writeURL(); });
+  $('#failOn').addEventListener('change', () => { state.failOn = $('#failOn').value; writeURL(); });
+  $('#plan-form').addEventListener('submit', (ev) => {
+    ev.preventDefault();
+    for (const input of document.querySelectorAll('#vertices input')) input.dispatchEvent(new Event('change'));
+    state.flinkVersion = $('#flinkVersion').value.trim();
+    state.failOn = $('#failOn').value;
+    writeURL();
+    check();
+  });
+  if (state.uri) openSource();
+}
+
+document.addEventListener('DOMContentLoaded', init);

@@ -1,0 +1,200 @@
+package server
+
+import (
+	"context"
+	"io"
+	"net/http"
+	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/chromedp/cdproto/network"
+	"github.com/chromedp/chromedp"
+	"github.com/chromedp/chromedp/kb"
+)
+
+// chromium finds Debian's chromium (or $PREFLIGHT_CHROMIUM). Without one the test skips on a
+// developer machine and fails in CI, which must install it (make tools does).
+func chromium(t *testing.T) string {
+	t.Helper()
+	for _, name := range []string{os.Getenv("PREFLIGHT_CHROMIUM"), "chromium", "chromium-browser"} {
+		if name == "" {
+			continue
+		}
+		if p, err := exec.LookPath(name); err == nil {
+			return p
+		}
+	}
+	const msg = "no chromium: the web page test needs a headless browser (apt-get install -y chromium, which make tools runs)"
+	if os.Getenv("CI") != "" {
+		t.Fatal(msg)
+	}
+	t.Skip(msg)
+	return ""
+}
+
+// artifactDir is where the test leaves its screenshot: $PREFLIGHT_ARTIFACTS, or a folder in the
+// system's temporary directory (never the repository).
+func artifactDir(t *testing.T) string {
+	dir := os.Getenv("PREFLIGHT_ARTIFACTS")
+	if dir == "" {
+		dir = filepath.Join(os.TempDir(), "preflight-artifacts")
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+func TestWebPageServed(t *testing.T) {
+	h := startInProcess(t, Config{})
+	base := serveHarnessHTTP(t, h)
+	for _, tt := range []struct{ path, wantType, wantBody string }{
+		{"/", "text/html", `<script src="/web/app.js"`},
+		{"/web/app.js", "javascript", "/v1/check:upload"},
+		{"/web/app.css", "text/css", "--after"},
+	} {
+		resp, err := http.Get(base + tt.path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != 200 || !strings.Contains(resp.Header.Get("Content-Type"), tt.wantType) || !strings.Contains(string(b), tt.wantBody) {
+			t.Errorf("GET %s: %d %s, want %s containing %q", tt.path, resp.StatusCode, resp.Header.Get("Content-Type"), tt.wantType, tt.wantBody)
+		}
+		if !strings.Contains(resp.Header.Get("Content-Security-Policy"), "default-src 'self'") {
+			t.Errorf("GET %s: no same-origin Content-Security-Policy", tt.path)
+		}
+	}
+	for _, p := range []string{"/nope", "/web/nope.js"} {
+		resp, err := http.Get(base + p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusNotFound {
+			t.Errorf("GET %s: %d, want 404", p, resp.StatusCode)
+		}
+	}
+}
+
+// TestWebPageInChromium drives the page in a real headless Chromium: upload the compact-sink
+// checkpoint, set compact-operator to 8 from the keyboard, and see DENY, FLINK-31689 and a chart
+// with 8 new subtasks; the page loads nothing from anywhere but preflightd.
+func TestWebPageInChromium(t *testing.T) {
+	exe := chromium(t)
+	meta, err := filepath.Abs(filepath.Join(testdataDir(t), "compact-sink", "_metadata"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := startInProcess(t, Config{})
+	base := serveHarnessHTTP(t, h)
+
+	opts := []chromedp.ExecAllocatorOption{
+		chromedp.ExecPath(exe),
+		chromedp.Headless, chromedp.NoSandbox, chromedp.DisableGPU, chromedp.NoFirstRun, chromedp.NoDefaultBrowserCheck,
+		chromedp.Flag("disable-quic", true),
+		// Without these, Chromium phones home at start and, on a closed network, stalls or fails.
+		chromedp.Flag("disable-background-networking", true),
+		chromedp.Flag("disable-component-update", true),
+		chromedp.Flag("disable-sync", true),
+		chromedp.UserDataDir(t.TempDir()),
+		chromedp.WindowSize(1280, 1700),
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute) // a loaded CI machine
+	defer cancel()
+	actx, acancel := chromedp.NewExecAllocator(ctx, opts...)
+	defer acancel()
+	bctx, bcancel := chromedp.NewContext(actx)
+	defer bcancel()
+
+	if err := chromedp.Do(bctx); err != nil { // starts the browser and its tab
+		t.Fatalf("starting %s: %v", exe, err)
+	}
+	var mu sync.Mutex
+	var foreign []string
+	if err := chromedp.Listen(bctx, func(ev any) {
+		if e, ok := ev.(*network.EventRequestWillBeSent); ok && !strings.HasPrefix(e.Request.URL, base) && !strings.HasPrefix(e.Request.URL, "data:") {
+			mu.Lock()
+			foreign = append(foreign, e.Request.URL)
+			mu.Unlock()
+		}
+	}); err != nil {
+		t.Fatal(err)
+	}
+
+	input := chromedp.CSS(`#vertices input[data-key="compact-operator"]`)
+	chart := `section[data-operator="compact-operator"] svg[data-state="expired-files"][data-measure="elements"]`
+	var (
+		result, location      string
+		afterBars, beforeBars int
+		screenshot            []byte
+	)
+	err = chromedp.Do(bctx,
+		chromedp.Navigate(base+"/"),
+		chromedp.WaitVisible(chromedp.CSS(`#file`)),
+		chromedp.SetUploadFiles(chromedp.CSS(`#file`), []string{meta}),
+		chromedp.WaitVisible(input),
+		chromedp.WaitVisible(chromedp.CSS(`#verdict`)), // the first check, at the stored parallelism
+		chromedp.SetValue(input, ""),
+		chromedp.SendKeys(input, "8"+kb.Enter), // the keyboard submits the plan
+		chromedp.WaitVisible(chromedp.CSS(`#verdict.DENY`)),
+		chromedp.WaitVisible(chromedp.CSS(chart)),
+	)
+	if err == nil {
+		result, err = chromedp.Run(bctx, chromedp.Text(chromedp.CSS(`#result`)))
+	}
+	if err == nil {
+		afterBars, err = chromedp.Run(bctx, chromedp.Evaluate[int](`document.querySelectorAll('`+chart+` rect.after').length`))
+	}
+	if err == nil {
+		beforeBars, err = chromedp.Run(bctx, chromedp.Evaluate[int](`document.querySelectorAll('`+chart+` rect.before').length`))
+	}
+	if err == nil {
+		location, err = chromedp.Run(bctx, chromedp.Location())
+	}
+	if shot, serr := chromedp.Run(bctx, chromedp.FullScreenshot(100)); serr == nil {
+		screenshot = shot
+	}
+	if len(screenshot) > 0 {
+		p := filepath.Join(artifactDir(t), "web-compact-sink-8.png")
+		if werr := os.WriteFile(p, screenshot, 0o644); werr == nil {
+			t.Logf("screenshot: %s", p)
+		}
+	}
+	if err != nil {
+		t.Fatalf("driving the page: %v", err)
+	}
+	for _, want := range []string{"DENY", "FLINK-31689", "PF101", "Fix:", "Nearest safe parallelism"} {
+		if !strings.Contains(result, want) {
+			t.Errorf("the result lacks %q:\n%.2000s", want, result)
+		}
+	}
+	if afterBars != 8 || beforeBars != 4 {
+		t.Errorf("expired-files chart: %d after bars and %d before bars, want 8 and 4", afterBars, beforeBars)
+	}
+	u, err := url.Parse(location)
+	if err != nil || !contains(u.Query()["set"], "compact-operator=8") || u.Query().Get("file") != "_metadata" {
+		t.Errorf("page URL %q does not hold the plan (set=compact-operator=8, file=_metadata)", location)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(foreign) > 0 {
+		t.Errorf("the page requested other origins: %q", foreign)
+	}
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
