@@ -35,13 +35,9 @@ Exit codes: 0, or 1 when a finding is at or above --fail-on; 2 input error; 3 in
   preflight diff s3://bucket/ckpt/job/chk-41 s3://bucket/ckpt/job/chk-42 -o markdown`,
 		Args: cobra.ExactArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			format, err := parseOutput(f.output)
+			format, frame, err := parseOutputAndFrame(f.output, f.frameSize)
 			if err != nil {
 				return err
-			}
-			frame, err := parseSize(f.frameSize)
-			if err != nil {
-				return usagef("--frame-size: %v", err)
 			}
 			rank, err := failRank(f.failOn)
 			if err != nil {

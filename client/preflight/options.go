@@ -98,3 +98,17 @@ func parseKeyInt(flag, s string) (string, int64, error) {
 	}
 	return k, n, nil
 }
+
+// parseOutputAndFrame reads the -o and --frame-size flags the lifecycle verbs (diff, trend,
+// prune) share.
+func parseOutputAndFrame(output, frameSize string) (report.Format, int64, error) {
+	format, err := parseOutput(output)
+	if err != nil {
+		return format, 0, err
+	}
+	frame, err := parseSize(frameSize)
+	if err != nil {
+		return format, 0, usagef("--frame-size: %v", err)
+	}
+	return format, frame, nil
+}

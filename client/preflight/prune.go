@@ -44,13 +44,9 @@ of an operator the job still has (--job-operators) needs --force.`,
   preflight prune ./savepoint-1a2b3c --operator 61252f73469d3ffba207c548d29a0267 --out ./savepoint-pruned --dry-run`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			format, err := parseOutput(f.output)
+			format, frame, err := parseOutputAndFrame(f.output, f.frameSize)
 			if err != nil {
 				return err
-			}
-			frame, err := parseSize(f.frameSize)
-			if err != nil {
-				return usagef("--frame-size: %v", err)
 			}
 			eng, err := newEngine(f.catalogs)
 			if err != nil {

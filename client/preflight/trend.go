@@ -38,13 +38,9 @@ Exit codes: 0, or 1 when a finding is at or above --fail-on; 2 input error; 3 in
   preflight trend ./chk-40 ./chk-41 ./chk-42`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			format, err := parseOutput(f.output)
+			format, frame, err := parseOutputAndFrame(f.output, f.frameSize)
 			if err != nil {
 				return err
-			}
-			frame, err := parseSize(f.frameSize)
-			if err != nil {
-				return usagef("--frame-size: %v", err)
 			}
 			rank, err := failRank(f.failOn)
 			if err != nil {
