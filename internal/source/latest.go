@@ -37,26 +37,7 @@ type Snapshot struct {
 // The note names the choice, its age and what was skipped. The folder must be inside the
 // allowlist, as for Open.
 func (o *Opener) Latest(ctx context.Context, uri string) (Snapshot, string, error) {
-	var snaps []Snapshot
-	var incomplete []string
-	var err error
-	scheme, _, hasScheme := strings.Cut(uri, "://")
-	switch {
-	case !hasScheme || strings.EqualFold(scheme, "file"):
-		p := uri
-		if hasScheme {
-			u, perr := url.Parse(uri)
-			if perr != nil {
-				return Snapshot{}, "", newError(Invalid, "", "cannot parse URI", perr)
-			}
-			p = u.Path
-		}
-		snaps, incomplete, err = o.latestLocal(p)
-	case strings.EqualFold(scheme, "s3") || strings.EqualFold(scheme, "gs") || strings.EqualFold(scheme, "azblob"):
-		snaps, incomplete, err = o.latestBlob(ctx, uri)
-	default:
-		return Snapshot{}, "", newError(Invalid, uri, "finding the latest checkpoint needs a local, s3, gs or azblob folder", nil)
-	}
+	snaps, incomplete, err := o.listFolder(ctx, uri, "finding the latest checkpoint")
 	if err != nil {
 		return Snapshot{}, "", err
 	}

@@ -12,6 +12,23 @@ import (
 // ID and then by _metadata modification time (savepoints carry no ID). incomplete names the
 // chk-N folders without a _metadata. The folder must be inside the allowlist, as for Open.
 func (o *Opener) Snapshots(ctx context.Context, uri string) (snaps []Snapshot, incomplete []string, err error) {
+	snaps, incomplete, err = o.listFolder(ctx, uri, "listing checkpoints")
+	if err != nil {
+		return nil, nil, err
+	}
+	sort.SliceStable(snaps, func(a, b int) bool {
+		if snaps[a].ID != snaps[b].ID {
+			return snaps[a].ID < snaps[b].ID
+		}
+		return snaps[a].ModTime.Before(snaps[b].ModTime)
+	})
+	return snaps, incomplete, nil
+}
+
+// listFolder lists the snapshot folders (complete and incomplete) directly under a job's
+// checkpoint folder, local (a path or file:// URI) or in an object store; purpose names the
+// operation in the error for any other scheme.
+func (o *Opener) listFolder(ctx context.Context, uri, purpose string) (snaps []Snapshot, incomplete []string, err error) {
 	scheme, _, hasScheme := strings.Cut(uri, "://")
 	switch {
 	case !hasScheme || strings.EqualFold(scheme, "file"):
@@ -23,20 +40,10 @@ func (o *Opener) Snapshots(ctx context.Context, uri string) (snaps []Snapshot, i
 			}
 			p = u.Path
 		}
-		snaps, incomplete, err = o.latestLocal(p)
+		return o.latestLocal(p)
 	case strings.EqualFold(scheme, "s3") || strings.EqualFold(scheme, "gs") || strings.EqualFold(scheme, "azblob"):
-		snaps, incomplete, err = o.latestBlob(ctx, uri)
+		return o.latestBlob(ctx, uri)
 	default:
-		return nil, nil, newError(Invalid, uri, "listing checkpoints needs a local, s3, gs or azblob folder", nil)
+		return nil, nil, newError(Invalid, uri, purpose+" needs a local, s3, gs or azblob folder", nil)
 	}
-	if err != nil {
-		return nil, nil, err
-	}
-	sort.SliceStable(snaps, func(a, b int) bool {
-		if snaps[a].ID != snaps[b].ID {
-			return snaps[a].ID < snaps[b].ID
-		}
-		return snaps[a].ModTime.Before(snaps[b].ModTime)
-	})
-	return snaps, incomplete, nil
 }
