@@ -58,7 +58,6 @@ import (
 	"os"
 	"os/signal"
 	"runtime/debug"
-	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -91,8 +90,6 @@ func run(args []string) error {
 		grpcAddr = fs.String("grpc-addr", "127.0.0.1:8443", "gRPC listen address (port 0 picks a free port)")
 		httpAddr = fs.String("http-addr", "127.0.0.1:8080", "HTTP listen address for /v1 JSON, /metrics, /openapi.json, /healthz; empty disables")
 		opsAddr  = fs.String("ops-addr", "", "plain-HTTP listen address for /healthz, /readyz and /metrics (probes and scrapes without client certificates); empty disables")
-		budget   = byteSize(0)
-		cacheMem = byteSize(0)
 		logLevel = fs.String("log-level", "info", "debug, info, warn or error")
 		version  = fs.Bool("version", false, "print the version, VCS revision and Go version, and exit")
 		_        = fs.String("config", "", "configuration file: one flag per line as \"name: value\" (lists for --allow); see README")
@@ -104,8 +101,8 @@ func run(args []string) error {
 	fs.Var(bytesize.Value{P: &cfg.MaxInlineBytes}, "max-inline-bytes", "largest _metadata accepted inline in CheckRescale (also sets the gRPC receive limit)")
 	fs.IntVar(&cfg.MaxConcurrent, "max-concurrent", 0, "checks simulating at once (0: 2 x GOMAXPROCS)")
 	fs.DurationVar(&cfg.QueueWait, "queue-wait", server.DefaultQueueWait, "how long a request waits for a slot or memory before RESOURCE_EXHAUSTED (negative: no wait)")
-	fs.Var(&budget, "memory-budget", "memory requests and cached layouts may hold, e.g. 2GiB (0: 3/4 of the container's memory limit, else 1/2 of physical memory)")
-	fs.Var(&cacheMem, "cache-bytes", "bytes of decoded layouts kept in the cache (0: a quarter of the memory budget)")
+	fs.Var(bytesize.Value{P: &cfg.MemoryBudget}, "memory-budget", "memory requests and cached layouts may hold, e.g. 2GiB (0: 3/4 of the container's memory limit, else 1/2 of physical memory)")
+	fs.Var(bytesize.Value{P: &cfg.CacheBytes}, "cache-bytes", "bytes of decoded layouts kept in the cache (0: a quarter of the memory budget)")
 	fs.Float64Var(&cfg.PeerShare, "peer-share", server.DefaultPeerShare, "part of the memory budget one peer's arriving uploads may hold")
 	fs.DurationVar(&cfg.UploadIdleTimeout, "upload-idle-timeout", server.DefaultUploadIdleTimeout, "end an upload that sends no message for this long")
 	fs.DurationVar(&cfg.UpstreamTimeout, "upstream-timeout", 30*time.Second, "how long an http(s) or object-store source may take to answer or to send more bytes")
@@ -137,7 +134,6 @@ func run(args []string) error {
 	if fs.NArg() > 0 {
 		return fmt.Errorf("unexpected arguments: %q", fs.Args())
 	}
-	cfg.MemoryBudget, cfg.CacheBytes = int64(budget), int64(cacheMem)
 	bi := buildinfo.Get()
 	if *version {
 		fmt.Println(bi.Line("preflightd"))
@@ -208,31 +204,6 @@ func run(args []string) error {
 		srv.Close()
 		return err
 	}
-}
-
-// byteSize is a flag of bytes: 1048576, 512KiB, 64MiB, 2GiB (also KB, MB, GB as powers of 1000).
-type byteSize int64
-
-func (b *byteSize) String() string { return strconv.FormatInt(int64(*b), 10) }
-
-func (b *byteSize) Set(v string) error {
-	units := []struct {
-		suffix string
-		mult   float64
-	}{{"KiB", 1 << 10}, {"MiB", 1 << 20}, {"GiB", 1 << 30}, {"TiB", 1 << 40}, {"KB", 1e3}, {"MB", 1e6}, {"GB", 1e9}, {"B", 1}}
-	mult, num := 1.0, strings.TrimSpace(v)
-	for _, u := range units {
-		if n, ok := strings.CutSuffix(num, u.suffix); ok {
-			mult, num = u.mult, strings.TrimSpace(n)
-			break
-		}
-	}
-	f, err := strconv.ParseFloat(num, 64)
-	if err != nil || f < 0 || f*mult > 1<<62 {
-		return fmt.Errorf("want a size such as 512MiB or 2GiB, got %q", v)
-	}
-	*b = byteSize(f * mult)
-	return nil
 }
 
 // readableDurations logs durations as Go duration strings ("1.5s") instead of slog's JSON default
