@@ -30,7 +30,7 @@ func readLayoutKeep(d *decoder) (l *Layout, err error) {
 	m := d.file()
 	// Operators went to d.layout one by one; format-1 tasks and the rest map as usual.
 	l = m.layout(d.props)
-	if len(m.Operators) == 0 && len(m.Tasks) == 0 {
+	if len(m.Operators) == 0 && len(m.Tasks) == 0 && d.layout.Operators != nil {
 		l.Operators = d.layout.Operators
 	}
 	l.Size = d.offset()
