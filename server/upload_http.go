@@ -43,6 +43,9 @@ const (
 )
 
 // registerUpload adds the upload route to mux.
+// unreadBodyDiscardTime bounds how long net/http may read the rest of a refused upload.
+const unreadBodyDiscardTime = 2 * time.Second
+
 func (s *Server) registerUpload(mux *http.ServeMux) {
 	errMux := runtime.NewServeMux() // the gateway's default marshaler and error format
 	mux.HandleFunc(UploadPath, func(w http.ResponseWriter, r *http.Request) { s.serveUpload(errMux, w, r) })
@@ -104,13 +107,19 @@ func (s *Server) serveUpload(gw *runtime.ServeMux, w http.ResponseWriter, r *htt
 	err = chainStream(s.streamInterceptors())(s.svc, st, info, func(srv any, ss grpc.ServerStream) error {
 		return srv.(*service).CheckRescaleUpload(&grpc.GenericServerStream[pb.CheckRescaleUploadRequest, pb.CheckRescaleUploadResponse]{ServerStream: ss})
 	})
-	if st.body.eof.Load() {
+	switch {
+	case st.body.eof.Load():
 		st.body.rc.SetReadDeadline(time.Time{})
-	} else {
-		// The body was not read to its end (refused, too large, too slow, malformed): close the
-		// connection after the answer instead of letting net/http wait for the rest of it.
+	case st.body.slow.Load() != nil:
+		// Too slow: close the connection after the answer instead of waiting for the rest.
 		w.Header().Set("Connection", "close")
 		st.body.rc.SetReadDeadline(time.Now())
+	default:
+		// Refused before the end (too large, malformed): net/http discards up to 256 KiB of the
+		// rest before answering, so that a client still sending reads the answer instead of a
+		// broken pipe, and closes the connection when more remains. The discard gets a short
+		// deadline, so a client that stops sending holds nothing.
+		st.body.rc.SetReadDeadline(time.Now().Add(unreadBodyDiscardTime))
 	}
 	switch {
 	case st.tooLarge.Load():
