@@ -191,27 +191,3 @@ func planErrorMsg(err error) string {
 	}
 	return err.Error()
 }
-
-func newInspectCommand() *cobra.Command {
-	var output string
-	var remote remoteFlags
-	cmd := &cobra.Command{
-		Use:   "inspect CHECKPOINT",
-		Short: "Describe the operators and states of a checkpoint or savepoint",
-		Args:  cobra.ExactArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			format, err := parseOutput(output)
-			if err != nil {
-				return err
-			}
-			resp, err := inspectReport(cmd, args[0], remote)
-			if err != nil {
-				return err
-			}
-			return writeInspect(cmd.OutOrStdout(), format, resp)
-		},
-	}
-	outputFlag(cmd, &output)
-	remote.register(cmd)
-	return cmd
-}

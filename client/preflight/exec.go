@@ -57,36 +57,6 @@ func checkpointReport(cmd *cobra.Command, target string, plan *pb.RescalePlan, o
 	return c.Upload(ctx, p.reader(f), &pb.UploadHeader{Plan: plan, Options: opts, SizeBytes: size, Name: f.Name()})
 }
 
-// inspectReport runs an inspection in-process or on the server.
-func inspectReport(cmd *cobra.Command, target string, remote remoteFlags) (*pb.InspectCheckpointResponse, error) {
-	ctx := cmd.Context()
-	if remote.server == "" {
-		return runEmbedded(cmd, target, remote.catalogs, func(eng *engine.Engine, in engine.Input) (*pb.InspectCheckpointResponse, error) {
-			return eng.Inspect(ctx, in)
-		})
-	}
-	c, err := dial(ctx, remote)
-	if err != nil {
-		return nil, err
-	}
-	defer c.Close()
-	src := &pb.CheckpointSource{Source: &pb.CheckpointSource_Uri{Uri: target}}
-	if !isURI(target) {
-		// InspectCheckpoint has no upload form; local files go inline.
-		f, _, err := openLocal(target)
-		if err != nil {
-			return nil, err
-		}
-		defer f.Close()
-		b, err := io.ReadAll(f)
-		if err != nil {
-			return nil, fmt.Errorf("%w: %v", errInput, err)
-		}
-		src = &pb.CheckpointSource{Source: &pb.CheckpointSource_Metadata{Metadata: b}}
-	}
-	return c.Inspect(ctx, &pb.InspectCheckpointRequest{Checkpoint: src})
-}
-
 // dial connects to the server of remote mode.
 func dial(ctx context.Context, remote remoteFlags) (*client.Client, error) {
 	if len(remote.catalogs) > 0 {
