@@ -20,13 +20,28 @@ func addSeeds(f *testing.F) {
 			f.Add(b)
 		}
 	}
-	for _, m := range []*Metadata{exoticMetadata(), {Version: 3, CheckpointID: 1}, {Version: 6, Operators: []OperatorState{{ID: OperatorIDFromUID("sink"), Parallelism: 1, MaxParallelism: 1, FullyFinished: true}}}} {
+	for _, m := range []*Metadata{exoticMetadata(), keyedSeedMetadata(), {Version: 3, CheckpointID: 1}, {Version: 6, Operators: []OperatorState{{ID: OperatorIDFromUID("sink"), Parallelism: 1, MaxParallelism: 1, FullyFinished: true}}}} {
 		var buf bytes.Buffer
 		if err := Write(&buf, m); err != nil {
 			f.Fatal(err)
 		}
 		f.Add(buf.Bytes())
 	}
+}
+
+// keyedSeedMetadata has key-group handles of each shape the one-pass key-group decoder
+// distinguishes: ascending with empty key groups, equal offsets, a stream shorter than the last
+// offset, and descending offsets (the sort-based fallback).
+func keyedSeedMetadata() *Metadata {
+	m := &Metadata{Version: 6, CheckpointID: 7, Trailer: mustHex(templateA)}
+	op := OperatorState{ID: OperatorIDFromUID("keyed"), UID: "keyed", Parallelism: 4, MaxParallelism: 16}
+	for i, offs := range [][]int64{{8, 0, 20, 31}, {8, 8, 0, 40}, {8, 16, 24, 90}, {40, 30, 0, 8}} {
+		h := &KeyGroupsStateHandle{Tag: TagKeyGroupsHandle, StartKeyGroup: int32(4 * i), NumKeyGroups: 4, Offsets: offs,
+			Delegate: &FileStateHandle{Path: "s3://b/chk-7/k", StateSize: 64}}
+		op.Subtasks = append(op.Subtasks, SubtaskEntry{Index: int32(i), State: &SubtaskState{ManagedKeyedState: h}})
+	}
+	m.Operators = append(m.Operators, op)
+	return m
 }
 
 var fuzzDecoder = NewDecoder()

@@ -28,6 +28,30 @@ func checkKeyGroupBytes(t *testing.T, offsets []int64, streamSize int64) {
 	if got := keyGroupBytesInPlace(in, streamSize); !slices.Equal(got, want) {
 		t.Fatalf("keyGroupBytesInPlace(%v, %d) = %v, want %v", offsets, streamSize, got, want)
 	}
+	// The decoder's one-pass forms: decoded with the ascending check, and the forward pass.
+	raw := make([]byte, 0, 8*len(offsets))
+	for _, o := range offsets {
+		raw = binary.BigEndian.AppendUint64(raw, uint64(o))
+	}
+	ascending := nonZeroAscending(offsets)
+	dec := make([]int64, len(offsets))
+	if last, bad := decodeOffsetsAscending(dec, raw, 0); !slices.Equal(dec, offsets) || bad == ascending {
+		t.Fatalf("decodeOffsetsAscending(%v) = %v, bad %v (last %d); nonZeroAscending %v", offsets, dec, bad, last, ascending)
+	}
+	if got := offsetsToKeyGroupBytes(dec, streamSize, ascending); !slices.Equal(got, want) {
+		t.Fatalf("offsetsToKeyGroupBytes(%v, %d) = %v, want %v", offsets, streamSize, got, want)
+	}
+	sizes := make([]int64, len(offsets))
+	pend, ok := forwardKeyGroupBytes(sizes, raw)
+	if ok != ascending {
+		t.Fatalf("forwardKeyGroupBytes(%v) ok = %v, nonZeroAscending = %v", offsets, ok, ascending)
+	}
+	if ok {
+		pend.finish(sizes, streamSize)
+		if !slices.Equal(sizes, want) {
+			t.Fatalf("forwardKeyGroupBytes(%v, %d) = %v, want %v", offsets, streamSize, sizes, want)
+		}
+	}
 }
 
 func TestKeyGroupBytes(t *testing.T) {

@@ -561,13 +561,13 @@ func (d *decoder) keyGroupsBody(tag uint8) *KeyGroupsStateHandle {
 	d.push("offsets")
 	d.count(h.NumKeyGroups, off+4, minOffset, "key-group offset")
 	// NumKeyGroups ≤ 32768 and is checked against what remains, so one exact allocation.
-	h.Offsets = d.appendI64s(make([]int64, 0, h.NumKeyGroups), int(h.NumKeyGroups), true, nil)
-	d.rename("delegate")
-	h.Delegate = d.streamHandle()
 	if d.summarize {
-		// The Layout keeps bytes per key group, not offsets: convert in place (no second array).
-		h.keyGroupBytes = keyGroupBytesInPlace(h.Offsets, streamRef(h.Delegate).Size)
-		h.Offsets = nil
+		// The Layout keeps bytes per key group, not offsets (see keyGroupSizes).
+		h.keyGroupBytes, h.Delegate = d.keyGroupSizes(int(h.NumKeyGroups))
+	} else {
+		h.Offsets = d.appendI64s(make([]int64, 0, h.NumKeyGroups), int(h.NumKeyGroups), true, nil)
+		d.rename("delegate")
+		h.Delegate = d.streamHandle()
 	}
 	if tag == TagKeyGroupsHandleV2 {
 		d.rename("stateHandleId")

@@ -217,6 +217,22 @@ func keyGroupBytesInPlace(offsets []int64, streamSize int64) []int64 {
 	return offsets
 }
 
+// offsetsToKeyGroupBytes is keyGroupBytesInPlace when the caller already knows whether the
+// offsets are nonZeroAscending.
+func offsetsToKeyGroupBytes(offsets []int64, streamSize int64, ascending bool) []int64 {
+	if len(offsets) == 0 {
+		return nil
+	}
+	if ascending {
+		ascendingKeyGroupBytes(offsets, offsets, streamSize)
+		return offsets
+	}
+	out := make([]int64, len(offsets))
+	sortedKeyGroupBytes(out, offsets, streamSize)
+	copy(offsets, out)
+	return offsets
+}
+
 // nonZeroAscending reports whether the offsets are not negative and the non-zero ones never
 // decrease: how Flink's key-group writers lay key groups out in the stream, one after the other.
 // (Not negative: then no difference of two offsets overflows.)
