@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -9,6 +10,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/flinkpreflight/preflight/internal/checkpoint"
 	"github.com/flinkpreflight/preflight/internal/lifecycle"
 	"github.com/flinkpreflight/preflight/internal/source"
 )
@@ -25,8 +27,9 @@ func newTrendCommand(code *int) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "trend LOCATION [CHECKPOINT ...]",
 		Short: "Follow _metadata size and the largest states over a series of checkpoints, with a frame-size forecast",
-		Long: `trend reads the _metadata of a series of checkpoints of one job, one at a time (streamed into a
-bounded-memory layout, never held together), and prints a table of the _metadata size and the
+		Long: `trend reads the _metadata of a series of checkpoints of one job (each streamed into a
+bounded-memory layout; local files on parallel workers with reused buffers, a few layouts held at
+once at most), and prints a table of the _metadata size and the
 largest states per checkpoint, the growth rate, and a forecast of when _metadata exceeds the RPC
 frame size. LOCATION is a job's checkpoint folder (local, s3://, gs://, azblob://) whose complete
 chk-N and savepoint-* folders are read; or name several checkpoints (files, folders or URIs).
@@ -53,12 +56,19 @@ Exit codes: 0, or 1 when a finding is at or above --fail-on; 2 input error; 3 in
 				}
 			}
 			tb := lifecycle.NewTrend(frame, f.top)
-			for _, t := range targets {
-				l, err := readLayout(cmd, t)
-				if err != nil {
-					return fmt.Errorf("%s: %w", t, err)
+			if allLocal(targets) {
+				err = readLocalLayouts(cmd.Context(), targets, tb.Add)
+			} else {
+				for _, t := range targets {
+					l, rerr := readLayout(cmd, t)
+					if rerr != nil {
+						return fmt.Errorf("%s: %w", t, rerr)
+					}
+					tb.Add(l, t)
 				}
-				tb.Add(l, t)
+			}
+			if err != nil {
+				return err
 			}
 			r := tb.Result()
 			if err := lifecycle.WriteTrend(cmd.OutOrStdout(), format, r); err != nil {
@@ -132,4 +142,48 @@ func listSnapshots(ctx context.Context, folder string) ([]string, error) {
 		out = append(out, s.URI)
 	}
 	return out, nil
+}
+
+// allLocal reports whether every target is a local path (or file:// URI).
+func allLocal(targets []string) bool {
+	for _, t := range targets {
+		if isURI(t) && !strings.HasPrefix(t, "file://") {
+			return false
+		}
+	}
+	return true
+}
+
+// readLocalLayouts decodes local checkpoints (files or folders holding a _metadata) with
+// checkpoint.ReadLayoutFiles and hands each Layout to add in the order of targets. It stops at
+// the first file that cannot be read, naming it.
+func readLocalLayouts(ctx context.Context, targets []string, add func(*checkpoint.Layout, string)) error {
+	paths := make([]string, len(targets))
+	var largest int64
+	for i, t := range targets {
+		p := strings.TrimPrefix(t, "file://")
+		if fi, err := os.Stat(p); err == nil && fi.IsDir() {
+			p = filepath.Join(p, "_metadata")
+		}
+		if fi, err := os.Stat(p); err == nil {
+			largest = max(largest, fi.Size())
+		}
+		paths[i] = p
+	}
+	workers := workersFor(len(paths))
+	limitMemory(largest * int64(3*workers)) // the Layouts alive at once, as inspect
+	return checkpoint.ReadLayoutFiles(ctx, paths, workers, func(i int, l *checkpoint.Layout, err error) error {
+		if err != nil {
+			var fe *checkpoint.FormatError
+			if ctx.Err() == nil && !errors.As(err, &fe) {
+				err = fmt.Errorf("%w: %w", errInput, err)
+			}
+			if !strings.Contains(err.Error(), paths[i]) {
+				err = fmt.Errorf("%s: %w", targets[i], err)
+			}
+			return err
+		}
+		add(l, targets[i])
+		return nil
+	})
 }

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -11,6 +12,10 @@ import (
 func TestTrendCommand(t *testing.T) {
 	dir := filepath.Join("..", "..", "testdata", scenarios.SeriesDir)
 	series := scenarios.KafkaOrphanUnionSeries()
+	malformed := filepath.Join(t.TempDir(), "_metadata")
+	if err := os.WriteFile(malformed, []byte("I`g-\x00\x00\x00\x05\x00\x00"), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	tests := []struct {
 		name     string
 		args     []string
@@ -22,6 +27,8 @@ func TestTrendCommand(t *testing.T) {
 		{"json", []string{"trend", dir, "-o", "json"}, exitAllow, `"steps_to_frame"`},
 		{"fail on warning", []string{"trend", dir, "--fail-on", "warning"}, exitDeny, "LC301"},
 		{"empty folder", []string{"trend", t.TempDir()}, exitUsage, "no complete"},
+		{"missing checkpoint in a list", []string{"trend", filepath.Join(dir, series[0].Folder), filepath.Join(dir, "nope")}, exitUsage, "nope: no such file"},
+		{"malformed checkpoint in a list", []string{"trend", filepath.Join(dir, series[0].Folder), malformed}, exitUsage, malformed + ": malformed _metadata at byte 8"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
