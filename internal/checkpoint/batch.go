@@ -121,7 +121,7 @@ func (x *Decoder) ReadLayoutBytes(b []byte) (*Layout, error) { return x.readLayo
 // readLayout resets the decoder for b (in memory) or r (streamed) and runs readLayout.
 func (x *Decoder) readLayout(b []byte, r io.Reader) (*Layout, error) {
 	d := &x.d
-	*d = decoder{buf: b, r: r, limit: math.MaxInt64, runBudget: runBudget, path: d.path[:0], names: d.names, props: &x.props}
+	*d = decoder{buf: b, r: r, limit: math.MaxInt64, runBudget: runBudget, path: d.path[:0], names: d.names, props: &x.props, kgScratch: d.kgScratch}
 	if r != nil {
 		if x.stream == nil {
 			x.stream = make([]byte, 0, readBufSize)

@@ -42,6 +42,10 @@ type decoder struct {
 
 	// props remembers the last properties trailer decoded (a Decoder's); nil decodes each one.
 	props *propertiesMemo
+
+	// kgScratch is where key-group offsets become sizes before they are compacted (see
+	// keyGroupSizes); it grows to the largest handle, at most 32768 key groups.
+	kgScratch []int64
 }
 
 // maxInternedNames bounds the interning table, so a hostile file of unique names cannot grow it.

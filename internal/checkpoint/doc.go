@@ -29,7 +29,7 @@
 // count and byte total, plus (for SPLIT_DISTRIBUTE states only) run-length-encoded element sizes;
 // channel-state offsets are counted; inline bytes (ByteStreamStateHandle data, changelog
 // changes, master-state payloads) are skipped and counted. Its memory is proportional
-// to the number of handles and states, the key groups of key-group handles (one int64 each),
+// to the number of handles and states, the key groups of key-group handles (2, 4 or 8 bytes each: KeyGroupSizes),
 // and the number of size changes between consecutive elements of SPLIT_DISTRIBUTE states — not
 // to the number of elements or inline bytes. A 1 GiB file dominated by offsets or inline bytes
 // reads in well under 1 MiB of heap. Element sizes follow the spec: an element ends at the next
@@ -42,8 +42,8 @@
 // The Layout's bytes per record (64-bit): OperatorLayout 120 plus its name and uid; per subtask
 // a SubtaskLayout (112 as allocated); per operator-state handle 80 plus its path; per named
 // state entry 96, plus 16 per size run of SPLIT_DISTRIBUTE states (one slice for up to 8 runs,
-// beyond that 16 more per run for the prefix sums); per keyed handle 208 plus 8 per key
-// group of key-group handles; per channel-state handle 72. An operator at parallelism 1 with one
+// beyond that 16 more per run for the prefix sums); per keyed handle 216 plus 2, 4 or 8 per
+// key group of key-group handles (the width that holds its largest key group); per channel-state handle 72. An operator at parallelism 1 with one
 // SPLIT_DISTRIBUTE state in a savepoint-relative file (145 bytes of _metadata) takes about 515
 // bytes; an empty subtask record (20 bytes of _metadata) takes 112.
 //

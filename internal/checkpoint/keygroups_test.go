@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"math"
 	"math/rand/v2"
+	"reflect"
 	"slices"
 	"testing"
 )
@@ -47,10 +48,62 @@ func checkKeyGroupBytes(t *testing.T, offsets []int64, streamSize int64) {
 		t.Fatalf("forwardKeyGroupBytes(%v) ok = %v, nonZeroAscending = %v", offsets, ok, ascending)
 	}
 	if ok {
-		pend.finish(sizes, streamSize)
+		or := pend.finish(sizes, streamSize)
 		if !slices.Equal(sizes, want) {
 			t.Fatalf("forwardKeyGroupBytes(%v, %d) = %v, want %v", offsets, streamSize, sizes, want)
 		}
+		if got, want := compactKeyGroupSizes(sizes, or), NewKeyGroupSizes(want); !reflect.DeepEqual(got, want) {
+			t.Fatalf("forwardKeyGroupBytes(%v, %d): compact form %v (OR %#x), want %v", offsets, streamSize, got, or, want)
+		}
+	}
+	checkKeyGroupSizes(t, want)
+}
+
+// checkKeyGroupSizes checks the compact form against the plain sizes: values, every range sum
+// (the rescale simulator's question) and the narrowest width.
+func checkKeyGroupSizes(t *testing.T, sizes []int64) {
+	t.Helper()
+	k := NewKeyGroupSizes(sizes)
+	if got := k.AppendTo(nil); k.Len() != len(sizes) || !slices.Equal(got, sizes) {
+		t.Fatalf("NewKeyGroupSizes(%v): Len %d, values %v", sizes, k.Len(), got)
+	}
+	for from := 0; from <= len(sizes) && from < 12; from++ {
+		for to := from; to <= len(sizes); to++ {
+			var want int64
+			for _, v := range sizes[from:to] {
+				want += v
+			}
+			if got := k.Sum(from, to); got != want {
+				t.Fatalf("NewKeyGroupSizes(%v).Sum(%d, %d) = %d, want %d", sizes, from, to, got, want)
+			}
+		}
+	}
+	width := 0
+	if len(sizes) > 0 {
+		width = 2
+		for _, v := range sizes {
+			switch {
+			case v < 0 || v >= 1<<32:
+				width = 8
+			case v >= 1<<16:
+				width = max(width, 4)
+			}
+		}
+	}
+	if int(k.width) != width {
+		t.Fatalf("NewKeyGroupSizes(%v) width %d, want %d", sizes, k.width, width)
+	}
+}
+
+func TestKeyGroupSizes(t *testing.T) {
+	for _, sizes := range [][]int64{
+		nil, {0}, {1, 2, 3}, {65535, 0, 7}, {65536, 1}, {1 << 31, 5}, {1<<32 - 1}, {1 << 32, 3},
+		{math.MaxInt64, 0}, {-1, 4}, {math.MinInt64, math.MaxInt64, 1},
+	} {
+		checkKeyGroupSizes(t, sizes)
+	}
+	if (KeyGroupSizes{}).Len() != 0 || (KeyGroupSizes{}).Sum(0, 0) != 0 {
+		t.Fatal("the zero KeyGroupSizes is not empty")
 	}
 }
 

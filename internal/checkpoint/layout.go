@@ -216,8 +216,8 @@ type KeyedStateHandleLayout struct {
 	Tag       uint8
 	KeyGroups KeyGroupRange
 	// KeyGroupBytes has the bytes per key group of KeyGroupRange (tags 3, 7, 12), derived from the
-	// offsets and the delegate's size (offset 0 means no data); nil for other kinds.
-	KeyGroupBytes []int64
+	// offsets and the delegate's size (offset 0 means no data); empty for other kinds.
+	KeyGroupBytes KeyGroupSizes
 	// Stream is the delegate (key-group handles) or the meta-data file (incremental handles).
 	Stream           StreamRef
 	CheckpointedSize int64 // bytes uploaded for this checkpoint (Flink's getCheckpointedSize); -1 when unknown (tag 5)

@@ -189,8 +189,8 @@ func keyedLayout(h KeyedStateHandle) *KeyedStateHandleLayout {
 		k.KeyGroups = KeyGroupRange{Start: int(h.StartKeyGroup), NumKeyGroups: int(h.NumKeyGroups)}
 		k.Stream = streamRef(h.Delegate)
 		k.KeyGroupBytes = h.keyGroupBytes
-		if k.KeyGroupBytes == nil {
-			k.KeyGroupBytes = keyGroupBytes(h.Offsets, k.Stream.Size)
+		if k.KeyGroupBytes.Len() == 0 {
+			k.KeyGroupBytes = NewKeyGroupSizes(keyGroupBytes(h.Offsets, k.Stream.Size))
 		}
 		k.StateSize = k.Stream.Size
 		k.CheckpointedSize = k.StateSize

@@ -224,7 +224,7 @@ type KeyGroupsStateHandle struct {
 	StateHandleID string // tag 12
 
 	// keyGroupBytes replaces Offsets when ReadLayout summarizes (see keyGroupBytes).
-	keyGroupBytes []int64
+	keyGroupBytes KeyGroupSizes
 }
 
 // IncrementalKeyedStateHandle is an IncrementalRemoteKeyedStateHandle (RocksDB/ForSt native

@@ -189,7 +189,7 @@ func TestWriteExoticRoundTrip(t *testing.T) {
 	if k.Kind != ChangelogHandle || len(k.Nested) != 3 || k.CheckpointedSize != 999 {
 		t.Fatalf("changelog: %+v", k)
 	}
-	if kg := k.Nested[0]; !reflect.DeepEqual(kg.KeyGroupBytes, []int64{0, 50, 0, 50}) || kg.InlineBytes != 200 {
+	if kg := k.Nested[0]; !reflect.DeepEqual(kg.KeyGroupBytes.AppendTo(nil), []int64{0, 50, 0, 50}) || kg.InlineBytes != 200 {
 		t.Errorf("key-group bytes %v inline %d", kg.KeyGroupBytes, kg.InlineBytes)
 	}
 	if mem := k.Nested[1]; mem.Kind != ChangelogBytesHandle || mem.StateSize != 5 || mem.InlineBytes != 5 {

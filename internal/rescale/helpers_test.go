@@ -54,10 +54,12 @@ func keyGroupsHandle(maxP, p, j int) *checkpoint.KeyedStateHandleLayout {
 	r := KeyGroupRangeForSubtask(maxP, p, j)
 	h := &checkpoint.KeyedStateHandleLayout{Kind: checkpoint.KeyGroupsHandle, KeyGroups: r,
 		Stream: checkpoint.StreamRef{Kind: checkpoint.StreamFile, Path: fmt.Sprintf("kg-%d", j)}}
+	var sizes []int64
 	for kg := r.Start; kg <= r.End(); kg++ {
-		h.KeyGroupBytes = append(h.KeyGroupBytes, int64(kg+1))
+		sizes = append(sizes, int64(kg+1))
 		h.StateSize += int64(kg + 1)
 	}
+	h.KeyGroupBytes = checkpoint.NewKeyGroupSizes(sizes)
 	h.Stream.Size = h.StateSize
 	return h
 }

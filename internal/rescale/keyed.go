@@ -49,7 +49,7 @@ func newKeyedDistribution(sim *operatorSim, raw bool, maxP int) *KeyedDistributi
 		}
 		ko := keyedOld{old: j, h: h, cost: PayloadHandleOverhead + int64(len(h.Stream.Path)) + h.InlineBytes +
 			PayloadHandleOverhead*int64(h.SharedFiles.Count+h.PrivateFiles.Count)}
-		ko.perKG = isKeyGroupsKind(h.Kind) && len(h.KeyGroupBytes) == h.KeyGroups.NumKeyGroups && len(h.KeyGroupBytes) > 0
+		ko.perKG = isKeyGroupsKind(h.Kind) && h.KeyGroupBytes.Len() == h.KeyGroups.NumKeyGroups && h.KeyGroupBytes.Len() > 0
 		if h.KeyGroups.NumKeyGroups <= 0 {
 			d.sorted = false
 		} else if n := len(d.handles); n > 0 && h.KeyGroups.Start <= d.handles[n-1].h.KeyGroups.End() {
@@ -119,11 +119,7 @@ func (ko *keyedOld) bytesIn(inter checkpoint.KeyGroupRange) int64 {
 	if ko.perKG {
 		// Each key group is read by one new subtask on a rescale: summing is O(maxP) per operator.
 		a := inter.Start - h.KeyGroups.Start
-		var b int64
-		for _, x := range h.KeyGroupBytes[a : a+inter.NumKeyGroups] {
-			b += x
-		}
-		return b
+		return h.KeyGroupBytes.Sum(a, a+inter.NumKeyGroups)
 	}
 	if h.KeyGroups.NumKeyGroups <= 0 {
 		return 0
@@ -231,10 +227,7 @@ func (k *KeyedDistribution) accumulate(sc *scratch) {
 				a, b := max(h.KeyGroups.Start, r.Start), min(h.KeyGroups.End(), r.End())
 				bytes := h.StateSize // the whole range: stream meta data included, as slice does
 				if b-a+1 < h.KeyGroups.NumKeyGroups {
-					bytes = 0
-					for _, x := range h.KeyGroupBytes[a-h.KeyGroups.Start : b-h.KeyGroups.Start+1] {
-						bytes += x
-					}
+					bytes = h.KeyGroupBytes.Sum(a-h.KeyGroups.Start, b-h.KeyGroups.Start+1)
 				}
 				read += bytes
 				owned += bytes

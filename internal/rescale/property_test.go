@@ -514,7 +514,7 @@ func TestPropertyKeyed(t *testing.T) {
 		for j := 0; j < oldP; j++ {
 			h := keyGroupsHandle(maxP, oldP, j)
 			if incremental {
-				h.Kind, h.KeyGroupBytes = checkpoint.IncrementalHandle, nil
+				h.Kind, h.KeyGroupBytes = checkpoint.IncrementalHandle, checkpoint.KeyGroupSizes{}
 			}
 			subs = append(subs, checkpoint.SubtaskLayout{Index: j, ManagedKeyedState: h})
 		}

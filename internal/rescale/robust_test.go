@@ -31,7 +31,7 @@ func TestRobustMalformedLayouts(t *testing.T) {
 					h := &checkpoint.KeyedStateHandleLayout{Kind: checkpoint.KeyedHandleKind(rng.Intn(7)), KeyGroups: kr,
 						StateSize: int64(pick(-1, 0, 50))}
 					if rng.Intn(2) == 0 && kr.NumKeyGroups > 0 {
-						h.KeyGroupBytes = make([]int64, pick(kr.NumKeyGroups, 1))
+						h.KeyGroupBytes = checkpoint.NewKeyGroupSizes(make([]int64, pick(kr.NumKeyGroups, 1)))
 					}
 					st.ManagedKeyedState = h
 				}
