@@ -4,9 +4,11 @@
 # uploaded and from S3 with the daemon's peak RSS, (c) decode throughput vs cat, (d) the soak:
 # SOAK_N requests at BENCH_C with 20% hostile, goroutines and RSS before/after (fails on a leak),
 # (e) bench/scale.sh: the CLI's peak RSS and time on generated 100k-operator and union files.
+# (f) corpus decode: the shared corpus in one process (bench/corpusdecode, preflight inspect), peer.
 # Loopback only.
 #
-# Environment: BENCH_ONLY=soak (run only (d)), SOAK_N (soak requests, default 10000; 0 skips),
+# Environment: BENCH_ONLY=soak or corpus (run only (d) or (f)), SOAK_N (soak requests, default 10000; 0 skips),
+# PREFLIGHT_CORPUS (the corpus folder of (f), default ../shared/corpus),
 # BENCH_N (ghz requests per run, default 20000), BENCH_C (concurrency, 50),
 # BENCH_ROUNDS (alternating echo/check rounds, 2), BIG_BYTES (default 168 MiB),
 # VERSITYGW (default bin/versitygw; built with `make tools`; absent: S3 cases skipped).
@@ -20,11 +22,56 @@ echo "work folder: $WORK" >&2
 
 step() { echo "$(date -u +%T) $*" >&2; }
 
+# (f) Corpus decode (issue #16): every _metadata of the shared corpus decoded in one process per
+# mode (bench/corpusdecode: file by file, one reused Decoder, ReadLayoutFiles), then the real CLI
+# `preflight inspect` over all of them under GNU time. The peer (github.com/justtrackio/flink-admin)
+# is compared only when the Go module proxy serves it; otherwise the run says so.
+corpus_decode() {
+	CORPUS=${PREFLIGHT_CORPUS:-../shared/corpus}
+	if [ -s "$CORPUS/MANIFEST.tsv" ]; then
+		step "corpus decode: $CORPUS"
+		go build -o "$WORK/bin/corpusdecode" ./bench/corpusdecode
+		awk -F'\t' 'NR == 1 { for (i = 1; i <= NF; i++) col[$i] = i; next } $col["kind"] == "metadata" { print $col["local_path"] }' \
+			"$CORPUS/MANIFEST.tsv" | sed "s|^|$CORPUS/|" >"$WORK/corpus.list"
+		{
+			printf '| mode | files | MB | best wall of 5 | MB/s | files/s | CPU per pass | MB/cpu-s | peak RSS |\n|---|---|---|---|---|---|---|---|---|\n'
+			for mode in perfile decoder batch; do
+				timeout 5m "$WORK/bin/corpusdecode" -manifest "$CORPUS/MANIFEST.tsv" -mode "$mode" -passes 5
+			done
+			if [ -x /usr/bin/time ]; then
+				mapfile -t files <"$WORK/corpus.list"
+				set +e
+				/usr/bin/time -f '%M %e %U %S' -o "$WORK/inspect-corpus.time" timeout 5m "$WORK/bin/preflight" inspect "${files[@]}" >/dev/null 2>"$WORK/inspect-corpus.err"
+				code=$?
+				set -e
+				read -r rss wall user sys < <(tail -1 "$WORK/inspect-corpus.time")
+				printf '| `preflight inspect` (CLI, text) | %s | | %s s | | | %s + %s s | | %.1f MiB (exit %s) |\n' \
+					"$(wc -l <"$WORK/corpus.list")" "$wall" "$user" "$sys" "$(echo "$rss / 1024" | bc -l)" "$code"
+			fi
+			mkdir -p "$WORK/peer-probe"
+			if (cd "$WORK/peer-probe" && { [ -f go.mod ] || go mod init probe >/dev/null 2>&1; } &&
+				GOFLAGS=-mod=mod timeout 2m go list -m -versions github.com/justtrackio/flink-admin >"$WORK/peer-probe/out" 2>&1); then
+				printf '\npeer: the Go module proxy serves %s; bench/peer is not written yet, so no ratio.\n' "$(cat "$WORK/peer-probe/out")"
+			else
+				printf '\npeer: github.com/justtrackio/flink-admin is not served by the Go module proxy (%s); no ratio measured.\n' \
+					"$(grep -o '[0-9][0-9][0-9] [A-Za-z ]*' "$WORK/peer-probe/out" | head -1)"
+			fi
+		} | tee "$WORK/corpus.md"
+		step "corpus results: $WORK/corpus.md"
+	else
+		step "no corpus at $CORPUS (set PREFLIGHT_CORPUS): corpus decode skipped"
+	fi
+}
+
 step "building preflightd, preflight, genexamples and loadtest"
 go build -o "$WORK/bin/preflightd" ./server/preflightd
 go build -o "$WORK/bin/preflight" ./client/preflight
 go build -o "$WORK/bin/genexamples" ./internal/scenarios/cmd/genexamples
 go build -o "$WORK/bin/loadtest" ./bench/loadtest
+if [ "${BENCH_ONLY:-}" = corpus ]; then
+	corpus_decode
+	exit 0
+fi
 if [ "${BENCH_ONLY:-}" = soak ]; then
 	step "soak only: generating the example checkpoints"
 	[ -s "$WORK/examples/compact-sink/_metadata" ] || "$WORK/bin/genexamples" -out "$WORK/examples"
@@ -53,3 +100,5 @@ step "results: $WORK/results.md (ghz JSON: $WORK/ghz-*.json)"
 step "scale: the CLI's peak RSS on generated operator- and union-heavy files (bench/scale.sh)"
 PREFLIGHT="$WORK/bin/preflight" timeout 30m bench/scale.sh "$WORK/scale" | tee "$WORK/scale.md"
 step "scale results: $WORK/scale.md"
+
+corpus_decode
