@@ -32,41 +32,53 @@ type Decoder struct {
 
 // propertiesMemo remembers the last CheckpointProperties trailer decoded and its result: the
 // checkpoints of one job repeat the same few hundred bytes, and decoding the Java serialization
-// costs more allocations than the rest of a small file. A nil memo decodes every time.
+// (once to check that the trailer is complete, once for Layout.Properties) costs more than the
+// rest of a small file. A nil memo decodes every time.
 type propertiesMemo struct {
 	trailer []byte
 	props   *CheckpointProperties
-	err     string
+	n       int   // bytes the Java stream took (decodePropertiesLen)
+	err     error // decodePropertiesLen's error
 	valid   bool
 }
 
 // maxMemoTrailer bounds the trailer a memo keeps (Flink's is about 400 bytes).
 const maxMemoTrailer = 4 << 10
 
+// decodeLen is decodePropertiesLen through the memo; the *CheckpointProperties is shared with
+// the memo (decode hands out copies).
+func (pm *propertiesMemo) decodeLen(b []byte) (*CheckpointProperties, int, error) {
+	if pm != nil && pm.valid && bytes.Equal(pm.trailer, b) {
+		return pm.props, pm.n, pm.err
+	}
+	p, n, err := decodePropertiesLen(b)
+	if pm != nil && len(b) <= maxMemoTrailer {
+		pm.trailer, pm.props, pm.n, pm.err, pm.valid = append(pm.trailer[:0], b...), p, n, err, true
+	}
+	return p, n, err
+}
+
 // decode returns the Layout's Properties and PropertiesError for trailer b; each call returns
 // its own *CheckpointProperties.
 func (pm *propertiesMemo) decode(b []byte) (*CheckpointProperties, string) {
-	if pm != nil && pm.valid && bytes.Equal(pm.trailer, b) {
-		if pm.props == nil {
-			return nil, pm.err
-		}
-		p := *pm.props
-		return &p, pm.err
-	}
-	p, err := decodeProperties(b)
-	var msg string
+	p, _, err := pm.decodeLen(b)
 	if err != nil {
-		p, msg = nil, err.Error()
+		return nil, err.Error()
 	}
-	if pm != nil && len(b) <= maxMemoTrailer {
-		pm.trailer, pm.err, pm.valid = append(pm.trailer[:0], b...), msg, true
-		pm.props = nil
-		if p != nil {
-			c := *p
-			pm.props = &c
-		}
+	if p == nil {
+		return nil, ""
 	}
-	return p, msg
+	c := *p
+	return &c, ""
+}
+
+// growWhole returns buf resized to size bytes (size ≤ maxWholeFile), reallocated when its
+// capacity is short: to twice the old capacity, at least 64 KiB, at most maxWholeFile.
+func growWhole(buf []byte, size int64) []byte {
+	if int64(cap(buf)) < size {
+		buf = make([]byte, size, min(max(size, 2*int64(cap(buf)), 64<<10), maxWholeFile))
+	}
+	return buf[:size]
 }
 
 // NewDecoder returns an empty Decoder; its buffers grow with the first files.
@@ -79,31 +91,18 @@ func (x *Decoder) ReadLayoutFile(ctx context.Context, name string) (*Layout, err
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	f, err := openFile(name)
+	b, f, err := loadFile(name, x.whole)
+	if b != nil {
+		x.whole = b[:0]
+	}
 	if err != nil {
 		return nil, err
-	}
-	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil {
-		return nil, err
-	}
-	if !fi.Mode().IsRegular() {
-		return nil, fmt.Errorf("%s: not a regular file", name)
 	}
 	var l *Layout
-	if size := fi.Size(); size <= maxWholeFile {
-		if int64(cap(x.whole)) < size {
-			x.whole = make([]byte, size, min(max(size, 2*int64(cap(x.whole)), 64<<10), maxWholeFile))
-		}
-		b := x.whole[:size]
-		// The size is known, so one read call (os.ReadFile would make a second to see EOF). A file
-		// that shrank since Stat fails the read; one that grew is decoded as it was at Stat.
-		if _, err := io.ReadFull(f, b); err != nil {
-			return nil, fmt.Errorf("%s: read: %w", name, err)
-		}
+	if f == nil {
 		l, err = x.readLayout(b, nil)
 	} else {
+		defer f.Close()
 		l, err = x.readLayout(nil, &contextReader{ctx: ctx, r: f})
 		if cerr := ctx.Err(); err != nil && cerr != nil {
 			return nil, cerr

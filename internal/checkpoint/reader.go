@@ -114,7 +114,7 @@ func (d *decoder) checkTrailerComplete(trailer []byte) {
 	if len(trailer) == 0 {
 		d.fail(d.trailerOff, "", "missing CheckpointProperties trailer (format 4+ ends with a Java-serialized object; the file is truncated)")
 	}
-	_, n, err := decodePropertiesLen(trailer)
+	_, n, err := d.props.decodeLen(trailer)
 	var fe *FormatError
 	switch {
 	case err == nil && n < len(trailer):
