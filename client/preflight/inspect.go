@@ -276,9 +276,12 @@ func inspectFiles(ctx context.Context, eng *engine.Engine, files []inspectFile, 
 	if err != nil {
 		return err
 	}
-	end := "\n"
-	if format == report.JSON {
+	end := ""
+	switch {
+	case format == report.JSON:
 		end = "\n]\n"
+	case written > 0:
+		end = "\n" // the last report's own newline
 	}
 	if _, err := io.WriteString(stdout, end); err != nil {
 		return err

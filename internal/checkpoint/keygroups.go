@@ -5,7 +5,7 @@ import "encoding/binary"
 // This file turns the key-group offsets of a KeyGroupsStateHandle into the bytes per key group
 // that the Layout keeps (KeyedStateHandleLayout.KeyGroupBytes). Keyed-offset-heavy files are
 // almost nothing else, so this is the decoder's hot loop for them: the offsets are decoded
-// straight into the array that becomes the sizes, in one forward pass over the input bytes.
+// into sizes in one forward pass over the input bytes, and the Layout keeps them compacted.
 
 // keyGroupSizes reads n key-group offsets and the delegate stream handle that follows them, and
 // returns the bytes per key group (keyGroupBytes' definition), compacted, and the delegate. The
