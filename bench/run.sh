@@ -46,7 +46,7 @@ corpus_decode() {
 				set -e
 				read -r rss wall user sys < <(tail -1 "$WORK/inspect-corpus.time")
 				printf '| `preflight inspect` (CLI, text) | %s | | %s s | | | %s + %s s | | %.1f MiB (exit %s) |\n' \
-					"$(wc -l <"$WORK/corpus.list")" "$wall" "$user" "$sys" "$(echo "$rss / 1024" | bc -l)" "$code"
+					"$(wc -l <"$WORK/corpus.list")" "$wall" "$user" "$sys" "$(awk -v k="$rss" 'BEGIN { print k / 1024 }')" "$code"
 			fi
 			mkdir -p "$WORK/peer-probe"
 			if (cd "$WORK/peer-probe" && { [ -f go.mod ] || go mod init probe >/dev/null 2>&1; } &&
