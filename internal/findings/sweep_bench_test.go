@@ -1,0 +1,99 @@
+package findings
+
+import (
+	"fmt"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/flinkpreflight/preflight/internal/checkpoint"
+	"github.com/flinkpreflight/preflight/internal/rescale"
+)
+
+// The parallelism sweeps of issue 16: the same job shape at growing parallelism, simulated and
+// checked (rescale.Simulate + Check, with the nearest-safe search), reported per subtask so that
+// linear cost shows as a flat ns/old-subtask. CPU time (getrusage, both cores) is reported beside
+// wall time because the build machine is shared.
+//
+//	go test ./internal/findings -run '^$' -bench 'Sweep' -benchtime 3x -count 3
+
+// sweepLayout is the shape of the sweep at old parallelism p: a union-heavy source (one UNION
+// element per subtask, as a legacy Kafka source's offsets, and two SPLIT_DISTRIBUTE splits of 12
+// KiB, so that every subtask's stream is a file as in a real savepoint), a
+// list-state operator (four SPLIT_DISTRIBUTE elements per subtask) and a keyed operator (heap
+// key-group state), all at max parallelism 32768.
+func sweepLayout(b *testing.B, p int) *checkpoint.Layout {
+	t := &testing.T{}
+	per := func(n int) []int {
+		out := make([]int, p)
+		for i := range out {
+			out[i] = n
+		}
+		return out
+	}
+	l := layoutOf(t, 5,
+		tOp{name: "union-source", uid: "union-source", p: p, maxP: 32768,
+			states: []tState{{name: "legacy-offsets", mode: checkpoint.Union, perSubtask: per(1), size: 24}, {name: "splits", mode: checkpoint.SplitDistribute, perSubtask: per(2), size: 12 << 10}}},
+		tOp{name: "list-op", uid: "list-op", p: p, maxP: 32768, states: []tState{{name: "buffer", mode: checkpoint.SplitDistribute, perSubtask: per(4), size: 64}}},
+		tOp{name: "keyed-op", uid: "keyed-op", p: p, maxP: 32768, keyedKG: true},
+	)
+	if t.Failed() {
+		b.Fatal("layout")
+	}
+	return l
+}
+
+func cpuTime() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// sweepCase runs Simulate + Check of plan on l b.N times and reports per-subtask figures.
+func sweepCase(b *testing.B, l *checkpoint.Layout, plan rescale.Plan, opts Options, per int, wantDeny bool) {
+	cat := DefaultCatalog()
+	b.ReportAllocs()
+	b.ResetTimer()
+	cpu0 := cpuTime()
+	var rep Report
+	for i := 0; i < b.N; i++ {
+		res, err := rescale.Simulate(l, plan)
+		if err != nil {
+			b.Fatal(err)
+		}
+		rep = Check(l, plan, res, cat, opts)
+	}
+	cpu := cpuTime() - cpu0
+	b.StopTimer()
+	if wantDeny && (rep.Verdict != Deny || len(rep.Safe) == 0) {
+		b.Fatalf("want DENY with a safe-parallelism search: %s", dump(rep))
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(per), "ns/subtask")
+	b.ReportMetric(float64(cpu.Nanoseconds())/float64(b.N)/float64(per), "cpu-ns/subtask")
+	b.ReportMetric(0, "ns/op")
+}
+
+// BenchmarkSweepOldParallelism: old parallelism 1k → 32k, every operator restored at half its
+// parallelism, with a frame size that the union source's payload exceeds at every parallelism
+// (DENY, the search walks every candidate) or only at the requested one.
+func BenchmarkSweepOldParallelism(b *testing.B) {
+	for _, shape := range []struct {
+		name  string
+		frame func(p int) int64
+	}{
+		// Every new subtask receives all p UNION handles (about 150 bytes each with the path,
+		// the name and the offset): a frame of 64 bytes per old subtask is exceeded at every
+		// parallelism, although the UNION offsets alone (8 bytes each) are not.
+		{"union-over-frame", func(p int) int64 { return int64(64 * p) }},
+	} {
+		for _, p := range []int{1 << 10, 1 << 11, 1 << 12, 1 << 13, 1 << 14, 1 << 15} {
+			b.Run(fmt.Sprintf("%s/old-%d", shape.name, p), func(b *testing.B) {
+				l := sweepLayout(b, p)
+				plan := rescale.Plan{DefaultParallelism: p / 2}
+				sweepCase(b, l, plan, Options{RPCFrameSize: shape.frame(p)}, p, true)
+			})
+		}
+	}
+}
