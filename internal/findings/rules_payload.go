@@ -157,10 +157,7 @@ func (r FrameSizeRule) Check(c *Context) []Finding {
 }
 
 func (FrameSizeRule) SafeAt(c *Context, v *rescale.VertexAssignment, p int) (bool, bool) {
-	if unionPayloadFloor(c, v) > c.Options.frameSize() {
-		return false, true // UNION: constant in p
-	}
-	return false, false // SPLIT: re-simulate
+	return frameSizeSafeAt(c, v, p) // search.go
 }
 
 // JobManagerMemoryRule (PF121): all deployment payloads together against the JobManager heap.

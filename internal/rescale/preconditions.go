@@ -2,6 +2,7 @@ package rescale
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/flinkpreflight/preflight/internal/checkpoint"
@@ -44,16 +45,35 @@ func (s *simulation) failures() {
 	if pointer == "" {
 		pointer = "<checkpoint>"
 	}
-	// The vertex restoring each checkpoint operator, by layout index (-1: none).
-	vertexOfState := make([]int32, len(s.layout.Operators))
-	for i := range vertexOfState {
-		vertexOfState[i] = -1
-	}
-	for vi, v := range res.Vertices {
-		s.stop.Check()
-		for _, a := range v.Operators {
-			if a.Layout != nil {
-				vertexOfState[a.stateIdx] = int32(vi)
+	// The vertex restoring each checkpoint operator, by layout index (-1: none), and the layout
+	// indices to check in file order: every operator, or for a single re-simulated vertex only
+	// its own (the other operators' checks do not depend on its parallelism).
+	var vertexOfState []int32
+	var order []int
+	var singleVertex map[int]int32
+	if s.single {
+		singleVertex = map[int]int32{}
+		for vi, v := range res.Vertices {
+			for _, a := range v.Operators {
+				if a.Layout != nil {
+					singleVertex[int(a.stateIdx)] = int32(vi)
+					order = append(order, int(a.stateIdx))
+				}
+			}
+		}
+		slices.Sort(order)
+	} else {
+		vertexOfState = make([]int32, len(s.layout.Operators))
+		order = make([]int, len(s.layout.Operators))
+		for i := range vertexOfState {
+			vertexOfState[i], order[i] = -1, i
+		}
+		for vi, v := range res.Vertices {
+			s.stop.Check()
+			for _, a := range v.Operators {
+				if a.Layout != nil {
+					vertexOfState[a.stateIdx] = int32(vi)
+				}
 			}
 		}
 	}
@@ -63,10 +83,16 @@ func (s *simulation) failures() {
 	}
 	// 2. Checkpoints.loadAndValidateCheckpoint (savepoint / explicit path), in file order.
 	if s.plan.Restore == RestoreSavepoint {
-		for i := range s.layout.Operators {
+		for _, i := range order {
 			s.stop.Check()
 			op := &s.layout.Operators[i]
-			if vi := int(vertexOfState[i]); vi >= 0 {
+			vi := -1
+			if s.single {
+				vi = int(singleVertex[i])
+			} else {
+				vi = int(vertexOfState[i])
+			}
+			if vi >= 0 {
 				v := res.Vertices[vi]
 				if s.declaredMaxP[vi] != op.MaxParallelism && v.MaxParallelismConfigured {
 					s.fail(FailureMaxParallelismMismatch, "IllegalStateException", v.ID, op.ID,

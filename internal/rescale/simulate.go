@@ -36,6 +36,50 @@ func SimulateContext(ctx context.Context, layout *checkpoint.Layout, plan Plan) 
 }
 
 func simulateWith(stop *cancel.Flag, layout *checkpoint.Layout, plan Plan) (*Result, error) {
+	rp, err := resolvePlan(stop, layout, plan)
+	if err != nil {
+		return nil, err
+	}
+	stop.Check()
+	res := &Result{}
+	s := &simulation{layout: layout, plan: plan, res: res, stop: stop}
+	for v, vp := range rp.vps {
+		stop.Check()
+		va := s.vertex(vp, rp.par[v], plan.DefaultParallelism, rp.maxPs[v])
+		if va == nil {
+			continue
+		}
+		va.skip = rp.only != nil && !rp.only[v]
+		s.inMapper = append(s.inMapper, rp.inMappers[v])
+		s.outMapper = append(s.outMapper, rp.outMappers[v])
+		res.Vertices = append(res.Vertices, va)
+	}
+	for i := range layout.Operators {
+		stop.Check()
+		op := &layout.Operators[i]
+		if !rp.consumed[i] {
+			res.NonRestored = append(res.NonRestored, NonRestoredOperator{ID: op.ID, Name: op.Name, UID: op.UID,
+				HasState: operatorHasState(op)})
+		}
+	}
+	s.failures()
+	s.distribute()
+	return res, nil
+}
+
+// resolvedPlan is a plan resolved against a layout: the new job's vertices and, by index into
+// vps, what the plan's keys set for them.
+type resolvedPlan struct {
+	vps      []vertexPlan
+	consumed []bool // per layout operator: restored by some vertex
+	par      map[int]int
+	maxPs    map[int]MaxParallelism
+	// inMappers and outMappers are the channel-state mappers per vertex.
+	inMappers, outMappers map[int]SubtaskMapper
+	only                  map[int]bool // nil: every vertex
+}
+
+func resolvePlan(stop *cancel.Flag, layout *checkpoint.Layout, plan Plan) (*resolvedPlan, error) {
 	if layout == nil {
 		return nil, &PlanError{Field: "layout", Msg: "no checkpoint layout"}
 	}
@@ -49,6 +93,7 @@ func simulateWith(stop *cancel.Flag, layout *checkpoint.Layout, plan Plan) (*Res
 	if err != nil {
 		return nil, err
 	}
+	rp := &resolvedPlan{vps: vps, consumed: consumed}
 	// byOp maps a generated ID to its vertex, for the plan's keys; without keys it stays empty
 	// (one entry per operator would be most of the plan's memory for a large file).
 	var byOp map[checkpoint.OperatorID]int
@@ -61,11 +106,10 @@ func simulateWith(stop *cancel.Flag, layout *checkpoint.Layout, plan Plan) (*Res
 			}
 		}
 	}
-	par, err := resolveInts(r, byOp, "parallelism", plan.Parallelism)
-	if err != nil {
+	if rp.par, err = resolveInts(r, byOp, "parallelism", plan.Parallelism); err != nil {
 		return nil, err
 	}
-	maxPs := map[int]MaxParallelism{}
+	rp.maxPs = map[int]MaxParallelism{}
 	for _, key := range sortedKeys(plan.MaxParallelism) {
 		mp := plan.MaxParallelism[key]
 		if mp.Value < 1 || mp.Value > UpperBoundMaxParallelism {
@@ -77,60 +121,31 @@ func simulateWith(stop *cancel.Flag, layout *checkpoint.Layout, plan Plan) (*Res
 			return nil, err
 		}
 		for _, v := range vs {
-			if old, ok := maxPs[v]; ok && old != mp {
+			if old, ok := rp.maxPs[v]; ok && old != mp {
 				return nil, &PlanError{Field: "max_parallelism", Key: key, Msg: "contradicts another key for the same vertex"}
 			}
-			maxPs[v] = mp
+			rp.maxPs[v] = mp
 		}
 	}
-	inMappers, err := resolveMappers(r, byOp, "input_channel_mappers", plan.InputChannelMappers)
-	if err != nil {
+	if rp.inMappers, err = resolveMappers(r, byOp, "input_channel_mappers", plan.InputChannelMappers); err != nil {
 		return nil, err
 	}
-	outMappers, err := resolveMappers(r, byOp, "output_channel_mappers", plan.OutputChannelMappers)
-	if err != nil {
+	if rp.outMappers, err = resolveMappers(r, byOp, "output_channel_mappers", plan.OutputChannelMappers); err != nil {
 		return nil, err
 	}
-
-	var only map[int]bool
 	for _, key := range plan.OnlyVertices {
 		vs, err := verticesOf(r, byOp, "only_vertices", key)
 		if err != nil {
 			return nil, err
 		}
-		if only == nil {
-			only = map[int]bool{}
+		if rp.only == nil {
+			rp.only = map[int]bool{}
 		}
 		for _, v := range vs {
-			only[v] = true
+			rp.only[v] = true
 		}
 	}
-
-	stop.Check()
-	res := &Result{}
-	s := &simulation{layout: layout, plan: plan, res: res, stop: stop}
-	for v, vp := range vps {
-		stop.Check()
-		va := s.vertex(vp, par[v], plan.DefaultParallelism, maxPs[v])
-		if va == nil {
-			continue
-		}
-		va.skip = only != nil && !only[v]
-		s.inMapper = append(s.inMapper, inMappers[v])
-		s.outMapper = append(s.outMapper, outMappers[v])
-		res.Vertices = append(res.Vertices, va)
-	}
-	for i := range layout.Operators {
-		stop.Check()
-		op := &layout.Operators[i]
-		if !consumed[i] {
-			res.NonRestored = append(res.NonRestored, NonRestoredOperator{ID: op.ID, Name: op.Name, UID: op.UID,
-				HasState: operatorHasState(op)})
-		}
-	}
-	s.failures()
-	s.distribute()
-	return res, nil
+	return rp, nil
 }
 
 // simulation carries the state of one Simulate call.
@@ -144,6 +159,9 @@ type simulation struct {
 	declaredMaxP []int
 	// stop is raised when the caller's context ends; loops that grow with the input check it.
 	stop *cancel.Flag
+	// single: one vertex re-simulated by a Resimulator; the checks of operators outside it are
+	// skipped (they do not depend on its parallelism).
+	single bool
 }
 
 // vertex builds a vertex's assignment shell: parallelism, max parallelism, flags. It returns nil

@@ -236,6 +236,24 @@ func (a *OperatorAssignment) SubtaskTotals(i int) SubtaskAssignment {
 	return st
 }
 
+// UnionPayloadBytes is the part of every new subtask's SubtaskAssignment.PayloadBytes that the
+// operator's UNION state adds: each UNION stream once, and every UNION entry's name and offsets.
+// Every new subtask receives all of it at any new parallelism (the entries are all old entries
+// of the UNION names), so it is a lower bound of the payload that no parallelism removes.
+// 0 when the operator restores nothing.
+func (a *OperatorAssignment) UnionPayloadBytes() int64 {
+	if a.sim == nil {
+		return 0
+	}
+	n := a.sim.unionCost
+	for _, s := range a.States {
+		if s.Mode == checkpoint.Union {
+			n += int64(len(s.d.entries))*s.d.nameOverhead + 8*s.Elements
+		}
+	}
+	return n
+}
+
 // OldSubtasksRead returns Subtask(i).FromOldSubtasks, ascending, without building the shares:
 // the old subtasks whose operator, keyed or channel state new subtask i reads. It costs
 // O(old parallelism / 64 + entries read); with SubtaskTotals it gives a report row.

@@ -1,0 +1,193 @@
+package rescale
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"reflect"
+	"testing"
+
+	"github.com/flinkpreflight/preflight/internal/checkpoint"
+)
+
+// resimLayout is a job of several operators drawn from randomLayout (renumbered), some with
+// keyed state, a fully finished one, and plans that chain two of them, configure a max
+// parallelism or list the new job's operators (so that some are not restored).
+func resimLayout(seed int64) (*checkpoint.Layout, Plan) {
+	rng := newRand(seed)
+	l := &checkpoint.Layout{Version: 3}
+	n := 2 + rng.Intn(4)
+	for k := 0; k < n; k++ {
+		oldP := 1 + rng.Intn(9)
+		o := randomLayout(rng, oldP, rng.Intn(2) == 0).Operators[0]
+		o.ID = opID(k + 1)
+		o.MaxParallelism = []int{8, 16, 128}[rng.Intn(3)]
+		if o.MaxParallelism < oldP {
+			o.MaxParallelism = oldP
+		}
+		if rng.Intn(3) == 0 {
+			for j := range o.Subtasks {
+				o.Subtasks[j].ManagedKeyedState = keyGroupsHandle(o.MaxParallelism, oldP, o.Subtasks[j].Index)
+			}
+		}
+		if rng.Intn(10) == 0 {
+			o.FullyFinished, o.Subtasks = true, nil
+		}
+		l.Operators = append(l.Operators, o)
+	}
+	plan := Plan{Parallelism: map[string]int{}, MaxParallelism: map[string]MaxParallelism{}}
+	if rng.Intn(3) == 0 {
+		plan.DefaultParallelism = 1 + rng.Intn(12)
+	}
+	for k := 0; k < n; k++ {
+		if rng.Intn(2) == 0 {
+			plan.Parallelism[opID(k+1).String()] = 1 + rng.Intn(20)
+		}
+	}
+	if n >= 3 && rng.Intn(3) == 0 {
+		plan.Vertices = []VertexSpec{{Operators: []string{opID(1).String(), opID(2).String()}}}
+		delete(plan.Parallelism, opID(2).String())
+	}
+	if rng.Intn(4) == 0 {
+		plan.MaxParallelism[opID(n).String()] = MaxParallelism{Value: []int{8, 16, 128}[rng.Intn(3)], Configured: rng.Intn(2) == 0}
+	}
+	if rng.Intn(4) == 0 {
+		plan.NewJobOperators = []string{opID(1).String(), opID(2).String()}
+		plan.AllowNonRestoredState = rng.Intn(2) == 0
+	}
+	if rng.Intn(4) == 0 {
+		plan.Restore = RestoreLatestCheckpoint
+	}
+	return l, plan
+}
+
+// vertexDigest is what a search reads of one simulated vertex: the assignment's fields, each
+// operator's path, summary and per-state summaries, every new subtask's totals, and the
+// failures that name the vertex or one of its operators.
+func vertexDigest(res *Result, v *VertexAssignment) string {
+	ops := map[checkpoint.OperatorID]bool{}
+	s := fmt.Sprintf("vertex %s %q p %d→%d maxP %d/%d conf %v adopted %v finished %v repart %v\n", v.ID, v.Name, v.OldParallelism, v.NewParallelism,
+		v.MaxParallelism, v.NewJobMaxParallelism, v.MaxParallelismConfigured, v.MaxParallelismAdopted, v.FullyFinished, v.Repartitioned)
+	for _, a := range v.Operators {
+		ops[a.ID] = true
+		s += fmt.Sprintf(" op %s path %s union %d summary %+v\n", a.ID, a.Path, a.UnionPayloadBytes(), a.Summary)
+		for _, st := range a.States {
+			s += fmt.Sprintf("  state %s %s %+v\n", st.Name, st.Mode, st.Summary)
+		}
+		for i := 0; i < a.NewParallelism; i++ {
+			t := a.SubtaskTotals(i)
+			s += fmt.Sprintf("  %d: %d %d %d %d %d %d\n", i, t.Elements, t.StateBytes, t.Offsets, t.Handles, t.PayloadBytes, t.KeyedOwnedBytes)
+		}
+	}
+	for _, f := range res.Failures {
+		if f.VertexID == v.ID || ops[f.OperatorID] {
+			s += fmt.Sprintf(" failure %+v\n", f)
+		}
+	}
+	return s
+}
+
+// TestResimulatorMatchesSimulate: re-simulating one vertex at p gives what Simulate of the
+// whole plan with that vertex at p gives for it, on random jobs and plans.
+func TestResimulatorMatchesSimulate(t *testing.T) {
+	ctx := context.Background()
+	compared, withFailures := 0, 0
+	defer func() {
+		t.Logf("%d vertex re-simulations compared, %d with failures", compared, withFailures)
+		if compared < 1000 || withFailures < 100 {
+			t.Errorf("too few cases compared: %d, %d with failures", compared, withFailures)
+		}
+	}()
+	for seed := int64(0); seed < 300; seed++ {
+		l, plan := resimLayout(seed)
+		base, err := Simulate(l, plan)
+		if err != nil {
+			continue // a plan the random draw made contradictory
+		}
+		rs, err := NewResimulator(ctx, l, plan)
+		if err != nil {
+			t.Fatalf("seed %d: %v", seed, err)
+		}
+		for _, v := range base.Vertices {
+			for _, p := range []int{1, 2, 3, 5, 8, 13, 17, 129} {
+				got, err := rs.Vertex(ctx, v.ID, p)
+				if err != nil {
+					t.Fatalf("seed %d: %v", seed, err)
+				}
+				full := Plan(plan)
+				full.Parallelism = map[string]int{}
+				for k, x := range plan.Parallelism {
+					full.Parallelism[k] = x
+				}
+				for _, a := range v.Operators { // drop keys of the vertex, then set it
+					delete(full.Parallelism, a.ID.String())
+				}
+				full.Parallelism[v.ID.String()] = p
+				want, err := Simulate(l, full)
+				if err != nil {
+					t.Fatalf("seed %d: %v", seed, err)
+				}
+				if len(got.Vertices) != 1 {
+					t.Fatalf("seed %d: %d vertices", seed, len(got.Vertices))
+				}
+				compared++
+				if len(got.Failures) > 0 {
+					withFailures++
+				}
+				if g, w := vertexDigest(got, got.Vertices[0]), vertexDigest(want, want.Vertex(v.ID)); g != w {
+					t.Fatalf("seed %d vertex %s at %d:\nresimulated\n%s\nsimulated\n%s", seed, v.ID, p, g, w)
+				}
+			}
+		}
+	}
+}
+
+func TestResimulatorErrors(t *testing.T) {
+	l := layoutOf(op(1, 2, 128, sub(0, handle("a", split("s", 1))), sub(1, handle("b", split("s", 1)))))
+	if _, err := NewResimulator(context.Background(), l, Plan{Parallelism: map[string]int{"nope": 2}}); err == nil {
+		t.Fatal("unknown key accepted")
+	}
+	rs, err := NewResimulator(context.Background(), l, Plan{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var pe *PlanError
+	if _, err := rs.Vertex(context.Background(), opID(9), 2); !errors.As(err, &pe) {
+		t.Fatalf("unknown vertex: %v", err)
+	}
+	if _, err := rs.Vertex(context.Background(), opID(1), 0); !errors.As(err, &pe) {
+		t.Fatalf("parallelism 0: %v", err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if _, err := rs.Vertex(ctx, opID(1), 3); !errors.Is(err, context.Canceled) {
+		t.Fatalf("cancelled: %v", err)
+	}
+	if r, err := rs.Vertex(context.Background(), opID(1), 3); err != nil || !reflect.DeepEqual(r.Vertices[0].NewParallelism, 3) {
+		t.Fatalf("%v %v", r, err)
+	}
+}
+
+// TestUnionPayloadBytesIsAFloor: every new subtask's payload includes the operator's UNION
+// payload, which is the same at every parallelism.
+func TestUnionPayloadBytesIsAFloor(t *testing.T) {
+	for seed := int64(0); seed < 200; seed++ {
+		rng := newRand(seed)
+		l := randomLayout(rng, 1+rng.Intn(9), true)
+		var first int64 = -1
+		for _, p := range []int{1, 2, 3, 7, 16} {
+			res := simulate(t, l, Plan{DefaultParallelism: p})
+			a := res.Vertices[0].Operators[0]
+			u := a.UnionPayloadBytes()
+			if first >= 0 && u != first {
+				t.Fatalf("seed %d: union payload %d at %d, %d before", seed, u, p, first)
+			}
+			first = u
+			for i := 0; i < p; i++ {
+				if pb := a.SubtaskTotals(i).PayloadBytes; pb < u {
+					t.Fatalf("seed %d p %d subtask %d: payload %d below the union payload %d", seed, p, i, pb, u)
+				}
+			}
+		}
+	}
+}
