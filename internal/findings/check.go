@@ -96,9 +96,10 @@ func sortFindings(fs []Finding) {
 
 // safeParallelism searches, per vertex with a denying finding, the largest passing
 // parallelism below the request and the smallest above it (within the max parallelism).
-// Rules implementing Bounder reject candidates without re-simulation; a candidate that passes
-// them is confirmed by re-simulating, at most Options.MaxResimulations times per vertex (a value
-// not found within the budget is reported as 0).
+// Rules implementing Bounder reject candidates without re-simulation (and end the search when
+// they reject every parallelism); a candidate that passes them is confirmed by re-simulating the
+// vertex alone, at most Options.MaxResimulations times per vertex (a value not found within the
+// budget is reported as 0). See search.go for what keeps it linear in the job.
 func safeParallelism(c *Context, rules []Rule, fs []Finding) []SafeParallelism {
 	fail := c.Options.failLevel()
 	denying := map[string]bool{} // vertex hex
@@ -115,26 +116,35 @@ func safeParallelism(c *Context, rules []Rule, fs []Finding) []SafeParallelism {
 	if budgetMax <= 0 {
 		budgetMax = 32
 	}
-	var out []SafeParallelism
-	for _, vid := range order {
-		var v *rescale.VertexAssignment
-		for _, x := range c.Result.Vertices {
-			if x.ID.String() == vid {
-				v = x
+	// Rules that can state a bound (Bounder) reject candidates without re-simulating; a
+	// candidate that passes every bound is confirmed by re-simulating the vertex at that
+	// parallelism and running all rules, so that a candidate never trades one denial for another.
+	var bounders []Bounder
+	var everywhere []everywhereBounder
+	for _, r := range rules {
+		if b, isB := r.(Bounder); isB && r.Severity() >= fail {
+			bounders = append(bounders, b)
+			if e, isE := r.(everywhereBounder); isE {
+				everywhere = append(everywhere, e)
 			}
 		}
+	}
+	x := c.searchIndex()
+	var out []SafeParallelism
+	for _, vid := range order {
+		c.stop.Check()
+		v := x.vertexByHex(c, vid)
 		if v == nil {
 			continue
 		}
-		// Rules that can state a bound (Bounder) reject candidates without re-simulating; a
-		// candidate that passes every bound is confirmed by re-simulating the plan with the
-		// vertex at that parallelism and running all rules, so that a candidate never trades
-		// one denial for another.
-		var bounders []Bounder
-		for _, r := range rules {
-			if b, isB := r.(Bounder); isB && r.Severity() >= fail {
-				bounders = append(bounders, b)
-			}
+		sp := SafeParallelism{VertexID: vid, VertexName: v.Name, Requested: int32(v.NewParallelism)}
+		never := false
+		for _, e := range everywhere {
+			never = never || e.unsafeEverywhere(c, v)
+		}
+		if never {
+			out = append(out, sp)
+			continue
 		}
 		limit := searchLimit(v)
 		budget := budgetMax
@@ -151,7 +161,6 @@ func safeParallelism(c *Context, rules []Rule, fs []Finding) []SafeParallelism {
 			budget--
 			return resimulateSafe(c, rules, v, p, fail), true
 		}
-		sp := SafeParallelism{VertexID: vid, VertexName: v.Name, Requested: int32(v.NewParallelism)}
 		belowDone, aboveDone := false, false
 		for d := 1; !(belowDone && aboveDone); d++ {
 			if !belowDone {
@@ -196,73 +205,6 @@ func searchLimit(v *rescale.VertexAssignment) int {
 		limit = v.NewJobMaxParallelism
 	}
 	return limit
-}
-
-// resimulateSafe re-simulates the plan with the vertex at parallelism p and reports whether
-// none of the given rules yields a denying finding for it.
-func resimulateSafe(c *Context, rules []Rule, v *rescale.VertexAssignment, p int, fail Severity) bool {
-	plan := withVertexParallelism(c.Plan, v, p)
-	ctx := c.ctx
-	if ctx == nil {
-		ctx = context.Background()
-	}
-	res, err := rescale.SimulateContext(ctx, c.Layout, plan)
-	if err != nil && ctx.Err() != nil {
-		cancel.Unwind(ctx.Err())
-	}
-	if err != nil || res == nil {
-		return false
-	}
-	nc := newStoppableContext(c.ctx, c.stop, c.Layout, plan, res, c.Catalog, c.Options, c.memo)
-	vid := v.ID.String()
-	for _, r := range rules {
-		for _, f := range r.Check(nc) {
-			if f.VertexID == vid && f.Severity >= fail {
-				return false
-			}
-		}
-	}
-	return true
-}
-
-// withVertexParallelism copies the plan, removing every parallelism key that names the vertex
-// and setting the vertex's ID to p.
-func withVertexParallelism(plan rescale.Plan, v *rescale.VertexAssignment, p int) rescale.Plan {
-	out := plan
-	out.Parallelism = make(map[string]int, len(plan.Parallelism)+1)
-	for k, val := range plan.Parallelism {
-		if !keyNamesVertex(plan, k, v) {
-			out.Parallelism[k] = val
-		}
-	}
-	out.Parallelism[v.ID.String()] = p
-	// Only this vertex's findings matter here; the other vertices need no distributions.
-	out.OnlyVertices = []string{v.ID.String()}
-	return out
-}
-
-// keyNamesVertex reports whether a plan key names the vertex or one of its operators.
-func keyNamesVertex(plan rescale.Plan, k string, v *rescale.VertexAssignment) bool {
-	if strings.EqualFold(k, v.ID.String()) {
-		return true
-	}
-	h := uidHash(k)
-	for _, op := range v.Operators {
-		if strings.EqualFold(k, op.ID.String()) || strings.EqualFold(k, op.StateID.String()) || h == op.ID || h == op.StateID ||
-			(op.UID != "" && k == op.UID) || (op.Name != "" && k == op.Name) {
-			return true
-		}
-	}
-	for _, vs := range plan.Vertices {
-		if vs.ID == k {
-			for _, o := range vs.Operators {
-				if keyNamesVertex(rescale.Plan{}, o, v) {
-					return true
-				}
-			}
-		}
-	}
-	return false
 }
 
 func sortInt32(xs []int32) { sort.Slice(xs, func(i, j int) bool { return xs[i] < xs[j] }) }

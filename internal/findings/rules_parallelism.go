@@ -160,8 +160,8 @@ func (r MaxParallelismChangedRule) Check(c *Context) []Finding {
 }
 
 func (MaxParallelismChangedRule) SafeAt(c *Context, v *rescale.VertexAssignment, p int) (bool, bool) {
-	for _, fl := range c.Result.Failures {
-		if fl.VertexID == v.ID && (fl.Kind == rescale.FailureMaxParallelismMismatch || fl.Kind == rescale.FailureMaxParallelismChanged) {
+	for _, fl := range vertexFailures(c, v) { // search.go: indexed once per check
+		if fl.Kind == rescale.FailureMaxParallelismMismatch || fl.Kind == rescale.FailureMaxParallelismChanged {
 			return false, true // parallelism does not help
 		}
 	}

@@ -131,10 +131,7 @@ func stateSafeAt(h stateRuleHit, p int, lo, hi int64) bool {
 }
 
 func boundFor(c *Context, v *rescale.VertexAssignment, p int, lo, hi int64, labels ...string) (bool, bool) {
-	for _, h := range stateRules(c, labels...) {
-		if h.v.ID != v.ID {
-			continue
-		}
+	for _, h := range vertexStateRules(c, v, labels...) { // search.go: this vertex's hits, indexed once
 		if !stateSafeAt(h, p, lo, hi) {
 			return false, true
 		}

@@ -1,8 +1,119 @@
 package findings
 
 import (
+	"context"
+	"strings"
+
+	"github.com/flinkpreflight/preflight/internal/cancel"
+	"github.com/flinkpreflight/preflight/internal/checkpoint"
 	"github.com/flinkpreflight/preflight/internal/rescale"
 )
+
+// The safe-parallelism search (safeParallelism in check.go) tests candidate parallelisms of each
+// denied vertex. Its cost is kept linear in the job: what a candidate's test needs is computed
+// once per check and indexed by vertex (searchIndex), bounds that hold at every parallelism end
+// the search at once (unsafeEverywhere), and a candidate that passes the bounds is confirmed by
+// re-simulating that vertex alone (rescale.Resimulator) and running the rules on it.
+
+// searchIndex holds what the search computes once per check, for the check's own Context.
+type searchIndex struct {
+	failures map[checkpoint.OperatorID][]rescale.Failure // by vertex ID
+	hits     map[hitsKey][]stateRuleHit                  // state-rule hits by label set and vertex
+	hitsDone map[[4]string]bool                          // label sets indexed
+	vertices map[string]*rescale.VertexAssignment        // by vertex ID hex
+
+	resim    *rescale.Resimulator
+	resimErr error
+
+	// JobManagerMemoryRule compares all vertices' payloads together: the other vertices'
+	// totals are those of the check, since a vertex's simulation does not depend on another's
+	// parallelism. position and totals are in Result.Vertices order; maxBefore[k] and
+	// maxAfter[k] are the largest total before and after vertex k.
+	position            map[checkpoint.OperatorID]int
+	totals              []int64
+	total               int64
+	maxBefore, maxAfter []int64
+}
+
+type hitsKey struct {
+	labels [4]string
+	vertex checkpoint.OperatorID
+}
+
+func (c *Context) searchIndex() *searchIndex {
+	if c.search == nil {
+		c.search = &searchIndex{hits: map[hitsKey][]stateRuleHit{}, hitsDone: map[[4]string]bool{}}
+	}
+	return c.search
+}
+
+// vertexFailures returns the check's failures that name vertex v.
+func vertexFailures(c *Context, v *rescale.VertexAssignment) []rescale.Failure {
+	x := c.searchIndex()
+	if x.failures == nil {
+		x.failures = map[checkpoint.OperatorID][]rescale.Failure{}
+		for _, fl := range c.Result.Failures {
+			c.stop.Check()
+			if fl.VertexID != (checkpoint.OperatorID{}) {
+				x.failures[fl.VertexID] = append(x.failures[fl.VertexID], fl)
+			}
+		}
+	}
+	return x.failures[v.ID]
+}
+
+// vertexStateRules is stateRules(c, labels...) restricted to vertex v, indexed on first use so
+// that a bound tested for many candidates costs the vertex's hits, not the job's.
+func vertexStateRules(c *Context, v *rescale.VertexAssignment, labels ...string) []stateRuleHit {
+	if len(labels) > 4 {
+		var out []stateRuleHit
+		for _, h := range stateRules(c, labels...) {
+			if h.v.ID == v.ID {
+				out = append(out, h)
+			}
+		}
+		return out
+	}
+	x := c.searchIndex()
+	var key [4]string
+	copy(key[:], labels)
+	if !x.hitsDone[key] {
+		x.hitsDone[key] = true
+		for _, h := range stateRules(c, labels...) {
+			k := hitsKey{key, h.v.ID}
+			x.hits[k] = append(x.hits[k], h)
+		}
+	}
+	return x.hits[hitsKey{key, v.ID}]
+}
+
+// vertexByHex returns the check's vertex with the given ID hex, or nil.
+func (x *searchIndex) vertexByHex(c *Context, hex string) *rescale.VertexAssignment {
+	if x.vertices == nil {
+		x.vertices = make(map[string]*rescale.VertexAssignment, len(c.Result.Vertices))
+		for _, v := range c.Result.Vertices {
+			c.stop.Check()
+			x.vertices[v.ID.String()] = v
+		}
+	}
+	return x.vertices[hex]
+}
+
+// everywhereBounder is a Bounder that can also tell that no parallelism passes it, which ends
+// the search for the vertex without walking the candidates.
+type everywhereBounder interface {
+	unsafeEverywhere(c *Context, v *rescale.VertexAssignment) bool
+}
+
+func (FrameSizeRule) unsafeEverywhere(c *Context, v *rescale.VertexAssignment) bool {
+	_, known := frameSizeSafeAt(c, v, 0)
+	return known
+}
+
+func (MaxParallelismChangedRule) unsafeEverywhere(c *Context, v *rescale.VertexAssignment) bool {
+	safe, _ := MaxParallelismChangedRule{}.SafeAt(c, v, 0)
+	return !safe
+}
 
 // unionPayloadConstant is the deployment payload every new subtask of the vertex receives at
 // any parallelism: the UNION streams, names and offsets of its restored operators
@@ -36,4 +147,144 @@ func frameSizeSafeAt(c *Context, v *rescale.VertexAssignment, _ int) (safe, know
 		return false, true
 	}
 	return false, false
+}
+
+// resimulateSafe re-simulates vertex v alone at parallelism p and reports whether none of the
+// rules yields a denying finding for it. The rules see a Result of that vertex only (with the
+// failures that name it); JobManagerMemoryRule, the one rule that weighs all vertices together,
+// is judged here with the other vertices' payloads from the check.
+func resimulateSafe(c *Context, rules []Rule, v *rescale.VertexAssignment, p int, fail Severity) bool {
+	ctx := c.ctx
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	x := c.searchIndex()
+	if x.resim == nil && x.resimErr == nil {
+		x.resim, x.resimErr = rescale.NewResimulator(ctx, c.Layout, c.Plan)
+	}
+	var res *rescale.Result
+	var err error
+	if x.resimErr == nil {
+		res, err = x.resim.Vertex(ctx, v.ID, p)
+	} else {
+		res, err = rescale.SimulateContext(ctx, c.Layout, withVertexParallelism(c.Plan, v, p))
+	}
+	if err != nil && ctx.Err() != nil {
+		cancel.Unwind(ctx.Err())
+	}
+	if err != nil || res == nil {
+		return false
+	}
+	// The rules do not read the plan's parallelism: the Result carries it.
+	nc := newStoppableContext(c.ctx, c.stop, c.Layout, c.Plan, res, c.Catalog, c.Options, c.memo)
+	vid := v.ID.String()
+	for _, r := range rules {
+		if _, jm := r.(JobManagerMemoryRule); jm && x.resimErr == nil {
+			if x.jobManagerMemoryDenies(c, res, v, fail) {
+				return false
+			}
+			continue
+		}
+		for _, f := range r.Check(nc) {
+			if f.VertexID == vid && f.Severity >= fail {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// jobManagerMemoryDenies is JobManagerMemoryRule's outcome for vertex v when v is re-simulated
+// (res) and every other vertex is as in the check: the rule sums all vertices' payloads and
+// names the first vertex with the largest total.
+func (x *searchIndex) jobManagerMemoryDenies(c *Context, res *rescale.Result, v *rescale.VertexAssignment, fail Severity) bool {
+	mem := c.Options.JobManagerMemory
+	if mem <= 0 || len(res.Vertices) != 1 {
+		return false
+	}
+	if x.position == nil {
+		n := len(c.Result.Vertices)
+		x.position = make(map[checkpoint.OperatorID]int, n)
+		x.totals = make([]int64, n)
+		x.maxBefore, x.maxAfter = make([]int64, n), make([]int64, n)
+		x.total = 0
+		for k, w := range c.Result.Vertices {
+			c.stop.Check()
+			x.position[w.ID] = k
+			x.totals[k] = vertexPayloadTotal(w)
+			x.total += x.totals[k]
+		}
+		var m int64
+		for k := range x.totals {
+			x.maxBefore[k] = m
+			m = max(m, x.totals[k])
+		}
+		m = 0
+		for k := n - 1; k >= 0; k-- {
+			x.maxAfter[k] = m
+			m = max(m, x.totals[k])
+		}
+	}
+	k, ok := x.position[v.ID]
+	if !ok {
+		return false
+	}
+	vt := vertexPayloadTotal(res.Vertices[0])
+	total := x.total - x.totals[k] + vt
+	if total <= mem/2 || vt <= x.maxBefore[k] || x.maxAfter[k] > vt {
+		return false // no finding, or it names another vertex
+	}
+	sev := Warning
+	if total > mem {
+		sev = Error
+	}
+	return sev >= fail
+}
+
+func vertexPayloadTotal(v *rescale.VertexAssignment) int64 {
+	var t int64
+	for _, op := range v.Operators {
+		t += op.Summary.TotalPayloadBytes
+	}
+	return t
+}
+
+// withVertexParallelism copies the plan, removing every parallelism key that names the vertex
+// and setting the vertex's ID to p. Only this vertex's findings matter to the search, so the
+// other vertices are not distributed (Plan.OnlyVertices).
+func withVertexParallelism(plan rescale.Plan, v *rescale.VertexAssignment, p int) rescale.Plan {
+	out := plan
+	out.Parallelism = make(map[string]int, len(plan.Parallelism)+1)
+	for k, val := range plan.Parallelism {
+		if !keyNamesVertex(plan, k, v) {
+			out.Parallelism[k] = val
+		}
+	}
+	out.Parallelism[v.ID.String()] = p
+	out.OnlyVertices = []string{v.ID.String()}
+	return out
+}
+
+// keyNamesVertex reports whether a plan key names the vertex or one of its operators.
+func keyNamesVertex(plan rescale.Plan, k string, v *rescale.VertexAssignment) bool {
+	if strings.EqualFold(k, v.ID.String()) {
+		return true
+	}
+	h := uidHash(k)
+	for _, op := range v.Operators {
+		if strings.EqualFold(k, op.ID.String()) || strings.EqualFold(k, op.StateID.String()) || h == op.ID || h == op.StateID ||
+			(op.UID != "" && k == op.UID) || (op.Name != "" && k == op.Name) {
+			return true
+		}
+	}
+	for _, vs := range plan.Vertices {
+		if vs.ID == k {
+			for _, o := range vs.Operators {
+				if keyNamesVertex(rescale.Plan{}, o, v) {
+					return true
+				}
+			}
+		}
+	}
+	return false
 }

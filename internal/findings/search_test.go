@@ -1,0 +1,143 @@
+package findings
+
+import (
+	"math/rand/v2"
+	"testing"
+
+	"github.com/flinkpreflight/preflight/internal/checkpoint"
+	"github.com/flinkpreflight/preflight/internal/rescale"
+)
+
+// bruteForceSafe is the reference of the safe-parallelism search: for every vertex with a
+// denying finding, every candidate from the request outwards (down to 1, up to searchLimit),
+// each tested by simulating the whole job with the vertex at that parallelism and running every
+// rule, with no bound, shortcut or budget.
+func bruteForceSafe(t *testing.T, l *checkpoint.Layout, plan rescale.Plan, opts Options, rep Report) []SafeParallelism {
+	t.Helper()
+	fail := opts.failLevel()
+	base, err := rescale.Simulate(l, plan)
+	if err != nil {
+		t.Fatal(err)
+	}
+	denies := func(v *rescale.VertexAssignment, p int) bool {
+		p2 := withVertexParallelism(plan, v, p)
+		p2.OnlyVertices = nil // the whole job
+		res, err := rescale.Simulate(l, p2)
+		if err != nil {
+			t.Fatalf("simulate at %d: %v", p, err)
+		}
+		c := newContext(l, p2, res, nil, opts, nil)
+		for _, r := range enabledRules(opts) {
+			for _, f := range r.Check(c) {
+				if f.VertexID == v.ID.String() && f.Severity >= fail {
+					return true
+				}
+			}
+		}
+		return false
+	}
+	var out []SafeParallelism
+	for _, s := range rep.Safe {
+		v := vertexByHex(base, s.VertexID)
+		sp := SafeParallelism{VertexID: s.VertexID, VertexName: v.Name, Requested: int32(v.NewParallelism)}
+		for p := v.NewParallelism - 1; p >= 1; p-- {
+			if !denies(v, p) {
+				sp.Below = int32(p)
+				break
+			}
+		}
+		for p := v.NewParallelism + 1; p <= searchLimit(v); p++ {
+			if !denies(v, p) {
+				sp.Above = int32(p)
+				break
+			}
+		}
+		out = append(out, sp)
+	}
+	return out
+}
+
+// TestSafeSearchMatchesBruteForce: the search with its bounds, early ends and single-vertex
+// re-simulations finds the same nearest safe parallelisms as simulating the whole job at every
+// candidate, on random jobs (several operators, SPLIT, UNION and BROADCAST state, catalog
+// state names, keyed state, coordinator state, frame sizes around the UNION payload,
+// JobManager memory, both fail levels) under random plans. Deterministic seeds.
+func TestSafeSearchMatchesBruteForce(t *testing.T) {
+	rng := rand.New(rand.NewPCG(propSeed, 23))
+	names := []struct {
+		name string
+		mode checkpoint.DistributionMode
+	}{
+		{"expired-files", checkpoint.SplitDistribute}, {"SourceReaderState", checkpoint.SplitDistribute},
+		{"topic-partition-offset-states", checkpoint.Union}, {"my-list", checkpoint.SplitDistribute},
+		{"next-transactional-id-hint-v2", checkpoint.Union}, {"file-monitoring-state", checkpoint.SplitDistribute},
+		{"u", checkpoint.Union}, {"b", checkpoint.Broadcast},
+	}
+	iterations := 250
+	if testing.Short() {
+		iterations = 60
+	}
+	searched, withSafe := 0, 0
+	for it := 0; it < iterations; it++ {
+		var ops []tOp
+		for o := 0; o < 1+rng.IntN(4); o++ {
+			p := 1 + rng.IntN(8)
+			op := tOp{name: "op" + string(rune('a'+o)), uid: "op" + string(rune('a'+o)), p: p, maxP: []int{1, 4, 8, 16, 32}[rng.IntN(5)]}
+			if op.maxP < p {
+				op.maxP = p
+			}
+			if rng.IntN(3) == 0 {
+				op.coord = 50
+			}
+			for _, n := range names {
+				if rng.IntN(3) != 0 {
+					continue
+				}
+				per := make([]int, p)
+				for i := range per {
+					per[i] = rng.IntN(4)
+				}
+				op.states = append(op.states, tState{name: n.name, mode: n.mode, perSubtask: per, size: 8 + rng.IntN(400)})
+			}
+			op.keyedKG = rng.IntN(3) == 0
+			ops = append(ops, op)
+		}
+		l := layoutOf(t, 5, ops...)
+		plan := rescale.Plan{Parallelism: map[string]int{}}
+		for _, op := range ops {
+			if rng.IntN(3) != 0 {
+				plan.Parallelism[op.uid] = 1 + rng.IntN(24)
+			}
+		}
+		if rng.IntN(4) == 0 {
+			plan.DefaultParallelism = 1 + rng.IntN(12)
+		}
+		opts := Options{RPCFrameSize: int64(1+rng.IntN(8)) << 9, FailLevel: []Severity{Error, Warning}[rng.IntN(2)],
+			MaxResimulations: 1 << 20}
+		if rng.IntN(3) == 0 {
+			opts.JobManagerMemory = int64(1+rng.IntN(16)) << 10
+		}
+		if rng.IntN(5) == 0 {
+			opts.FlinkVersion = "1.16.0"
+		}
+		res, err := rescale.Simulate(l, plan)
+		if err != nil {
+			t.Fatalf("it %d: %v", it, err)
+		}
+		rep := Check(l, plan, res, nil, opts)
+		want := bruteForceSafe(t, l, plan, opts, rep)
+		searched += len(rep.Safe)
+		for k, s := range rep.Safe {
+			if s.Below != 0 || s.Above != 0 {
+				withSafe++
+			}
+			if s != want[k] {
+				t.Fatalf("it %d: search %+v, brute force %+v\nplan %v opts %+v\n%s", it, s, want[k], plan.Parallelism, opts, dump(rep))
+			}
+		}
+	}
+	t.Logf("%d denied vertices searched, %d with a safe parallelism", searched, withSafe)
+	if searched < iterations/2 || withSafe < iterations/8 {
+		t.Fatalf("too few searches exercised: %d, %d with a safe value", searched, withSafe)
+	}
+}
