@@ -75,25 +75,55 @@ func sweepCase(b *testing.B, l *checkpoint.Layout, plan rescale.Plan, opts Optio
 	b.ReportMetric(0, "ns/op")
 }
 
+// maxPayload is the largest deployment payload of a new subtask of the union source when every
+// operator runs at p.
+func maxPayload(b *testing.B, l *checkpoint.Layout, p int) int64 {
+	res, err := rescale.Simulate(l, rescale.Plan{DefaultParallelism: p})
+	if err != nil {
+		b.Fatal(err)
+	}
+	var m int64
+	for _, v := range res.Vertices {
+		if v.Name == "union-source" {
+			for _, op := range v.Operators {
+				m = max(m, op.Summary.MaxPayloadBytes)
+			}
+		}
+	}
+	return m
+}
+
 // BenchmarkSweepOldParallelism: old parallelism 1k → 32k, every operator restored at half its
-// parallelism, with a frame size that the union source's payload exceeds at every parallelism
-// (DENY, the search walks every candidate) or only at the requested one.
+// parallelism (DENY, so the nearest-safe search runs), per old subtask.
+//   - union-over-frame: a frame of 64 bytes per old subtask, which every new subtask's UNION
+//     payload (all p UNION handles, about 150 bytes each with path, name and offset) exceeds at
+//     every parallelism, although the UNION offsets alone (8 bytes each) do not.
+//   - split-over-frame: a frame halfway between the largest payload at the old parallelism and
+//     at the requested one, so the UNION payload passes and only the SPLIT_DISTRIBUTE share
+//     refuses: every candidate is re-simulated, up to the budget of 32.
 func BenchmarkSweepOldParallelism(b *testing.B) {
-	for _, shape := range []struct {
-		name  string
-		frame func(p int) int64
-	}{
-		// Every new subtask receives all p UNION handles (about 150 bytes each with the path,
-		// the name and the offset): a frame of 64 bytes per old subtask is exceeded at every
-		// parallelism, although the UNION offsets alone (8 bytes each) are not.
-		{"union-over-frame", func(p int) int64 { return int64(64 * p) }},
-	} {
+	for _, shape := range []string{"union-over-frame", "split-over-frame"} {
 		for _, p := range []int{1 << 10, 1 << 11, 1 << 12, 1 << 13, 1 << 14, 1 << 15} {
-			b.Run(fmt.Sprintf("%s/old-%d", shape.name, p), func(b *testing.B) {
+			b.Run(fmt.Sprintf("%s/old-%d", shape, p), func(b *testing.B) {
 				l := sweepLayout(b, p)
-				plan := rescale.Plan{DefaultParallelism: p / 2}
-				sweepCase(b, l, plan, Options{RPCFrameSize: shape.frame(p)}, p, true)
+				frame := int64(64 * p)
+				if shape == "split-over-frame" {
+					frame = (maxPayload(b, l, p) + maxPayload(b, l, p/2)) / 2
+				}
+				sweepCase(b, l, rescale.Plan{DefaultParallelism: p / 2}, Options{RPCFrameSize: frame}, p, true)
 			})
 		}
+	}
+}
+
+// BenchmarkSweepNewParallelism: the same job at old parallelism 4096 restored at 1k → 32k, with
+// the union-over-frame frame size, per new subtask.
+func BenchmarkSweepNewParallelism(b *testing.B) {
+	const old = 1 << 12
+	l := sweepLayout(b, old)
+	for _, p := range []int{1 << 10, 1 << 11, 1 << 12, 1 << 13, 1 << 14, 1 << 15} {
+		b.Run(fmt.Sprintf("union-over-frame/new-%d", p), func(b *testing.B) {
+			sweepCase(b, l, rescale.Plan{DefaultParallelism: p}, Options{RPCFrameSize: 64 * old}, p, true)
+		})
 	}
 }
