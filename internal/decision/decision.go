@@ -54,11 +54,12 @@ func Decide(ctx context.Context, eng *engine.Engine, in Input) (*pb.DecideRespon
 		fail = pb.Severity_SEVERITY_ERROR
 	}
 	plan := &pb.RescalePlan{Parallelism: map[string]int32{}}
-	var stateless []string // proposal keys naming a vertex with no operator in the checkpoint
+	places := indexPlacement(in.Placement)
+	stateless := map[string]bool{} // proposal keys naming a vertex with no operator in the checkpoint
 	for k, p := range req.GetProposedParallelism() {
 		if in.Placement != nil {
-			if v, ok := in.Placement.Vertex(k); ok && len(v.Operators) == 0 {
-				stateless = append(stateless, k)
+			if v, ok := places.vertex(k); ok && len(v.Operators) == 0 {
+				stateless[k] = true
 				continue
 			}
 		}
@@ -83,16 +84,20 @@ func Decide(ctx context.Context, eng *engine.Engine, in Input) (*pb.DecideRespon
 			resp.Findings = append(resp.Findings, f)
 		}
 	}
-	d := &decider{ctx: ctx, eng: eng, in: in, rep: rep, plan: plan, opts: opts, fail: fail}
+	d := &decider{ctx: ctx, eng: eng, in: in, rep: rep, plan: plan, opts: opts, fail: fail, places: places}
+	d.index()
 	keys := make([]string, 0, len(req.GetProposedParallelism()))
 	for k := range req.GetProposedParallelism() {
 		keys = append(keys, k)
 	}
 	sort.Strings(keys)
 	for _, k := range keys {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
 		var vd *pb.VertexDecision
-		if contains(stateless, k) {
-			v, _ := in.Placement.Vertex(k)
+		if stateless[k] {
+			v, _ := places.vertex(k)
 			p := req.GetProposedParallelism()[k]
 			vd = &pb.VertexDecision{VertexId: v.ID, Name: v.Name, Key: k, CurrentParallelism: int32(v.Parallelism), ProposedParallelism: p,
 				MaxParallelism: int32(v.MaxParallelism), Action: pb.DecisionAction_DECISION_ACTION_APPROVE, Parallelism: p,
@@ -145,6 +150,88 @@ type decider struct {
 	plan *pb.RescalePlan
 	opts *pb.CheckOptions
 	fail pb.Severity
+
+	// The report indexed once (index), so that deciding each of many vertices does not scan
+	// every operator, finding and safe-parallelism entry: first operator (report order) by
+	// operator ID, vertex ID, uid and name; the vertex's head operator; findings and safe
+	// entries by vertex ID.
+	opByID, opByVertex, opByUID, opByName map[string]int
+	head                                  map[string]int
+	findingsOf                            map[string][]int
+	safeOf                                map[string][]*pb.SafeParallelism
+	// prober tests aligned candidates, vertex by vertex; built on first use.
+	prober *engine.Prober
+	places placementIndex
+}
+
+// placementIndex answers placement.Result's lookups from maps (its own scan every vertex).
+type placementIndex struct {
+	byID map[string]*placement.Vertex // lower-case vertex ID
+	byOp map[checkpoint.OperatorID]*placement.Vertex
+}
+
+func indexPlacement(pl *placement.Result) placementIndex {
+	x := placementIndex{byID: map[string]*placement.Vertex{}, byOp: map[checkpoint.OperatorID]*placement.Vertex{}}
+	if pl == nil {
+		return x
+	}
+	for i := range pl.Vertices {
+		v := &pl.Vertices[i]
+		if k := strings.ToLower(v.ID); x.byID[k] == nil {
+			x.byID[k] = v
+		}
+		for _, o := range v.Operators {
+			if x.byOp[o] == nil {
+				x.byOp[o] = v
+			}
+		}
+	}
+	return x
+}
+
+func (x placementIndex) vertex(id string) (*placement.Vertex, bool) {
+	v := x.byID[strings.ToLower(id)]
+	return v, v != nil
+}
+
+func (x placementIndex) vertexOf(op checkpoint.OperatorID) (*placement.Vertex, bool) {
+	v := x.byOp[op]
+	return v, v != nil
+}
+
+// index builds the decider's lookups over the report.
+func (d *decider) index() {
+	ops := d.rep.GetOperators()
+	d.opByID, d.opByVertex = make(map[string]int, len(ops)), make(map[string]int, len(ops))
+	d.opByUID, d.opByName, d.head = map[string]int{}, map[string]int{}, map[string]int{}
+	first := func(m map[string]int, k string, i int) {
+		if _, ok := m[k]; !ok {
+			m[k] = i
+		}
+	}
+	for i, o := range ops {
+		first(d.opByID, o.GetOperatorId(), i)
+		first(d.opByVertex, o.GetVertexId(), i)
+		if o.GetUid() != "" {
+			first(d.opByUID, o.GetUid(), i)
+		}
+		if o.GetName() != "" {
+			first(d.opByName, o.GetName(), i)
+		}
+		if o.GetOperatorId() == o.GetVertexId() {
+			first(d.head, o.GetVertexId(), i)
+		}
+	}
+	d.findingsOf = map[string][]int{}
+	for i, f := range d.rep.GetFindings() {
+		if f.GetSeverity() >= d.fail {
+			d.findingsOf[f.GetVertexId()] = append(d.findingsOf[f.GetVertexId()], i)
+		}
+	}
+	d.safeOf = map[string][]*pb.SafeParallelism{}
+	for _, s := range d.rep.GetSafeParallelism() {
+		d.safeOf[s.GetVertexId()] = append(d.safeOf[s.GetVertexId()], s)
+	}
 }
 
 // target is the vertex a proposal key names.
@@ -156,7 +243,7 @@ type target struct {
 func (d *decider) resolve(key string) (target, bool) {
 	lk := strings.ToLower(key)
 	if d.in.Placement != nil {
-		if v, ok := d.in.Placement.Vertex(key); ok {
+		if v, ok := d.places.vertex(key); ok {
 			t := target{id: v.ID, name: v.Name, current: v.Parallelism, maxP: v.MaxParallelism}
 			if len(v.Operators) > 0 {
 				t.reportID = d.reportVertex(v.Operators[0].String())
@@ -164,22 +251,30 @@ func (d *decider) resolve(key string) (target, bool) {
 			return t, t.reportID != ""
 		}
 	}
+	// The first operator in report order that the key names by operator ID, vertex ID, uid
+	// hash, uid or name.
 	uidHash := checkpoint.OperatorIDFromUID(key).String()
-	for _, o := range d.rep.GetOperators() {
-		if o.GetOperatorId() == lk || o.GetVertexId() == lk || o.GetOperatorId() == uidHash || (o.GetUid() != "" && o.GetUid() == key) || (o.GetName() != "" && o.GetName() == key) {
-			t := target{id: o.GetVertexId(), reportID: o.GetVertexId(), name: o.GetName(), current: int(o.GetOldParallelism()), maxP: int(o.GetMaxParallelism())}
-			if d.in.Placement != nil {
-				if v, ok := d.in.Placement.VertexOf(mustID(o.GetOperatorId())); ok {
-					t.id, t.name, t.current, t.maxP = v.ID, v.Name, v.Parallelism, v.MaxParallelism
-				}
-			}
-			if head := d.headName(o.GetVertexId()); t.name == "" {
-				t.name = head
-			}
-			return t, true
+	at := -1
+	for _, m := range []struct {
+		idx map[string]int
+		k   string
+	}{{d.opByID, lk}, {d.opByVertex, lk}, {d.opByID, uidHash}, {d.opByUID, key}, {d.opByName, key}} {
+		if i, ok := m.idx[m.k]; ok && (at < 0 || i < at) {
+			at = i
 		}
 	}
-	return target{}, false
+	if at < 0 {
+		return target{}, false
+	}
+	o := d.rep.GetOperators()[at]
+	t := target{id: o.GetVertexId(), reportID: o.GetVertexId(), name: o.GetName(), current: int(o.GetOldParallelism()), maxP: int(o.GetMaxParallelism())}
+	if v, ok := d.places.vertexOf(mustID(o.GetOperatorId())); ok {
+		t.id, t.name, t.current, t.maxP = v.ID, v.Name, v.Parallelism, v.MaxParallelism
+	}
+	if head := d.headName(o.GetVertexId()); t.name == "" {
+		t.name = head
+	}
+	return t, true
 }
 
 func mustID(s string) checkpoint.OperatorID {
@@ -188,19 +283,15 @@ func mustID(s string) checkpoint.OperatorID {
 }
 
 func (d *decider) reportVertex(opID string) string {
-	for _, o := range d.rep.GetOperators() {
-		if o.GetOperatorId() == opID {
-			return o.GetVertexId()
-		}
+	if i, ok := d.opByID[opID]; ok {
+		return d.rep.GetOperators()[i].GetVertexId()
 	}
 	return ""
 }
 
 func (d *decider) headName(vid string) string {
-	for _, o := range d.rep.GetOperators() {
-		if o.GetVertexId() == vid && o.GetOperatorId() == vid {
-			return o.GetName()
-		}
+	if i, ok := d.head[vid]; ok {
+		return d.rep.GetOperators()[i].GetName()
 	}
 	return ""
 }
@@ -210,10 +301,12 @@ func (d *decider) headName(vid string) string {
 func (d *decider) denying(t target) ([]string, string) {
 	var ids []string
 	msg := ""
-	for _, f := range d.rep.GetFindings() {
-		if f.GetSeverity() < d.fail || (f.GetVertexId() != t.reportID && f.GetVertexId() != t.id) {
-			continue
-		}
+	idx := d.findingsOf[t.reportID]
+	if t.id != t.reportID {
+		idx = mergeSorted(idx, d.findingsOf[t.id])
+	}
+	for _, i := range idx {
+		f := d.rep.GetFindings()[i]
 		if !contains(ids, f.GetRuleId()) {
 			ids = append(ids, f.GetRuleId())
 		}
@@ -313,10 +406,7 @@ func (d *decider) nearestSafe(key string, t target, p int, align bool) (int, err
 		return abs(a-t.current) < abs(b-t.current)
 	}
 	best := 0
-	for _, s := range d.rep.GetSafeParallelism() {
-		if s.GetVertexId() != t.reportID {
-			continue
-		}
+	for _, s := range d.safeOf[t.reportID] {
 		for _, c := range []int{int(s.GetBelow()), int(s.GetAbove())} {
 			if inRange(c) && (best == 0 || closer(c, best)) {
 				best = c
@@ -341,10 +431,16 @@ func (d *decider) nearestSafe(key string, t target, p int, align bool) (int, err
 		if i >= MaxProbes {
 			break
 		}
-		plan := proto.Clone(d.plan).(*pb.RescalePlan)
-		delete(plan.Parallelism, key)
-		plan.Parallelism[t.reportID] = int32(c)
-		ids, err := d.eng.DenyingAt(d.ctx, d.in.Layout, plan, d.opts, d.in.Placement, t.reportID)
+		// The vertex at c, every other vertex as proposed: the prober simulated the proposal once
+		// and re-simulates only this vertex per candidate.
+		if d.prober == nil {
+			pr, err := d.eng.NewProber(d.ctx, d.in.Layout, d.plan, d.opts, d.in.Placement)
+			if err != nil {
+				return 0, err
+			}
+			d.prober = pr
+		}
+		ids, err := d.prober.DenyingAt(d.ctx, t.reportID, c)
 		if err != nil {
 			return 0, err
 		}
@@ -353,6 +449,19 @@ func (d *decider) nearestSafe(key string, t target, p int, align bool) (int, err
 		}
 	}
 	return 0, nil
+}
+
+// mergeSorted merges two ascending index lists.
+func mergeSorted(a, b []int) []int {
+	out := make([]int, 0, len(a)+len(b))
+	for len(a) > 0 && len(b) > 0 {
+		if a[0] <= b[0] {
+			out, a = append(out, a[0]), a[1:]
+		} else {
+			out, b = append(out, b[0]), b[1:]
+		}
+	}
+	return append(append(out, a...), b...)
 }
 
 func abs(x int) int {

@@ -54,3 +54,42 @@ func (e *Engine) DenyingAt(ctx context.Context, layout *checkpoint.Layout, p *pb
 	}
 	return ids, nil
 }
+
+// Prober tests candidate parallelisms of single vertices of one plan, as DenyingAt does, but
+// resolves and simulates the plan once: each test then re-simulates only the vertex it names
+// (findings.VertexProbe), so testing every vertex of a large job stays linear in the job, and
+// the rule that weighs all vertices together (JobManager memory) sees the others as planned.
+// Not safe for concurrent use.
+type Prober struct {
+	probe *findings.VertexProbe
+}
+
+// NewProber simulates the plan (with the running job's chains when pl is set) for later probes.
+func (e *Engine) NewProber(ctx context.Context, layout *checkpoint.Layout, p *pb.RescalePlan, opts *pb.CheckOptions, pl *placement.Result) (*Prober, error) {
+	if pl != nil {
+		p = withChains(p, pl)
+	}
+	plan := toRescalePlan(p, opts)
+	res, err := rescale.SimulateContext(ctx, layout, plan)
+	if err != nil {
+		return nil, err
+	}
+	fail := findings.Severity(opts.GetFailLevel())
+	if opts.GetFailLevel() == pb.Severity_SEVERITY_UNSPECIFIED {
+		fail = findings.Severity(pb.Severity_SEVERITY_ERROR)
+	}
+	return &Prober{probe: findings.NewVertexProbe(layout, plan, res, e.catalog, findings.Options{
+		FlinkVersion:          opts.GetFlinkVersion(),
+		RPCFrameSize:          opts.GetRpcFrameSizeBytes(),
+		InlineThreshold:       opts.GetInlineStateThresholdBytes(),
+		JobManagerMemory:      opts.GetJobmanagerMemoryBytes(),
+		AllowNonRestoredState: opts.GetAllowNonRestoredState(),
+		FailLevel:             fail,
+	})}, nil
+}
+
+// DenyingAt returns the rule IDs of the vertex's findings at or above the fail level with the
+// vertex (JobVertexID hex) at parallelism p and every other vertex as planned: empty means safe.
+func (pr *Prober) DenyingAt(ctx context.Context, vertexID string, p int) ([]string, error) {
+	return pr.probe.DenyingAt(ctx, vertexID, p)
+}

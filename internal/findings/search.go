@@ -150,10 +150,18 @@ func frameSizeSafeAt(c *Context, v *rescale.VertexAssignment, _ int) (safe, know
 }
 
 // resimulateSafe re-simulates vertex v alone at parallelism p and reports whether none of the
-// rules yields a denying finding for it. The rules see a Result of that vertex only (with the
-// failures that name it); JobManagerMemoryRule, the one rule that weighs all vertices together,
-// is judged here with the other vertices' payloads from the check.
+// rules yields a denying finding for it.
 func resimulateSafe(c *Context, rules []Rule, v *rescale.VertexAssignment, p int, fail Severity) bool {
+	ids, err := vertexDenials(c, rules, v, p, fail, true)
+	return err == nil && len(ids) == 0
+}
+
+// vertexDenials re-simulates vertex v alone at parallelism p and returns the IDs of the rules
+// with a finding for v at or above fail (only the first when first is set). The rules see a
+// Result of that vertex only (with the failures that name it); JobManagerMemoryRule, the one
+// rule that weighs all vertices together, is judged here with the other vertices' payloads
+// from the check.
+func vertexDenials(c *Context, rules []Rule, v *rescale.VertexAssignment, p int, fail Severity, first bool) ([]string, error) {
 	ctx := c.ctx
 	if ctx == nil {
 		ctx = context.Background()
@@ -172,26 +180,72 @@ func resimulateSafe(c *Context, rules []Rule, v *rescale.VertexAssignment, p int
 	if err != nil && ctx.Err() != nil {
 		cancel.Unwind(ctx.Err())
 	}
-	if err != nil || res == nil {
-		return false
+	if err != nil {
+		return nil, err
 	}
 	// The rules do not read the plan's parallelism: the Result carries it.
 	nc := newStoppableContext(c.ctx, c.stop, c.Layout, c.Plan, res, c.Catalog, c.Options, c.memo)
 	vid := v.ID.String()
+	var ids []string
 	for _, r := range rules {
 		if _, jm := r.(JobManagerMemoryRule); jm && x.resimErr == nil {
 			if x.jobManagerMemoryDenies(c, res, v, fail) {
-				return false
+				if ids = append(ids, r.ID()); first {
+					return ids, nil
+				}
 			}
 			continue
 		}
 		for _, f := range r.Check(nc) {
 			if f.VertexID == vid && f.Severity >= fail {
-				return false
+				if ids = append(ids, r.ID()); first {
+					return ids, nil
+				}
+				break
 			}
 		}
 	}
-	return true
+	return ids, nil
+}
+
+// VertexProbe tests one vertex of a checked plan at other parallelisms the way the
+// safe-parallelism search does: the vertex is re-simulated alone (the plan resolved once) and
+// every enabled rule runs on it, with the other vertices as the check simulated them. A test
+// costs that vertex's simulation, so probing many vertices stays linear in the job. Not safe
+// for concurrent use.
+type VertexProbe struct {
+	c     *Context
+	rules []Rule
+}
+
+// NewVertexProbe prepares probes of plan; result must be rescale.Simulate(layout, plan) (every
+// vertex simulated, no Plan.OnlyVertices). cat nil means DefaultCatalog().
+func NewVertexProbe(layout *checkpoint.Layout, plan rescale.Plan, result *rescale.Result, cat *Catalog, opts Options) *VertexProbe {
+	if opts.AllowNonRestoredState {
+		plan.AllowNonRestoredState = true
+	}
+	return &VertexProbe{c: newContext(layout, plan, result, cat, opts, nil), rules: enabledRules(opts)}
+}
+
+// DenyingAt returns the IDs of the rules whose findings for the vertex (JobVertexID hex) at
+// parallelism p reach the fail level: empty means p is safe for it. It stops with ctx's error
+// when ctx ends; a vertex the plan does not have is an error.
+func (vp *VertexProbe) DenyingAt(ctx context.Context, vertexID string, p int) (ids []string, err error) {
+	c := vp.c
+	v := c.searchIndex().vertexByHex(c, strings.ToLower(vertexID))
+	if v == nil {
+		return nil, &rescale.PlanError{Field: "vertex", Key: vertexID, Msg: "names no vertex of the plan"}
+	}
+	if p < 1 || p > rescale.UpperBoundMaxParallelism {
+		return nil, &rescale.PlanError{Field: "parallelism", Key: vertexID, Msg: "parallelism not within 1..32768"}
+	}
+	stop, release := cancel.Watch(ctx)
+	defer release()
+	defer cancel.Recover(&err)
+	c.ctx, c.stop = ctx, stop
+	defer func() { c.ctx, c.stop = nil, nil }()
+	stop.Check()
+	return vertexDenials(c, vp.rules, v, p, c.Options.failLevel(), false)
 }
 
 // jobManagerMemoryDenies is JobManagerMemoryRule's outcome for vertex v when v is re-simulated
