@@ -127,3 +127,35 @@ func BenchmarkSweepNewParallelism(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkSafeSearchManyVertices: n operators, one vertex each, every one refused (parallelism
+// 200 above its max parallelism 128, PF110), so the search runs for every vertex: walks down to
+// 128 by the bound and confirms 128 by re-simulating the vertex. Per vertex.
+func BenchmarkSafeSearchManyVertices(b *testing.B) {
+	for _, n := range []int{100, 1000, 10000} {
+		b.Run(fmt.Sprintf("vertices-%d", n), func(b *testing.B) {
+			l := wideLayout(n)
+			plan := rescale.Plan{DefaultParallelism: 200}
+			cat := DefaultCatalog()
+			b.ReportAllocs()
+			b.ResetTimer()
+			cpu0 := cpuTime()
+			var rep Report
+			for range b.N {
+				res, err := rescale.Simulate(l, plan)
+				if err != nil {
+					b.Fatal(err)
+				}
+				rep = Check(l, plan, res, cat, Options{})
+			}
+			cpu := cpuTime() - cpu0
+			b.StopTimer()
+			if len(rep.Safe) != n || rep.Safe[0].Below != 128 {
+				b.Fatalf("%d safe entries for %d vertices: %+v", len(rep.Safe), n, rep.Safe[:min(1, len(rep.Safe))])
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(n), "ns/vertex")
+			b.ReportMetric(float64(cpu.Nanoseconds())/float64(b.N)/float64(n), "cpu-ns/vertex")
+			b.ReportMetric(0, "ns/op")
+		})
+	}
+}
