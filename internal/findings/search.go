@@ -24,6 +24,7 @@ type searchIndex struct {
 
 	resim    *rescale.Resimulator
 	resimErr error
+	floors   map[checkpoint.OperatorID]*payloadFloor // FrameSizeRule's bounds by vertex ID
 
 	// JobManagerMemoryRule compares all vertices' payloads together: the other vertices'
 	// totals are those of the check, since a vertex's simulation does not depend on another's
@@ -106,7 +107,7 @@ type everywhereBounder interface {
 }
 
 func (FrameSizeRule) unsafeEverywhere(c *Context, v *rescale.VertexAssignment) bool {
-	_, known := frameSizeSafeAt(c, v, 0)
+	_, known := frameSizeSafeAt(c, v, 0) // p = 0: the UNION part alone
 	return known
 }
 
@@ -115,35 +116,72 @@ func (MaxParallelismChangedRule) unsafeEverywhere(c *Context, v *rescale.VertexA
 	return !safe
 }
 
-// unionPayloadConstant is the deployment payload every new subtask of the vertex receives at
-// any parallelism: the UNION streams, names and offsets of its restored operators
-// (rescale.OperatorAssignment.UnionPayloadBytes), exactly as the simulation adds them to each
-// subtask's PayloadBytes. v must come from a simulation that distributed the vertex.
-func unionPayloadConstant(v *rescale.VertexAssignment) int64 {
-	if v.FullyFinished {
-		return 0
-	}
-	var n int64
-	for _, op := range v.Operators {
-		if op.Layout != nil && op.Path != rescale.PathNotRestored && op.Path != rescale.PathNotSimulated {
-			n += op.UnionPayloadBytes()
-		}
-	}
-	return n
+// payloadFloor is what every parallelism of a vertex puts into its new subtasks' deployment
+// payloads, from its simulation in the check: the UNION part each subtask receives whole
+// (rescale.OperatorAssignment.UnionPayloadBytes, the same at any parallelism) and the
+// SPLIT_DISTRIBUTE part's floors (rescale.PayloadFloor) of its restored operators.
+type payloadFloor struct {
+	union, splitTotal int64
+	split             []rescale.PayloadFloor
 }
 
-// frameSizeSafeAt is FrameSizeRule's bound: the UNION part of the payload does not depend on
-// the parallelism, so when it alone reaches the level that denies (above the frame size for an
-// ERROR; at 80% of it when WARNING findings deny too), every parallelism is refused without
-// re-simulating. Otherwise the payload at p depends on how SPLIT_DISTRIBUTE state falls, and
-// the search re-simulates.
-func frameSizeSafeAt(c *Context, v *rescale.VertexAssignment, _ int) (safe, known bool) {
+// vertexPayloadFloor computes the vertex's payloadFloor once per check. v must come from a
+// simulation that distributed the vertex.
+func vertexPayloadFloor(c *Context, v *rescale.VertexAssignment) *payloadFloor {
+	x := c.searchIndex()
+	if f := x.floors[v.ID]; f != nil {
+		return f
+	}
+	f := &payloadFloor{}
+	if !v.FullyFinished {
+		for _, op := range v.Operators {
+			c.stop.Check()
+			if op.Layout != nil && op.Path != rescale.PathNotRestored && op.Path != rescale.PathNotSimulated {
+				f.union += op.UnionPayloadBytes()
+				if sf := op.SplitPayloadFloor(); sf.Total > 0 {
+					f.split = append(f.split, sf)
+					f.splitTotal += sf.Total
+				}
+			}
+		}
+	}
+	if x.floors == nil {
+		x.floors = map[checkpoint.OperatorID]*payloadFloor{}
+	}
+	x.floors[v.ID] = f
+	return f
+}
+
+// at is a lower bound of the largest payload of a new subtask at parallelism p: the UNION part,
+// plus the larger of the SPLIT_DISTRIBUTE part's average and any one operator's per-name bound
+// (that subtask receives at least the UNION part of the other operators too).
+func (f *payloadFloor) at(p int) int64 {
+	if p < 1 {
+		return f.union
+	}
+	most := (f.splitTotal + int64(p) - 1) / int64(p)
+	for _, sf := range f.split {
+		most = max(most, sf.MaxAt(p))
+	}
+	return f.union + most
+}
+
+// frameSizeSafeAt is FrameSizeRule's bound. When the UNION part alone reaches the level that
+// denies (above the frame size for an ERROR; at 80% of it when WARNING findings deny too),
+// every parallelism is refused; otherwise p is refused when the payload's lower bound at p
+// reaches it. Above the bound the payload depends on how SPLIT_DISTRIBUTE state falls, and the
+// search re-simulates.
+func frameSizeSafeAt(c *Context, v *rescale.VertexAssignment, p int) (safe, known bool) {
 	frame := c.Options.frameSize()
-	floor := unionPayloadConstant(v)
-	if floor > frame {
+	f := vertexPayloadFloor(c, v)
+	warnDenies := c.Options.failLevel() <= Warning
+	if f.union > frame || warnDenies && f.union >= frame/10*8 {
 		return false, true
 	}
-	if c.Options.failLevel() <= Warning && floor >= frame/10*8 {
+	if p < 1 {
+		return false, false
+	}
+	if lb := f.at(p); lb > frame || warnDenies && lb >= frame/10*8 {
 		return false, true
 	}
 	return false, false

@@ -191,3 +191,38 @@ func TestUnionPayloadBytesIsAFloor(t *testing.T) {
 		}
 	}
 }
+
+// TestSplitPayloadFloor: at every parallelism, the new subtasks' payloads beyond the UNION part
+// sum to at least PayloadFloor.Total, and the largest is at least MaxAt(p) and the average.
+func TestSplitPayloadFloor(t *testing.T) {
+	checked := 0
+	for seed := int64(0); seed < 300; seed++ {
+		l, _ := resimLayout(seed)
+		for _, p := range []int{1, 2, 3, 5, 8, 13} {
+			res := simulate(t, l, Plan{DefaultParallelism: p})
+			for _, v := range res.Vertices {
+				for _, a := range v.Operators {
+					f, u := a.SplitPayloadFloor(), a.UnionPayloadBytes()
+					var sum, most int64
+					for i := 0; i < a.NewParallelism; i++ {
+						x := a.SubtaskTotals(i).PayloadBytes - u
+						sum += x
+						most = max(most, x)
+					}
+					if a.NewParallelism == 0 || a.Path == PathNotRestored || a.Path == PathFinished {
+						continue
+					}
+					checked++
+					n := int64(a.NewParallelism)
+					if sum < f.Total || most < f.MaxAt(a.NewParallelism) || most < (f.Total+n-1)/n {
+						t.Fatalf("seed %d p %d op %s (%s): payloads beyond UNION sum to %d, largest %d; floor %+v, MaxAt %d",
+							seed, p, a.ID, a.Path, sum, most, f, f.MaxAt(a.NewParallelism))
+					}
+				}
+			}
+		}
+	}
+	if checked < 1000 {
+		t.Fatalf("only %d operators checked", checked)
+	}
+}

@@ -254,6 +254,80 @@ func (a *OperatorAssignment) UnionPayloadBytes() int64 {
 	return n
 }
 
+// SplitFloor is what one SPLIT_DISTRIBUTE name puts into the new subtasks' payloads at any
+// parallelism: Entries old entries that hold Elements elements, each slice of an entry costing
+// EntryBytes (PayloadEntryOverhead plus the name) and 8 bytes per element.
+type SplitFloor struct {
+	Entries, Elements, EntryBytes int64
+}
+
+// PayloadFloor bounds, from below and for every new parallelism, the deployment payload the
+// operator's SPLIT_DISTRIBUTE state adds beyond UnionPayloadBytes. Total is the least the new
+// subtasks' payloads sum to: every entry holding elements is received at least once (its slices
+// cost at least one EntryBytes and 8 bytes per element) and every non-UNION stream holding such
+// an entry is referenced at least once. States are the per-name figures for MaxAt.
+type PayloadFloor struct {
+	Total  int64
+	States []SplitFloor
+}
+
+// SplitPayloadFloor computes the operator's PayloadFloor: O(old entries) once, after which
+// MaxAt costs O(names) per parallelism. The zero value when nothing is restored.
+func (a *OperatorAssignment) SplitPayloadFloor() PayloadFloor {
+	var f PayloadFloor
+	sim := a.sim
+	if sim == nil {
+		return f
+	}
+	var seen []uint64
+	for _, s := range a.States {
+		if s.Mode != checkpoint.SplitDistribute {
+			continue
+		}
+		d := &s.d
+		sf := SplitFloor{EntryBytes: d.nameOverhead}
+		for e := range d.entries {
+			en := &d.entries[e]
+			if en.n <= 0 {
+				continue
+			}
+			sf.Entries++
+			sf.Elements += en.n
+			id := d.stream(en)
+			if sim.unionMask != nil && sim.unionMask[id>>6]&(1<<(uint(id)&63)) != 0 {
+				continue
+			}
+			if seen == nil {
+				seen = make([]uint64, (len(sim.streams)+63)/64)
+			}
+			if seen[id>>6]&(1<<(uint(id)&63)) == 0 {
+				seen[id>>6] |= 1 << (uint(id) & 63)
+				f.Total += sim.streams[id].cost
+			}
+		}
+		if sf.Entries > 0 {
+			f.Total += sf.Entries*sf.EntryBytes + 8*sf.Elements
+			f.States = append(f.States, sf)
+		}
+	}
+	return f
+}
+
+// MaxAt is a lower bound of the largest SPLIT_DISTRIBUTE payload one new subtask receives at
+// parallelism p: for each name, some subtask receives slices of at least ceil(Entries/p)
+// entries, each with an element, and some subtask receives at least ceil(Elements/p) elements.
+func (f PayloadFloor) MaxAt(p int) int64 {
+	if p < 1 {
+		return 0
+	}
+	n := int64(p)
+	var m int64
+	for _, s := range f.States {
+		m = max(m, (s.Entries+n-1)/n*(s.EntryBytes+8), s.EntryBytes+8*((s.Elements+n-1)/n))
+	}
+	return m
+}
+
 // OldSubtasksRead returns Subtask(i).FromOldSubtasks, ascending, without building the shares:
 // the old subtasks whose operator, keyed or channel state new subtask i reads. It costs
 // O(old parallelism / 64 + entries read); with SubtaskTotals it gives a report row.
