@@ -65,8 +65,8 @@ func TestCheckContextStops(t *testing.T) {
 			}
 		})
 	}
-	// Without a deadline the same check completes (on a smaller layout: every denying vertex
-	// costs a re-simulation of the whole layout, so the full one takes minutes).
+	// Without a deadline the same check completes (on a smaller layout to keep the test short;
+	// BenchmarkSafeSearchManyVertices measures the cost per refused vertex).
 	small := wideLayout(20)
 	res, err = rescale.Simulate(small, plan)
 	if err != nil {

@@ -1,7 +1,10 @@
 package findings
 
 import (
+	"context"
+	"errors"
 	"math/rand/v2"
+	"slices"
 	"testing"
 
 	"github.com/flinkpreflight/preflight/internal/checkpoint"
@@ -139,5 +142,68 @@ func TestSafeSearchMatchesBruteForce(t *testing.T) {
 	t.Logf("%d denied vertices searched, %d with a safe parallelism", searched, withSafe)
 	if searched < iterations/2 || withSafe < iterations/8 {
 		t.Fatalf("too few searches exercised: %d, %d with a safe value", searched, withSafe)
+	}
+}
+
+// TestVertexProbe: a probe's denying rules for a vertex at p are those of a whole-job check
+// with the vertex at p; a cancelled context and an unknown vertex are errors.
+func TestVertexProbe(t *testing.T) {
+	per := func(n, p int) []int {
+		out := make([]int, p)
+		for i := range out {
+			out[i] = n
+		}
+		return out
+	}
+	l := layoutOf(t, 5,
+		tOp{name: "compact-operator", uid: "compact-operator", p: 4, maxP: 128, states: []tState{splitState("expired-files", per(1, 4)...)}},
+		tOp{name: "src", uid: "src", p: 4, maxP: 16, states: []tState{unionState("u", per(2, 4)...), splitState("s", per(3, 4)...)}, keyedKG: true},
+		tOp{name: "pinned", uid: "pinned", p: 1, maxP: 1, coord: 10},
+	)
+	plan := rescale.Plan{Parallelism: par("compact-operator", 6, "src", 8)}
+	opts := Options{RPCFrameSize: 1500, JobManagerMemory: 6 << 10}
+	res, err := rescale.Simulate(l, plan)
+	if err != nil {
+		t.Fatal(err)
+	}
+	probe := NewVertexProbe(l, plan, res, nil, opts)
+	ctx := context.Background()
+	denied := 0
+	for _, v := range res.Vertices {
+		for p := 1; p <= 20; p++ {
+			got, err := probe.DenyingAt(ctx, v.ID.String(), p)
+			if err != nil {
+				t.Fatal(err)
+			}
+			whole := withVertexParallelism(plan, v, p)
+			whole.OnlyVertices = nil
+			again := check(t, l, whole, nil, opts)
+			var want []string
+			for _, f := range again.Findings {
+				if f.VertexID == v.ID.String() && f.Severity >= Error && !slices.Contains(want, f.RuleID) {
+					want = append(want, f.RuleID)
+				}
+			}
+			slices.Sort(got)
+			slices.Sort(want)
+			if !slices.Equal(got, want) {
+				t.Fatalf("vertex %s at %d: probe %v, whole job %v\n%s", v.Name, p, got, want, dump(again))
+			}
+			if len(got) > 0 {
+				denied++
+			}
+		}
+	}
+	if denied < 10 {
+		t.Fatalf("only %d denied probes", denied)
+	}
+	cancelled, cancel := context.WithCancel(ctx)
+	cancel()
+	if _, err := probe.DenyingAt(cancelled, res.Vertices[0].ID.String(), 3); !errors.Is(err, context.Canceled) {
+		t.Fatalf("cancelled: %v", err)
+	}
+	var pe *rescale.PlanError
+	if _, err := probe.DenyingAt(ctx, "00000000000000000000000000000000", 3); !errors.As(err, &pe) {
+		t.Fatalf("unknown vertex: %v", err)
 	}
 }
