@@ -226,3 +226,31 @@ func TestSplitPayloadFloor(t *testing.T) {
 		t.Fatalf("only %d operators checked", checked)
 	}
 }
+
+// TestSplitPayloadFloorManyNames: with many names the floor keeps a few per term and stays a
+// lower bound.
+func TestSplitPayloadFloorManyNames(t *testing.T) {
+	var subs []checkpoint.SubtaskLayout
+	for j := 0; j < 6; j++ {
+		var states []checkpoint.StateEntryLayout
+		for k := 0; k < 40; k++ {
+			states = append(states, split(fmt.Sprintf("name-%0*d", 1+k%7, k), int64((j*k)%5)))
+		}
+		subs = append(subs, sub(j, handle(fmt.Sprintf("s%d", j), states...)))
+	}
+	l := layoutOf(op(1, 6, 128, subs...))
+	for _, p := range []int{1, 2, 4, 5, 7, 12, 40} {
+		a := simulate(t, l, Plan{DefaultParallelism: p}).Vertices[0].Operators[0]
+		f := a.SplitPayloadFloor()
+		if len(f.States) > 2*maxFloorStates {
+			t.Fatalf("%d names kept", len(f.States))
+		}
+		var most int64
+		for i := 0; i < p; i++ {
+			most = max(most, a.SubtaskTotals(i).PayloadBytes-a.UnionPayloadBytes())
+		}
+		if most < f.MaxAt(p) || f.MaxAt(p) <= 0 {
+			t.Fatalf("p %d: largest payload %d, floor %d", p, most, f.MaxAt(p))
+		}
+	}
+}

@@ -310,8 +310,36 @@ func (a *OperatorAssignment) SplitPayloadFloor() PayloadFloor {
 			f.States = append(f.States, sf)
 		}
 	}
+	// MaxAt runs once per candidate parallelism: with many names, keep those with the largest
+	// entry and element terms (any subset still gives a lower bound).
+	if len(f.States) > 2*maxFloorStates {
+		keep := map[int]bool{}
+		for _, term := range []func(s SplitFloor) int64{
+			func(s SplitFloor) int64 { return s.Entries * (s.EntryBytes + 8) },
+			func(s SplitFloor) int64 { return s.EntryBytes + 8*s.Elements },
+		} {
+			idx := make([]int, len(f.States))
+			for i := range idx {
+				idx[i] = i
+			}
+			sort.Slice(idx, func(a, b int) bool { return term(f.States[idx[a]]) > term(f.States[idx[b]]) })
+			for _, i := range idx[:maxFloorStates] {
+				keep[i] = true
+			}
+		}
+		var kept []SplitFloor
+		for i, s := range f.States {
+			if keep[i] {
+				kept = append(kept, s)
+			}
+		}
+		f.States = kept
+	}
 	return f
 }
+
+// maxFloorStates is how many names PayloadFloor keeps per term.
+const maxFloorStates = 8
 
 // MaxAt is a lower bound of the largest SPLIT_DISTRIBUTE payload one new subtask receives at
 // parallelism p: for each name, some subtask receives slices of at least ceil(Entries/p)
