@@ -111,6 +111,9 @@ func safeParallelism(c *Context, rules []Rule, fs []Finding) []SafeParallelism {
 		denying[f.VertexID] = true
 		order = append(order, f.VertexID)
 	}
+	if len(order) == 0 {
+		return nil
+	}
 	sort.Strings(order)
 	budgetMax := c.Options.MaxResimulations
 	if budgetMax <= 0 {

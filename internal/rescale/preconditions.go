@@ -45,9 +45,9 @@ func (s *simulation) failures() {
 	if pointer == "" {
 		pointer = "<checkpoint>"
 	}
-	// The vertex restoring each checkpoint operator, by layout index (-1: none), and the layout
-	// indices to check in file order: every operator, or for a single re-simulated vertex only
-	// its own (the other operators' checks do not depend on its parallelism).
+	// The vertex restoring each checkpoint operator, by layout index (-1: none). For a single
+	// re-simulated vertex only its own operators are checked (order: their layout indices in
+	// file order); the other operators' checks do not depend on its parallelism.
 	var vertexOfState []int32
 	var order []int
 	var singleVertex map[int]int32
@@ -64,9 +64,8 @@ func (s *simulation) failures() {
 		slices.Sort(order)
 	} else {
 		vertexOfState = make([]int32, len(s.layout.Operators))
-		order = make([]int, len(s.layout.Operators))
 		for i := range vertexOfState {
-			vertexOfState[i], order[i] = -1, i
+			vertexOfState[i] = -1
 		}
 		for vi, v := range res.Vertices {
 			s.stop.Check()
@@ -83,15 +82,20 @@ func (s *simulation) failures() {
 	}
 	// 2. Checkpoints.loadAndValidateCheckpoint (savepoint / explicit path), in file order.
 	if s.plan.Restore == RestoreSavepoint {
-		for _, i := range order {
+		n := len(s.layout.Operators)
+		if s.single {
+			n = len(order)
+		}
+		for k := 0; k < n; k++ {
 			s.stop.Check()
-			op := &s.layout.Operators[i]
-			vi := -1
+			i, vi := k, -1
 			if s.single {
+				i = order[k]
 				vi = int(singleVertex[i])
 			} else {
 				vi = int(vertexOfState[i])
 			}
+			op := &s.layout.Operators[i]
 			if vi >= 0 {
 				v := res.Vertices[vi]
 				if s.declaredMaxP[vi] != op.MaxParallelism && v.MaxParallelismConfigured {
