@@ -3,6 +3,8 @@ package findings
 import (
 	"fmt"
 	"strings"
+
+	"github.com/flinkpreflight/preflight/internal/units"
 )
 
 // Severity of a finding; the values order by badness and mirror the proto enum.
@@ -124,39 +126,10 @@ func verdictOf(fs []Finding, failLevel Severity) Verdict {
 }
 
 // subtaskList renders new subtask indexes compactly: "4-7", "0, 2, 5-9".
-func subtaskList(idx []int32) string {
-	var b strings.Builder
-	for i := 0; i < len(idx); {
-		j := i
-		for j+1 < len(idx) && idx[j+1] == idx[j]+1 {
-			j++
-		}
-		if b.Len() > 0 {
-			b.WriteString(", ")
-		}
-		if j > i {
-			fmt.Fprintf(&b, "%d-%d", idx[i], idx[j])
-		} else {
-			fmt.Fprintf(&b, "%d", idx[i])
-		}
-		i = j + 1
-	}
-	return b.String()
-}
+func subtaskList(idx []int32) string { return units.Ranges(idx) }
 
 // bytesText renders a byte count for messages: "168.0 MiB (176160768 bytes)".
-func bytesText(n int64) string {
-	const k = 1024
-	switch {
-	case n >= k*k*k:
-		return fmt.Sprintf("%.1f GiB (%d bytes)", float64(n)/(k*k*k), n)
-	case n >= k*k:
-		return fmt.Sprintf("%.1f MiB (%d bytes)", float64(n)/(k*k), n)
-	case n >= k:
-		return fmt.Sprintf("%.1f KiB (%d bytes)", float64(n)/k, n)
-	}
-	return fmt.Sprintf("%d bytes", n)
-}
+func bytesText(n int64) string { return units.BytesExact(n) }
 
 // plural renders "1 element", "3 elements".
 func plural(n int64, noun string) string {

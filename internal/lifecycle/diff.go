@@ -6,7 +6,7 @@ import (
 	"sort"
 
 	"github.com/flinkpreflight/preflight/internal/checkpoint"
-	"github.com/flinkpreflight/preflight/internal/report"
+	"github.com/flinkpreflight/preflight/internal/units"
 )
 
 // DefaultFrameSize is Flink's default RPC frame size (pekko.framesize, 10485760b).
@@ -221,7 +221,7 @@ func diffFindings(d *DiffResult, opts DiffOptions) []Finding {
 		}
 		if len(job) > 0 && !job[op.ID] && !(op.UID != "" && job[op.UID]) && hasNewState(op.States) {
 			out = append(out, Finding{ID: FindingVanished, Severity: "WARNING", Title: "state carried for an operator the job no longer has",
-				Operator: op.Label(), Detail: fmt.Sprintf("%s is not an operator of the job, yet the new checkpoint carries %s of its state; a restore needs --allowNonRestoredState and keeps paying for it. Remove it with `preflight prune --operator %s`.", op.Label(), bytesText(newBytes(op.States)), op.ID)})
+				Operator: op.Label(), Detail: fmt.Sprintf("%s is not an operator of the job, yet the new checkpoint carries %s of its state; a restore needs --allowNonRestoredState and keeps paying for it. Remove it with `preflight prune --operator %s`.", op.Label(), units.Bytes(newBytes(op.States)), op.ID)})
 		}
 		for _, s := range op.States {
 			if s.Kind != KindOperator || s.NewMode != "UNION" || s.OldElements <= 0 || s.NewElements <= s.OldElements {
@@ -236,11 +236,11 @@ func diffFindings(d *DiffResult, opts DiffOptions) []Finding {
 				continue
 			}
 			f := Finding{ID: FindingUnionGrowth, Severity: "INFO", Title: "union state grew", Operator: op.Label(), State: s.Name,
-				Detail: fmt.Sprintf("UNION state %q grew ×%.2f (%d → %d elements, %s → %s).", s.Name, r, s.OldElements, s.NewElements, bytesText(s.OldBytes), bytesText(s.NewBytes))}
+				Detail: fmt.Sprintf("UNION state %q grew ×%.2f (%d → %d elements, %s → %s).", s.Name, r, s.OldElements, s.NewElements, units.Bytes(s.OldBytes), units.Bytes(s.NewBytes))}
 			if p > 1 && near(r, float64(p)) {
 				f.Severity, f.Title = "WARNING", "union state grows by the parallelism per restore"
 				f.Detail = fmt.Sprintf("UNION state %q grew ×%.2f ≈ the parallelism %d (%d → %d elements, %s → %s): on restore every subtask receives all entries and writes them all back, so each restore multiplies it by the parallelism. This is the signature of an orphaned union state, e.g. FlinkKafkaConsumer's topic-partition-offset-states kept after a migration to KafkaSource; at this rate %s. Remove it with `preflight prune --operator %s --state %q`.",
-					s.Name, r, p, s.OldElements, s.NewElements, bytesText(s.OldBytes), bytesText(s.NewBytes), forecastText(d.New.Size, r, d.FrameSize, "restore"), op.ID, s.Name)
+					s.Name, r, p, s.OldElements, s.NewElements, units.Bytes(s.OldBytes), units.Bytes(s.NewBytes), forecastText(d.New.Size, r, d.FrameSize, "restore"), op.ID, s.Name)
 			}
 			out = append(out, f)
 		}
@@ -257,7 +257,7 @@ func frameFinding(oldSize, newSize, frame int64, step string) (Finding, bool) {
 	f := Finding{ID: FindingFrameSize, Title: "_metadata at or on course to exceed the RPC frame size"}
 	if newSize >= frame {
 		f.Severity = "ERROR"
-		f.Detail = fmt.Sprintf("_metadata is %s, at least the RPC frame size %s: task deployment descriptors carrying its state offsets can exceed the frame and the restore hangs (raise pekko.framesize or remove the state).", bytesText(newSize), bytesText(frame))
+		f.Detail = fmt.Sprintf("_metadata is %s, at least the RPC frame size %s: task deployment descriptors carrying its state offsets can exceed the frame and the restore hangs (raise pekko.framesize or remove the state).", units.Bytes(newSize), units.Bytes(frame))
 		return f, true
 	}
 	if oldSize <= 0 || newSize <= oldSize {
@@ -272,7 +272,7 @@ func frameFinding(oldSize, newSize, frame int64, step string) (Finding, bool) {
 	if k <= 10 {
 		f.Severity = "WARNING"
 	}
-	f.Detail = fmt.Sprintf("_metadata grew ×%.2f (%s → %s); at this rate %s.", r, bytesText(oldSize), bytesText(newSize), forecastText(newSize, r, frame, step))
+	f.Detail = fmt.Sprintf("_metadata grew ×%.2f (%s → %s); at this rate %s.", r, units.Bytes(oldSize), units.Bytes(newSize), forecastText(newSize, r, frame, step))
 	return f, true
 }
 
@@ -293,13 +293,13 @@ func forecastText(size int64, r float64, frame int64, step string) string {
 		return "it does not grow"
 	}
 	if k <= 0 {
-		return fmt.Sprintf("the frame size of %s is already exceeded", bytesText(frame))
+		return fmt.Sprintf("the frame size of %s is already exceeded", units.Bytes(frame))
 	}
 	s := "s"
 	if k == 1 {
 		s = ""
 	}
-	return fmt.Sprintf("the frame size of %s is exceeded after about %d more %s%s", bytesText(frame), k, step, s)
+	return fmt.Sprintf("the frame size of %s is exceeded after about %d more %s%s", units.Bytes(frame), k, step, s)
 }
 
 // near reports whether r is within 25% of p.
@@ -340,6 +340,3 @@ func severityRank(s string) int {
 	}
 	return 1
 }
-
-// bytesText formats a byte count in binary units, as the other reports do.
-func bytesText(n int64) string { return report.Bytes(n) }

@@ -8,6 +8,7 @@ import (
 	"text/tabwriter"
 
 	"github.com/flinkpreflight/preflight/internal/report"
+	"github.com/flinkpreflight/preflight/internal/units"
 )
 
 // WriteDiff renders a diff as text, Markdown or JSON (the JSON field names are stable).
@@ -51,7 +52,7 @@ func stateCells(s StateDiff) (mode, elements, bytes string) {
 	mode = arrow(dashIfEmpty(s.OldMode, oldP), dashIfEmpty(s.NewMode, newP))
 	num := func(v int64) string { return fmt.Sprint(v) }
 	elements = arrow(sideText(s.OldElements, oldP, num), sideText(s.NewElements, newP, num))
-	bytes = arrow(sideText(s.OldBytes, oldP, report.Bytes), sideText(s.NewBytes, newP, report.Bytes))
+	bytes = arrow(sideText(s.OldBytes, oldP, units.Bytes), sideText(s.NewBytes, newP, units.Bytes))
 	if oldP && newP && s.OldElements > 0 && s.NewElements != s.OldElements {
 		elements += fmt.Sprintf(" (×%.2f)", float64(s.NewElements)/float64(s.OldElements))
 	}
@@ -81,7 +82,7 @@ func sizeLine(d *DiffResult) string {
 	if d.Old.Size > 0 {
 		ratio = fmt.Sprintf(", ×%.2f", float64(d.New.Size)/float64(d.Old.Size))
 	}
-	return fmt.Sprintf("_metadata %s → %s (%+d bytes%s); checkpoint %d → %d", report.Bytes(d.Old.Size), report.Bytes(d.New.Size), delta, ratio, d.Old.CheckpointID, d.New.CheckpointID)
+	return fmt.Sprintf("_metadata %s → %s (%+d bytes%s); checkpoint %d → %d", units.Bytes(d.Old.Size), units.Bytes(d.New.Size), delta, ratio, d.Old.CheckpointID, d.New.CheckpointID)
 }
 
 func writeDiffText(w io.Writer, d *DiffResult) error {
@@ -201,16 +202,16 @@ func WriteTrend(w io.Writer, format report.Format, r *TrendResult) error {
 		}
 		var tops []string
 		for _, s := range p.TopStates {
-			t := fmt.Sprintf("%s %s", s.Name, report.Bytes(s.Bytes))
+			t := fmt.Sprintf("%s %s", s.Name, units.Bytes(s.Bytes))
 			if s.Elements > 0 {
 				t += fmt.Sprintf(" ×%d", s.Elements)
 			}
 			tops = append(tops, t)
 		}
 		if md {
-			fmt.Fprintf(&b, "| %d | `%s` | %s | %s | %s |\n", p.CheckpointID, mdCell(p.Source), report.Bytes(p.Size), change, mdCell(strings.Join(tops, "; ")))
+			fmt.Fprintf(&b, "| %d | `%s` | %s | %s | %s |\n", p.CheckpointID, mdCell(p.Source), units.Bytes(p.Size), change, mdCell(strings.Join(tops, "; ")))
 		} else {
-			fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\n", p.CheckpointID, report.Bytes(p.Size), change, strings.Join(tops, "; "), p.Source)
+			fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\n", p.CheckpointID, units.Bytes(p.Size), change, strings.Join(tops, "; "), p.Source)
 		}
 	}
 	tw.Flush()

@@ -6,6 +6,7 @@ import (
 	"sort"
 
 	"github.com/flinkpreflight/preflight/internal/checkpoint"
+	"github.com/flinkpreflight/preflight/internal/units"
 )
 
 // StateSize is one state's size at one checkpoint.
@@ -177,17 +178,17 @@ func cutNul(k string) (string, string, bool) {
 
 func trendForecast(r *TrendResult) string {
 	n := len(r.Points)
-	frame := bytesText(r.FrameSize)
+	frame := units.Bytes(r.FrameSize)
 	switch {
 	case r.StepsToFrame == 0:
-		return fmt.Sprintf("_metadata (%s) already exceeds the frame size of %s", bytesText(r.Points[n-1].Size), frame)
+		return fmt.Sprintf("_metadata (%s) already exceeds the frame size of %s", units.Bytes(r.Points[n-1].Size), frame)
 	case n < 2:
 		return "one checkpoint: no growth rate yet"
 	case r.StepsToFrame < 0 && r.StepsToFrameLinear < 0:
 		return fmt.Sprintf("_metadata does not grow (×%.2f per checkpoint); the frame size of %s is not in reach", r.GrowthFactor, frame)
 	}
 	return fmt.Sprintf("at this rate (×%.2f, +%s per checkpoint) the frame size of %s is exceeded after about %d more checkpoints (about %d if growth were linear)",
-		r.GrowthFactor, bytesText(int64(r.GrowthBytes)), frame, r.StepsToFrame, r.StepsToFrameLinear)
+		r.GrowthFactor, units.Bytes(int64(r.GrowthBytes)), frame, r.StepsToFrame, r.StepsToFrameLinear)
 }
 
 func trendFrameFinding(r *TrendResult) (Finding, bool) {
