@@ -7,6 +7,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/flinkpreflight/preflight/internal/engine"
+	"github.com/flinkpreflight/preflight/internal/report"
 	pb "github.com/flinkpreflight/preflight/proto/preflight/v1"
 )
 
@@ -69,15 +70,15 @@ CHECKPOINT is given, its newest restorable checkpoint or savepoint, which is nam
 			opts.IncludeSubtasks = f.subtasks
 			var rep *pb.RescaleReport
 			if f.job.restURL != "" || f.job.latest {
-				opts.IncludeSubtasks = format == "text" || f.subtasks
+				opts.IncludeSubtasks = format == report.Text || f.subtasks
 				rep, err = discoveredReport(cmd, args, plan, opts, f.remote, &f.job)
 			} else {
-				rep, err = checkpointReport(cmd, args[0], plan, opts, f.remote, format == "text")
+				rep, err = checkpointReport(cmd, args[0], plan, opts, f.remote, format == report.Text)
 			}
 			if err != nil {
 				return err
 			}
-			if err := writeReport(cmd.OutOrStdout(), format, rep); err != nil {
+			if err := report.WriteCheck(cmd.OutOrStdout(), format, rep); err != nil {
 				return err
 			}
 			*code = verdictExitCode(rep.GetVerdict())

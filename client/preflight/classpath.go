@@ -73,7 +73,7 @@ plugins bundled in the job jar, Scala binary and Java class file version mismatc
 			if err != nil {
 				return err
 			}
-			if err := writeClasspath(cmd.OutOrStdout(), format, rep); err != nil {
+			if err := report.WriteClasspath(cmd.OutOrStdout(), format, rep); err != nil {
 				return err
 			}
 			*code = verdictExitCode(rep.GetVerdict())
@@ -115,14 +115,4 @@ func (f *classpathFlags) remoteCheck(cmd *cobra.Command, fail pb.Severity) (*pb.
 		JobJarUri: abs(f.jobJar), FlinkLibUri: abs(f.lib), PluginsUri: abs(f.plugins), FlinkConfUri: abs(f.conf),
 		FlinkHomeUri: abs(f.home), FlinkVersion: strings.TrimSpace(f.flinkVersion), JavaVersion: int32(f.javaVersion), FailLevel: fail,
 	})
-}
-
-func writeClasspath(w interface{ Write([]byte) (int, error) }, format report.Format, r *pb.ClasspathReport) error {
-	switch format {
-	case report.JSON:
-		return report.WriteJSON(w, r)
-	case report.Markdown:
-		return report.WriteClasspathMarkdown(w, r)
-	}
-	return report.WriteClasspathText(w, r)
 }

@@ -3,9 +3,7 @@ package main
 import (
 	"errors"
 	"fmt"
-	"io"
 	"strings"
-	"text/tabwriter"
 
 	"github.com/spf13/cobra"
 	"google.golang.org/grpc/codes"
@@ -74,7 +72,7 @@ Exit codes: 0 APPROVE, 1 VETO, 4 ADJUST, 2 usage or input error, 3 internal or r
 			if resp.GetFailed() {
 				fmt.Fprintln(cmd.ErrOrStderr(), "preflight: the check could not run:", resp.GetFailure())
 			}
-			if err := writeDecision(cmd.OutOrStdout(), format, resp); err != nil {
+			if err := report.WriteDecision(cmd.OutOrStdout(), format, resp); err != nil {
 				return err
 			}
 			*code = decisionExitCode(resp.GetAction())
@@ -176,50 +174,4 @@ func decisionExitCode(a pb.DecisionAction) int {
 		return exitAdjust
 	}
 	return exitDeny
-}
-
-func actionName(a pb.DecisionAction) string {
-	return strings.TrimPrefix(a.String(), "DECISION_ACTION_")
-}
-
-// writeDecision prints the decision: JSON as the HTTP API gives it, or a table.
-func writeDecision(w io.Writer, format report.Format, r *pb.DecideResponse) error {
-	if format == report.JSON {
-		return report.WriteJSON(w, r)
-	}
-	md := format == report.Markdown
-	fmt.Fprintf(w, "DECISION: %s\n", actionName(r.GetAction()))
-	if r.GetCheckpoint() != "" {
-		fmt.Fprintf(w, "checkpoint: %s\n", r.GetCheckpoint())
-	}
-	if n := r.GetCheckpointNote(); n != "" {
-		fmt.Fprintf(w, "chosen: %s\n", n)
-	}
-	if r.GetFailed() {
-		fmt.Fprintf(w, "failed: %s\n", r.GetFailure())
-	}
-	fmt.Fprintln(w)
-	if md {
-		fmt.Fprintln(w, "| vertex | name | current | proposed | action | decided | findings | reason |")
-		fmt.Fprintln(w, "|---|---|---|---|---|---|---|---|")
-		for _, v := range r.GetVertices() {
-			fmt.Fprintf(w, "| `%s` | %s | %d | %d | %s | %d | %s | %s |\n", v.GetVertexId(), v.GetName(), v.GetCurrentParallelism(), v.GetProposedParallelism(),
-				actionName(v.GetAction()), v.GetParallelism(), strings.Join(v.GetFindingIds(), " "), strings.ReplaceAll(v.GetReason(), "|", "\\|"))
-		}
-		return nil
-	}
-	tw := tabwriter.NewWriter(w, 2, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "VERTEX\tNAME\tCURRENT\tPROPOSED\tACTION\tDECIDED\tFINDINGS")
-	for _, v := range r.GetVertices() {
-		fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%s\t%d\t%s\n", v.GetVertexId(), v.GetName(), v.GetCurrentParallelism(), v.GetProposedParallelism(),
-			actionName(v.GetAction()), v.GetParallelism(), strings.Join(v.GetFindingIds(), " "))
-	}
-	if err := tw.Flush(); err != nil {
-		return err
-	}
-	fmt.Fprintln(w)
-	for _, v := range r.GetVertices() {
-		fmt.Fprintf(w, "%s: %s\n", v.GetVertexId(), v.GetReason())
-	}
-	return nil
 }

@@ -16,8 +16,8 @@ import (
 
 	"github.com/flinkpreflight/preflight/client"
 	"github.com/flinkpreflight/preflight/internal/engine"
-	"github.com/flinkpreflight/preflight/internal/report"
 	"github.com/flinkpreflight/preflight/internal/source"
+	"github.com/flinkpreflight/preflight/internal/units"
 	pb "github.com/flinkpreflight/preflight/proto/preflight/v1"
 )
 
@@ -116,26 +116,6 @@ func isURI(target string) bool {
 	return ok && scheme != "" && !strings.ContainsAny(scheme, "/\\.")
 }
 
-func writeReport(w io.Writer, format report.Format, r *pb.RescaleReport) error {
-	switch format {
-	case report.JSON:
-		return report.WriteJSON(w, r)
-	case report.Markdown:
-		return report.WriteMarkdown(w, r)
-	}
-	return report.WriteText(w, r)
-}
-
-func writeInspect(w io.Writer, format report.Format, r *pb.InspectCheckpointResponse) error {
-	switch format {
-	case report.JSON:
-		return report.WriteJSON(w, r)
-	case report.Markdown:
-		return report.WriteInspectMarkdown(w, r)
-	}
-	return report.WriteInspectText(w, r)
-}
-
 // progress prints "read X of Y" on stderr while a long read runs, only when stderr is a terminal,
 // so that pipelines and CI logs stay clean.
 type progress struct {
@@ -163,7 +143,7 @@ func newProgress(stderr io.Writer, total int64) *progress {
 				fmt.Fprint(p.w, "\r\033[K")
 				return
 			case <-t.C:
-				fmt.Fprintf(p.w, "\r\033[Kread %s of %s", report.Bytes(p.n.Load()), report.Bytes(p.total))
+				fmt.Fprintf(p.w, "\r\033[Kread %s of %s", units.Bytes(p.n.Load()), units.Bytes(p.total))
 			}
 		}
 	}()

@@ -60,7 +60,7 @@ code is then 2. With --server only one CHECKPOINT can be named.`,
 				if err != nil {
 					return err
 				}
-				return writeInspect(cmd.OutOrStdout(), format, resp)
+				return report.WriteInspect(cmd.OutOrStdout(), format, resp)
 			}
 			if remote.server != "" {
 				return usagef("--server inspects one CHECKPOINT; name one, or run without --server to inspect several")
@@ -257,7 +257,7 @@ func inspectFiles(ctx context.Context, eng *engine.Engine, files []inspectFile, 
 		}
 		resp := eng.InspectLayout(l, files[i].name)
 		var buf bytes.Buffer
-		if err := writeInspect(&buf, format, resp); err != nil {
+		if err := report.WriteInspect(&buf, format, resp); err != nil {
 			return err
 		}
 		if written > 0 {

@@ -11,6 +11,7 @@ import (
 
 	"github.com/flinkpreflight/preflight/internal/lifecycle"
 	"github.com/flinkpreflight/preflight/internal/report"
+	"github.com/flinkpreflight/preflight/internal/units"
 	pb "github.com/flinkpreflight/preflight/proto/preflight/v1"
 )
 
@@ -132,7 +133,7 @@ func writePrune(w io.Writer, format report.Format, res *lifecycle.SavepointResul
 		fmt.Fprintf(&b, "Flink Preflight prune: %s\n", res.Source)
 	}
 	fmt.Fprintf(&b, "%s %s\n", verb, res.Out)
-	fmt.Fprintf(&b, "_metadata: %s → %s (%+d bytes)\n\n", report.Bytes(res.SizeBefore), report.Bytes(res.SizeAfter), res.SizeAfter-res.SizeBefore)
+	fmt.Fprintf(&b, "_metadata: %s → %s (%+d bytes)\n\n", units.Bytes(res.SizeBefore), units.Bytes(res.SizeAfter), res.SizeAfter-res.SizeBefore)
 	what := "removed from " + target + ":"
 	if p.WholeOperator {
 		what = "removed the whole operator " + target + ":"
@@ -156,7 +157,7 @@ func writePrune(w io.Writer, format report.Format, res *lifecycle.SavepointResul
 		}
 		fmt.Fprintf(&b, "  %-16s %s", fa.Action, fa.Path)
 		if fa.Bytes > 0 {
-			fmt.Fprintf(&b, " (%s)", report.Bytes(fa.Bytes))
+			fmt.Fprintf(&b, " (%s)", units.Bytes(fa.Bytes))
 		}
 		fmt.Fprintln(&b)
 	}

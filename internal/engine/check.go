@@ -120,6 +120,7 @@ func (e *Engine) check(ctx context.Context, layout *checkpoint.Layout, source st
 		}
 	}
 	stop.Check()
+	setShortIDs(out.Operators)
 	return out, nil
 }
 
@@ -218,6 +219,7 @@ func operatorAssignment(stop *cancel.Flag, v *rescale.VertexAssignment, vid stri
 		FullyFinished:          op.FullyFinished,
 		MaxSubtaskPayloadBytes: s.MaxPayloadBytes,
 		TotalPayloadBytes:      s.TotalPayloadBytes,
+		Position:               int32(op.LayoutIndex() + 1),
 	}
 	if len(op.States) > 0 {
 		out.States = make([]*pb.StateAssignment, 0, len(op.States))

@@ -124,10 +124,14 @@ func (e *Engine) inspectLayout(stop *cancel.Flag, layout *checkpoint.Layout, sou
 	for i := range layout.Operators {
 		stop.Check()
 		info := operatorInfo(&layout.Operators[i])
+		info.Position = int32(i + 1)
 		if entry := findings.Identify(&layout.Operators[i], e.catalog); entry != nil {
 			info.CatalogEntry = entry.Name
 		}
 		resp.Operators = append(resp.Operators, info)
+	}
+	for i, short := range shortIDs(len(resp.Operators), func(i int) string { return resp.Operators[i].OperatorId }) {
+		resp.Operators[i].ShortId = short
 	}
 	return resp
 }

@@ -5,6 +5,7 @@ import (
 	"io"
 	"strings"
 
+	"github.com/flinkpreflight/preflight/internal/units"
 	pb "github.com/flinkpreflight/preflight/proto/preflight/v1"
 )
 
@@ -54,12 +55,12 @@ func WriteClasspathMarkdown(w io.Writer, r *pb.ClasspathReport) error {
 }
 
 func jarLine(j *pb.JarSummary) string {
-	parts := []string{Bytes(j.GetSizeBytes()), fmt.Sprintf("%d entries", j.GetEntries()), fmt.Sprintf("%d classes", j.GetClasses())}
+	parts := []string{units.Bytes(j.GetSizeBytes()), units.Plural(int64(j.GetEntries()), "entry", "entries"), units.Plural(int64(j.GetClasses()), "class", "classes")}
 	if m := j.GetMaxClassMajor(); m >= 46 {
 		parts = append(parts, fmt.Sprintf("newest class file Java %d", m-44))
 	}
 	if n := len(j.GetArtifacts()); n > 0 {
-		parts = append(parts, fmt.Sprintf("%d bundled artifacts", n))
+		parts = append(parts, units.Plural(int64(n), "bundled artifact"))
 	}
 	if j.GetMultiRelease() {
 		parts = append(parts, "multi-release")
@@ -82,9 +83,9 @@ func clusterLine(c *pb.ClassloadingSummary) string {
 	if c.GetJavaVersion() > 0 {
 		parts = append(parts, fmt.Sprintf("Java %d", c.GetJavaVersion()))
 	}
-	parts = append(parts, fmt.Sprintf("%d jars in lib/", len(c.GetLib())))
+	parts = append(parts, units.Plural(int64(len(c.GetLib())), "jar")+" in lib/")
 	if n := len(c.GetPlugins()); n > 0 {
-		parts = append(parts, fmt.Sprintf("%d plugins", n))
+		parts = append(parts, units.Plural(int64(n), "plugin"))
 	}
 	if c.GetConfigFile() != "" {
 		parts = append(parts, "config "+c.GetConfigFile())

@@ -5,6 +5,7 @@ import (
 	"io"
 	"strings"
 
+	"github.com/flinkpreflight/preflight/internal/units"
 	pb "github.com/flinkpreflight/preflight/proto/preflight/v1"
 )
 
@@ -14,12 +15,20 @@ func WriteMarkdown(w io.Writer, r *pb.RescaleReport) error {
 	c := r.GetCheckpoint()
 	fmt.Fprintf(&b, "## Flink Preflight: **%s**\n\n", VerdictName(r.GetVerdict()))
 	fmt.Fprintf(&b, "`%s`: %s\n\n", c.GetSource(), checkpointLine(c))
+	idx := indexReferenced(r)
 	if len(r.GetFindings()) > 0 {
 		b.WriteString("### Findings\n\n| Severity | Rule | Operator | State | New subtasks | What happens |\n|---|---|---|---|---|---|\n")
 		for _, f := range r.GetFindings() {
+			subtasks := "none"
+			if len(f.GetAffectedSubtasks()) > 0 {
+				subtasks = units.Ranges(f.GetAffectedSubtasks())
+			}
+			operator := ""
+			if f.GetOperatorId() != "" {
+				operator = idx.finding(f).label()
+			}
 			fmt.Fprintf(&b, "| %s | %s %s | %s | %s | %s | %s |\n", SeverityName(f.GetSeverity()), f.GetRuleId(), mdCell(f.GetTitle()),
-				mdCell(operatorLabel(f.GetOperatorName(), f.GetOperatorUid(), f.GetOperatorId())), mdCell(f.GetStateName()),
-				Ranges(f.GetAffectedSubtasks()), mdCell(f.GetMessage()))
+				mdCell(operator), mdCell(f.GetStateName()), subtasks, mdCell(f.GetMessage()))
 		}
 		b.WriteString("\n### Fixes\n\n")
 		for _, f := range r.GetFindings() {
@@ -39,16 +48,18 @@ func WriteMarkdown(w io.Writer, r *pb.RescaleReport) error {
 	if len(r.GetSafeParallelism()) > 0 {
 		b.WriteString("### Nearest safe parallelism\n\n| Vertex | Requested | Below | Above |\n|---|---|---|---|\n")
 		for _, s := range r.GetSafeParallelism() {
-			fmt.Fprintf(&b, "| %s | %d | %s | %s |\n", mdCell(operatorLabel(s.GetVertexName(), "", s.GetVertexId())), s.GetRequested(), orNone(s.GetBelow()), orNone(s.GetAbove()))
+			fmt.Fprintf(&b, "| %s | %d | %s | %s |\n", mdCell(idx.vertex(s)), s.GetRequested(), orNone(s.GetBelow()), orNone(s.GetAbove()))
 		}
 		b.WriteString("\n")
 	}
 	if len(r.GetOperators()) > 0 {
-		b.WriteString("### Operators\n\n| Operator | ID | Parallelism | Max | Operator state | Max payload/subtask |\n|---|---|---|---|---|---|\n")
+		b.WriteString("### Operators\n\n| Operator | ID | Parallelism | Max | Operator state | Keyed | Payload/subtask |\n|---|---|---|---|---|---|---|\n")
 		for _, op := range r.GetOperators() {
-			fmt.Fprintf(&b, "| %s | `%s` | %d → %d | %d | %s | %s |\n", mdCell(operatorLabel(op.GetName(), op.GetUid(), "")), op.GetOperatorId(),
-				op.GetOldParallelism(), op.GetNewParallelism(), op.GetMaxParallelism(), mdCell(statesCell(op.GetStates())), Bytes(op.GetMaxSubtaskPayloadBytes()))
+			row := operatorRow(op)
+			fmt.Fprintf(&b, "| %s | `%s` | %s | %s | %s | %s | %s |\n", mdCell(row[0]), op.GetOperatorId(),
+				row[2], row[3], mdCell(row[4]), row[5], row[6])
 		}
+		b.WriteString("\n_" + legend(true) + "_\n")
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
@@ -60,8 +71,12 @@ func WriteInspectMarkdown(w io.Writer, r *pb.InspectCheckpointResponse) error {
 	c := r.GetCheckpoint()
 	fmt.Fprintf(&b, "## `%s`\n\n%s\n\n| Operator | UID | ID | Parallelism | Max | Operator state | Keyed | Looks like |\n|---|---|---|---|---|---|---|---|\n", c.GetSource(), checkpointLine(c))
 	for _, op := range r.GetOperators() {
-		fmt.Fprintf(&b, "| %s | %s | `%s` | %d | %d | %s | %s | %s |\n", mdCell(dash(op.GetName())), mdCell(dash(op.GetUid())), op.GetOperatorId(),
-			op.GetParallelism(), op.GetMaxParallelism(), mdCell(stateInfoCell(op.GetStates())), Bytes(op.GetKeyedBytes()), mdCell(dash(op.GetCatalogEntry())))
+		keyed := "-"
+		if op.GetKeyedBytes() > 0 || len(op.GetKeyedHandleKinds()) > 0 {
+			keyed = units.Bytes(op.GetKeyedBytes())
+		}
+		fmt.Fprintf(&b, "| %s | %s | `%s` | %d | %d | %s | %s | %s |\n", mdCell(inspectName(op)), mdCell(dash(op.GetUid())), op.GetOperatorId(),
+			op.GetParallelism(), op.GetMaxParallelism(), mdCell(stateInfoCell(op.GetStates())), keyed, mdCell(dash(op.GetCatalogEntry())))
 	}
 	_, err := io.WriteString(w, b.String())
 	return err

@@ -8,12 +8,12 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"strconv"
 	"strings"
 
 	"google.golang.org/protobuf/encoding/protojson"
 	"google.golang.org/protobuf/proto"
 
+	"github.com/flinkpreflight/preflight/internal/units"
 	pb "github.com/flinkpreflight/preflight/proto/preflight/v1"
 )
 
@@ -40,6 +40,50 @@ func ParseFormat(s string) (Format, error) {
 	return "", fmt.Errorf("unknown output format %q (want text, json or markdown)", s)
 }
 
+// WriteCheck writes a check report (the answer of CheckRescale) in the given format.
+func WriteCheck(w io.Writer, f Format, r *pb.RescaleReport) error {
+	switch f {
+	case JSON:
+		return WriteJSON(w, r)
+	case Markdown:
+		return WriteMarkdown(w, r)
+	}
+	return WriteText(w, r)
+}
+
+// WriteInspect writes an inspection (the answer of InspectCheckpoint) in the given format.
+func WriteInspect(w io.Writer, f Format, r *pb.InspectCheckpointResponse) error {
+	switch f {
+	case JSON:
+		return WriteJSON(w, r)
+	case Markdown:
+		return WriteInspectMarkdown(w, r)
+	}
+	return WriteInspectText(w, r)
+}
+
+// WriteClasspath writes a classpath check in the given format.
+func WriteClasspath(w io.Writer, f Format, r *pb.ClasspathReport) error {
+	switch f {
+	case JSON:
+		return WriteJSON(w, r)
+	case Markdown:
+		return WriteClasspathMarkdown(w, r)
+	}
+	return WriteClasspathText(w, r)
+}
+
+// WriteDecision writes an autoscaler decision (the answer of Decide) in the given format.
+func WriteDecision(w io.Writer, f Format, r *pb.DecideResponse) error {
+	switch f {
+	case JSON:
+		return WriteJSON(w, r)
+	case Markdown:
+		return WriteDecisionMarkdown(w, r)
+	}
+	return WriteDecisionText(w, r)
+}
+
 // WriteJSON writes any API message as indented protojson with a trailing newline. protojson
 // varies its whitespace on purpose; re-indenting makes the CLI's output stable for diffs and CI.
 func WriteJSON(w io.Writer, m proto.Message) error {
@@ -56,43 +100,6 @@ func WriteJSON(w io.Writer, m proto.Message) error {
 	return err
 }
 
-// Bytes formats a byte count with binary units, e.g. "1.5 MiB".
-func Bytes(n int64) string {
-	const unit = 1024
-	if n < unit && n > -unit {
-		return strconv.FormatInt(n, 10) + " B"
-	}
-	f := float64(n)
-	for _, u := range []string{"KiB", "MiB", "GiB", "TiB"} {
-		f /= unit
-		if f < unit && f > -unit {
-			return strconv.FormatFloat(f, 'f', 1, 64) + " " + u
-		}
-	}
-	return strconv.FormatFloat(f/unit, 'f', 1, 64) + " PiB"
-}
-
-// Ranges compresses sorted subtask indexes into "0, 4-7".
-func Ranges(idx []int32) string {
-	var b strings.Builder
-	for i := 0; i < len(idx); {
-		j := i
-		for j+1 < len(idx) && idx[j+1] == idx[j]+1 {
-			j++
-		}
-		if b.Len() > 0 {
-			b.WriteString(", ")
-		}
-		if j == i {
-			b.WriteString(strconv.Itoa(int(idx[i])))
-		} else {
-			fmt.Fprintf(&b, "%d-%d", idx[i], idx[j])
-		}
-		i = j + 1
-	}
-	return b.String()
-}
-
 // SeverityName is the short upper-case name of a severity.
 func SeverityName(s pb.Severity) string {
 	return strings.TrimPrefix(s.String(), "SEVERITY_")
@@ -101,24 +108,6 @@ func SeverityName(s pb.Severity) string {
 // VerdictName is the short upper-case name of a verdict.
 func VerdictName(v pb.Verdict) string {
 	return strings.TrimPrefix(v.String(), "VERDICT_")
-}
-
-// operatorLabel names an operator the way a Flink engineer finds it: name, else uid, else ID.
-func operatorLabel(name, uid, id string) string {
-	switch {
-	case name != "":
-		return name
-	case uid != "":
-		return uid
-	}
-	return id
-}
-
-func shortID(id string) string {
-	if len(id) > 8 {
-		return id[:8] + "…"
-	}
-	return id
 }
 
 // checkpointLine describes the file in one line.
@@ -130,8 +119,8 @@ func checkpointLine(c *pb.CheckpointSummary) string {
 	if c.GetWrittenBy() != "" {
 		parts[0] += " (Flink " + c.GetWrittenBy() + ")"
 	}
-	parts = append(parts, fmt.Sprintf("checkpoint %d", c.GetCheckpointId()), Bytes(c.GetSizeBytes()),
-		fmt.Sprintf("%d operators", c.GetOperatorCount()))
+	parts = append(parts, fmt.Sprintf("checkpoint %d", c.GetCheckpointId()), units.Bytes(c.GetSizeBytes()),
+		units.Plural(int64(c.GetOperatorCount()), "operator"))
 	if c.GetSnapshotName() != "" {
 		kind := c.GetSnapshotName()
 		if c.GetSavepointFormat() != "" {
@@ -140,7 +129,7 @@ func checkpointLine(c *pb.CheckpointSummary) string {
 		parts = append(parts, kind)
 	}
 	if c.GetInlineStateBytes() > 0 {
-		parts = append(parts, Bytes(c.GetInlineStateBytes())+" inline state")
+		parts = append(parts, units.Bytes(c.GetInlineStateBytes())+" inline state")
 	}
 	return strings.Join(parts, ", ")
 }

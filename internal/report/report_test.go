@@ -8,32 +8,6 @@ import (
 	pb "github.com/flinkpreflight/preflight/proto/preflight/v1"
 )
 
-func TestRanges(t *testing.T) {
-	for _, tt := range []struct {
-		in   []int32
-		want string
-	}{
-		{nil, ""}, {[]int32{3}, "3"}, {[]int32{4, 5, 6, 7}, "4-7"}, {[]int32{0, 2, 3, 9}, "0, 2-3, 9"},
-	} {
-		if got := Ranges(tt.in); got != tt.want {
-			t.Errorf("Ranges(%v) = %q, want %q", tt.in, got, tt.want)
-		}
-	}
-}
-
-func TestBytes(t *testing.T) {
-	for _, tt := range []struct {
-		in   int64
-		want string
-	}{
-		{0, "0 B"}, {1023, "1023 B"}, {1536, "1.5 KiB"}, {10 << 20, "10.0 MiB"}, {168 << 20, "168.0 MiB"}, {3 << 40, "3.0 TiB"},
-	} {
-		if got := Bytes(tt.in); got != tt.want {
-			t.Errorf("Bytes(%d) = %q, want %q", tt.in, got, tt.want)
-		}
-	}
-}
-
 func sampleReport() *pb.RescaleReport {
 	subtasks := []*pb.SubtaskAssignment{}
 	for i := int32(0); i < 40; i++ {

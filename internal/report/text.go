@@ -10,6 +10,7 @@ import (
 	"text/tabwriter"
 	"unicode/utf8"
 
+	"github.com/flinkpreflight/preflight/internal/units"
 	pb "github.com/flinkpreflight/preflight/proto/preflight/v1"
 )
 
@@ -33,26 +34,19 @@ func WriteText(w io.Writer, r *pb.RescaleReport) error {
 	if len(r.GetOperators()) > 0 {
 		b.WriteString("\nOPERATORS\n")
 		writeOperatorTable(b, r.GetOperators())
+		b.WriteString("\n")
+		writeIndented(b, wrap(legend(false), 100), "  ")
 	}
 
 	b.WriteString("\nFINDINGS\n")
 	if len(r.GetFindings()) == 0 {
 		b.WriteString("  none\n")
 	}
+	idx := indexReferenced(r)
 	for _, f := range r.GetFindings() {
 		fmt.Fprintf(b, "  %-7s %s  %s\n", SeverityName(f.GetSeverity()), f.GetRuleId(), f.GetTitle())
-		var where []string
-		if f.GetOperatorId() != "" {
-			where = append(where, "operator "+operatorLabel(f.GetOperatorName(), f.GetOperatorUid(), f.GetOperatorId())+" ("+f.GetOperatorId()+")")
-		}
-		if f.GetStateName() != "" {
-			where = append(where, "state "+f.GetStateName())
-		}
-		if len(f.GetAffectedSubtasks()) > 0 {
-			where = append(where, "new subtasks "+Ranges(f.GetAffectedSubtasks()))
-		}
-		if len(where) > 0 {
-			fmt.Fprintf(b, "          %s\n", strings.Join(where, ", "))
+		if where := findingWhere(f, idx.finding(f)); where != "" {
+			fmt.Fprintf(b, "          %s\n", where)
 		}
 		writeIndented(b, f.GetMessage(), "          ")
 		if f.GetRemediation() != "" {
@@ -66,13 +60,59 @@ func WriteText(w io.Writer, r *pb.RescaleReport) error {
 	if len(r.GetSafeParallelism()) > 0 {
 		b.WriteString("\nNEAREST SAFE PARALLELISM\n")
 		for _, s := range r.GetSafeParallelism() {
-			fmt.Fprintf(b, "  %s: requested %d; below: %s; above: %s\n", operatorLabel(s.GetVertexName(), "", s.GetVertexId()),
+			fmt.Fprintf(b, "  %s: requested %d; below: %s; above: %s\n", idx.vertex(s),
 				s.GetRequested(), orNone(s.GetBelow()), orNone(s.GetAbove()))
 		}
 	}
 
 	writeCharts(b, r)
 	return b.Flush()
+}
+
+// operatorsLegend explains the operators table's columns in the same words in text and
+// Markdown; the proto's field comments say the same for JSON.
+var operatorsLegend = []struct{ text, markdown, meaning string }{
+	{"OPERATOR STATE", "Operator state", "name, distribution mode × elements in the checkpoint"},
+	{"KEYED", "Keyed", "keyed state in the checkpoint"},
+	{"PAYLOAD/SUBTASK", "Payload/subtask", "the most state one new subtask receives in its deployment " +
+		"(TaskDeploymentDescriptor: state handles, offsets, inline state; estimated), which must fit the RPC frame size"},
+}
+
+// legendJSON names the JSON fields of the legend's columns.
+const legendJSON = "In JSON: operators[].states (name, mode, elements), keyed.bytes and maxSubtaskPayloadBytes, in bytes."
+
+// legend writes the operators legend as sentences, naming each column as the format's header does.
+func legend(markdown bool) string {
+	var parts []string
+	for _, l := range operatorsLegend {
+		col := l.text
+		if markdown {
+			col = l.markdown
+		}
+		parts = append(parts, col+": "+l.meaning+".")
+	}
+	return strings.Join(append(parts, legendJSON), " ")
+}
+
+// wrap breaks text into lines of at most width runes at spaces.
+func wrap(text string, width int) string {
+	var b strings.Builder
+	n := 0
+	for i, word := range strings.Fields(text) {
+		w := utf8.RuneCountInString(word)
+		switch {
+		case i == 0:
+		case n+1+w > width:
+			b.WriteByte('\n')
+			n = 0
+		default:
+			b.WriteByte(' ')
+			n++
+		}
+		b.WriteString(word)
+		n += w
+	}
+	return b.String()
 }
 
 // operatorRow is the cells of one line of the operators table.
@@ -84,12 +124,17 @@ func operatorRow(op *pb.OperatorAssignment) [7]string {
 	if op.GetFullyFinished() {
 		par += " (finished)"
 	}
-	keyed := "-"
+	o := assignmentRef(op)
+	return [7]string{o.column(), o.shortID(), par, strconv.Itoa(int(op.GetMaxParallelism())), statesCell(op.GetStates()),
+		keyedCell(op), units.Bytes(op.GetMaxSubtaskPayloadBytes())}
+}
+
+// keyedCell is the KEYED column: keyed state bytes, "-" without keyed state.
+func keyedCell(op *pb.OperatorAssignment) string {
 	if k := op.GetKeyed(); k != nil && k.GetBytes() > 0 {
-		keyed = Bytes(k.GetBytes())
+		return units.Bytes(k.GetBytes())
 	}
-	return [7]string{operatorLabel(op.GetName(), op.GetUid(), shortID(op.GetOperatorId())), shortID(op.GetOperatorId()),
-		par, strconv.Itoa(int(op.GetMaxParallelism())), statesCell(op.GetStates()), keyed, Bytes(op.GetMaxSubtaskPayloadBytes())}
+	return "-"
 }
 
 // writeOperatorTable writes the operators as aligned columns (two spaces apart, widths in
@@ -202,7 +247,7 @@ func writeCharts(b *bufio.Writer, r *pb.RescaleReport) {
 			max = maxInt64(max, maxInt64(row.before, row.after))
 		}
 		fmt.Fprintf(b, "\nSTATE PER SUBTASK: %s, parallelism %d → %d (before → after)\n",
-			operatorLabel(op.GetName(), op.GetUid(), op.GetOperatorId()), op.GetOldParallelism(), op.GetNewParallelism())
+			assignmentRef(op).label(), op.GetOldParallelism(), op.GetNewParallelism())
 		shown := rows
 		if len(rows) > maxChartRows {
 			shown = pickChartRows(rows)
@@ -210,11 +255,11 @@ func writeCharts(b *bufio.Writer, r *pb.RescaleReport) {
 		for _, row := range shown {
 			before := fmt.Sprintf("%-20s %9s", "", "(new)")
 			if row.before >= 0 {
-				before = fmt.Sprintf("%s %9s", bar(row.before, max), Bytes(row.before))
+				before = fmt.Sprintf("%s %9s", bar(row.before, max), units.Bytes(row.before))
 			}
 			after := fmt.Sprintf("%-20s %9s", "", "(removed)")
 			if row.after >= 0 {
-				after = fmt.Sprintf("%s %9s", bar(row.after, max), Bytes(row.after))
+				after = fmt.Sprintf("%s %9s", bar(row.after, max), units.Bytes(row.after))
 			}
 			mark := ""
 			if row.after >= 0 && row.empty {
@@ -315,22 +360,33 @@ func WriteInspectText(w io.Writer, r *pb.InspectCheckpointResponse) error {
 		}
 		keyed := "-"
 		if op.GetKeyedBytes() > 0 || len(op.GetKeyedHandleKinds()) > 0 {
-			keyed = Bytes(op.GetKeyedBytes()) + " " + strings.Join(op.GetKeyedHandleKinds(), ",")
+			keyed = units.Bytes(op.GetKeyedBytes()) + " " + strings.Join(op.GetKeyedHandleKinds(), ",")
 		}
 		channel := "-"
 		if op.GetChannelStateBytes() > 0 {
-			channel = Bytes(op.GetChannelStateBytes())
+			channel = units.Bytes(op.GetChannelStateBytes())
 		}
 		coord := "-"
 		if op.GetCoordinatorStateBytes() > 0 {
-			coord = Bytes(op.GetCoordinatorStateBytes())
+			coord = units.Bytes(op.GetCoordinatorStateBytes())
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%s\t%s\t%s\t%s\t%s\n", dash(op.GetName()), dash(op.GetUid()), op.GetOperatorId(), par,
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%s\t%s\t%s\t%s\t%s\n", inspectName(op), dash(op.GetUid()), op.GetOperatorId(), par,
 			op.GetMaxParallelism(), coord, stateInfoCell(op.GetStates()), keyed, channel, dash(op.GetCatalogEntry()))
 	}
-	tw.Flush()
+	if err := tw.Flush(); err != nil {
+		return err
+	}
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// inspectName is the OPERATOR column of an inspection, beside its UID and ID columns: the name,
+// else the operator's position in the checkpoint ("operator #3").
+func inspectName(op *pb.OperatorInfo) string {
+	if op.GetName() != "" {
+		return op.GetName()
+	}
+	return infoRef(op).unnamed()
 }
 
 func stateInfoCell(states []*pb.StateInfo) string {
@@ -343,7 +399,7 @@ func stateInfoCell(states []*pb.StateInfo) string {
 		if s.GetRaw() {
 			raw = " raw"
 		}
-		parts = append(parts, fmt.Sprintf("%s %s%s×%d (%s)", s.GetName(), strings.ToLower(strings.TrimSuffix(s.GetMode(), "_DISTRIBUTE")), raw, s.GetElements(), Bytes(s.GetBytes())))
+		parts = append(parts, fmt.Sprintf("%s %s%s×%d (%s)", s.GetName(), strings.ToLower(strings.TrimSuffix(s.GetMode(), "_DISTRIBUTE")), raw, s.GetElements(), units.Bytes(s.GetBytes())))
 	}
 	return strings.Join(parts, "; ")
 }

@@ -1546,16 +1546,27 @@ type OperatorAssignment struct {
 	FullyFinished bool `protobuf:"varint,9,opt,name=fully_finished,json=fullyFinished,proto3" json:"fully_finished,omitempty"`
 	// Operator (non-keyed) states.
 	States []*StateAssignment `protobuf:"bytes,10,rep,name=states,proto3" json:"states,omitempty"`
-	// Keyed state.
+	// Keyed state (the reports' KEYED column is keyed.bytes).
 	Keyed *KeyedAssignment `protobuf:"bytes,11,opt,name=keyed,proto3" json:"keyed,omitempty"`
 	// Per new subtask (only with include_subtasks).
 	Subtasks []*SubtaskAssignment `protobuf:"bytes,12,rep,name=subtasks,proto3" json:"subtasks,omitempty"`
-	// Largest deployment payload (restore part of the TaskDeploymentDescriptor) of one subtask.
+	// Largest deployment payload of one new subtask, in bytes (the reports' PAYLOAD/SUBTASK
+	// column): an estimate of the restore part of its TaskDeploymentDescriptor (state handles and
+	// their paths, operator-state offsets, state stored inline in _metadata), which must fit the
+	// RPC frame size (pekko.framesize). Coordinator state is not part of it.
 	MaxSubtaskPayloadBytes int64 `protobuf:"varint,13,opt,name=max_subtask_payload_bytes,json=maxSubtaskPayloadBytes,proto3" json:"max_subtask_payload_bytes,omitempty"`
-	// Sum of all subtasks' deployment payloads.
+	// Sum of all new subtasks' deployment payloads, in bytes.
 	TotalPayloadBytes int64 `protobuf:"varint,14,opt,name=total_payload_bytes,json=totalPayloadBytes,proto3" json:"total_payload_bytes,omitempty"`
 	// What every old subtask held, for before/after charts (only with include_subtasks).
-	OldSubtasks   []*OldSubtaskState `protobuf:"bytes,15,rep,name=old_subtasks,json=oldSubtasks,proto3" json:"old_subtasks,omitempty"`
+	OldSubtasks []*OldSubtaskState `protobuf:"bytes,15,rep,name=old_subtasks,json=oldSubtasks,proto3" json:"old_subtasks,omitempty"`
+	// Reports that read right (issue #15): how reports name an operator without a name or uid.
+	// 1-based position of the operator in the checkpoint's operator list; 0 for an operator of the
+	// plan that is not in the checkpoint.
+	Position int32 `protobuf:"varint,16,opt,name=position,proto3" json:"position,omitempty"`
+	// The shortest prefix of operator_id, at least 8 hex digits, that no other operator of the
+	// report shares. Reports call an operator without a name or uid "operator #<position>
+	// (<short_id>)".
+	ShortId       string `protobuf:"bytes,17,opt,name=short_id,json=shortId,proto3" json:"short_id,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1693,6 +1704,20 @@ func (x *OperatorAssignment) GetOldSubtasks() []*OldSubtaskState {
 		return x.OldSubtasks
 	}
 	return nil
+}
+
+func (x *OperatorAssignment) GetPosition() int32 {
+	if x != nil {
+		return x.Position
+	}
+	return 0
+}
+
+func (x *OperatorAssignment) GetShortId() string {
+	if x != nil {
+		return x.ShortId
+	}
+	return ""
 }
 
 // StateAssignment summarises one operator state name across the new subtasks.
@@ -2324,7 +2349,14 @@ type OperatorInfo struct {
 	// Channel (in-flight data) bytes of unaligned checkpoints.
 	ChannelStateBytes int64 `protobuf:"varint,12,opt,name=channel_state_bytes,json=channelStateBytes,proto3" json:"channel_state_bytes,omitempty"`
 	// The catalog's guess at what operator this is, from its state names.
-	CatalogEntry  string `protobuf:"bytes,13,opt,name=catalog_entry,json=catalogEntry,proto3" json:"catalog_entry,omitempty"`
+	CatalogEntry string `protobuf:"bytes,13,opt,name=catalog_entry,json=catalogEntry,proto3" json:"catalog_entry,omitempty"`
+	// Reports that read right (issue #15): how reports name an operator without a name or uid.
+	// 1-based position of the operator in the checkpoint's operator list.
+	Position int32 `protobuf:"varint,14,opt,name=position,proto3" json:"position,omitempty"`
+	// The shortest prefix of operator_id, at least 8 hex digits, that no other operator of the
+	// checkpoint shares. Reports call an operator without a name or uid "operator #<position>
+	// (<short_id>)".
+	ShortId       string `protobuf:"bytes,15,opt,name=short_id,json=shortId,proto3" json:"short_id,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -2446,6 +2478,20 @@ func (x *OperatorInfo) GetChannelStateBytes() int64 {
 func (x *OperatorInfo) GetCatalogEntry() string {
 	if x != nil {
 		return x.CatalogEntry
+	}
+	return ""
+}
+
+func (x *OperatorInfo) GetPosition() int32 {
+	if x != nil {
+		return x.Position
+	}
+	return 0
+}
+
+func (x *OperatorInfo) GetShortId() string {
+	if x != nil {
+		return x.ShortId
 	}
 	return ""
 }
@@ -4528,7 +4574,7 @@ const file_preflight_v1_preflight_proto_rawDesc = "" +
 	"\rsnapshot_name\x18\b \x01(\tR\fsnapshotName\x12,\n" +
 	"\x12inline_state_bytes\x18\t \x01(\x03R\x10inlineStateBytes\x12\x16\n" +
 	"\x06source\x18\n" +
-	" \x01(\tR\x06source\"\xa8\x05\n" +
+	" \x01(\tR\x06source\"\xdf\x05\n" +
 	"\x12OperatorAssignment\x12\x1f\n" +
 	"\voperator_id\x18\x01 \x01(\tR\n" +
 	"operatorId\x12\x12\n" +
@@ -4546,7 +4592,9 @@ const file_preflight_v1_preflight_proto_rawDesc = "" +
 	"\bsubtasks\x18\f \x03(\v2\x1f.preflight.v1.SubtaskAssignmentR\bsubtasks\x129\n" +
 	"\x19max_subtask_payload_bytes\x18\r \x01(\x03R\x16maxSubtaskPayloadBytes\x12.\n" +
 	"\x13total_payload_bytes\x18\x0e \x01(\x03R\x11totalPayloadBytes\x12@\n" +
-	"\fold_subtasks\x18\x0f \x03(\v2\x1d.preflight.v1.OldSubtaskStateR\voldSubtasks\"\x96\x02\n" +
+	"\fold_subtasks\x18\x0f \x03(\v2\x1d.preflight.v1.OldSubtaskStateR\voldSubtasks\x12\x1a\n" +
+	"\bposition\x18\x10 \x01(\x05R\bposition\x12\x19\n" +
+	"\bshort_id\x18\x11 \x01(\tR\ashortId\"\x96\x02\n" +
 	"\x0fStateAssignment\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x12\n" +
 	"\x04mode\x18\x02 \x01(\tR\x04mode\x12\x10\n" +
@@ -4598,7 +4646,7 @@ const file_preflight_v1_preflight_proto_rawDesc = "" +
 	"\n" +
 	"checkpoint\x18\x01 \x01(\v2\x1f.preflight.v1.CheckpointSummaryR\n" +
 	"checkpoint\x128\n" +
-	"\toperators\x18\x02 \x03(\v2\x1a.preflight.v1.OperatorInfoR\toperators\"\x81\x04\n" +
+	"\toperators\x18\x02 \x03(\v2\x1a.preflight.v1.OperatorInfoR\toperators\"\xb8\x04\n" +
 	"\fOperatorInfo\x12\x1f\n" +
 	"\voperator_id\x18\x01 \x01(\tR\n" +
 	"operatorId\x12\x12\n" +
@@ -4615,7 +4663,9 @@ const file_preflight_v1_preflight_proto_rawDesc = "" +
 	"keyedBytes\x12,\n" +
 	"\x12keyed_handle_kinds\x18\v \x03(\tR\x10keyedHandleKinds\x12.\n" +
 	"\x13channel_state_bytes\x18\f \x01(\x03R\x11channelStateBytes\x12#\n" +
-	"\rcatalog_entry\x18\r \x01(\tR\fcatalogEntry\"\x93\x01\n" +
+	"\rcatalog_entry\x18\r \x01(\tR\fcatalogEntry\x12\x1a\n" +
+	"\bposition\x18\x0e \x01(\x05R\bposition\x12\x19\n" +
+	"\bshort_id\x18\x0f \x01(\tR\ashortId\"\x93\x01\n" +
 	"\tStateInfo\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x12\n" +
 	"\x04mode\x18\x02 \x01(\tR\x04mode\x12\x10\n" +

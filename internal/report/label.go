@@ -1,0 +1,160 @@
+package report
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/flinkpreflight/preflight/internal/units"
+	pb "github.com/flinkpreflight/preflight/proto/preflight/v1"
+)
+
+// minShortID is the fewest hex digits a short operator ID shows (as the API's short_id).
+const minShortID = 8
+
+// opRef is what a label needs of an operator.
+type opRef struct {
+	name, uid, id, short string
+	position             int32
+}
+
+func assignmentRef(op *pb.OperatorAssignment) opRef {
+	return opRef{op.GetName(), op.GetUid(), op.GetOperatorId(), op.GetShortId(), op.GetPosition()}
+}
+
+func infoRef(op *pb.OperatorInfo) opRef {
+	return opRef{op.GetName(), op.GetUid(), op.GetOperatorId(), op.GetShortId(), op.GetPosition()}
+}
+
+// shortID is the API's short_id, or (an answer of an older server) the first eight hex digits.
+func (o opRef) shortID() string {
+	if o.short != "" {
+		return o.short
+	}
+	if len(o.id) > minShortID {
+		return o.id[:minShortID]
+	}
+	return o.id
+}
+
+// unnamed is how an operator without a name or uid (format versions 1-4, or an empty name) is
+// called: by its position in the checkpoint, "operator #3"; an operator not in the checkpoint
+// (a new operator of the plan) by its short ID.
+func (o opRef) unnamed() string {
+	if o.position > 0 {
+		return fmt.Sprintf("operator #%d", o.position)
+	}
+	return "operator " + o.shortID()
+}
+
+// label names an operator the way a Flink engineer finds it: its name, else its uid, else its
+// position and short ID, "operator #3 (a1b2c3d4)" (never the ID twice).
+func (o opRef) label() string {
+	switch {
+	case o.name != "":
+		return o.name
+	case o.uid != "":
+		return o.uid
+	case o.position > 0:
+		return o.unnamed() + " (" + o.shortID() + ")"
+	}
+	return o.unnamed()
+}
+
+// column is the operator column of a table that has an ID column beside it: the name, else the
+// uid, else the position alone ("operator #3").
+func (o opRef) column() string {
+	switch {
+	case o.name != "":
+		return o.name
+	case o.uid != "":
+		return o.uid
+	}
+	return o.unnamed()
+}
+
+// operatorIndex finds the operators that findings and safe-parallelism entries refer to without
+// a name, so that they are labelled like the operators table. Only the referenced IDs are kept:
+// a report may hold a million operators.
+type operatorIndex map[string]opRef
+
+// indexReferenced indexes the operators of r that a finding or a safe-parallelism entry names by
+// ID alone.
+func indexReferenced(r *pb.RescaleReport) operatorIndex {
+	idx := operatorIndex{}
+	for _, f := range r.GetFindings() {
+		if f.GetOperatorId() != "" && f.GetOperatorName() == "" && f.GetOperatorUid() == "" {
+			idx[f.GetOperatorId()] = opRef{}
+		}
+	}
+	for _, s := range r.GetSafeParallelism() {
+		if s.GetVertexName() == "" || s.GetVertexName() == s.GetVertexId() {
+			idx[s.GetVertexId()] = opRef{}
+		}
+	}
+	if len(idx) == 0 {
+		return idx
+	}
+	for _, op := range r.GetOperators() {
+		if _, ok := idx[op.GetOperatorId()]; ok {
+			idx[op.GetOperatorId()] = assignmentRef(op)
+		}
+	}
+	return idx
+}
+
+// finding is a finding's operator: its name or uid when the finding has them, else the
+// report's entry for its ID.
+func (idx operatorIndex) finding(f *pb.Finding) opRef {
+	if f.GetOperatorName() != "" || f.GetOperatorUid() != "" {
+		return opRef{name: f.GetOperatorName(), uid: f.GetOperatorUid(), id: f.GetOperatorId()}
+	}
+	if o, ok := idx[f.GetOperatorId()]; ok && o.id != "" {
+		return o
+	}
+	return opRef{id: f.GetOperatorId()}
+}
+
+// vertex labels a safe-parallelism entry's vertex: its name, else its head operator (whose ID is
+// the vertex ID).
+func (idx operatorIndex) vertex(s *pb.SafeParallelism) string {
+	if s.GetVertexName() != "" && s.GetVertexName() != s.GetVertexId() {
+		return s.GetVertexName()
+	}
+	if o, ok := idx[s.GetVertexId()]; ok && o.id != "" {
+		return o.label()
+	}
+	return s.GetVertexId()
+}
+
+// findingWhere is the line under a finding's title: the operator with its full ID (to paste
+// into --set), the state, and the new subtasks it concerns.
+func findingWhere(f *pb.Finding, o opRef) string {
+	var where []string
+	switch {
+	case f.GetOperatorId() == "":
+	case o.name != "" || o.uid != "":
+		where = append(where, "operator "+o.column()+" ("+f.GetOperatorId()+")")
+	case o.position > 0:
+		where = append(where, o.unnamed()+" ("+f.GetOperatorId()+")")
+	default:
+		where = append(where, "operator "+f.GetOperatorId())
+	}
+	if f.GetStateName() != "" {
+		where = append(where, "state "+f.GetStateName())
+	}
+	if len(f.GetAffectedSubtasks()) > 0 {
+		where = append(where, subtasksText(f.GetAffectedSubtasks()))
+	}
+	return strings.Join(where, ", ")
+}
+
+// subtasksText names new subtasks: "new subtask 3", "new subtasks 0-3, 7", or "none".
+func subtasksText(idx []int32) string {
+	switch len(idx) {
+	case 0:
+		return "none"
+	case 1:
+		return "new subtask " + units.Ranges(idx)
+	}
+	return "new subtasks " + units.Ranges(idx)
+}
