@@ -2,7 +2,9 @@ package rescale
 
 import (
 	"fmt"
+	"slices"
 	"sort"
+	"strings"
 
 	"github.com/flinkpreflight/preflight/internal/cancel"
 	"github.com/flinkpreflight/preflight/internal/checkpoint"
@@ -108,8 +110,42 @@ func (r *resolver) declare(field, key string) (checkpoint.OperatorID, error) {
 		r.known[m[0]] = key
 		return m[0], nil
 	}
-	return checkpoint.OperatorID{}, &PlanError{Field: field, Key: key,
-		Msg: fmt.Sprintf("names %d operators of the checkpoint; use an operator ID", len(m))}
+	return checkpoint.OperatorID{}, r.ambiguous(field, key, "operators of the checkpoint", m)
+}
+
+// ambiguous is the error for a key that names several operators (a name that two operators
+// share, or one operator's name that is another's uid): it lists them with their IDs, so that
+// the user can pick one as the key.
+func (r *resolver) ambiguous(field, key, what string, ids []checkpoint.OperatorID) error {
+	list := make([]string, 0, len(ids))
+	for _, id := range ids {
+		list = append(list, r.describe(id))
+	}
+	return &PlanError{Field: field, Key: key, Msg: fmt.Sprintf("ambiguous: names %d %s: %s; use one operator's ID (or its uid) as the key",
+		len(ids), what, strings.Join(list, ", "))}
+}
+
+// describe names an operator for an error message: its name and uid when the checkpoint has
+// them, its position in the checkpoint, and its ID.
+func (r *resolver) describe(id checkpoint.OperatorID) string {
+	i, ok := r.byID[id]
+	if !ok {
+		if key := r.known[id]; key != "" {
+			return fmt.Sprintf("new operator %q (ID %s)", key, id)
+		}
+		return "operator " + id.String()
+	}
+	op := &r.layout.Operators[i]
+	var parts []string
+	if op.UID != "" {
+		parts = append(parts, "uid "+op.UID)
+	}
+	parts = append(parts, fmt.Sprintf("#%d in the checkpoint", i+1), "ID "+id.String())
+	name := "operator"
+	if op.Name != "" {
+		name = fmt.Sprintf("%q", op.Name)
+	}
+	return name + " (" + strings.Join(parts, ", ") + ")"
 }
 
 // lookup returns the operators (checkpoint or declared) a key of a plan map names.
@@ -295,10 +331,18 @@ func verticesOf(r *resolver, byOp map[checkpoint.OperatorID]int, field, key stri
 		return nil, &PlanError{Field: field, Key: key, Msg: "names no operator of the checkpoint or the plan"}
 	}
 	var vs []int
+	var in []checkpoint.OperatorID // the matched operators that are in some vertex
 	for _, id := range ids {
 		if v, ok := byOp[id]; ok {
-			vs = append(vs, v)
+			in = append(in, id)
+			if !slices.Contains(vs, v) {
+				vs = append(vs, v)
+			}
 		}
+	}
+	if len(vs) > 1 {
+		// A name two operators share would silently set both vertices: the user meant one.
+		return nil, r.ambiguous(field, key, "operators in different vertices", in)
 	}
 	return vs, nil
 }

@@ -1,0 +1,67 @@
+package main
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/flinkpreflight/preflight/internal/checkpoint"
+)
+
+// TestAmbiguousSetKey: a --set, --max-parallelism or --chain key that names two operators (here
+// two operators renamed "Flat Map" in compact-sink) is a usage error, exit 2, listing both with
+// their IDs; either ID then works as the key.
+func TestAmbiguousSetKey(t *testing.T) {
+	orig, err := os.ReadFile("../../testdata/compact-sink/_metadata")
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := checkpoint.ReadBytes(orig)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ids []string
+	for i := range m.Operators {
+		if op := &m.Operators[i]; op.UID == "streaming-writer" || op.UID == "compact-operator" {
+			op.Name = "Flat Map"
+			ids = append(ids, op.ID.String())
+		}
+	}
+	if len(ids) != 2 {
+		t.Fatalf("renamed %d operators, want 2", len(ids))
+	}
+	var b bytes.Buffer
+	if err := checkpoint.Write(&b, m); err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "_metadata")
+	if err := os.WriteFile(path, b.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, tt := range []struct {
+		name     string
+		args     []string
+		wantCode int
+		want     []string
+	}{
+		{"set", []string{"--set", "Flat Map=2"}, exitUsage, append([]string{`"Flat Map": ambiguous: names 2 operators`}, ids...)},
+		{"max parallelism", []string{"--max-parallelism", "Flat Map=64"}, exitUsage, append([]string{"ambiguous"}, ids...)},
+		{"chain", []string{"--chain", "Source: orders=Flat Map"}, exitUsage, append([]string{"ambiguous"}, ids...)},
+		{"the first ID", []string{"--set", ids[0] + "=4"}, exitAllow, nil},
+		{"the second ID", []string{"--set", ids[1] + "=4"}, exitAllow, nil},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			code, _, stderr := runCLI(t, append([]string{"check", path}, tt.args...)...)
+			if code != tt.wantCode {
+				t.Fatalf("exit %d (stderr %q), want %d", code, stderr, tt.wantCode)
+			}
+			for _, w := range tt.want {
+				if !strings.Contains(stderr, w) {
+					t.Errorf("stderr %q lacks %q", stderr, w)
+				}
+			}
+		})
+	}
+}
