@@ -28,7 +28,7 @@ func WriteMarkdown(w io.Writer, r *pb.RescaleReport) error {
 				operator = idx.finding(f).label()
 			}
 			fmt.Fprintf(&b, "| %s | %s %s | %s | %s | %s | %s |\n", SeverityName(f.GetSeverity()), f.GetRuleId(), mdCell(f.GetTitle()),
-				mdCell(operator), mdCell(f.GetStateName()), subtasks, mdCell(f.GetMessage()))
+				mdCell(dash(operator)), mdCell(dash(f.GetStateName())), subtasks, mdCell(f.GetMessage()))
 		}
 		b.WriteString("\n### Fixes\n\n")
 		for _, f := range r.GetFindings() {
