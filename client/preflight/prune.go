@@ -124,8 +124,13 @@ func writePrune(w io.Writer, format report.Format, res *lifecycle.SavepointResul
 	}
 	p := res.Plan
 	target := p.OperatorID
-	if p.OperatorName != "" || p.OperatorUID != "" {
+	switch {
+	case p.OperatorName != "" && p.OperatorUID != "":
 		target = fmt.Sprintf("%s (uid %s, %s)", p.OperatorName, p.OperatorUID, p.OperatorID)
+	case p.OperatorName != "":
+		target = fmt.Sprintf("%s (%s)", p.OperatorName, p.OperatorID)
+	case p.OperatorUID != "":
+		target = fmt.Sprintf("uid %s (%s)", p.OperatorUID, p.OperatorID)
 	}
 	if md {
 		fmt.Fprintf(&b, "## Prune %s\n\n", res.Source)
@@ -140,9 +145,9 @@ func writePrune(w io.Writer, format report.Format, res *lifecycle.SavepointResul
 	}
 	fmt.Fprintln(&b, what)
 	for _, r := range p.Removed {
-		fmt.Fprintf(&b, "  - %s %s, %d subtasks", r.Name, r.Mode, r.Subtasks)
+		fmt.Fprintf(&b, "  - %s %s, %s", r.Name, r.Mode, units.Plural(int64(r.Subtasks), "subtask"))
 		if r.Elements > 0 {
-			fmt.Fprintf(&b, ", %d elements (offsets) gone from _metadata", r.Elements)
+			fmt.Fprintf(&b, ", %s (offsets) gone from _metadata", units.Plural(r.Elements, "element"))
 		}
 		fmt.Fprintln(&b)
 	}
@@ -162,7 +167,12 @@ func writePrune(w io.Writer, format report.Format, res *lifecycle.SavepointResul
 		fmt.Fprintln(&b)
 	}
 	if missing > 0 {
-		fmt.Fprintf(&b, "  warning: %d referenced state files are not in the source folder either; provide them beside the new _metadata before restoring\n", missing)
+		are := "are"
+		if missing == 1 {
+			are = "is"
+		}
+		fmt.Fprintf(&b, "  warning: %s %s not in the source folder either; provide them beside the new _metadata before restoring\n",
+			units.Plural(int64(missing), "referenced state file"), are)
 	}
 	if !p.WholeOperator {
 		fmt.Fprintf(&b, "\nnote: on restore Flink re-registers %q empty from the state file's header (its serializer must stay loadable); later checkpoints carry it with 0 elements\n", p.Removed[0].Name)

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/flinkpreflight/preflight/internal/checkpoint"
+	"github.com/flinkpreflight/preflight/internal/units"
 )
 
 // ErrUsage marks a prune request that cannot be carried out as asked (unknown operator or
@@ -82,7 +83,7 @@ func Prune(m *checkpoint.Metadata, sel Selector, opts PruneOptions) (*checkpoint
 		}
 		for _, r := range plan.Removed {
 			if r.Mode == "KEYED" {
-				plan.Losses = append(plan.Losses, fmt.Sprintf("keyed state of %d subtasks (every key's value, timers, windows) of %s", r.Subtasks, opLabel(op)))
+				plan.Losses = append(plan.Losses, fmt.Sprintf("keyed state of %s (every key's value, timers, windows) of %s", units.Plural(int64(r.Subtasks), "subtask"), opLabel(op)))
 			}
 		}
 		if inJob {

@@ -59,7 +59,7 @@ func WriteMarkdown(w io.Writer, r *pb.RescaleReport) error {
 			fmt.Fprintf(&b, "| %s | `%s` | %s | %s | %s | %s | %s |\n", mdCell(row[0]), op.GetOperatorId(),
 				row[2], row[3], mdCell(row[4]), row[5], row[6])
 		}
-		b.WriteString("\n_" + legend(true) + "_\n")
+		b.WriteString("\n_" + legend(operatorsLegend, true) + "_\n")
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
@@ -73,11 +73,12 @@ func WriteInspectMarkdown(w io.Writer, r *pb.InspectCheckpointResponse) error {
 	for _, op := range r.GetOperators() {
 		keyed := "-"
 		if op.GetKeyedBytes() > 0 || len(op.GetKeyedHandleKinds()) > 0 {
-			keyed = units.Bytes(op.GetKeyedBytes())
+			keyed = units.Bytes(op.GetKeyedBytes()) + " " + strings.Join(op.GetKeyedHandleKinds(), ",")
 		}
 		fmt.Fprintf(&b, "| %s | %s | `%s` | %d | %d | %s | %s | %s |\n", mdCell(inspectName(op)), mdCell(dash(op.GetUid())), op.GetOperatorId(),
 			op.GetParallelism(), op.GetMaxParallelism(), mdCell(stateInfoCell(op.GetStates())), keyed, mdCell(dash(op.GetCatalogEntry())))
 	}
+	b.WriteString("\n_" + legend(inspectLegend, true) + "_\n")
 	_, err := io.WriteString(w, b.String())
 	return err
 }

@@ -35,7 +35,7 @@ func WriteText(w io.Writer, r *pb.RescaleReport) error {
 		b.WriteString("\nOPERATORS\n")
 		writeOperatorTable(b, r.GetOperators())
 		b.WriteString("\n")
-		writeIndented(b, wrap(legend(false), 100), "  ")
+		writeIndented(b, wrap(legend(operatorsLegend, false), 100), "  ")
 	}
 
 	b.WriteString("\nFINDINGS\n")
@@ -69,29 +69,45 @@ func WriteText(w io.Writer, r *pb.RescaleReport) error {
 	return b.Flush()
 }
 
-// operatorsLegend explains the operators table's columns in the same words in text and
-// Markdown; the proto's field comments say the same for JSON.
-var operatorsLegend = []struct{ text, markdown, meaning string }{
+// legendEntry explains one column, named as the text and the Markdown header call it ("" when
+// the Markdown table has no such column).
+type legendEntry struct{ text, markdown, meaning string }
+
+// operatorsLegend explains the check's operators table in the same words in text and Markdown;
+// the proto's field comments say the same for JSON.
+var operatorsLegend = []legendEntry{
 	{"OPERATOR STATE", "Operator state", "name, distribution mode × elements in the checkpoint"},
 	{"KEYED", "Keyed", "keyed state in the checkpoint"},
 	{"PAYLOAD/SUBTASK", "Payload/subtask", "the most state one new subtask receives in its deployment " +
 		"(TaskDeploymentDescriptor: state handles, offsets, inline state; estimated), which must fit the RPC frame size"},
+	{"", "", "In JSON: operators[].states (name, mode, elements), keyed.bytes and maxSubtaskPayloadBytes, in bytes."},
 }
 
-// legendJSON names the JSON fields of the legend's columns.
-const legendJSON = "In JSON: operators[].states (name, mode, elements), keyed.bytes and maxSubtaskPayloadBytes, in bytes."
+// inspectLegend explains the inspection's columns.
+var inspectLegend = []legendEntry{
+	{"COORD", "", "operator coordinator state (restored whole, on the JobManager)"},
+	{"OPERATOR STATE", "Operator state", "name, distribution mode × elements (bytes)"},
+	{"KEYED", "Keyed", "keyed state and its handle kinds"},
+	{"CHANNEL", "", "in-flight data of an unaligned checkpoint"},
+	{"LOOKS LIKE", "Looks like", "the operator the catalog recognises by its state names"},
+}
 
-// legend writes the operators legend as sentences, naming each column as the format's header does.
-func legend(markdown bool) string {
+// legend writes a legend as sentences, naming each column as the format's header does.
+func legend(entries []legendEntry, markdown bool) string {
 	var parts []string
-	for _, l := range operatorsLegend {
+	for _, l := range entries {
 		col := l.text
 		if markdown {
 			col = l.markdown
 		}
-		parts = append(parts, col+": "+l.meaning+".")
+		switch {
+		case l.text == "":
+			parts = append(parts, l.meaning)
+		case col != "":
+			parts = append(parts, col+": "+l.meaning+".")
+		}
 	}
-	return strings.Join(append(parts, legendJSON), " ")
+	return strings.Join(parts, " ")
 }
 
 // wrap breaks text into lines of at most width runes at spaces.
@@ -198,6 +214,9 @@ func statesCell(states []*pb.StateAssignment) string {
 }
 
 func writeIndented(b io.StringWriter, text, indent string) {
+	if strings.TrimSpace(text) == "" {
+		return
+	}
 	for _, line := range strings.Split(strings.TrimSpace(text), "\n") {
 		b.WriteString(indent + line + "\n")
 	}
@@ -376,6 +395,8 @@ func WriteInspectText(w io.Writer, r *pb.InspectCheckpointResponse) error {
 	if err := tw.Flush(); err != nil {
 		return err
 	}
+	b.WriteString("\n")
+	writeIndented(&b, wrap(legend(inspectLegend, false), 100), "")
 	_, err := io.WriteString(w, b.String())
 	return err
 }
