@@ -80,7 +80,7 @@ func TestUnnamedOperatorsNeverShowTheIDTwice(t *testing.T) {
 	}
 	for _, want := range []string{
 		"operator #2  4b204d51cb71", "operator #1  4b204d51cb7a", // table: position beside the short ID
-		"operator #2 (" + a + "), new subtask 128", // finding
+		"operator #2 (" + a + "), new subtask 128",  // finding
 		"operator #2 (4b204d51cb71): requested 129", // safe parallelism
 		"STATE PER SUBTASK: operator #2 (4b204d51cb71)",
 		"0 B, 1 operator\n",
