@@ -130,9 +130,8 @@ func (e *Engine) inspectLayout(stop *cancel.Flag, layout *checkpoint.Layout, sou
 		}
 		resp.Operators = append(resp.Operators, info)
 	}
-	for i, short := range shortIDs(len(resp.Operators), func(i int) string { return resp.Operators[i].OperatorId }) {
-		resp.Operators[i].ShortId = short
-	}
+	ops := resp.Operators
+	shortIDs(len(ops), func(i int) string { return ops[i].OperatorId }, func(i int, s string) { ops[i].ShortId = s })
 	return resp
 }
 

@@ -26,7 +26,7 @@ func TestShortIDs(t *testing.T) {
 			[]string{"kafka-source-1", "kafka-source-2", "sink"}},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			got := shortIDs(len(tt.ids), func(i int) string { return tt.ids[i] })
+			got := collectShortIDs(tt.ids)
 			if fmt.Sprint(got) != fmt.Sprint(tt.want) {
 				t.Errorf("shortIDs(%v) = %v, want %v", tt.ids, got, tt.want)
 			}
@@ -46,7 +46,7 @@ func TestShortIDsUnique(t *testing.T) {
 		x ^= x << 17
 		ids[i] = fmt.Sprintf("%05x000%024x", x>>44, x) // 20 random bits lead: collisions at eight digits
 	}
-	got := shortIDs(n, func(i int) string { return ids[i] })
+	got := collectShortIDs(ids)
 	seen := map[string]bool{}
 	longer := 0
 	for i, s := range got {
@@ -71,6 +71,12 @@ func BenchmarkShortIDs(b *testing.B) {
 	}
 	b.ReportAllocs()
 	for b.Loop() {
-		shortIDs(n, func(i int) string { return ids[i] })
+		shortIDs(n, func(i int) string { return ids[i] }, func(int, string) {})
 	}
+}
+
+func collectShortIDs(ids []string) []string {
+	out := make([]string, len(ids))
+	shortIDs(len(ids), func(i int) string { return ids[i] }, func(i int, s string) { out[i] = s })
+	return out
 }
