@@ -1,17 +1,13 @@
 package main
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
-	"strings"
 
 	"github.com/spf13/cobra"
 
 	"github.com/flinkpreflight/preflight/internal/lifecycle"
 	"github.com/flinkpreflight/preflight/internal/report"
-	"github.com/flinkpreflight/preflight/internal/units"
 	pb "github.com/flinkpreflight/preflight/proto/preflight/v1"
 )
 
@@ -73,7 +69,9 @@ of an operator the job still has (--job-operators) needs --force.`,
 			if err != nil {
 				return fmt.Errorf("check on the pruned savepoint: %w", err)
 			}
-			return writePrune(cmd.OutOrStdout(), format, res, before, after)
+			return lifecycle.WritePrune(cmd.OutOrStdout(), format, &lifecycle.PruneSummary{SavepointResult: res, Verified: true,
+				VerdictBefore: report.VerdictName(before.GetVerdict()), VerdictAfter: report.VerdictName(after.GetVerdict()),
+				FindingsBefore: findingIDs(before), FindingsAfter: findingIDs(after)})
 		},
 	}
 	fl := cmd.Flags()
@@ -89,103 +87,10 @@ of an operator the job still has (--job-operators) needs --force.`,
 	return cmd
 }
 
-// pruneSummary is the JSON shape of a prune's outcome.
-type pruneSummary struct {
-	*lifecycle.SavepointResult
-	Verified       bool     `json:"verified"`
-	VerdictBefore  string   `json:"verdict_before"`
-	VerdictAfter   string   `json:"verdict_after"`
-	FindingsBefore []string `json:"findings_before"`
-	FindingsAfter  []string `json:"findings_after"`
-}
-
 func findingIDs(r *pb.RescaleReport) []string {
 	ids := []string{}
 	for _, f := range r.GetFindings() {
 		ids = append(ids, f.GetRuleId())
 	}
 	return ids
-}
-
-func writePrune(w io.Writer, format report.Format, res *lifecycle.SavepointResult, before, after *pb.RescaleReport) error {
-	s := pruneSummary{SavepointResult: res, Verified: true,
-		VerdictBefore: report.VerdictName(before.GetVerdict()), VerdictAfter: report.VerdictName(after.GetVerdict()),
-		FindingsBefore: findingIDs(before), FindingsAfter: findingIDs(after)}
-	if format == report.JSON {
-		enc := json.NewEncoder(w)
-		enc.SetIndent("", "  ")
-		return enc.Encode(s)
-	}
-	var b strings.Builder
-	md := format == report.Markdown
-	verb := "wrote"
-	if res.DryRun {
-		verb = "dry run, would write"
-	}
-	p := res.Plan
-	target := p.OperatorID
-	switch {
-	case p.OperatorName != "" && p.OperatorUID != "":
-		target = fmt.Sprintf("%s (uid %s, %s)", p.OperatorName, p.OperatorUID, p.OperatorID)
-	case p.OperatorName != "":
-		target = fmt.Sprintf("%s (%s)", p.OperatorName, p.OperatorID)
-	case p.OperatorUID != "":
-		target = fmt.Sprintf("uid %s (%s)", p.OperatorUID, p.OperatorID)
-	}
-	if md {
-		fmt.Fprintf(&b, "## Prune %s\n\n", res.Source)
-	} else {
-		fmt.Fprintf(&b, "Flink Preflight prune: %s\n", res.Source)
-	}
-	fmt.Fprintf(&b, "%s %s\n", verb, res.Out)
-	fmt.Fprintf(&b, "_metadata: %s → %s (%+d bytes)\n\n", units.Bytes(res.SizeBefore), units.Bytes(res.SizeAfter), res.SizeAfter-res.SizeBefore)
-	what := "removed from " + target + ":"
-	if p.WholeOperator {
-		what = "removed the whole operator " + target + ":"
-	}
-	fmt.Fprintln(&b, what)
-	for _, r := range p.Removed {
-		fmt.Fprintf(&b, "  - %s %s, %s", r.Name, r.Mode, units.Plural(int64(r.Subtasks), "subtask"))
-		if r.Elements > 0 {
-			fmt.Fprintf(&b, ", %s (offsets) gone from _metadata", units.Plural(r.Elements, "element"))
-		}
-		fmt.Fprintln(&b)
-	}
-	for _, l := range p.Losses {
-		fmt.Fprintf(&b, "  forced: the job loses %s\n", l)
-	}
-	fmt.Fprintf(&b, "\nrelocation: %s\n", res.Relocation)
-	missing := 0
-	for _, fa := range res.Files {
-		if fa.Action == "missing" {
-			missing++
-		}
-		fmt.Fprintf(&b, "  %-16s %s", fa.Action, fa.Path)
-		if fa.Bytes > 0 {
-			fmt.Fprintf(&b, " (%s)", units.Bytes(fa.Bytes))
-		}
-		fmt.Fprintln(&b)
-	}
-	if missing > 0 {
-		are := "are"
-		if missing == 1 {
-			are = "is"
-		}
-		fmt.Fprintf(&b, "  warning: %s %s not in the source folder either; provide them beside the new _metadata before restoring\n",
-			units.Plural(int64(missing), "referenced state file"), are)
-	}
-	if !p.WholeOperator {
-		fmt.Fprintf(&b, "\nnote: on restore Flink re-registers %q empty from the state file's header (its serializer must stay loadable); later checkpoints carry it with 0 elements\n", p.Removed[0].Name)
-	}
-	fmt.Fprintf(&b, "\nverified: re-read by the codec; re-encoding is stable; untouched operators byte-identical; %s absent\n", removedWhat(p))
-	fmt.Fprintf(&b, "check at the stored parallelism: %s [%s] → %s [%s]\n", s.VerdictBefore, strings.Join(s.FindingsBefore, " "), s.VerdictAfter, strings.Join(s.FindingsAfter, " "))
-	_, err := io.WriteString(w, b.String())
-	return err
-}
-
-func removedWhat(p *lifecycle.PrunePlan) string {
-	if p.WholeOperator {
-		return "operator " + p.OperatorID
-	}
-	return fmt.Sprintf("state %q", p.Removed[0].Name)
 }
