@@ -46,20 +46,6 @@ func (o opRef) unnamed() string {
 	return "operator " + o.shortID()
 }
 
-// label names an operator the way a Flink engineer finds it: its name, else its uid, else its
-// position and short ID, "operator #3 (a1b2c3d4)" (never the ID twice).
-func (o opRef) label() string {
-	switch {
-	case o.name != "":
-		return o.name
-	case o.uid != "":
-		return o.uid
-	case o.position > 0:
-		return o.unnamed() + " (" + o.shortID() + ")"
-	}
-	return o.unnamed()
-}
-
 // column is the operator column of a table that has an ID column beside it: the name, else the
 // uid, else the position alone ("operator #3").
 func (o opRef) column() string {
@@ -70,6 +56,15 @@ func (o opRef) column() string {
 		return o.uid
 	}
 	return o.unnamed()
+}
+
+// label names an operator the way a Flink engineer finds it: its name, else its uid, else its
+// position and short ID, "operator #3 (a1b2c3d4)" (never the ID twice).
+func (o opRef) label() string {
+	if o.name == "" && o.uid == "" && o.position > 0 {
+		return o.unnamed() + " (" + o.shortID() + ")"
+	}
+	return o.column()
 }
 
 // operatorIndex finds the operators that findings and safe-parallelism entries refer to without

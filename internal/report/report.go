@@ -42,46 +42,34 @@ func ParseFormat(s string) (Format, error) {
 
 // WriteCheck writes a check report (the answer of CheckRescale) in the given format.
 func WriteCheck(w io.Writer, f Format, r *pb.RescaleReport) error {
-	switch f {
-	case JSON:
-		return WriteJSON(w, r)
-	case Markdown:
-		return WriteMarkdown(w, r)
-	}
-	return WriteText(w, r)
+	return write(w, f, r, WriteText, WriteMarkdown)
 }
 
 // WriteInspect writes an inspection (the answer of InspectCheckpoint) in the given format.
 func WriteInspect(w io.Writer, f Format, r *pb.InspectCheckpointResponse) error {
-	switch f {
-	case JSON:
-		return WriteJSON(w, r)
-	case Markdown:
-		return WriteInspectMarkdown(w, r)
-	}
-	return WriteInspectText(w, r)
+	return write(w, f, r, WriteInspectText, WriteInspectMarkdown)
 }
 
 // WriteClasspath writes a classpath check in the given format.
 func WriteClasspath(w io.Writer, f Format, r *pb.ClasspathReport) error {
-	switch f {
-	case JSON:
-		return WriteJSON(w, r)
-	case Markdown:
-		return WriteClasspathMarkdown(w, r)
-	}
-	return WriteClasspathText(w, r)
+	return write(w, f, r, WriteClasspathText, WriteClasspathMarkdown)
 }
 
 // WriteDecision writes an autoscaler decision (the answer of Decide) in the given format.
 func WriteDecision(w io.Writer, f Format, r *pb.DecideResponse) error {
+	return write(w, f, r, WriteDecisionText, WriteDecisionMarkdown)
+}
+
+// write dispatches on the format: the API's JSON for every message, else the message's own
+// text or Markdown writer.
+func write[M proto.Message](w io.Writer, f Format, m M, text, markdown func(io.Writer, M) error) error {
 	switch f {
 	case JSON:
-		return WriteJSON(w, r)
+		return WriteJSON(w, m)
 	case Markdown:
-		return WriteDecisionMarkdown(w, r)
+		return markdown(w, m)
 	}
-	return WriteDecisionText(w, r)
+	return text(w, m)
 }
 
 // WriteJSON writes any API message as indented protojson with a trailing newline. protojson
