@@ -18,7 +18,8 @@ import (
 var update = flag.Bool("update", false, "rewrite the golden files of TestGolden from the current output")
 
 // goldenCases are the check and inspect runs of every example checkpoint under testdata/ (the
-// plans of testdata/README.md, the first being the README's demo), each in the three formats.
+// plans of testdata/README.md, the first being the README's demo) and two decisions, each in
+// the three formats.
 var goldenCases = []struct {
 	name     string
 	args     []string // after the verb and the output flag
@@ -32,6 +33,8 @@ var goldenCases = []struct {
 	{"check-max-parallelism-set-200", []string{"check", "testdata/max-parallelism/_metadata", "--set", "click-window=200"}, exitDeny},
 	{"check-max-parallelism-set-128", []string{"check", "testdata/max-parallelism/_metadata", "--set", "click-window=128"}, exitAllow},
 	{"check-kafka-orphan-union-series-2478-p8", []string{"check", "testdata/kafka-orphan-union-series/savepoint-5f43eb-f33770fc864f", "-p", "8"}, exitAllow},
+	{"decide-compact-sink-set-8", []string{"decide", "testdata/compact-sink", "--set", "compact-operator=8"}, exitDeny},
+	{"decide-max-parallelism-set-200", []string{"decide", "testdata/max-parallelism", "--set", "click-window=200"}, exitAdjust},
 	{"inspect-compact-sink", []string{"inspect", "testdata/compact-sink/_metadata"}, exitAllow},
 	{"inspect-kafka-orphan-union", []string{"inspect", "testdata/kafka-orphan-union/_metadata"}, exitAllow},
 	{"inspect-max-parallelism", []string{"inspect", "testdata/max-parallelism/_metadata"}, exitAllow},

@@ -22,7 +22,7 @@ func WriteDecisionText(w io.Writer, r *pb.DecideResponse) error {
 	tw := tabwriter.NewWriter(&b, 2, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "VERTEX\tNAME\tCURRENT\tPROPOSED\tACTION\tDECIDED\tFINDINGS")
 	for _, v := range r.GetVertices() {
-		fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%s\t%d\t%s\n", v.GetVertexId(), v.GetName(), v.GetCurrentParallelism(), v.GetProposedParallelism(),
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%s\t%d\t%s\n", v.GetVertexId(), dash(v.GetName()), v.GetCurrentParallelism(), v.GetProposedParallelism(),
 			ActionName(v.GetAction()), v.GetParallelism(), strings.Join(v.GetFindingIds(), " "))
 	}
 	if err := tw.Flush(); err != nil {
@@ -42,7 +42,7 @@ func WriteDecisionMarkdown(w io.Writer, r *pb.DecideResponse) error {
 	decisionHeader(&b, r)
 	b.WriteString("| vertex | name | current | proposed | action | decided | findings | reason |\n|---|---|---|---|---|---|---|---|\n")
 	for _, v := range r.GetVertices() {
-		fmt.Fprintf(&b, "| `%s` | %s | %d | %d | %s | %d | %s | %s |\n", v.GetVertexId(), v.GetName(), v.GetCurrentParallelism(), v.GetProposedParallelism(),
+		fmt.Fprintf(&b, "| `%s` | %s | %d | %d | %s | %d | %s | %s |\n", v.GetVertexId(), mdCell(dash(v.GetName())), v.GetCurrentParallelism(), v.GetProposedParallelism(),
 			ActionName(v.GetAction()), v.GetParallelism(), strings.Join(v.GetFindingIds(), " "), strings.ReplaceAll(v.GetReason(), "|", "\\|"))
 	}
 	_, err := io.WriteString(w, b.String())
