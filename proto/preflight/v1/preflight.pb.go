@@ -1179,7 +1179,8 @@ type Finding struct {
 	VertexId string `protobuf:"bytes,7,opt,name=vertex_id,json=vertexId,proto3" json:"vertex_id,omitempty"`
 	// The operator state name concerned, if any.
 	StateName string `protobuf:"bytes,8,opt,name=state_name,json=stateName,proto3" json:"state_name,omitempty"`
-	// New subtask indexes (0-based) affected.
+	// New subtask indexes (0-based) affected, ascending; empty when the finding concerns no
+	// particular subtask (reports then say "none").
 	AffectedSubtasks []int32 `protobuf:"varint,9,rep,packed,name=affected_subtasks,json=affectedSubtasks,proto3" json:"affected_subtasks,omitempty"`
 	// What happens and why, with the figures.
 	Message string `protobuf:"bytes,10,opt,name=message,proto3" json:"message,omitempty"`
