@@ -26,9 +26,9 @@ func Bytes(n int64) string {
 
 // BytesExact formats a byte count for prose that a reader may compare with a configured limit:
 // the rounded figure and the exact count, "168.0 MiB (176160768 bytes)"; below 1 KiB only the
-// count, "684 bytes".
+// count, "684 bytes", "1 byte".
 func BytesExact(n int64) string {
-	exact := strconv.FormatInt(n, 10) + " bytes"
+	exact := Plural(n, "byte")
 	if n < 1024 && n > -1024 {
 		return exact
 	}
