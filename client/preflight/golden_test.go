@@ -39,6 +39,7 @@ var goldenCases = []struct {
 	{"inspect-kafka-orphan-union", []string{"inspect", "testdata/kafka-orphan-union/_metadata"}, exitAllow},
 	{"inspect-max-parallelism", []string{"inspect", "testdata/max-parallelism/_metadata"}, exitAllow},
 	{"inspect-kafka-orphan-union-series-2478", []string{"inspect", "testdata/kafka-orphan-union-series/savepoint-5f43eb-f33770fc864f"}, exitAllow},
+	{"inspect-kafka-orphan-union-series-folder", []string{"inspect", "testdata/kafka-orphan-union-series"}, exitAllow}, // five files, one legend
 }
 
 // TestGolden compares the CLI's output byte for byte with testdata/golden/NAME.{txt,md,json}.

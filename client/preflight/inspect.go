@@ -257,7 +257,7 @@ func inspectFiles(ctx context.Context, eng *engine.Engine, files []inspectFile, 
 		}
 		resp := eng.InspectLayout(l, files[i].name)
 		var buf bytes.Buffer
-		if err := report.WriteInspect(&buf, format, resp); err != nil {
+		if err := report.WriteInspectBody(&buf, format, resp); err != nil {
 			return err
 		}
 		if written > 0 {
@@ -285,6 +285,12 @@ func inspectFiles(ctx context.Context, eng *engine.Engine, files []inspectFile, 
 	}
 	if _, err := io.WriteString(stdout, end); err != nil {
 		return err
+	}
+	if written > 0 {
+		// The columns' legend once, after the last report (as WriteInspect ends a single one).
+		if err := report.WriteInspectLegend(stdout, format); err != nil {
+			return err
+		}
 	}
 	if failed > 0 {
 		var fe *checkpoint.FormatError

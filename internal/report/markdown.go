@@ -65,8 +65,16 @@ func WriteMarkdown(w io.Writer, r *pb.RescaleReport) error {
 	return err
 }
 
-// WriteInspectMarkdown renders an inspection as Markdown.
+// WriteInspectMarkdown renders an inspection as Markdown, with the legend of its columns.
 func WriteInspectMarkdown(w io.Writer, r *pb.InspectCheckpointResponse) error {
+	if err := writeInspectMarkdownTable(w, r); err != nil {
+		return err
+	}
+	return writeInspectLegend(w, true)
+}
+
+// writeInspectMarkdownTable is WriteInspectMarkdown without the legend.
+func writeInspectMarkdownTable(w io.Writer, r *pb.InspectCheckpointResponse) error {
 	var b strings.Builder
 	c := r.GetCheckpoint()
 	fmt.Fprintf(&b, "## `%s`\n\n%s\n\n| Operator | UID | ID | Parallelism | Max | Operator state | Keyed | Looks like |\n|---|---|---|---|---|---|---|---|\n", c.GetSource(), checkpointLine(c))
@@ -78,7 +86,6 @@ func WriteInspectMarkdown(w io.Writer, r *pb.InspectCheckpointResponse) error {
 		fmt.Fprintf(&b, "| %s | %s | `%s` | %d | %d | %s | %s | %s |\n", mdCell(inspectName(op)), mdCell(dash(op.GetUid())), op.GetOperatorId(),
 			op.GetParallelism(), op.GetMaxParallelism(), mdCell(stateInfoCell(op.GetStates())), keyed, mdCell(dash(op.GetCatalogEntry())))
 	}
-	b.WriteString("\n_" + legend(inspectLegend, true) + "_\n")
 	_, err := io.WriteString(w, b.String())
 	return err
 }

@@ -50,6 +50,21 @@ func WriteInspect(w io.Writer, f Format, r *pb.InspectCheckpointResponse) error 
 	return write(w, f, r, WriteInspectText, WriteInspectMarkdown)
 }
 
+// WriteInspectBody is WriteInspect without the legend of the columns, for several inspections
+// in a row; WriteInspectLegend then writes the legend once, after them.
+func WriteInspectBody(w io.Writer, f Format, r *pb.InspectCheckpointResponse) error {
+	return write(w, f, r, writeInspectTable, writeInspectMarkdownTable)
+}
+
+// WriteInspectLegend writes the legend of an inspection's columns after a blank line (nothing
+// for JSON, whose fields the API documents).
+func WriteInspectLegend(w io.Writer, f Format) error {
+	if f == JSON {
+		return nil
+	}
+	return writeInspectLegend(w, f == Markdown)
+}
+
 // WriteClasspath writes a classpath check in the given format.
 func WriteClasspath(w io.Writer, f Format, r *pb.ClasspathReport) error {
 	return write(w, f, r, WriteClasspathText, WriteClasspathMarkdown)

@@ -83,6 +83,16 @@ var operatorsLegend = []legendEntry{
 	{"", "", "In JSON: operators[].states (name, mode, elements), keyed.bytes and maxSubtaskPayloadBytes, in bytes."},
 }
 
+// writeInspectLegend writes the inspection's legend after a blank line.
+func writeInspectLegend(w io.Writer, markdown bool) error {
+	text := "\n" + wrap(legend(inspectLegend, false), 100) + "\n"
+	if markdown {
+		text = "\n_" + legend(inspectLegend, true) + "_\n"
+	}
+	_, err := io.WriteString(w, text)
+	return err
+}
+
 // inspectLegend explains the inspection's columns.
 var inspectLegend = []legendEntry{
 	{"COORD", "", "operator coordinator state (restored whole, on the JobManager)"},
@@ -363,8 +373,16 @@ func maxInt64(a, b int64) int64 {
 	return b
 }
 
-// WriteInspectText renders an inspection for a terminal.
+// WriteInspectText renders an inspection for a terminal, with the legend of its columns.
 func WriteInspectText(w io.Writer, r *pb.InspectCheckpointResponse) error {
+	if err := writeInspectTable(w, r); err != nil {
+		return err
+	}
+	return writeInspectLegend(w, false)
+}
+
+// writeInspectTable is WriteInspectText without the legend.
+func writeInspectTable(w io.Writer, r *pb.InspectCheckpointResponse) error {
 	var b strings.Builder
 	c := r.GetCheckpoint()
 	fmt.Fprintf(&b, "Flink Preflight: %s\n  %s\n\n", c.GetSource(), checkpointLine(c))
@@ -395,8 +413,6 @@ func WriteInspectText(w io.Writer, r *pb.InspectCheckpointResponse) error {
 	if err := tw.Flush(); err != nil {
 		return err
 	}
-	b.WriteString("\n")
-	writeIndented(&b, wrap(legend(inspectLegend, false), 100), "")
 	_, err := io.WriteString(w, b.String())
 	return err
 }
