@@ -141,7 +141,10 @@ func (s *Server) serveUpload(gw *runtime.ServeMux, w http.ResponseWriter, r *htt
 	}
 }
 
-// chainStream composes stream interceptors into one, as chainUnary does for unary calls.
+// chainStream composes the server's stream interceptors for the raw HTTP upload, which presents
+// its request body as a server stream in process (httpUploadStream) instead of calling through
+// the gateway's gRPC connection: its refusals (413 before the body, 408 for a too-slow body, the
+// discard of an unread rest) are decided on the HTTP connection itself.
 func chainStream(ints []grpc.StreamServerInterceptor) grpc.StreamServerInterceptor {
 	return func(srv any, ss grpc.ServerStream, info *grpc.StreamServerInfo, handler grpc.StreamHandler) error {
 		h := handler
