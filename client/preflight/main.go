@@ -13,10 +13,6 @@ import (
 	"os"
 	"os/signal"
 	"syscall"
-
-	// The object-store drivers (s3://, gs://, azblob://): linked by the binary, not by the
-	// packages it uses.
-	_ "github.com/flinkpreflight/preflight/internal/source/cloud"
 )
 
 func main() {

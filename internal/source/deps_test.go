@@ -20,13 +20,13 @@ func isCloud(pkg string) bool {
 }
 
 // goListDeps maps each package to every package it links (go list's Deps; tests excluded).
-func goListDeps(t *testing.T, pkgs ...string) map[string][]string {
+func goListDeps(t *testing.T, tags string, pkgs ...string) map[string][]string {
 	t.Helper()
 	gobin, err := exec.LookPath("go")
 	if err != nil {
 		t.Skip("go command not found:", err)
 	}
-	args := append([]string{"list", "-f", `{{.ImportPath}} {{join .Deps " "}}`}, pkgs...)
+	args := append([]string{"list", "-tags=" + tags, "-f", `{{.ImportPath}} {{join .Deps " "}}`}, pkgs...)
 	out, err := exec.Command(gobin, args...).Output()
 	if err != nil {
 		var stderr string
@@ -52,7 +52,7 @@ func TestCoreLinksNoCloudSDK(t *testing.T) {
 	for _, p := range []string{"internal/checkpoint", "internal/rescale", "internal/findings", "internal/engine", "internal/source", "internal/source/cloud"} {
 		pkgs = append(pkgs, mod+p)
 	}
-	deps := goListDeps(t, pkgs...)
+	deps := goListDeps(t, "", pkgs...)
 	for _, p := range pkgs {
 		var cloud []string
 		for _, dep := range deps[p] {
@@ -70,5 +70,25 @@ func TestCoreLinksNoCloudSDK(t *testing.T) {
 	}
 	if len(deps) != len(pkgs) {
 		t.Fatalf("go list answered for %d packages, want %d", len(deps), len(pkgs))
+	}
+}
+
+// TestMainsWithoutCloud: the two binaries link the drivers, except when built with
+// -tags preflight_nocloud (then they link no cloud SDK at all).
+func TestMainsWithoutCloud(t *testing.T) {
+	mains := []string{"github.com/flinkpreflight/preflight/client/preflight", "github.com/flinkpreflight/preflight/server/preflightd"}
+	for _, tags := range []string{"", "preflight_nocloud"} {
+		deps := goListDeps(t, tags, mains...)
+		for _, m := range mains {
+			n := 0
+			for _, dep := range deps[m] {
+				if isCloud(dep) {
+					n++
+				}
+			}
+			if (tags == "") != (n > 0) {
+				t.Errorf("%s with tags %q links %d cloud SDK packages", m, tags, n)
+			}
+		}
 	}
 }

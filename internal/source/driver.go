@@ -108,7 +108,7 @@ func driverFor(scheme string) (Driver, bool) {
 // this binary was built without its driver and which package provides it.
 func unsupportedScheme(scheme string) string {
 	if pkg, ok := driverPackages[strings.ToLower(scheme)]; ok {
-		return fmt.Sprintf("this binary has no driver for %s:// sources (it must import %s, or internal/source/cloud for every object store)", strings.ToLower(scheme), pkg)
+		return fmt.Sprintf("this binary was built without the %s:// driver (%s; preflight and preflightd link every driver unless built with -tags preflight_nocloud)", strings.ToLower(scheme), pkg)
 	}
 	return fmt.Sprintf("unsupported scheme %q", scheme)
 }

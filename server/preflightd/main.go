@@ -66,10 +66,6 @@ import (
 	"github.com/flinkpreflight/preflight/internal/bytesize"
 	"github.com/flinkpreflight/preflight/internal/flagconfig"
 	"github.com/flinkpreflight/preflight/server"
-
-	// The object-store drivers (s3://, gs://, azblob://): linked by the binary, not by package
-	// server.
-	_ "github.com/flinkpreflight/preflight/internal/source/cloud"
 )
 
 // stringList is a repeatable flag.
