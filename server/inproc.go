@@ -105,9 +105,13 @@ func (c *pipeConn) SetWriteDeadline(t time.Time) error { return nil }
 type pipeBuffer struct {
 	mu     sync.Mutex
 	ready  sync.Cond
-	buf    []byte
+	buf    []byte // unread bytes are buf[off:]
+	off    int
 	closed bool
 }
+
+// maxKeptBuffer is the largest buffer a drained pipe keeps for the next writes.
+const maxKeptBuffer = 1 << 20
 
 func newPipeBuffer() *pipeBuffer {
 	b := &pipeBuffer{}
@@ -118,16 +122,20 @@ func newPipeBuffer() *pipeBuffer {
 func (b *pipeBuffer) read(p []byte) (int, error) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	for len(b.buf) == 0 && !b.closed {
+	for b.off == len(b.buf) && !b.closed {
 		b.ready.Wait()
 	}
-	if len(b.buf) == 0 {
+	if b.off == len(b.buf) {
 		return 0, io.EOF
 	}
-	n := copy(p, b.buf)
-	b.buf = b.buf[n:]
-	if len(b.buf) == 0 {
-		b.buf = nil // let a burst's backing array go
+	n := copy(p, b.buf[b.off:])
+	b.off += n
+	if b.off == len(b.buf) {
+		// Drained: reuse the array for the next writes, unless a burst made it large.
+		b.buf, b.off = b.buf[:0], 0
+		if cap(b.buf) > maxKeptBuffer {
+			b.buf = nil
+		}
 	}
 	return n, nil
 }
@@ -137,6 +145,11 @@ func (b *pipeBuffer) write(p []byte) (int, error) {
 	defer b.mu.Unlock()
 	if b.closed {
 		return 0, net.ErrClosed
+	}
+	if b.off > 0 && len(b.buf)+len(p) > cap(b.buf) {
+		// Move the unread bytes to the front before growing.
+		b.buf = b.buf[:copy(b.buf, b.buf[b.off:])]
+		b.off = 0
 	}
 	b.buf = append(b.buf, p...)
 	b.ready.Broadcast()
