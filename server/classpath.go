@@ -6,7 +6,6 @@ import (
 	"io/fs"
 	"log/slog"
 
-	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
@@ -75,15 +74,3 @@ func classpathStatus(ctx context.Context, err error) error {
 }
 
 func isNotExist(err error) bool { return errors.Is(err, fs.ErrNotExist) }
-
-// ClasspathCheck over HTTP/JSON (POST /v1/classpath) runs through the same interceptor chain.
-func (g *gatewayService) ClasspathCheck(ctx context.Context, req *pb.ClasspathCheckRequest) (*pb.ClasspathCheckResponse, error) {
-	resp, err := g.s.unary(ctx, req, &grpc.UnaryServerInfo{Server: g.s.svc, FullMethod: pb.PreflightService_ClasspathCheck_FullMethodName},
-		func(ctx context.Context, req any) (any, error) {
-			return g.s.svc.ClasspathCheck(ctx, req.(*pb.ClasspathCheckRequest))
-		})
-	if err != nil {
-		return nil, err
-	}
-	return resp.(*pb.ClasspathCheckResponse), nil
-}

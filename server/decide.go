@@ -7,7 +7,6 @@ import (
 	"strings"
 	"time"
 
-	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/proto"
@@ -210,18 +209,6 @@ func discoveryStatus(ctx context.Context, err error) error {
 		return status.Error(codes.InvalidArgument, err.Error())
 	}
 	return toStatus(ctx, err)
-}
-
-// Decide over HTTP runs through the same interceptor chain as gRPC.
-func (g *gatewayService) Decide(ctx context.Context, req *pb.DecideRequest) (*pb.DecideResponse, error) {
-	resp, err := g.s.unary(ctx, req, &grpc.UnaryServerInfo{Server: g.s.svc, FullMethod: pb.PreflightService_Decide_FullMethodName},
-		func(ctx context.Context, req any) (any, error) {
-			return g.s.svc.Decide(ctx, req.(*pb.DecideRequest))
-		})
-	if err != nil {
-		return nil, err
-	}
-	return resp.(*pb.DecideResponse), nil
 }
 
 // codeName is the canonical name of a gRPC code, e.g. "NOT_FOUND", as grpcurl and the HTTP

@@ -11,22 +11,29 @@ import (
 	"github.com/grpc-ecosystem/grpc-gateway/v2/runtime"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
-	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
 
 	pb "github.com/flinkpreflight/preflight/proto/preflight/v1"
 )
 
-// newHTTPHandler builds the HTTP face: the generated grpc-gateway handlers registered in process
-// (no loopback connection, so no second TLS setup), behind the same interceptor chain as gRPC.
+// newHTTPHandler builds the HTTP face: the generated grpc-gateway handler over the in-process
+// connection to the gRPC server (inproc.go; no loopback socket, no second TLS setup), so every
+// HTTP call passes the gRPC server's interceptors, limits and handlers.
 func (s *Server) newHTTPHandler(reg *prometheus.Registry) (http.Handler, error) {
 	gw := runtime.NewServeMux(
 		runtime.WithIncomingHeaderMatcher(func(k string) (string, bool) {
 			if strings.EqualFold(k, RequestIDHeader) {
 				return RequestIDHeader, true
 			}
+			if strings.EqualFold(k, runtime.MetadataHeaderPrefix+httpPeerKey) {
+				return "", false // set below from the connection, never from the caller
+			}
 			return runtime.DefaultHeaderMatcher(k)
+		}),
+		runtime.WithMetadata(func(_ context.Context, r *http.Request) metadata.MD {
+			return metadata.Pairs(httpPeerKey, r.RemoteAddr)
 		}),
 		runtime.WithOutgoingHeaderMatcher(func(k string) (string, bool) {
 			if k == RequestIDHeader {
@@ -36,7 +43,7 @@ func (s *Server) newHTTPHandler(reg *prometheus.Registry) (http.Handler, error) 
 		}),
 		runtime.WithRoutingErrorHandler(methodNotAllowed),
 	)
-	if err := pb.RegisterPreflightServiceHandlerServer(context.Background(), gw, &gatewayService{s: s}); err != nil {
+	if err := pb.RegisterPreflightServiceHandler(context.Background(), gw, s.gwConn); err != nil {
 		return nil, err
 	}
 	// JSON is ~4/3 the size of the bytes it carries (base64 inline metadata).
@@ -129,40 +136,4 @@ func methodNotAllowed(ctx context.Context, mux *runtime.ServeMux, m runtime.Mars
 	if err == nil {
 		w.Write(body)
 	}
-}
-
-// gatewayService runs gateway calls through the gRPC interceptor chain, so HTTP callers get the
-// same request IDs, logs, metrics, deadlines and concurrency limit.
-type gatewayService struct {
-	pb.UnimplementedPreflightServiceServer
-	s *Server
-}
-
-var _ pb.PreflightServiceServer = (*gatewayService)(nil)
-
-func (g *gatewayService) CheckRescale(ctx context.Context, req *pb.CheckRescaleRequest) (*pb.CheckRescaleResponse, error) {
-	resp, err := g.s.unary(ctx, req, &grpc.UnaryServerInfo{Server: g.s.svc, FullMethod: pb.PreflightService_CheckRescale_FullMethodName},
-		func(ctx context.Context, req any) (any, error) {
-			return g.s.svc.CheckRescale(ctx, req.(*pb.CheckRescaleRequest))
-		})
-	if err != nil {
-		return nil, err
-	}
-	return resp.(*pb.CheckRescaleResponse), nil
-}
-
-func (g *gatewayService) InspectCheckpoint(ctx context.Context, req *pb.InspectCheckpointRequest) (*pb.InspectCheckpointResponse, error) {
-	resp, err := g.s.unary(ctx, req, &grpc.UnaryServerInfo{Server: g.s.svc, FullMethod: pb.PreflightService_InspectCheckpoint_FullMethodName},
-		func(ctx context.Context, req any) (any, error) {
-			return g.s.svc.InspectCheckpoint(ctx, req.(*pb.InspectCheckpointRequest))
-		})
-	if err != nil {
-		return nil, err
-	}
-	return resp.(*pb.InspectCheckpointResponse), nil
-}
-
-// CheckRescaleUpload has no HTTP mapping; it is here to satisfy the interface.
-func (g *gatewayService) CheckRescaleUpload(stream grpc.ClientStreamingServer[pb.CheckRescaleUploadRequest, pb.CheckRescaleUploadResponse]) error {
-	return g.s.svc.CheckRescaleUpload(stream)
 }

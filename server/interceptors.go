@@ -10,10 +10,12 @@ import (
 	"sync"
 	"time"
 
+	"github.com/grpc-ecosystem/go-grpc-middleware/v2/interceptors"
+	"github.com/grpc-ecosystem/go-grpc-middleware/v2/interceptors/logging"
+	"github.com/grpc-ecosystem/go-grpc-middleware/v2/interceptors/recovery"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/metadata"
-	"google.golang.org/grpc/peer"
 	"google.golang.org/grpc/status"
 
 	pb "github.com/flinkpreflight/preflight/proto/preflight/v1"
@@ -49,29 +51,38 @@ func RequestID(ctx context.Context) string {
 	return id
 }
 
-// The interceptors, outermost first: observe (request ID, log, RPC metrics) sees the final code
-// of everything below it, including recovered panics; recover turns a panic into INTERNAL;
-// deadline bounds the request. Admission (memory and check slots, admission.go) happens inside
-// the handlers, because what a request needs is known only once its size is, and a check slot is
-// taken only once the file has arrived.
+// The interceptors, outermost first, installed with grpc.ChainUnaryInterceptor and
+// ChainStreamInterceptor, so that gRPC callers and the HTTP gateway (which calls through an
+// in-process connection, inproc.go) pass the same chain:
+//
+//   - httpPeer: a call of the gateway carries the HTTP client's address, for fairness and logs;
+//   - requestID: the ID (the caller's, or a new one) in the context and the response header;
+//   - the log line: go-grpc-middleware's logging, one line per finished call (rpcLogger);
+//   - metrics: preflight_rpc_requests_total and preflight_rpc_duration_seconds, which see the
+//     final code of everything below, including recovered panics;
+//   - recovery: go-grpc-middleware's, a panic becomes INTERNAL (recovered);
+//   - deadline: RequestTimeout when the caller set none, MaxTimeout at most.
+//
+// Admission (memory and check slots, admission.go) happens inside the handlers, because what a
+// request needs is known only once its size is, and a check slot is taken only once the file
+// has arrived.
 func (s *Server) unaryInterceptors() []grpc.UnaryServerInterceptor {
-	return []grpc.UnaryServerInterceptor{s.observeUnary, s.recoverUnary, s.deadlineUnary}
+	return []grpc.UnaryServerInterceptor{
+		httpPeerUnary, s.requestIDUnary,
+		logging.UnaryServerInterceptor(s.rpcLogger(), s.rpcLogOptions()...),
+		s.metricsUnary,
+		recovery.UnaryServerInterceptor(recovery.WithRecoveryHandlerContext(s.recovered)),
+		s.deadlineUnary,
+	}
 }
 
 func (s *Server) streamInterceptors() []grpc.StreamServerInterceptor {
-	return []grpc.StreamServerInterceptor{s.observeStream, s.recoverStream, s.deadlineStream}
-}
-
-// chainUnary composes interceptors into one, for the HTTP gateway, which calls the service in
-// process and must pass the same limits as gRPC callers.
-func chainUnary(ints []grpc.UnaryServerInterceptor) grpc.UnaryServerInterceptor {
-	return func(ctx context.Context, req any, info *grpc.UnaryServerInfo, handler grpc.UnaryHandler) (any, error) {
-		h := handler
-		for i := len(ints) - 1; i >= 0; i-- {
-			ic, next := ints[i], h
-			h = func(ctx context.Context, req any) (any, error) { return ic(ctx, req, info, next) }
-		}
-		return h(ctx, req)
+	return []grpc.StreamServerInterceptor{
+		httpPeerStream, s.requestIDStream,
+		logging.StreamServerInterceptor(s.rpcLogger(), s.rpcLogOptions()...),
+		s.metricsStream,
+		recovery.StreamServerInterceptor(recovery.WithRecoveryHandlerContext(s.recovered)),
+		s.deadlineStream,
 	}
 }
 
@@ -114,86 +125,108 @@ func validRequestID(v string) bool {
 	return true
 }
 
-func (s *Server) begin(ctx context.Context, setHeader func(metadata.MD) error) (context.Context, string) {
+// startRequest puts the request's ID and its log fields in ctx and the ID in the response header.
+func startRequest(ctx context.Context, setHeader func(metadata.MD) error) context.Context {
 	id := requestID(ctx)
 	setHeader(metadata.Pairs(RequestIDHeader, id))
 	ctx = context.WithValue(ctx, logFieldsKey{}, &logFields{})
-	return context.WithValue(ctx, requestIDKey{}, id), id
+	return context.WithValue(ctx, requestIDKey{}, id)
 }
 
-func (s *Server) end(ctx context.Context, method, id string, start time.Time, err error) {
+func (s *Server) requestIDUnary(ctx context.Context, req any, info *grpc.UnaryServerInfo, handler grpc.UnaryHandler) (any, error) {
+	return handler(startRequest(ctx, func(md metadata.MD) error { return grpc.SetHeader(ctx, md) }), req)
+}
+
+func (s *Server) requestIDStream(srv any, ss grpc.ServerStream, info *grpc.StreamServerInfo, handler grpc.StreamHandler) error {
+	return handler(srv, &wrappedStream{ss, startRequest(ss.Context(), ss.SetHeader)})
+}
+
+// rpcLogOptions shape the middleware's line to the documented one: request_id, method (the full
+// gRPC method), code, duration_ms, peer, what the handler added (source, verdict, ...), error.
+// Codes a caller causes log at INFO, the others at ERROR.
+func (s *Server) rpcLogOptions() []logging.Option {
+	return []logging.Option{
+		logging.WithLogOnEvents(logging.FinishCall),
+		logging.WithDisableLoggingFields(logging.SystemTag[0], logging.ComponentFieldKey, logging.ServiceFieldKey, logging.MethodFieldKey, logging.MethodTypeFieldKey),
+		logging.WithLevels(func(code codes.Code) logging.Level {
+			switch code {
+			case codes.OK, codes.Canceled, codes.InvalidArgument, codes.NotFound, codes.PermissionDenied, codes.ResourceExhausted, codes.DeadlineExceeded:
+				return logging.LevelInfo
+			}
+			return logging.LevelError
+		}),
+		logging.WithDurationField(func(d time.Duration) logging.Fields {
+			return logging.Fields{"duration_ms", float64(d.Microseconds()) / 1000}
+		}),
+		logging.WithErrorFields(func(err error) logging.Fields {
+			return logging.Fields{"error", status.Convert(err).Message()}
+		}),
+		logging.WithFieldsFromContextAndCallMeta(func(ctx context.Context, c interceptors.CallMeta) logging.Fields {
+			f := logging.Fields{"request_id", RequestID(ctx), "method", c.FullMethod()}
+			if lf, ok := ctx.Value(logFieldsKey{}).(*logFields); ok {
+				lf.mu.Lock()
+				for _, a := range lf.attrs {
+					f = append(f, a.Key, a.Value.Any())
+				}
+				lf.mu.Unlock()
+			}
+			return f
+		}),
+	}
+}
+
+// rpcLogger writes the middleware's lines with the server's slog logger, as "rpc" lines with
+// our field names; health and reflection calls at DEBUG (not worth a line each).
+func (s *Server) rpcLogger() logging.Logger {
+	return logging.LoggerFunc(func(ctx context.Context, level logging.Level, _ string, fields ...any) {
+		attrs := make([]slog.Attr, 0, len(fields)/2)
+		for i := 0; i+1 < len(fields); i += 2 {
+			k, _ := fields[i].(string)
+			switch k {
+			case "grpc.code":
+				k = "code"
+			case "peer.address":
+				k = "peer"
+			case "method":
+				if m, _ := fields[i+1].(string); strings.HasPrefix(m, "/grpc.") {
+					level = logging.LevelDebug
+				}
+			case "grpc.start_time", "grpc.request.deadline", "grpc.error":
+				continue // the error's message is "error"; times are the log line's own
+			}
+			attrs = append(attrs, slog.Any(k, fields[i+1]))
+		}
+		s.log.LogAttrs(ctx, slog.Level(level), "rpc", attrs...)
+	})
+}
+
+func (s *Server) observe(method string, start time.Time, err error) {
 	code := status.Code(err)
-	d := time.Since(start)
 	s.metrics.rpcs.WithLabelValues(method, code.String()).Inc()
-	s.metrics.rpcSeconds.WithLabelValues(method).Observe(d.Seconds())
-	level := slog.LevelInfo
-	switch code {
-	case codes.OK, codes.Canceled, codes.InvalidArgument, codes.NotFound, codes.PermissionDenied, codes.ResourceExhausted, codes.DeadlineExceeded:
-	default:
-		level = slog.LevelError
-	}
-	if strings.HasPrefix(method, "/grpc.") { // health and reflection: not worth a line each
-		level = slog.LevelDebug
-	}
-	attrs := []slog.Attr{
-		slog.String("request_id", id), slog.String("method", method), slog.String("code", code.String()),
-		slog.Float64("duration_ms", float64(d.Microseconds())/1000),
-	}
-	if p, ok := peer.FromContext(ctx); ok && p.Addr != nil {
-		attrs = append(attrs, slog.String("peer", p.Addr.String()))
-	}
-	if f, ok := ctx.Value(logFieldsKey{}).(*logFields); ok {
-		f.mu.Lock()
-		attrs = append(attrs, f.attrs...)
-		f.mu.Unlock()
-	}
-	if err != nil {
-		attrs = append(attrs, slog.String("error", status.Convert(err).Message()))
-	}
-	s.log.LogAttrs(ctx, level, "rpc", attrs...)
+	s.metrics.rpcSeconds.WithLabelValues(method).Observe(time.Since(start).Seconds())
 }
 
-func (s *Server) observeUnary(ctx context.Context, req any, info *grpc.UnaryServerInfo, handler grpc.UnaryHandler) (any, error) {
+func (s *Server) metricsUnary(ctx context.Context, req any, info *grpc.UnaryServerInfo, handler grpc.UnaryHandler) (any, error) {
 	start := time.Now()
-	ctx, id := s.begin(ctx, func(md metadata.MD) error { return grpc.SetHeader(ctx, md) })
 	resp, err := handler(ctx, req)
-	s.end(ctx, info.FullMethod, id, start, err)
+	s.observe(info.FullMethod, start, err)
 	return resp, err
 }
 
-func (s *Server) observeStream(srv any, ss grpc.ServerStream, info *grpc.StreamServerInfo, handler grpc.StreamHandler) error {
+func (s *Server) metricsStream(srv any, ss grpc.ServerStream, info *grpc.StreamServerInfo, handler grpc.StreamHandler) error {
 	start := time.Now()
-	ctx, id := s.begin(ss.Context(), ss.SetHeader)
-	err := handler(srv, &wrappedStream{ss, ctx})
-	s.end(ctx, info.FullMethod, id, start, err)
+	err := handler(srv, ss)
+	s.observe(info.FullMethod, start, err)
 	return err
 }
 
 // recovered logs a panic with its stack and answers INTERNAL: one bad request must not take the
 // daemon (and every other caller's check) down.
-func (s *Server) recovered(ctx context.Context, method string, p any, errp *error) {
+func (s *Server) recovered(ctx context.Context, p any) error {
+	method, _ := grpc.Method(ctx)
 	s.log.ErrorContext(ctx, "panic", slog.String("request_id", RequestID(ctx)), slog.String("method", method),
 		slog.Any("panic", p), slog.String("stack", string(debug.Stack())))
-	*errp = status.Errorf(codes.Internal, "internal error (request %s)", RequestID(ctx))
-}
-
-func (s *Server) recoverUnary(ctx context.Context, req any, info *grpc.UnaryServerInfo, handler grpc.UnaryHandler) (resp any, err error) {
-	defer func() {
-		if p := recover(); p != nil {
-			resp = nil
-			s.recovered(ctx, info.FullMethod, p, &err)
-		}
-	}()
-	return handler(ctx, req)
-}
-
-func (s *Server) recoverStream(srv any, ss grpc.ServerStream, info *grpc.StreamServerInfo, handler grpc.StreamHandler) (err error) {
-	defer func() {
-		if p := recover(); p != nil {
-			s.recovered(ss.Context(), info.FullMethod, p, &err)
-		}
-	}()
-	return handler(srv, ss)
+	return status.Errorf(codes.Internal, "internal error (request %s)", RequestID(ctx))
 }
 
 // withDeadline applies RequestTimeout when the caller set no deadline and caps any deadline at

@@ -4,8 +4,6 @@ import (
 	"context"
 	"log/slog"
 
-	"google.golang.org/grpc"
-
 	"github.com/flinkpreflight/preflight/internal/lifecycle"
 	pb "github.com/flinkpreflight/preflight/proto/preflight/v1"
 )
@@ -64,16 +62,4 @@ func diffResponse(d *lifecycle.DiffResult) *pb.DiffCheckpointsResponse {
 		resp.Findings = append(resp.Findings, &pb.LifecycleFinding{Id: f.ID, Severity: sev, Title: f.Title, Operator: f.Operator, State: f.State, Detail: f.Detail})
 	}
 	return resp
-}
-
-// DiffCheckpoints over HTTP (POST /v1/diff) runs through the same interceptor chain as gRPC.
-func (g *gatewayService) DiffCheckpoints(ctx context.Context, req *pb.DiffCheckpointsRequest) (*pb.DiffCheckpointsResponse, error) {
-	resp, err := g.s.unary(ctx, req, &grpc.UnaryServerInfo{Server: g.s.svc, FullMethod: pb.PreflightService_DiffCheckpoints_FullMethodName},
-		func(ctx context.Context, req any) (any, error) {
-			return g.s.svc.DiffCheckpoints(ctx, req.(*pb.DiffCheckpointsRequest))
-		})
-	if err != nil {
-		return nil, err
-	}
-	return resp.(*pb.DiffCheckpointsResponse), nil
 }

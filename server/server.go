@@ -50,7 +50,8 @@ type Server struct {
 	metrics  *metrics
 	adm      *admission
 	svc      *service
-	unary    grpc.UnaryServerInterceptor // the chain, also applied to gateway calls
+	inproc   *inprocListener  // the gRPC server's pipe for the HTTP gateway (inproc.go)
+	gwConn   *grpc.ClientConn // the gateway's connection to it
 	httpH    http.Handler
 	opsH     http.Handler
 	tls      *tls.Config
@@ -83,18 +84,18 @@ func New(cfg Config) (*Server, error) {
 		s.sources.Close()
 		return nil, err
 	}
-	s.unary = chainUnary(s.unaryInterceptors())
-	opts := []grpc.ServerOption{
-		grpc.UnaryInterceptor(s.unary),
+	var netCreds credentials.TransportCredentials
+	if s.tls != nil {
+		netCreds = credentials.NewTLS(s.tls)
+	}
+	s.grpc = grpc.NewServer(
+		grpc.ChainUnaryInterceptor(s.unaryInterceptors()...),
 		grpc.ChainStreamInterceptor(s.streamInterceptors()...),
 		grpc.MaxRecvMsgSize(cfg.maxRecvMsgBytes()),
 		// Stop and GracefulStop return only when handlers have: sources are closed after that.
 		grpc.WaitForHandlers(true),
-	}
-	if s.tls != nil {
-		opts = append(opts, grpc.Creds(credentials.NewTLS(s.tls)))
-	}
-	s.grpc = grpc.NewServer(opts...)
+		grpc.Creds(newServerCreds(netCreds)),
+	)
 	s.svc = &service{s: s}
 	pb.RegisterPreflightServiceServer(s.grpc, s.svc)
 	s.health = health.NewServer()
@@ -102,7 +103,17 @@ func New(cfg Config) (*Server, error) {
 	s.health.SetServingStatus("", healthpb.HealthCheckResponse_SERVING)
 	s.health.SetServingStatus(pb.PreflightService_ServiceDesc.ServiceName, healthpb.HealthCheckResponse_SERVING)
 	reflection.Register(s.grpc)
+	// The gateway's pipe is served from the start: HTTP may be served before (or without) gRPC.
+	s.inproc = newInprocListener()
+	go s.grpc.Serve(s.inproc)
+	if s.gwConn, err = dialInproc(s.inproc); err != nil {
+		s.grpc.Stop()
+		s.sources.Close()
+		return nil, err
+	}
 	if s.httpH, err = s.newHTTPHandler(reg); err != nil {
+		s.gwConn.Close()
+		s.grpc.Stop()
 		s.sources.Close()
 		return nil, err
 	}
@@ -216,6 +227,7 @@ func (s *Server) Shutdown(ctx context.Context) error {
 		err = ctx.Err()
 	}
 	wg.Wait()
+	s.gwConn.Close()
 	s.sources.Close()
 	if err == nil {
 		err = httpErr
@@ -233,5 +245,6 @@ func (s *Server) Close() {
 		srv.Close()
 	}
 	s.mu.Unlock()
+	s.gwConn.Close()
 	s.sources.Close()
 }

@@ -312,18 +312,45 @@ func TestConcurrencyLimit(t *testing.T) {
 	}
 }
 
+// fakeStream is a server stream without a transport, for calling stream interceptors directly.
+type fakeStream struct {
+	grpc.ServerStream
+	ctx context.Context
+}
+
+func (f *fakeStream) Context() context.Context     { return f.ctx }
+func (f *fakeStream) SetHeader(metadata.MD) error  { return nil }
+func (f *fakeStream) SendHeader(metadata.MD) error { return nil }
+func (f *fakeStream) SetTrailer(metadata.MD)       {}
+
 func TestRecoverInterceptor(t *testing.T) {
 	logs := &syncBuffer{}
 	s := &Server{log: slogJSON(logs)}
 	info := &grpc.UnaryServerInfo{FullMethod: pb.PreflightService_CheckRescale_FullMethodName}
-	_, err := s.recoverUnary(context.Background(), nil, info, func(context.Context, any) (any, error) { panic("boom") })
+	// The interceptors as the server chains them; recovery sits among them.
+	s.metrics = newMetrics(prometheus.NewRegistry())
+	unary := s.unaryInterceptors()
+	h := grpc.UnaryHandler(func(context.Context, any) (any, error) { panic("boom") })
+	for i := len(unary) - 1; i >= 0; i-- {
+		next, ic := h, unary[i]
+		h = func(ctx context.Context, req any) (any, error) { return ic(ctx, req, info, next) }
+	}
+	_, err := h(context.Background(), nil)
 	if status.Code(err) != codes.Internal {
 		t.Fatalf("err = %v, want Internal", err)
 	}
 	if l := logs.String(); !strings.Contains(l, "boom") || !strings.Contains(l, "server_test.go") {
 		t.Errorf("log lacks the panic value or stack: %s", l)
 	}
-	err = s.recoverStream(nil, &wrappedStream{ctx: context.Background()}, &grpc.StreamServerInfo{FullMethod: "/x/y"}, func(any, grpc.ServerStream) error { panic(errors.New("boom2")) })
+	stream := s.streamInterceptors()
+	sh := grpc.StreamHandler(func(any, grpc.ServerStream) error { panic(errors.New("boom2")) })
+	for i := len(stream) - 1; i >= 0; i-- {
+		next, ic := sh, stream[i]
+		sh = func(srv any, ss grpc.ServerStream) error {
+			return ic(srv, ss, &grpc.StreamServerInfo{FullMethod: "/x/y"}, next)
+		}
+	}
+	err = sh(nil, &fakeStream{ctx: context.Background()})
 	if status.Code(err) != codes.Internal {
 		t.Fatalf("stream err = %v, want Internal", err)
 	}

@@ -11,6 +11,7 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -103,10 +104,21 @@ func (s *Server) serveUpload(gw *runtime.ServeMux, w http.ResponseWriter, r *htt
 		},
 		max: max,
 	}
+	// As on a gRPC stream, grpc.Method and grpc.SetHeader work on the context (the recovery
+	// handler names the method).
+	st.ctx = grpc.NewContextWithServerTransportStream(st.ctx, uploadTransport{st})
 	info := &grpc.StreamServerInfo{FullMethod: pb.PreflightService_CheckRescaleUpload_FullMethodName, IsClientStream: true}
 	err = chainStream(s.streamInterceptors())(s.svc, st, info, func(srv any, ss grpc.ServerStream) error {
 		return srv.(*service).CheckRescaleUpload(&grpc.GenericServerStream[pb.CheckRescaleUploadRequest, pb.CheckRescaleUploadResponse]{ServerStream: ss})
 	})
+	if r.Context().Err() != nil {
+		// net/http cancels the request as soon as a body read fails, so the handler may return
+		// (Canceled) before its receiving goroutine has recorded why the read failed (too slow:
+		// 408). A read in flight returns at once then; wait for it before telling the cases apart.
+		st.body.mu.Lock()
+		//lint:ignore SA2001 the empty critical section waits for the read in flight
+		st.body.mu.Unlock()
+	}
 	switch {
 	case st.body.eof.Load():
 		st.body.rc.SetReadDeadline(time.Time{})
@@ -141,7 +153,10 @@ func (s *Server) serveUpload(gw *runtime.ServeMux, w http.ResponseWriter, r *htt
 	}
 }
 
-// chainStream composes stream interceptors into one, as chainUnary does for unary calls.
+// chainStream composes the server's stream interceptors for the raw HTTP upload, which presents
+// its request body as a server stream in process (httpUploadStream) instead of calling through
+// the gateway's gRPC connection: its refusals (413 before the body, 408 for a too-slow body, the
+// discard of an unread rest) are decided on the HTTP connection itself.
 func chainStream(ints []grpc.StreamServerInterceptor) grpc.StreamServerInterceptor {
 	return func(srv any, ss grpc.ServerStream, info *grpc.StreamServerInfo, handler grpc.StreamHandler) error {
 		h := handler
@@ -269,7 +284,17 @@ func (h *httpUploadStream) SetHeader(md metadata.MD) error {
 }
 
 func (h *httpUploadStream) SendHeader(md metadata.MD) error { return h.SetHeader(md) }
-func (h *httpUploadStream) SetTrailer(metadata.MD)          {}
+
+// uploadTransport is the grpc.ServerTransportStream of an HTTP upload.
+type uploadTransport struct{ h *httpUploadStream }
+
+func (u uploadTransport) Method() string {
+	return pb.PreflightService_CheckRescaleUpload_FullMethodName
+}
+func (u uploadTransport) SetHeader(md metadata.MD) error  { return u.h.SetHeader(md) }
+func (u uploadTransport) SendHeader(md metadata.MD) error { return u.h.SetHeader(md) }
+func (u uploadTransport) SetTrailer(metadata.MD) error    { return nil }
+func (h *httpUploadStream) SetTrailer(metadata.MD)        {}
 
 // SendMsg receives the handler's answer (SendAndClose); it is written after the handler returns.
 func (h *httpUploadStream) SendMsg(m any) error {
@@ -332,6 +357,7 @@ type rateReader struct {
 	grace   time.Duration
 	start   time.Time
 	n       int64
+	mu      sync.Mutex             // held by read, so that serveUpload can wait for one in flight
 	pending error                  // an error that came with the last bytes
 	eof     atomic.Bool            // the body was read to its end
 	slow    atomic.Pointer[string] // set when the rate guard cut the body
@@ -343,6 +369,8 @@ func (r *rateReader) due() time.Time {
 }
 
 func (r *rateReader) read(p []byte, ctxDeadline time.Time) (int, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
 	var dl time.Time
 	if r.minRate > 0 {
 		// A read returns as soon as any bytes arrive, so the deadline is simply the moment the

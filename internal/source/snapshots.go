@@ -41,9 +41,18 @@ func (o *Opener) listFolder(ctx context.Context, uri, purpose string) (snaps []S
 			p = u.Path
 		}
 		return o.latestLocal(p)
-	case strings.EqualFold(scheme, "s3") || strings.EqualFold(scheme, "gs") || strings.EqualFold(scheme, "azblob"):
-		return o.latestBlob(ctx, uri)
-	default:
+	case strings.EqualFold(scheme, "http") || strings.EqualFold(scheme, "https"):
 		return nil, nil, newError(Invalid, uri, purpose+" needs a local, s3, gs or azblob folder", nil)
 	}
+	if _, ok := driverFor(scheme); !ok {
+		if _, known := driverPackages[strings.ToLower(scheme)]; known {
+			return nil, nil, newError(Invalid, uri, purpose+": "+unsupportedScheme(scheme), nil)
+		}
+		return nil, nil, newError(Invalid, uri, purpose+" needs a local, s3, gs or azblob folder", nil)
+	}
+	u, err := url.Parse(uri)
+	if err != nil {
+		return nil, nil, newError(Invalid, "", "cannot parse URI", err)
+	}
+	return o.listStored(ctx, u)
 }

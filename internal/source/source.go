@@ -1,10 +1,15 @@
 // Package source opens the _metadata file a check reads: a local file or checkpoint folder, a
-// file:// URI, an object in S3, GCS or Azure Blob Storage (through gocloud.dev/blob), or, when
-// enabled, an http(s) URL. It owns the security boundary around those reads: an allowlist of URI
-// prefixes that every request must fall inside (after normalisation and, for local paths, after
-// resolving symlinks), a size limit, and typed errors (NotFound, PermissionDenied, TooLarge,
-// Unavailable) the server maps to gRPC codes. It does not decode anything and keeps nothing in
-// memory beyond open handles: the caller streams the returned reader into the decoder.
+// file:// URI, an object in a store whose driver the binary links (S3, GCS, Azure Blob Storage:
+// see Driver and internal/source/cloud), or, when enabled, an http(s) URL. It owns the security
+// boundary around those reads: an allowlist of URI prefixes that every request must fall inside
+// (after normalisation and, for local paths, after resolving symlinks), a size limit, and typed
+// errors (NotFound, PermissionDenied, TooLarge, Unavailable) the server maps to gRPC codes. It
+// does not decode anything and keeps nothing in memory beyond open handles: the caller streams
+// the returned reader into the decoder.
+//
+// One file per backend: local.go, http.go, and store.go for every object store through its
+// registered Driver. The stores' SDKs live in the drivers' own packages, so that a program
+// importing this package (or the decoder, the simulation, the engine) links none of them.
 package source
 
 import (
@@ -12,25 +17,14 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"io/fs"
 	"net/http"
 	"net/url"
 	"os"
-	"path"
 	"path/filepath"
 	"reflect"
-	"strconv"
 	"strings"
 	"sync"
 	"time"
-
-	"gocloud.dev/blob"
-	"gocloud.dev/gcerrors"
-
-	// The object-store drivers the allowlist can name.
-	_ "gocloud.dev/blob/azureblob"
-	_ "gocloud.dev/blob/gcsblob"
-	_ "gocloud.dev/blob/s3blob"
 )
 
 // MetadataName is the file Flink writes at the root of every checkpoint and savepoint folder.
@@ -44,8 +38,9 @@ type Config struct {
 	// Allow lists the URI prefixes that may be read: local folders or files ("/data/ckpt",
 	// "file:///data/ckpt"), buckets with an optional key prefix ("s3://bucket/flink/",
 	// "gs://bucket", "azblob://container/jobs"), and http(s) URL prefixes. Object-store entries
-	// may carry gocloud query options (endpoint, region, ...); requests then use the entry's
-	// options, and a request that names options must name the same ones. Empty allows nothing.
+	// may carry their driver's query options (endpoint, region, ...); requests then use the
+	// entry's options, and a request that names options must name the same ones. An
+	// object-store entry needs its scheme's driver registered (see Driver). Empty allows nothing.
 	Allow []string
 	// EnableHTTP allows http:// and https:// sources (still subject to Allow).
 	EnableHTTP bool
@@ -82,7 +77,7 @@ type Opener struct {
 	http   *http.Client
 
 	mu      sync.Mutex
-	buckets map[*remoteRule]*blob.Bucket
+	buckets map[*remoteRule]Bucket
 }
 
 type localRule struct {
@@ -95,12 +90,13 @@ type remoteRule struct {
 	scheme, host string
 	prefix       string // bucket key prefix (no leading slash), or URL path for http(s)
 	query        url.Values
+	driver       Driver // nil for http(s)
 }
 
 // New validates the allowlist. Local entries must exist: a typo should stop the daemon, not
 // silently refuse every request.
 func New(cfg Config) (*Opener, error) {
-	o := &Opener{cfg: cfg, buckets: map[*remoteRule]*blob.Bucket{}}
+	o := &Opener{cfg: cfg, buckets: map[*remoteRule]Bucket{}}
 	if o.cfg.RetryAfter == 0 {
 		o.cfg.RetryAfter = DefaultRetryAfter
 	}
@@ -181,8 +177,6 @@ func (o *Opener) addRule(entry string) error {
 	}
 	r := &remoteRule{scheme: strings.ToLower(u.Scheme), host: u.Host, query: u.Query()}
 	switch r.scheme {
-	case "s3", "gs", "azblob":
-		r.prefix = strings.TrimPrefix(u.Path, "/")
 	case "http", "https":
 		r.prefix = u.Path
 		if r.prefix == "" {
@@ -192,7 +186,14 @@ func (o *Opener) addRule(entry string) error {
 			return errors.New("http(s) entries take no query")
 		}
 	default:
-		return fmt.Errorf("unknown scheme %q", u.Scheme)
+		d, ok := driverFor(r.scheme)
+		if _, known := driverPackages[r.scheme]; !ok && known {
+			return errors.New(unsupportedScheme(u.Scheme))
+		} else if !ok {
+			return fmt.Errorf("unknown scheme %q", u.Scheme)
+		}
+		r.driver = d
+		r.prefix = strings.TrimPrefix(u.Path, "/")
 	}
 	if r.host == "" {
 		return errors.New("no bucket or host")
@@ -257,14 +258,15 @@ func (o *Opener) Open(ctx context.Context, uri string) (*Object, error) {
 			return nil, err
 		}
 		return o.openHTTP(ctx, u, rule)
-	case "s3", "gs", "azblob":
-		rule, err := o.matchRemote(u)
-		if err != nil {
-			return nil, err
-		}
-		return o.openBlob(ctx, u, rule)
 	}
-	return nil, newError(Invalid, "", fmt.Sprintf("unsupported scheme %q", scheme), nil)
+	if _, ok := driverFor(scheme); !ok {
+		return nil, newError(Invalid, redact(u), unsupportedScheme(scheme), nil)
+	}
+	rule, err := o.matchRemote(u)
+	if err != nil {
+		return nil, err
+	}
+	return o.openStored(ctx, u, rule)
 }
 
 // hasDotDot reports a ".." path segment, in either separator. Such a path is refused outright:
@@ -326,126 +328,6 @@ func underPrefix(p, prefix string) bool {
 	return strings.HasPrefix(p, prefix+"/")
 }
 
-// matchLocal returns the rule containing p, comparing with each rule's resolved folder and, when
-// lexical is set, also with the folder as written.
-func (o *Opener) matchLocal(p string, lexical bool) *localRule {
-	for _, r := range o.local {
-		if within(p, r.dir, r.root != nil) || (lexical && within(p, r.lexical, r.root != nil)) {
-			return r
-		}
-	}
-	return nil
-}
-
-func within(p, base string, isDir bool) bool {
-	if p == base {
-		return true
-	}
-	if !isDir {
-		return false
-	}
-	rel, err := filepath.Rel(base, p)
-	return err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator)) && !filepath.IsAbs(rel)
-}
-
-func (o *Opener) openLocal(p string) (*Object, error) {
-	// Errors and reports show the path as the caller wrote it: a relative path made absolute
-	// would reveal the daemon's working directory.
-	shown := p
-	if !filepath.IsAbs(p) {
-		shown = filepath.ToSlash(filepath.Clean(p))
-	}
-	if hasDotDot(p) {
-		return nil, newError(PermissionDenied, shown, `".." is not allowed`, nil)
-	}
-	abs, err := filepath.Abs(p)
-	if err != nil {
-		return nil, newError(Invalid, shown, "", err)
-	}
-	// The lexical check comes first so that nothing about paths outside the allowlist (not even
-	// whether they exist) leaks to the caller.
-	if o.matchLocal(abs, true) == nil {
-		return nil, newError(PermissionDenied, shown, "outside the allowlist", nil)
-	}
-	resolved, err := o.resolve(abs, shown)
-	if err != nil {
-		return nil, err
-	}
-	fi, err := os.Stat(resolved)
-	if err != nil {
-		return nil, localError(shown, err)
-	}
-	if fi.IsDir() {
-		abs = filepath.Join(abs, MetadataName)
-		shown = path.Join(shown, MetadataName)
-		if resolved, err = o.resolve(abs, shown); err != nil {
-			return nil, err
-		}
-	}
-	rule := o.matchLocal(resolved, false)
-	var f *os.File
-	if rule.root != nil {
-		rel, err := filepath.Rel(rule.dir, resolved)
-		if err != nil {
-			return nil, newError(PermissionDenied, shown, "outside the allowlist", err)
-		}
-		// os.Root refuses any symlink leaving the folder, which closes the window between
-		// resolving above and opening here.
-		f, err = rule.root.Open(rel)
-		if err != nil {
-			return nil, localError(shown, err)
-		}
-	} else if f, err = os.Open(resolved); err != nil {
-		return nil, localError(shown, err)
-	}
-	fi, err = f.Stat()
-	if err != nil {
-		f.Close()
-		return nil, localError(shown, err)
-	}
-	if fi.IsDir() {
-		f.Close()
-		return nil, newError(NotFound, shown, "is a folder", nil)
-	}
-	if err := o.checkSize(shown, fi.Size()); err != nil {
-		f.Close()
-		return nil, err
-	}
-	uri := shown
-	if filepath.IsAbs(p) {
-		uri = "file://" + filepath.ToSlash(abs)
-	}
-	return &Object{
-		ReadCloser: o.limit(shown, f),
-		URI:        uri,
-		Size:       fi.Size(),
-		CacheKey:   fmt.Sprintf("file://%s|%d|%d", filepath.ToSlash(resolved), fi.Size(), fi.ModTime().UnixNano()),
-	}, nil
-}
-
-// resolve follows symlinks and re-checks the result against the allowlist.
-func (o *Opener) resolve(abs, shown string) (string, error) {
-	resolved, err := filepath.EvalSymlinks(abs)
-	if err != nil {
-		return "", localError(shown, err)
-	}
-	if o.matchLocal(resolved, false) == nil {
-		return "", newError(PermissionDenied, shown, "resolves (through a symlink) outside the allowlist", nil)
-	}
-	return resolved, nil
-}
-
-func localError(p string, err error) error {
-	switch {
-	case errors.Is(err, fs.ErrNotExist):
-		return newError(NotFound, p, "no such file", nil)
-	case errors.Is(err, fs.ErrPermission):
-		return newError(PermissionDenied, p, "not readable by the server", err)
-	}
-	// What is left is mostly os.Root refusing an escape; refusing is the safe answer.
-	return newError(PermissionDenied, p, "cannot open", err)
-}
-
 func (o *Opener) checkSize(p string, size int64) error {
 	if o.cfg.MaxBytes > 0 && size > o.cfg.MaxBytes {
 		return &Error{Kind: TooLarge, Path: p, Msg: fmt.Sprintf("%d bytes, limit %d", size, o.cfg.MaxBytes)}
@@ -487,254 +369,3 @@ func (l *limitedReader) Read(p []byte) (int, error) {
 }
 
 func (l *limitedReader) Close() error { return l.rc.Close() }
-
-func (o *Opener) bucket(ctx context.Context, r *remoteRule) (*blob.Bucket, error) {
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	if b, ok := o.buckets[r]; ok {
-		return b, nil
-	}
-	open := r.scheme + "://" + r.host
-	if len(r.query) > 0 {
-		open += "?" + r.query.Encode()
-	}
-	b, err := blob.OpenBucket(ctx, open)
-	if err != nil {
-		return nil, err
-	}
-	o.buckets[r] = b
-	return b, nil
-}
-
-func (o *Opener) openBlob(ctx context.Context, u *url.URL, rule *remoteRule) (*Object, error) {
-	key := strings.TrimPrefix(u.Path, "/")
-	shown := func(k string) string { return rule.scheme + "://" + u.Host + "/" + k }
-	b, err := o.bucket(ctx, rule)
-	if err != nil {
-		return nil, o.blobError(ctx, nil, u.Host, shown(key), err)
-	}
-	// A key may name the file or the checkpoint "folder" (a key prefix); try the file first.
-	var candidates []string
-	switch {
-	case key == "" || strings.HasSuffix(key, "/"):
-		candidates = []string{key + MetadataName}
-	case path.Base(key) == MetadataName:
-		candidates = []string{key}
-	default:
-		candidates = []string{key, key + "/" + MetadataName}
-	}
-	for _, k := range candidates {
-		w := o.watch(ctx)
-		attrs, err := b.Attributes(w.ctx, k)
-		w.stop()
-		if gcerrors.Code(err) == gcerrors.NotFound {
-			continue
-		}
-		if err != nil {
-			return nil, o.blobError(ctx, w, u.Host, shown(k), err)
-		}
-		if err := o.checkSize(shown(k), attrs.Size); err != nil {
-			return nil, err
-		}
-		version := attrs.ETag
-		if version == "" {
-			version = strconv.FormatInt(attrs.ModTime.UnixNano(), 10)
-		}
-		// The GET starts at the first Read: a caller that finds the key in its cache closes the
-		// object without downloading anything.
-		return &Object{
-			ReadCloser: o.limit(shown(k), &blobReader{b: b, key: k, size: attrs.Size, o: o, ctx: ctx, host: u.Host, path: shown(k)}),
-			URI:        shown(k),
-			Size:       attrs.Size,
-			CacheKey:   fmt.Sprintf("%s|%d|%s", shown(k), attrs.Size, version),
-		}, nil
-	}
-	return nil, newError(NotFound, strings.Join(mapStrings(candidates, shown), " nor "), "no such object", nil)
-}
-
-func mapStrings(s []string, f func(string) string) []string {
-	out := make([]string, len(s))
-	for i := range s {
-		out[i] = f(s[i])
-	}
-	return out
-}
-
-// blobReader opens the object at the first Read and turns transport failures in the middle of a
-// read, and a store that stops sending, into Unavailable.
-type blobReader struct {
-	b    *blob.Bucket
-	key  string
-	size int64 // from Attributes: the version the cache key names
-	r    io.ReadCloser
-	o    *Opener
-	ctx  context.Context
-	host string
-	path string
-}
-
-func (b *blobReader) Read(p []byte) (int, error) {
-	if b.r == nil {
-		w := b.o.watch(b.ctx)
-		r, err := b.b.NewReader(w.ctx, b.key, nil)
-		if err != nil {
-			w.stop()
-			return 0, b.o.blobError(b.ctx, w, b.host, b.path, err)
-		}
-		w.progress()
-		b.r = &watchedBody{rc: r, w: w, host: b.host, shown: b.path, wrap: func(err error) error { return b.o.blobError(b.ctx, w, b.host, b.path, err) }}
-		if r.Size() != b.size {
-			// Rewritten since Attributes: the cache key would name the wrong version.
-			return 0, &Error{Kind: Unavailable, Path: b.path, Msg: "object changed while being opened", RetryAfter: time.Second}
-		}
-	}
-	return b.r.Read(p)
-}
-
-func (b *blobReader) Close() error {
-	if b.r == nil {
-		return nil
-	}
-	return b.r.Close()
-}
-
-func (o *Opener) blobError(ctx context.Context, w *watchdog, host, p string, err error) error {
-	if cerr := ctx.Err(); cerr != nil {
-		return cerr
-	}
-	if w != nil {
-		if f := w.fault(host, p); f != nil {
-			return f
-		}
-	}
-	switch gcerrors.Code(err) {
-	case gcerrors.NotFound:
-		return newError(NotFound, p, "no such object or bucket", err)
-	case gcerrors.PermissionDenied:
-		return newError(PermissionDenied, p, "refused by the object store", err)
-	case gcerrors.InvalidArgument:
-		return newError(Invalid, p, "", err)
-	}
-	return &Error{Kind: Unavailable, Path: p, Msg: fmt.Sprintf("object store %s unreachable", host), Err: err, RetryAfter: o.cfg.RetryAfter}
-}
-
-func (o *Opener) openHTTP(ctx context.Context, u *url.URL, _ *remoteRule) (*Object, error) {
-	base := *u
-	var candidates []url.URL
-	switch {
-	case strings.HasSuffix(base.Path, "/"):
-		base.Path += MetadataName
-		candidates = []url.URL{base}
-	case path.Base(base.Path) == MetadataName:
-		candidates = []url.URL{base}
-	default:
-		folder := base
-		folder.Path += "/" + MetadataName
-		candidates = []url.URL{base, folder}
-	}
-	var tried []string
-	var waited time.Duration // on Retry-After hints, over all candidates
-	for _, c := range candidates {
-		shown := redact(&c)
-		tried = append(tried, shown)
-		obj, found, err := o.getHTTP(ctx, &c, shown, &waited)
-		if err != nil || found {
-			return obj, err
-		}
-	}
-	return nil, newError(NotFound, strings.Join(tried, " nor "), "no such file", nil)
-}
-
-// getHTTP GETs one candidate URL: the object, not found (false, nil), or an error. An upstream
-// that is busy (429, 503) with a Retry-After is asked again after that delay when the wait fits
-// in MaxRetryWait and before the caller's deadline; otherwise its hint, clamped, is passed on.
-func (o *Opener) getHTTP(ctx context.Context, c *url.URL, shown string, waited *time.Duration) (*Object, bool, error) {
-	for attempt := 0; ; attempt++ {
-		req, err := http.NewRequestWithContext(ctx, http.MethodGet, c.String(), nil)
-		if err != nil {
-			return nil, false, newError(Invalid, shown, "", err)
-		}
-		w := o.watch(ctx)
-		resp, err := o.http.Do(req.WithContext(w.ctx))
-		if err != nil {
-			w.stop()
-			if f := w.fault(c.Host, shown); f != nil {
-				return nil, false, f
-			}
-			var se *Error
-			if errors.As(err, &se) {
-				return nil, false, se // a redirect outside the allowlist
-			}
-			return nil, false, &Error{Kind: Unavailable, Path: shown, Msg: fmt.Sprintf("upstream %s unreachable: %s", c.Host, describe(err)), Err: err, RetryAfter: o.cfg.RetryAfter}
-		}
-		switch {
-		case resp.StatusCode == http.StatusOK && isListing(resp):
-			resp.Body.Close()
-			w.stop()
-			return nil, false, nil // a folder: try its _metadata
-		case resp.StatusCode == http.StatusOK:
-		case resp.StatusCode == http.StatusNotFound || resp.StatusCode == http.StatusGone:
-			resp.Body.Close()
-			w.stop()
-			return nil, false, nil
-		case resp.StatusCode == http.StatusUnauthorized || resp.StatusCode == http.StatusForbidden:
-			resp.Body.Close()
-			w.stop()
-			return nil, false, newError(PermissionDenied, shown, resp.Status, nil)
-		default:
-			resp.Body.Close()
-			w.stop()
-			retry, hinted := parseRetryAfter(resp.Header.Get("Retry-After"), time.Now())
-			if !hinted {
-				retry = o.cfg.RetryAfter
-			}
-			busy := resp.StatusCode == http.StatusTooManyRequests || resp.StatusCode == http.StatusServiceUnavailable
-			if busy && hinted && attempt < maxRetries && o.canWait(ctx, retry, *waited) {
-				t := time.NewTimer(retry)
-				select {
-				case <-t.C:
-				case <-ctx.Done():
-					t.Stop()
-					return nil, false, ctx.Err()
-				}
-				*waited += retry
-				continue
-			}
-			return nil, false, &Error{Kind: Unavailable, Path: shown, Msg: fmt.Sprintf("upstream %s answered %s", c.Host, resp.Status), RetryAfter: retry}
-		}
-		if err := o.checkSize(shown, resp.ContentLength); err != nil {
-			resp.Body.Close()
-			w.stop()
-			return nil, false, err
-		}
-		var key string
-		if v := resp.Header.Get("ETag") + resp.Header.Get("Last-Modified"); v != "" && resp.ContentLength >= 0 {
-			key = fmt.Sprintf("%s|%d|%s", shown, resp.ContentLength, v)
-		}
-		w.progress()
-		host := c.Host
-		body := &watchedBody{rc: resp.Body, w: w, host: host, shown: shown, wrap: func(err error) error {
-			return &Error{Kind: Unavailable, Path: shown, Msg: fmt.Sprintf("upstream %s broke off: %s", host, describe(err)), Err: err, RetryAfter: o.cfg.RetryAfter}
-		}}
-		return &Object{ReadCloser: o.limit(shown, body), URI: shown, Size: resp.ContentLength, CacheKey: key}, true, nil
-	}
-}
-
-// canWait reports whether waiting d more (after waited) stays within MaxRetryWait and ends
-// before the caller's deadline, keeping room to fetch afterwards.
-func (o *Opener) canWait(ctx context.Context, d, waited time.Duration) bool {
-	if waited+d > MaxRetryWait {
-		return false
-	}
-	if dl, ok := ctx.Deadline(); ok {
-		left := time.Until(dl)
-		return d < left-deadlineReserve(left)-d/2
-	}
-	return true
-}
-
-// isListing reports a response that is a folder, not a file: the server redirected to a path
-// ending in "/" (as file servers do for folders) or answered with HTML. A _metadata is binary.
-func isListing(resp *http.Response) bool {
-	return strings.HasSuffix(resp.Request.URL.Path, "/") || strings.HasPrefix(resp.Header.Get("Content-Type"), "text/html")
-}

@@ -1,7 +1,6 @@
 package source
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"io"
@@ -12,8 +11,6 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-
-	"github.com/flinkpreflight/preflight/internal/source/s3test"
 )
 
 // tree builds:
@@ -291,66 +288,12 @@ func TestOpenHTTP(t *testing.T) {
 	}
 }
 
-func TestOpenS3(t *testing.T) {
-	g := s3test.Start(t)
-	g.CreateBucket(t, "ckpts")
-	g.CreateBucket(t, "other")
-	g.Put(t, "ckpts", "flink/job-1/chk-5/_metadata", bytes.NewReader([]byte("from-s3")))
-	g.Put(t, "ckpts", "flink/job-1/chk-6/_metadata", bytes.NewReader(bytes.Repeat([]byte("x"), 100)))
-	g.Put(t, "other", "_metadata", bytes.NewReader([]byte("other")))
-	entry := strings.Replace(g.BucketURL("ckpts"), "?", "/flink?", 1)
-	o, err := New(Config{Allow: []string{entry}, MaxBytes: 50})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer o.Close()
-	for _, tc := range []struct {
-		name, uri, want string
-		kind            Kind
-	}{
-		{"object", "s3://ckpts/flink/job-1/chk-5/_metadata", "from-s3", 0},
-		{"folder", "s3://ckpts/flink/job-1/chk-5", "from-s3", 0},
-		{"folder slash", "s3://ckpts/flink/job-1/chk-5/", "from-s3", 0},
-		{"same options as the entry", strings.Replace(g.BucketURL("ckpts"), "?", "/flink/job-1/chk-5?", 1), "from-s3", 0},
-		{"missing", "s3://ckpts/flink/job-1/chk-7", "", NotFound},
-		{"too large", "s3://ckpts/flink/job-1/chk-6", "", TooLarge},
-		{"outside the prefix", "s3://ckpts/other/_metadata", "", PermissionDenied},
-		{"other bucket", "s3://other/_metadata", "", PermissionDenied},
-		{"endpoint chosen by the caller", "s3://ckpts/flink/job-1/chk-5?endpoint=http%3A%2F%2F169.254.169.254", "", PermissionDenied},
-		{"dot-dot", "s3://ckpts/flink/../other/_metadata", "", PermissionDenied},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			obj, err := o.Open(context.Background(), tc.uri)
-			if tc.kind != 0 {
-				var se *Error
-				if !errors.As(err, &se) || se.Kind != tc.kind {
-					t.Fatalf("err = %v, want kind %v", err, tc.kind)
-				}
-				return
-			}
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer obj.Close()
-			body, _ := io.ReadAll(obj)
-			if string(body) != tc.want || obj.URI != "s3://ckpts/flink/job-1/chk-5/_metadata" || obj.CacheKey == "" {
-				t.Errorf("body %q URI %q key %q", body, obj.URI, obj.CacheKey)
-			}
-		})
-	}
-	t.Run("store stopped", func(t *testing.T) {
-		g.Stop()
-		_, err := o.Open(context.Background(), "s3://ckpts/flink/job-1/chk-5")
-		var se *Error
-		if !errors.As(err, &se) || se.Kind != Unavailable || se.RetryAfter <= 0 {
-			t.Fatalf("err = %v, want Unavailable with a retry hint", err)
-		}
-	})
-}
-
 // TestMatchRemote covers the allowlist for every object-store scheme without a store: matching
 // happens before any bucket is opened.
 func TestMatchRemote(t *testing.T) {
+	for _, scheme := range []string{"s3", "gs", "azblob"} {
+		registerForTest(t, scheme, &dirDriver{root: t.TempDir()})
+	}
 	o, err := New(Config{Allow: []string{
 		"s3://ckpts/flink?region=eu-west-1",
 		"gs://gcs-ckpts",
