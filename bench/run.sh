@@ -7,7 +7,7 @@
 # (f) corpus decode: the shared corpus in one process (bench/corpusdecode, preflight inspect), peer.
 # Loopback only.
 #
-# Environment: BENCH_ONLY=soak or corpus (run only (d) or (f)), SOAK_N (soak requests, default 10000; 0 skips),
+# Environment: BENCH_ONLY=soak, corpus or rpc (run only (d), (f) or (a)), SOAK_N (soak requests, default 10000; 0 skips),
 # PREFLIGHT_CORPUS (the corpus folder of (f), default ../shared/corpus),
 # BENCH_N (ghz requests per run, default 20000), BENCH_C (concurrency, 50),
 # BENCH_ROUNDS (alternating echo/check rounds, 2), BIG_BYTES (default 168 MiB),
@@ -82,6 +82,14 @@ fi
 
 step "building ghz (tools/ghz/go.mod, ghz v0.121.0)"
 go build -modfile=tools/ghz/go.mod -o "$WORK/bin/ghz" github.com/bojand/ghz/cmd/ghz
+if [ "${BENCH_ONLY:-}" = rpc ]; then
+	step "rpc only: generating the example checkpoints"
+	[ -s "$WORK/examples/compact-sink/_metadata" ] || "$WORK/bin/genexamples" -out "$WORK/examples"
+	timeout 30m "$WORK/bin/loadtest" -work "$WORK" -bin "$WORK/bin" -rpc-only \
+		-n "${BENCH_N:-20000}" -c "${BENCH_C:-50}" -rounds "${BENCH_ROUNDS:-2}"
+	step "results: $WORK/results.md (ghz JSON: $WORK/ghz-*.json)"
+	exit 0
+fi
 if [ ! -x "$VERSITYGW" ]; then
 	step "no versitygw at $VERSITYGW (make tools builds it): S3 cases skipped"
 	VERSITYGW=""

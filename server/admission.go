@@ -130,6 +130,15 @@ func (a *admission) cachePut(key string, e cacheValue) {
 	a.cache.put(key, e, a.cfg.MemoryBudget-a.memUsed)
 }
 
+// resultPut caches a finished answer (memo.go) like cachePut, reporting whether it was kept.
+func (a *admission) resultPut(key string, r *memoResult, bytes int64) bool {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	kept := a.cache.putResult(key, r, bytes, a.cfg.MemoryBudget-a.memUsed)
+	a.accountLocked()
+	return kept
+}
+
 func (a *admission) peerShare() int64 {
 	return int64(float64(a.cfg.MemoryBudget) * a.cfg.PeerShare)
 }
@@ -361,7 +370,9 @@ func (g *grant) shrink(mem int64) {
 func (a *admission) accountLocked() {
 	a.cache.shrinkTo(a.cfg.MemoryBudget - a.memUsed)
 	a.m.memReserved.Set(float64(a.memUsed))
-	a.m.cacheBytes.Set(float64(a.cache.size()))
+	layouts, results := a.cache.sizes()
+	a.m.cacheBytes.Set(float64(layouts))
+	a.m.resultCacheBytes.Set(float64(results))
 }
 
 func fmtBytes(n int64) string {

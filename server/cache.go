@@ -3,22 +3,31 @@ package server
 import (
 	"container/list"
 	"sync"
+	"time"
 
 	"github.com/flinkpreflight/preflight/internal/checkpoint"
 )
 
-// layoutCache is a small LRU of decoded layouts keyed by source.Object.CacheKey, so that an
-// autoscaler probing several parallelisms against one checkpoint decodes it once. Layouts are
-// shared read-only between requests. It is bounded in bytes (each layout's measured size), by
+// layoutCache holds two LRUs under one byte count: decoded layouts keyed by
+// source.Object.CacheKey, so that an autoscaler probing several parallelisms against one
+// checkpoint decodes it once, and finished CheckRescale answers (memo.go) keyed by that CacheKey
+// plus the request, so that the same question asked again costs a map lookup. Both are shared
+// read-only between requests. Together they are bounded in bytes (each value's measured size), by
 // CacheBytes and by what the memory budget leaves beside running requests (admission evicts from
-// it to make room), and in entries.
+// them to make room, least recently used first across both); layouts are also bounded in entries
+// and results in their own bytes (ResultCacheBytes), so that many small answers cannot push out
+// the layouts they were computed from.
 type layoutCache struct {
-	mu       sync.Mutex
-	max      int   // entries; <= 0 disables the cache
-	maxBytes int64 // bytes
-	bytes    int64
-	order    *list.List // front = most recent; values are *cacheEntry
-	byKey    map[string]*list.Element
+	mu             sync.Mutex
+	max            int   // layout entries; <= 0 disables the layout cache
+	maxBytes       int64 // bytes of layouts and results together
+	maxResultBytes int64 // bytes of results; <= 0 disables the result cache
+	bytes          int64 // layouts and results
+	resultBytes    int64
+	clock          uint64 // use stamps, to compare recency across the two lists
+	layouts        lru    // values: cacheValue
+	results        lru    // values: *memoResult
+	onEvictResult  func(*memoResult)
 }
 
 // cacheValue is a cached layout and its measured size.
@@ -27,13 +36,24 @@ type cacheValue struct {
 	bytes  int64
 }
 
-type cacheEntry struct {
-	key string
-	cacheValue
+// lru is one recency list with its index.
+type lru struct {
+	order *list.List // front = most recent; values are *cacheEntry
+	byKey map[string]*list.Element
 }
 
+type cacheEntry struct {
+	key    string
+	bytes  int64
+	used   uint64
+	layout cacheValue
+	result *memoResult
+}
+
+func newLRU() lru { return lru{order: list.New(), byKey: map[string]*list.Element{}} }
+
 func newLayoutCache(max int, maxBytes int64) *layoutCache {
-	return &layoutCache{max: max, maxBytes: maxBytes, order: list.New(), byKey: map[string]*list.Element{}}
+	return &layoutCache{max: max, maxBytes: maxBytes, layouts: newLRU(), results: newLRU()}
 }
 
 func (c *layoutCache) get(key string) (cacheValue, bool) {
@@ -42,11 +62,32 @@ func (c *layoutCache) get(key string) (cacheValue, bool) {
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if e, ok := c.byKey[key]; ok {
-		c.order.MoveToFront(e)
-		return e.Value.(*cacheEntry).cacheValue, true
+	if e, ok := c.layouts.byKey[key]; ok {
+		return c.touchLocked(&c.layouts, e).layout, true
 	}
 	return cacheValue{}, false
+}
+
+// getResult looks a memoized answer up. The key is a []byte so that the lookup does not copy it
+// (the map index with string(key) does not allocate).
+func (c *layoutCache) getResult(key []byte) (*memoResult, bool) {
+	if c.maxResultBytes <= 0 {
+		return nil, false
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if e, ok := c.results.byKey[string(key)]; ok {
+		return c.touchLocked(&c.results, e).result, true
+	}
+	return nil, false
+}
+
+func (c *layoutCache) touchLocked(l *lru, e *list.Element) *cacheEntry {
+	l.order.MoveToFront(e)
+	ce := e.Value.(*cacheEntry)
+	c.clock++
+	ce.used = c.clock
+	return ce
 }
 
 // put caches v if it fits in min(maxBytes, room) bytes, evicting the least recently used.
@@ -56,15 +97,37 @@ func (c *layoutCache) put(key string, v cacheValue, room int64) {
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	c.putLocked(&c.layouts, &cacheEntry{key: key, bytes: v.bytes, layout: v}, room)
+}
+
+// putResult caches a finished answer of the given measured size under the same rules as put,
+// and within maxResultBytes. It reports whether r stays cached.
+func (c *layoutCache) putResult(key string, r *memoResult, bytes, room int64) bool {
+	if c.maxResultBytes <= 0 || key == "" || bytes > c.maxResultBytes {
+		return false
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.putLocked(&c.results, &cacheEntry{key: key, bytes: bytes, result: r}, room)
+	e, ok := c.results.byKey[key]
+	return ok && e.Value.(*cacheEntry).result == r
+}
+
+func (c *layoutCache) putLocked(l *lru, ce *cacheEntry, room int64) {
 	limit := min(c.maxBytes, room)
-	if v.bytes > limit {
+	if ce.bytes > limit {
 		return
 	}
-	if e, ok := c.byKey[key]; ok {
-		c.removeLocked(e)
+	if e, ok := l.byKey[ce.key]; ok {
+		c.removeLocked(l, e)
 	}
-	c.byKey[key] = c.order.PushFront(&cacheEntry{key, v})
-	c.bytes += v.bytes
+	c.clock++
+	ce.used = c.clock
+	l.byKey[ce.key] = l.order.PushFront(ce)
+	c.bytes += ce.bytes
+	if ce.result != nil {
+		c.resultBytes += ce.bytes
+	}
 	c.evictLocked(limit)
 }
 
@@ -76,25 +139,139 @@ func (c *layoutCache) shrinkTo(limit int64) {
 }
 
 func (c *layoutCache) evictLocked(limit int64) {
-	for c.order.Len() > 0 && (c.bytes > limit || c.order.Len() > c.max) {
-		c.removeLocked(c.order.Back())
+	for c.bytes > limit {
+		lb, rb := c.layouts.order.Back(), c.results.order.Back()
+		switch {
+		case lb == nil && rb == nil:
+			return
+		case rb == nil || (lb != nil && lb.Value.(*cacheEntry).used < rb.Value.(*cacheEntry).used):
+			c.removeLocked(&c.layouts, lb)
+		default:
+			c.removeLocked(&c.results, rb)
+		}
+	}
+	for c.layouts.order.Len() > max(c.max, 0) {
+		c.removeLocked(&c.layouts, c.layouts.order.Back())
+	}
+	for c.resultBytes > max(c.maxResultBytes, 0) {
+		c.removeLocked(&c.results, c.results.order.Back())
 	}
 }
 
-func (c *layoutCache) removeLocked(e *list.Element) {
-	ce := c.order.Remove(e).(*cacheEntry)
-	delete(c.byKey, ce.key)
+func (c *layoutCache) removeLocked(l *lru, e *list.Element) {
+	ce := l.order.Remove(e).(*cacheEntry)
+	delete(l.byKey, ce.key)
 	c.bytes -= ce.bytes
+	if ce.result != nil {
+		c.resultBytes -= ce.bytes
+		if c.onEvictResult != nil {
+			c.onEvictResult(ce.result)
+		}
+	}
 }
 
+// size is the bytes held by layouts and results together (what counts against the budget).
 func (c *layoutCache) size() int64 {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return c.bytes
 }
 
+// sizes splits size into layouts and results (the gauges).
+func (c *layoutCache) sizes() (layouts, results int64) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.bytes - c.resultBytes, c.resultBytes
+}
+
+// len is the number of cached layouts.
 func (c *layoutCache) len() int {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return c.order.Len()
+	return c.layouts.order.Len()
+}
+
+// resultLen is the number of cached results.
+func (c *layoutCache) resultLen() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.results.order.Len()
+}
+
+// sourceIdentities remembers, per requested URI, which version of which file the source last
+// opened (its CacheKey: location + size + mtime or ETag) and when. Within Interval of that check a
+// request for the same URI trusts it and skips the source (a stat and an open through os.Root, or
+// an object store's HEAD) when the layout or the answer is cached. This is the staleness bound:
+// a file replaced or removed at time t is noticed by every request that starts after the last
+// check + Interval, so at most Interval after t; requests in between may still be answered from
+// the previous version. The allowlist is fixed for the server's life, so skipping the source
+// cannot admit a URI it would refuse; a symlink re-pointed within the interval is followed at
+// the next check, like any other change.
+type sourceIdentities struct {
+	interval time.Duration // <= 0: never trusted, every request asks the source
+	mu       sync.RWMutex
+	byURI    map[string]sourceIdentity
+}
+
+// sourceIdentity is what an open of a URI found.
+type sourceIdentity struct {
+	uri      string // the location read (source.Object.URI): the report's label
+	cacheKey string
+	checked  time.Time
+}
+
+const (
+	// maxIdentities bounds the remembered URIs; beyond it the expired ones are dropped, and
+	// then all of them (they are only a shortcut).
+	maxIdentities = 4096
+	// maxIdentityURI leaves absurdly long URIs out of the map.
+	maxIdentityURI = 4096
+)
+
+func newSourceIdentities(interval time.Duration) *sourceIdentities {
+	return &sourceIdentities{interval: interval, byURI: map[string]sourceIdentity{}}
+}
+
+// fresh returns the identity of uri if it was checked less than interval ago.
+func (s *sourceIdentities) fresh(uri string, now time.Time) (sourceIdentity, bool) {
+	if s.interval <= 0 {
+		return sourceIdentity{}, false
+	}
+	s.mu.RLock()
+	id, ok := s.byURI[uri]
+	s.mu.RUnlock()
+	if !ok || now.Sub(id.checked) >= s.interval || now.Before(id.checked) {
+		return sourceIdentity{}, false
+	}
+	return id, true
+}
+
+// record notes what an open of uri found at time id.checked.
+func (s *sourceIdentities) record(uri string, id sourceIdentity) {
+	if s.interval <= 0 || id.cacheKey == "" || len(uri) > maxIdentityURI {
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if _, ok := s.byURI[uri]; !ok && len(s.byURI) >= maxIdentities {
+		for k, v := range s.byURI {
+			if id.checked.Sub(v.checked) >= s.interval {
+				delete(s.byURI, k)
+			}
+		}
+		if len(s.byURI) >= maxIdentities {
+			clear(s.byURI)
+		}
+	}
+	s.byURI[uri] = id
+}
+
+// forget drops uri after a failed open, so the next request asks the source again.
+func (s *sourceIdentities) forget(uri string) {
+	if s.interval <= 0 {
+		return
+	}
+	s.mu.Lock()
+	delete(s.byURI, uri)
+	s.mu.Unlock()
 }

@@ -27,6 +27,10 @@ const (
 	DefaultPeerShare = 0.5
 	// DefaultCacheShare is the part of the memory budget the layout cache may hold at most.
 	DefaultCacheShare = 4 // 1/4
+	// DefaultResultCacheShare is the part of CacheBytes cached answers may hold at most.
+	DefaultResultCacheShare = 4 // 1/4
+	// DefaultRevalidateInterval bounds how stale a cached answer or layout can be.
+	DefaultRevalidateInterval = time.Second
 	// HTTP listener limits: headers, the whole body of a JSON request, and keep-alive idleness.
 	DefaultHTTPReadHeaderTimeout = 10 * time.Second
 	DefaultHTTPBodyTimeout       = 30 * time.Second
@@ -79,6 +83,15 @@ type Config struct {
 	// CacheEntries is the size of the LRU cache of decoded layouts (by source cache key);
 	// negative disables it.
 	CacheEntries int
+	// ResultCacheBytes bounds the cached CheckRescale answers (memo.go), which share CacheBytes
+	// and the memory budget with the layouts; 0 means DefaultResultCacheShare of CacheBytes,
+	// negative disables the result cache.
+	ResultCacheBytes int64
+	// RevalidateInterval is how long a URI's file version (size + mtime or ETag) is trusted
+	// without asking the source again, when its layout or answer is cached: a changed file is
+	// noticed at most this long after it changed. 0 means DefaultRevalidateInterval; negative
+	// asks the source on every request.
+	RevalidateInterval time.Duration
 
 	// HTTP listener limits; zero values take the defaults above. HTTPBodyTimeout bounds reading
 	// a whole JSON request body.
@@ -135,6 +148,12 @@ func (c *Config) setDefaults() {
 	}
 	if c.CacheBytes == 0 {
 		c.CacheBytes = c.MemoryBudget / DefaultCacheShare
+	}
+	if c.ResultCacheBytes == 0 {
+		c.ResultCacheBytes = c.CacheBytes / DefaultResultCacheShare
+	}
+	if c.RevalidateInterval == 0 {
+		c.RevalidateInterval = DefaultRevalidateInterval
 	}
 	if c.PeerShare <= 0 || c.PeerShare > 1 {
 		c.PeerShare = DefaultPeerShare

@@ -15,13 +15,15 @@ type metrics struct {
 	decodedBytes prometheus.Counter
 	decodeSecs   prometheus.Histogram
 	cache        *prometheus.CounterVec // result: hit, shared, miss
+	results      *prometheus.CounterVec // result: hit, miss (memo.go)
 	// Admission (admission.go) and uploads.
-	memReserved prometheus.Gauge
-	memBudget   prometheus.Gauge
-	cacheBytes  prometheus.Gauge
-	queued      prometheus.Gauge
-	receiving   prometheus.Gauge
-	uploadEnds  *prometheus.CounterVec // reason: idle, size-mismatch
+	memReserved      prometheus.Gauge
+	memBudget        prometheus.Gauge
+	cacheBytes       prometheus.Gauge
+	resultCacheBytes prometheus.Gauge
+	queued           prometheus.Gauge
+	receiving        prometheus.Gauge
+	uploadEnds       *prometheus.CounterVec // reason: idle, size-mismatch
 }
 
 func newMetrics(reg *prometheus.Registry) *metrics {
@@ -59,6 +61,12 @@ func newMetrics(reg *prometheus.Registry) *metrics {
 	m.cacheBytes = prometheus.NewGauge(prometheus.GaugeOpts{
 		Name: "preflight_layout_cache_bytes", Help: "Measured bytes of the cached layouts.",
 	})
+	m.results = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "preflight_result_cache_requests_total", Help: "CheckRescale answers looked up in the result cache (by URI), by result: hit (answered from the cache), miss (checked).",
+	}, []string{"result"})
+	m.resultCacheBytes = prometheus.NewGauge(prometheus.GaugeOpts{
+		Name: "preflight_result_cache_bytes", Help: "Counted bytes of the cached CheckRescale answers (they share the layout cache's bytes and the memory budget).",
+	})
 	m.queued = prometheus.NewGauge(prometheus.GaugeOpts{
 		Name: "preflight_admission_waiting", Help: "Requests waiting for a check slot or memory.",
 	})
@@ -68,7 +76,7 @@ func newMetrics(reg *prometheus.Registry) *metrics {
 	m.uploadEnds = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "preflight_uploads_refused_total", Help: "Uploads the server ended, by reason: idle (no message within --upload-idle-timeout), size-mismatch (bytes differ from the header's size_bytes).",
 	}, []string{"reason"})
-	reg.MustRegister(m.memReserved, m.memBudget, m.cacheBytes, m.queued, m.receiving, m.uploadEnds)
+	reg.MustRegister(m.memReserved, m.memBudget, m.cacheBytes, m.resultCacheBytes, m.results, m.queued, m.receiving, m.uploadEnds)
 	reg.MustRegister(m.rpcs, m.rpcSeconds, m.inflight, m.verdicts, m.decodedBytes, m.decodeSecs, m.cache)
 	return m
 }

@@ -45,6 +45,8 @@ type Server struct {
 	health   *health.Server
 	sources  *source.Opener
 	cache    *layoutCache
+	encoded  sync.Map // wire bytes of cached answers (memo.go)
+	idents   *sourceIdentities
 	flightMu sync.Mutex
 	flights  map[string]*flight // decodes in progress, by cache key
 	metrics  *metrics
@@ -67,6 +69,9 @@ func New(cfg Config) (*Server, error) {
 	s := &Server{log: cfg.Logger, flights: map[string]*flight{}}
 	s.cfg = cfg
 	s.cache = newLayoutCache(cfg.CacheEntries, cfg.CacheBytes)
+	s.cache.maxResultBytes = cfg.ResultCacheBytes
+	s.cache.onEvictResult = func(r *memoResult) { s.encoded.Delete(r.resp) }
+	s.idents = newSourceIdentities(cfg.RevalidateInterval)
 	reg := cfg.Registry
 	if reg == nil {
 		reg = newRegistry()
@@ -92,6 +97,8 @@ func New(cfg Config) (*Server, error) {
 		grpc.ChainUnaryInterceptor(s.unaryInterceptors()...),
 		grpc.ChainStreamInterceptor(s.streamInterceptors()...),
 		grpc.MaxRecvMsgSize(cfg.maxRecvMsgBytes()),
+		// Cached answers go out as the bytes they were encoded to once (memo.go).
+		grpc.ForceServerCodecV2(newResultCodec(&s.encoded)),
 		// Stop and GracefulStop return only when handlers have: sources are closed after that.
 		grpc.WaitForHandlers(true),
 		grpc.Creds(newServerCreds(netCreds)),

@@ -288,6 +288,12 @@ func TestConcurrencyLimit(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// The same question again is answered from the result cache, which needs no slot; another
+	// one must run the check.
+	if _, err := h.c.Check(context.Background(), req); err != nil {
+		t.Fatalf("cached answer with the slot taken: %v", err)
+	}
+	req.Plan = &pb.RescalePlan{DefaultParallelism: 2}
 	_, err = h.c.Check(context.Background(), req)
 	if status.Code(err) != codes.ResourceExhausted || !strings.Contains(status.Convert(err).Message(), "check slots") {
 		t.Fatalf("check with the slot taken: %v, want ResourceExhausted naming the slots", err)
@@ -446,7 +452,9 @@ func TestCacheAndMetrics(t *testing.T) {
 	td := testdataDir(t)
 	meta := filepath.Join(dir, "_metadata")
 	os.WriteFile(meta, readFile(t, filepath.Join(td, "compact-sink", "_metadata")), 0o644)
-	h := startInProcess(t, Config{Allow: []string{dir}, CacheEntries: 2})
+	// The layout cache alone: no result cache, the source asked on every request (memo_test.go
+	// tests those two).
+	h := startInProcess(t, Config{Allow: []string{dir}, CacheEntries: 2, ResultCacheBytes: -1, RevalidateInterval: -1})
 	req := &pb.CheckRescaleRequest{Checkpoint: &pb.CheckpointSource{Source: &pb.CheckpointSource_Uri{Uri: dir}},
 		Plan: &pb.RescalePlan{Parallelism: map[string]int32{"compact-operator": 8}}}
 	for range 3 {

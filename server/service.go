@@ -32,16 +32,49 @@ func (v *service) CheckRescale(ctx context.Context, req *pb.CheckRescaleRequest)
 	if err := engine.ValidateRequest(req.GetPlan(), req.GetOptions()); err != nil {
 		return nil, toStatus(ctx, err)
 	}
-	layout, label, mem, err := v.s.layout(ctx, req.GetCheckpoint())
+	// The same question about a file version checked within RevalidateInterval is answered from
+	// the result cache without asking the source (memo.go).
+	var key *[]byte
+	if memoizable(req) && v.s.cache.maxResultBytes > 0 {
+		key = keyBufs.Get().(*[]byte)
+		defer putKeyBuf(key)
+		if id, ok := v.s.idents.fresh(req.GetCheckpoint().GetUri(), time.Now()); ok {
+			if resp, ok := v.s.answerCached(ctx, key, id.cacheKey, id.uri, req); ok {
+				return resp, nil
+			}
+		}
+	}
+	layout, ref, mem, err := v.s.layoutOf(ctx, req.GetCheckpoint())
 	if err != nil {
 		return nil, toStatus(ctx, err)
 	}
 	defer mem.release()
-	report, err := v.s.check(ctx, layout, label, req.GetPlan(), req.GetOptions())
+	if key != nil && ref.cacheKey != "" {
+		if resp, ok := v.s.answerCached(ctx, key, ref.cacheKey, ref.label, req); ok {
+			return resp, nil
+		}
+	}
+	report, err := v.s.check(ctx, layout, ref.label, req.GetPlan(), req.GetOptions())
 	if err != nil {
 		return nil, toStatus(ctx, err)
 	}
-	return &pb.CheckRescaleResponse{Report: report}, nil
+	resp := &pb.CheckRescaleResponse{Report: report}
+	if key != nil && ref.cacheKey != "" && len(*key) > 0 {
+		v.s.memoize(*key, resp)
+	}
+	return resp, nil
+}
+
+// answerCached builds the result key of req for a file version into *key and looks it up. On a
+// miss *key keeps the key, for memoize.
+func (s *Server) answerCached(ctx context.Context, key *[]byte, cacheKey, label string, req *pb.CheckRescaleRequest) (*pb.CheckRescaleResponse, bool) {
+	b, err := appendResultKey((*key)[:0], cacheKey, label, req.GetPlan(), req.GetOptions())
+	if err != nil {
+		*key = (*key)[:0]
+		return nil, false
+	}
+	*key = b
+	return s.cachedResult(ctx, b)
 }
 
 func (v *service) InspectCheckpoint(ctx context.Context, req *pb.InspectCheckpointRequest) (*pb.InspectCheckpointResponse, error) {
@@ -223,36 +256,64 @@ func (r *receiver) stop() { close(r.done) }
 // can tell that the file has not changed, with the memory the request holds for it (release it
 // after the check).
 func (s *Server) layout(ctx context.Context, src *pb.CheckpointSource) (*checkpoint.Layout, string, *grant, error) {
+	l, ref, mem, err := s.layoutOf(ctx, src)
+	return l, ref.label, mem, err
+}
+
+// layoutRef names the file a layout was read from: the report's label and, for a URI whose
+// source can tell versions apart, the version's cache key.
+type layoutRef struct {
+	label    string
+	cacheKey string
+}
+
+// layoutOf is layout, also returning the file's cache key. A URI whose version was checked within
+// RevalidateInterval and whose layout is cached is served without asking the source.
+func (s *Server) layoutOf(ctx context.Context, src *pb.CheckpointSource) (*checkpoint.Layout, layoutRef, *grant, error) {
 	switch x := src.GetSource().(type) {
 	case *pb.CheckpointSource_Metadata:
 		n := int64(len(x.Metadata))
 		if n > s.cfg.MaxInlineBytes {
-			return nil, "", nil, &limitError{fmt.Sprintf("inline metadata of %d bytes exceeds the limit of %d bytes; use CheckRescaleUpload", n, s.cfg.MaxInlineBytes)}
+			return nil, layoutRef{}, nil, &limitError{fmt.Sprintf("inline metadata of %d bytes exceeds the limit of %d bytes; use CheckRescaleUpload", n, s.cfg.MaxInlineBytes)}
 		}
 		mem, err := s.adm.acquire(ctx, false, estimateBytes(n), false)
 		if err != nil {
-			return nil, "", nil, err
+			return nil, layoutRef{}, nil, err
 		}
 		l, err := s.decode(ctx, bytes.NewReader(x.Metadata), "inline")
 		if err != nil {
 			mem.release()
-			return nil, "", nil, err
+			return nil, layoutRef{}, nil, err
 		}
-		return l, "inline", mem, nil
+		return l, layoutRef{label: "inline"}, mem, nil
 	case *pb.CheckpointSource_Uri:
+		if id, ok := s.idents.fresh(x.Uri, time.Now()); ok && s.cfg.CacheEntries >= 0 {
+			if v, ok := s.cache.get(id.cacheKey); ok {
+				mem, err := s.adm.acquire(ctx, false, RequestBaseBytes+CachedCheckFactor*v.bytes, false)
+				if err != nil {
+					return nil, layoutRef{}, nil, err
+				}
+				s.metrics.cache.WithLabelValues("hit").Inc()
+				return v.layout, layoutRef{label: id.uri, cacheKey: id.cacheKey}, mem, nil
+			}
+		}
+		checked := time.Now()
 		obj, err := s.sources.Open(ctx, x.Uri)
 		if err != nil {
+			s.idents.forget(x.Uri)
 			addLog(ctx, slog.String("source_error", err.Error()))
-			return nil, "", nil, err
+			return nil, layoutRef{}, nil, err
 		}
 		defer obj.Close()
+		s.idents.record(x.Uri, sourceIdentity{uri: obj.URI, cacheKey: obj.CacheKey, checked: checked})
+		ref := layoutRef{label: obj.URI, cacheKey: obj.CacheKey}
 		need := estimateBytes(obj.Size)
 		if v, ok := s.cache.get(obj.CacheKey); ok {
 			need = RequestBaseBytes + CachedCheckFactor*v.bytes
 		}
 		mem, err := s.adm.acquire(ctx, false, need, false)
 		if err != nil {
-			return nil, "", nil, err
+			return nil, layoutRef{}, nil, err
 		}
 		var r io.Reader = obj
 		if obj.Size < 0 {
@@ -264,11 +325,11 @@ func (s *Server) layout(ctx context.Context, src *pb.CheckpointSource) (*checkpo
 		if err != nil {
 			addLog(ctx, slog.String("source_error", err.Error()))
 			mem.release()
-			return nil, "", nil, err
+			return nil, layoutRef{}, nil, err
 		}
-		return l, obj.URI, mem, nil
+		return l, ref, mem, nil
 	}
-	return nil, "", nil, errInvalid("checkpoint: set uri or metadata")
+	return nil, layoutRef{}, nil, errInvalid("checkpoint: set uri or metadata")
 }
 
 // growingReader grows a memory grant as a source of unknown size (an http response without

@@ -42,14 +42,31 @@ func compactSink(b *testing.B) string {
 	return p
 }
 
-func cachedRequest(path string) *pb.CheckRescaleRequest {
+// cachedRequest is the cached ghz case: compact-operator=8 is DENY, =4 is ALLOW.
+func cachedRequest(path string, compactOperator int32) *pb.CheckRescaleRequest {
 	return &pb.CheckRescaleRequest{Checkpoint: &pb.CheckpointSource{Source: &pb.CheckpointSource_Uri{Uri: path}},
-		Plan: &pb.RescalePlan{Parallelism: map[string]int32{"compact-operator": 8}}}
+		Plan: &pb.RescalePlan{Parallelism: map[string]int32{"compact-operator": compactOperator}}}
 }
 
+// BenchmarkRPC: the echo, then the cached check (DENY and ALLOW) answered from the result cache
+// ("memo", the default), and with the result cache off and the source asked on every request
+// ("nomemo": the layout cache only, as before issue #16's RPC work).
 func BenchmarkRPC(b *testing.B) {
 	path := compactSink(b)
-	s, err := server.New(server.Config{Allow: []string{filepath.Dir(filepath.Dir(path))}, QueueWait: 1 << 62})
+	allow := []string{filepath.Dir(filepath.Dir(path))}
+	for _, srv := range []struct {
+		name string
+		cfg  server.Config
+	}{
+		{"memo", server.Config{Allow: allow, QueueWait: 1 << 62}},
+		{"nomemo", server.Config{Allow: allow, QueueWait: 1 << 62, ResultCacheBytes: -1, RevalidateInterval: -1}},
+	} {
+		benchRPC(b, srv.name, srv.cfg, path)
+	}
+}
+
+func benchRPC(b *testing.B, name string, cfg server.Config, path string) {
+	s, err := server.New(cfg)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -65,12 +82,9 @@ func BenchmarkRPC(b *testing.B) {
 	}
 	defer conn.Close()
 	api, health := pb.NewPreflightServiceClient(conn), healthpb.NewHealthClient(conn)
-	req := cachedRequest(path)
-	if _, err := api.CheckRescale(context.Background(), req); err != nil { // fills the cache
-		b.Fatal(err)
-	}
 	par := max(1, benchConcurrency/runtime.GOMAXPROCS(0))
-	b.Run("Health", func(b *testing.B) {
+	b.Run(name+"/Health", func(b *testing.B) {
+		b.ReportAllocs()
 		b.SetParallelism(par)
 		b.RunParallel(func(pb *testing.PB) {
 			for pb.Next() {
@@ -81,17 +95,27 @@ func BenchmarkRPC(b *testing.B) {
 			}
 		})
 	})
-	b.Run("CheckRescaleCached", func(b *testing.B) {
-		b.SetParallelism(par)
-		b.RunParallel(func(pb *testing.PB) {
-			for pb.Next() {
-				if _, err := api.CheckRescale(context.Background(), req); err != nil {
-					b.Error(err)
-					return
+	for _, c := range []struct {
+		name string
+		p    int32
+	}{{"CheckRescaleCached/deny", 8}, {"CheckRescaleCached/allow", 4}} {
+		req := cachedRequest(path, c.p)
+		if _, err := api.CheckRescale(context.Background(), req); err != nil { // fills the caches
+			b.Fatal(err)
+		}
+		b.Run(name+"/"+c.name, func(b *testing.B) {
+			b.ReportAllocs()
+			b.SetParallelism(par)
+			b.RunParallel(func(pb *testing.PB) {
+				for pb.Next() {
+					if _, err := api.CheckRescale(context.Background(), req); err != nil {
+						b.Error(err)
+						return
+					}
 				}
-			}
+			})
 		})
-	})
+	}
 }
 
 // BenchmarkCheckLayout is the engine's part of a cached check: the DENY plan of the cached ghz

@@ -112,6 +112,10 @@ func run(args []string) error {
 	fs.StringVar(&cfg.TLSKeyFile, "tls-key", "", "server private key (PEM)")
 	fs.StringVar(&cfg.TLSClientCAFile, "tls-client-ca", "", "CA (PEM) that client certificates must chain to; enables mutual TLS")
 	fs.IntVar(&cfg.CacheEntries, "cache-entries", server.DefaultCacheEntries, "decoded layouts kept in the LRU cache (negative disables)")
+	// Result cache and source revalidation (issue #16, server/memo.go).
+	fs.Var(bytesize.Value{P: &cfg.ResultCacheBytes}, "result-cache-bytes", "bytes of finished CheckRescale answers kept, within --cache-bytes (0: a quarter of it)")
+	noResultCache := fs.Bool("no-result-cache", false, "cache no finished answers: every request runs the check")
+	fs.DurationVar(&cfg.RevalidateInterval, "revalidate-interval", server.DefaultRevalidateInterval, "how long a checkpoint's file version (size + mtime or ETag) is trusted before its source is asked again: a changed file is seen at most this late (negative: every request)")
 	fs.DurationVar(&cfg.DrainDelay, "drain-delay", 0, "how long to report NOT_SERVING before refusing new RPCs on SIGTERM")
 	fs.DurationVar(&cfg.ShutdownTimeout, "shutdown-timeout", server.DefaultShutdownTimeout, "how long in-flight RPCs may run after SIGTERM")
 	// Autoscaler pre-flight (issue #11): calls to Flink's REST API. The REST URL must be under an
@@ -147,6 +151,9 @@ func run(args []string) error {
 	cfg.Logger.Info("preflightd starting", slog.String("version", bi.Version), slog.String("revision", bi.Revision),
 		slog.Bool("modified", bi.Modified), slog.String("go", bi.GoVersion), slog.String("config", configFile))
 	cfg.Allow = allow
+	if *noResultCache {
+		cfg.ResultCacheBytes = -1
+	}
 
 	if limit, from := server.ContainerMemoryLimit(); limit > 0 && os.Getenv("GOMEMLIMIT") == "" {
 		// The GC works harder near the limit instead of letting the heap double past it.
