@@ -7,7 +7,8 @@
 # (f) corpus decode: the shared corpus in one process (bench/corpusdecode, preflight inspect), peer.
 # Loopback only.
 #
-# Environment: BENCH_ONLY=soak, corpus or rpc (run only (d), (f) or (a)), SOAK_N (soak requests, default 10000; 0 skips),
+# Environment: BENCH_ONLY=soak, corpus or rpc (run only (d), (f) or (a); with rpc, BENCH_DAEMON_ARGS adds
+# preflightd flags, e.g. "--no-result-cache --revalidate-interval=-1"), SOAK_N (soak requests, default 10000; 0 skips),
 # PREFLIGHT_CORPUS (the corpus folder of (f), default ../shared/corpus),
 # BENCH_N (ghz requests per run, default 20000), BENCH_C (concurrency, 50),
 # BENCH_ROUNDS (alternating echo/check rounds, 2), BIG_BYTES (default 168 MiB),
@@ -85,7 +86,7 @@ go build -modfile=tools/ghz/go.mod -o "$WORK/bin/ghz" github.com/bojand/ghz/cmd/
 if [ "${BENCH_ONLY:-}" = rpc ]; then
 	step "rpc only: generating the example checkpoints"
 	[ -s "$WORK/examples/compact-sink/_metadata" ] || "$WORK/bin/genexamples" -out "$WORK/examples"
-	timeout 30m "$WORK/bin/loadtest" -work "$WORK" -bin "$WORK/bin" -rpc-only \
+	timeout 30m "$WORK/bin/loadtest" -work "$WORK" -bin "$WORK/bin" -rpc-only -rpc-daemon-args "${BENCH_DAEMON_ARGS:-}" \
 		-n "${BENCH_N:-20000}" -c "${BENCH_C:-50}" -rounds "${BENCH_ROUNDS:-2}"
 	step "results: $WORK/results.md (ghz JSON: $WORK/ghz-*.json)"
 	exit 0

@@ -62,6 +62,7 @@ type options struct {
 	requests, conc       int
 	lowConc, lowRequests int
 	rpcOnly              bool
+	rpcDaemonArgs        string
 	rounds, decodeRuns   int
 	soakN                int
 	soakOnly             bool
@@ -83,6 +84,7 @@ func main() {
 	flag.IntVar(&o.soakN, "soak-n", 10000, "requests of the soak (d); 0 skips it")
 	flag.BoolVar(&o.soakOnly, "soak-only", false, "run only the soak (d)")
 	flag.BoolVar(&o.rpcOnly, "rpc-only", false, "run only the cached CheckRescale vs echo (a)")
+	flag.StringVar(&o.rpcDaemonArgs, "rpc-daemon-args", "", "extra preflightd flags for (a), space-separated (e.g. \"--no-result-cache --revalidate-interval=-1\" for the layout cache alone)")
 	flag.DurationVar(&o.stepTimeout, "step-timeout", 3*time.Minute, "bound on every single step")
 	flag.Parse()
 	if o.work == "" || o.bin == "" {
@@ -375,7 +377,11 @@ func benchThroughput(o options) ([]row, error) {
 	// The example checkpoints are allowlisted so that the URI case is served from the layout
 	// cache. The daemon's defaults apply: 2 × GOMAXPROCS slots and a 1 s admission queue, in
 	// which 50 concurrent callers wait for a slot instead of being refused.
-	d, err := startDaemon(o, nil, "--allow="+filepath.Dir(filepath.Dir(o.cached)), "--http-addr=127.0.0.1:0")
+	args := append([]string{"--allow=" + filepath.Dir(filepath.Dir(o.cached)), "--http-addr=127.0.0.1:0"}, strings.Fields(o.rpcDaemonArgs)...)
+	if o.rpcDaemonArgs != "" {
+		logf("(a) preflightd %s", o.rpcDaemonArgs)
+	}
+	d, err := startDaemon(o, nil, args...)
 	if err != nil {
 		return nil, err
 	}

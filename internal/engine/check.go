@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"slices"
 	"sort"
 
 	"github.com/flinkpreflight/preflight/internal/cancel"
@@ -56,8 +57,14 @@ func (e *Engine) check(ctx context.Context, layout *checkpoint.Layout, source st
 		Verdict:    pb.Verdict(rep.Verdict),
 		Checkpoint: summary(layout, source),
 	}
-	for _, f := range rep.Findings {
-		out.Findings = append(out.Findings, &pb.Finding{
+	// The report's messages of one kind come from one allocation each (findings, operators,
+	// states) rather than one per message: a cached file checked again allocates mostly in
+	// the simulation, not in building its answer.
+	findingMsgs := make([]pb.Finding, len(rep.Findings))
+	out.Findings = make([]*pb.Finding, 0, len(rep.Findings))
+	for i, f := range rep.Findings {
+		fm := &findingMsgs[i]
+		*fm = pb.Finding{
 			RuleId:           f.RuleID,
 			Title:            f.Title,
 			Severity:         pb.Severity(f.Severity),
@@ -71,7 +78,8 @@ func (e *Engine) check(ctx context.Context, layout *checkpoint.Layout, source st
 			Remediation:      f.Remediation,
 			References:       f.References,
 			CatalogEntry:     f.CatalogEntry,
-		})
+		}
+		out.Findings = append(out.Findings, fm)
 	}
 	for _, s := range rep.Safe {
 		out.SafeParallelism = append(out.SafeParallelism, &pb.SafeParallelism{
@@ -82,11 +90,17 @@ func (e *Engine) check(ctx context.Context, layout *checkpoint.Layout, source st
 	if detail == SubtasksForChart {
 		charted = chartedOperators(stop, result, rep.Findings)
 	}
-	n := 0
+	n, nStates := 0, 0
 	for _, v := range result.Vertices {
 		n += len(v.Operators)
+		for _, op := range v.Operators {
+			nStates += len(op.States)
+		}
 	}
 	out.Operators = make([]*pb.OperatorAssignment, 0, n)
+	opMsgs := make([]pb.OperatorAssignment, n)
+	stateMsgs := make([]pb.StateAssignment, nStates)
+	statePtrs := make([]*pb.StateAssignment, nStates)
 	for vi, v := range result.Vertices {
 		// Nothing reads the vertex after its operators are converted: drop it from the result so
 		// that the simulation's memory is released while the report grows (peak: layout +
@@ -95,7 +109,10 @@ func (e *Engine) check(ctx context.Context, layout *checkpoint.Layout, source st
 		vid := v.ID.String()
 		for _, op := range v.Operators {
 			stop.Check()
-			a := operatorAssignment(stop, v, vid, op)
+			a := &opMsgs[len(out.Operators)]
+			k := len(op.States)
+			operatorAssignment(stop, v, vid, op, a, stateMsgs[:k:k], statePtrs[:0:k])
+			stateMsgs, statePtrs = stateMsgs[k:], statePtrs[k:]
 			switch {
 			case !hasSubtasks(op):
 			case detail == SubtasksAsAsked && opts.GetIncludeSubtasks():
@@ -201,13 +218,15 @@ func chartRows(stop *cancel.Flag, op *rescale.OperatorAssignment) []int {
 // operatorAssignment summarises what the simulator gave one operator, without subtasks. vid is
 // the vertex ID's hex, shared by the operators of the vertex (and by the head operator's ID). It
 // checks stop per state (runs under cancel.Recover).
-func operatorAssignment(stop *cancel.Flag, v *rescale.VertexAssignment, vid string, op *rescale.OperatorAssignment) *pb.OperatorAssignment {
+// operatorAssignment fills out with the operator's report, its states in stateMsgs (one per
+// state of op) listed through statePtrs (capacity len(op.States)).
+func operatorAssignment(stop *cancel.Flag, v *rescale.VertexAssignment, vid string, op *rescale.OperatorAssignment, out *pb.OperatorAssignment, stateMsgs []pb.StateAssignment, statePtrs []*pb.StateAssignment) {
 	s := op.Summary
 	id := vid
 	if op.ID != v.ID {
 		id = op.ID.String()
 	}
-	out := &pb.OperatorAssignment{
+	*out = pb.OperatorAssignment{
 		OperatorId:             id,
 		Name:                   op.Name,
 		Uid:                    op.UID,
@@ -222,11 +241,12 @@ func operatorAssignment(stop *cancel.Flag, v *rescale.VertexAssignment, vid stri
 		Position:               int32(op.LayoutIndex() + 1),
 	}
 	if len(op.States) > 0 {
-		out.States = make([]*pb.StateAssignment, 0, len(op.States))
+		out.States = statePtrs
 	}
-	for _, st := range op.States {
+	for i, st := range op.States {
 		stop.Check()
-		out.States = append(out.States, &pb.StateAssignment{
+		sm := &stateMsgs[i]
+		*sm = pb.StateAssignment{
 			Name:                  st.Name,
 			Mode:                  st.Mode.String(),
 			Raw:                   st.Raw,
@@ -235,7 +255,8 @@ func operatorAssignment(stop *cancel.Flag, v *rescale.VertexAssignment, vid stri
 			MinElementsPerSubtask: st.Summary.MinElements,
 			MaxElementsPerSubtask: st.Summary.MaxElements,
 			EmptySubtasks:         int32(st.Summary.EmptySubtasks),
-		})
+		}
+		out.States = append(out.States, sm)
 	}
 	if op.ManagedKeyed != nil || op.RawKeyed != nil {
 		k := &pb.KeyedAssignment{
@@ -244,21 +265,20 @@ func operatorAssignment(stop *cancel.Flag, v *rescale.VertexAssignment, vid stri
 			MeanOwnedBytes: s.KeyedMeanOwnedBytes,
 			Skew:           s.KeyedSkew,
 		}
-		seen := map[checkpoint.KeyedHandleKind]bool{}
-		for _, d := range []*rescale.KeyedDistribution{op.ManagedKeyed, op.RawKeyed} {
+		var seen []checkpoint.KeyedHandleKind // a handful of kinds at most
+		for _, d := range [2]*rescale.KeyedDistribution{op.ManagedKeyed, op.RawKeyed} {
 			if d == nil {
 				continue
 			}
 			for _, kind := range d.Kinds {
-				if !seen[kind] {
-					seen[kind] = true
+				if !slices.Contains(seen, kind) {
+					seen = append(seen, kind)
 					k.HandleKinds = append(k.HandleKinds, kind.String())
 				}
 			}
 		}
 		out.Keyed = k
 	}
-	return out
 }
 
 // subtaskAssignment is one report row: the subtask's totals and the old subtasks it reads,
