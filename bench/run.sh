@@ -8,7 +8,7 @@
 # Loopback only.
 #
 # Environment: BENCH_ONLY=soak, corpus or rpc (run only (d), (f) or (a); with rpc, BENCH_DAEMON_ARGS adds
-# preflightd flags, e.g. "--no-result-cache --revalidate-interval=-1"), SOAK_N (soak requests, default 10000; 0 skips),
+# preflightd flags, e.g. "--no-result-cache --revalidate-interval=-1s"), SOAK_N (soak requests, default 10000; 0 skips),
 # PREFLIGHT_CORPUS (the corpus folder of (f), default ../shared/corpus),
 # BENCH_N (ghz requests per run, default 20000), BENCH_C (concurrency, 50),
 # BENCH_ROUNDS (alternating echo/check rounds, 2), BIG_BYTES (default 168 MiB),

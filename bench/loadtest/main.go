@@ -84,7 +84,7 @@ func main() {
 	flag.IntVar(&o.soakN, "soak-n", 10000, "requests of the soak (d); 0 skips it")
 	flag.BoolVar(&o.soakOnly, "soak-only", false, "run only the soak (d)")
 	flag.BoolVar(&o.rpcOnly, "rpc-only", false, "run only the cached CheckRescale vs echo (a)")
-	flag.StringVar(&o.rpcDaemonArgs, "rpc-daemon-args", "", "extra preflightd flags for (a), space-separated (e.g. \"--no-result-cache --revalidate-interval=-1\" for the layout cache alone)")
+	flag.StringVar(&o.rpcDaemonArgs, "rpc-daemon-args", "", "extra preflightd flags for (a), space-separated (e.g. \"--no-result-cache --revalidate-interval=-1s\" for the layout cache alone)")
 	flag.DurationVar(&o.stepTimeout, "step-timeout", 3*time.Minute, "bound on every single step")
 	flag.Parse()
 	if o.work == "" || o.bin == "" {
@@ -326,6 +326,21 @@ type ghzReport struct {
 	} `json:"latencyDistribution"`
 	StatusCodeDistribution map[string]int64 `json:"statusCodeDistribution"`
 	ErrorDistribution      map[string]int64 `json:"errorDistribution"`
+
+	// CPU time per request of ghz itself and of the daemon during the run (not ghz output):
+	// on a shared machine they show where the time went better than RPS does.
+	ghzCPU, daemonCPU time.Duration
+}
+
+// cpuPerRequest formats the two CPU figures.
+func (g *ghzReport) cpuPerRequest() string {
+	per := func(d time.Duration) string {
+		if g.Count == 0 || d < 0 {
+			return "?"
+		}
+		return fmt.Sprintf("%.0f µs", float64(d)/float64(g.Count)/1e3)
+	}
+	return per(g.daemonCPU) + " daemon / " + per(g.ghzCPU) + " ghz"
 }
 
 func (g *ghzReport) pct(p int) time.Duration {
@@ -347,11 +362,30 @@ func (g *ghzReport) errors() int64 {
 	return n
 }
 
-func runGhz(o options, addr, call, data, out string) (*ghzReport, error) {
-	return runGhzAt(o, o.conc, o.requests, addr, call, data, out)
+// cpu is the daemon's user + system CPU time so far (/proc/PID/stat; -1 if unreadable).
+func (d *daemon) cpu() time.Duration {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(d.cmd.Process.Pid) + "/stat")
+	if err != nil {
+		return -1
+	}
+	// Fields after the command name in parentheses: state is field 3, utime 14, stime 15.
+	f := strings.Fields(string(b[bytes.LastIndexByte(b, ')')+1:]))
+	if len(f) < 13 {
+		return -1
+	}
+	u, _ := strconv.ParseInt(f[11], 10, 64)
+	st, _ := strconv.ParseInt(f[12], 10, 64)
+	const clockTicks = 100 // USER_HZ on Linux
+	return time.Duration(u+st) * time.Second / clockTicks
 }
 
-func runGhzAt(o options, conc, requests int, addr, call, data, out string) (*ghzReport, error) {
+func runGhz(o options, d *daemon, call, data, out string) (*ghzReport, error) {
+	return runGhzAt(o, o.conc, o.requests, d, call, data, out)
+}
+
+func runGhzAt(o options, conc, requests int, d *daemon, call, data, out string) (*ghzReport, error) {
+	addr := d.addr
+	cpu0 := d.cpu()
 	// The step timeout bounds ghz from outside: ghz's own -x (max duration) makes it run for
 	// the whole duration whatever -n says (ghz v0.121.0).
 	ctx, cancel := context.WithTimeout(context.Background(), o.stepTimeout)
@@ -369,6 +403,12 @@ func runGhzAt(o options, conc, requests int, addr, call, data, out string) (*ghz
 	var r ghzReport
 	if err := json.Unmarshal(b, &r); err != nil {
 		return nil, fmt.Errorf("ghz output %s: %w", out, err)
+	}
+	r.ghzCPU = cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime()
+	if cpu1 := d.cpu(); cpu0 >= 0 && cpu1 >= 0 {
+		r.daemonCPU = cpu1 - cpu0
+	} else {
+		r.daemonCPU = -1
 	}
 	return &r, nil
 }
@@ -409,18 +449,18 @@ func benchThroughput(o options) ([]row, error) {
 	var rounds []round
 	for i := range o.rounds {
 		logf("(a) round %d/%d: ghz -c %d -n %d Health/Check, then CheckRescale DENY and ALLOW (cached %s)", i+1, o.rounds, o.conc, o.requests, o.cached)
-		echo, err := runGhz(o, d.addr, "grpc.health.v1.Health/Check", "{}", filepath.Join(o.work, fmt.Sprintf("ghz-echo-%d.json", i)))
+		echo, err := runGhz(o, d, "grpc.health.v1.Health/Check", "{}", filepath.Join(o.work, fmt.Sprintf("ghz-echo-%d.json", i)))
 		if err != nil {
 			return nil, err
 		}
-		logf("    echo  %.0f rps p50 %v p99 %v errors %d", echo.Rps, echo.pct(50), echo.pct(99), echo.errors())
+		logf("    echo  %.0f rps p50 %v p99 %v errors %d, CPU per request %s", echo.Rps, echo.pct(50), echo.pct(99), echo.errors(), echo.cpuPerRequest())
 		r := round{echo: echo}
 		for _, p := range plans {
-			check, err := runGhz(o, d.addr, checkCall, p.data, filepath.Join(o.work, fmt.Sprintf("ghz-%s-%d.json", p.file, i)))
+			check, err := runGhz(o, d, checkCall, p.data, filepath.Join(o.work, fmt.Sprintf("ghz-%s-%d.json", p.file, i)))
 			if err != nil {
 				return nil, err
 			}
-			logf("    %s %.0f rps p50 %v p99 %v errors %d %v", p.name, check.Rps, check.pct(50), check.pct(99), check.errors(), check.ErrorDistribution)
+			logf("    %s %.0f rps p50 %v p99 %v errors %d %v, CPU per request %s", p.name, check.Rps, check.pct(50), check.pct(99), check.errors(), check.ErrorDistribution, check.cpuPerRequest())
 			r.checks = append(r.checks, check)
 		}
 		rounds = append(rounds, r)
@@ -429,7 +469,8 @@ func benchThroughput(o options) ([]row, error) {
 	// after the first ones of each plan (up to -c callers ask at once) from the result cache
 	// when the daemon has it, else from the layout cache.
 	hits, misses := d.metric(`preflight_layout_cache_requests_total{result="hit"}`), d.metric(`preflight_layout_cache_requests_total{result="miss"}`)
-	rhits, rmisses := d.metric(`preflight_result_cache_requests_total{result="hit"}`), d.metric(`preflight_result_cache_requests_total{result="miss"}`)
+	// Absent (-1) when the daemon runs without a result cache.
+	rhits, rmisses := max(0, d.metric(`preflight_result_cache_requests_total{result="hit"}`)), max(0, d.metric(`preflight_result_cache_requests_total{result="miss"}`))
 	logf("(a) layout cache: %.0f hits, %.0f misses; result cache: %.0f hits, %.0f misses", hits, misses, rhits, rmisses)
 	total := float64(o.rounds * o.requests * len(plans))
 	switch {
@@ -453,7 +494,7 @@ func benchThroughput(o options) ([]row, error) {
 	ms := func(d time.Duration) string { return fmt.Sprintf("%.2f ms", float64(d)/1e6) }
 	echo := best(func(r round) *ghzReport { return r.echo })
 	c := strconv.Itoa(o.conc)
-	rows := []row{{"(a) Health/Check (echo), c=" + c, "RPS / p50 / p99", fmt.Sprintf("%.0f / %s / %s (%d errors)", echo.Rps, ms(echo.pct(50)), ms(echo.pct(99)), echo.errors()), "baseline", ""}}
+	rows := []row{{"(a) Health/Check (echo), c=" + c, "RPS / p50 / p99; CPU per request", fmt.Sprintf("%.0f / %s / %s (%d errors); %s", echo.Rps, ms(echo.pct(50)), ms(echo.pct(99)), echo.errors(), echo.cpuPerRequest()), "baseline", ""}}
 	var ratioRows []row
 	for i, p := range plans {
 		check := best(func(r round) *ghzReport { return r.checks[i] })
@@ -462,7 +503,7 @@ func benchThroughput(o options) ([]row, error) {
 		for _, r := range rounds {
 			ratios = append(ratios, fmt.Sprintf("%.0f%%", 100*r.checks[i].Rps/r.echo.Rps))
 		}
-		rows = append(rows, row{"(a) CheckRescale cached " + p.name + ", c=" + c, "RPS / p50 / p99", fmt.Sprintf("%.0f / %s / %s (%d errors)", check.Rps, ms(check.pct(50)), ms(check.pct(99)), check.errors()), "p99 ≤ 10 ms", yes(check.pct(99) <= targetP99 && check.errors() == 0)})
+		rows = append(rows, row{"(a) CheckRescale cached " + p.name + ", c=" + c, "RPS / p50 / p99; CPU per request", fmt.Sprintf("%.0f / %s / %s (%d errors); %s", check.Rps, ms(check.pct(50)), ms(check.pct(99)), check.errors(), check.cpuPerRequest()), "p99 ≤ 10 ms", yes(check.pct(99) <= targetP99 && check.errors() == 0)})
 		ratioRows = append(ratioRows, row{"(a) CheckRescale " + strings.Fields(p.name)[0] + " ÷ echo", "RPS ratio, best ÷ best (per round)", fmt.Sprintf("%.0f%% (%s)", 100*ratio, strings.Join(ratios, ", ")), "≥ 50%", yes(ratio >= targetRPSRatio)})
 	}
 	rows = append(rows, ratioRows...)
@@ -475,12 +516,12 @@ func benchThroughput(o options) ([]row, error) {
 			calls = append(calls, struct{ name, file, call, data string }{"CheckRescale cached " + p.name, p.file, checkCall, p.data})
 		}
 		for _, c := range calls {
-			r, err := runGhzAt(lo, o.lowConc, o.lowRequests, d.addr, c.call, c.data, filepath.Join(o.work, "ghz-low-"+c.file+".json"))
+			r, err := runGhzAt(lo, o.lowConc, o.lowRequests, d, c.call, c.data, filepath.Join(o.work, "ghz-low-"+c.file+".json"))
 			if err != nil {
 				return nil, err
 			}
 			logf("(a) c=%d %s: %.0f rps p50 %v p99 %v errors %d", o.lowConc, c.name, r.Rps, r.pct(50), r.pct(99), r.errors())
-			rows = append(rows, row{fmt.Sprintf("(a) %s, c=%d", c.name, o.lowConc), "RPS / p50 / p99", fmt.Sprintf("%.0f / %s / %s (%d errors)", r.Rps, ms(r.pct(50)), ms(r.pct(99)), r.errors()), "", ""})
+			rows = append(rows, row{fmt.Sprintf("(a) %s, c=%d", c.name, o.lowConc), "RPS / p50 / p99; CPU per request", fmt.Sprintf("%.0f / %s / %s (%d errors); %s", r.Rps, ms(r.pct(50)), ms(r.pct(99)), r.errors(), r.cpuPerRequest()), "", ""})
 		}
 	}
 	return rows, nil

@@ -115,7 +115,7 @@ func run(args []string) error {
 	// Result cache and source revalidation (issue #16, server/memo.go).
 	fs.Var(bytesize.Value{P: &cfg.ResultCacheBytes}, "result-cache-bytes", "bytes of finished CheckRescale answers kept, within --cache-bytes (0: a quarter of it)")
 	noResultCache := fs.Bool("no-result-cache", false, "cache no finished answers: every request runs the check")
-	fs.DurationVar(&cfg.RevalidateInterval, "revalidate-interval", server.DefaultRevalidateInterval, "how long a checkpoint's file version (size + mtime or ETag) is trusted before its source is asked again: a changed file is seen at most this late (negative: every request)")
+	fs.DurationVar(&cfg.RevalidateInterval, "revalidate-interval", server.DefaultRevalidateInterval, "how long a checkpoint's file version (size + mtime or ETag) is trusted before its source is asked again: a changed file is seen at most this late (negative, e.g. -1s: every request)")
 	fs.DurationVar(&cfg.DrainDelay, "drain-delay", 0, "how long to report NOT_SERVING before refusing new RPCs on SIGTERM")
 	fs.DurationVar(&cfg.ShutdownTimeout, "shutdown-timeout", server.DefaultShutdownTimeout, "how long in-flight RPCs may run after SIGTERM")
 	// Autoscaler pre-flight (issue #11): calls to Flink's REST API. The REST URL must be under an
