@@ -5,9 +5,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"runtime"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -287,6 +290,20 @@ func TestMemoHitReturnsIdenticalBytes(t *testing.T) {
 	}
 	if !bytes.Contains([]byte(h.logs.String()), []byte(`"result_cache":"hit"`)) {
 		t.Error("no result_cache=hit in the log")
+	}
+	// The JSON API answers the same question from the same cached message.
+	body := `{"checkpoint":{"uri":"` + meta + `"},"plan":{"parallelism":{"compact-operator":8}}}`
+	var bodies []string
+	for range 2 {
+		rec := httptest.NewRecorder()
+		h.s.HTTPHandler().ServeHTTP(rec, httptest.NewRequest(http.MethodPost, "/v1/check", strings.NewReader(body)))
+		if rec.Code != http.StatusOK || !strings.Contains(rec.Body.String(), "VERDICT_DENY") {
+			t.Fatalf("HTTP %d: %s", rec.Code, rec.Body)
+		}
+		bodies = append(bodies, rec.Body.String())
+	}
+	if bodies[0] != bodies[1] {
+		t.Errorf("two JSON answers differ:\n%s\n%s", bodies[0], bodies[1])
 	}
 	// Counted in the cache's bytes, and so in the memory budget's evictable part.
 	if _, results := h.s.cache.sizes(); results <= 0 || testutil.ToFloat64(h.s.metrics.resultCacheBytes) != float64(results) {
