@@ -31,11 +31,17 @@ type Decoder struct {
 	props  propertiesMemo
 }
 
-// propertiesMemo remembers the last CheckpointProperties trailer decoded and its result: the
-// checkpoints of one job repeat the same few hundred bytes, and decoding the Java serialization
-// (once to check that the trailer is complete, once for Layout.Properties) costs more than the
-// rest of a small file. A nil memo decodes every time.
+// propertiesMemo remembers the last few CheckpointProperties trailers decoded and their
+// results: the checkpoints of one job repeat the same few hundred bytes, and decoding the Java
+// serialization (once to check that the trailer is complete, once for Layout.Properties) costs
+// more than the rest of a small file. A folder of several jobs' checkpoints interleaves a few
+// distinct trailers, so one entry would miss on every change of job. A nil memo decodes every time.
 type propertiesMemo struct {
+	entries [memoTrailers]memoEntry
+	next    int // the entry the next miss replaces (round robin)
+}
+
+type memoEntry struct {
 	trailer []byte
 	props   *CheckpointProperties
 	n       int   // bytes the Java stream took (decodePropertiesLen)
@@ -43,18 +49,28 @@ type propertiesMemo struct {
 	valid   bool
 }
 
-// maxMemoTrailer bounds the trailer a memo keeps (Flink's is about 400 bytes).
-const maxMemoTrailer = 4 << 10
+const (
+	// memoTrailers is how many distinct trailers a memo keeps (at most 32 KiB with maxMemoTrailer).
+	memoTrailers = 8
+	// maxMemoTrailer bounds the trailer a memo keeps (Flink's is about 400 bytes).
+	maxMemoTrailer = 4 << 10
+)
 
 // decodeLen is decodePropertiesLen through the memo; the *CheckpointProperties is shared with
 // the memo (decode hands out copies).
 func (pm *propertiesMemo) decodeLen(b []byte) (*CheckpointProperties, int, error) {
-	if pm != nil && pm.valid && bytes.Equal(pm.trailer, b) {
-		return pm.props, pm.n, pm.err
+	if pm != nil {
+		for i := range pm.entries {
+			if e := &pm.entries[i]; e.valid && bytes.Equal(e.trailer, b) {
+				return e.props, e.n, e.err
+			}
+		}
 	}
 	p, n, err := decodePropertiesLen(b)
 	if pm != nil && len(b) <= maxMemoTrailer {
-		pm.trailer, pm.props, pm.n, pm.err, pm.valid = append(pm.trailer[:0], b...), p, n, err, true
+		e := &pm.entries[pm.next]
+		pm.next = (pm.next + 1) % memoTrailers
+		e.trailer, e.props, e.n, e.err, e.valid = append(e.trailer[:0], b...), p, n, err, true
 	}
 	return p, n, err
 }

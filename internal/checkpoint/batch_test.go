@@ -149,3 +149,39 @@ func TestDecoderCorpus(t *testing.T) {
 		checkSameLayout(t, f.path, data, l, err)
 	}
 }
+
+// TestPropertiesMemo checks that the memo answers exactly what decodePropertiesLen answers, for
+// trailers that repeat, interleave, fail, and outnumber its entries, and that it keeps its own
+// copy of each trailer.
+func TestPropertiesMemo(t *testing.T) {
+	good := mustHex(templateA)
+	distinct := [][]byte{good, good[:len(good)/2], []byte("not java"), append(bytes.Clone(good), 0x70), nil}
+	for i := range memoTrailers + 2 {
+		distinct = append(distinct, append(bytes.Clone(good[:len(good)-3]), byte(i))) // truncated differently
+	}
+	tests := []struct {
+		name string
+		seq  []int // indexes into distinct
+	}{
+		{"repeat", []int{0, 0, 0}},
+		{"interleave", []int{0, 1, 2, 0, 1, 2, 3, 0}},
+		{"more than the entries", []int{5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 0, 5, 14, 0, 6}},
+		{"empty and good", []int{4, 0, 4, 0}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var pm propertiesMemo
+			for _, i := range tt.seq {
+				in := bytes.Clone(distinct[i])
+				p, n, err := pm.decodeLen(in)
+				wp, wn, werr := decodePropertiesLen(distinct[i])
+				if n != wn || !reflect.DeepEqual(p, wp) || (err == nil) != (werr == nil) || (err != nil && err.Error() != werr.Error()) {
+					t.Fatalf("trailer %d: memo (%v, %d, %v), want (%v, %d, %v)", i, p, n, err, wp, wn, werr)
+				}
+				for k := range in {
+					in[k] ^= 0xff // the caller reuses its buffer; the memo must not see it
+				}
+			}
+		})
+	}
+}
