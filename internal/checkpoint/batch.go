@@ -8,6 +8,7 @@ import (
 	"math"
 	"runtime"
 	"sync"
+	"sync/atomic"
 )
 
 // This file decodes many _metadata files in one process (inspect over a folder, a trend over
@@ -172,6 +173,20 @@ func ReadLayoutFiles(ctx context.Context, names []string, workers int, fn func(i
 		workers = runtime.GOMAXPROCS(0)
 	}
 	workers = max(min(workers, len(names)), 1)
+	if workers == 1 {
+		// One Decoder in the calling goroutine: no hand-offs between goroutines at all.
+		x := NewDecoder()
+		for i, name := range names {
+			l, err := x.ReadLayoutFile(ctx, name)
+			if cerr := ctx.Err(); cerr != nil {
+				return cerr
+			}
+			if err := fn(i, l, err); err != nil {
+				return err
+			}
+		}
+		return ctx.Err()
+	}
 	ctx, cancel := context.WithCancel(ctx)
 	var wg sync.WaitGroup
 	defer func() { // no goroutine outlives the call
@@ -183,47 +198,42 @@ func ReadLayoutFiles(ctx context.Context, names []string, workers int, fn func(i
 		l   *Layout
 		err error
 	}
-	type job struct {
-		i   int
-		out chan result
+	// Workers take the next index from a counter once the window has room (at most window
+	// files decoded or being decoded and not yet given to fn), and put file i's result in slot
+	// i % window, which file i - window has left by then. Per file that is two buffered
+	// channel operations on each side and no allocation: a hand-off through a producer and an
+	// unbuffered channel cost a goroutine switch per file, a noticeable share of a small file.
+	window := 2 * workers
+	room := make(chan struct{}, window)
+	slots := make([]chan result, window)
+	for k := range slots {
+		slots[k] = make(chan result, 1)
 	}
-	jobs := make(chan job)
-	pending := make(chan chan result, 2*workers) // in order of names; its capacity is the window
-	wg.Add(1)
-	go func() { // producer
-		defer wg.Done()
-		defer close(jobs)
-		defer close(pending)
-		for i := range names {
-			out := make(chan result, 1)
-			select {
-			case pending <- out:
-			case <-ctx.Done():
-				return
-			}
-			select {
-			case jobs <- job{i, out}:
-			case <-ctx.Done():
-				return
-			}
-		}
-	}()
+	var next atomic.Int64
 	for range workers {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			x := NewDecoder()
-			for j := range jobs {
-				l, err := x.ReadLayoutFile(ctx, names[j.i])
-				j.out <- result{l, err}
+			for {
+				select {
+				case room <- struct{}{}:
+				case <-ctx.Done():
+					return
+				}
+				i := int(next.Add(1) - 1)
+				if i >= len(names) {
+					return
+				}
+				l, err := x.ReadLayoutFile(ctx, names[i])
+				slots[i%window] <- result{l, err}
 			}
 		}()
 	}
-	i := 0
-	for out := range pending {
+	for i := range names {
 		var r result
 		select {
-		case r = <-out:
+		case r = <-slots[i%window]:
 		case <-ctx.Done():
 			return ctx.Err()
 		}
@@ -233,7 +243,7 @@ func ReadLayoutFiles(ctx context.Context, names []string, workers int, fn func(i
 		if err := fn(i, r.l, r.err); err != nil {
 			return err
 		}
-		i++
+		<-room
 	}
 	return ctx.Err()
 }

@@ -128,6 +128,42 @@ func TestReadLayoutFiles(t *testing.T) {
 		t.Fatalf("cancelled: %v after %d calls", err, calls)
 	}
 
+	// More files than the window (2 × workers), so that slots are reused; stopped part way
+	// by fn and by ctx, and run to the end, with each worker count.
+	var many []string
+	for range 9 {
+		many = append(many, paths...)
+	}
+	for _, workers := range []int{1, 2, 3, 7} {
+		for _, stopAt := range []int{-1, 0, 7, 30} { // even: fn fails; odd: ctx is cancelled
+			calls = 0
+			ctx, cancel := context.WithCancel(context.Background())
+			err := ReadLayoutFiles(ctx, many, workers, func(i int, l *Layout, err error) error {
+				if i != calls {
+					t.Fatalf("workers %d: file %d came as call %d", workers, i, calls)
+				}
+				checkSameLayout(t, many[i], contents[i%len(paths)], l, err)
+				calls++
+				switch {
+				case i == stopAt && stopAt%2 == 0:
+					return stop
+				case i == stopAt:
+					cancel()
+				}
+				return nil
+			})
+			cancel()
+			switch {
+			case stopAt < 0 && (err != nil || calls != len(many)):
+				t.Fatalf("workers %d: %v after %d of %d calls", workers, err, calls, len(many))
+			case stopAt >= 0 && stopAt%2 == 0 && (!errors.Is(err, stop) || calls != stopAt+1):
+				t.Fatalf("workers %d, stop at %d: %v after %d calls", workers, stopAt, err, calls)
+			case stopAt%2 == 1 && (!errors.Is(err, context.Canceled) || calls != stopAt+1):
+				t.Fatalf("workers %d, cancel at %d: %v after %d calls", workers, stopAt, err, calls)
+			}
+		}
+	}
+
 	if err := ReadLayoutFiles(context.Background(), nil, 0, func(int, *Layout, error) error { t.Fatal("called"); return nil }); err != nil {
 		t.Fatal(err)
 	}
