@@ -138,7 +138,7 @@ func (x *Decoder) ReadLayoutBytes(b []byte) (*Layout, error) { return x.readLayo
 // readLayout resets the decoder for b (in memory) or r (streamed) and runs readLayout.
 func (x *Decoder) readLayout(b []byte, r io.Reader) (*Layout, error) {
 	d := &x.d
-	*d = decoder{buf: b, r: r, limit: math.MaxInt64, runBudget: runBudget, path: d.path[:0], names: d.names, props: &x.props, kgScratch: d.kgScratch}
+	*d = decoder{buf: b, r: r, limit: math.MaxInt64, runBudget: runBudget, path: d.path[:0], names: d.names, props: &x.props, kgScratch: d.kgScratch, subScratch: keepScratch(d.subScratch)}
 	if r != nil {
 		if x.stream == nil {
 			x.stream = make([]byte, 0, readBufSize)
@@ -149,6 +149,19 @@ func (x *Decoder) readLayout(b []byte, r io.Reader) (*Layout, error) {
 	d.buf, d.r = nil, nil
 	return l, err
 }
+
+// keepScratch returns a Decoder's SubtaskState scratch for its next file, or nil when one
+// operator with many subtasks made it large (the next file grows its own).
+func keepScratch(s []SubtaskState) []SubtaskState {
+	if cap(s) > maxKeptSubtasks {
+		return nil
+	}
+	clear(s) // a file that failed part way leaves its records here
+	return s[:0]
+}
+
+// maxKeptSubtasks bounds the SubtaskState scratch a Decoder keeps between files (about 160 KiB).
+const maxKeptSubtasks = 1024
 
 // contextReader stops a streamed decode when ctx is done.
 type contextReader struct {
