@@ -8,8 +8,10 @@
 # Loopback only.
 #
 # Environment: BENCH_ONLY=soak, corpus or rpc (run only (d), (f) or (a); with rpc, BENCH_DAEMON_ARGS adds
-# preflightd flags, e.g. "--no-result-cache --revalidate-interval=-1s"), SOAK_N (soak requests, default 10000; 0 skips),
-# PREFLIGHT_CORPUS (the corpus folder of (f), default ../shared/corpus),
+# preflightd flags, e.g. "--no-result-cache --revalidate-interval=-1s"), CORPUS_ROUNDS (rounds of (f), 3),
+# SOAK_N (soak requests, default 10000; 0 skips),
+# PREFLIGHT_CORPUS (the corpus folder of (f), default ../shared/corpus), PEER_SRC (a checkout or bare
+# git dir of github.com/justtrackio/flink-admin: (f) measures its parser too; PEER_REV, default HEAD),
 # BENCH_N (ghz requests per run, default 20000), BENCH_C (concurrency, 50),
 # BENCH_ROUNDS (alternating echo/check rounds, 2), BIG_BYTES (default 168 MiB),
 # VERSITYGW (default bin/versitygw; built with `make tools`; absent: S3 cases skipped).
@@ -25,8 +27,85 @@ step() { echo "$(date -u +%T) $*" >&2; }
 
 # (f) Corpus decode (issue #16): every _metadata of the shared corpus decoded in one process per
 # mode (bench/corpusdecode: file by file, one reused Decoder, ReadLayoutFiles), then the real CLI
-# `preflight inspect` over all of them under GNU time. The peer (github.com/justtrackio/flink-admin)
-# is compared only when the Go module proxy serves it; otherwise the run says so.
+# `preflight inspect` over all of them under GNU time. With PEER_SRC (a checkout or a bare git dir
+# of github.com/justtrackio/flink-admin) the peer's parser is measured with the same harness on the
+# same files: build_peer copies its backend/internal/checkpoint/*.go (no tests) into a temporary
+# module outside this repository, next to bench/corpusdecode/main.go (stdlib only) and a generated
+# passFunc calling the peer's ParseFile, so no peer code is ever in this repository.
+build_peer() {
+	local dir=$1 rev=${PEER_REV:-HEAD} f
+	mkdir -p "$dir/peer"
+	if [ -d "$PEER_SRC/backend/internal/checkpoint" ]; then
+		for f in "$PEER_SRC"/backend/internal/checkpoint/*.go; do
+			case $f in *_test.go) ;; *) cp "$f" "$dir/peer/" ;; esac
+		done
+		rev=$(git -C "$PEER_SRC" rev-parse --short HEAD 2>/dev/null || echo "working tree")
+	else
+		git -C "$PEER_SRC" ls-tree --name-only "$rev" backend/internal/checkpoint/ | grep '\.go$' | grep -v '_test\.go$' |
+			while read -r f; do git -C "$PEER_SRC" show "$rev:$f" >"$dir/peer/$(basename "$f")"; done
+		rev=$(git -C "$PEER_SRC" rev-parse --short "$rev")
+	fi
+	ls "$dir"/peer/*.go >/dev/null
+	cp bench/corpusdecode/main.go "$dir/"
+	cat >"$dir/peer_pass.go" <<'GO'
+package main
+
+import (
+	"fmt"
+
+	checkpoint "peerbench/peer"
+)
+
+// modes names the peer's modes: ParseFile with ParseFull true and false.
+const modes = "peer-full or peer-summary"
+
+func passFunc(mode string, paths []string, _ int) (pass, error) {
+	if mode != "peer-full" && mode != "peer-summary" {
+		return nil, fmt.Errorf("unknown mode %q: want %s", mode, modes)
+	}
+	opts := checkpoint.ParseOptions{ParseFull: mode == "peer-full"}
+	return func(fail func(int)) error {
+		for i, p := range paths {
+			if _, err := checkpoint.ParseFile(p, opts); err != nil {
+				fail(i)
+			}
+		}
+		return nil
+	}, nil
+}
+GO
+	(cd "$dir" && GOWORK=off GOFLAGS=-mod=mod go mod init peerbench >/dev/null 2>&1 &&
+		GOWORK=off GOFLAGS=-mod=mod go build -o "$WORK/bin/peerdecode" .)
+	echo "$rev"
+}
+
+# corpus_ratios prints our rows against the peer's from two -stats files (all files, files both
+# decode), each mode's best wall time and least CPU time over the rounds.
+corpus_ratios() {
+	awk -F'\t' '
+		{
+			key = FILENAME ":" $1; files[key] = $2; bad[key] = $3; mb[key] = $4 / 1e6
+			if (!(key in wall) || $5 < wall[key]) wall[key] = $5
+			if (!(key in cpu) || $6 < cpu[key]) cpu[key] = $6
+		}
+		END {
+			print "| files | ours | peer | ours: MB/s wall, MB/cpu-s | peer: MB/s wall, MB/cpu-s | ratio wall | ratio per CPU-s |"
+			print "|---|---|---|---|---|---|---|"
+			n = split("all common", sets, " ")
+			for (s = 1; s <= n; s++) {
+				f = ENVIRON["WORK"] "/corpus-" sets[s] ".stats"
+				split("decoder batch", ours, " "); split("peer-full peer-summary", peers, " ")
+				for (o = 1; o <= 2; o++) for (p = 1; p <= 2; p++) {
+					a = f ":" ours[o]; b = f ":" peers[p]
+					if (!(a in wall) || !(b in wall)) continue
+					printf "| %s: %d (ours %d, peer %d failed) | %s | %s | %.0f, %.0f | %.0f, %.0f | **%.2f×** | **%.2f×** |\n",
+						sets[s] == "all" ? "all" : "both decode", files[a], bad[a], bad[b], ours[o], peers[p],
+						mb[a] / wall[a], mb[a] / cpu[a], mb[b] / wall[b], mb[b] / cpu[b], wall[b] / wall[a], cpu[b] / cpu[a]
+				}
+			}
+		}' "$WORK/corpus-all.stats" "$WORK/corpus-common.stats"
+}
+
 corpus_decode() {
 	CORPUS=${PREFLIGHT_CORPUS:-../shared/corpus}
 	if [ -s "$CORPUS/MANIFEST.tsv" ]; then
@@ -34,10 +113,28 @@ corpus_decode() {
 		go build -o "$WORK/bin/corpusdecode" ./bench/corpusdecode
 		awk -F'\t' 'NR == 1 { for (i = 1; i <= NF; i++) col[$i] = i; next } $col["kind"] == "metadata" { print $col["local_path"] }' \
 			"$CORPUS/MANIFEST.tsv" | sed "s|^|$CORPUS/|" >"$WORK/corpus.list"
+		local peer_rev="" peer_dir
+		rm -f "$WORK"/corpus-*.stats "$WORK"/corpus-*.failed
+		if [ -n "${PEER_SRC:-}" ]; then
+			peer_dir=$(mktemp -d "${TMPDIR:-/tmp}/preflight-peer.XXXXXX")
+			step "peer: building justtrackio/flink-admin's checkpoint parser from $PEER_SRC in $peer_dir"
+			peer_rev=$(build_peer "$peer_dir")
+			rm -rf "$peer_dir" # the binary is in $WORK/bin; no peer source stays behind
+		fi
 		{
 			printf '| mode | files | MB | best wall of 5 | MB/s | files/s | CPU per pass | MB/cpu-s | peak RSS |\n|---|---|---|---|---|---|---|---|---|\n'
-			for mode in perfile decoder batch; do
-				timeout 5m "$WORK/bin/corpusdecode" -manifest "$CORPUS/MANIFEST.tsv" -mode "$mode" -passes 5
+			# Rounds alternate the decoders, so that both see the same load (CORPUS_ROUNDS, default 3).
+			for round in $(seq "${CORPUS_ROUNDS:-3}"); do
+				for mode in perfile decoder batch; do
+					timeout 5m "$WORK/bin/corpusdecode" -manifest "$CORPUS/MANIFEST.tsv" -mode "$mode" -passes 5 \
+						-failed "$WORK/corpus-$mode.failed" -stats "$WORK/corpus-all.stats"
+				done
+				if [ -n "$peer_rev" ]; then
+					for mode in peer-full peer-summary; do
+						timeout 5m "$WORK/bin/peerdecode" -manifest "$CORPUS/MANIFEST.tsv" -mode "$mode" -passes 5 \
+							-failed "$WORK/corpus-$mode.failed" -stats "$WORK/corpus-all.stats"
+					done
+				fi
 			done
 			if [ -x /usr/bin/time ]; then
 				mapfile -t files <"$WORK/corpus.list"
@@ -49,13 +146,26 @@ corpus_decode() {
 				printf '| `preflight inspect` (CLI, text) | %s | | %s s | | | %s + %s s | | %.1f MiB (exit %s) |\n' \
 					"$(wc -l <"$WORK/corpus.list")" "$wall" "$user" "$sys" "$(awk -v k="$rss" 'BEGIN { print k / 1024 }')" "$code"
 			fi
-			mkdir -p "$WORK/peer-probe"
-			if (cd "$WORK/peer-probe" && { [ -f go.mod ] || go mod init probe >/dev/null 2>&1; } &&
-				GOFLAGS=-mod=mod timeout 2m go list -m -versions github.com/justtrackio/flink-admin >"$WORK/peer-probe/out" 2>&1); then
-				printf '\npeer: the Go module proxy serves %s; bench/peer is not written yet, so no ratio.\n' "$(cat "$WORK/peer-probe/out")"
+			if [ -z "$peer_rev" ]; then
+				printf '\npeer: not measured (set PEER_SRC to a checkout or bare git dir of github.com/justtrackio/flink-admin).\n'
 			else
-				printf '\npeer: github.com/justtrackio/flink-admin is not served by the Go module proxy (%s); no ratio measured.\n' \
-					"$(grep -o '[0-9][0-9][0-9] [A-Za-z ]*' "$WORK/peer-probe/out" | head -1)"
+				# Failing files cost the peer little (it stops early), so the ratio is also taken on
+				# the files that every decoder decodes.
+				cat "$WORK"/corpus-*.failed | sort -u >"$WORK/corpus-any.failed"
+				grep -vxFf "$WORK/corpus-any.failed" "$WORK/corpus.list" >"$WORK/corpus-common.list" || true
+				printf '\nThe %s files that both decode (%s fail in one of them):\n\n' \
+					"$(wc -l <"$WORK/corpus-common.list")" "$(grep -c . "$WORK/corpus-any.failed" || true)"
+				printf '| mode | files | MB | best wall of 5 | MB/s | files/s | CPU per pass | MB/cpu-s | peak RSS |\n|---|---|---|---|---|---|---|---|---|\n'
+				for round in $(seq "${CORPUS_ROUNDS:-3}"); do
+					for mode in decoder batch; do
+						timeout 5m "$WORK/bin/corpusdecode" -mode "$mode" -passes 5 -stats "$WORK/corpus-common.stats" <"$WORK/corpus-common.list"
+					done
+					for mode in peer-full peer-summary; do
+						timeout 5m "$WORK/bin/peerdecode" -mode "$mode" -passes 5 -stats "$WORK/corpus-common.stats" <"$WORK/corpus-common.list"
+					done
+				done
+				printf '\nRatios, ours over the peer (justtrackio/flink-admin %s, ParseFile with ParseFull true and false), each mode at its best wall and least CPU of %s rounds:\n\n' "$peer_rev" "${CORPUS_ROUNDS:-3}"
+				WORK=$WORK corpus_ratios
 			fi
 		} | tee "$WORK/corpus.md"
 		step "corpus results: $WORK/corpus.md"

@@ -7,15 +7,18 @@
 // MB/s, files/s, CPU seconds (user + system of the whole process over all passes), MB per CPU
 // second, and the process's peak RSS (VmHWM). Files that fail to decode count like the others
 // (their error is counted, not printed), as a corpus holds some malformed files on purpose.
+// -failed writes the paths that failed, one a line, and -stats appends the row's figures as
+// tab-separated values, so that a script can compare two decoders on the files both decode.
 //
-// Modes: "batch" is checkpoint.ReadLayoutFiles on -workers goroutines (GOMAXPROCS when 0);
-// "decoder" is one checkpoint.Decoder, file after file; "perfile" is os.Open + ReadLayout per
-// file, as a program decoding one file would.
+// Modes (ours.go): "batch" is checkpoint.ReadLayoutFiles on -workers goroutines (GOMAXPROCS
+// when 0); "decoder" is one checkpoint.Decoder, file after file; "perfile" is os.Open +
+// ReadLayout per file, as a program decoding one file would. This file imports only the
+// standard library: bench/run.sh builds it next to another decoder's passFunc (a generated
+// file outside the repository) to measure that decoder with the same harness.
 package main
 
 import (
 	"bufio"
-	"context"
 	"flag"
 	"fmt"
 	"io"
@@ -24,23 +27,26 @@ import (
 	"strings"
 	"syscall"
 	"time"
-
-	"github.com/flinkpreflight/preflight/internal/checkpoint"
 )
+
+// A pass decodes every file once and calls fail(i) for each paths[i] that did not decode.
+type pass func(fail func(i int)) error
 
 func main() {
 	manifest := flag.String("manifest", "", "MANIFEST.tsv of the corpus (default: paths on stdin)")
-	mode := flag.String("mode", "batch", "batch, decoder or perfile")
+	mode := flag.String("mode", "batch", "decoding mode: "+modes)
 	workers := flag.Int("workers", 0, "batch workers (0: GOMAXPROCS)")
 	passes := flag.Int("passes", 5, "passes over the corpus; the best counts")
+	failedOut := flag.String("failed", "", "write the paths that failed to this file")
+	statsOut := flag.String("stats", "", "append mode, files, failed, bytes, best wall s, CPU s per pass, peak RSS KiB (tab-separated) to this file")
 	flag.Parse()
-	if err := run(*manifest, *mode, *workers, *passes, os.Stdin, os.Stdout); err != nil {
+	if err := run(*manifest, *mode, *workers, *passes, *failedOut, *statsOut, os.Stdin, os.Stdout); err != nil {
 		fmt.Fprintln(os.Stderr, "corpusdecode:", err)
 		os.Exit(1)
 	}
 }
 
-func run(manifest, mode string, workers, passes int, stdin io.Reader, stdout io.Writer) error {
+func run(manifest, mode string, workers, passes int, failedOut, statsOut string, stdin io.Reader, stdout io.Writer) error {
 	paths, err := corpusPaths(manifest, stdin)
 	if err != nil {
 		return err
@@ -56,73 +62,53 @@ func run(manifest, mode string, workers, passes int, stdin io.Reader, stdout io.
 		}
 		total += fi.Size()
 	}
-	pass, err := passFunc(mode, paths, workers)
+	decode, err := passFunc(mode, paths, workers)
 	if err != nil {
 		return err
 	}
+	failed := make([]bool, len(paths))
 	cpu0 := cpuTime()
 	best := time.Duration(1<<63 - 1)
-	failed := 0
 	for range max(passes, 1) {
+		clear(failed)
 		start := time.Now()
-		n, err := pass()
-		if err != nil {
+		if err := decode(func(i int) { failed[i] = true }); err != nil {
 			return err
 		}
 		best = min(best, time.Since(start))
-		failed = n
 	}
 	cpu := (cpuTime() - cpu0).Seconds() / float64(max(passes, 1))
-	mb := float64(total) / 1e6
-	fmt.Fprintf(stdout, "| %s | %d (%d malformed) | %.1f | %.1f ms | %.0f | %.0f | %.3f s | %.0f | %s |\n",
-		mode, len(paths), failed, mb, best.Seconds()*1e3, mb/best.Seconds(), float64(len(paths))/best.Seconds(),
-		cpu, mb/cpu, peakRSS())
-	return nil
-}
-
-// passFunc returns one pass over the files in the given mode; it returns how many failed.
-func passFunc(mode string, paths []string, workers int) (func() (int, error), error) {
-	ctx := context.Background()
-	switch mode {
-	case "batch":
-		return func() (int, error) {
-			failed := 0
-			err := checkpoint.ReadLayoutFiles(ctx, paths, workers, func(_ int, _ *checkpoint.Layout, err error) error {
-				if err != nil {
-					failed++
-				}
-				return nil
-			})
-			return failed, err
-		}, nil
-	case "decoder":
-		x := checkpoint.NewDecoder()
-		return func() (int, error) {
-			failed := 0
-			for _, p := range paths {
-				if _, err := x.ReadLayoutFile(ctx, p); err != nil {
-					failed++
-				}
-			}
-			return failed, nil
-		}, nil
-	case "perfile":
-		return func() (int, error) {
-			failed := 0
-			for _, p := range paths {
-				f, err := os.Open(p)
-				if err != nil {
-					return 0, err
-				}
-				if _, err := checkpoint.ReadLayout(f); err != nil {
-					failed++
-				}
-				f.Close()
-			}
-			return failed, nil
-		}, nil
+	var bad []string
+	for i, f := range failed {
+		if f {
+			bad = append(bad, paths[i])
+		}
 	}
-	return nil, fmt.Errorf("unknown mode %q: want batch, decoder or perfile", mode)
+	if failedOut != "" {
+		if err := os.WriteFile(failedOut, []byte(strings.Join(append(bad, ""), "\n")), 0o644); err != nil {
+			return err
+		}
+	}
+	rssKiB := peakRSSKiB()
+	rss := "n/a"
+	if rssKiB > 0 {
+		rss = fmt.Sprintf("%.1f MiB", float64(rssKiB)/1024)
+	}
+	mb := float64(total) / 1e6
+	fmt.Fprintf(stdout, "| %s | %d (%d failed) | %.1f | %.1f ms | %.0f | %.0f | %.3f s | %.0f | %s |\n",
+		mode, len(paths), len(bad), mb, best.Seconds()*1e3, mb/best.Seconds(), float64(len(paths))/best.Seconds(),
+		cpu, mb/cpu, rss)
+	if statsOut != "" {
+		f, err := os.OpenFile(statsOut, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(f, "%s\t%d\t%d\t%d\t%.6f\t%.6f\t%d\n", mode, len(paths), len(bad), total, best.Seconds(), cpu, rssKiB)
+		if err := f.Close(); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // corpusPaths reads the metadata rows of a MANIFEST.tsv, or paths on stdin.
@@ -179,19 +165,19 @@ func cpuTime() time.Duration {
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
-// peakRSS is VmHWM from /proc/self/status ("n/a" where there is none).
-func peakRSS() string {
+// peakRSSKiB is VmHWM from /proc/self/status (0 where there is none).
+func peakRSSKiB() int64 {
 	b, err := os.ReadFile("/proc/self/status")
 	if err != nil {
-		return "n/a"
+		return 0
 	}
 	for _, line := range strings.Split(string(b), "\n") {
 		if v, ok := strings.CutPrefix(line, "VmHWM:"); ok {
 			var kb int64
 			if _, err := fmt.Sscan(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "kB")), &kb); err == nil {
-				return fmt.Sprintf("%.1f MiB", float64(kb)/1024)
+				return kb
 			}
 		}
 	}
-	return "n/a"
+	return 0
 }

@@ -8,6 +8,7 @@ import (
 	"math"
 	"runtime"
 	"sync"
+	"sync/atomic"
 )
 
 // This file decodes many _metadata files in one process (inspect over a folder, a trend over
@@ -31,11 +32,17 @@ type Decoder struct {
 	props  propertiesMemo
 }
 
-// propertiesMemo remembers the last CheckpointProperties trailer decoded and its result: the
-// checkpoints of one job repeat the same few hundred bytes, and decoding the Java serialization
-// (once to check that the trailer is complete, once for Layout.Properties) costs more than the
-// rest of a small file. A nil memo decodes every time.
+// propertiesMemo remembers the last few CheckpointProperties trailers decoded and their
+// results: the checkpoints of one job repeat the same few hundred bytes, and decoding the Java
+// serialization (once to check that the trailer is complete, once for Layout.Properties) costs
+// more than the rest of a small file. A folder of several jobs' checkpoints interleaves a few
+// distinct trailers, so one entry would miss on every change of job. A nil memo decodes every time.
 type propertiesMemo struct {
+	entries [memoTrailers]memoEntry
+	next    int // the entry the next miss replaces (round robin)
+}
+
+type memoEntry struct {
 	trailer []byte
 	props   *CheckpointProperties
 	n       int   // bytes the Java stream took (decodePropertiesLen)
@@ -43,18 +50,28 @@ type propertiesMemo struct {
 	valid   bool
 }
 
-// maxMemoTrailer bounds the trailer a memo keeps (Flink's is about 400 bytes).
-const maxMemoTrailer = 4 << 10
+const (
+	// memoTrailers is how many distinct trailers a memo keeps (at most 32 KiB with maxMemoTrailer).
+	memoTrailers = 8
+	// maxMemoTrailer bounds the trailer a memo keeps (Flink's is about 400 bytes).
+	maxMemoTrailer = 4 << 10
+)
 
 // decodeLen is decodePropertiesLen through the memo; the *CheckpointProperties is shared with
 // the memo (decode hands out copies).
 func (pm *propertiesMemo) decodeLen(b []byte) (*CheckpointProperties, int, error) {
-	if pm != nil && pm.valid && bytes.Equal(pm.trailer, b) {
-		return pm.props, pm.n, pm.err
+	if pm != nil {
+		for i := range pm.entries {
+			if e := &pm.entries[i]; e.valid && bytes.Equal(e.trailer, b) {
+				return e.props, e.n, e.err
+			}
+		}
 	}
 	p, n, err := decodePropertiesLen(b)
 	if pm != nil && len(b) <= maxMemoTrailer {
-		pm.trailer, pm.props, pm.n, pm.err, pm.valid = append(pm.trailer[:0], b...), p, n, err, true
+		e := &pm.entries[pm.next]
+		pm.next = (pm.next + 1) % memoTrailers
+		e.trailer, e.props, e.n, e.err, e.valid = append(e.trailer[:0], b...), p, n, err, true
 	}
 	return p, n, err
 }
@@ -121,7 +138,7 @@ func (x *Decoder) ReadLayoutBytes(b []byte) (*Layout, error) { return x.readLayo
 // readLayout resets the decoder for b (in memory) or r (streamed) and runs readLayout.
 func (x *Decoder) readLayout(b []byte, r io.Reader) (*Layout, error) {
 	d := &x.d
-	*d = decoder{buf: b, r: r, limit: math.MaxInt64, runBudget: runBudget, path: d.path[:0], names: d.names, props: &x.props, kgScratch: d.kgScratch}
+	*d = decoder{buf: b, r: r, limit: math.MaxInt64, runBudget: runBudget, path: d.path[:0], names: d.names, props: &x.props, kgScratch: d.kgScratch, subScratch: keepScratch(d.subScratch)}
 	if r != nil {
 		if x.stream == nil {
 			x.stream = make([]byte, 0, readBufSize)
@@ -132,6 +149,19 @@ func (x *Decoder) readLayout(b []byte, r io.Reader) (*Layout, error) {
 	d.buf, d.r = nil, nil
 	return l, err
 }
+
+// keepScratch returns a Decoder's SubtaskState scratch for its next file, or nil when one
+// operator with many subtasks made it large (the next file grows its own).
+func keepScratch(s []SubtaskState) []SubtaskState {
+	if cap(s) > maxKeptSubtasks {
+		return nil
+	}
+	clear(s) // a file that failed part way leaves its records here
+	return s[:0]
+}
+
+// maxKeptSubtasks bounds the SubtaskState scratch a Decoder keeps between files (about 160 KiB).
+const maxKeptSubtasks = 1024
 
 // contextReader stops a streamed decode when ctx is done.
 type contextReader struct {
@@ -156,6 +186,20 @@ func ReadLayoutFiles(ctx context.Context, names []string, workers int, fn func(i
 		workers = runtime.GOMAXPROCS(0)
 	}
 	workers = max(min(workers, len(names)), 1)
+	if workers == 1 {
+		// One Decoder in the calling goroutine: no hand-offs between goroutines at all.
+		x := NewDecoder()
+		for i, name := range names {
+			l, err := x.ReadLayoutFile(ctx, name)
+			if cerr := ctx.Err(); cerr != nil {
+				return cerr
+			}
+			if err := fn(i, l, err); err != nil {
+				return err
+			}
+		}
+		return ctx.Err()
+	}
 	ctx, cancel := context.WithCancel(ctx)
 	var wg sync.WaitGroup
 	defer func() { // no goroutine outlives the call
@@ -167,47 +211,42 @@ func ReadLayoutFiles(ctx context.Context, names []string, workers int, fn func(i
 		l   *Layout
 		err error
 	}
-	type job struct {
-		i   int
-		out chan result
+	// Workers take the next index from a counter once the window has room (at most window
+	// files decoded or being decoded and not yet given to fn), and put file i's result in slot
+	// i % window, which file i - window has left by then. Per file that is two buffered
+	// channel operations on each side and no allocation: a hand-off through a producer and an
+	// unbuffered channel cost a goroutine switch per file, a noticeable share of a small file.
+	window := 2 * workers
+	room := make(chan struct{}, window)
+	slots := make([]chan result, window)
+	for k := range slots {
+		slots[k] = make(chan result, 1)
 	}
-	jobs := make(chan job)
-	pending := make(chan chan result, 2*workers) // in order of names; its capacity is the window
-	wg.Add(1)
-	go func() { // producer
-		defer wg.Done()
-		defer close(jobs)
-		defer close(pending)
-		for i := range names {
-			out := make(chan result, 1)
-			select {
-			case pending <- out:
-			case <-ctx.Done():
-				return
-			}
-			select {
-			case jobs <- job{i, out}:
-			case <-ctx.Done():
-				return
-			}
-		}
-	}()
+	var next atomic.Int64
 	for range workers {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			x := NewDecoder()
-			for j := range jobs {
-				l, err := x.ReadLayoutFile(ctx, names[j.i])
-				j.out <- result{l, err}
+			for {
+				select {
+				case room <- struct{}{}:
+				case <-ctx.Done():
+					return
+				}
+				i := int(next.Add(1) - 1)
+				if i >= len(names) {
+					return
+				}
+				l, err := x.ReadLayoutFile(ctx, names[i])
+				slots[i%window] <- result{l, err}
 			}
 		}()
 	}
-	i := 0
-	for out := range pending {
+	for i := range names {
 		var r result
 		select {
-		case r = <-out:
+		case r = <-slots[i%window]:
 		case <-ctx.Done():
 			return ctx.Err()
 		}
@@ -217,7 +256,7 @@ func ReadLayoutFiles(ctx context.Context, names []string, workers int, fn func(i
 		if err := fn(i, r.l, r.err); err != nil {
 			return err
 		}
-		i++
+		<-room
 	}
 	return ctx.Err()
 }

@@ -128,6 +128,42 @@ func TestReadLayoutFiles(t *testing.T) {
 		t.Fatalf("cancelled: %v after %d calls", err, calls)
 	}
 
+	// More files than the window (2 × workers), so that slots are reused; stopped part way
+	// by fn and by ctx, and run to the end, with each worker count.
+	var many []string
+	for range 9 {
+		many = append(many, paths...)
+	}
+	for _, workers := range []int{1, 2, 3, 7} {
+		for _, stopAt := range []int{-1, 0, 7, 30} { // even: fn fails; odd: ctx is cancelled
+			calls = 0
+			ctx, cancel := context.WithCancel(context.Background())
+			err := ReadLayoutFiles(ctx, many, workers, func(i int, l *Layout, err error) error {
+				if i != calls {
+					t.Fatalf("workers %d: file %d came as call %d", workers, i, calls)
+				}
+				checkSameLayout(t, many[i], contents[i%len(paths)], l, err)
+				calls++
+				switch {
+				case i == stopAt && stopAt%2 == 0:
+					return stop
+				case i == stopAt:
+					cancel()
+				}
+				return nil
+			})
+			cancel()
+			switch {
+			case stopAt < 0 && (err != nil || calls != len(many)):
+				t.Fatalf("workers %d: %v after %d of %d calls", workers, err, calls, len(many))
+			case stopAt >= 0 && stopAt%2 == 0 && (!errors.Is(err, stop) || calls != stopAt+1):
+				t.Fatalf("workers %d, stop at %d: %v after %d calls", workers, stopAt, err, calls)
+			case stopAt%2 == 1 && (!errors.Is(err, context.Canceled) || calls != stopAt+1):
+				t.Fatalf("workers %d, cancel at %d: %v after %d calls", workers, stopAt, err, calls)
+			}
+		}
+	}
+
 	if err := ReadLayoutFiles(context.Background(), nil, 0, func(int, *Layout, error) error { t.Fatal("called"); return nil }); err != nil {
 		t.Fatal(err)
 	}
@@ -147,5 +183,41 @@ func TestDecoderCorpus(t *testing.T) {
 		}
 		l, err := x.ReadLayoutFile(context.Background(), f.path)
 		checkSameLayout(t, f.path, data, l, err)
+	}
+}
+
+// TestPropertiesMemo checks that the memo answers exactly what decodePropertiesLen answers, for
+// trailers that repeat, interleave, fail, and outnumber its entries, and that it keeps its own
+// copy of each trailer.
+func TestPropertiesMemo(t *testing.T) {
+	good := mustHex(templateA)
+	distinct := [][]byte{good, good[:len(good)/2], []byte("not java"), append(bytes.Clone(good), 0x70), nil}
+	for i := range memoTrailers + 2 {
+		distinct = append(distinct, append(bytes.Clone(good[:len(good)-3]), byte(i))) // truncated differently
+	}
+	tests := []struct {
+		name string
+		seq  []int // indexes into distinct
+	}{
+		{"repeat", []int{0, 0, 0}},
+		{"interleave", []int{0, 1, 2, 0, 1, 2, 3, 0}},
+		{"more than the entries", []int{5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 0, 5, 14, 0, 6}},
+		{"empty and good", []int{4, 0, 4, 0}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var pm propertiesMemo
+			for _, i := range tt.seq {
+				in := bytes.Clone(distinct[i])
+				p, n, err := pm.decodeLen(in)
+				wp, wn, werr := decodePropertiesLen(distinct[i])
+				if n != wn || !reflect.DeepEqual(p, wp) || (err == nil) != (werr == nil) || (err != nil && err.Error() != werr.Error()) {
+					t.Fatalf("trailer %d: memo (%v, %d, %v), want (%v, %d, %v)", i, p, n, err, wp, wn, werr)
+				}
+				for k := range in {
+					in[k] ^= 0xff // the caller reuses its buffer; the memo must not see it
+				}
+			}
+		})
 	}
 }

@@ -46,6 +46,10 @@ type decoder struct {
 	// kgScratch is where key-group offsets become sizes before they are compacted (see
 	// keyGroupSizes); it grows to the largest handle, at most 32768 key groups.
 	kgScratch []int64
+	// subScratch holds an operator's SubtaskStates while ReadLayout converts it (layout mode
+	// only): operatorLayout copies what it needs before the next operator, so the records are
+	// reused instead of allocated per subtask. Cleared after each operator.
+	subScratch []SubtaskState
 }
 
 // maxInternedNames bounds the interning table, so a hostile file of unique names cannot grow it.

@@ -238,6 +238,9 @@ func (d *decoder) operators(version int32) []OperatorState {
 			d.setIdx(i)
 			op := d.operator(version)
 			d.layout.Operators = append(d.layout.Operators, operatorLayout(&op))
+			// op's SubtaskStates are d.subScratch; drop their handles before the next operator.
+			clear(d.subScratch)
+			d.subScratch = d.subScratch[:0]
 		}
 		d.pop()
 		return nil
@@ -357,7 +360,8 @@ func (d *decoder) operator(version int32) OperatorState {
 			d.fail(off, strconv.Itoa(int(idx)), sprintf("subtask index outside [0, parallelism %d)", op.Parallelism))
 		}
 		if !e.Finished {
-			e.State = d.subtaskState(version)
+			e.State = d.newSubtaskState()
+			d.subtaskState(version, e.State)
 		}
 		op.Subtasks = append(op.Subtasks, e)
 	}
@@ -365,8 +369,19 @@ func (d *decoder) operator(version int32) OperatorState {
 	return op
 }
 
-func (d *decoder) subtaskState(version int32) *SubtaskState {
-	s := &SubtaskState{}
+// newSubtaskState returns a zero SubtaskState: in layout mode the next record of d.subScratch
+// (an append that moves the scratch leaves the records already handed out where they were,
+// complete), otherwise a new one, as the Metadata keeps it.
+func (d *decoder) newSubtaskState() *SubtaskState {
+	if d.layout == nil {
+		return &SubtaskState{}
+	}
+	d.subScratch = append(d.subScratch, SubtaskState{})
+	return &d.subScratch[len(d.subScratch)-1]
+}
+
+// subtaskState reads an OperatorSubtaskState into s, which is zero.
+func (d *decoder) subtaskState(version int32, s *SubtaskState) {
 	if version == 2 {
 		s.Duration = d.i64()
 		d.push("legacy")
@@ -407,7 +422,6 @@ func (d *decoder) subtaskState(version int32) *SubtaskState {
 		}
 		d.pop()
 	}
-	return s
 }
 
 func (d *decoder) operatorSlot() OperatorStateSlot {
