@@ -51,7 +51,11 @@ func (v *service) InspectCheckpoint(ctx context.Context, req *pb.InspectCheckpoi
 	}
 	defer mem.release()
 	addLog(ctx, slog.String("source", label), slog.Int64("metadata_bytes", layout.Size))
-	return v.s.cfg.Engine.InspectLayout(layout, label), nil
+	resp, err := v.s.cfg.Engine.InspectLayout(ctx, layout, label)
+	if err != nil {
+		return nil, toStatus(ctx, err)
+	}
+	return resp, nil
 }
 
 // CheckRescaleUpload decodes while receiving: the chunks feed the decoder through an io.Reader,

@@ -237,7 +237,7 @@ func (d *decoder) operators(version int32) []OperatorState {
 		for i := 0; i < int(n); i++ {
 			d.setIdx(i)
 			op := d.operator(version)
-			d.layout.Operators = append(d.layout.Operators, operatorLayout(&op))
+			d.layout.Operators = append(d.layout.Operators, operatorLayout(&op, d.stop))
 		}
 		d.pop()
 		return nil
@@ -437,6 +437,7 @@ func (d *decoder) operatorHandle() *OperatorStateHandle {
 	h.States = make([]StateEntry, 0, d.count(n, off, minStateEntry, "state"))
 	d.indexed(true)
 	for i := 0; i < int(n); i++ {
+		d.stop.Check()
 		d.setIdx(i)
 		var e StateEntry
 		e.Name = d.stateName()
