@@ -47,6 +47,10 @@ type decoder struct {
 	// the reader's context checks would not see its end.
 	stop *cancel.Flag
 
+	// emptySubtasks backs the Subtasks of operators whose records are all empty (see
+	// shareEmptySubtasks); grown to the largest such parallelism.
+	emptySubtasks []SubtaskLayout
+
 	// props remembers the last properties trailer decoded (a Decoder's); nil decodes each one.
 	props *propertiesMemo
 

@@ -238,6 +238,7 @@ func (d *decoder) operators(version int32) []OperatorState {
 			d.setIdx(i)
 			op := d.operator(version)
 			d.layout.Operators = append(d.layout.Operators, operatorLayout(&op, d.stop))
+			d.shareEmptySubtasks(&d.layout.Operators[len(d.layout.Operators)-1])
 		}
 		d.pop()
 		return nil
