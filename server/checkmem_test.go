@@ -35,13 +35,18 @@ func TestOperatorHeavyBudget(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	need, ops, records := recordBytes(layout)
+	plan := &pb.RescalePlan{DefaultParallelism: 1}
+	need, ops, records, _ := recordBytes(layout, plan, nil)
 	t.Logf("20k operators: %d bytes of _metadata, file estimate %s, record estimate %s (%d operators, %d subtask records)",
 		size, fmtBytes(estimateBytes(size)), fmtBytes(need), ops, records)
-	if need <= estimateBytes(size) || checkExtraBytes(layout) != need-estimateBytes(size) {
+	if need <= estimateBytes(size) || checkExtraBytes(layout, plan, nil) != need-estimateBytes(size) {
 		t.Fatalf("record estimate %d not above the file estimate %d", need, estimateBytes(size))
 	}
-	plan := &pb.RescalePlan{DefaultParallelism: 1}
+	// include_subtasks adds a row per new subtask: 20k rows at parallelism 1, 40k at 2.
+	rowsNeed, _, _, rows := recordBytes(layout, &pb.RescalePlan{DefaultParallelism: 2}, &pb.CheckOptions{IncludeSubtasks: true})
+	if rows != 40_000 || rowsNeed != need+CheckBytesPerSubtaskRow*rows {
+		t.Errorf("include_subtasks at parallelism 2: %d rows, %d bytes; want 40000 rows, %d bytes", rows, rowsNeed, need+CheckBytesPerSubtaskRow*40_000)
+	}
 	ctx := context.Background()
 
 	// The file's estimate fits, its check does not: refused once decoded, naming both.

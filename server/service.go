@@ -393,7 +393,7 @@ func (c *countingReader) Read(p []byte) (int, error) {
 // check simulates and applies the rules, holding a check slot (waiting for one at most QueueWait).
 func (s *Server) check(ctx context.Context, l *checkpoint.Layout, label string, plan *pb.RescalePlan, opts *pb.CheckOptions) (*pb.RescaleReport, error) {
 	addLog(ctx, slog.String("source", label), slog.Int64("metadata_bytes", l.Size))
-	slot, err := s.acquireCheck(ctx, l)
+	slot, err := s.acquireCheck(ctx, l, plan, opts)
 	if err != nil {
 		return nil, err
 	}
