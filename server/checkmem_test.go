@@ -3,6 +3,8 @@ package server
 import (
 	"bytes"
 	"context"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -95,5 +97,39 @@ func TestOperatorHeavyBudget(t *testing.T) {
 	t.Logf("four at once: peak reserved %s of a %s budget", fmtBytes(peak.Load()), fmtBytes(budget))
 	if p := peak.Load(); p > budget || p < need {
 		t.Errorf("peak reservation %s, want between one check's %s and the budget %s", fmtBytes(p), fmtBytes(need), fmtBytes(budget))
+	}
+}
+
+// TestSoftMemoryLimit: the daemon's soft limit is its budget plus the baseline, capped at 90% of
+// a container's limit, and derived from the default budget when none is set.
+func TestSoftMemoryLimit(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name, v string) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte(v), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	missing := filepath.Join(dir, "missing")
+	meminfo := write("meminfo", "MemTotal:       8000000 kB\n")
+	for _, tc := range []struct {
+		name   string
+		v2     string
+		budget int64
+		want   int64
+	}{
+		{"no container, budget set", missing, 600 << 20, 600<<20 + DaemonBaselineBytes},
+		{"no container, default budget", missing, 0, 8000000<<10/2 + DaemonBaselineBytes},
+		{"container, default budget", write("v2", "1073741824\n"), 0, 3<<28 + DaemonBaselineBytes},
+		{"container below the budget", write("v2small", "536870912\n"), 1 << 30, 536870912 / 10 * 9},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			defer func(a, b, c string) { cgroupV2MemoryMax, cgroupV1Limit, procMeminfo = a, b, c }(cgroupV2MemoryMax, cgroupV1Limit, procMeminfo)
+			cgroupV2MemoryMax, cgroupV1Limit, procMeminfo = tc.v2, missing, meminfo
+			if got := SoftMemoryLimit(tc.budget); got != tc.want {
+				t.Errorf("SoftMemoryLimit(%d) = %d, want %d", tc.budget, got, tc.want)
+			}
+		})
 	}
 }
