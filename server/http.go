@@ -61,7 +61,7 @@ func (s *Server) newHTTPHandler(reg *prometheus.Registry) (http.Handler, error) 
 		}
 		limited.ServeHTTP(w, r)
 	})
-	mux.Handle("/v1/", withBodyDeadline(s.cfg.HTTPBodyTimeout, v1))
+	mux.Handle("/v1/", withBodyDeadline(s.cfg.HTTPBodyTimeout, s.withBodyBudget(v1)))
 	s.registerUpload(mux)
 	s.registerWeb(mux)
 	mux.Handle("GET /metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))

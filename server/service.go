@@ -84,7 +84,11 @@ func (v *service) InspectCheckpoint(ctx context.Context, req *pb.InspectCheckpoi
 	}
 	defer mem.release()
 	addLog(ctx, slog.String("source", label), slog.Int64("metadata_bytes", layout.Size))
-	return v.s.cfg.Engine.InspectLayout(layout, label), nil
+	resp, err := v.s.cfg.Engine.InspectLayout(ctx, layout, label)
+	if err != nil {
+		return nil, toStatus(ctx, err)
+	}
+	return resp, nil
 }
 
 // CheckRescaleUpload decodes while receiving: the chunks feed the decoder through an io.Reader,
@@ -450,7 +454,7 @@ func (c *countingReader) Read(p []byte) (int, error) {
 // check simulates and applies the rules, holding a check slot (waiting for one at most QueueWait).
 func (s *Server) check(ctx context.Context, l *checkpoint.Layout, label string, plan *pb.RescalePlan, opts *pb.CheckOptions) (*pb.RescaleReport, error) {
 	addLog(ctx, slog.String("source", label), slog.Int64("metadata_bytes", l.Size))
-	slot, err := s.adm.acquire(ctx, true, 0, false)
+	slot, err := s.acquireCheck(ctx, l, plan, opts)
 	if err != nil {
 		return nil, err
 	}

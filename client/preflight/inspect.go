@@ -255,7 +255,10 @@ func inspectFiles(ctx context.Context, eng *engine.Engine, files []inspectFile, 
 			}
 			return nil
 		}
-		resp := eng.InspectLayout(l, files[i].name)
+		resp, err := eng.InspectLayout(ctx, l, files[i].name)
+		if err != nil {
+			return err
+		}
 		var buf bytes.Buffer
 		if err := report.WriteInspectBody(&buf, format, resp); err != nil {
 			return err

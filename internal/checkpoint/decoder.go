@@ -9,6 +9,8 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+
+	"github.com/flinkpreflight/preflight/internal/cancel"
 )
 
 // decoder reads big-endian primitives from a byte slice (no copy) or from an io.Reader through
@@ -39,6 +41,15 @@ type decoder struct {
 	// names interns state names: every subtask's handle repeats them, and one string per name
 	// saves memory and lets the simulator compare names by pointer.
 	names map[string]string
+
+	// stop, when set (ReadLayoutContext), is checked per state entry and per subtask record: the
+	// conversion of a buffered record into its Layout (a million state names) reads nothing, so
+	// the reader's context checks would not see its end.
+	stop *cancel.Flag
+
+	// emptySubtasks backs the Subtasks of operators whose records are all empty (see
+	// shareEmptySubtasks); grown to the largest such parallelism.
+	emptySubtasks []SubtaskLayout
 
 	// props remembers the last properties trailer decoded (a Decoder's); nil decodes each one.
 	props *propertiesMemo

@@ -45,7 +45,12 @@
 // beyond that 16 more per run for the prefix sums); per keyed handle 216 plus 2, 4 or 8 per
 // key group of key-group handles (the width that holds its largest key group); per channel-state handle 72. An operator at parallelism 1 with one
 // SPLIT_DISTRIBUTE state in a savepoint-relative file (145 bytes of _metadata) takes about 515
-// bytes; an empty subtask record (20 bytes of _metadata) takes 112.
+// bytes; an empty subtask record (20 bytes of _metadata) takes 112, except that the records of
+// an operator whose subtasks 0..n-1 all hold nothing (a stateless operator) point into one array
+// per Layout and cost nothing of their own.
+//
+// ReadLayoutContext stops when its context ends, also between reads: the conversion of a
+// buffered record (a subtask listing a million state names) checks it per entry.
 //
 // OperatorIDFromUID computes the OperatorID Flink derives from a user-set UID (murmur3_128).
 //

@@ -1,6 +1,11 @@
 package checkpoint
 
-import "io"
+import (
+	"context"
+	"io"
+
+	"github.com/flinkpreflight/preflight/internal/cancel"
+)
 
 // This file builds the Layout: ReadLayout runs the decoder in summarizing mode, and Metadata.Layout
 // maps the decoded model (summaries included) onto the Layout types.
@@ -10,6 +15,20 @@ import "io"
 // element sizes and inline bytes are counted, not kept. Errors are *FormatError.
 func ReadLayout(r io.Reader) (*Layout, error) {
 	return readLayout(newReaderDecoder(r))
+}
+
+// ReadLayoutContext is ReadLayout stopping when ctx ends, with ctx's error: r's reads are
+// checked by the caller (a reader that checks ctx), and the work between reads (each state
+// entry, each subtask record, each converted operator) checks ctx here. Without this, the
+// conversion of the last buffered record (a subtask with a million state names) ran for seconds
+// after the deadline.
+func ReadLayoutContext(ctx context.Context, r io.Reader) (l *Layout, err error) {
+	stop, release := cancel.Watch(ctx)
+	defer release()
+	defer cancel.Recover(&err)
+	d := newReaderDecoder(r)
+	d.stop = stop
+	return readLayout(d)
 }
 
 // ReadLayoutBytes is ReadLayout over a file held in memory; it does not copy b.
@@ -26,10 +45,11 @@ func readLayout(d *decoder) (l *Layout, err error) {
 func readLayoutKeep(d *decoder) (l *Layout, err error) {
 	d.summarize = true
 	d.layout = &Layout{}
+	d.emptySubtasks = nil // a reused decoder shares nothing between Layouts
 	defer recoverError(&err)
 	m := d.file()
 	// Operators went to d.layout one by one; format-1 tasks and the rest map as usual.
-	l = m.layout(d.props)
+	l = m.layoutStop(d.props, d.stop)
 	if len(m.Operators) == 0 && len(m.Tasks) == 0 && d.layout.Operators != nil {
 		l.Operators = d.layout.Operators
 	}
@@ -44,7 +64,10 @@ func readLayoutKeep(d *decoder) (l *Layout, err error) {
 // it in).
 func (m *Metadata) Layout() *Layout { return m.layout(nil) }
 
-func (m *Metadata) layout(props *propertiesMemo) *Layout {
+func (m *Metadata) layout(props *propertiesMemo) *Layout { return m.layoutStop(props, nil) }
+
+// layoutStop is layout checking stop per converted record (under cancel.Recover).
+func (m *Metadata) layoutStop(props *propertiesMemo, stop *cancel.Flag) *Layout {
 	l := &Layout{Version: int(m.Version), CheckpointID: m.CheckpointID}
 	for i := range m.MasterStates {
 		ms := &m.MasterStates[i]
@@ -52,10 +75,10 @@ func (m *Metadata) layout(props *propertiesMemo) *Layout {
 	}
 	l.Operators = make([]OperatorLayout, 0, len(m.Operators)+len(m.Tasks))
 	for i := range m.Operators {
-		l.Operators = append(l.Operators, operatorLayout(&m.Operators[i]))
+		l.Operators = append(l.Operators, operatorLayout(&m.Operators[i], stop))
 	}
 	for i := range m.Tasks {
-		l.Operators = append(l.Operators, taskLayout(&m.Tasks[i]))
+		l.Operators = append(l.Operators, taskLayout(&m.Tasks[i], stop))
 	}
 	if m.Version >= 4 {
 		l.TrailerSize = len(m.Trailer)
@@ -66,7 +89,8 @@ func (m *Metadata) layout(props *propertiesMemo) *Layout {
 	return l
 }
 
-func operatorLayout(op *OperatorState) OperatorLayout {
+// operatorLayout maps one decoded operator record, checking stop per subtask and state entry.
+func operatorLayout(op *OperatorState, stop *cancel.Flag) OperatorLayout {
 	o := OperatorLayout{
 		ID: op.ID, Name: op.Name, UID: op.UID,
 		Parallelism: int(op.Parallelism), MaxParallelism: int(op.MaxParallelism),
@@ -78,13 +102,14 @@ func operatorLayout(op *OperatorState) OperatorLayout {
 	}
 	o.Subtasks = make([]SubtaskLayout, 0, len(op.Subtasks))
 	for _, e := range op.Subtasks {
+		stop.Check()
 		s := SubtaskLayout{Index: int(e.Index), Finished: e.Finished, RefCheckpointID: -1}
 		if st := e.State; st != nil {
 			if st.ManagedOperatorState.Present != 0 && st.ManagedOperatorState.Handle != nil {
-				s.ManagedOperatorState = operatorHandleLayout(st.ManagedOperatorState.Handle)
+				s.ManagedOperatorState = operatorHandleLayout(st.ManagedOperatorState.Handle, stop)
 			}
 			if st.RawOperatorState.Present != 0 && st.RawOperatorState.Handle != nil {
-				s.RawOperatorState = operatorHandleLayout(st.RawOperatorState.Handle)
+				s.RawOperatorState = operatorHandleLayout(st.RawOperatorState.Handle, stop)
 			}
 			s.ManagedKeyedState = keyedLayout(st.ManagedKeyedState)
 			s.RawKeyedState = keyedLayout(st.RawKeyedState)
@@ -99,10 +124,44 @@ func operatorLayout(op *OperatorState) OperatorLayout {
 	return o
 }
 
+// shareEmptySubtasks points o.Subtasks into one array shared by the Layout when its records are
+// the empty records 0..n-1 in order (a stateless operator: each subtask reported, nothing
+// held), instead of n records of its own. A file of many stateless operators spends about
+// 22 bytes of _metadata on such a record and the Layout 104 bytes; shared, the records cost
+// nothing per operator. The shared slice's capacity is its length, so an append copies. The
+// Layout is read-only after decoding (the simulator only takes pointers into it).
+func (d *decoder) shareEmptySubtasks(o *OperatorLayout) {
+	n := len(o.Subtasks)
+	if n == 0 {
+		return
+	}
+	for k := range o.Subtasks {
+		if !emptyRecord(&o.Subtasks[k], k) {
+			return
+		}
+	}
+	if len(d.emptySubtasks) < n {
+		grown := make([]SubtaskLayout, max(n, min(2*len(d.emptySubtasks), maxKeyGroups)))
+		for k := range grown {
+			grown[k] = SubtaskLayout{Index: k, RefCheckpointID: -1}
+		}
+		d.emptySubtasks = grown
+	}
+	o.Subtasks = d.emptySubtasks[:n:n]
+}
+
+// emptyRecord reports whether s is the record of subtask k that holds nothing.
+func emptyRecord(s *SubtaskLayout, k int) bool {
+	return s.Index == k && !s.Finished && s.RefCheckpointID == -1 &&
+		s.ManagedOperatorState == nil && s.RawOperatorState == nil &&
+		s.ManagedKeyedState == nil && s.RawKeyedState == nil &&
+		s.InputChannels == nil && s.OutputChannels == nil
+}
+
 // taskLayout maps a format-1 task onto an OperatorLayout: the operator states of all chained
 // operators are listed together in one handle layout per slot (each state's sizes computed in
 // its own handle's stream); the stream is the first chained operator's.
-func taskLayout(t *TaskState) OperatorLayout {
+func taskLayout(t *TaskState, stop *cancel.Flag) OperatorLayout {
 	o := OperatorLayout{
 		ID: t.JobVertexID, Parallelism: int(t.Parallelism), MaxParallelism: int(t.MaxParallelism),
 		ChainLength: int(t.ChainLength), Offset: t.offset,
@@ -113,7 +172,7 @@ func taskLayout(t *TaskState) OperatorLayout {
 			if h == nil {
 				continue
 			}
-			hl := operatorHandleLayout(h)
+			hl := operatorHandleLayout(h, stop)
 			if out == nil {
 				out = hl
 			} else {
@@ -123,6 +182,7 @@ func taskLayout(t *TaskState) OperatorLayout {
 		return out
 	}
 	for _, st := range t.Subtasks {
+		stop.Check()
 		o.Subtasks = append(o.Subtasks, SubtaskLayout{
 			Index:                int(st.Index),
 			ManagedOperatorState: merge(st.ManagedOperatorState),
@@ -165,13 +225,13 @@ func inlineBytes(h StreamStateHandle) int64 {
 	return 0
 }
 
-func operatorHandleLayout(h *OperatorStateHandle) *OperatorStateHandleLayout {
+func operatorHandleLayout(h *OperatorStateHandle, stop *cancel.Flag) *OperatorStateHandleLayout {
 	hl := &OperatorStateHandleLayout{
 		Stream:      streamRef(h.Delegate),
 		FileMerging: h.Tag == TagSegmentPartitionableOperatorStateHandle,
 		Empty:       h.Tag == TagSegmentPartitionableOperatorStateHandle && h.Empty != 0,
 	}
-	hl.States = finishStates(h.States, hl.Stream.Size)
+	hl.States = finishStates(h.States, hl.Stream.Size, stop)
 	return hl
 }
 

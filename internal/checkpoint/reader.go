@@ -237,7 +237,8 @@ func (d *decoder) operators(version int32) []OperatorState {
 		for i := 0; i < int(n); i++ {
 			d.setIdx(i)
 			op := d.operator(version)
-			d.layout.Operators = append(d.layout.Operators, operatorLayout(&op))
+			d.layout.Operators = append(d.layout.Operators, operatorLayout(&op, d.stop))
+			d.shareEmptySubtasks(&d.layout.Operators[len(d.layout.Operators)-1])
 			// op's SubtaskStates are d.subScratch; drop their handles before the next operator.
 			clear(d.subScratch)
 			d.subScratch = d.subScratch[:0]
@@ -451,6 +452,7 @@ func (d *decoder) operatorHandle() *OperatorStateHandle {
 	h.States = make([]StateEntry, 0, d.count(n, off, minStateEntry, "state"))
 	d.indexed(true)
 	for i := 0; i < int(n); i++ {
+		d.stop.Check()
 		d.setIdx(i)
 		var e StateEntry
 		e.Name = d.stateName()

@@ -5,6 +5,8 @@ import (
 	"math"
 	"slices"
 	"sort"
+
+	"github.com/flinkpreflight/preflight/internal/cancel"
 )
 
 // offsetSummary folds the ascending offsets of one state entry into what the Layout needs: the
@@ -107,12 +109,13 @@ func summarizeOffsets(offs []int64, mode DistributionMode) offsetSummary {
 // finishStates computes the element sizes of the states of one handle (spec §6.1): an element
 // ends at the next larger offset of the handle, the last one at the stream size. Summaries keep
 // only each state's first and last offset, so a state whose offset range overlaps another's is
-// marked SizesApproximate.
-func finishStates(entries []StateEntry, streamSize int64) []StateEntryLayout {
+// marked SizesApproximate. It checks stop per state (one handle can list a million names).
+func finishStates(entries []StateEntry, streamSize int64, stop *cancel.Flag) []StateEntryLayout {
 	out := make([]StateEntryLayout, len(entries))
 	sums := make([]*offsetSummary, len(entries))
 	var order []int // non-empty states by first offset
 	for i := range entries {
+		stop.Check()
 		e := &entries[i]
 		s := &e.sum
 		if s.n == 0 && len(e.Offsets) > 0 {
@@ -125,10 +128,14 @@ func finishStates(entries []StateEntry, streamSize int64) []StateEntryLayout {
 			order = append(order, i)
 		}
 	}
-	sort.SliceStable(order, func(a, b int) bool { return sums[order[a]].first < sums[order[b]].first })
+	sort.SliceStable(order, func(a, b int) bool {
+		stop.Check()
+		return sums[order[a]].first < sums[order[b]].first
+	})
 	// Overlapping ranges: sweep in order of first offset.
 	maxLast, maxIdx := int64(-1<<63), -1
 	for _, i := range order {
+		stop.Check()
 		if maxIdx >= 0 && sums[i].first <= maxLast {
 			out[i].SizesApproximate = true
 			out[maxIdx].SizesApproximate = true
@@ -142,6 +149,7 @@ func finishStates(entries []StateEntry, streamSize int64) []StateEntryLayout {
 		firsts[k] = sums[i].first
 	}
 	for _, i := range order {
+		stop.Check()
 		s := sums[i]
 		end := streamSize
 		if k, _ := slices.BinarySearch(firsts, s.last+1); k < len(firsts) {

@@ -51,7 +51,7 @@ func NewWithCatalog(cat *findings.Catalog) *Engine { return &Engine{catalog: cat
 // stream checks it, so a decode stops within one buffer of the context's end. Malformed input
 // yields a *checkpoint.FormatError; a decode stopped by ctx yields ctx's error.
 func (e *Engine) ReadLayout(ctx context.Context, in Input) (*checkpoint.Layout, error) {
-	l, err := checkpoint.ReadLayout(&contextReader{ctx: ctx, r: in.Reader})
+	l, err := checkpoint.ReadLayoutContext(ctx, &contextReader{ctx: ctx, r: in.Reader})
 	if cerr := ctx.Err(); err != nil && cerr != nil {
 		return nil, cerr
 	}
@@ -113,9 +113,16 @@ func (e *Engine) Inspect(ctx context.Context, in Input) (_ *pb.InspectCheckpoint
 	return e.inspectLayout(stop, layout, in.Source), nil
 }
 
-// InspectLayout describes an already decoded layout.
-func (e *Engine) InspectLayout(layout *checkpoint.Layout, source string) *pb.InspectCheckpointResponse {
-	return e.inspectLayout(nil, layout, source)
+// InspectLayout describes an already decoded layout, stopping when ctx ends (then it returns
+// ctx's error): its cost grows with the operators and their state names.
+func (e *Engine) InspectLayout(ctx context.Context, layout *checkpoint.Layout, source string) (_ *pb.InspectCheckpointResponse, err error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	stop, release := cancel.Watch(ctx)
+	defer release()
+	defer cancel.Recover(&err)
+	return e.inspectLayout(stop, layout, source), nil
 }
 
 // inspectLayout is InspectLayout checking stop per operator (under cancel.Recover).
@@ -123,7 +130,7 @@ func (e *Engine) inspectLayout(stop *cancel.Flag, layout *checkpoint.Layout, sou
 	resp := &pb.InspectCheckpointResponse{Checkpoint: summary(layout, source)}
 	for i := range layout.Operators {
 		stop.Check()
-		info := operatorInfo(&layout.Operators[i])
+		info := operatorInfo(stop, &layout.Operators[i])
 		info.Position = int32(i + 1)
 		if entry := findings.Identify(&layout.Operators[i], e.catalog); entry != nil {
 			info.CatalogEntry = entry.Name

@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"github.com/flinkpreflight/preflight/internal/cancel"
 	"github.com/flinkpreflight/preflight/internal/checkpoint"
 	pb "github.com/flinkpreflight/preflight/proto/preflight/v1"
 )
@@ -73,7 +74,8 @@ type stateKey struct {
 }
 
 // operatorInfo describes one operator of the checkpoint for inspection.
-func operatorInfo(op *checkpoint.OperatorLayout) *pb.OperatorInfo {
+// It checks stop per state entry (runs under cancel.Recover): one subtask can list a million names.
+func operatorInfo(stop *cancel.Flag, op *checkpoint.OperatorLayout) *pb.OperatorInfo {
 	info := &pb.OperatorInfo{
 		OperatorId:     op.ID.String(),
 		Name:           op.Name,
@@ -102,6 +104,7 @@ func operatorInfo(op *checkpoint.OperatorLayout) *pb.OperatorInfo {
 				continue
 			}
 			for _, e := range h.handle.States {
+				stop.Check()
 				k := stateKey{e.Name, e.Mode, h.raw}
 				s, ok := states[k]
 				if !ok {

@@ -155,10 +155,12 @@ func run(args []string) error {
 		cfg.ResultCacheBytes = -1
 	}
 
-	if limit, from := server.ContainerMemoryLimit(); limit > 0 && os.Getenv("GOMEMLIMIT") == "" {
-		// The GC works harder near the limit instead of letting the heap double past it.
-		debug.SetMemoryLimit(limit / 10 * 9)
-		cfg.Logger.Info("memory limit", slog.String("from", from), slog.Int64("limit_bytes", limit))
+	if os.Getenv("GOMEMLIMIT") == "" {
+		// The GC works harder near the limit instead of letting the heap double past the budget.
+		soft := server.SoftMemoryLimit(cfg.MemoryBudget)
+		debug.SetMemoryLimit(soft)
+		limit, from := server.ContainerMemoryLimit()
+		cfg.Logger.Info("memory limit", slog.String("from", from), slog.Int64("limit_bytes", limit), slog.Int64("soft_limit_bytes", soft))
 	}
 	srv, err := server.New(cfg)
 	if err != nil {

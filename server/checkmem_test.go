@@ -1,0 +1,135 @@
+package server
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus/testutil"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+
+	"github.com/flinkpreflight/preflight/internal/checkpoint"
+	"github.com/flinkpreflight/preflight/internal/scenarios"
+	pb "github.com/flinkpreflight/preflight/proto/preflight/v1"
+)
+
+// TestOperatorHeavyBudget: a file of many small operator records needs far more memory than
+// 4 × its size (issue #10: 100k operators in 14 MB peaked at 496 MiB in the daemon). Its check
+// reserves the record counts' memory (checkExtraBytes) once the file is decoded: beyond the
+// budget it is refused at once, naming the budget and the operators; four at once run within
+// the budget, the ones that do not fit waiting for the others.
+func TestOperatorHeavyBudget(t *testing.T) {
+	noLeaks(t)
+	var b bytes.Buffer
+	if err := scenarios.WriteSynthetic(&b, scenarios.SyntheticOperators(20_000)); err != nil {
+		t.Fatal(err)
+	}
+	file := b.Bytes()
+	size := int64(len(file))
+	layout, err := checkpoint.ReadLayoutBytes(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	plan := &pb.RescalePlan{DefaultParallelism: 1}
+	need, ops, records, _ := recordBytes(layout, plan, nil)
+	t.Logf("20k operators: %d bytes of _metadata, file estimate %s, record estimate %s (%d operators, %d subtask records)",
+		size, fmtBytes(estimateBytes(size)), fmtBytes(need), ops, records)
+	if need <= estimateBytes(size) || checkExtraBytes(layout, plan, nil) != need-estimateBytes(size) {
+		t.Fatalf("record estimate %d not above the file estimate %d", need, estimateBytes(size))
+	}
+	// include_subtasks adds a row per new subtask: 20k rows at parallelism 1, 40k at 2.
+	rowsNeed, _, _, rows := recordBytes(layout, &pb.RescalePlan{DefaultParallelism: 2}, &pb.CheckOptions{IncludeSubtasks: true})
+	if rows != 40_000 || rowsNeed != need+CheckBytesPerSubtaskRow*rows {
+		t.Errorf("include_subtasks at parallelism 2: %d rows, %d bytes; want 40000 rows, %d bytes", rows, rowsNeed, need+CheckBytesPerSubtaskRow*40_000)
+	}
+	ctx := context.Background()
+
+	// The file's estimate fits, its check does not: refused once decoded, naming both.
+	h := startInProcess(t, Config{MemoryBudget: estimateBytes(size) + need/2, QueueWait: 100 * time.Millisecond})
+	_, err = h.c.Upload(ctx, bytes.NewReader(file), &pb.UploadHeader{SizeBytes: size, Plan: plan})
+	if msg := status.Convert(err).Message(); status.Code(err) != codes.ResourceExhausted ||
+		!strings.Contains(msg, "20000 operators") || !strings.Contains(msg, "--memory-budget") {
+		t.Fatalf("check beyond the budget: %v, want RESOURCE_EXHAUSTED naming the operators and --memory-budget", err)
+	}
+	if used := testutil.ToFloat64(h.s.metrics.memReserved); used != 0 {
+		t.Errorf("%v bytes still reserved after the refusal", used)
+	}
+
+	// Four at once under a budget that holds two checks: each answers, and the reservations
+	// never pass the budget.
+	budget := 2 * need
+	h = startInProcess(t, Config{MemoryBudget: budget, QueueWait: 2 * time.Minute, MaxConcurrent: 4})
+	var wg sync.WaitGroup
+	var peak atomic.Int64
+	done := make(chan struct{})
+	go func() {
+		for {
+			peak.Store(max(peak.Load(), int64(testutil.ToFloat64(h.s.metrics.memReserved))))
+			select {
+			case <-done:
+				return
+			case <-time.After(time.Millisecond):
+			}
+		}
+	}()
+	errs := make([]error, 4)
+	for i := range errs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			_, errs[i] = h.c.Upload(ctx, bytes.NewReader(file), &pb.UploadHeader{SizeBytes: size, Plan: plan})
+		}()
+	}
+	wg.Wait()
+	close(done)
+	for i, err := range errs {
+		if err != nil {
+			t.Errorf("check %d of four: %v", i, err)
+		}
+	}
+	t.Logf("four at once: peak reserved %s of a %s budget", fmtBytes(peak.Load()), fmtBytes(budget))
+	if p := peak.Load(); p > budget || p < need {
+		t.Errorf("peak reservation %s, want between one check's %s and the budget %s", fmtBytes(p), fmtBytes(need), fmtBytes(budget))
+	}
+}
+
+// TestSoftMemoryLimit: the daemon's soft limit is its budget plus the baseline, capped at 90% of
+// a container's limit, and derived from the default budget when none is set.
+func TestSoftMemoryLimit(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name, v string) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte(v), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	missing := filepath.Join(dir, "missing")
+	meminfo := write("meminfo", "MemTotal:       8000000 kB\n")
+	for _, tc := range []struct {
+		name   string
+		v2     string
+		budget int64
+		want   int64
+	}{
+		{"no container, budget set", missing, 600 << 20, 600<<20 + DaemonBaselineBytes},
+		{"no container, default budget", missing, 0, 8000000<<10/2 + DaemonBaselineBytes},
+		{"container, default budget", write("v2", "1073741824\n"), 0, 3<<28 + DaemonBaselineBytes},
+		{"container below the budget", write("v2small", "536870912\n"), 1 << 30, 536870912 / 10 * 9},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			defer func(a, b, c string) { cgroupV2MemoryMax, cgroupV1Limit, procMeminfo = a, b, c }(cgroupV2MemoryMax, cgroupV1Limit, procMeminfo)
+			cgroupV2MemoryMax, cgroupV1Limit, procMeminfo = tc.v2, missing, meminfo
+			if got := SoftMemoryLimit(tc.budget); got != tc.want {
+				t.Errorf("SoftMemoryLimit(%d) = %d, want %d", tc.budget, got, tc.want)
+			}
+		})
+	}
+}
