@@ -47,9 +47,6 @@ type InputError struct {
 func (e *InputError) Error() string { return e.Path + ": " + e.Err.Error() }
 func (e *InputError) Unwrap() error { return e.Err }
 
-// maxSample bounds the classes and packages a finding lists.
-const maxSample = 12
-
 // cluster is the parent side, indexed.
 type cluster struct {
 	version       Version
@@ -1026,7 +1023,7 @@ func (a *analysis) ruleSigned() error {
 	if len(a.job.Signatures) == 0 {
 		return nil
 	}
-	var broken, intact []string
+	var broken []string
 	for _, sig := range a.job.Signatures {
 		if !strings.HasSuffix(strings.ToUpper(sig), ".SF") {
 			continue
@@ -1045,9 +1042,7 @@ func (a *analysis) ruleSigned() error {
 		if err != nil {
 			return &InputError{Path: a.job.Path, Err: err}
 		}
-		if manifestMatches(sf, a.job.Manifest) {
-			intact = append(intact, sig)
-		} else {
+		if !manifestMatches(sf, a.job.Manifest) {
 			broken = append(broken, sig)
 		}
 	}
