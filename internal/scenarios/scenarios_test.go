@@ -170,3 +170,21 @@ func TestWriteFileFailureKeepsOldFile(t *testing.T) {
 		t.Errorf("temporary files left behind: %v", entries)
 	}
 }
+
+// The committed fuzz seeds must be what the generator produces today (same command as above).
+func TestCommittedFuzzSeedsUpToDate(t *testing.T) {
+	seeds, err := FuzzSeeds()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range seeds {
+		got, err := os.ReadFile(filepath.Join("..", "..", filepath.FromSlash(s.Path)))
+		if err != nil {
+			t.Errorf("%v (run go run ./internal/scenarios/cmd/genexamples -force)", err)
+			continue
+		}
+		if !bytes.Equal(got, s.Data) {
+			t.Errorf("%s is stale: run go run ./internal/scenarios/cmd/genexamples -force", s.Path)
+		}
+	}
+}
