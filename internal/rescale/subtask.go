@@ -11,18 +11,10 @@ import (
 // Subtask computes what new subtask i of the operator receives, with the same figures the
 // operator pass summarised. It costs O(states × log entries) plus the slices it returns.
 func (a *OperatorAssignment) Subtask(i int) SubtaskAssignment {
-	st := SubtaskAssignment{Index: i, Finished: a.Path == PathFinished, CoordinatorBytes: a.CoordinatorBytes,
-		BytesBefore: -1}
-	st.BytesBefore = a.bytesBefore(i)
-	if i < 0 || i >= a.NewParallelism {
-		return st
-	}
-	st.Restored = a.taskRestored
-	sim := a.sim
+	st, sim := a.subtaskBase(i)
 	if sim == nil {
 		return st
 	}
-	st.KeyGroups = KeyGroupRangeForSubtask(a.MaxParallelism, a.NewParallelism, i)
 	var olds []int
 	// Distinct streams: the UNION streams are in sim.unionMask; the others are few per subtask,
 	// so a linear scan beats a map until there are many.
@@ -142,6 +134,23 @@ func (a *OperatorAssignment) Subtask(i int) SubtaskAssignment {
 	return st
 }
 
+// subtaskBase is what Subtask and SubtaskTotals share: new subtask i's fields that need no
+// simulation, and the simulation to compute the rest from (nil when i is out of range or the
+// operator restores nothing: st is then complete).
+func (a *OperatorAssignment) subtaskBase(i int) (SubtaskAssignment, *operatorSim) {
+	st := SubtaskAssignment{Index: i, Finished: a.Path == PathFinished, CoordinatorBytes: a.CoordinatorBytes,
+		BytesBefore: a.bytesBefore(i)}
+	if i < 0 || i >= a.NewParallelism {
+		return st, nil
+	}
+	st.Restored = a.taskRestored
+	if a.sim == nil {
+		return st, nil
+	}
+	st.KeyGroups = KeyGroupRangeForSubtask(a.MaxParallelism, a.NewParallelism, i)
+	return st, a.sim
+}
+
 // SubtaskTotals is Subtask without the per-subtask detail: the totals (elements, state bytes,
 // offsets, handles, inline bytes, file references, payload, keyed bytes) and nothing that
 // lists old entries, handles or subtasks (States, the keyed and channel shares' lists and
@@ -149,18 +158,10 @@ func (a *OperatorAssignment) Subtask(i int) SubtaskAssignment {
 // receives, so a call costs O(non-UNION states × log entries + keyed handles read), not
 // O(old subtasks): what a rule that scans every new subtask should call.
 func (a *OperatorAssignment) SubtaskTotals(i int) SubtaskAssignment {
-	st := SubtaskAssignment{Index: i, Finished: a.Path == PathFinished, CoordinatorBytes: a.CoordinatorBytes,
-		BytesBefore: -1}
-	st.BytesBefore = a.bytesBefore(i)
-	if i < 0 || i >= a.NewParallelism {
-		return st
-	}
-	st.Restored = a.taskRestored
-	sim := a.sim
+	st, sim := a.subtaskBase(i)
 	if sim == nil {
 		return st
 	}
-	st.KeyGroups = KeyGroupRangeForSubtask(a.MaxParallelism, a.NewParallelism, i)
 	st.Handles = sim.unionHandles
 	st.FileReferences = sim.unionFiles
 	st.PayloadBytes = sim.unionCost
@@ -446,17 +447,11 @@ func (a *OperatorAssignment) bytesBefore(i int) int64 {
 // subtaskBytes is the state one old subtask record holds.
 func subtaskBytes(st *checkpoint.SubtaskLayout) int64 {
 	var b int64
-	for _, h := range []*checkpoint.OperatorStateHandleLayout{st.ManagedOperatorState, st.RawOperatorState} {
-		if h != nil {
-			for _, e := range h.States {
-				b += e.Bytes
-			}
-		}
+	for e := range st.OperatorStates() {
+		b += e.Bytes
 	}
-	for _, h := range []*checkpoint.KeyedStateHandleLayout{st.ManagedKeyedState, st.RawKeyedState} {
-		if h != nil {
-			b += h.StateSize
-		}
+	for h := range st.KeyedStateHandles() {
+		b += h.StateSize
 	}
 	for _, c := range st.InputChannels {
 		b += c.Size
