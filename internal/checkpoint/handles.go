@@ -5,14 +5,7 @@ import "iter"
 // OperatorStateHandles yields the subtask's operator-state handles that are present: the managed
 // one, then the raw one (the order Flink writes them).
 func (s *SubtaskLayout) OperatorStateHandles() iter.Seq[*OperatorStateHandleLayout] {
-	return func(yield func(*OperatorStateHandleLayout) bool) {
-		if h := s.ManagedOperatorState; h != nil && !yield(h) {
-			return
-		}
-		if h := s.RawOperatorState; h != nil {
-			yield(h)
-		}
-	}
+	return present(s.ManagedOperatorState, s.RawOperatorState)
 }
 
 // OperatorStates yields every named operator state of the subtask: the managed handle's, then
@@ -32,12 +25,17 @@ func (s *SubtaskLayout) OperatorStates() iter.Seq[*StateEntryLayout] {
 // KeyedStateHandles yields the subtask's keyed-state handles that are present: the managed one,
 // then the raw one.
 func (s *SubtaskLayout) KeyedStateHandles() iter.Seq[*KeyedStateHandleLayout] {
-	return func(yield func(*KeyedStateHandleLayout) bool) {
-		if h := s.ManagedKeyedState; h != nil && !yield(h) {
+	return present(s.ManagedKeyedState, s.RawKeyedState)
+}
+
+// present yields managed then raw, skipping nil.
+func present[T any](managed, raw *T) iter.Seq[*T] {
+	return func(yield func(*T) bool) {
+		if managed != nil && !yield(managed) {
 			return
 		}
-		if h := s.RawKeyedState; h != nil {
-			yield(h)
+		if raw != nil {
+			yield(raw)
 		}
 	}
 }

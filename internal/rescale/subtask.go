@@ -47,12 +47,7 @@ func (a *OperatorAssignment) Subtask(i int) SubtaskAssignment {
 				}
 			}
 		}
-		st.Handles++
-		st.PayloadBytes += sim.streams[id].cost
-		st.InlineBytes += sim.streams[id].inline
-		if k := sim.streams[id].ref.Kind; k != checkpoint.StreamInline && k != checkpoint.StreamNone {
-			st.FileReferences++
-		}
+		st.addStream(&sim.streams[id])
 	}
 	for _, s := range sim.unionStreams() {
 		countStream(s, true)
@@ -93,11 +88,7 @@ func (a *OperatorAssignment) Subtask(i int) SubtaskAssignment {
 			ks.InlineBytes += s.InlineBytes
 			st.PayloadBytes += p
 			olds = append(olds, s.OldSubtask)
-			h := k.d.handles[k.d.byOld[s.OldSubtask]].h
-			if !h.Stream.Inline() && h.Stream.Kind != checkpoint.StreamNone {
-				st.FileReferences++
-			}
-			st.FileReferences += h.SharedFiles.Count + h.PrivateFiles.Count
+			st.FileReferences += k.fileReferences(s.OldSubtask)
 		})
 		st.KeyedReadBytes += ks.ReadBytes
 		st.KeyedOwnedBytes += ks.OwnedBytes
@@ -132,6 +123,28 @@ func (a *OperatorAssignment) Subtask(i int) SubtaskAssignment {
 		}
 	}
 	return st
+}
+
+// addStream counts one old stream handle the subtask reads: a handle, its payload, its inline
+// bytes and, when its bytes are in a file, a file reference.
+func (st *SubtaskAssignment) addStream(s *streamInfo) {
+	st.Handles++
+	st.PayloadBytes += s.cost
+	st.InlineBytes += s.inline
+	if k := s.ref.Kind; k != checkpoint.StreamInline && k != checkpoint.StreamNone {
+		st.FileReferences++
+	}
+}
+
+// fileReferences counts the files old subtask old's keyed handle makes a reader open: its
+// stream when not inline, and its shared and private files.
+func (k *KeyedDistribution) fileReferences(old int) int {
+	h := k.d.handles[k.d.byOld[old]].h
+	n := h.SharedFiles.Count + h.PrivateFiles.Count
+	if !h.Stream.Inline() && h.Stream.Kind != checkpoint.StreamNone {
+		n++
+	}
+	return n
 }
 
 // subtaskBase is what Subtask and SubtaskTotals share: new subtask i's fields that need no
@@ -170,12 +183,7 @@ func (a *OperatorAssignment) SubtaskTotals(i int) SubtaskAssignment {
 	for _, id := range sim.keptStreams(i) {
 		// an old handle without names, kept as it is (as in Subtask)
 		seen = append(seen, id)
-		st.Handles++
-		st.PayloadBytes += sim.streams[id].cost
-		st.InlineBytes += sim.streams[id].inline
-		if k := sim.streams[id].ref.Kind; k != checkpoint.StreamInline && k != checkpoint.StreamNone {
-			st.FileReferences++
-		}
+		st.addStream(&sim.streams[id])
 	}
 	for _, s := range a.States {
 		if s.Mode == checkpoint.Union {
@@ -196,12 +204,7 @@ func (a *OperatorAssignment) SubtaskTotals(i int) SubtaskAssignment {
 				return
 			}
 			seen = append(seen, id)
-			st.Handles++
-			st.PayloadBytes += sim.streams[id].cost
-			st.InlineBytes += sim.streams[id].inline
-			if k := sim.streams[id].ref.Kind; k != checkpoint.StreamInline && k != checkpoint.StreamNone {
-				st.FileReferences++
-			}
+			st.addStream(&sim.streams[id])
 		})
 	}
 	for _, k := range []*KeyedDistribution{a.ManagedKeyed, a.RawKeyed} {
@@ -213,11 +216,7 @@ func (a *OperatorAssignment) SubtaskTotals(i int) SubtaskAssignment {
 			st.KeyedOwnedBytes += s.OwnedBytes
 			st.InlineBytes += s.InlineBytes
 			st.PayloadBytes += p
-			h := k.d.handles[k.d.byOld[s.OldSubtask]].h
-			if !h.Stream.Inline() && h.Stream.Kind != checkpoint.StreamNone {
-				st.FileReferences++
-			}
-			st.FileReferences += h.SharedFiles.Count + h.PrivateFiles.Count
+			st.FileReferences += k.fileReferences(s.OldSubtask)
 		})
 	}
 	for _, c := range []*ChannelDistribution{a.InputChannels, a.OutputChannels} {
