@@ -3,10 +3,10 @@ package findings
 import (
 	"context"
 	"encoding/binary"
-	"errors"
 	"testing"
 	"time"
 
+	"github.com/flinkpreflight/preflight/internal/cancel/canceltest"
 	"github.com/flinkpreflight/preflight/internal/checkpoint"
 	"github.com/flinkpreflight/preflight/internal/rescale"
 )
@@ -39,32 +39,13 @@ func TestCheckContextStops(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cancelled, cancel := context.WithCancel(context.Background())
-	cancel()
-	tests := []struct {
-		name    string
-		ctx     func() (context.Context, context.CancelFunc)
-		wantErr error
-	}{
-		{"cancelled before", func() (context.Context, context.CancelFunc) { return cancelled, func() {} }, context.Canceled},
-		{"deadline during the rules", func() (context.Context, context.CancelFunc) {
-			return context.WithTimeout(context.Background(), 5*time.Millisecond)
-		}, context.DeadlineExceeded},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			ctx, cancel := tt.ctx()
-			defer cancel()
-			start := time.Now()
-			rep, err := CheckContext(ctx, l, plan, res, nil, Options{})
-			if d := time.Since(start); d > 2*time.Second {
-				t.Errorf("returned %v after the start (deadline 5ms)", d)
-			}
-			if !errors.Is(err, tt.wantErr) || len(rep.Findings) != 0 {
-				t.Fatalf("got %d findings, %v; want %v", len(rep.Findings), err, tt.wantErr)
-			}
-		})
-	}
+	canceltest.Stops(t, 5*time.Millisecond, 2*time.Second, func(t *testing.T, ctx context.Context) error {
+		rep, err := CheckContext(ctx, l, plan, res, nil, Options{})
+		if len(rep.Findings) != 0 {
+			t.Errorf("%d findings from a stopped check", len(rep.Findings))
+		}
+		return err
+	})
 	// Without a deadline the same check completes (on a smaller layout to keep the test short;
 	// BenchmarkSafeSearchManyVertices measures the cost per refused vertex).
 	small := wideLayout(20)
