@@ -2,7 +2,7 @@ package findings
 
 import (
 	"context"
-	"encoding/binary"
+	"strconv"
 	"testing"
 	"time"
 
@@ -16,16 +16,13 @@ import (
 func wideLayout(n int) *checkpoint.Layout {
 	l := &checkpoint.Layout{Version: 3, Operators: make([]checkpoint.OperatorLayout, n)}
 	for i := range l.Operators {
-		var id checkpoint.OperatorID
-		id[0] = 0xc0
-		binary.BigEndian.PutUint32(id[12:], uint32(i))
 		st := func(j int) checkpoint.SubtaskLayout {
 			e := checkpoint.StateEntryLayout{Name: "s", Mode: checkpoint.SplitDistribute, Elements: 2, Bytes: 20}
 			e.Sizes.Append(10, 2)
 			return checkpoint.SubtaskLayout{Index: j, RefCheckpointID: -1, ManagedOperatorState: &checkpoint.OperatorStateHandleLayout{
 				States: []checkpoint.StateEntryLayout{e}, Stream: checkpoint.StreamRef{Kind: checkpoint.StreamFile, Path: "f", Size: 20}}}
 		}
-		l.Operators[i] = checkpoint.OperatorLayout{ID: id, Parallelism: 2, MaxParallelism: 128, Subtasks: []checkpoint.SubtaskLayout{st(0), st(1)}}
+		l.Operators[i] = checkpoint.OperatorLayout{ID: checkpoint.OperatorIDFromUID("wide-" + strconv.Itoa(i)), Parallelism: 2, MaxParallelism: 128, Subtasks: []checkpoint.SubtaskLayout{st(0), st(1)}}
 	}
 	return l
 }

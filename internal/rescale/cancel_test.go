@@ -2,7 +2,7 @@ package rescale
 
 import (
 	"context"
-	"encoding/binary"
+	"strconv"
 	"testing"
 	"time"
 
@@ -15,10 +15,7 @@ import (
 func wideLayout(n int) *checkpoint.Layout {
 	l := &checkpoint.Layout{Version: 3, Operators: make([]checkpoint.OperatorLayout, n)}
 	for i := range l.Operators {
-		var id checkpoint.OperatorID
-		id[0] = 0xb0
-		binary.BigEndian.PutUint32(id[12:], uint32(i))
-		l.Operators[i] = checkpoint.OperatorLayout{ID: id, Parallelism: 2, MaxParallelism: 128,
+		l.Operators[i] = checkpoint.OperatorLayout{ID: checkpoint.OperatorIDFromUID("wide-" + strconv.Itoa(i)), Parallelism: 2, MaxParallelism: 128,
 			Subtasks: []checkpoint.SubtaskLayout{sub(0, handle("a", split("s", 3))), sub(1, handle("b", split("s", 3)))}}
 	}
 	return l
