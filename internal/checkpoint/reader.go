@@ -369,17 +369,7 @@ func (d *decoder) subtaskState(version int32) *SubtaskState {
 	s := &SubtaskState{}
 	if version == 2 {
 		s.Duration = d.i64()
-		d.push("legacy")
-		n, c := d.listLen(minStreamHandle, "legacy handle")
-		if n > 0 {
-			s.Legacy = make([]StreamStateHandle, 0, c)
-		}
-		d.indexed(true)
-		for i := range n {
-			d.setIdx(i)
-			s.Legacy = append(s.Legacy, d.streamHandle())
-		}
-		d.pop()
+		s.Legacy = d.legacyHandles()
 	}
 	d.push("managedOperatorState")
 	s.ManagedOperatorState = d.operatorSlot()
@@ -406,6 +396,24 @@ func (d *decoder) subtaskState(version int32) *SubtaskState {
 		d.pop()
 	}
 	return s
+}
+
+// legacyHandles reads the legacy (pre-1.2 non-partitionable) stream handles of a format-1 or
+// format-2 subtask; nil when there are none.
+func (d *decoder) legacyHandles() []StreamStateHandle {
+	d.push("legacy")
+	n, c := d.listLen(minStreamHandle, "legacy handle")
+	var out []StreamStateHandle
+	if n > 0 {
+		out = make([]StreamStateHandle, 0, c)
+	}
+	d.indexed(true)
+	for i := range n {
+		d.setIdx(i)
+		out = append(out, d.streamHandle())
+	}
+	d.pop()
+	return out
 }
 
 func (d *decoder) operatorSlot() OperatorStateSlot {
@@ -855,15 +863,7 @@ func (d *decoder) tasksV1() []TaskState {
 				d.fail(off, strconv.Itoa(int(s.Index)), sprintf("subtask index outside [0, parallelism %d)", t.Parallelism))
 			}
 			s.Duration = d.i64()
-			d.push("legacy")
-			nl, cl := d.listLen(minStreamHandle, "legacy handle")
-			s.Legacy = make([]StreamStateHandle, 0, cl)
-			d.indexed(true)
-			for x := range nl {
-				d.setIdx(x)
-				s.Legacy = append(s.Legacy, d.streamHandle())
-			}
-			d.pop()
+			s.Legacy = d.legacyHandles()
 			s.ManagedOperatorState = d.operatorHandlesV1("managedOperatorState")
 			s.RawOperatorState = d.operatorHandlesV1("rawOperatorState")
 			d.push("managedKeyedState")
