@@ -4,6 +4,7 @@
 SHELL := /bin/bash
 GO ?= go
 BUF := $(GO) tool -modfile=tools/buf/go.mod buf
+STATICCHECK := $(GO) tool -modfile=tools/staticcheck/go.mod staticcheck
 BIN := $(CURDIR)/bin
 VERSITYGW := $(BIN)/versitygw
 FUZZTIME ?= 10s
@@ -25,6 +26,8 @@ test: tools lint check-generated breaking javahash-golden openapi-lint helm unit
 tools:
 	$(GO) mod download
 	$(BUF) --version
+	@echo "tools: staticcheck (honnef.co/go/tools, pinned in tools/staticcheck/go.mod; Go module proxy, downloads once)"
+	$(STATICCHECK) -version
 	@mkdir -p $(BIN)
 	$(GO) build -modfile=tools/versitygw/go.mod -o $(VERSITYGW) github.com/versity/versitygw/cmd/versitygw
 	@if ! command -v chromium >/dev/null 2>&1; then \
@@ -34,10 +37,14 @@ tools:
 		else echo "chromium is not installed and this is not root: the web page test will skip (apt-get install chromium)"; fi; \
 	fi; if command -v chromium >/dev/null 2>&1; then chromium --version; fi
 
-## lint: gofmt, go vet, buf lint, buf format.
+## lint: gofmt, go vet, staticcheck (default checks, tests included; zero findings), go.mod tidy, buf lint, buf format.
 lint:
 	@unformatted=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$unformatted" ]; then echo "gofmt would change:"; echo "$$unformatted"; exit 1; fi; echo "gofmt: ok"
 	$(GO) vet ./...
+	$(STATICCHECK) ./...
+	@for dir in . $$(dirname tools/*/go.mod); do \
+		(cd $$dir && $(GO) mod tidy -diff >/dev/null 2>&1) || { echo "$$dir/go.mod is not tidy: run go mod tidy in $$dir"; (cd $$dir && $(GO) mod tidy -diff); exit 1; }; \
+	done; echo "go mod tidy: ok (go.mod and tools/*/go.mod)"
 	$(BUF) lint
 	$(BUF) format --exit-code --diff
 

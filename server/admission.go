@@ -347,24 +347,6 @@ func (g *grant) received() {
 	}
 }
 
-// shrink lowers g's memory to mem: a check of a cached layout needs
-// less than the file-size estimate.
-func (g *grant) shrink(mem int64) {
-	a := g.a
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	if g.released || mem >= g.mem {
-		return
-	}
-	a.memUsed -= g.mem - mem
-	if g.recv {
-		a.peers[g.peer].recv -= g.mem - mem
-	}
-	g.mem = mem
-	a.accountLocked()
-	a.dispatchLocked()
-}
-
 // accountLocked evicts cached layouts that no longer fit beside the reservations, and updates
 // the gauges.
 func (a *admission) accountLocked() {

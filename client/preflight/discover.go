@@ -18,11 +18,10 @@ import (
 
 // jobFlags name a running job (Flink REST) and how to reach it, and --latest.
 type jobFlags struct {
-	restURL  string
-	jobID    string
-	latest   bool
-	rest     flinkrest.Options
-	insecure bool
+	restURL string
+	jobID   string
+	latest  bool
+	rest    flinkrest.Options
 }
 
 func (j *jobFlags) register(cmd *cobra.Command) {

@@ -4,22 +4,15 @@ import (
 	"bytes"
 	"errors"
 	"io"
-	"os"
-	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
 )
 
-// addSeeds seeds f with the fixtures (when present) and with small generated files, so that a
-// seed corpus exists without ../shared.
+// addSeeds seeds f with small generated files. The example checkpoints of internal/scenarios are
+// committed seeds under testdata/fuzz/<target>/ (written by its genexamples command), so the
+// corpus never depends on ../shared.
 func addSeeds(f *testing.F) {
-	paths, _ := filepath.Glob(filepath.Join(fixturesDir, "*.metadata"))
-	for _, p := range paths {
-		if b, err := os.ReadFile(p); err == nil {
-			f.Add(b)
-		}
-	}
 	for _, m := range []*Metadata{exoticMetadata(), keyedSeedMetadata(), {Version: 3, CheckpointID: 1}, {Version: 6, Operators: []OperatorState{{ID: OperatorIDFromUID("sink"), Parallelism: 1, MaxParallelism: 1, FullyFinished: true}}}} {
 		var buf bytes.Buffer
 		if err := Write(&buf, m); err != nil {

@@ -385,19 +385,7 @@ func (d *decoder) newSubtaskState() *SubtaskState {
 func (d *decoder) subtaskState(version int32, s *SubtaskState) {
 	if version == 2 {
 		s.Duration = d.i64()
-		d.push("legacy")
-		off := d.offset()
-		n := d.i32()
-		c := d.count(n, off, minStreamHandle, "legacy handle")
-		if n > 0 {
-			s.Legacy = make([]StreamStateHandle, 0, c)
-		}
-		d.indexed(true)
-		for i := 0; i < int(n); i++ {
-			d.setIdx(i)
-			s.Legacy = append(s.Legacy, d.streamHandle())
-		}
-		d.pop()
+		s.Legacy = d.legacyHandles()
 	}
 	d.push("managedOperatorState")
 	s.ManagedOperatorState = d.operatorSlot()
@@ -423,6 +411,24 @@ func (d *decoder) subtaskState(version int32, s *SubtaskState) {
 		}
 		d.pop()
 	}
+}
+
+// legacyHandles reads the legacy (pre-1.2 non-partitionable) stream handles of a format-1 or
+// format-2 subtask; nil when there are none.
+func (d *decoder) legacyHandles() []StreamStateHandle {
+	d.push("legacy")
+	n, c := d.listLen(minStreamHandle, "legacy handle")
+	var out []StreamStateHandle
+	if n > 0 {
+		out = make([]StreamStateHandle, 0, c)
+	}
+	d.indexed(true)
+	for i := range n {
+		d.setIdx(i)
+		out = append(out, d.streamHandle())
+	}
+	d.pop()
+	return out
 }
 
 func (d *decoder) operatorSlot() OperatorStateSlot {
@@ -651,19 +657,14 @@ func (d *decoder) keyedHandle() KeyedStateHandle {
 		h.From = d.i64()
 		h.To = d.i64()
 		d.push("changes")
-		off := d.offset()
-		n := d.i32()
-		h.Changes = make([]StateChange, 0, d.count(n, off, minStateChange, "state change"))
+		n, c := d.listLen(minStateChange, "state change")
+		h.Changes = make([]StateChange, 0, c)
 		d.indexed(true)
-		for i := 0; i < int(n); i++ {
+		for i := range n {
 			d.setIdx(i)
 			var c StateChange
 			c.KeyGroup = d.i32()
-			off := d.offset()
-			l := d.i32()
-			d.count(l, off, 1, "change byte")
-			c.n = int64(l)
-			c.Data = d.payload(int64(l))
+			c.n, c.Data = d.sizedBytes("change byte")
 			h.Changes = append(h.Changes, c)
 		}
 		d.pop()
@@ -675,11 +676,10 @@ func (d *decoder) keyedHandle() KeyedStateHandle {
 		h := &ChangelogStateHandleStreamImpl{Tag: tag}
 		h.StartKeyGroup, h.NumKeyGroups = d.keyGroupRange()
 		d.push("handles")
-		off := d.offset()
-		n := d.i32()
-		h.Handles = make([]ChangelogSegment, 0, d.count(n, off, minChangelogEntry, "changelog handle"))
+		n, c := d.listLen(minChangelogEntry, "changelog handle")
+		h.Handles = make([]ChangelogSegment, 0, c)
 		d.indexed(true)
-		for i := 0; i < int(n); i++ {
+		for i := range n {
 			d.setIdx(i)
 			var s ChangelogSegment
 			s.Offset = d.i64()
@@ -699,6 +699,34 @@ func (d *decoder) keyedHandle() KeyedStateHandle {
 	return nil
 }
 
+// listLen reads the int size of a Java collection whose elements take at least minSize bytes
+// each and checks it against the bytes that remain (count; what names an element in the error):
+// the size, and the capacity to allocate for it.
+func (d *decoder) listLen(minSize int64, what string) (n, capacity int) {
+	off := d.offset()
+	k := d.i32()
+	c := d.count(k, off, minSize, what)
+	return int(k), c
+}
+
+// sizedBytes reads a byte array written as its int length and the bytes (what names one byte in
+// the error for a length that is negative or longer than what remains).
+func (d *decoder) sizedBytes(what string) (n int64, data []byte) {
+	off := d.offset()
+	k := d.i32()
+	d.count(k, off, 1, what)
+	return int64(k), d.payload(int64(k))
+}
+
+// channelOffsets reads a channel state handle's offsets: their count and, unless summarising,
+// the offsets themselves.
+func (d *decoder) channelOffsets() (int64, []int64) {
+	off := d.offset()
+	k := d.i32()
+	d.count(k, off, minOffset, "offset")
+	return int64(k), d.i64s(int(k), !d.summarize, nil)
+}
+
 func (d *decoder) keyGroupRange() (start, n int32) {
 	off := d.offset()
 	start = d.i32()
@@ -713,11 +741,10 @@ func (d *decoder) keyGroupRange() (start, n int32) {
 }
 
 func (d *decoder) keyedList() []KeyedStateHandle {
-	off := d.offset()
-	n := d.i32()
-	out := make([]KeyedStateHandle, 0, d.count(n, off, minKeyedHandle, "keyed handle"))
+	n, c := d.listLen(minKeyedHandle, "keyed handle")
+	out := make([]KeyedStateHandle, 0, c)
 	d.indexed(true)
-	for i := 0; i < int(n); i++ {
+	for i := range n {
 		d.setIdx(i)
 		out = append(out, d.keyedHandle())
 	}
@@ -726,11 +753,10 @@ func (d *decoder) keyedList() []KeyedStateHandle {
 }
 
 func (d *decoder) pathList() []HandleAndLocalPath {
-	off := d.offset()
-	n := d.i32()
-	out := make([]HandleAndLocalPath, 0, d.count(n, off, minPathListEntry, "file"))
+	n, c := d.listLen(minPathListEntry, "file")
+	out := make([]HandleAndLocalPath, 0, c)
 	d.indexed(true)
-	for i := 0; i < int(n); i++ {
+	for i := range n {
 		d.setIdx(i)
 		var e HandleAndLocalPath
 		e.LocalPath = d.utf()
@@ -743,19 +769,17 @@ func (d *decoder) pathList() []HandleAndLocalPath {
 
 // channelHandles reads an input-channel or result-subpartition collection.
 func (d *decoder) channelHandles(version int32, input bool) []ChannelStateHandle {
-	off := d.offset()
-	n := d.i32()
 	minSize := int64(minChannelV1)
 	if version >= 6 {
 		minSize = minChannelV2
 	}
-	c := d.count(n, off, minSize, "channel state handle")
+	n, c := d.listLen(minSize, "channel state handle")
 	if n == 0 {
 		return nil
 	}
 	out := make([]ChannelStateHandle, 0, c)
 	d.indexed(true)
-	for i := 0; i < int(n); i++ {
+	for i := range n {
 		d.setIdx(i)
 		var h ChannelStateHandle
 		if version >= 6 {
@@ -787,11 +811,7 @@ func (d *decoder) channelV1(h *ChannelStateHandle) {
 	h.Info1 = d.i32()
 	h.Info2 = d.i32()
 	d.push("offsets")
-	off := d.offset()
-	k := d.i32()
-	d.count(k, off, minOffset, "offset")
-	h.nOffsets = int64(k)
-	h.Offsets = d.i64s(int(k), !d.summarize, nil)
+	h.nOffsets, h.Offsets = d.channelOffsets()
 	d.pop()
 	h.StateSize = d.i64()
 	d.push("delegate")
@@ -811,21 +831,16 @@ func (d *decoder) mergedChannel(h *ChannelStateHandle) {
 	end := d.offset() + int64(blobLen)
 	saved := d.limit
 	d.limit = min(end, saved)
-	off = d.offset()
-	n := d.i32()
-	h.Channels = make([]MergedChannel, 0, d.count(n, off, minMergedChannel, "merged channel"))
+	n, c := d.listLen(minMergedChannel, "merged channel")
+	h.Channels = make([]MergedChannel, 0, c)
 	d.indexed(true)
-	for i := 0; i < int(n); i++ {
+	for i := range n {
 		d.setIdx(i)
 		var c MergedChannel
 		c.Info1 = d.i32()
 		c.Info2 = d.i32()
 		c.StateSize = d.i64()
-		off := d.offset()
-		k := d.i32()
-		d.count(k, off, minOffset, "offset")
-		c.nOffsets = int64(k)
-		c.Offsets = d.i64s(int(k), !d.summarize, nil)
+		c.nOffsets, c.Offsets = d.channelOffsets()
 		h.Channels = append(h.Channels, c)
 	}
 	if left := end - d.offset(); left > 0 {
@@ -838,11 +853,10 @@ func (d *decoder) mergedChannel(h *ChannelStateHandle) {
 // tasksV1 reads the task list of a format-1 (Flink 1.2) file.
 func (d *decoder) tasksV1() []TaskState {
 	d.push("tasks")
-	off := d.offset()
-	n := d.i32()
-	out := make([]TaskState, 0, d.count(n, off, minTaskV1, "task"))
+	n, c := d.listLen(minTaskV1, "task")
+	out := make([]TaskState, 0, c)
 	d.indexed(true)
-	for i := 0; i < int(n); i++ {
+	for i := range n {
 		d.setIdx(i)
 		var t TaskState
 		t.offset = d.offset()
@@ -853,11 +867,10 @@ func (d *decoder) tasksV1() []TaskState {
 		d.checkParallelism("task", t.JobVertexID, off, t.Parallelism, t.MaxParallelism)
 		t.ChainLength = d.i32()
 		d.push("subtasks")
-		off = d.offset()
-		k := d.i32()
-		t.Subtasks = make([]TaskSubtaskState, 0, d.count(k, off, minSubtaskV1, "subtask"))
+		k, c := d.listLen(minSubtaskV1, "subtask")
+		t.Subtasks = make([]TaskSubtaskState, 0, c)
 		d.indexed(true)
-		for j := 0; j < int(k); j++ {
+		for j := range k {
 			d.setIdx(j)
 			var s TaskSubtaskState
 			off := d.offset()
@@ -866,16 +879,7 @@ func (d *decoder) tasksV1() []TaskState {
 				d.fail(off, strconv.Itoa(int(s.Index)), sprintf("subtask index outside [0, parallelism %d)", t.Parallelism))
 			}
 			s.Duration = d.i64()
-			d.push("legacy")
-			off = d.offset()
-			c := d.i32()
-			s.Legacy = make([]StreamStateHandle, 0, d.count(c, off, minStreamHandle, "legacy handle"))
-			d.indexed(true)
-			for x := 0; x < int(c); x++ {
-				d.setIdx(x)
-				s.Legacy = append(s.Legacy, d.streamHandle())
-			}
-			d.pop()
+			s.Legacy = d.legacyHandles()
 			s.ManagedOperatorState = d.operatorHandlesV1("managedOperatorState")
 			s.RawOperatorState = d.operatorHandlesV1("rawOperatorState")
 			d.push("managedKeyedState")
@@ -894,10 +898,9 @@ func (d *decoder) tasksV1() []TaskState {
 
 func (d *decoder) operatorHandlesV1(name string) []*OperatorStateHandle {
 	d.pushIdx(name)
-	off := d.offset()
-	c := d.i32()
-	out := make([]*OperatorStateHandle, 0, d.count(c, off, 1, "operator handle"))
-	for x := 0; x < int(c); x++ {
+	n, c := d.listLen(1, "operator handle")
+	out := make([]*OperatorStateHandle, 0, c)
+	for x := range n {
 		d.setIdx(x)
 		out = append(out, d.operatorHandle())
 	}

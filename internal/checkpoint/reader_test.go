@@ -402,13 +402,6 @@ func TestReadErrorIsWrapped(t *testing.T) {
 	}
 }
 
-func must[T any](v T, err error) T {
-	if err != nil {
-		panic(err)
-	}
-	return v
-}
-
 func TestRunBudget(t *testing.T) {
 	if testing.Short() {
 		t.Skip("writes a 10 MB file")

@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"io"
+	"slices"
 )
 
 // nullTrailer is a Java-serialized null: the trailer written when a format-4+ Metadata has none.
@@ -315,8 +316,7 @@ func (e *encoder) keyGroups(h *KeyGroupsStateHandle, tag uint8) {
 		e.fail("key-group handle: %d key groups but %d offsets", h.NumKeyGroups, len(h.Offsets))
 		return
 	}
-	e.i32(h.StartKeyGroup)
-	e.i32(h.NumKeyGroups)
+	e.keyGroupRange(h.StartKeyGroup, h.NumKeyGroups)
 	e.i64s(h.Offsets)
 	e.stream(h.Delegate)
 	if tag == TagKeyGroupsHandleV2 {
@@ -332,22 +332,16 @@ func (e *encoder) keyed(h KeyedStateHandle) {
 	tag := h.keyedTag()
 	switch h := h.(type) {
 	case *KeyGroupsStateHandle:
-		if tag != TagKeyGroupsHandle && tag != TagKeyGroupsHandleV2 && tag != TagSavepointKeyGroupsHandle {
-			e.fail("invalid key-groups handle tag %d", tag)
-			return
+		if e.keyedTag(tag, "key-groups handle", TagKeyGroupsHandle, TagKeyGroupsHandleV2, TagSavepointKeyGroupsHandle) {
+			e.keyGroups(h, tag)
 		}
-		e.u8(tag)
-		e.keyGroups(h, tag)
 	case *IncrementalKeyedStateHandle:
-		if tag != TagIncrementalKeyGroupsHandle && tag != TagIncrementalKeyGroupsHandleV2 {
-			e.fail("invalid incremental handle tag %d", tag)
+		if !e.keyedTag(tag, "incremental handle", TagIncrementalKeyGroupsHandle, TagIncrementalKeyGroupsHandleV2) {
 			return
 		}
-		e.u8(tag)
 		e.i64(h.CheckpointID)
 		e.utf(h.BackendID)
-		e.i32(h.StartKeyGroup)
-		e.i32(h.NumKeyGroups)
+		e.keyGroupRange(h.StartKeyGroup, h.NumKeyGroups)
 		if tag == TagIncrementalKeyGroupsHandleV2 {
 			e.i64(h.CheckpointedSize)
 		}
@@ -363,13 +357,10 @@ func (e *encoder) keyed(h KeyedStateHandle) {
 			e.utf(h.StateHandleID)
 		}
 	case *ChangelogStateBackendHandle:
-		if tag != TagChangelogHandle && tag != TagChangelogHandleV2 {
-			e.fail("invalid changelog handle tag %d", tag)
+		if !e.keyedTag(tag, "changelog handle", TagChangelogHandle, TagChangelogHandleV2) {
 			return
 		}
-		e.u8(tag)
-		e.i32(h.StartKeyGroup)
-		e.i32(h.NumKeyGroups)
+		e.keyGroupRange(h.StartKeyGroup, h.NumKeyGroups)
 		e.i64(h.CheckpointedSize)
 		for _, list := range [][]KeyedStateHandle{h.Materialized, h.NonMaterialized} {
 			e.count(len(list), "keyed handles")
@@ -384,8 +375,7 @@ func (e *encoder) keyed(h KeyedStateHandle) {
 		e.utf(h.StateHandleID)
 	case *InMemoryChangelogStateHandle:
 		e.u8(TagChangelogByteIncrementHandle)
-		e.i32(h.StartKeyGroup)
-		e.i32(h.NumKeyGroups)
+		e.keyGroupRange(h.StartKeyGroup, h.NumKeyGroups)
 		e.i64(h.From)
 		e.i64(h.To)
 		e.count(len(h.Changes), "state changes")
@@ -400,13 +390,10 @@ func (e *encoder) keyed(h KeyedStateHandle) {
 		}
 		e.utf(h.StateHandleID)
 	case *ChangelogStateHandleStreamImpl:
-		if tag != TagChangelogFileIncrementHandle && tag != TagChangelogFileIncrementHandleV2 {
-			e.fail("invalid changelog file handle tag %d", tag)
+		if !e.keyedTag(tag, "changelog file handle", TagChangelogFileIncrementHandle, TagChangelogFileIncrementHandleV2) {
 			return
 		}
-		e.u8(tag)
-		e.i32(h.StartKeyGroup)
-		e.i32(h.NumKeyGroups)
+		e.keyGroupRange(h.StartKeyGroup, h.NumKeyGroups)
 		e.count(len(h.Handles), "changelog handles")
 		for _, s := range h.Handles {
 			e.i64(s.Offset)
@@ -421,6 +408,23 @@ func (e *encoder) keyed(h KeyedStateHandle) {
 	default:
 		e.fail("unknown keyed state handle type %T", h)
 	}
+}
+
+// keyedTag writes a keyed handle's tag when it is one of the tags its type allows, and reports
+// whether it was; what names the type in the error.
+func (e *encoder) keyedTag(tag uint8, what string, allowed ...uint8) bool {
+	if !slices.Contains(allowed, tag) {
+		e.fail("invalid %s tag %d", what, tag)
+		return false
+	}
+	e.u8(tag)
+	return true
+}
+
+// keyGroupRange writes a KeyGroupRange as Flink does: start, then the number of key groups.
+func (e *encoder) keyGroupRange(start, n int32) {
+	e.i32(start)
+	e.i32(n)
 }
 
 func (e *encoder) channels(hs []ChannelStateHandle, input bool) {

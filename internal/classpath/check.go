@@ -1,6 +1,7 @@
 package classpath
 
 import (
+	"cmp"
 	"context"
 	"crypto/sha1"
 	"crypto/sha256"
@@ -10,9 +11,11 @@ import (
 	"fmt"
 	"hash"
 	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 
@@ -46,9 +49,6 @@ type InputError struct {
 
 func (e *InputError) Error() string { return e.Path + ": " + e.Err.Error() }
 func (e *InputError) Unwrap() error { return e.Err }
-
-// maxSample bounds the classes and packages a finding lists.
-const maxSample = 12
 
 // cluster is the parent side, indexed.
 type cluster struct {
@@ -615,30 +615,7 @@ func moduleNames(classes []string) []string {
 			set[m.Name] = true
 		}
 	}
-	out := make([]string, 0, len(set))
-	for m := range set {
-		out = append(out, m)
-	}
-	sort.Strings(out)
-	return out
-}
-
-func sortedKeys[V any](m map[int32]V) []int32 {
-	out := make([]int32, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	sort.Slice(out, func(i, j int) bool { return out[i] < out[j] })
-	return out
-}
-
-func sortedNames[V any](m map[string]V) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
+	return sortedKeys(set)
 }
 
 // artifactsFor returns the job jar's pom.properties artifacts that look like the module.
@@ -666,7 +643,7 @@ func artifactText(arts []jarindex.Artifact) string {
 
 func (a *analysis) ruleDead() {
 	var provided, other []string
-	for _, m := range sortedNames(a.dead) {
+	for _, m := range sortedKeys(a.dead) {
 		if mod := moduleByName(m); mod != nil && mod.Provided {
 			provided = append(provided, m)
 		} else {
@@ -694,7 +671,7 @@ func (a *analysis) ruleDead() {
 			}
 			total += len(ds)
 			differ += d
-			line := fmt.Sprintf("%s: %s (%s), provided by %s", m, plural(len(ds), "class"), listText(packagesOf(classNames(a.job, ds)), 2), strings.Join(sortedNames(modJars), ", "))
+			line := fmt.Sprintf("%s: %s (%s), provided by %s", m, plural(len(ds), "class"), listText(packagesOf(classNames(a.job, ds)), 2), strings.Join(sortedKeys(modJars), ", "))
 			if arts := a.artifactsFor(m); len(arts) > 0 {
 				line += "; bundled as " + artifactText(arts)
 			}
@@ -703,7 +680,7 @@ func (a *analysis) ruleDead() {
 			}
 			lines = append(lines, line)
 		}
-		jars = sortedNames(jarSet)
+		jars = sortedKeys(jarSet)
 		detail := &pb.ClasspathFindingDetail{Modules: mods, Packages: sample(packagesOf(names), 50), Classes: sample(names, 50), Jars: append([]string{a.jobName()}, jars...), ClassCount: int32(total)}
 		msg := fmt.Sprintf("The job jar %s bundles %d classes that the cluster already provides and that Flink always loads parent-first (patterns %s):\n  %s\nThe job jar's copies are never loaded: they only make the jar bigger, and the other classes those modules pulled into the job jar (their dependencies) now run next to the cluster's version of the module",
 			a.jobName(), total, listText(matchingPatterns(a.c.patterns, names), 4), strings.Join(lines, "\n  "))
@@ -748,7 +725,7 @@ func matchingPatterns(patterns, names []string) []string {
 			}
 		}
 	}
-	return sortedNames(set)
+	return sortedKeys(set)
 }
 
 func moduleByName(name string) *Module {
@@ -761,7 +738,7 @@ func moduleByName(name string) *Module {
 }
 
 func (a *analysis) ruleFallback() {
-	for _, m := range sortedNames(a.fallback) {
+	for _, m := range sortedKeys(a.fallback) {
 		idx := a.fallback[m]
 		names := make([]string, len(idx))
 		for i, x := range idx {
@@ -806,7 +783,7 @@ func flinkVersionOfArtifact(v string) (Version, bool) {
 }
 
 func (a *analysis) rulePlugins() {
-	for _, m := range sortedNames(a.plugins) {
+	for _, m := range sortedKeys(a.plugins) {
 		idx := a.plugins[m]
 		mod := moduleByName(m)
 		names := make([]string, len(idx))
@@ -891,7 +868,7 @@ func (a *analysis) ruleScala() {
 		b := scalaBinary(a.job.ScalaVersion)
 		jobVersions[b] = append(jobVersions[b], "scala-library "+a.job.ScalaVersion+" (bundled)")
 	}
-	vs := sortedNames(jobVersions)
+	vs := sortedKeys(jobVersions)
 	cluster := a.c.scala
 	var wrong []string
 	for _, v := range vs {
@@ -1026,7 +1003,7 @@ func (a *analysis) ruleSigned() error {
 	if len(a.job.Signatures) == 0 {
 		return nil
 	}
-	var broken, intact []string
+	var broken []string
 	for _, sig := range a.job.Signatures {
 		if !strings.HasSuffix(strings.ToUpper(sig), ".SF") {
 			continue
@@ -1045,9 +1022,7 @@ func (a *analysis) ruleSigned() error {
 		if err != nil {
 			return &InputError{Path: a.job.Path, Err: err}
 		}
-		if manifestMatches(sf, a.job.Manifest) {
-			intact = append(intact, sig)
-		} else {
+		if !manifestMatches(sf, a.job.Manifest) {
 			broken = append(broken, sig)
 		}
 	}
@@ -1122,7 +1097,7 @@ var pluginParts = map[string]bool{"flink-s3-fs-base": true, "flink-hadoop-fs (sh
 
 func (a *analysis) mergePluginParts() {
 	var owner string
-	for _, m := range sortedNames(a.plugins) {
+	for _, m := range sortedKeys(a.plugins) {
 		if mod := moduleByName(m); mod != nil && mod.Plugin == "file system" && !pluginParts[m] {
 			owner = m
 			break
@@ -1149,3 +1124,6 @@ func plural(n int, noun string) string {
 	}
 	return fmt.Sprintf("%d %ss", n, noun)
 }
+
+// sortedKeys returns m's keys in order, so that findings do not depend on map order.
+func sortedKeys[K cmp.Ordered, V any](m map[K]V) []K { return slices.Sorted(maps.Keys(m)) }

@@ -44,15 +44,13 @@ func inlineBytes(layout *checkpoint.Layout) int64 {
 		}
 		for j := range op.Subtasks {
 			st := &op.Subtasks[j]
-			for _, h := range []*checkpoint.OperatorStateHandleLayout{st.ManagedOperatorState, st.RawOperatorState} {
-				if h != nil && h.Stream.Inline() {
+			for h := range st.OperatorStateHandles() {
+				if h.Stream.Inline() {
 					n += h.Stream.Size
 				}
 			}
-			for _, k := range []*checkpoint.KeyedStateHandleLayout{st.ManagedKeyedState, st.RawKeyedState} {
-				if k != nil {
-					n += k.InlineBytes
-				}
+			for k := range st.KeyedStateHandles() {
+				n += k.InlineBytes
 			}
 			for _, chs := range [][]checkpoint.ChannelStateLayout{st.InputChannels, st.OutputChannels} {
 				for _, ch := range chs {
@@ -117,13 +115,11 @@ func operatorInfo(stop *cancel.Flag, op *checkpoint.OperatorLayout) *pb.Operator
 				s.Subtasks++
 			}
 		}
-		for _, k := range []*checkpoint.KeyedStateHandleLayout{st.ManagedKeyedState, st.RawKeyedState} {
-			if k != nil {
-				info.KeyedBytes += k.StateSize
-				if !kinds[k.Kind.String()] {
-					kinds[k.Kind.String()] = true
-					info.KeyedHandleKinds = append(info.KeyedHandleKinds, k.Kind.String())
-				}
+		for k := range st.KeyedStateHandles() {
+			info.KeyedBytes += k.StateSize
+			if !kinds[k.Kind.String()] {
+				kinds[k.Kind.String()] = true
+				info.KeyedHandleKinds = append(info.KeyedHandleKinds, k.Kind.String())
 			}
 		}
 		for _, chs := range [][]checkpoint.ChannelStateLayout{st.InputChannels, st.OutputChannels} {

@@ -67,11 +67,9 @@ func oldSubtasks(stop *cancel.Flag, op *rescale.OperatorAssignment) []*pb.OldSub
 				}
 			}
 		}
-		for _, h := range []*checkpoint.KeyedStateHandleLayout{st.ManagedKeyedState, st.RawKeyedState} {
-			if h != nil {
-				o.KeyedBytes += h.StateSize
-				o.Bytes += h.StateSize
-			}
+		for h := range st.KeyedStateHandles() {
+			o.KeyedBytes += h.StateSize
+			o.Bytes += h.StateSize
 		}
 		for _, c := range st.InputChannels {
 			o.Bytes += c.Size

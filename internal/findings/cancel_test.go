@@ -2,11 +2,11 @@ package findings
 
 import (
 	"context"
-	"encoding/binary"
-	"errors"
+	"strconv"
 	"testing"
 	"time"
 
+	"github.com/flinkpreflight/preflight/internal/cancel/canceltest"
 	"github.com/flinkpreflight/preflight/internal/checkpoint"
 	"github.com/flinkpreflight/preflight/internal/rescale"
 )
@@ -16,16 +16,13 @@ import (
 func wideLayout(n int) *checkpoint.Layout {
 	l := &checkpoint.Layout{Version: 3, Operators: make([]checkpoint.OperatorLayout, n)}
 	for i := range l.Operators {
-		var id checkpoint.OperatorID
-		id[0] = 0xc0
-		binary.BigEndian.PutUint32(id[12:], uint32(i))
 		st := func(j int) checkpoint.SubtaskLayout {
 			e := checkpoint.StateEntryLayout{Name: "s", Mode: checkpoint.SplitDistribute, Elements: 2, Bytes: 20}
 			e.Sizes.Append(10, 2)
 			return checkpoint.SubtaskLayout{Index: j, RefCheckpointID: -1, ManagedOperatorState: &checkpoint.OperatorStateHandleLayout{
 				States: []checkpoint.StateEntryLayout{e}, Stream: checkpoint.StreamRef{Kind: checkpoint.StreamFile, Path: "f", Size: 20}}}
 		}
-		l.Operators[i] = checkpoint.OperatorLayout{ID: id, Parallelism: 2, MaxParallelism: 128, Subtasks: []checkpoint.SubtaskLayout{st(0), st(1)}}
+		l.Operators[i] = checkpoint.OperatorLayout{ID: checkpoint.OperatorIDFromUID("wide-" + strconv.Itoa(i)), Parallelism: 2, MaxParallelism: 128, Subtasks: []checkpoint.SubtaskLayout{st(0), st(1)}}
 	}
 	return l
 }
@@ -39,32 +36,13 @@ func TestCheckContextStops(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cancelled, cancel := context.WithCancel(context.Background())
-	cancel()
-	tests := []struct {
-		name    string
-		ctx     func() (context.Context, context.CancelFunc)
-		wantErr error
-	}{
-		{"cancelled before", func() (context.Context, context.CancelFunc) { return cancelled, func() {} }, context.Canceled},
-		{"deadline during the rules", func() (context.Context, context.CancelFunc) {
-			return context.WithTimeout(context.Background(), 5*time.Millisecond)
-		}, context.DeadlineExceeded},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			ctx, cancel := tt.ctx()
-			defer cancel()
-			start := time.Now()
-			rep, err := CheckContext(ctx, l, plan, res, nil, Options{})
-			if d := time.Since(start); d > 2*time.Second {
-				t.Errorf("returned %v after the start (deadline 5ms)", d)
-			}
-			if !errors.Is(err, tt.wantErr) || len(rep.Findings) != 0 {
-				t.Fatalf("got %d findings, %v; want %v", len(rep.Findings), err, tt.wantErr)
-			}
-		})
-	}
+	canceltest.Stops(t, 5*time.Millisecond, 2*time.Second, func(t *testing.T, ctx context.Context) error {
+		rep, err := CheckContext(ctx, l, plan, res, nil, Options{})
+		if len(rep.Findings) != 0 {
+			t.Errorf("%d findings from a stopped check", len(rep.Findings))
+		}
+		return err
+	})
 	// Without a deadline the same check completes (on a smaller layout to keep the test short;
 	// BenchmarkSafeSearchManyVertices measures the cost per refused vertex).
 	small := wideLayout(20)

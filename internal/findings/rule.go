@@ -144,7 +144,7 @@ type checkMemo struct {
 
 func newContext(layout *checkpoint.Layout, plan rescale.Plan, result *rescale.Result, cat *Catalog, opts Options,
 	memo *checkMemo) *Context {
-	return newStoppableContext(nil, nil, layout, plan, result, cat, opts, memo)
+	return newStoppableContext(context.Background(), nil, layout, plan, result, cat, opts, memo)
 }
 
 // newStoppableContext is newContext whose loops stop when ctx ends (stop watches ctx).

@@ -61,20 +61,12 @@ func summarize(op *checkpoint.OperatorLayout) operatorSummary {
 	var ranges []checkpoint.KeyGroupRange
 	for i := range op.Subtasks {
 		st := &op.Subtasks[i]
-		for _, h := range []*checkpoint.OperatorStateHandleLayout{st.ManagedOperatorState, st.RawOperatorState} {
-			if h == nil {
-				continue
-			}
-			for _, e := range h.States {
-				add(e.Name, KindOperator, e.Mode.String(), e.Elements, e.Bytes)
-			}
+		for e := range st.OperatorStates() {
+			add(e.Name, KindOperator, e.Mode.String(), e.Elements, e.Bytes)
 		}
 		var keyedBytes int64
 		keyed := false
-		for _, h := range []*checkpoint.KeyedStateHandleLayout{st.ManagedKeyedState, st.RawKeyedState} {
-			if h == nil {
-				continue
-			}
+		for h := range st.KeyedStateHandles() {
 			keyed = true
 			keyedBytes += h.StateSize
 			ranges = append(ranges, h.KeyGroups)

@@ -119,33 +119,26 @@
 //
 // UNION state is represented once: "all old entries, to every new subtask". The operator pass
 // adds it as one constant (elements, bytes, payload, the union streams' bitset) and SubtaskTotals
-// adds the same constant, so a check is linear in old + new parallelism (one UNION operator at
-// parallelism 4,096 restored at 8,192: 0.25 s of CPU for the whole CLI check, was 30 s); only an
-// explicit Share or Subtask call lists the entries.
+// adds the same constant, so a check is linear in old + new parallelism; only an explicit Share or
+// Subtask call lists the entries.
 //
-// Memory (what a Result holds, 64-bit): per vertex a VertexAssignment (96 bytes); per operator an
-// OperatorAssignment (352) and, when restored, its operatorSim (160) with one stream slot (56)
-// per old subtask that has operator state (two with raw operator state) and, for keyed state, a
-// handle index (4 + 40 per old subtask); per named state a StateDistribution (240) and one old
-// entry (40) per old subtask that lists it. Nothing is kept per new subtask: the operator pass
-// uses 48 bytes per new subtask of scratch, reused across operators. For 100,000 operators at
-// parallelism 1 with one state each that is about 1,000 bytes an operator, next to the Layout's
-// 515 (see internal/checkpoint) and the file's 145. Simulate builds no map entry per operator
-// unless the plan has keys to resolve.
+// Memory (what a Result holds): per vertex a VertexAssignment; per operator an
+// OperatorAssignment and, when restored, its operatorSim with one stream slot per old subtask
+// that has operator state (two with raw operator state) and, for keyed state, a handle index per
+// old subtask; per named state a StateDistribution and one old entry per old subtask that lists
+// it. Nothing is kept per new subtask: the operator pass uses a few words per new subtask of
+// scratch, reused across operators. Simulate builds no map entry per operator unless the plan has
+// keys to resolve.
 //
-// Figures (go test -bench, 2-core build machine shared with other builds at load 3-10, so CPU
-// time is the reliable figure; Simulate spreads operators over both cores, so wall time on an
-// idle machine should be a little over half of it, not measured there):
+// # Benchmarks
 //
-//   - BenchmarkSimulate1000x10x4096, 1,000 operators × 10 states (6 SPLIT_DISTRIBUTE, 2 UNION,
-//     2 BROADCAST, a keyed handle on every fourth operator), new parallelism 4,096: from old
-//     parallelism 16, 105-115 ms of CPU per simulation; from old parallelism 64 (640,000 old
-//     entries), 165-190 ms of CPU. The second is bound by reading the Layout: each
-//     StateEntryLayout, its size runs and its name string are separate cache lines, and names
-//     are compared byte-wise unless the decoder interns them.
-//   - BenchmarkSimulateStoredParallelism, the same 1,000 × 10 at parallelism 64 unchanged:
-//     95-110 ms of CPU, again mostly reading the Layout.
-//   - BenchmarkSplit10M, 10⁷ SPLIT_DISTRIBUTE elements: under 0.1 ms from 100 old subtasks to 7
-//     or 1,000 new ones, 2-3 ms to 32,768; 2-8 ms from 10,000 old subtasks. Elements are never
-//     visited one by one (counts and run-length-encoded sizes only).
+// Measured figures live in bench/README.md (with the machine and load they were taken at), not
+// here, where they would go stale. The benchmarks of this package: BenchmarkSimulate1000x10x4096
+// (1,000 operators × 10 states of every mode, new parallelism 4,096, from two old
+// parallelisms), BenchmarkSimulateStoredParallelism (the same job at unchanged parallelism),
+// BenchmarkSplit10M (10⁷ SPLIT_DISTRIBUTE elements between small and large parallelisms: it
+// must not visit elements one by one), BenchmarkSimulateContextOverhead (the cost of the
+// cancellation checks), BenchmarkGroupingEqualHashes and BenchmarkNamesInOneSubtask. Run them
+// with go test -run '^$' -bench . ./internal/rescale; they report CPU time per simulation,
+// the reliable figure on a shared machine.
 package rescale

@@ -1,27 +1,16 @@
 package rescale
 
 import (
-	"os"
-	"path/filepath"
 	"testing"
 
 	"github.com/flinkpreflight/preflight/internal/checkpoint"
 )
 
 // FuzzSimulate decodes arbitrary bytes as _metadata and simulates the result at an arbitrary
-// parallelism: Simulate must not panic on anything the decoder accepts. Seeds are a few corpus
-// files when the shared corpus is present.
+// parallelism: Simulate must not panic on anything the decoder accepts. The example checkpoints
+// of internal/scenarios are its committed seeds (testdata/fuzz/FuzzSimulate, written by
+// genexamples).
 func FuzzSimulate(f *testing.F) {
-	if paths, err := filepath.Glob(filepath.Join(corpusDir(), "*", "*", "*", "*", "*", "*", "*", "_metadata")); err == nil {
-		for i, p := range paths {
-			if i >= 8 {
-				break
-			}
-			if b, err := os.ReadFile(p); err == nil && len(b) < 1<<20 {
-				f.Add(b, uint16(3))
-			}
-		}
-	}
 	f.Add([]byte{0x49, 0x60, 0x67, 0x2d, 0, 0, 0, 3}, uint16(1))
 	f.Fuzz(func(t *testing.T, data []byte, p uint16) {
 		l, err := checkpoint.ReadLayoutBytes(data)

@@ -95,7 +95,7 @@ func IntersectKeyGroups(a, b checkpoint.KeyGroupRange) checkpoint.KeyGroupRange 
 // a negative start is an error, as in Flink (IllegalArgumentException).
 func NewKeyGroupRange(start, end int) (checkpoint.KeyGroupRange, error) {
 	if start < 0 {
-		return checkpoint.KeyGroupRange{}, fmt.Errorf("Start key group must be non-negative: %d", start)
+		return checkpoint.KeyGroupRange{}, fmt.Errorf("start key group must be non-negative: %d", start)
 	}
 	return keyGroupRangeOf(start, end), nil
 }

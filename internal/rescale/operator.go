@@ -393,14 +393,8 @@ func (d *stateDist) analyticSummary(s *StateDistribution) StateSummary {
 				sum.EmptySubtasks += int(cnt)
 			}
 			sum.TotalElements += cnt * en.n
-			if sum.MinElements < 0 || en.n < sum.MinElements {
-				sum.MinElements = en.n
-			}
-			sum.MaxElements = max(sum.MaxElements, en.n)
-			if sum.MinBytes < 0 || en.bytes < sum.MinBytes {
-				sum.MinBytes = en.bytes
-			}
-			sum.MaxBytes = max(sum.MaxBytes, en.bytes)
+			widen(&sum.MinElements, &sum.MaxElements, en.n)
+			widen(&sum.MinBytes, &sum.MaxBytes, en.bytes)
 		}
 	case !d.partial:
 		// Unchanged parallelism: subtask i keeps old subtask i's entry.
@@ -416,14 +410,8 @@ func (d *stateDist) analyticSummary(s *StateDistribution) StateSummary {
 				sum.EmptySubtasks++
 			}
 			sum.TotalElements += en.n
-			if sum.MinElements < 0 || en.n < sum.MinElements {
-				sum.MinElements = en.n
-			}
-			sum.MaxElements = max(sum.MaxElements, en.n)
-			if sum.MinBytes < 0 || en.bytes < sum.MinBytes {
-				sum.MinBytes = en.bytes
-			}
-			sum.MaxBytes = max(sum.MaxBytes, en.bytes)
+			widen(&sum.MinElements, &sum.MaxElements, en.n)
+			widen(&sum.MinBytes, &sum.MaxBytes, en.bytes)
 		}
 	default:
 		// Partially reported BROADCAST at unchanged parallelism: own entry and entry i mod n.
@@ -443,14 +431,8 @@ func (d *stateDist) analyticSummary(s *StateDistribution) StateSummary {
 				sum.EmptySubtasks++
 			}
 			sum.TotalElements += el
-			if sum.MinElements < 0 || el < sum.MinElements {
-				sum.MinElements = el
-			}
-			sum.MaxElements = max(sum.MaxElements, el)
-			if sum.MinBytes < 0 || b < sum.MinBytes {
-				sum.MinBytes = b
-			}
-			sum.MaxBytes = max(sum.MaxBytes, b)
+			widen(&sum.MinElements, &sum.MaxElements, el)
+			widen(&sum.MinBytes, &sum.MaxBytes, b)
 		}
 	}
 	return sum

@@ -2,6 +2,7 @@ package rescale
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 	"sort"
 	"strings"
@@ -315,15 +316,6 @@ func sortedIDs(m map[checkpoint.OperatorID]bool) []checkpoint.OperatorID {
 	return out
 }
 
-func sortedKeys[V any](m map[string]V) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
-}
-
 // verticesOf returns the vertices a plan key applies to.
 func verticesOf(r *resolver, byOp map[checkpoint.OperatorID]int, field, key string) ([]int, error) {
 	ids := r.lookup(key)
@@ -386,3 +378,6 @@ func resolveMappers(r *resolver, byOp map[checkpoint.OperatorID]int, field strin
 	}
 	return out, nil
 }
+
+// sortedKeys returns m's keys in order, so that errors and results do not depend on map order.
+func sortedKeys[V any](m map[string]V) []string { return slices.Sorted(maps.Keys(m)) }

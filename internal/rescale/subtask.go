@@ -11,18 +11,10 @@ import (
 // Subtask computes what new subtask i of the operator receives, with the same figures the
 // operator pass summarised. It costs O(states × log entries) plus the slices it returns.
 func (a *OperatorAssignment) Subtask(i int) SubtaskAssignment {
-	st := SubtaskAssignment{Index: i, Finished: a.Path == PathFinished, CoordinatorBytes: a.CoordinatorBytes,
-		BytesBefore: -1}
-	st.BytesBefore = a.bytesBefore(i)
-	if i < 0 || i >= a.NewParallelism {
-		return st
-	}
-	st.Restored = a.taskRestored
-	sim := a.sim
+	st, sim := a.subtaskBase(i)
 	if sim == nil {
 		return st
 	}
-	st.KeyGroups = KeyGroupRangeForSubtask(a.MaxParallelism, a.NewParallelism, i)
 	var olds []int
 	// Distinct streams: the UNION streams are in sim.unionMask; the others are few per subtask,
 	// so a linear scan beats a map until there are many.
@@ -55,12 +47,7 @@ func (a *OperatorAssignment) Subtask(i int) SubtaskAssignment {
 				}
 			}
 		}
-		st.Handles++
-		st.PayloadBytes += sim.streams[id].cost
-		st.InlineBytes += sim.streams[id].inline
-		if k := sim.streams[id].ref.Kind; k != checkpoint.StreamInline && k != checkpoint.StreamNone {
-			st.FileReferences++
-		}
+		st.addStream(&sim.streams[id])
 	}
 	for _, s := range sim.unionStreams() {
 		countStream(s, true)
@@ -101,11 +88,7 @@ func (a *OperatorAssignment) Subtask(i int) SubtaskAssignment {
 			ks.InlineBytes += s.InlineBytes
 			st.PayloadBytes += p
 			olds = append(olds, s.OldSubtask)
-			h := k.d.handles[k.d.byOld[s.OldSubtask]].h
-			if !h.Stream.Inline() && h.Stream.Kind != checkpoint.StreamNone {
-				st.FileReferences++
-			}
-			st.FileReferences += h.SharedFiles.Count + h.PrivateFiles.Count
+			st.FileReferences += k.fileReferences(s.OldSubtask)
 		})
 		st.KeyedReadBytes += ks.ReadBytes
 		st.KeyedOwnedBytes += ks.OwnedBytes
@@ -142,6 +125,45 @@ func (a *OperatorAssignment) Subtask(i int) SubtaskAssignment {
 	return st
 }
 
+// addStream counts one old stream handle the subtask reads: a handle, its payload, its inline
+// bytes and, when its bytes are in a file, a file reference.
+func (st *SubtaskAssignment) addStream(s *streamInfo) {
+	st.Handles++
+	st.PayloadBytes += s.cost
+	st.InlineBytes += s.inline
+	if k := s.ref.Kind; k != checkpoint.StreamInline && k != checkpoint.StreamNone {
+		st.FileReferences++
+	}
+}
+
+// fileReferences counts the files old subtask old's keyed handle makes a reader open: its
+// stream when not inline, and its shared and private files.
+func (k *KeyedDistribution) fileReferences(old int) int {
+	h := k.d.handles[k.d.byOld[old]].h
+	n := h.SharedFiles.Count + h.PrivateFiles.Count
+	if !h.Stream.Inline() && h.Stream.Kind != checkpoint.StreamNone {
+		n++
+	}
+	return n
+}
+
+// subtaskBase is what Subtask and SubtaskTotals share: new subtask i's fields that need no
+// simulation, and the simulation to compute the rest from (nil when i is out of range or the
+// operator restores nothing: st is then complete).
+func (a *OperatorAssignment) subtaskBase(i int) (SubtaskAssignment, *operatorSim) {
+	st := SubtaskAssignment{Index: i, Finished: a.Path == PathFinished, CoordinatorBytes: a.CoordinatorBytes,
+		BytesBefore: a.bytesBefore(i)}
+	if i < 0 || i >= a.NewParallelism {
+		return st, nil
+	}
+	st.Restored = a.taskRestored
+	if a.sim == nil {
+		return st, nil
+	}
+	st.KeyGroups = KeyGroupRangeForSubtask(a.MaxParallelism, a.NewParallelism, i)
+	return st, a.sim
+}
+
 // SubtaskTotals is Subtask without the per-subtask detail: the totals (elements, state bytes,
 // offsets, handles, inline bytes, file references, payload, keyed bytes) and nothing that
 // lists old entries, handles or subtasks (States, the keyed and channel shares' lists and
@@ -149,18 +171,10 @@ func (a *OperatorAssignment) Subtask(i int) SubtaskAssignment {
 // receives, so a call costs O(non-UNION states × log entries + keyed handles read), not
 // O(old subtasks): what a rule that scans every new subtask should call.
 func (a *OperatorAssignment) SubtaskTotals(i int) SubtaskAssignment {
-	st := SubtaskAssignment{Index: i, Finished: a.Path == PathFinished, CoordinatorBytes: a.CoordinatorBytes,
-		BytesBefore: -1}
-	st.BytesBefore = a.bytesBefore(i)
-	if i < 0 || i >= a.NewParallelism {
-		return st
-	}
-	st.Restored = a.taskRestored
-	sim := a.sim
+	st, sim := a.subtaskBase(i)
 	if sim == nil {
 		return st
 	}
-	st.KeyGroups = KeyGroupRangeForSubtask(a.MaxParallelism, a.NewParallelism, i)
 	st.Handles = sim.unionHandles
 	st.FileReferences = sim.unionFiles
 	st.PayloadBytes = sim.unionCost
@@ -169,12 +183,7 @@ func (a *OperatorAssignment) SubtaskTotals(i int) SubtaskAssignment {
 	for _, id := range sim.keptStreams(i) {
 		// an old handle without names, kept as it is (as in Subtask)
 		seen = append(seen, id)
-		st.Handles++
-		st.PayloadBytes += sim.streams[id].cost
-		st.InlineBytes += sim.streams[id].inline
-		if k := sim.streams[id].ref.Kind; k != checkpoint.StreamInline && k != checkpoint.StreamNone {
-			st.FileReferences++
-		}
+		st.addStream(&sim.streams[id])
 	}
 	for _, s := range a.States {
 		if s.Mode == checkpoint.Union {
@@ -195,12 +204,7 @@ func (a *OperatorAssignment) SubtaskTotals(i int) SubtaskAssignment {
 				return
 			}
 			seen = append(seen, id)
-			st.Handles++
-			st.PayloadBytes += sim.streams[id].cost
-			st.InlineBytes += sim.streams[id].inline
-			if k := sim.streams[id].ref.Kind; k != checkpoint.StreamInline && k != checkpoint.StreamNone {
-				st.FileReferences++
-			}
+			st.addStream(&sim.streams[id])
 		})
 	}
 	for _, k := range []*KeyedDistribution{a.ManagedKeyed, a.RawKeyed} {
@@ -212,11 +216,7 @@ func (a *OperatorAssignment) SubtaskTotals(i int) SubtaskAssignment {
 			st.KeyedOwnedBytes += s.OwnedBytes
 			st.InlineBytes += s.InlineBytes
 			st.PayloadBytes += p
-			h := k.d.handles[k.d.byOld[s.OldSubtask]].h
-			if !h.Stream.Inline() && h.Stream.Kind != checkpoint.StreamNone {
-				st.FileReferences++
-			}
-			st.FileReferences += h.SharedFiles.Count + h.PrivateFiles.Count
+			st.FileReferences += k.fileReferences(s.OldSubtask)
 		})
 	}
 	for _, c := range []*ChannelDistribution{a.InputChannels, a.OutputChannels} {
@@ -446,17 +446,11 @@ func (a *OperatorAssignment) bytesBefore(i int) int64 {
 // subtaskBytes is the state one old subtask record holds.
 func subtaskBytes(st *checkpoint.SubtaskLayout) int64 {
 	var b int64
-	for _, h := range []*checkpoint.OperatorStateHandleLayout{st.ManagedOperatorState, st.RawOperatorState} {
-		if h != nil {
-			for _, e := range h.States {
-				b += e.Bytes
-			}
-		}
+	for e := range st.OperatorStates() {
+		b += e.Bytes
 	}
-	for _, h := range []*checkpoint.KeyedStateHandleLayout{st.ManagedKeyedState, st.RawKeyedState} {
-		if h != nil {
-			b += h.StateSize
-		}
+	for h := range st.KeyedStateHandles() {
+		b += h.StateSize
 	}
 	for _, c := range st.InputChannels {
 		b += c.Size

@@ -143,14 +143,8 @@ func (sim *operatorSim) summarize(sc *scratch) {
 		if el == 0 {
 			sum.EmptySubtasks++
 		}
-		if sum.MinElements < 0 || el < sum.MinElements {
-			sum.MinElements = el
-		}
-		sum.MaxElements = max(sum.MaxElements, el)
-		if sum.MinStateBytes < 0 || b < sum.MinStateBytes {
-			sum.MinStateBytes = b
-		}
-		sum.MaxStateBytes = max(sum.MaxStateBytes, b)
+		widen(&sum.MinElements, &sum.MaxElements, el)
+		widen(&sum.MinStateBytes, &sum.MaxStateBytes, b)
 		sum.TotalStateBytes += b
 		if x.payload > sum.MaxPayloadBytes || t == 0 {
 			sum.MaxPayloadBytes, sum.MaxPayloadSubtask = x.payload, t
@@ -202,6 +196,15 @@ func (p *pass) touch(t int, id int32) {
 	}
 }
 
+// whole adds entry en, which new subtask t receives whole, to t's totals.
+func (p *pass) whole(t int, d *stateDist, en *oldEntry) {
+	p.touch(t, d.stream(en))
+	acc := &p.sc.acc[t]
+	acc.elems += en.n
+	acc.sbytes += en.bytes
+	acc.payload += d.nameOverhead + 8*en.n
+}
+
 func (p *pass) state(s *StateDistribution, b0, b1 int) {
 	d := &s.d
 	sc := p.sc
@@ -215,22 +218,12 @@ func (p *pass) state(s *StateDistribution, b0, b1 int) {
 			if x < 0 {
 				continue
 			}
-			en := &d.entries[x]
-			p.touch(t, d.stream(en))
-			sc.acc[t].elems += en.n
-			sc.acc[t].sbytes += en.bytes
-			sc.acc[t].payload += d.nameOverhead + 8*en.n
+			p.whole(t, d, &d.entries[x])
 		}
 		return
 	case s.Mode != checkpoint.SplitDistribute || d.path != PathRescale:
 		for t := b0; t < b1; t++ {
-			d.eachWhole(t, func(e int) {
-				en := &d.entries[e]
-				p.touch(t, d.stream(en))
-				sc.acc[t].elems += en.n
-				sc.acc[t].sbytes += en.bytes
-				sc.acc[t].payload += d.nameOverhead + 8*en.n
-			})
+			d.eachWhole(t, func(e int) { p.whole(t, d, &d.entries[e]) })
 		}
 		return
 	}
@@ -279,15 +272,20 @@ func (p *pass) state(s *StateDistribution, b0, b1 int) {
 			}
 			sc.acc[t].elems += run
 			sc.acc[t].sbytes += runBytes
-			if s.Summary.MinBytes < 0 || runBytes < s.Summary.MinBytes {
-				s.Summary.MinBytes = runBytes
-			}
-			s.Summary.MaxBytes = max(s.Summary.MaxBytes, runBytes)
+			widen(&s.Summary.MinBytes, &s.Summary.MaxBytes, runBytes)
 			if t++; t == d.newP {
 				t = 0
 			}
 		}
 	}
+}
+
+// widen widens the range [*lo, *hi] to hold v; *lo < 0 is the empty range.
+func widen(lo, hi *int64, v int64) {
+	if *lo < 0 || v < *lo {
+		*lo = v
+	}
+	*hi = max(*hi, v)
 }
 
 func keyedBytes(k *KeyedDistribution) int64 {

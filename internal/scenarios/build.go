@@ -46,13 +46,6 @@ type splice struct {
 	first, size, count int64
 }
 
-func (s *listState) n() int64 {
-	if s.elements != nil {
-		return int64(len(s.elements))
-	}
-	return s.count
-}
-
 // writer is a tiny big-endian buffer in the style of Java's DataOutputStream.
 type writer struct{ b []byte }
 

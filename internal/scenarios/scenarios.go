@@ -6,7 +6,7 @@
 // and no simulation; it must stay deterministic (same bytes on every run).
 package scenarios
 
-//go:generate go run ./cmd/genexamples -out ../../testdata -force
+//go:generate go run ./cmd/genexamples -out ../../testdata -root ../.. -force
 
 import (
 	"bytes"

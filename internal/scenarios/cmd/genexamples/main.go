@@ -1,7 +1,7 @@
 // Command genexamples writes the example checkpoints of internal/scenarios to testdata/ and, on
 // request, the large Kafka orphan-union file (the incident's 168 MB _metadata):
 //
-//	go run ./internal/scenarios/cmd/genexamples -force           # testdata/<scenario>/_metadata
+//	go run ./internal/scenarios/cmd/genexamples -force           # testdata/<scenario>/_metadata and the fuzz seeds
 //	go run ./internal/scenarios/cmd/genexamples -kafka-bytes 176160768 -kafka-out /tmp/big/_metadata
 //	go run ./internal/scenarios/cmd/genexamples -synthetic operators=100000,split=1 -synthetic-out /tmp/ops/_metadata
 //	go run ./internal/scenarios/cmd/genexamples -synthetic parallelism=4096,split=1,union=1 -synthetic-out /tmp/union/_metadata
@@ -23,6 +23,7 @@ import (
 
 func main() {
 	out := flag.String("out", "testdata", "directory to write <scenario>/_metadata into")
+	root := flag.String("root", ".", "repository root, under which the fuzz seeds go (<package>/testdata/fuzz/<target>/)")
 	kafkaBytes := flag.Int64("kafka-bytes", 0, "also write the Kafka orphan-union scenario of about this many bytes")
 	kafkaOut := flag.String("kafka-out", "", "where to write the large Kafka file (default <out>/kafka-orphan-union-large/_metadata; not committed)")
 	force := flag.Bool("force", false, "replace existing files whose content differs")
@@ -50,6 +51,11 @@ func main() {
 		os.Exit(1)
 	}
 	fmt.Fprintf(os.Stderr, "%s: up to date\n", filepath.Join(*out, scenarios.SeriesDir))
+	if err := scenarios.WriteFuzzSeeds(*root, *force); err != nil {
+		fmt.Fprintln(os.Stderr, "genexamples:", err)
+		os.Exit(1)
+	}
+	fmt.Fprintln(os.Stderr, "fuzz seeds: up to date")
 	if *kafkaBytes <= 0 {
 		return
 	}
