@@ -179,13 +179,31 @@ func equalInt32(a, b []int32) bool {
 
 func TestRulesHaveMetadata(t *testing.T) {
 	seen := map[string]bool{}
+	prev := ""
 	for _, r := range Rules() {
-		if seen[r.ID()] {
-			t.Errorf("duplicate rule ID %s", r.ID())
+		m := r.Meta()
+		if seen[m.ID] {
+			t.Errorf("duplicate rule ID %s", m.ID)
 		}
-		seen[r.ID()] = true
-		if !strings.HasPrefix(r.ID(), "PF") || r.Title() == "" || r.Explanation() == "" || r.Severity() == SeverityUnspecified {
-			t.Errorf("rule %s lacks metadata", r.ID())
+		seen[m.ID] = true
+		if m.ID <= prev {
+			t.Errorf("Rules() not in ID order: %s after %s", m.ID, prev)
+		}
+		prev = m.ID
+		if !strings.HasPrefix(m.ID, "PF") || m.Title == "" || m.Cause == "" || m.Severity == SeverityUnspecified || len(m.Remedies) == 0 {
+			t.Errorf("rule %s lacks metadata (title, cause, severity, a remedy)", m.ID)
+		}
+		for _, b := range m.Bugs {
+			if !strings.HasPrefix(b.ID, "FLINK-") || b.Summary == "" || len(b.Affected) == 0 || b.FixedIn == "" {
+				t.Errorf("rule %s: bug %s needs a FLINK id, a summary, affected versions and where it is fixed", m.ID, b.ID)
+			}
+			for _, r := range b.Affected {
+				for _, v := range []string{r.Introduced, r.Fixed} {
+					if _, err := ParseVersion(v); v != "" && err != nil {
+						t.Errorf("rule %s: bug %s: %v", m.ID, b.ID, err)
+					}
+				}
+			}
 		}
 	}
 }
