@@ -138,4 +138,3 @@ func usesFileMerging(l *checkpoint.Layout) bool {
 	}
 	return false
 }
-

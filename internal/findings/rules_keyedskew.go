@@ -16,7 +16,7 @@ var keyedSkew = RuleMeta{
 	Cause: "Keyed state moves in key groups: subtask i of p owns key groups [ceil(i*maxP/p), floor(((i+1)*maxP-1)/p)]. " +
 		"When maxP is not a multiple of p some subtasks own one more key group; when key groups differ in size " +
 		"the busiest subtask restores and processes more than the mean.",
-	Remedies: []Remedy{{Text: "Prefer a parallelism that divides the max parallelism, and check the key distribution if the byte skew persists."}},
+	Remedies:   []Remedy{{Text: "Prefer a parallelism that divides the max parallelism, and check the key distribution if the byte skew persists."}},
 	References: []string{"https://nightlies.apache.org/flink/flink-docs-stable/docs/ops/production_ready/#set-an-explicit-max-parallelism"},
 }
 

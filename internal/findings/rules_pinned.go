@@ -90,4 +90,3 @@ func (PinnedOperatorRule) SafeAt(c *Context, v *rescale.VertexAssignment, p int)
 	}
 	return true, true
 }
-

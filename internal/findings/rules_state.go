@@ -388,4 +388,3 @@ func dedupe(xs []string) []string {
 	}
 	return out
 }
-
