@@ -1,6 +1,9 @@
 package checkpoint
 
-import "io"
+import (
+	"encoding/binary"
+	"io"
+)
 
 // This file builds the Layout: ReadLayout runs the decoder in summarizing mode, and Metadata.Layout
 // maps the decoded model (summaries included) onto the Layout types.
@@ -82,6 +85,7 @@ func operatorLayout(op *OperatorState) OperatorLayout {
 		if st := e.State; st != nil {
 			if st.ManagedOperatorState.Present != 0 && st.ManagedOperatorState.Handle != nil {
 				s.ManagedOperatorState = operatorHandleLayout(st.ManagedOperatorState.Handle)
+				s.ManagedOperatorState.Compression = streamCompression(st.ManagedOperatorState.Handle.Delegate)
 			}
 			if st.RawOperatorState.Present != 0 && st.RawOperatorState.Handle != nil {
 				s.RawOperatorState = operatorHandleLayout(st.RawOperatorState.Handle)
@@ -266,4 +270,26 @@ func channelLayouts(hs []ChannelStateHandle) []ChannelStateLayout {
 		out = append(out, ChannelStateLayout{SubtaskIndex: int(h.SubtaskIndex), Info1: h.Info1, Info2: h.Info2, Size: h.StateSize, Stream: ref})
 	}
 	return out
+}
+
+// streamCompression reads the compression flag of a managed operator-state stream held inside
+// _metadata: i32 header version, then (version 6) a boolean.
+func streamCompression(h StreamStateHandle) Compression {
+	b, ok := h.(*ByteStreamStateHandle)
+	if !ok {
+		return CompressionUnknown
+	}
+	p := b.prefix()
+	if len(p) < 5 {
+		return CompressionUnknown
+	}
+	switch v := int32(binary.BigEndian.Uint32(p)); {
+	case v >= 1 && v <= 5:
+		return CompressionNone
+	case v == 6 && p[4] == 0:
+		return CompressionNone
+	case v == 6 && p[4] == 1:
+		return CompressionSnappy
+	}
+	return CompressionUnknown
 }
