@@ -194,6 +194,8 @@ type checkMemo struct {
 	known      []bool
 	// unionFloors is unionPayloadFloor per vertex ID.
 	unionFloors map[checkpoint.OperatorID]int64
+	// compression is compressedStreams per checkpoint operator (PF135), filled when first asked.
+	compression map[*checkpoint.OperatorLayout][3]int
 }
 
 func newContext(layout *checkpoint.Layout, plan rescale.Plan, result *rescale.Result, cat *Catalog, opts Options,
