@@ -167,7 +167,10 @@ func subtasksText(idx []int32) string {
 // subtasksVerb renders "new subtask 3 receives", "new subtasks 4-7 receive" or "no new subtask
 // receives" (verb in its plural form: "receive", "keep").
 func subtasksVerb(idx []int32, verb string) string {
-	return subtasksText(idx) + " " + verbFor(len(idx), verb+"s", verb)
+	if len(idx) <= 1 { // "no new subtask receives", "new subtask 3 receives"
+		return subtasksText(idx) + " " + verb + "s"
+	}
+	return subtasksText(idx) + " " + verb
 }
 
 // upperFirst capitalizes the first letter, for a label that starts a sentence.
