@@ -24,7 +24,8 @@ var compressedOperatorState = RuleMeta{
 		"compression buffer, and its reader continued from the last position instead of seeking per state: when a " +
 		"rescale hands a subtask slices of several list states of one stream, elements are lost (source splits " +
 		"disappear) or the restore fails (FLINK-34063). Only streams stored inside _metadata (under the inline " +
-		"threshold) can be checked; compression of streams in files is not visible in _metadata.",
+		"threshold) can be checked; compression of streams in files is not visible in _metadata. Files in format 5+ " +
+		"come from Flink 2.0+ and are only read by it, so only format-4 files (Flink 1.18-1.20) are checked.",
 	Remedies: []Remedy{
 		{When: "affected", Text: "Restore on Flink 1.18.1 or later. On 1.18.0, keep the parallelism unchanged and take a savepoint with execution.checkpointing.snapshot-compression: false before rescaling."},
 		{When: "written-by-1.18.0", Text: "If the checkpoint was written by Flink 1.18.0, take a new savepoint on 1.18.1 or later (or without snapshot compression) at the old parallelism before rescaling."},
@@ -89,7 +90,14 @@ func compressedStreams(c *Context, op *checkpoint.OperatorLayout) (broadcastMixe
 	return broadcastMixed, multiList, compressed
 }
 
+// writtenByFixedFlink reports whether the _metadata format proves a writer with both fixes:
+// formats 5+ come from Flink 2.0+, which only Flink 2.0+ reads (PF115 reports older readers).
+func writtenByFixedFlink(c *Context) bool { return c.Layout == nil || c.Layout.Version >= 5 }
+
 func (r CompressedOperatorStateRule) Check(c *Context) []Finding {
+	if writtenByFixedFlink(c) {
+		return nil
+	}
 	var out []Finding
 	c.operators(func(v *rescale.VertexAssignment, op *rescale.OperatorAssignment) {
 		if op.Path == rescale.PathFinished || op.Path == rescale.PathNotRestored {
@@ -136,6 +144,9 @@ func (r CompressedOperatorStateRule) Check(c *Context) []Finding {
 // SafeAt: on an affected version a compressed stream with a broadcast state fails at every
 // parallelism, and one with several list states only at a changed one.
 func (CompressedOperatorStateRule) SafeAt(c *Context, v *rescale.VertexAssignment, p int) (bool, bool) {
+	if writtenByFixedFlink(c) {
+		return true, true
+	}
 	for _, op := range v.Operators {
 		if op.Layout == nil {
 			continue

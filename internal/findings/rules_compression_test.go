@@ -2,10 +2,12 @@ package findings
 
 import (
 	"bytes"
+	"os"
 	"strings"
 	"testing"
 
 	"github.com/flinkpreflight/preflight/internal/checkpoint"
+	corpustest "github.com/flinkpreflight/preflight/internal/corpus"
 	"github.com/flinkpreflight/preflight/internal/rescale"
 )
 
@@ -18,7 +20,7 @@ func compressedLayout(t *testing.T, compressed bool, states ...tState) *checkpoi
 	if compressed {
 		flag = 1
 	}
-	op := checkpoint.OperatorState{ID: checkpoint.OperatorIDFromUID("src"), UID: "src", Name: "src", Parallelism: 2, MaxParallelism: 128}
+	op := checkpoint.OperatorState{ID: checkpoint.OperatorIDFromUID("src"), Parallelism: 2, MaxParallelism: 128}
 	for i := 0; i < 2; i++ {
 		h := &checkpoint.OperatorStateHandle{Tag: 4}
 		pos := int64(64) // after the header
@@ -37,7 +39,7 @@ func compressedLayout(t *testing.T, compressed bool, states ...tState) *checkpoi
 			ManagedOperatorState: checkpoint.OperatorStateSlot{Present: 1, Handle: h}}})
 	}
 	var b bytes.Buffer
-	if err := checkpoint.Write(&b, &checkpoint.Metadata{Version: 5, CheckpointID: 9, Operators: []checkpoint.OperatorState{op}}); err != nil {
+	if err := checkpoint.Write(&b, &checkpoint.Metadata{Version: 4, CheckpointID: 9, Operators: []checkpoint.OperatorState{op}}); err != nil {
 		t.Fatal(err)
 	}
 	l, err := checkpoint.ReadLayoutBytes(b.Bytes())
@@ -93,5 +95,66 @@ func TestCompressedOperatorStateRule(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestCompressedOperatorStateCorpus reads a real savepoint of Flink's table restore tests whose
+// sink keeps two list states in a compressed stream. As written (format 6, Flink 2.1+) no
+// affected Flink reads it: PF135 stays silent. Rewritten as format 4 (what Flink 1.18-1.20
+// write, same operator-state bytes), a rescale on 1.18.0 is refused and 1.18.1 gets the INFO.
+func TestCompressedOperatorStateCorpus(t *testing.T) {
+	const want = "stream-exec-process-table-function_1/to-changelog-upsert-restore/savepoint/_metadata"
+	var path string
+	for _, p := range corpustest.Metadata(t) {
+		if strings.HasSuffix(p, want) && !strings.Contains(p, "_variants") {
+			path = p
+		}
+	}
+	if path == "" {
+		t.Skip("corpus file " + want + " not present")
+	}
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	l, err := checkpoint.ReadLayoutBytes(raw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sink := ""
+	for _, op := range l.Operators {
+		for _, st := range op.Subtasks {
+			if h := st.ManagedOperatorState; h != nil && h.Compression == checkpoint.CompressionSnappy && len(h.States) > 1 {
+				sink = op.ID.String()
+			}
+		}
+	}
+	if sink == "" {
+		t.Fatal("the corpus file no longer has a compressed stream with several list states")
+	}
+	plan := rescale.Plan{Parallelism: par(sink, 2)}
+	for _, v := range []string{"1.18.0", "2.1.0"} {
+		if fs := byRule(check(t, l, plan, nil, Options{FlinkVersion: v}), "PF135"); len(fs) != 0 {
+			t.Errorf("format %d on %s: PF135 fired: %s", l.Version, v, fs[0].Message)
+		}
+	}
+	m, err := checkpoint.ReadBytes(raw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m.Version = 4
+	var b bytes.Buffer
+	if err := checkpoint.Write(&b, m); err != nil {
+		t.Skipf("cannot rewrite as format 4: %v", err)
+	}
+	l4, err := checkpoint.ReadLayoutBytes(b.Bytes())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for v, sev := range map[string]Severity{"1.18.0": Error, "1.18.1": Info} {
+		fs := byRule(check(t, l4, plan, nil, Options{FlinkVersion: v}), "PF135")
+		if len(fs) != 1 || fs[0].Severity != sev || fs[0].OperatorID != sink {
+			t.Errorf("format 4 on %s: want one PF135 %s on the sink, got %+v", v, sev, fs)
+		}
 	}
 }
