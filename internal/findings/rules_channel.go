@@ -50,17 +50,17 @@ func (r ChannelStateRule) Check(c *Context) []Finding {
 			case rescale.ChannelUnsupported:
 				f = c.finding(r, Error, op)
 				f.Message = fmt.Sprintf("%s has %s behind a pointwise edge, and the parallelism changes %d -> %d. Flink refuses: UnsupportedOperationException: Cannot rescale the given pointwise partitioner.\nDid you change the partitioner to forward or rescale?\nIt may also help to add an explicit shuffle().",
-					opLabel(op, c.Entry(op)), state, v.OldParallelism, v.NewParallelism)
+					upperFirst(opLabel(op, c.Entry(op))), state, v.OldParallelism, v.NewParallelism)
 				f.Remediation = channelState.remedy("pointwise")
 			case rescale.ChannelUnknownMapper:
 				f = c.finding(r, Warning, op)
 				f.Message = fmt.Sprintf("%s has %s and the parallelism changes %d -> %d; the plan names no subtask mapper for the edge, so the redistribution of in-flight data cannot be simulated (a forward or rescale edge would fail the restore).",
-					opLabel(op, c.Entry(op)), state, v.OldParallelism, v.NewParallelism)
+					upperFirst(opLabel(op, c.Entry(op))), state, v.OldParallelism, v.NewParallelism)
 				f.Remediation = channelState.remedy("unknown-mapper")
 			case rescale.ChannelMapped:
 				f = c.finding(r, Info, op)
 				f.Message = fmt.Sprintf("%s has %s, redistributed with the %s mapper for the parallelism change %d -> %d; the most one new subtask replays is %s.",
-					opLabel(op, c.Entry(op)), state, cd.Mapper, v.OldParallelism, v.NewParallelism, bytesText(op.Summary.MaxChannelBytes))
+					upperFirst(opLabel(op, c.Entry(op))), state, cd.Mapper, v.OldParallelism, v.NewParallelism, bytesText(op.Summary.MaxChannelBytes))
 				if cd.Mapper == rescale.MapperRange || cd.Mapper == rescale.MapperFull {
 					f.Message += " The mapper is ambiguous: records are replayed to several subtasks and filtered after restore."
 				}

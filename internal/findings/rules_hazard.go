@@ -52,7 +52,7 @@ func (r HazardRule) Check(c *Context) []Finding {
 			}
 			sev, _ := ParseSeverity(h.Severity)
 			f := c.finding(r, sev, op)
-			f.Message = strings.TrimSpace(fmt.Sprintf("%s changes parallelism %d -> %d. %s %s", opLabel(op, e), v.OldParallelism, v.NewParallelism, h.Message, note))
+			f.Message = strings.TrimSpace(fmt.Sprintf("%s changes parallelism %d -> %d. %s %s", upperFirst(opLabel(op, e)), v.OldParallelism, v.NewParallelism, h.Message, note))
 			f.Remediation = h.Remediation
 			f.References = append([]string(nil), h.References...)
 			if b := c.Catalog.Bug(h.Bug); b != nil {

@@ -60,7 +60,7 @@ func (r PinnedOperatorRule) Check(c *Context) []Finding {
 		f.AffectedSubtasks = rangeFrom(1, int32(v.NewParallelism))
 		if op.CheckpointMaxParallelism == 1 {
 			f.Message = fmt.Sprintf("%s runs at parallelism 1 with max parallelism 1 and cannot be rescaled; the plan asks for parallelism %d.",
-				opLabel(op, e), v.NewParallelism)
+				upperFirst(opLabel(op, e)), v.NewParallelism)
 			for _, fl := range c.Result.Failures {
 				if fl.VertexID == v.ID && (fl.Kind == rescale.FailureMaxParallelismBelowParallelism || fl.Kind == rescale.FailureParallelismAboveMaxParallelism) {
 					f.Message += fmt.Sprintf(" Flink refuses the restore: %s: %s", fl.Exception, fl.Message)

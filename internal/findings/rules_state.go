@@ -355,7 +355,7 @@ func (r OrderDependentRule) Check(c *Context) []Finding {
 		f := c.finding(r, h.severity(Info), h.op)
 		f.StateName = h.rule.Name
 		f.Message = strings.TrimSpace(fmt.Sprintf("%s changes parallelism %d -> %d; its state %s is order-dependent. %s",
-			opLabel(h.op, h.e), h.op.OldParallelism, h.op.NewParallelism, h.describeState(), h.rule.Consequence))
+			upperFirst(opLabel(h.op, h.e)), h.op.OldParallelism, h.op.NewParallelism, h.describeState(), h.rule.Consequence))
 		f.Remediation = h.remediation()
 		f.References = h.references(c)
 		out = append(out, f)
