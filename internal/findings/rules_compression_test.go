@@ -63,11 +63,13 @@ func TestCompressedOperatorStateRule(t *testing.T) {
 		fragment   string
 	}{
 		{"1.18.0 rescale loses elements", true, twoLists, rescaled, "1.18.0", Error, "elements are lost"},
-		{"1.18.1 fixed: only the writer's caveat", true, twoLists, rescaled, "1.18.1", Info, "written by Flink 1.18.0"},
+		{"1.18.1 still affected", true, twoLists, rescaled, "1.18.1", Error, "elements are lost"},
+		{"1.18.2 fixed: only the writer's caveat", true, twoLists, rescaled, "1.18.2", Info, "written by Flink 1.18.0 or 1.18.1"},
 		{"unknown version assumed affected", true, twoLists, rescaled, "", Error, "assumed affected"},
 		{"1.18.0 unchanged parallelism", true, twoLists, rescale.Plan{}, "1.18.0", SeverityUnspecified, ""},
 		{"not compressed", false, twoLists, rescaled, "1.18.0", SeverityUnspecified, ""},
 		{"1.18.0 broadcast next to a list fails at any parallelism", true, withBroadcast, rescale.Plan{}, "1.18.0", Error, "fails at any parallelism"},
+		{"1.18.1 broadcast still affected", true, withBroadcast, rescale.Plan{}, "1.18.1", Error, "fails at any parallelism"},
 		{"1.19.0 broadcast fixed", true, withBroadcast, rescale.Plan{}, "1.19.0", SeverityUnspecified, ""},
 		{"single list state", true, []tState{splitState("SourceReaderState", 2, 2)}, rescaled, "1.18.0", SeverityUnspecified, ""},
 	}
@@ -101,7 +103,7 @@ func TestCompressedOperatorStateRule(t *testing.T) {
 // TestCompressedOperatorStateCorpus reads a real savepoint of Flink's table restore tests whose
 // sink keeps two list states in a compressed stream. As written (format 6, Flink 2.1+) no
 // affected Flink reads it: PF135 stays silent. Rewritten as format 4 (what Flink 1.18-1.20
-// write, same operator-state bytes), a rescale on 1.18.0 is refused and 1.18.1 gets the INFO.
+// write, same operator-state bytes), a rescale on 1.18.0/1.18.1 is refused and 1.18.2 gets the INFO.
 func TestCompressedOperatorStateCorpus(t *testing.T) {
 	const want = "stream-exec-process-table-function_1/to-changelog-upsert-restore/savepoint/_metadata"
 	var path string
@@ -151,7 +153,7 @@ func TestCompressedOperatorStateCorpus(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for v, sev := range map[string]Severity{"1.18.0": Error, "1.18.1": Info} {
+	for v, sev := range map[string]Severity{"1.18.0": Error, "1.18.1": Error, "1.18.2": Info} {
 		fs := byRule(check(t, l4, plan, nil, Options{FlinkVersion: v}), "PF135")
 		if len(fs) != 1 || fs[0].Severity != sev || fs[0].OperatorID != sink {
 			t.Errorf("format 4 on %s: want one PF135 %s on the sink, got %+v", v, sev, fs)

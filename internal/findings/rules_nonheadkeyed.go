@@ -17,12 +17,12 @@ var nonHeadKeyed = RuleMeta{
 		"(DataStreamUtils.reinterpretAsKeyedStream, or a keyed operator chained after a forward edge); on the " +
 		"affected versions its keyed state is silently not restored, at any parallelism (FLINK-10809). Decided from " +
 		"the checkpoint's keyed state and the plan's chains (head first).",
-	Remedies: []Remedy{{Text: "Restore on Flink 1.5.6, 1.6.3, 1.7.0 or later, or start a new chain at the keyed operator " +
+	Remedies: []Remedy{{Text: "Restore on Flink 1.6.3, 1.7.0 or later (no 1.5 release has the fix), or start a new chain at the keyed operator " +
 		"(startNewChain() or disableChaining()) so that it is the head of its vertex."}},
-	References: []string{"https://github.com/apache/flink/pull/7048"},
+	References: []string{"https://github.com/apache/flink/pull/7048", "https://flink.apache.org/news/2018/12/22/release-1.6.3.html"},
 	Bugs: []Bug{{ID: "FLINK-10809", Component: "flink",
-		Affected: []VersionRange{{Fixed: "1.5.6"}, {Introduced: "1.6", Fixed: "1.6.3"}},
-		FixedIn:  "1.5.6, 1.6.3, 1.7.0 (apache/flink#7048, Nov 2018; the releases are the Jira's fix versions, not shown by the sources read here)",
+		Affected: []VersionRange{{Fixed: "1.6.3"}},
+		FixedIn:  "1.6.3, 1.7.0 (apache/flink#7048, Nov 2018; listed in the 1.6.3 release notes, absent from 1.5.6's and 1.7.1's)",
 		Summary:  "keyed state of an operator that is not the head of its chain is not assigned on restore (state silently lost)",
 	}},
 }

@@ -18,11 +18,10 @@ func TestNonHeadKeyedStateRule(t *testing.T) {
 		fires   bool
 	}{
 		{"1.6.2 drops it", keyedBehind, "1.6.2", true},
-		{"1.5.5 drops it", keyedBehind, "1.5.5", true},
+		{"1.5.6 drops it (never fixed on 1.5)", keyedBehind, "1.5.6", true},
 		{"unknown version assumed affected", keyedBehind, "", true},
 		{"1.6.3 fixed", keyedBehind, "1.6.3", false},
 		{"1.7.0 fixed", keyedBehind, "1.7.0", false},
-		{"1.5.6 fixed", keyedBehind, "1.5.6", false},
 		{"keyed operator is the head", keyedHead, "1.6.2", false},
 		{"not chained", rescale.Plan{}, "1.6.2", false},
 	}
