@@ -28,7 +28,7 @@ var compressedOperatorState = RuleMeta{
 		"come from Flink 2.0+ and are only read by it, so only format-4 files (Flink 1.18-1.20) are checked.",
 	Remedies: []Remedy{
 		{When: "affected", Text: "Restore on Flink 1.19.0 or later, or a 1.18 release after 1.18.1 (the 1.18.1 release announcement warns users of state compression not to use 1.18.0 or 1.18.1). Until then keep the parallelism unchanged and take a savepoint with execution.checkpointing.snapshot-compression: false before rescaling."},
-		{When: "written-by-1.18.0", Text: "If the checkpoint was written by Flink 1.18.0 or 1.18.1, take a new savepoint on a fixed Flink (1.19.0+, or a 1.18 release after 1.18.1) or without snapshot compression) at the old parallelism before rescaling."},
+		{When: "written-by-1.18.0-or-1.18.1", Text: "If the checkpoint was written by Flink 1.18.0 or 1.18.1, take a new savepoint on a fixed Flink (1.19.0+, or a 1.18 release after 1.18.1, or with snapshot compression off) at the old parallelism before rescaling."},
 	},
 	References: []string{"https://github.com/apache/flink/pull/23938", "https://github.com/apache/flink/pull/24079",
 		"https://flink.apache.org/news/2024/01/19/release-1.18.1.html",
@@ -135,7 +135,7 @@ func (r CompressedOperatorStateRule) Check(c *Context) []Finding {
 		} else {
 			f.Severity = Info
 			f.Message = what + fmt.Sprintf(" Flink %s reads them correctly; only if this checkpoint was written by Flink 1.18.0 or 1.18.1 do its element offsets point into unflushed compressed data (FLINK-34063), which no reader can fix.", c.Options.FlinkVersion)
-			f.Remediation = compressedOperatorState.remedy("written-by-1.18.0")
+			f.Remediation = compressedOperatorState.remedy("written-by-1.18.0-or-1.18.1")
 		}
 		out = append(out, f)
 	})
