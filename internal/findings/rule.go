@@ -130,6 +130,29 @@ func (m *RuleMeta) bugApplies(id, flinkVersion string) (bool, string) {
 	panic("findings: rule " + m.ID + " names unknown bug " + id)
 }
 
+// bugAffects is bugApplies without the note: cheap enough for SafeAt, which the
+// safe-parallelism search calls per candidate.
+func (m *RuleMeta) bugAffects(id, flinkVersion string) bool {
+	for i := range m.Bugs {
+		if b := &m.Bugs[i]; b.ID == id {
+			if flinkVersion == "" || (b.Component != "" && b.Component != "flink") || len(b.Affected) == 0 {
+				return true
+			}
+			v, err := ParseVersion(flinkVersion)
+			if err != nil {
+				return true
+			}
+			for _, r := range b.Affected {
+				if r.Contains(v) {
+					return true
+				}
+			}
+			return false
+		}
+	}
+	panic("findings: rule " + m.ID + " names unknown bug " + id)
+}
+
 // Bounder is implemented by rules that can say, without re-simulating, whether they would fire
 // on a vertex at another parallelism. known=false means "cannot tell": the safe-parallelism
 // search then re-simulates.

@@ -60,12 +60,14 @@ func (ChainedMaxParallelismRule) disagreement(v *rescale.VertexAssignment) (keye
 			first = op.CheckpointMaxParallelism
 		}
 		differ = differ || op.CheckpointMaxParallelism != first
-		if hasKeyedLayout(op) {
+	}
+	if !differ { // the common case, decided without looking at subtasks
+		return nil
+	}
+	for _, op := range v.Operators {
+		if op.Layout != nil && op.CheckpointMaxParallelism > 0 && hasKeyedLayout(op) {
 			keyed = append(keyed, op)
 		}
-	}
-	if !differ {
-		return nil
 	}
 	return keyed
 }

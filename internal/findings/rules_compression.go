@@ -154,12 +154,12 @@ func (CompressedOperatorStateRule) SafeAt(c *Context, v *rescale.VertexAssignmen
 		}
 		broadcastMixed, multiList, _ := compressedStreams(c, op.Layout)
 		if broadcastMixed > 0 {
-			if applies, _ := compressedOperatorState.bugApplies("FLINK-33863", c.Options.FlinkVersion); applies {
+			if compressedOperatorState.bugAffects("FLINK-33863", c.Options.FlinkVersion) {
 				return false, true
 			}
 		}
 		if multiList > 0 && p != v.OldParallelism {
-			if applies, _ := compressedOperatorState.bugApplies("FLINK-34063", c.Options.FlinkVersion); applies {
+			if compressedOperatorState.bugAffects("FLINK-34063", c.Options.FlinkVersion) {
 				return false, true
 			}
 		}

@@ -37,6 +37,9 @@ type NonHeadKeyedStateRule struct{}
 func (NonHeadKeyedStateRule) Meta() *RuleMeta { return &nonHeadKeyed }
 
 func (r NonHeadKeyedStateRule) Check(c *Context) []Finding {
+	if !nonHeadKeyed.bugAffects("FLINK-10809", c.Options.FlinkVersion) {
+		return nil
+	}
 	var out []Finding
 	for _, v := range c.Result.Vertices {
 		c.stop.Check()
@@ -48,10 +51,7 @@ func (r NonHeadKeyedStateRule) Check(c *Context) []Finding {
 			if op.Layout == nil || !hasKeyedLayout(op) {
 				continue
 			}
-			applies, note := nonHeadKeyed.bugApplies("FLINK-10809", c.Options.FlinkVersion)
-			if !applies {
-				continue
-			}
+			_, note := nonHeadKeyed.bugApplies("FLINK-10809", c.Options.FlinkVersion)
 			f := c.finding(r, Error, op)
 			f.VertexID = v.ID.String()
 			f.AffectedSubtasks = rangeFrom(0, int32(v.NewParallelism))
@@ -67,7 +67,7 @@ func (r NonHeadKeyedStateRule) Check(c *Context) []Finding {
 
 // SafeAt: the chain position does not depend on the parallelism.
 func (NonHeadKeyedStateRule) SafeAt(c *Context, v *rescale.VertexAssignment, p int) (bool, bool) {
-	if applies, _ := nonHeadKeyed.bugApplies("FLINK-10809", c.Options.FlinkVersion); !applies || len(v.Operators) < 2 || !v.Repartitioned {
+	if len(v.Operators) < 2 || !v.Repartitioned || !nonHeadKeyed.bugAffects("FLINK-10809", c.Options.FlinkVersion) {
 		return true, true
 	}
 	for _, op := range v.Operators[1:] {

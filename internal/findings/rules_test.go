@@ -308,3 +308,19 @@ func TestEmptySinkWriterInfo(t *testing.T) {
 		t.Fatalf("%+v", fs)
 	}
 }
+
+// TestBugAffectsMatchesApplies: the note-free check the bounds use decides like Bug.Applies.
+func TestBugAffectsMatchesApplies(t *testing.T) {
+	versions := []string{"", "1.5.6", "1.6.2", "1.6.3", "1.17.2", "1.18.0", "1.18.1", "1.18.2", "1.19.0", "1.20.1", "2.3.0", "2.4.0", "x.y"}
+	for _, r := range Rules() {
+		m := r.Meta()
+		for i := range m.Bugs {
+			for _, v := range versions {
+				want, _ := m.Bugs[i].Applies(v)
+				if got := m.bugAffects(m.Bugs[i].ID, v); got != want {
+					t.Errorf("%s %s at %q: bugAffects %v, Applies %v", m.ID, m.Bugs[i].ID, v, got, want)
+				}
+			}
+		}
+	}
+}
