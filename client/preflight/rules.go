@@ -16,7 +16,7 @@ func newRulesCommand() *cobra.Command {
 		Short: "List the rules behind the findings, with their Flink issues and affected versions",
 		Long: `rules prints every rule (or the named ones): its ID, severity and title, what Flink does that it
 detects, the Flink issues it models with their affected and fixed versions, and the remediation.
--o markdown without rule IDs prints docs/rules.md, catalog bugs included.`,
+Without rule IDs, -o markdown prints docs/rules.md and -o json adds the catalog's bugs and operators.`,
 		Example: `  preflight rules
   preflight rules PF113 PF151 -o json`,
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -28,16 +28,17 @@ detects, the Flink issues it models with their affected and fixed versions, and 
 			if err != nil {
 				return usageError{err}
 			}
-			var bugs []findings.BugDoc
-			if len(args) == 0 {
-				bugs = findings.CatalogBugDocs(nil)
-			}
 			w := cmd.OutOrStdout()
-			switch format {
-			case report.JSON:
-				return findings.WriteRulesJSON(w, docs, bugs)
-			case report.Markdown:
-				return findings.WriteRulesMarkdown(w, docs, bugs)
+			all := len(args) == 0 // the whole reference, catalog included
+			switch {
+			case format == report.JSON && all:
+				return findings.WriteRulesJSON(w, docs, findings.CatalogBugDocs(nil), findings.CatalogEntryDocs(nil))
+			case format == report.JSON:
+				return findings.WriteRulesJSON(w, docs, nil, nil)
+			case format == report.Markdown && all:
+				return findings.WriteRulesDoc(w, nil)
+			case format == report.Markdown:
+				return findings.WriteRulesMarkdown(w, docs, nil)
 			}
 			return findings.WriteRulesText(w, docs)
 		},

@@ -66,6 +66,54 @@ func RuleDocs() []RuleDoc {
 	return out
 }
 
+// CatalogEntryDoc is one operator of the catalog as the docs list it: the restore assumption
+// of each state it registers (with the bug that makes it fail), its rescale hazards and the
+// states known to be left orphaned in it.
+type CatalogEntryDoc struct {
+	ID      string   `json:"id"`
+	Name    string   `json:"name"`
+	States  []string `json:"states"`
+	Hazards []string `json:"hazards,omitempty"`
+	Orphans []string `json:"orphans,omitempty"`
+}
+
+// CatalogEntryDocs returns the operators of the catalog (nil: the built-in one), in catalog order.
+func CatalogEntryDocs(cat *Catalog) []CatalogEntryDoc {
+	if cat == nil {
+		cat = sharedDefault()
+	}
+	var out []CatalogEntryDoc
+	for i := range cat.Entries {
+		e := &cat.Entries[i]
+		d := CatalogEntryDoc{ID: e.ID, Name: e.Name}
+		if e.Assumption == Pinned {
+			d.States = append(d.States, "operator PINNED (parallelism 1, max parallelism 1)")
+		}
+		for _, st := range e.States {
+			s := "`" + st.Name + "` " + st.Assumption
+			if st.Bug != "" {
+				s += " (" + st.Bug + ")"
+			}
+			d.States = append(d.States, s)
+		}
+		for _, h := range e.Hazards {
+			s := h.When + " " + strings.ToUpper(h.Severity)
+			if h.MinFactor > 1 {
+				s += fmt.Sprintf(" from a factor of %g", h.MinFactor)
+			}
+			if h.Bug != "" {
+				s += " (" + h.Bug + ")"
+			}
+			d.Hazards = append(d.Hazards, s)
+		}
+		for _, o := range e.Orphans {
+			d.Orphans = append(d.Orphans, "`"+o.Name+"` from "+o.From)
+		}
+		out = append(out, d)
+	}
+	return out
+}
+
 // CatalogBugDocs returns the known bugs of the catalog (nil: the built-in one), in catalog order.
 func CatalogBugDocs(cat *Catalog) []BugDoc {
 	if cat == nil {
@@ -105,15 +153,16 @@ func SelectRuleDocs(ids []string) ([]RuleDoc, error) {
 	return out, nil
 }
 
-// WriteRulesJSON writes rules and catalog bugs as one JSON document (catalog_bugs omitted when
-// bugs is nil).
-func WriteRulesJSON(w io.Writer, docs []RuleDoc, bugs []BugDoc) error {
+// WriteRulesJSON writes rules, catalog bugs and catalog operators as one JSON document (the
+// catalog parts omitted when nil).
+func WriteRulesJSON(w io.Writer, docs []RuleDoc, bugs []BugDoc, entries []CatalogEntryDoc) error {
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
 	return enc.Encode(struct {
-		Rules       []RuleDoc `json:"rules"`
-		CatalogBugs []BugDoc  `json:"catalog_bugs,omitempty"`
-	}{docs, bugs})
+		Rules            []RuleDoc         `json:"rules"`
+		CatalogBugs      []BugDoc          `json:"catalog_bugs,omitempty"`
+		CatalogOperators []CatalogEntryDoc `json:"catalog_operators,omitempty"`
+	}{docs, bugs, entries})
 }
 
 // WriteRulesText writes one paragraph per rule for a terminal.
@@ -154,7 +203,13 @@ func remedyLine(r Remedy) string {
 // WriteRulesDoc writes docs/rules.md: every rule and the known bugs of the catalog (nil: the
 // built-in one).
 func WriteRulesDoc(w io.Writer, cat *Catalog) error {
-	return WriteRulesMarkdown(w, RuleDocs(), CatalogBugDocs(cat))
+	var b strings.Builder
+	if err := WriteRulesMarkdown(&b, RuleDocs(), CatalogBugDocs(cat)); err != nil {
+		return err
+	}
+	writeCatalogEntriesMarkdown(&b, CatalogEntryDocs(cat))
+	_, err := io.WriteString(w, b.String())
+	return err
 }
 
 // WriteRulesMarkdown writes a summary table, one section per rule, and the catalog bugs
@@ -210,6 +265,19 @@ func WriteRulesMarkdown(w io.Writer, docs []RuleDoc, bugs []BugDoc) error {
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// writeCatalogEntriesMarkdown appends the catalog's operators: what PF101-PF105 and PF130 know.
+func writeCatalogEntriesMarkdown(b *strings.Builder, entries []CatalogEntryDoc) {
+	b.WriteString("\n## Catalog operators\n\n")
+	b.WriteString("What the catalog knows per operator implementation (internal/findings/catalog.json; a user catalog adds\n")
+	b.WriteString("entries with --catalog): the restore assumption of each state (labels: ONE-UNGUARDED, FIRST-ONLY,\n")
+	b.WriteString("AT-MOST-ONE, EXACTLY-ONE, MERGE-ALL, UNION-FILTER, PINNED, ORDER-DEPENDENT), rescale hazards, and\n")
+	b.WriteString("states known to be left orphaned by a predecessor under the same uid.\n\n")
+	b.WriteString("| Entry | Operator | States | Hazards | Orphans |\n|---|---|---|---|---|\n")
+	for _, e := range entries {
+		fmt.Fprintf(b, "| %s | %s | %s | %s | %s |\n", e.ID, mdCell(e.Name), mdCell(strings.Join(e.States, "; ")), mdCell(strings.Join(e.Hazards, "; ")), mdCell(strings.Join(e.Orphans, "; ")))
+	}
 }
 
 // mdCell keeps a table cell on one line and its pipes literal.

@@ -33,7 +33,7 @@ func TestRulesDocCoversEveryRule(t *testing.T) {
 	if err := WriteRulesText(&text, RuleDocs()); err != nil {
 		t.Fatal(err)
 	}
-	if err := WriteRulesJSON(&js, RuleDocs(), CatalogBugDocs(nil)); err != nil {
+	if err := WriteRulesJSON(&js, RuleDocs(), CatalogBugDocs(nil), CatalogEntryDocs(nil)); err != nil {
 		t.Fatal(err)
 	}
 	var doc struct {
@@ -44,13 +44,21 @@ func TestRulesDocCoversEveryRule(t *testing.T) {
 				Affected []string `json:"affected"`
 			} `json:"bugs"`
 		} `json:"rules"`
-		CatalogBugs []struct{ ID string } `json:"catalog_bugs"`
+		CatalogBugs      []struct{ ID string } `json:"catalog_bugs"`
+		CatalogOperators []struct{ ID string } `json:"catalog_operators"`
 	}
 	if err := json.Unmarshal(js.Bytes(), &doc); err != nil {
 		t.Fatalf("rules JSON: %v", err)
 	}
-	if len(doc.Rules) != len(Rules()) || len(doc.CatalogBugs) != len(DefaultCatalog().Bugs) {
-		t.Fatalf("JSON has %d rules and %d catalog bugs, want %d and %d", len(doc.Rules), len(doc.CatalogBugs), len(Rules()), len(DefaultCatalog().Bugs))
+	cat := DefaultCatalog()
+	if len(doc.Rules) != len(Rules()) || len(doc.CatalogBugs) != len(cat.Bugs) || len(doc.CatalogOperators) != len(cat.Entries) {
+		t.Fatalf("JSON has %d rules, %d catalog bugs and %d operators, want %d, %d and %d", len(doc.Rules), len(doc.CatalogBugs),
+			len(doc.CatalogOperators), len(Rules()), len(cat.Bugs), len(cat.Entries))
+	}
+	for _, e := range cat.Entries {
+		if !strings.Contains(md.String(), "| "+e.ID+" |") {
+			t.Errorf("catalog entry %s missing from the Markdown", e.ID)
+		}
 	}
 	for _, r := range Rules() {
 		m := r.Meta()
