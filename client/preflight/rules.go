@@ -18,7 +18,7 @@ func newRulesCommand() *cobra.Command {
 detects, the Flink issues it models with their affected and fixed versions, and the remediation.
 Without rule IDs, -o markdown prints docs/rules.md and -o json adds the catalog's bugs and operators.`,
 		Example: `  preflight rules
-  preflight rules PF113 PF151 -o json`,
+  preflight rules PF113 PF135 -o json`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			format, err := parseOutput(output)
 			if err != nil {
