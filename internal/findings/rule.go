@@ -95,6 +95,8 @@ type RuleMeta struct {
 type Remedy struct {
 	When string // "" for the rule's only or default case
 	Text string
+	// Args name Text's fmt verbs for the docs, in argument order ("max parallelism").
+	Args []string
 }
 
 // remedy returns the remediation for case when (the first one when none matches), with args

@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"regexp"
+	"strconv"
 	"strings"
 )
 
@@ -191,9 +193,24 @@ func WriteRulesText(w io.Writer, docs []RuleDoc) error {
 	return err
 }
 
+// fmtVerb matches the verbs remedies use: %s, %d and their indexed forms (%[2]s).
+var fmtVerb = regexp.MustCompile(`%(\[(\d+)\])?[sd]`)
+
+// remedyLine renders a remedy for the docs, its fmt verbs replaced by the names in Args.
 func remedyLine(r Remedy) string {
-	text := strings.ReplaceAll(strings.ReplaceAll(r.Text, "%[1]s", "<version>"), "%[2]s", "<known line>")
-	text = strings.ReplaceAll(strings.ReplaceAll(text, "%d", "<n>"), "%s", "<…>")
+	next := 0
+	text := fmtVerb.ReplaceAllStringFunc(r.Text, func(verb string) string {
+		i := next
+		if m := fmtVerb.FindStringSubmatch(verb); m[2] != "" {
+			i, _ = strconv.Atoi(m[2])
+			i--
+		}
+		next = i + 1
+		if i >= 0 && i < len(r.Args) {
+			return "<" + r.Args[i] + ">"
+		}
+		return "<…>"
+	})
 	if r.When == "" {
 		return text
 	}

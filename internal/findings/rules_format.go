@@ -18,7 +18,8 @@ var formatVersion = RuleMeta{
 		"from a file the cluster cannot read fails before any state is assigned.",
 	Remedies: []Remedy{
 		{When: "format", Text: "Restore on %s, or take a new savepoint with a Flink version that both clusters read " +
-			"(a savepoint written by the old cluster in an older format, or an upgrade path through intermediate releases)."},
+			"(a savepoint written by the old cluster in an older format, or an upgrade path through intermediate releases).",
+			Args: []string{"the releases that read the format"}},
 		{When: "file-merging", Text: "Restore on Flink 1.20 or later, or take a savepoint (savepoints do not use file merging) and restore from it."},
 	},
 	References: []string{"https://nightlies.apache.org/flink/flink-docs-stable/docs/ops/upgrading/#compatibility-table"},

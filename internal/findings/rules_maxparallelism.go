@@ -15,7 +15,8 @@ var maxParallelism = RuleMeta{
 		"ExecutionJobVertex) and refuses to restore state whose stored max parallelism is lower than the new " +
 		"parallelism (StateAssignmentOperation.checkParallelismPreconditions). The stored max parallelism is " +
 		"fixed by the key groups of the checkpoint.",
-	Remedies:   []Remedy{{Text: "Use a parallelism of at most %d for this vertex. The stored max parallelism cannot be raised for state in this checkpoint: to go higher, take a savepoint and rewrite it at a larger max parallelism with the State Processor API (keyed state is re-split into the new key groups)."}},
+	Remedies: []Remedy{{Text: "Use a parallelism of at most %d for this vertex. The stored max parallelism cannot be raised for state in this checkpoint: to go higher, take a savepoint and rewrite it at a larger max parallelism with the State Processor API (keyed state is re-split into the new key groups).",
+		Args: []string{"the vertex's max parallelism"}}},
 	References: []string{"https://nightlies.apache.org/flink/flink-docs-stable/docs/ops/production_ready/#set-an-explicit-max-parallelism"},
 }
 
@@ -28,7 +29,8 @@ var maxParallelismChanged = RuleMeta{
 		"the max parallelism stored in the checkpoint; only an auto-derived value adopts the stored one. " +
 		"Otherwise Checkpoints.loadAndValidateCheckpoint or checkParallelismPreconditions refuse the restore. " +
 		"No parallelism avoids it.",
-	Remedies:   []Remedy{{Text: "Configure the vertex's max parallelism back to the stored value %d (or leave it unconfigured so that Flink adopts it). Changing max parallelism requires rewriting the savepoint with the State Processor API."}},
+	Remedies: []Remedy{{Text: "Configure the vertex's max parallelism back to the stored value %d (or leave it unconfigured so that Flink adopts it). Changing max parallelism requires rewriting the savepoint with the State Processor API.",
+		Args: []string{"stored max parallelism"}}},
 	References: []string{"https://nightlies.apache.org/flink/flink-docs-stable/docs/ops/production_ready/#set-an-explicit-max-parallelism"},
 }
 

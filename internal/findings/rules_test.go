@@ -193,6 +193,11 @@ func TestRulesHaveMetadata(t *testing.T) {
 		if !strings.HasPrefix(m.ID, "PF") || m.Title == "" || m.Cause == "" || m.Severity == SeverityUnspecified || len(m.Remedies) == 0 {
 			t.Errorf("rule %s lacks metadata (title, cause, severity, a remedy)", m.ID)
 		}
+		for _, r := range m.Remedies {
+			if strings.Contains(remedyLine(r), "<…>") {
+				t.Errorf("rule %s: remedy %q has a fmt verb without a name in Args", m.ID, r.When)
+			}
+		}
 		for _, b := range m.Bugs {
 			if !strings.HasPrefix(b.ID, "FLINK-") || b.Summary == "" || len(b.Affected) == 0 || b.FixedIn == "" {
 				t.Errorf("rule %s: bug %s needs a FLINK id, a summary, affected versions and where it is fixed", m.ID, b.ID)

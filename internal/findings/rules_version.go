@@ -11,7 +11,8 @@ var unknownFlinkVersion = RuleMeta{
 		"algorithms, the known bugs and their fixes) up to the " + minorText(LatestKnownFlink) + " release line. A newer " +
 		"version is checked as if it behaved like " + minorText(LatestKnownFlink) + "; a change in a later release is not seen.",
 	Remedies: []Remedy{{Text: "Use a Preflight release that knows Flink %[1]s when there is one, or check " +
-		"the release notes between %[2]s and %[1]s for changes to state restore."}},
+		"the release notes between %[2]s and %[1]s for changes to state restore.",
+		Args: []string{"restoring version", "latest known release line"}}},
 }
 
 func init() { register(UnknownFlinkVersionRule{}) }
