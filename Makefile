@@ -17,7 +17,7 @@ RELEASE_PLATFORMS := linux/amd64 linux/arm64 darwin/amd64 darwin/arm64
 PREFLIGHT_ARTIFACTS ?= $(CURDIR)/out
 export VERSITYGW PREFLIGHT_ARTIFACTS
 
-.PHONY: test tools lint generate check-generated breaking unit fuzz-smoke fuzz build demo bench java-adapter-test javahash-golden javahash-golden-update openapi-lint release helm
+.PHONY: rules-doc test tools lint generate check-generated breaking unit fuzz-smoke fuzz build demo bench java-adapter-test javahash-golden javahash-golden-update openapi-lint release helm
 
 ## test: every check CI runs, from a clean clone.
 test: tools lint check-generated breaking javahash-golden openapi-lint helm unit fuzz-smoke java-adapter-test
@@ -71,6 +71,10 @@ helm:
 generate:
 	$(BUF) generate
 	$(GO) run ./internal/openapidoc/gen proto/preflight/v1/preflight.swagger.json server/openapi_upload.json server/openapi.json
+
+## rules-doc: regenerate docs/rules.md from the rule tables (internal/findings; `make unit` fails while it is stale).
+rules-doc:
+	$(GO) run ./internal/findings/gen
 
 ## check-generated: the committed generated code equals what the pinned generators produce.
 check-generated: generate

@@ -100,6 +100,33 @@ type OperatorStateHandleLayout struct {
 	Stream      StreamRef          // the delegate stream the offsets point into
 	FileMerging bool               // tag 17
 	Empty       bool               // tag 17 placeholder without states
+	// Compression is what the managed stream's header says about snapshot compression; only
+	// streams inside _metadata can be read (raw operator state has no header: always unknown).
+	Compression Compression
+}
+
+// Compression says whether a managed operator-state stream was written with snapshot
+// compression (execution.checkpointing.snapshot-compression), as the stream's
+// OperatorBackendSerializationProxy header records it: version 6 (Flink 1.18+, FLINK-30113)
+// writes a flag after the version; versions up to 5 cannot compress operator state.
+type Compression uint8
+
+// Compression values.
+const (
+	CompressionUnknown Compression = iota // the stream is in a file, or its header is not recognised
+	CompressionNone
+	CompressionSnappy
+)
+
+// String names the value.
+func (c Compression) String() string {
+	switch c {
+	case CompressionNone:
+		return "none"
+	case CompressionSnappy:
+		return "snappy"
+	}
+	return "unknown"
 }
 
 // StateEntryLayout is one named state of an operator state handle.

@@ -2,6 +2,7 @@ package checkpoint
 
 import (
 	"context"
+	"encoding/binary"
 	"io"
 
 	"github.com/flinkpreflight/preflight/internal/cancel"
@@ -107,6 +108,7 @@ func operatorLayout(op *OperatorState, stop *cancel.Flag) OperatorLayout {
 		if st := e.State; st != nil {
 			if st.ManagedOperatorState.Present != 0 && st.ManagedOperatorState.Handle != nil {
 				s.ManagedOperatorState = operatorHandleLayout(st.ManagedOperatorState.Handle, stop)
+				s.ManagedOperatorState.Compression = streamCompression(st.ManagedOperatorState.Handle.Delegate)
 			}
 			if st.RawOperatorState.Present != 0 && st.RawOperatorState.Handle != nil {
 				s.RawOperatorState = operatorHandleLayout(st.RawOperatorState.Handle, stop)
@@ -326,4 +328,26 @@ func channelLayouts(hs []ChannelStateHandle) []ChannelStateLayout {
 		out = append(out, ChannelStateLayout{SubtaskIndex: int(h.SubtaskIndex), Info1: h.Info1, Info2: h.Info2, Size: h.StateSize, Stream: ref})
 	}
 	return out
+}
+
+// streamCompression reads the compression flag of a managed operator-state stream held inside
+// _metadata: i32 header version, then (version 6) a boolean.
+func streamCompression(h StreamStateHandle) Compression {
+	b, ok := h.(*ByteStreamStateHandle)
+	if !ok {
+		return CompressionUnknown
+	}
+	p := b.prefix()
+	if len(p) < 5 {
+		return CompressionUnknown
+	}
+	switch v := int32(binary.BigEndian.Uint32(p)); {
+	case v >= 1 && v <= 5:
+		return CompressionNone
+	case v == 6 && p[4] == 0:
+		return CompressionNone
+	case v == 6 && p[4] == 1:
+		return CompressionSnappy
+	}
+	return CompressionUnknown
 }

@@ -527,6 +527,12 @@ func (d *decoder) streamHandle() StreamStateHandle {
 		n := d.i32()
 		d.count(n, off, 1, "inline byte")
 		h.n = int64(n)
+		if d.summarize && n > 0 {
+			k := min(int(n), len(h.head))
+			copy(h.head[:], d.next(k))
+			d.skip(int64(n) - int64(k))
+			return h
+		}
 		h.Data = d.payload(int64(n))
 		return h
 	case TagFileStreamStateHandle:

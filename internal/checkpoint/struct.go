@@ -165,6 +165,17 @@ type ByteStreamStateHandle struct {
 	Data []byte
 
 	n int64 // data length when Data was not kept (ReadLayout)
+	// head keeps the first bytes when Data is not kept: enough for an operator-state stream's
+	// header version and compression flag (Layout's OperatorStateHandleLayout.Compression).
+	head [5]byte
+}
+
+// prefix returns the first bytes of the data, at most five.
+func (h *ByteStreamStateHandle) prefix() []byte {
+	if h.Data != nil {
+		return h.Data[:min(len(h.Data), len(h.head))]
+	}
+	return h.head[:min(h.n, int64(len(h.head)))]
 }
 
 // Size returns the data length.

@@ -43,7 +43,7 @@ func enabledRules(opts Options) []Rule {
 	}
 	var out []Rule
 	for _, r := range Rules() {
-		if !off[r.ID()] {
+		if !off[r.Meta().ID] {
 			out = append(out, r)
 		}
 	}
@@ -125,7 +125,7 @@ func safeParallelism(c *Context, rules []Rule, fs []Finding) []SafeParallelism {
 	var bounders []Bounder
 	var everywhere []everywhereBounder
 	for _, r := range rules {
-		if b, isB := r.(Bounder); isB && r.Severity() >= fail {
+		if b, isB := r.(Bounder); isB && r.Meta().Severity >= fail {
 			bounders = append(bounders, b)
 			if e, isE := r.(everywhereBounder); isE {
 				everywhere = append(everywhere, e)

@@ -107,7 +107,7 @@ func TestSafeParallelism(t *testing.T) {
 }
 
 func TestRuleByID(t *testing.T) {
-	if r := RuleByID("pf101"); r == nil || r.ID() != "PF101" {
+	if r := RuleByID("pf101"); r == nil || r.Meta().ID != "PF101" {
 		t.Fatalf("RuleByID(pf101) = %v", r)
 	}
 	if RuleByID("PF999") != nil {

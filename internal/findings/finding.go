@@ -131,18 +131,52 @@ func subtaskList(idx []int32) string { return units.Ranges(idx) }
 // bytesText renders a byte count for messages: "168.0 MiB (176160768 bytes)".
 func bytesText(n int64) string { return units.BytesExact(n) }
 
-// plural renders "1 element", "3 elements".
-func plural(n int64, noun string) string {
+// Plurals. Every finding text that counts something goes through these, so that no message
+// says "1 operators" or "subtasks 0" when none is affected.
+
+// plural renders "1 element", "3 elements", "0 elements" (regular nouns: noun + "s").
+func plural(n int64, noun string) string { return pluralOf(n, noun, noun+"s") }
+
+// pluralOf renders n with the singular or the plural form: "1 entry", "2 entries".
+func pluralOf(n int64, one, many string) string {
 	if n == 1 {
-		return "1 " + noun
+		return "1 " + one
 	}
-	return fmt.Sprintf("%d %ss", n, noun)
+	return fmt.Sprintf("%d %s", n, many)
 }
 
-// subtasksVerb renders "new subtask 3 receives" or "new subtasks 4-7 receive".
-func subtasksVerb(idx []int32, verb string) string {
-	if len(idx) == 1 {
-		return fmt.Sprintf("new subtask %d %ss", idx[0], verb)
+// verbFor picks the verb form agreeing with a count: verbFor(1, "owns", "own") = "owns".
+func verbFor(n int, one, many string) string {
+	if n == 1 {
+		return one
 	}
-	return fmt.Sprintf("new subtasks %s %s", subtaskList(idx), verb)
+	return many
+}
+
+// subtasksText names new subtasks: "new subtask 3", "new subtasks 4-7", "no new subtask".
+func subtasksText(idx []int32) string {
+	switch len(idx) {
+	case 0:
+		return "no new subtask"
+	case 1:
+		return fmt.Sprintf("new subtask %d", idx[0])
+	}
+	return "new subtasks " + subtaskList(idx)
+}
+
+// subtasksVerb renders "new subtask 3 receives", "new subtasks 4-7 receive" or "no new subtask
+// receives" (verb in its plural form: "receive", "keep").
+func subtasksVerb(idx []int32, verb string) string {
+	if len(idx) <= 1 { // "no new subtask receives", "new subtask 3 receives"
+		return subtasksText(idx) + " " + verb + "s"
+	}
+	return subtasksText(idx) + " " + verb
+}
+
+// upperFirst capitalizes the first letter, for a label that starts a sentence.
+func upperFirst(s string) string {
+	if s == "" || s[0] < 'a' || s[0] > 'z' {
+		return s
+	}
+	return string(s[0]-'a'+'A') + s[1:]
 }

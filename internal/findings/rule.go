@@ -2,6 +2,8 @@ package findings
 
 import (
 	"context"
+	"fmt"
+	"sort"
 	"strings"
 
 	"github.com/flinkpreflight/preflight/internal/cancel"
@@ -60,16 +62,97 @@ func (o Options) failLevel() Severity {
 	return o.FailLevel
 }
 
-// Rule is one check. Implementations are small stateless types; Check reads the context and
-// returns findings with RuleID, Title and Severity set.
+// Rule is one check: its facts as data (Meta) and the one function that detects it (Check).
+// Check reads the context and returns findings started with Context.finding, so that RuleID,
+// Title and Severity come from the Meta.
 type Rule interface {
-	ID() string
-	Title() string
-	// Severity is the rule's highest severity (some rules grade their findings).
-	Severity() Severity
-	// Explanation says what the rule checks and why, with references.
-	Explanation() string
+	Meta() *RuleMeta
 	Check(c *Context) []Finding
+}
+
+// RuleMeta is everything a rule says about itself, kept next to its Check function: the
+// generated docs/rules.md, `preflight rules` and every finding's rule ID and title come from it.
+type RuleMeta struct {
+	ID    string
+	Title string
+	// Severity is the highest severity the rule reports; Grading says when a finding is graded
+	// lower ("" when every finding has Severity).
+	Severity Severity
+	Grading  string
+	// Cause says what Flink does that the rule detects, and why it matters.
+	Cause string
+	// Remedies are the remediation texts, by case; Text may hold fmt verbs that the rule fills
+	// in (a parallelism, a max parallelism).
+	Remedies []Remedy
+	// References are documentation URLs and issue ids every finding of the rule cites.
+	References []string
+	// Bugs are the Flink issues the rule models, with the affected versions: the rule compares
+	// them with Options.FlinkVersion. Empty when the rule describes behaviour by design.
+	Bugs []Bug
+}
+
+// Remedy is one remediation text and the case it applies to.
+type Remedy struct {
+	When string // "" for the rule's only or default case
+	Text string
+	// Args name Text's fmt verbs for the docs, in argument order ("max parallelism").
+	Args []string
+}
+
+// remedy returns the remediation for case when (the first one when none matches), with args
+// filled into its fmt verbs.
+func (m *RuleMeta) remedy(when string, args ...any) string {
+	if len(m.Remedies) == 0 {
+		return ""
+	}
+	text := m.Remedies[0].Text
+	for _, r := range m.Remedies {
+		if r.When == when {
+			text = r.Text
+			break
+		}
+	}
+	if len(args) > 0 {
+		return fmt.Sprintf(text, args...)
+	}
+	return text
+}
+
+// refs returns a copy of the rule's references, for a finding to extend.
+func (m *RuleMeta) refs() []string { return append([]string(nil), m.References...) }
+
+// bugApplies reports whether the rule's bug with the given id affects the restoring Flink
+// version, with the note that explains the decision (the bug must be in m.Bugs).
+func (m *RuleMeta) bugApplies(id, flinkVersion string) (bool, string) {
+	for i := range m.Bugs {
+		if m.Bugs[i].ID == id {
+			return m.Bugs[i].Applies(flinkVersion)
+		}
+	}
+	panic("findings: rule " + m.ID + " names unknown bug " + id)
+}
+
+// bugAffects is bugApplies without the note: cheap enough for SafeAt, which the
+// safe-parallelism search calls per candidate.
+func (m *RuleMeta) bugAffects(id, flinkVersion string) bool {
+	for i := range m.Bugs {
+		if b := &m.Bugs[i]; b.ID == id {
+			if flinkVersion == "" || (b.Component != "" && b.Component != "flink") || len(b.Affected) == 0 {
+				return true
+			}
+			v, err := ParseVersion(flinkVersion)
+			if err != nil {
+				return true
+			}
+			for _, r := range b.Affected {
+				if r.Contains(v) {
+					return true
+				}
+			}
+			return false
+		}
+	}
+	panic("findings: rule " + m.ID + " names unknown bug " + id)
 }
 
 // Bounder is implemented by rules that can say, without re-simulating, whether they would fire
@@ -79,35 +162,31 @@ type Bounder interface {
 	SafeAt(c *Context, v *rescale.VertexAssignment, p int) (safe, known bool)
 }
 
-// Rules returns every built-in rule, in ID order.
-func Rules() []Rule {
-	return []Rule{
-		EmptyRestoreRule{},
-		FirstOnlyRule{},
-		AtMostOneRule{},
-		OrderDependentRule{},
-		HazardRule{},
-		FormatVersionRule{},
-		UnknownFlinkVersionRule{},
-		MaxParallelismRule{},
-		MaxParallelismChangedRule{},
-		PinnedOperatorRule{},
-		FrameSizeRule{},
-		JobManagerMemoryRule{},
-		OrphanUnionRule{},
-		KeyedSkewRule{},
-		ChannelStateRule{},
-		NonRestoredStateRule{},
-		UnknownOperatorEmptySplitRule{},
-		MissingUIDRule{},
-		RestoreFailureRule{},
+// registry holds the built-in rules; every rules_*.go file registers its rules from init.
+var registry []Rule
+
+// register adds a built-in rule. A duplicate or incomplete ID is a programming error.
+func register(r Rule) {
+	m := r.Meta()
+	if !strings.HasPrefix(m.ID, "PF") || m.Title == "" || m.Severity == SeverityUnspecified || m.Cause == "" {
+		panic(fmt.Sprintf("findings: rule %q is missing its ID, title, severity or cause", m.ID))
 	}
+	for _, x := range registry {
+		if x.Meta().ID == m.ID {
+			panic("findings: rule " + m.ID + " registered twice")
+		}
+	}
+	registry = append(registry, r)
+	sort.Slice(registry, func(i, j int) bool { return registry[i].Meta().ID < registry[j].Meta().ID })
 }
+
+// Rules returns every built-in rule, in ID order.
+func Rules() []Rule { return append([]Rule(nil), registry...) }
 
 // RuleByID returns the built-in rule with the given ID (case-insensitive), or nil.
 func RuleByID(id string) Rule {
-	for _, r := range Rules() {
-		if strings.EqualFold(r.ID(), strings.TrimSpace(id)) {
+	for _, r := range registry {
+		if strings.EqualFold(r.Meta().ID, strings.TrimSpace(id)) {
 			return r
 		}
 	}
@@ -140,6 +219,8 @@ type checkMemo struct {
 	known      []bool
 	// unionFloors is unionPayloadFloor per vertex ID.
 	unionFloors map[checkpoint.OperatorID]int64
+	// compression is compressedStreams per checkpoint operator (PF135), filled when first asked.
+	compression map[*checkpoint.OperatorLayout][3]int
 }
 
 func newContext(layout *checkpoint.Layout, plan rescale.Plan, result *rescale.Result, cat *Catalog, opts Options,
@@ -201,7 +282,8 @@ func (c *Context) operators(f func(v *rescale.VertexAssignment, op *rescale.Oper
 
 // finding starts a finding about an operator.
 func (c *Context) finding(r Rule, sev Severity, op *rescale.OperatorAssignment) Finding {
-	f := Finding{RuleID: r.ID(), Title: r.Title(), Severity: sev}
+	m := r.Meta()
+	f := Finding{RuleID: m.ID, Title: m.Title, Severity: sev}
 	if op == nil {
 		return f
 	}
@@ -305,6 +387,71 @@ func oldElementsPerSubtask(op *checkpoint.OperatorLayout, name string) []int64 {
 			}
 		}
 		out[st.Index] += n
+	}
+	return out
+}
+
+// failureFindings turns the simulator's precondition failures of the given kinds into one
+// finding per (kind, vertex), skipping failures for which skip returns true.
+func failureFindings(c *Context, r Rule, kinds []rescale.FailureKind, skip func(v *rescale.VertexAssignment, op *rescale.OperatorAssignment) bool,
+	build func(f *Finding, fl rescale.Failure, v *rescale.VertexAssignment, op *rescale.OperatorAssignment)) []Finding {
+	var out []Finding
+	seen := map[string]bool{}
+	for _, fl := range c.Result.Failures {
+		match := false
+		for _, k := range kinds {
+			match = match || fl.Kind == k
+		}
+		if !match {
+			continue
+		}
+		key := fmt.Sprintf("%d/%s", fl.Kind, fl.VertexID)
+		if seen[key] {
+			continue
+		}
+		var v *rescale.VertexAssignment
+		if fl.VertexID != (checkpoint.OperatorID{}) {
+			v = c.Result.Vertex(fl.VertexID)
+		}
+		op := failureOperator(c, fl, v)
+		if skip != nil && skip(v, op) {
+			continue
+		}
+		seen[key] = true
+		f := c.finding(r, r.Meta().Severity, op)
+		if op == nil && v != nil {
+			f.VertexID = v.ID.String()
+		}
+		build(&f, fl, v, op)
+		out = append(out, f)
+	}
+	return out
+}
+
+func failureOperator(c *Context, fl rescale.Failure, v *rescale.VertexAssignment) *rescale.OperatorAssignment {
+	if fl.OperatorID != (checkpoint.OperatorID{}) {
+		if op := c.Result.Operator(fl.OperatorID); op != nil {
+			return op
+		}
+	}
+	if v != nil {
+		for _, op := range v.Operators {
+			if op.Layout != nil {
+				return op
+			}
+		}
+		if len(v.Operators) > 0 {
+			return v.Operators[0]
+		}
+	}
+	return nil
+}
+
+// rangeFrom returns from, from+1, ..., to-1.
+func rangeFrom(from, to int32) []int32 {
+	var out []int32
+	for i := max(from, 0); i < to; i++ {
+		out = append(out, i)
 	}
 	return out
 }

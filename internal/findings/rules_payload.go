@@ -86,19 +86,48 @@ func computeUnionPayloadFloor(c *Context, v *rescale.VertexAssignment) int64 {
 	return floor
 }
 
-// FrameSizeRule (PF120): a subtask's deployment would exceed the RPC frame size.
-type FrameSizeRule struct{}
-
-func (FrameSizeRule) ID() string         { return "PF120" }
-func (FrameSizeRule) Title() string      { return "Deployment of a subtask exceeds the RPC frame size" }
-func (FrameSizeRule) Severity() Severity { return Error }
-func (FrameSizeRule) Explanation() string {
-	return "The TaskDeploymentDescriptor carries the subtask's restore state inline: every inline " +
+// frameSize is PF120.
+var frameSize = RuleMeta{
+	ID:       "PF120",
+	Title:    "Deployment of a subtask exceeds the RPC frame size",
+	Severity: Error,
+	Grading:  "WARNING above 80% of the frame size.",
+	Cause: "The TaskDeploymentDescriptor carries the subtask's restore state inline: every inline " +
 		"ByteStreamStateHandle byte and 8 bytes per operator-state offset it is assigned (only job and task " +
 		"information can be offloaded to the BlobServer). Above pekko.framesize (akka.framesize, default 10 MiB) " +
 		"the JobManager fails the submission with \"The rpc invocation size ... exceeds the maximum akka framesize.\" " +
-		"UNION state is shipped whole to every subtask, so its share does not shrink with more parallelism."
+		"UNION state is shipped whole to every subtask, so its share does not shrink with more parallelism.",
+	Remedies: []Remedy{
+		{When: "split", Text: "Raise pekko.framesize (akka.framesize before Flink 1.18) on the JobManager and TaskManagers above the payload, lower the state kept inline (execution.checkpointing.data-inline-threshold), or choose a parallelism that spreads SPLIT_DISTRIBUTE state thinner."},
+		{When: "union", Text: "Shrink the UNION state before restoring: if it is orphaned legacy state, drop it (change the operator's uid and restore with --allowNonRestoredState, or remove it with the State Processor API). As a stop-gap raise pekko.framesize (akka.framesize before Flink 1.18) above the payload on the JobManager and TaskManagers."},
+	},
+	References: []string{"https://nightlies.apache.org/flink/flink-docs-stable/docs/deployment/config/#pekko-framesize", "FLINK-10122", "FLINK-21436"},
 }
+
+// jobManagerMemory is PF121.
+var jobManagerMemory = RuleMeta{
+	ID:       "PF121",
+	Title:    "Restore assignment large against JobManager memory",
+	Severity: Error,
+	Grading:  "WARNING above half of the JobManager memory; silent when the memory is not given.",
+	Cause: "The JobManager builds the restore assignment of every subtask (handles, offsets, inline bytes) and " +
+		"serializes a TaskDeploymentDescriptor per subtask. UNION state multiplies by the parallelism; Paimon and " +
+		"Kafka users reported JobManager heap OOMs from it. The rule compares the sum of all subtasks' payloads " +
+		"with the configured JobManager memory.",
+	Remedies:   []Remedy{{Text: "Reduce UNION state (each subtask receives all of it) or the parallelism of the vertex carrying it, or give the JobManager more heap (jobmanager.memory.heap.size)."}},
+	References: []string{"https://github.com/apache/paimon/pull/1469", "FLINK-21436"},
+}
+
+func init() {
+	register(FrameSizeRule{})
+	register(JobManagerMemoryRule{})
+}
+
+// FrameSizeRule (PF120): a subtask's deployment would exceed the RPC frame size.
+type FrameSizeRule struct{}
+
+// Meta returns PF120's facts.
+func (FrameSizeRule) Meta() *RuleMeta { return &frameSize }
 
 func (r FrameSizeRule) Check(c *Context) []Finding {
 	frame := c.Options.frameSize()
@@ -135,22 +164,22 @@ func (r FrameSizeRule) Check(c *Context) []Finding {
 		f.AffectedSubtasks = affected
 		floor := unionPayloadFloor(c, v)
 		if sev == Error {
-			f.Message = fmt.Sprintf("Deploying vertex %s at parallelism %d: the restore state of new subtasks %s reaches %s per TaskDeploymentDescriptor (largest: subtask %d with %s inline and %d offsets = %s of offsets), above the RPC frame size of %s. Flink fails the deployment with \"The rpc invocation size %d exceeds the maximum akka framesize.\"",
-				v.Name, v.NewParallelism, subtaskList(affected), bytesText(worst.bytes), worst.subtask, bytesText(worst.inline), worst.offsets, bytesText(8*worst.offsets), bytesText(frame), worst.bytes)
+			f.Message = fmt.Sprintf("Deploying vertex %s at parallelism %d: the restore state of %s reaches %s per TaskDeploymentDescriptor (largest: subtask %d with %s inline and %s = %s of offsets), above the RPC frame size of %s. Flink fails the deployment with \"The rpc invocation size %d exceeds the maximum akka framesize.\"",
+				v.Name, v.NewParallelism, subtasksText(affected), bytesText(worst.bytes), worst.subtask, bytesText(worst.inline), plural(worst.offsets, "offset"), bytesText(8*worst.offsets), bytesText(frame), worst.bytes)
 		} else {
-			f.Message = fmt.Sprintf("Deploying vertex %s at parallelism %d: new subtasks %s carry up to %s of restore state per TaskDeploymentDescriptor, more than 80%% of the RPC frame size of %s.",
-				v.Name, v.NewParallelism, subtaskList(affected), bytesText(worst.bytes), bytesText(frame))
+			f.Message = fmt.Sprintf("Deploying vertex %s at parallelism %d: %s up to %s of restore state per TaskDeploymentDescriptor, more than 80%% of the RPC frame size of %s.",
+				v.Name, v.NewParallelism, subtasksVerb(affected, "carry"), bytesText(worst.bytes), bytesText(frame))
 		}
 		if floor > 0 {
 			f.Message += fmt.Sprintf(" UNION state alone accounts for %s per subtask at any parallelism.", bytesText(floor))
 		}
 		if floor > frame {
 			f.Message += " No parallelism brings it under the frame size; even past deployment, every subtask's checkpoint acknowledgement would carry the same offsets again (\"declined\" with the same cause)."
-			f.Remediation = "Shrink the UNION state before restoring: if it is orphaned legacy state, drop it (change the operator's uid and restore with --allowNonRestoredState, or remove it with the State Processor API). As a stop-gap raise pekko.framesize (akka.framesize before Flink 1.18) above the payload on the JobManager and TaskManagers."
+			f.Remediation = frameSize.remedy("union")
 		} else {
-			f.Remediation = "Raise pekko.framesize (akka.framesize before Flink 1.18) on the JobManager and TaskManagers above the payload, lower the state kept inline (execution.checkpointing.data-inline-threshold), or choose a parallelism that spreads SPLIT_DISTRIBUTE state thinner."
+			f.Remediation = frameSize.remedy("split")
 		}
-		f.References = []string{"https://nightlies.apache.org/flink/flink-docs-stable/docs/deployment/config/#pekko-framesize", "FLINK-10122", "FLINK-21436"}
+		f.References = frameSize.refs()
 		out = append(out, f)
 	}
 	return out
@@ -163,17 +192,8 @@ func (FrameSizeRule) SafeAt(c *Context, v *rescale.VertexAssignment, p int) (boo
 // JobManagerMemoryRule (PF121): all deployment payloads together against the JobManager heap.
 type JobManagerMemoryRule struct{}
 
-func (JobManagerMemoryRule) ID() string { return "PF121" }
-func (JobManagerMemoryRule) Title() string {
-	return "Restore assignment large against JobManager memory"
-}
-func (JobManagerMemoryRule) Severity() Severity { return Error }
-func (JobManagerMemoryRule) Explanation() string {
-	return "The JobManager builds the restore assignment of every subtask (handles, offsets, inline bytes) and " +
-		"serializes a TaskDeploymentDescriptor per subtask. UNION state multiplies by the parallelism; Paimon and " +
-		"Kafka users reported JobManager heap OOMs from it. The rule compares the sum of all subtasks' payloads " +
-		"with the configured JobManager memory: above half a WARNING, above all of it an ERROR."
-}
+// Meta returns PF121's facts.
+func (JobManagerMemoryRule) Meta() *RuleMeta { return &jobManagerMemory }
 
 func (r JobManagerMemoryRule) Check(c *Context) []Finding {
 	mem := c.Options.JobManagerMemory
@@ -204,7 +224,7 @@ func (r JobManagerMemoryRule) Check(c *Context) []Finding {
 	f.VertexID = topV.ID.String()
 	f.Message = fmt.Sprintf("The restore assignment of all subtasks totals %s of deployment payload against %s of JobManager memory; vertex %s at parallelism %d contributes %s.",
 		bytesText(total), bytesText(mem), topV.Name, topV.NewParallelism, bytesText(top))
-	f.Remediation = "Reduce UNION state (each subtask receives all of it) or the parallelism of the vertex carrying it, or give the JobManager more heap (jobmanager.memory.heap.size)."
-	f.References = []string{"https://github.com/apache/paimon/pull/1469", "FLINK-21436"}
+	f.Remediation = jobManagerMemory.remedy("")
+	f.References = jobManagerMemory.refs()
 	return []Finding{f}
 }

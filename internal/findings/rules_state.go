@@ -143,18 +143,78 @@ func boundFor(c *Context, v *rescale.VertexAssignment, p int, lo, hi int64, labe
 // EXACTLY-ONE) would be restored empty on some new subtask.
 type EmptyRestoreRule struct{}
 
-func (EmptyRestoreRule) ID() string { return "PF101" }
-func (EmptyRestoreRule) Title() string {
-	return "Operator state restored empty where the operator needs an element"
-}
-func (EmptyRestoreRule) Severity() Severity { return Error }
-func (EmptyRestoreRule) Explanation() string {
-	return "Flink's round-robin repartitioner cuts a SPLIT_DISTRIBUTE list into contiguous ranges; when the new " +
+// The catalog state-label family (PF101-PF104): each reads the catalog's labels for the
+// operator's states; the remediation, references and affected versions come from the catalog
+// entry and its bug (catalog.json), so the rules carry no remedy of their own.
+
+// emptyRestore is PF101.
+var emptyRestore = RuleMeta{
+	ID:       "PF101",
+	Title:    "Operator state restored empty where the operator needs an element",
+	Severity: Error,
+	Grading:  "The catalog's state rule may set another severity.",
+	Cause: "Flink's round-robin repartitioner cuts a SPLIT_DISTRIBUTE list into contiguous ranges; when the new " +
 		"parallelism exceeds the number of elements, the subtasks with index >= elements receive nothing but still " +
 		"run the restore branch (isRestored() is true). Operators that take the first element unconditionally " +
 		"(catalog label ONE-UNGUARDED or EXACTLY-ONE) then throw NoSuchElementException, e.g. the table sink's " +
-		"CompactOperator (FLINK-31689)."
+		"CompactOperator (FLINK-31689). The affected versions are the catalog bug's.",
+	Remedies: []Remedy{{Text: "The catalog entry's remediation for the state (e.g. keep the parallelism at or below the number of elements)."}},
 }
+
+// firstOnly is PF102.
+var firstOnly = RuleMeta{
+	ID:       "PF102",
+	Title:    "Restored elements silently dropped by an operator that reads only the first",
+	Severity: Warning,
+	Grading:  "The catalog's state rule may set another severity.",
+	Cause: "After a scale-down the round-robin repartitioner hands several SPLIT_DISTRIBUTE elements to one new " +
+		"subtask. Operators labelled FIRST-ONLY read the first and ignore the rest, so the other old subtasks' " +
+		"entries are lost without an error (for the table CompactOperator: pending cleanup of .uncompacted files).",
+	Remedies: []Remedy{{Text: "The catalog entry's remediation for the state (e.g. keep the parallelism unchanged)."}},
+}
+
+// atMostOne is PF103.
+var atMostOne = RuleMeta{
+	ID:       "PF103",
+	Title:    "Operator state restored with more elements than the operator accepts",
+	Severity: Error,
+	Grading:  "The catalog's state rule may set another severity.",
+	Cause: "Some operators assert that a restored list holds at most one element (e.g. FlinkKafkaProducer's " +
+		"next-transactional-id-hint-v2 union state, ContinuousFileMonitoringFunction's file-monitoring-state) and " +
+		"throw IllegalStateException or IllegalArgumentException otherwise. A UNION state hands every element to " +
+		"every subtask; a scale-down hands several SPLIT_DISTRIBUTE elements to one subtask.",
+	Remedies: []Remedy{{Text: "The catalog entry's remediation for the state."}},
+}
+
+// orderDependent is PF104.
+var orderDependent = RuleMeta{
+	ID:       "PF104",
+	Title:    "Operator relies on the order of the round-robin state assignment",
+	Severity: Info,
+	Cause: "Operators labelled ORDER-DEPENDENT (KafkaSink with the POOLING transaction naming strategy) assume their " +
+		"states are assigned consecutively from subtask 0 and uniformly. Flink's repartitioner does that for a " +
+		"single state name; the finding records the dependency when the parallelism changes.",
+	Remedies: []Remedy{{Text: "The catalog entry's remediation for the state."}},
+}
+
+func init() {
+	register(EmptyRestoreRule{})
+	register(FirstOnlyRule{})
+	register(AtMostOneRule{})
+	register(OrderDependentRule{})
+}
+
+// Meta returns PF101's facts.
+func (EmptyRestoreRule) Meta() *RuleMeta { return &emptyRestore }
+
+// Meta returns PF102's facts.
+func (FirstOnlyRule) Meta() *RuleMeta { return &firstOnly }
+
+// Meta returns PF103's facts.
+func (AtMostOneRule) Meta() *RuleMeta { return &atMostOne }
+
+// Meta returns PF104's facts.
+func (OrderDependentRule) Meta() *RuleMeta { return &orderDependent }
 
 func (r EmptyRestoreRule) Check(c *Context) []Finding {
 	var out []Finding
@@ -204,17 +264,6 @@ func (EmptyRestoreRule) SafeAt(c *Context, v *rescale.VertexAssignment, p int) (
 // would receive several after a scale-down; the others are silently dropped.
 type FirstOnlyRule struct{}
 
-func (FirstOnlyRule) ID() string { return "PF102" }
-func (FirstOnlyRule) Title() string {
-	return "Restored elements silently dropped by an operator that reads only the first"
-}
-func (FirstOnlyRule) Severity() Severity { return Warning }
-func (FirstOnlyRule) Explanation() string {
-	return "After a scale-down the round-robin repartitioner hands several SPLIT_DISTRIBUTE elements to one new " +
-		"subtask. Operators labelled FIRST-ONLY read the first and ignore the rest, so the other old subtasks' " +
-		"entries are lost without an error (for the table CompactOperator: pending cleanup of .uncompacted files)."
-}
-
 func (r FirstOnlyRule) Check(c *Context) []Finding {
 	var out []Finding
 	for _, h := range stateRules(c, FirstOnly) {
@@ -248,14 +297,10 @@ func (r FirstOnlyRule) Check(c *Context) []Finding {
 		f := c.finding(r, h.severity(Warning), h.op)
 		f.StateName = h.rule.Name
 		f.AffectedSubtasks = affected
-		f.Message = fmt.Sprintf("Restoring %s at parallelism %d: %s several elements of %s and keep only the first; %s written by old subtasks %s dropped. %s",
-			opLabel(h.op, h.e), h.op.NewParallelism, subtasksVerb(affected, "receive"), h.describeState(), plural(dropped, "element"), intList(oldDropped), h.rule.Consequence)
-		if dropped == 1 {
-			f.Message = strings.Replace(f.Message, " dropped.", " is dropped.", 1)
-		} else {
-			f.Message = strings.Replace(f.Message, " dropped.", " are dropped.", 1)
-		}
-		f.Message = strings.TrimSpace(f.Message)
+		writers, nWriters := intList(oldDropped)
+		f.Message = strings.TrimSpace(fmt.Sprintf("Restoring %s at parallelism %d: %s several elements of %s and %s only the first; %s written by %s %s %s dropped. %s",
+			opLabel(h.op, h.e), h.op.NewParallelism, subtasksVerb(affected, "receive"), h.describeState(), verbFor(len(affected), "keeps", "keep"),
+			plural(dropped, "element"), verbFor(nWriters, "old subtask", "old subtasks"), writers, verbFor(int(dropped), "is", "are"), h.rule.Consequence))
 		f.Remediation = h.remediation()
 		f.References = h.references(c)
 		out = append(out, f)
@@ -270,18 +315,6 @@ func (FirstOnlyRule) SafeAt(c *Context, v *rescale.VertexAssignment, p int) (boo
 // AtMostOneRule (PF103): an operator that asserts at most one element (AT-MOST-ONE,
 // EXACTLY-ONE) would receive several.
 type AtMostOneRule struct{}
-
-func (AtMostOneRule) ID() string { return "PF103" }
-func (AtMostOneRule) Title() string {
-	return "Operator state restored with more elements than the operator accepts"
-}
-func (AtMostOneRule) Severity() Severity { return Error }
-func (AtMostOneRule) Explanation() string {
-	return "Some operators assert that a restored list holds at most one element (e.g. FlinkKafkaProducer's " +
-		"next-transactional-id-hint-v2 union state, ContinuousFileMonitoringFunction's file-monitoring-state) and " +
-		"throw IllegalStateException or IllegalArgumentException otherwise. A UNION state hands every element to " +
-		"every subtask; a scale-down hands several SPLIT_DISTRIBUTE elements to one subtask."
-}
 
 func (r AtMostOneRule) Check(c *Context) []Finding {
 	var out []Finding
@@ -313,17 +346,6 @@ func (AtMostOneRule) SafeAt(c *Context, v *rescale.VertexAssignment, p int) (boo
 // assignment (KafkaSink POOLING); informational when its parallelism changes.
 type OrderDependentRule struct{}
 
-func (OrderDependentRule) ID() string { return "PF104" }
-func (OrderDependentRule) Title() string {
-	return "Operator relies on the order of the round-robin state assignment"
-}
-func (OrderDependentRule) Severity() Severity { return Info }
-func (OrderDependentRule) Explanation() string {
-	return "Operators labelled ORDER-DEPENDENT (KafkaSink with the POOLING transaction naming strategy) assume their " +
-		"states are assigned consecutively from subtask 0 and uniformly. Flink's repartitioner does that for a " +
-		"single state name; the finding records the dependency when the parallelism changes."
-}
-
 func (r OrderDependentRule) Check(c *Context) []Finding {
 	var out []Finding
 	for _, h := range stateRules(c, OrderDependent) {
@@ -333,7 +355,7 @@ func (r OrderDependentRule) Check(c *Context) []Finding {
 		f := c.finding(r, h.severity(Info), h.op)
 		f.StateName = h.rule.Name
 		f.Message = strings.TrimSpace(fmt.Sprintf("%s changes parallelism %d -> %d; its state %s is order-dependent. %s",
-			opLabel(h.op, h.e), h.op.OldParallelism, h.op.NewParallelism, h.describeState(), h.rule.Consequence))
+			upperFirst(opLabel(h.op, h.e)), h.op.OldParallelism, h.op.NewParallelism, h.describeState(), h.rule.Consequence))
 		f.Remediation = h.remediation()
 		f.References = h.references(c)
 		out = append(out, f)
@@ -341,7 +363,8 @@ func (r OrderDependentRule) Check(c *Context) []Finding {
 	return out
 }
 
-func intList(xs []int) string {
+// intList renders the distinct values of xs compactly ("0, 2, 5-9") and counts them.
+func intList(xs []int) (string, int) {
 	seen := map[int]bool{}
 	var idx []int32
 	for _, x := range xs {
@@ -351,7 +374,7 @@ func intList(xs []int) string {
 		}
 	}
 	sortInt32(idx)
-	return subtaskList(idx)
+	return subtaskList(idx), len(idx)
 }
 
 func dedupe(xs []string) []string {
@@ -364,82 +387,4 @@ func dedupe(xs []string) []string {
 		}
 	}
 	return out
-}
-
-// HazardRule (PF105): the catalog knows a rescale problem of the operator's implementation
-// (a committer stall, lingering transactions) that the element counts do not show.
-type HazardRule struct{}
-
-func (HazardRule) ID() string         { return "PF105" }
-func (HazardRule) Title() string      { return "Known rescale hazard of the operator" }
-func (HazardRule) Severity() Severity { return Error }
-func (HazardRule) Explanation() string {
-	return "Some operators misbehave when their parallelism changes for reasons the state layout does not " +
-		"reveal: sink-v2 committers that wait forever for summaries of new subtasks (FLINK-37747), the legacy " +
-		"Kafka producer scaled down by more than its safe factor before a first checkpoint. The catalog lists " +
-		"them per implementation with the direction of the change and the affected versions."
-}
-
-func (r HazardRule) Check(c *Context) []Finding {
-	var out []Finding
-	c.operators(func(v *rescale.VertexAssignment, op *rescale.OperatorAssignment) {
-		e := c.Entry(op)
-		if e == nil || !v.Rescaled() || op.Path == rescale.PathFinished {
-			return
-		}
-		oldP, newP := float64(v.OldParallelism), float64(v.NewParallelism)
-		for _, h := range e.Hazards {
-			up := newP > oldP
-			switch {
-			case h.When == "scale-up" && !up, h.When == "scale-down" && up:
-				continue
-			case h.MinFactor > 1 && up && newP/oldP < h.MinFactor, h.MinFactor > 1 && !up && oldP/newP < h.MinFactor:
-				continue
-			}
-			applies, note := c.Catalog.Bug(h.Bug).Applies(c.Options.FlinkVersion)
-			if !applies {
-				continue
-			}
-			sev, _ := ParseSeverity(h.Severity)
-			f := c.finding(r, sev, op)
-			f.Message = strings.TrimSpace(fmt.Sprintf("%s changes parallelism %d -> %d. %s %s", opLabel(op, e), v.OldParallelism, v.NewParallelism, h.Message, note))
-			f.Remediation = h.Remediation
-			f.References = append([]string(nil), h.References...)
-			if b := c.Catalog.Bug(h.Bug); b != nil {
-				f.References = dedupe(append(f.References, b.References...))
-			}
-			out = append(out, f)
-		}
-	})
-	return out
-}
-
-func (HazardRule) SafeAt(c *Context, v *rescale.VertexAssignment, p int) (bool, bool) {
-	for _, op := range v.Operators {
-		e := c.Entry(op)
-		if e == nil || op.Layout == nil {
-			continue
-		}
-		for _, h := range e.Hazards {
-			if sev, _ := ParseSeverity(h.Severity); sev < c.Options.failLevel() {
-				continue
-			}
-			if applies, _ := c.Catalog.Bug(h.Bug).Applies(c.Options.FlinkVersion); !applies {
-				continue
-			}
-			oldP, newP := float64(v.OldParallelism), float64(p)
-			if p == v.OldParallelism {
-				continue
-			}
-			up := newP > oldP
-			if (h.When == "scale-up" && !up) || (h.When == "scale-down" && up) {
-				continue
-			}
-			if h.MinFactor > 1 && ((up && newP/oldP < h.MinFactor) || (!up && oldP/newP < h.MinFactor)) {
-				continue
-			}
-			return false, true
-		}
-	}
-	return true, true
 }

@@ -179,13 +179,36 @@ func equalInt32(a, b []int32) bool {
 
 func TestRulesHaveMetadata(t *testing.T) {
 	seen := map[string]bool{}
+	prev := ""
 	for _, r := range Rules() {
-		if seen[r.ID()] {
-			t.Errorf("duplicate rule ID %s", r.ID())
+		m := r.Meta()
+		if seen[m.ID] {
+			t.Errorf("duplicate rule ID %s", m.ID)
 		}
-		seen[r.ID()] = true
-		if !strings.HasPrefix(r.ID(), "PF") || r.Title() == "" || r.Explanation() == "" || r.Severity() == SeverityUnspecified {
-			t.Errorf("rule %s lacks metadata", r.ID())
+		seen[m.ID] = true
+		if m.ID <= prev {
+			t.Errorf("Rules() not in ID order: %s after %s", m.ID, prev)
+		}
+		prev = m.ID
+		if !strings.HasPrefix(m.ID, "PF") || m.Title == "" || m.Cause == "" || m.Severity == SeverityUnspecified || len(m.Remedies) == 0 {
+			t.Errorf("rule %s lacks metadata (title, cause, severity, a remedy)", m.ID)
+		}
+		for _, r := range m.Remedies {
+			if strings.Contains(remedyLine(r), "<…>") {
+				t.Errorf("rule %s: remedy %q has a fmt verb without a name in Args", m.ID, r.When)
+			}
+		}
+		for _, b := range m.Bugs {
+			if !strings.HasPrefix(b.ID, "FLINK-") || b.Summary == "" || len(b.Affected) == 0 || b.FixedIn == "" {
+				t.Errorf("rule %s: bug %s needs a FLINK id, a summary, affected versions and where it is fixed", m.ID, b.ID)
+			}
+			for _, r := range b.Affected {
+				for _, v := range []string{r.Introduced, r.Fixed} {
+					if _, err := ParseVersion(v); v != "" && err != nil {
+						t.Errorf("rule %s: bug %s: %v", m.ID, b.ID, err)
+					}
+				}
+			}
 		}
 	}
 }
@@ -288,5 +311,21 @@ func TestEmptySinkWriterInfo(t *testing.T) {
 	}
 	if fs := byRule(check(t, l, rescale.Plan{DefaultParallelism: 2}, nil, Options{}), "PF170"); len(fs) != 0 {
 		t.Fatalf("%+v", fs)
+	}
+}
+
+// TestBugAffectsMatchesApplies: the note-free check the bounds use decides like Bug.Applies.
+func TestBugAffectsMatchesApplies(t *testing.T) {
+	versions := []string{"", "1.5.6", "1.6.2", "1.6.3", "1.17.2", "1.18.0", "1.18.1", "1.18.2", "1.19.0", "1.20.1", "2.3.0", "2.4.0", "x.y"}
+	for _, r := range Rules() {
+		m := r.Meta()
+		for i := range m.Bugs {
+			for _, v := range versions {
+				want, _ := m.Bugs[i].Applies(v)
+				if got := m.bugAffects(m.Bugs[i].ID, v); got != want {
+					t.Errorf("%s %s at %q: bugAffects %v, Applies %v", m.ID, m.Bugs[i].ID, v, got, want)
+				}
+			}
+		}
 	}
 }

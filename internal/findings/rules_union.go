@@ -74,17 +74,25 @@ func (u unionStat) wholesale() bool {
 // is carried forward and multiplied by the parallelism on every restore.
 type OrphanUnionRule struct{}
 
-func (OrphanUnionRule) ID() string         { return "PF130" }
-func (OrphanUnionRule) Title() string      { return "Orphaned UNION state grows with every restore" }
-func (OrphanUnionRule) Severity() Severity { return Warning }
-func (OrphanUnionRule) Explanation() string {
-	return "On restore the operator state backend re-creates every state listed in the restored stream's header, " +
+// orphanUnion is PF130.
+var orphanUnion = RuleMeta{
+	ID:       "PF130",
+	Title:    "Orphaned UNION state grows with every restore",
+	Severity: Warning,
+	Grading:  "INFO when the evidence is weak: a state the catalog's operator does not claim but that is not copied wholesale, or a wholesale copy in an operator with a single state.",
+	Cause: "On restore the operator state backend re-creates every state listed in the restored stream's header, " +
 		"whether or not the operator asks for it, and writes all registered states back at the next snapshot. A " +
 		"UNION state hands every element to every subtask, so an unclaimed UNION state is multiplied by the " +
 		"parallelism on every restore (including failover restores). Typical case: KafkaSource restored under the " +
 		"uid of a FlinkKafkaConsumer keeps `topic-partition-offset-states`; the offsets end up in _metadata and in " +
-		"every TaskDeploymentDescriptor until the RPC frame size is exceeded."
+		"every TaskDeploymentDescriptor until the RPC frame size is exceeded.",
+	Remedies: []Remedy{{Text: "Remove the unclaimed state: change the operator's uid and restore with --allowNonRestoredState (the operator then starts without state), or delete the state with the State Processor API. --allowNonRestoredState alone does not drop state names inside a mapped operator."}},
 }
+
+func init() { register(OrphanUnionRule{}) }
+
+// Meta returns PF130's facts.
+func (OrphanUnionRule) Meta() *RuleMeta { return &orphanUnion }
 
 func (r OrphanUnionRule) Check(c *Context) []Finding {
 	var out []Finding
@@ -108,7 +116,7 @@ func (r OrphanUnionRule) Check(c *Context) []Finding {
 					sev = Info
 				}
 			case e == nil && u.wholesale():
-				why = fmt.Sprintf("Every one of the %d old subtasks stored the same %d elements of `%s` (heuristic: legitimate union users write only their own share).", len(u.perSubtask), u.perSubtask[0], u.name)
+				why = fmt.Sprintf("Every one of the %d old subtasks stored the same %s of `%s` (heuristic: legitimate union users write only their own share).", len(u.perSubtask), plural(u.perSubtask[0], "element"), u.name)
 				if stateNames < 0 {
 					stateNames = len(operatorStates(op.Layout))
 				}
@@ -123,8 +131,13 @@ func (r OrphanUnionRule) Check(c *Context) []Finding {
 			f := c.finding(r, sev, op)
 			f.StateName = u.name
 			f.AffectedSubtasks = rangeFrom(0, int32(p))
-			f.Message = fmt.Sprintf("%s holds an orphaned UNION state: %s It has %d elements (%s) in this checkpoint, written by %d old subtasks. Forecast: after this restore each of the %d new subtasks holds all %d elements and writes them back, so the next checkpoint holds %d elements (%s), %s of them offsets in _metadata; restoring that checkpoint ships %d elements (%s of offsets) in every subtask's TaskDeploymentDescriptor, and each further restore multiplies it by the parallelism again.",
-				opLabel(op, e), why, u.elements, bytesText(u.bytes), len(u.perSubtask), p, u.elements, next, bytesText(p*u.bytes), bytesText(8*next), next, bytesText(8*next))
+			holder := "each of the " + plural(p, "new subtask") + " holds"
+			if p == 1 {
+				holder = "the new subtask holds"
+			}
+			f.Message = fmt.Sprintf("%s holds an orphaned UNION state: %s It has %s (%s) in this checkpoint, written by %s. Forecast: after this restore %s all %s and writes them back, so the next checkpoint holds %s (%s) with %s of offsets in _metadata; restoring that checkpoint ships %s (%s of offsets) in every subtask's TaskDeploymentDescriptor, and each further restore multiplies it by the parallelism again.",
+				upperFirst(opLabel(op, e)), why, plural(u.elements, "element"), bytesText(u.bytes), plural(int64(len(u.perSubtask)), "old subtask"), holder, plural(u.elements, "element"),
+				plural(next, "element"), bytesText(p*u.bytes), bytesText(8*next), plural(next, "element"), bytesText(8*next))
 			f.Message += " " + frameForecast(8*u.elements, p, c.Options.frameSize())
 			if perSub := u.bytes; perSub > 0 && perSub < c.Options.inlineThreshold() {
 				f.Message += fmt.Sprintf(" While each subtask's stream stays under the inline threshold (%s) the element bytes travel inline too.", bytesText(c.Options.inlineThreshold()))
@@ -133,7 +146,7 @@ func (r OrphanUnionRule) Check(c *Context) []Finding {
 				f.Remediation = orphan.Remediation
 				f.References = append(f.References, orphan.References...)
 			} else {
-				f.Remediation = "Remove the unclaimed state: change the operator's uid and restore with --allowNonRestoredState (the operator then starts without state), or delete the state with the State Processor API. --allowNonRestoredState alone does not drop state names inside a mapped operator."
+				f.Remediation = orphanUnion.remedy("")
 			}
 			if e != nil {
 				f.References = dedupe(append(f.References, e.References...))

@@ -228,7 +228,7 @@ func vertexDenials(c *Context, rules []Rule, v *rescale.VertexAssignment, p int,
 	for _, r := range rules {
 		if _, jm := r.(JobManagerMemoryRule); jm && x.resimErr == nil {
 			if x.jobManagerMemoryDenies(c, res, v, fail) {
-				if ids = append(ids, r.ID()); first {
+				if ids = append(ids, r.Meta().ID); first {
 					return ids, nil
 				}
 			}
@@ -236,7 +236,7 @@ func vertexDenials(c *Context, rules []Rule, v *rescale.VertexAssignment, p int,
 		}
 		for _, f := range r.Check(nc) {
 			if f.VertexID == vid && f.Severity >= fail {
-				if ids = append(ids, r.ID()); first {
+				if ids = append(ids, r.Meta().ID); first {
 					return ids, nil
 				}
 				break
