@@ -396,7 +396,8 @@ func TestE2ES3(t *testing.T) {
 	g.CreateBucket(t, "ckpts")
 	body := readFile(t, filepath.Join(td, "compact-sink", "_metadata"))
 	g.Put(t, "ckpts", "flink/job-1/chk-42/_metadata", bytes.NewReader(body))
-	d := startDaemon(t, "--allow="+strings.Replace(g.BucketURL("ckpts"), "?", "/flink?", 1))
+	// A short revalidation interval: the outage below must surface once it has passed.
+	d := startDaemon(t, "--allow="+strings.Replace(g.BucketURL("ckpts"), "?", "/flink?", 1), "--revalidate-interval=200ms")
 	c := d.client(t)
 	ctx := context.Background()
 	sc := checkScenarios(t)[0]
@@ -426,8 +427,9 @@ func TestE2ES3(t *testing.T) {
 		}
 	}
 	g.Stop()
-	// The cache must not hide an outage: a new version could not be seen either way, but the
-	// object cannot be stat'ed, so the answer is UNAVAILABLE with a retry hint.
+	// The cache hides an outage no longer than the revalidation interval: once it has passed,
+	// the object cannot be stat'ed, so the answer is UNAVAILABLE with a retry hint.
+	time.Sleep(300 * time.Millisecond)
 	_, err := c.Check(ctx, uriRequest(sc, "s3://ckpts/flink/job-1/chk-42"))
 	if status.Code(err) != codes.Unavailable {
 		t.Fatalf("S3 stopped: %v, want Unavailable", err)
