@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/flinkpreflight/preflight/internal/atomicfile"
 	"github.com/flinkpreflight/preflight/internal/checkpoint"
 )
 
@@ -256,42 +257,15 @@ func atomicWrite(dir, name string, b []byte) error {
 // atomicWriteFrom writes dir/name through a temporary file in dir: write, fsync, rename, fsync
 // the folder, so a crash leaves either no file or the whole file. It never replaces an existing
 // file.
-func atomicWriteFrom(dir, name string, r io.Reader) (err error) {
+func atomicWriteFrom(dir, name string, r io.Reader) error {
 	dst := filepath.Join(dir, name)
 	if _, err := os.Lstat(dst); err == nil {
 		return fmt.Errorf("%s already exists; not replacing it", dst)
 	}
-	tmp, err := os.CreateTemp(dir, "."+name+".*.tmp")
-	if err != nil {
+	return atomicfile.Write(dst, func(w io.Writer) error {
+		_, err := io.Copy(w, r)
 		return err
-	}
-	defer func() {
-		if err != nil {
-			tmp.Close()
-			os.Remove(tmp.Name())
-		}
-	}()
-	if _, err = io.Copy(tmp, r); err != nil {
-		return err
-	}
-	if err = tmp.Chmod(0o644); err != nil {
-		return err
-	}
-	if err = tmp.Sync(); err != nil {
-		return err
-	}
-	if err = tmp.Close(); err != nil {
-		return err
-	}
-	if err = os.Rename(tmp.Name(), dst); err != nil {
-		return err
-	}
-	d, err := os.Open(dir)
-	if err != nil {
-		return err
-	}
-	defer d.Close()
-	return d.Sync()
+	})
 }
 
 // ctxReader stops a long read when ctx ends.
