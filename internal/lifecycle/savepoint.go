@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"github.com/flinkpreflight/preflight/internal/atomicfile"
+	"github.com/flinkpreflight/preflight/internal/cancel"
 	"github.com/flinkpreflight/preflight/internal/checkpoint"
 )
 
@@ -66,7 +67,7 @@ func PruneSavepoint(ctx context.Context, req SavepointRequest) (*SavepointResult
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrUsage, err)
 	}
-	orig, err := checkpoint.Read(&ctxReader{ctx: ctx, r: f})
+	orig, err := checkpoint.Read(cancel.Reader(ctx, f))
 	f.Close()
 	if err != nil {
 		return nil, err
@@ -266,17 +267,4 @@ func atomicWriteFrom(dir, name string, r io.Reader) error {
 		_, err := io.Copy(w, r)
 		return err
 	})
-}
-
-// ctxReader stops a long read when ctx ends.
-type ctxReader struct {
-	ctx context.Context
-	r   io.Reader
-}
-
-func (c *ctxReader) Read(p []byte) (int, error) {
-	if err := c.ctx.Err(); err != nil {
-		return 0, err
-	}
-	return c.r.Read(p)
 }
