@@ -3,8 +3,6 @@ package server
 import (
 	"bytes"
 	"context"
-	"os"
-	"path/filepath"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -103,15 +101,7 @@ func TestOperatorHeavyBudget(t *testing.T) {
 // TestSoftMemoryLimit: the daemon's soft limit is its budget plus the baseline, capped at 90% of
 // a container's limit, and derived from the default budget when none is set.
 func TestSoftMemoryLimit(t *testing.T) {
-	dir := t.TempDir()
-	write := func(name, v string) string {
-		p := filepath.Join(dir, name)
-		if err := os.WriteFile(p, []byte(v), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return p
-	}
-	missing := filepath.Join(dir, "missing")
+	write, missing := tempFiles(t)
 	meminfo := write("meminfo", "MemTotal:       8000000 kB\n")
 	for _, tc := range []struct {
 		name   string

@@ -15,16 +15,23 @@ import (
 	"github.com/flinkpreflight/preflight/internal/checkpoint"
 )
 
-func TestContainerMemoryLimit(t *testing.T) {
+// tempFiles gives write, which writes a file of that name and content into a fresh temporary
+// folder and returns its path, and the path of a file that does not exist there.
+func tempFiles(t *testing.T) (write func(name, content string) string, missing string) {
+	t.Helper()
 	dir := t.TempDir()
-	write := func(name, v string) string {
+	write = func(name, content string) string {
 		p := filepath.Join(dir, name)
-		if err := os.WriteFile(p, []byte(v), 0o644); err != nil {
+		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
 			t.Fatal(err)
 		}
 		return p
 	}
-	missing := filepath.Join(dir, "missing")
+	return write, filepath.Join(dir, "missing")
+}
+
+func TestContainerMemoryLimit(t *testing.T) {
+	write, missing := tempFiles(t)
 	meminfo := write("meminfo", "MemTotal:       8000000 kB\nMemFree: 1 kB\n")
 	for _, tc := range []struct {
 		name       string

@@ -9,6 +9,8 @@ import (
 	"runtime"
 	"sync"
 	"sync/atomic"
+
+	"github.com/flinkpreflight/preflight/internal/cancel"
 )
 
 // This file decodes many _metadata files in one process (inspect over a folder, a trend over
@@ -121,7 +123,7 @@ func (x *Decoder) ReadLayoutFile(ctx context.Context, name string) (*Layout, err
 		l, err = x.readLayout(b, nil)
 	} else {
 		defer f.Close()
-		l, err = x.readLayout(nil, &contextReader{ctx: ctx, r: f})
+		l, err = x.readLayout(nil, cancel.Reader(ctx, f))
 		if cerr := ctx.Err(); err != nil && cerr != nil {
 			return nil, cerr
 		}
@@ -162,19 +164,6 @@ func keepScratch(s []SubtaskState) []SubtaskState {
 
 // maxKeptSubtasks bounds the SubtaskState scratch a Decoder keeps between files (about 160 KiB).
 const maxKeptSubtasks = 1024
-
-// contextReader stops a streamed decode when ctx is done.
-type contextReader struct {
-	ctx context.Context
-	r   io.Reader
-}
-
-func (c *contextReader) Read(p []byte) (int, error) {
-	if err := c.ctx.Err(); err != nil {
-		return 0, err
-	}
-	return c.r.Read(p)
-}
 
 // ReadLayoutFiles decodes the files at names with workers Decoders in parallel (GOMAXPROCS when
 // workers < 1) and calls fn for each file in the order of names, from the calling goroutine, with

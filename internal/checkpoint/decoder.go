@@ -329,16 +329,7 @@ func (d *decoder) i64s(n int, keep bool, s *offsetSummary) []int64 {
 // goes through next, so truncation errors name the offset of the first missing value.
 func (d *decoder) appendI64s(out []int64, n int, keep bool, s *offsetSummary) []int64 {
 	for n > 0 {
-		avail := len(d.buf) - d.pos
-		if l := d.limit - d.offset(); int64(avail) > l {
-			avail = int(l)
-		}
-		if avail < 8 {
-			d.next(8) // fills or fails
-			d.pos -= 8
-			continue
-		}
-		k := min(n, avail/8)
+		k := d.i64Window(n)
 		b := d.buf[d.pos : d.pos+8*k]
 		if s != nil {
 			s.add(b)
@@ -351,6 +342,23 @@ func (d *decoder) appendI64s(out []int64, n int, keep bool, s *offsetSummary) []
 		n -= k
 	}
 	return out
+}
+
+// i64Window returns how many whole i64 values, at most n (> 0), are buffered at d.pos before the
+// limit: at least one, since when none is it reads one through next, which fills the buffer or
+// fails naming the offset of the missing value.
+func (d *decoder) i64Window(n int) int {
+	for {
+		avail := len(d.buf) - d.pos
+		if l := d.limit - d.offset(); int64(avail) > l {
+			avail = int(l)
+		}
+		if avail >= 8 {
+			return min(n, avail/8)
+		}
+		d.next(8) // fills or fails
+		d.pos -= 8
+	}
 }
 
 // decodeI64s appends the big-endian i64 values of b (len(b) a multiple of 8) to out, which has

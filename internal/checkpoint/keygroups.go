@@ -240,16 +240,7 @@ func (k KeyGroupSizes) AppendTo(dst []int64) []int64 {
 func (d *decoder) keyGroupOffsets(dst []int64) (ascending bool) {
 	prev, bad := int64(0), false
 	for len(dst) > 0 {
-		avail := len(d.buf) - d.pos
-		if l := d.limit - d.offset(); int64(avail) > l {
-			avail = int(l)
-		}
-		if avail < 8 {
-			d.next(8) // fills or fails
-			d.pos -= 8
-			continue
-		}
-		k := min(len(dst), avail/8)
+		k := d.i64Window(len(dst))
 		var wbad bool
 		prev, wbad = decodeOffsetsAscending(dst[:k], d.buf[d.pos:d.pos+8*k], prev)
 		bad = bad || wbad

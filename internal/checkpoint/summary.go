@@ -212,17 +212,7 @@ func keyGroupBytes(offsets []int64, streamSize int64) []int64 {
 
 // keyGroupBytesInPlace is keyGroupBytes overwriting offsets with the result.
 func keyGroupBytesInPlace(offsets []int64, streamSize int64) []int64 {
-	if len(offsets) == 0 {
-		return nil
-	}
-	if nonZeroAscending(offsets) {
-		ascendingKeyGroupBytes(offsets, offsets, streamSize)
-		return offsets
-	}
-	out := make([]int64, len(offsets))
-	sortedKeyGroupBytes(out, offsets, streamSize)
-	copy(offsets, out)
-	return offsets
+	return offsetsToKeyGroupBytes(offsets, streamSize, nonZeroAscending(offsets))
 }
 
 // offsetsToKeyGroupBytes is keyGroupBytesInPlace when the caller already knows whether the

@@ -3,11 +3,11 @@ package decision_test
 import (
 	"context"
 	"errors"
-	"os"
 	"strings"
 	"testing"
 
 	"github.com/flinkpreflight/preflight/internal/checkpoint"
+	"github.com/flinkpreflight/preflight/internal/checkpoint/checkpointtest"
 	"github.com/flinkpreflight/preflight/internal/decision"
 	"github.com/flinkpreflight/preflight/internal/engine"
 	"github.com/flinkpreflight/preflight/internal/flinkrest"
@@ -24,16 +24,7 @@ const (
 
 func compactSink(t testing.TB) *checkpoint.Layout {
 	t.Helper()
-	f, err := os.Open("../../testdata/compact-sink/_metadata")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	l, err := checkpoint.ReadLayout(f)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return l
+	return checkpointtest.File(t, "../../testdata/compact-sink/_metadata")
 }
 
 // job is the running job of testdata/compact-sink as Flink 1.x's REST API describes it.

@@ -41,15 +41,7 @@ func (e *Engine) check(ctx context.Context, layout *checkpoint.Layout, source st
 	if err != nil {
 		return nil, err
 	}
-	rep, err := findings.CheckContext(ctx, layout, plan, result, e.catalog, findings.Options{
-		FlinkVersion:          opts.GetFlinkVersion(),
-		RPCFrameSize:          opts.GetRpcFrameSizeBytes(),
-		InlineThreshold:       opts.GetInlineStateThresholdBytes(),
-		JobManagerMemory:      opts.GetJobmanagerMemoryBytes(),
-		AllowNonRestoredState: opts.GetAllowNonRestoredState(),
-		// The API's severities and the rules' share ordinals.
-		FailLevel: findings.Severity(opts.GetFailLevel()),
-	})
+	rep, err := findings.CheckContext(ctx, layout, plan, result, e.catalog, findingsOptions(opts))
 	if err != nil {
 		return nil, err
 	}
@@ -310,4 +302,27 @@ func subtaskAssignment(op *rescale.OperatorAssignment, i int) *pb.SubtaskAssignm
 		}
 	}
 	return out
+}
+
+// findingsOptions is the rules' view of the request's check options.
+func findingsOptions(opts *pb.CheckOptions) findings.Options {
+	return findings.Options{
+		FlinkVersion:          opts.GetFlinkVersion(),
+		RPCFrameSize:          opts.GetRpcFrameSizeBytes(),
+		InlineThreshold:       opts.GetInlineStateThresholdBytes(),
+		JobManagerMemory:      opts.GetJobmanagerMemoryBytes(),
+		AllowNonRestoredState: opts.GetAllowNonRestoredState(),
+		// The API's severities and the rules' share ordinals.
+		FailLevel: findings.Severity(opts.GetFailLevel()),
+	}
+}
+
+// probeOptions is findingsOptions with an unset fail level meaning ERROR: a probe must decide
+// what denies.
+func probeOptions(opts *pb.CheckOptions) findings.Options {
+	o := findingsOptions(opts)
+	if opts.GetFailLevel() == pb.Severity_SEVERITY_UNSPECIFIED {
+		o.FailLevel = findings.Severity(pb.Severity_SEVERITY_ERROR)
+	}
+	return o
 }

@@ -51,7 +51,7 @@ func NewWithCatalog(cat *findings.Catalog) *Engine { return &Engine{catalog: cat
 // stream checks it, so a decode stops within one buffer of the context's end. Malformed input
 // yields a *checkpoint.FormatError; a decode stopped by ctx yields ctx's error.
 func (e *Engine) ReadLayout(ctx context.Context, in Input) (*checkpoint.Layout, error) {
-	l, err := checkpoint.ReadLayoutContext(ctx, &contextReader{ctx: ctx, r: in.Reader})
+	l, err := checkpoint.ReadLayoutContext(ctx, cancel.Reader(ctx, in.Reader))
 	if cerr := ctx.Err(); err != nil && cerr != nil {
 		return nil, cerr
 	}
@@ -140,17 +140,4 @@ func (e *Engine) inspectLayout(stop *cancel.Flag, layout *checkpoint.Layout, sou
 	ops := resp.Operators
 	shortIDs(len(ops), func(i int) string { return ops[i].OperatorId }, func(i int, s string) { ops[i].ShortId = s })
 	return resp
-}
-
-// contextReader stops a long decode when the caller gives up.
-type contextReader struct {
-	ctx context.Context
-	r   io.Reader
-}
-
-func (c *contextReader) Read(p []byte) (int, error) {
-	if err := c.ctx.Err(); err != nil {
-		return 0, err
-	}
-	return c.r.Read(p)
 }

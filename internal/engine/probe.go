@@ -29,18 +29,9 @@ func (e *Engine) DenyingAt(ctx context.Context, layout *checkpoint.Layout, p *pb
 	if err != nil {
 		return nil, err
 	}
-	fail := findings.Severity(opts.GetFailLevel())
-	if opts.GetFailLevel() == pb.Severity_SEVERITY_UNSPECIFIED {
-		fail = findings.Severity(pb.Severity_SEVERITY_ERROR)
-	}
-	fs, err := findings.CheckVertexContext(ctx, layout, plan, res, e.catalog, findings.Options{
-		FlinkVersion:          opts.GetFlinkVersion(),
-		RPCFrameSize:          opts.GetRpcFrameSizeBytes(),
-		InlineThreshold:       opts.GetInlineStateThresholdBytes(),
-		JobManagerMemory:      opts.GetJobmanagerMemoryBytes(),
-		AllowNonRestoredState: opts.GetAllowNonRestoredState(),
-		FailLevel:             fail,
-	}, vertexID)
+	fo := probeOptions(opts)
+	fail := fo.FailLevel
+	fs, err := findings.CheckVertexContext(ctx, layout, plan, res, e.catalog, fo, vertexID)
 	if err != nil {
 		return nil, err
 	}
@@ -74,18 +65,7 @@ func (e *Engine) NewProber(ctx context.Context, layout *checkpoint.Layout, p *pb
 	if err != nil {
 		return nil, err
 	}
-	fail := findings.Severity(opts.GetFailLevel())
-	if opts.GetFailLevel() == pb.Severity_SEVERITY_UNSPECIFIED {
-		fail = findings.Severity(pb.Severity_SEVERITY_ERROR)
-	}
-	return &Prober{probe: findings.NewVertexProbe(layout, plan, res, e.catalog, findings.Options{
-		FlinkVersion:          opts.GetFlinkVersion(),
-		RPCFrameSize:          opts.GetRpcFrameSizeBytes(),
-		InlineThreshold:       opts.GetInlineStateThresholdBytes(),
-		JobManagerMemory:      opts.GetJobmanagerMemoryBytes(),
-		AllowNonRestoredState: opts.GetAllowNonRestoredState(),
-		FailLevel:             fail,
-	})}, nil
+	return &Prober{probe: findings.NewVertexProbe(layout, plan, res, e.catalog, probeOptions(opts))}, nil
 }
 
 // DenyingAt returns the rule IDs of the vertex's findings at or above the fail level with the

@@ -583,14 +583,9 @@ func operatorStates(op *checkpoint.OperatorLayout) map[string]checkpoint.Distrib
 	m := map[string]checkpoint.DistributionMode{}
 	for i := range op.Subtasks {
 		st := &op.Subtasks[i]
-		for _, h := range []*checkpoint.OperatorStateHandleLayout{st.ManagedOperatorState, st.RawOperatorState} {
-			if h == nil {
-				continue
-			}
-			for _, s := range h.States {
-				if _, ok := m[s.Name]; !ok {
-					m[s.Name] = s.Mode
-				}
+		for s := range st.OperatorStates() {
+			if _, ok := m[s.Name]; !ok {
+				m[s.Name] = s.Mode
 			}
 		}
 	}

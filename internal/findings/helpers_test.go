@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/flinkpreflight/preflight/internal/checkpoint"
+	"github.com/flinkpreflight/preflight/internal/checkpoint/checkpointtest"
 	"github.com/flinkpreflight/preflight/internal/rescale"
 )
 
@@ -108,15 +109,7 @@ func layoutOf(t *testing.T, version int32, ops ...tOp) *checkpoint.Layout {
 		}
 		m.Operators = append(m.Operators, op)
 	}
-	var b bytes.Buffer
-	if err := checkpoint.Write(&b, m); err != nil {
-		t.Fatal(err)
-	}
-	l, err := checkpoint.ReadLayoutBytes(b.Bytes())
-	if err != nil {
-		t.Fatal(err)
-	}
-	return l
+	return checkpointtest.Layout(t, m)
 }
 
 // check simulates the plan and applies the rules.

@@ -14,10 +14,7 @@ import (
 // and re-checking the plan at a reported safe parallelism gives that vertex no denying finding.
 func TestRandomPlansProperties(t *testing.T) {
 	rng := rand.New(rand.NewPCG(propSeed, 11))
-	names := []struct {
-		name string
-		mode checkpoint.DistributionMode
-	}{
+	names := []namedState{
 		{"expired-files", checkpoint.SplitDistribute}, {"SourceReaderState", checkpoint.SplitDistribute},
 		{"topic-partition-offset-states", checkpoint.Union}, {"my-list", checkpoint.SplitDistribute},
 		{"next-transactional-id-hint-v2", checkpoint.Union}, {"file-monitoring-state", checkpoint.SplitDistribute},
@@ -28,29 +25,7 @@ func TestRandomPlansProperties(t *testing.T) {
 		iterations = 30
 	}
 	for it := 0; it < iterations; it++ {
-		var ops []tOp
-		for o := 0; o < 1+rng.IntN(3); o++ {
-			p := 1 + rng.IntN(6)
-			op := tOp{name: "op" + string(rune('a'+o)), uid: "op" + string(rune('a'+o)), p: p, maxP: []int{1, 8, 128}[rng.IntN(3)]}
-			if op.maxP < p {
-				op.maxP = p
-			}
-			if rng.IntN(2) == 0 {
-				op.coord = 50
-			}
-			for _, n := range names {
-				if rng.IntN(4) != 0 {
-					continue
-				}
-				per := make([]int, p)
-				for i := range per {
-					per[i] = rng.IntN(3)
-				}
-				op.states = append(op.states, tState{name: n.name, mode: n.mode, perSubtask: per, size: 8 + rng.IntN(64)})
-			}
-			op.keyedKG = rng.IntN(3) == 0
-			ops = append(ops, op)
-		}
+		ops := randomOps{maxOps: 3, maxP: 6, maxPs: []int{1, 8, 128}, coordOneIn: 2, stateOneIn: 4, maxElements: 3, maxSize: 64}.draw(rng, names)
 		l := layoutOf(t, 5, ops...)
 		plan := rescale.Plan{Parallelism: map[string]int{}}
 		for _, op := range ops {
@@ -114,3 +89,47 @@ func vertexByHex(r *rescale.Result, hex string) *rescale.VertexAssignment {
 
 // Raise for a longer local run.
 var propSeed, propIterations = uint64(7), 150
+
+// namedState is an operator-state name and its distribution mode, for random jobs.
+type namedState struct {
+	name string
+	mode checkpoint.DistributionMode
+}
+
+// randomOps is the shape of the random operators a property test draws: 1 to maxOps operators
+// of parallelism 1 to maxP and a max parallelism from maxPs (raised to the parallelism),
+// coordinator state one in coordOneIn, each name's state one in stateOneIn with 0 to
+// maxElements-1 elements per subtask of 8 to maxSize+7 bytes, keyed state one in three.
+type randomOps struct {
+	maxOps, maxP           int
+	maxPs                  []int
+	coordOneIn, stateOneIn int
+	maxElements, maxSize   int
+}
+
+func (r randomOps) draw(rng *rand.Rand, names []namedState) []tOp {
+	var ops []tOp
+	for o := 0; o < 1+rng.IntN(r.maxOps); o++ {
+		p := 1 + rng.IntN(r.maxP)
+		op := tOp{name: "op" + string(rune('a'+o)), uid: "op" + string(rune('a'+o)), p: p, maxP: r.maxPs[rng.IntN(len(r.maxPs))]}
+		if op.maxP < p {
+			op.maxP = p
+		}
+		if rng.IntN(r.coordOneIn) == 0 {
+			op.coord = 50
+		}
+		for _, n := range names {
+			if rng.IntN(r.stateOneIn) != 0 {
+				continue
+			}
+			per := make([]int, p)
+			for i := range per {
+				per[i] = rng.IntN(r.maxElements)
+			}
+			op.states = append(op.states, tState{name: n.name, mode: n.mode, perSubtask: per, size: 8 + rng.IntN(r.maxSize)})
+		}
+		op.keyedKG = rng.IntN(3) == 0
+		ops = append(ops, op)
+	}
+	return ops
+}

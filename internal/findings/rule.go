@@ -376,14 +376,9 @@ func oldElementsPerSubtask(op *checkpoint.OperatorLayout, name string) []int64 {
 			continue
 		}
 		var n int64
-		for _, h := range []*checkpoint.OperatorStateHandleLayout{st.ManagedOperatorState, st.RawOperatorState} {
-			if h == nil {
-				continue
-			}
-			for _, s := range h.States {
-				if s.Name == name {
-					n += s.Elements
-				}
+		for s := range st.OperatorStates() {
+			if s.Name == name {
+				n += s.Elements
 			}
 		}
 		out[st.Index] += n

@@ -118,13 +118,13 @@ func usesFileMerging(l *checkpoint.Layout) bool {
 	for i := range l.Operators {
 		for j := range l.Operators[i].Subtasks {
 			st := &l.Operators[i].Subtasks[j]
-			for _, h := range []*checkpoint.OperatorStateHandleLayout{st.ManagedOperatorState, st.RawOperatorState} {
-				if h != nil && (h.FileMerging || seg(h.Stream)) {
+			for h := range st.OperatorStateHandles() {
+				if h.FileMerging || seg(h.Stream) {
 					return true
 				}
 			}
-			for _, k := range []*checkpoint.KeyedStateHandleLayout{st.ManagedKeyedState, st.RawKeyedState} {
-				if k != nil && seg(k.Stream) {
+			for k := range st.KeyedStateHandles() {
+				if seg(k.Stream) {
 					return true
 				}
 			}

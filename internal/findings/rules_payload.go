@@ -66,10 +66,7 @@ func computeUnionPayloadFloor(c *Context, v *rescale.VertexAssignment) int64 {
 		for i := range op.Layout.Subtasks {
 			c.stop.Check()
 			st := &op.Layout.Subtasks[i]
-			for _, h := range []*checkpoint.OperatorStateHandleLayout{st.ManagedOperatorState, st.RawOperatorState} {
-				if h == nil {
-					continue
-				}
+			for h := range st.OperatorStateHandles() {
 				hasUnion := false
 				for _, s := range h.States {
 					if s.Mode == checkpoint.Union && s.Elements > 0 {

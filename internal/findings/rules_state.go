@@ -147,12 +147,15 @@ type EmptyRestoreRule struct{}
 // operator's states; the remediation, references and affected versions come from the catalog
 // entry and its bug (catalog.json), so the rules carry no remedy of their own.
 
+// catalogGraded is the grading of the rules whose severity a catalog state rule may set.
+const catalogGraded = "The catalog's state rule may set another severity."
+
 // emptyRestore is PF101.
 var emptyRestore = RuleMeta{
 	ID:       "PF101",
 	Title:    "Operator state restored empty where the operator needs an element",
 	Severity: Error,
-	Grading:  "The catalog's state rule may set another severity.",
+	Grading:  catalogGraded,
 	Cause: "Flink's round-robin repartitioner cuts a SPLIT_DISTRIBUTE list into contiguous ranges; when the new " +
 		"parallelism exceeds the number of elements, the subtasks with index >= elements receive nothing but still " +
 		"run the restore branch (isRestored() is true). Operators that take the first element unconditionally " +
@@ -166,7 +169,7 @@ var firstOnly = RuleMeta{
 	ID:       "PF102",
 	Title:    "Restored elements silently dropped by an operator that reads only the first",
 	Severity: Warning,
-	Grading:  "The catalog's state rule may set another severity.",
+	Grading:  catalogGraded,
 	Cause: "After a scale-down the round-robin repartitioner hands several SPLIT_DISTRIBUTE elements to one new " +
 		"subtask. Operators labelled FIRST-ONLY read the first and ignore the rest, so the other old subtasks' " +
 		"entries are lost without an error (for the table CompactOperator: pending cleanup of .uncompacted files).",
@@ -178,7 +181,7 @@ var atMostOne = RuleMeta{
 	ID:       "PF103",
 	Title:    "Operator state restored with more elements than the operator accepts",
 	Severity: Error,
-	Grading:  "The catalog's state rule may set another severity.",
+	Grading:  catalogGraded,
 	Cause: "Some operators assert that a restored list holds at most one element (e.g. FlinkKafkaProducer's " +
 		"next-transactional-id-hint-v2 union state, ContinuousFileMonitoringFunction's file-monitoring-state) and " +
 		"throw IllegalStateException or IllegalArgumentException otherwise. A UNION state hands every element to " +

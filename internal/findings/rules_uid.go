@@ -56,10 +56,8 @@ func stateful(op *checkpoint.OperatorLayout) bool {
 		if st.ManagedKeyedState != nil || st.RawKeyedState != nil || len(st.InputChannels) > 0 || len(st.OutputChannels) > 0 {
 			return true
 		}
-		for _, h := range []*checkpoint.OperatorStateHandleLayout{st.ManagedOperatorState, st.RawOperatorState} {
-			if h != nil && len(h.States) > 0 {
-				return true
-			}
+		for range st.OperatorStates() {
+			return true
 		}
 	}
 	return false

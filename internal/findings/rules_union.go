@@ -22,10 +22,7 @@ func unionStates(op *checkpoint.OperatorLayout) []unionStat {
 	var names []string
 	for i := range op.Subtasks {
 		st := &op.Subtasks[i]
-		for _, h := range []*checkpoint.OperatorStateHandleLayout{st.ManagedOperatorState, st.RawOperatorState} {
-			if h == nil {
-				continue
-			}
+		for h := range st.OperatorStateHandles() {
 			for _, s := range h.States {
 				if s.Mode != checkpoint.Union {
 					continue

@@ -2,29 +2,20 @@ package findings
 
 import (
 	"bytes"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 
 	"github.com/flinkpreflight/preflight/internal/checkpoint"
+	"github.com/flinkpreflight/preflight/internal/checkpoint/checkpointtest"
 	"github.com/flinkpreflight/preflight/internal/rescale"
 	"github.com/flinkpreflight/preflight/internal/scenarios"
 )
 
 func testdataLayout(t *testing.T, name string) *checkpoint.Layout {
 	t.Helper()
-	f, err := os.Open(filepath.Join("..", "..", "testdata", name, "_metadata"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	l, err := checkpoint.ReadLayout(f)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return l
+	return checkpointtest.File(t, filepath.Join("..", "..", "testdata", name, "_metadata"))
 }
 
 // The outcomes promised in testdata/README.md.

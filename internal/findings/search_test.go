@@ -67,10 +67,7 @@ func bruteForceSafe(t *testing.T, l *checkpoint.Layout, plan rescale.Plan, opts 
 // JobManager memory, both fail levels) under random plans. Deterministic seeds.
 func TestSafeSearchMatchesBruteForce(t *testing.T) {
 	rng := rand.New(rand.NewPCG(propSeed, 23))
-	names := []struct {
-		name string
-		mode checkpoint.DistributionMode
-	}{
+	names := []namedState{
 		{"expired-files", checkpoint.SplitDistribute}, {"SourceReaderState", checkpoint.SplitDistribute},
 		{"topic-partition-offset-states", checkpoint.Union}, {"my-list", checkpoint.SplitDistribute},
 		{"next-transactional-id-hint-v2", checkpoint.Union}, {"file-monitoring-state", checkpoint.SplitDistribute},
@@ -82,29 +79,7 @@ func TestSafeSearchMatchesBruteForce(t *testing.T) {
 	}
 	searched, withSafe := 0, 0
 	for it := 0; it < iterations; it++ {
-		var ops []tOp
-		for o := 0; o < 1+rng.IntN(4); o++ {
-			p := 1 + rng.IntN(8)
-			op := tOp{name: "op" + string(rune('a'+o)), uid: "op" + string(rune('a'+o)), p: p, maxP: []int{1, 4, 8, 16, 32}[rng.IntN(5)]}
-			if op.maxP < p {
-				op.maxP = p
-			}
-			if rng.IntN(3) == 0 {
-				op.coord = 50
-			}
-			for _, n := range names {
-				if rng.IntN(3) != 0 {
-					continue
-				}
-				per := make([]int, p)
-				for i := range per {
-					per[i] = rng.IntN(4)
-				}
-				op.states = append(op.states, tState{name: n.name, mode: n.mode, perSubtask: per, size: 8 + rng.IntN(400)})
-			}
-			op.keyedKG = rng.IntN(3) == 0
-			ops = append(ops, op)
-		}
+		ops := randomOps{maxOps: 4, maxP: 8, maxPs: []int{1, 4, 8, 16, 32}, coordOneIn: 3, stateOneIn: 3, maxElements: 4, maxSize: 400}.draw(rng, names)
 		l := layoutOf(t, 5, ops...)
 		plan := rescale.Plan{Parallelism: map[string]int{}}
 		for _, op := range ops {

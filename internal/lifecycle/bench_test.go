@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/flinkpreflight/preflight/internal/checkpoint"
+	"github.com/flinkpreflight/preflight/internal/checkpoint/checkpointtest"
 	"github.com/flinkpreflight/preflight/internal/scenarios"
 )
 
@@ -43,17 +44,7 @@ func BenchmarkPruneVerify(b *testing.B) {
 // BenchmarkDiff: the comparison itself on two decoded layouts of the series' largest points.
 func BenchmarkDiff(b *testing.B) {
 	series := scenarios.KafkaOrphanUnionSeries()
-	layout := func(m *checkpoint.Metadata) *checkpoint.Layout {
-		var buf bytes.Buffer
-		if err := checkpoint.Write(&buf, m); err != nil {
-			b.Fatal(err)
-		}
-		l, err := checkpoint.ReadLayoutBytes(buf.Bytes())
-		if err != nil {
-			b.Fatal(err)
-		}
-		return l
-	}
+	layout := func(m *checkpoint.Metadata) *checkpoint.Layout { return checkpointtest.Layout(b, m) }
 	oldL, newL := layout(series[3].Build()), layout(series[4].Build())
 	b.ReportAllocs()
 	b.ResetTimer()

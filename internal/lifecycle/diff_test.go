@@ -9,21 +9,14 @@ import (
 	"testing"
 
 	"github.com/flinkpreflight/preflight/internal/checkpoint"
+	"github.com/flinkpreflight/preflight/internal/checkpoint/checkpointtest"
 	"github.com/flinkpreflight/preflight/internal/report"
 	"github.com/flinkpreflight/preflight/internal/scenarios"
 )
 
 func layoutOf(t *testing.T, m *checkpoint.Metadata) *checkpoint.Layout {
 	t.Helper()
-	var b bytes.Buffer
-	if err := checkpoint.Write(&b, m); err != nil {
-		t.Fatal(err)
-	}
-	l, err := checkpoint.ReadLayoutBytes(b.Bytes())
-	if err != nil {
-		t.Fatal(err)
-	}
-	return l
+	return checkpointtest.Layout(t, m)
 }
 
 func findingIDs(fs []Finding) string {

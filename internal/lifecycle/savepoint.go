@@ -11,6 +11,8 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/flinkpreflight/preflight/internal/atomicfile"
+	"github.com/flinkpreflight/preflight/internal/cancel"
 	"github.com/flinkpreflight/preflight/internal/checkpoint"
 )
 
@@ -65,7 +67,7 @@ func PruneSavepoint(ctx context.Context, req SavepointRequest) (*SavepointResult
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrUsage, err)
 	}
-	orig, err := checkpoint.Read(&ctxReader{ctx: ctx, r: f})
+	orig, err := checkpoint.Read(cancel.Reader(ctx, f))
 	f.Close()
 	if err != nil {
 		return nil, err
@@ -256,53 +258,13 @@ func atomicWrite(dir, name string, b []byte) error {
 // atomicWriteFrom writes dir/name through a temporary file in dir: write, fsync, rename, fsync
 // the folder, so a crash leaves either no file or the whole file. It never replaces an existing
 // file.
-func atomicWriteFrom(dir, name string, r io.Reader) (err error) {
+func atomicWriteFrom(dir, name string, r io.Reader) error {
 	dst := filepath.Join(dir, name)
 	if _, err := os.Lstat(dst); err == nil {
 		return fmt.Errorf("%s already exists; not replacing it", dst)
 	}
-	tmp, err := os.CreateTemp(dir, "."+name+".*.tmp")
-	if err != nil {
+	return atomicfile.Write(dst, func(w io.Writer) error {
+		_, err := io.Copy(w, r)
 		return err
-	}
-	defer func() {
-		if err != nil {
-			tmp.Close()
-			os.Remove(tmp.Name())
-		}
-	}()
-	if _, err = io.Copy(tmp, r); err != nil {
-		return err
-	}
-	if err = tmp.Chmod(0o644); err != nil {
-		return err
-	}
-	if err = tmp.Sync(); err != nil {
-		return err
-	}
-	if err = tmp.Close(); err != nil {
-		return err
-	}
-	if err = os.Rename(tmp.Name(), dst); err != nil {
-		return err
-	}
-	d, err := os.Open(dir)
-	if err != nil {
-		return err
-	}
-	defer d.Close()
-	return d.Sync()
-}
-
-// ctxReader stops a long read when ctx ends.
-type ctxReader struct {
-	ctx context.Context
-	r   io.Reader
-}
-
-func (c *ctxReader) Read(p []byte) (int, error) {
-	if err := c.ctx.Err(); err != nil {
-		return 0, err
-	}
-	return c.r.Read(p)
+	})
 }

@@ -18,6 +18,7 @@ import (
 	"path/filepath"
 	"sort"
 
+	"github.com/flinkpreflight/preflight/internal/atomicfile"
 	"github.com/flinkpreflight/preflight/internal/checkpoint"
 )
 
@@ -74,36 +75,14 @@ var ErrExists = errors.New("exists; pass the overwrite flag (-force) to replace 
 // WriteFile writes a file atomically: into a temporary file beside it, then renamed over it, so
 // a reader never sees half a file and a failed write leaves the old one. An existing file is
 // replaced only when overwrite is set.
-func WriteFile(path string, overwrite bool, write func(io.Writer) error) (err error) {
+func WriteFile(path string, overwrite bool, write func(io.Writer) error) error {
 	if _, err := os.Stat(path); err == nil && !overwrite {
 		return fmt.Errorf("%s: %w", path, ErrExists)
 	}
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return err
 	}
-	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*.tmp")
-	if err != nil {
-		return err
-	}
-	defer func() {
-		if err != nil {
-			tmp.Close()
-			os.Remove(tmp.Name())
-		}
-	}()
-	if err := write(tmp); err != nil {
-		return err
-	}
-	if err := tmp.Chmod(0o644); err != nil {
-		return err
-	}
-	if err := tmp.Sync(); err != nil {
-		return err
-	}
-	if err := tmp.Close(); err != nil {
-		return err
-	}
-	return os.Rename(tmp.Name(), path)
+	return atomicfile.Write(path, write)
 }
 
 // operator starts an operator record whose ID is derived from its uid, as Flink does.

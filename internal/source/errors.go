@@ -61,31 +61,29 @@ type Error struct {
 }
 
 func (e *Error) Error() string {
-	s := "source: " + e.Kind.String()
-	if e.Path != "" {
-		s += ": " + e.Path
-	}
-	if e.Msg != "" {
-		s += ": " + e.Msg
-	}
 	if e.Err != nil {
-		s += ": " + e.Err.Error()
+		return e.withoutCause() + ": " + e.Err.Error()
 	}
-	return s
+	return e.withoutCause()
 }
 
 // Public is the message for the caller: Error without the underlying cause, which can name
 // server-side details (files, credentials sources); the cause belongs in the server's log.
 func (e *Error) Public() string {
+	if e.Kind == Invalid && e.Err != nil {
+		return e.withoutCause() + ": " + e.Err.Error() // about the caller's own URI
+	}
+	return e.withoutCause()
+}
+
+// withoutCause is the kind, path and message.
+func (e *Error) withoutCause() string {
 	s := "source: " + e.Kind.String()
 	if e.Path != "" {
 		s += ": " + e.Path
 	}
 	if e.Msg != "" {
 		s += ": " + e.Msg
-	}
-	if e.Kind == Invalid && e.Err != nil {
-		s += ": " + e.Err.Error() // about the caller's own URI
 	}
 	return s
 }

@@ -106,10 +106,7 @@ func TestOpenLocal(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			obj, err := o.Open(context.Background(), tc.uri)
 			if tc.kind != 0 {
-				var se *Error
-				if !errors.As(err, &se) || se.Kind != tc.kind {
-					t.Fatalf("Open(%q) = %v, want kind %v", tc.uri, err, tc.kind)
-				}
+				wantKind(t, err, tc.kind)
 				if obj != nil {
 					t.Fatal("object with error")
 				}
@@ -277,10 +274,7 @@ func TestOpenHTTP(t *testing.T) {
 					return
 				}
 			}
-			var se *Error
-			if !errors.As(err, &se) || se.Kind != tc.kind {
-				t.Fatalf("err = %v, want kind %v", err, tc.kind)
-			}
+			se := wantKind(t, err, tc.kind)
 			if tc.kind == Unavailable && se.RetryAfter.Seconds() != 7 {
 				t.Errorf("retry after %v, want 7s from the header", se.RetryAfter)
 			}
@@ -330,4 +324,14 @@ func TestMatchRemote(t *testing.T) {
 			t.Errorf("%s: %v, want allowed=%v", tc.uri, err, tc.ok)
 		}
 	}
+}
+
+// wantKind fails the test unless err is an *Error of that kind, and returns it.
+func wantKind(t *testing.T, err error, kind Kind) *Error {
+	t.Helper()
+	var se *Error
+	if !errors.As(err, &se) || se.Kind != kind {
+		t.Fatalf("err = %v, want kind %v", err, kind)
+	}
+	return se
 }

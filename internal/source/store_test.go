@@ -149,10 +149,7 @@ func TestOpenStored(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			obj, err := o.Open(context.Background(), tc.uri)
 			if tc.kind != 0 {
-				var se *Error
-				if !errors.As(err, &se) || se.Kind != tc.kind {
-					t.Fatalf("err = %v, want kind %v", err, tc.kind)
-				}
+				wantKind(t, err, tc.kind)
 				return
 			}
 			if err != nil {

@@ -14,6 +14,7 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/flinkpreflight/preflight/internal/atomicfile"
 	"github.com/flinkpreflight/preflight/internal/findings"
 )
 
@@ -31,37 +32,12 @@ func main() {
 		}
 		return
 	}
-	if err := writeAtomic(*out, b.Bytes()); err != nil {
+	if err := os.MkdirAll(filepath.Dir(*out), 0o755); err != nil {
 		fmt.Fprintln(os.Stderr, "gen:", err)
 		os.Exit(2)
 	}
-}
-
-// writeAtomic replaces path with data: a temporary file in the same directory, synced, then
-// renamed over it.
-func writeAtomic(path string, data []byte) error {
-	dir := filepath.Dir(path)
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return err
+	if err := atomicfile.WriteFile(*out, b.Bytes()); err != nil {
+		fmt.Fprintln(os.Stderr, "gen:", err)
+		os.Exit(2)
 	}
-	tmp, err := os.CreateTemp(dir, ".rules-*.md")
-	if err != nil {
-		return err
-	}
-	defer os.Remove(tmp.Name())
-	if _, err := tmp.Write(data); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Sync(); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Close(); err != nil {
-		return err
-	}
-	if err := os.Chmod(tmp.Name(), 0o644); err != nil {
-		return err
-	}
-	return os.Rename(tmp.Name(), path)
 }

@@ -7,8 +7,8 @@ package main
 import (
 	"fmt"
 	"os"
-	"path/filepath"
 
+	"github.com/flinkpreflight/preflight/internal/atomicfile"
 	"github.com/flinkpreflight/preflight/internal/openapidoc"
 )
 
@@ -36,25 +36,5 @@ func run(generated, fragment, out string) error {
 	if err != nil {
 		return err
 	}
-	// Atomic: a temporary file beside the output, synced, then renamed over it.
-	tmp, err := os.CreateTemp(filepath.Dir(out), ".openapi-*.json")
-	if err != nil {
-		return err
-	}
-	defer os.Remove(tmp.Name())
-	if _, err := tmp.Write(doc); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Sync(); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Close(); err != nil {
-		return err
-	}
-	if err := os.Chmod(tmp.Name(), 0o644); err != nil {
-		return err
-	}
-	return os.Rename(tmp.Name(), out)
+	return atomicfile.WriteFile(out, doc)
 }
