@@ -14,6 +14,12 @@ import (
 
 // startServer runs a real server on a loopback port for the CLI's --server mode.
 func startServer(t *testing.T, allow ...string) string {
+	_, addr := startGRPCServer(t, allow...)
+	return addr
+}
+
+// startGRPCServer is startServer that also returns the server (for its HTTP handler).
+func startGRPCServer(t *testing.T, allow ...string) (*server.Server, string) {
 	t.Helper()
 	srv, err := server.New(server.Config{Allow: allow})
 	if err != nil {
@@ -25,7 +31,7 @@ func startServer(t *testing.T, allow ...string) string {
 	}
 	go srv.ServeGRPC(l)
 	t.Cleanup(srv.Close)
-	return l.Addr().String()
+	return srv, l.Addr().String()
 }
 
 // TestEmbeddedAndRemoteAgree runs the same checks in-process, by upload to a server and by URI on

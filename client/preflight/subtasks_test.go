@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"path/filepath"
@@ -17,7 +16,6 @@ import (
 
 	"github.com/flinkpreflight/preflight/client"
 	pb "github.com/flinkpreflight/preflight/proto/preflight/v1"
-	"github.com/flinkpreflight/preflight/server"
 )
 
 // TestSubtasksJSONEqualsDaemon: `check --subtasks -o json` carries the same per-subtask detail,
@@ -33,19 +31,10 @@ func TestSubtasksJSONEqualsDaemon(t *testing.T) {
 	if len(files) == 0 {
 		t.Skip("example checkpoints not generated")
 	}
-	srv, err := server.New(server.Config{Allow: []string{testdata}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	go srv.ServeGRPC(l)
-	t.Cleanup(srv.Close)
+	srv, addr := startGRPCServer(t, testdata)
 	web := httptest.NewServer(srv.HTTPHandler())
 	t.Cleanup(web.Close)
-	c, err := client.Dial(context.Background(), l.Addr().String(), client.Options{Insecure: true})
+	c, err := client.Dial(context.Background(), addr, client.Options{Insecure: true})
 	if err != nil {
 		t.Fatal(err)
 	}
