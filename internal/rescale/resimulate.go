@@ -17,7 +17,7 @@ type Resimulator struct {
 	layout *checkpoint.Layout
 	plan   Plan
 	rp     *resolvedPlan
-	byID   map[checkpoint.OperatorID]int // vertex ID → index in rp.vps
+	byID   map[checkpoint.OperatorID]int // vertex ID → index in rp.vps; built on the first Vertex call
 }
 
 // NewResimulator resolves plan against layout; it fails as Simulate does for a plan that cannot
@@ -32,12 +32,7 @@ func NewResimulator(ctx context.Context, layout *checkpoint.Layout, plan Plan) (
 	if err != nil {
 		return nil, err
 	}
-	rs = &Resimulator{layout: layout, plan: plan, rp: rp, byID: make(map[checkpoint.OperatorID]int, len(rp.vps))}
-	for v, vp := range rp.vps {
-		stop.Check()
-		rs.byID[vp.ops[0]] = v
-	}
-	return rs, nil
+	return &Resimulator{layout: layout, plan: plan, rp: rp}, nil
 }
 
 // Vertex simulates the vertex with the given ID at parallelism p. The Result holds that vertex
@@ -51,14 +46,21 @@ func (rs *Resimulator) Vertex(ctx context.Context, vertexID checkpoint.OperatorI
 		return nil, &PlanError{Field: "parallelism", Key: vertexID.String(),
 			Msg: fmt.Sprintf("parallelism %d not within 1..%d", p, UpperBoundMaxParallelism)}
 	}
-	v, ok := rs.byID[vertexID]
-	if !ok {
-		return nil, &PlanError{Field: "vertex", Key: vertexID.String(), Msg: "names no vertex of the plan"}
-	}
 	stop, release := cancel.Watch(ctx)
 	defer release()
 	defer cancel.Recover(&err)
 	stop.Check()
+	if rs.byID == nil {
+		rs.byID = make(map[checkpoint.OperatorID]int, len(rs.rp.vps))
+		for v, vp := range rs.rp.vps {
+			stop.Check()
+			rs.byID[vp.ops[0]] = v
+		}
+	}
+	v, ok := rs.byID[vertexID]
+	if !ok {
+		return nil, &PlanError{Field: "vertex", Key: vertexID.String(), Msg: "names no vertex of the plan"}
+	}
 	res = &Result{}
 	s := &simulation{layout: rs.layout, plan: rs.plan, res: res, stop: stop, single: true}
 	va := s.vertex(rs.rp.vps[v], p, rs.plan.DefaultParallelism, rs.rp.maxPs[v])
@@ -70,5 +72,67 @@ func (rs *Resimulator) Vertex(ctx context.Context, vertexID checkpoint.OperatorI
 	res.Vertices = append(res.Vertices, va)
 	s.failures()
 	s.distribute()
+	return res, nil
+}
+
+// NumVertices is the number of vertices of the plan, the bound of Vertices' range (some may be
+// left out of every Result: a vertex of new operators whose parallelism the plan does not give).
+func (rs *Resimulator) NumVertices() int { return len(rs.rp.vps) }
+
+// Vertices simulates the plan's vertices [from, to) at their planned parallelism: the Result
+// holds them exactly as Simulate of the whole plan gives them, with the Failures that concern
+// them. Simulate's Result is the union of Vertices over consecutive ranges covering
+// [0, NumVertices()) and of Unrestored, in that order for Vertices (Failures in another order).
+// A caller that checks a large job range by range keeps one range's simulation in memory at a
+// time instead of the whole job's.
+func (rs *Resimulator) Vertices(ctx context.Context, from, to int) (res *Result, err error) {
+	if from < 0 || to > len(rs.rp.vps) || from > to {
+		return nil, &PlanError{Field: "vertices", Key: fmt.Sprintf("%d..%d", from, to),
+			Msg: fmt.Sprintf("not within the plan's %d vertices", len(rs.rp.vps))}
+	}
+	stop, release := cancel.Watch(ctx)
+	defer release()
+	defer cancel.Recover(&err)
+	stop.Check()
+	res = &Result{}
+	s := &simulation{layout: rs.layout, plan: rs.plan, res: res, stop: stop, single: true}
+	for v := from; v < to; v++ {
+		stop.Check()
+		va := s.vertex(rs.rp.vps[v], rs.rp.par[v], rs.plan.DefaultParallelism, rs.rp.maxPs[v])
+		if va == nil {
+			continue
+		}
+		s.inMapper = append(s.inMapper, rs.rp.inMappers[v])
+		s.outMapper = append(s.outMapper, rs.rp.outMappers[v])
+		res.Vertices = append(res.Vertices, va)
+	}
+	s.failures()
+	s.distribute()
+	return res, nil
+}
+
+// VertexSize is the number of operators of the plan's vertex v (0 ≤ v < NumVertices()) and the
+// number of old subtasks their checkpoint state has: what simulating it costs, for callers
+// that cut the job into ranges of about equal work.
+func (rs *Resimulator) VertexSize(v int) (operators, oldSubtasks int) {
+	vp := &rs.rp.vps[v]
+	for _, i := range vp.states {
+		if i >= 0 {
+			oldSubtasks += len(rs.layout.Operators[i].Subtasks)
+		}
+	}
+	return len(vp.ops), oldSubtasks
+}
+
+// Unrestored is the part of Simulate's Result that concerns no vertex: the checkpoint
+// operators the new job does not restore (NonRestored) and Flink's failures about them.
+func (rs *Resimulator) Unrestored(ctx context.Context) (res *Result, err error) {
+	stop, release := cancel.Watch(ctx)
+	defer release()
+	defer cancel.Recover(&err)
+	stop.Check()
+	res = &Result{NonRestored: nonRestored(stop, rs.layout, rs.rp)}
+	s := &simulation{layout: rs.layout, plan: rs.plan, res: res, stop: stop}
+	s.failures()
 	return res, nil
 }

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
+	"slices"
+	"strings"
 	"testing"
 
 	"github.com/flinkpreflight/preflight/internal/checkpoint"
@@ -251,6 +253,77 @@ func TestSplitPayloadFloorManyNames(t *testing.T) {
 		}
 		if most < f.MaxAt(p) || f.MaxAt(p) <= 0 {
 			t.Fatalf("p %d: largest payload %d, floor %d", p, most, f.MaxAt(p))
+		}
+	}
+}
+
+// resultDigest is vertexDigest of every vertex in order, then the failures and the non-restored
+// operators, each sorted (a range-by-range simulation lists failures range by range).
+func resultDigest(res *Result) string {
+	s := ""
+	for _, v := range res.Vertices {
+		s += vertexDigest(&Result{}, v)
+	}
+	var lines []string
+	for _, f := range res.Failures {
+		lines = append(lines, fmt.Sprintf("failure %+v", f))
+	}
+	for _, nr := range res.NonRestored {
+		lines = append(lines, fmt.Sprintf("non-restored %+v", nr))
+	}
+	slices.Sort(lines)
+	return s + strings.Join(lines, "\n")
+}
+
+// TestVerticesAndUnrestoredMatchSimulate: simulating a plan range by range (every range size
+// from one vertex to all) and adding Unrestored gives Simulate's Result.
+func TestVerticesAndUnrestoredMatchSimulate(t *testing.T) {
+	ctx := context.Background()
+	compared, withFailures, withNonRestored := 0, 0, 0
+	for seed := int64(0); seed < 300; seed++ {
+		l, plan := resimLayout(seed)
+		want, err := Simulate(l, plan)
+		if err != nil {
+			continue
+		}
+		rs, err := NewResimulator(ctx, l, plan)
+		if err != nil {
+			t.Fatalf("seed %d: %v", seed, err)
+		}
+		for size := 1; size <= rs.NumVertices(); size++ {
+			got, err := rs.Unrestored(ctx)
+			if err != nil {
+				t.Fatalf("seed %d: %v", seed, err)
+			}
+			for from := 0; from < rs.NumVertices(); from += size {
+				part, err := rs.Vertices(ctx, from, min(from+size, rs.NumVertices()))
+				if err != nil {
+					t.Fatalf("seed %d: %v", seed, err)
+				}
+				got.Vertices = append(got.Vertices, part.Vertices...)
+				got.Failures = append(got.Failures, part.Failures...)
+			}
+			if g, w := resultDigest(got), resultDigest(want); g != w {
+				t.Fatalf("seed %d, ranges of %d:\nby range\n%s\nwhole\n%s", seed, size, g, w)
+			}
+			compared++
+		}
+		if len(want.Failures) > 0 {
+			withFailures++
+		}
+		if len(want.NonRestored) > 0 {
+			withNonRestored++
+		}
+	}
+	t.Logf("%d range simulations compared; %d plans with failures, %d with non-restored operators", compared, withFailures, withNonRestored)
+	if compared < 500 || withFailures < 30 || withNonRestored < 30 {
+		t.Errorf("too few cases: %d compared, %d with failures, %d with non-restored operators", compared, withFailures, withNonRestored)
+	}
+	rs, _ := NewResimulator(ctx, layoutOf(op(1, 2, 128, sub(0, handle("a", split("s", 1))))), Plan{})
+	for _, r := range [][2]int{{-1, 1}, {0, 2}, {1, 0}} {
+		var pe *PlanError
+		if _, err := rs.Vertices(ctx, r[0], r[1]); !errors.As(err, &pe) {
+			t.Errorf("range %v: %v", r, err)
 		}
 	}
 }

@@ -54,17 +54,23 @@ func simulateWith(stop *cancel.Flag, layout *checkpoint.Layout, plan Plan) (*Res
 		s.outMapper = append(s.outMapper, rp.outMappers[v])
 		res.Vertices = append(res.Vertices, va)
 	}
+	res.NonRestored = nonRestored(stop, layout, rp)
+	s.failures()
+	s.distribute()
+	return res, nil
+}
+
+// nonRestored lists the checkpoint's operators that no vertex of the plan restores.
+func nonRestored(stop *cancel.Flag, layout *checkpoint.Layout, rp *resolvedPlan) []NonRestoredOperator {
+	var out []NonRestoredOperator
 	for i := range layout.Operators {
 		stop.Check()
 		op := &layout.Operators[i]
 		if !rp.consumed[i] {
-			res.NonRestored = append(res.NonRestored, NonRestoredOperator{ID: op.ID, Name: op.Name, UID: op.UID,
-				HasState: operatorHasState(op)})
+			out = append(out, NonRestoredOperator{ID: op.ID, Name: op.Name, UID: op.UID, HasState: operatorHasState(op)})
 		}
 	}
-	s.failures()
-	s.distribute()
-	return res, nil
+	return out
 }
 
 // resolvedPlan is a plan resolved against a layout: the new job's vertices and, by index into
@@ -159,8 +165,8 @@ type simulation struct {
 	declaredMaxP []int
 	// stop is raised when the caller's context ends; loops that grow with the input check it.
 	stop *cancel.Flag
-	// single: one vertex re-simulated by a Resimulator; the checks of operators outside it are
-	// skipped (they do not depend on its parallelism).
+	// single: some vertices simulated by a Resimulator; the checks of operators outside them are
+	// skipped (they do not depend on their parallelism) and left to Resimulator.Unrestored.
 	single bool
 }
 
