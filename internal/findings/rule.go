@@ -228,6 +228,14 @@ func newContext(layout *checkpoint.Layout, plan rescale.Plan, result *rescale.Re
 	return newStoppableContext(context.Background(), nil, layout, plan, result, cat, opts, memo)
 }
 
+func newCheckMemo(layout *checkpoint.Layout) *checkMemo {
+	n := 0
+	if layout != nil { // rules that read only the options need no checkpoint
+		n = len(layout.Operators)
+	}
+	return &checkMemo{identified: make([]*CatalogEntry, n), known: make([]bool, n), unionFloors: map[checkpoint.OperatorID]int64{}}
+}
+
 // newStoppableContext is newContext whose loops stop when ctx ends (stop watches ctx).
 func newStoppableContext(ctx context.Context, stop *cancel.Flag, layout *checkpoint.Layout, plan rescale.Plan, result *rescale.Result,
 	cat *Catalog, opts Options, memo *checkMemo) *Context {
@@ -238,11 +246,7 @@ func newStoppableContext(ctx context.Context, stop *cancel.Flag, layout *checkpo
 		newEntries: map[*rescale.OperatorAssignment]*CatalogEntry{}, stateHits: map[string][]stateRuleHit{}, memo: memo,
 		ctx: ctx, stop: stop}
 	if c.memo == nil {
-		n := 0
-		if layout != nil { // rules that read only the options need no checkpoint
-			n = len(layout.Operators)
-		}
-		c.memo = &checkMemo{identified: make([]*CatalogEntry, n), known: make([]bool, n), unionFloors: map[checkpoint.OperatorID]int64{}}
+		c.memo = newCheckMemo(layout)
 	}
 	for _, v := range result.Vertices {
 		for _, op := range v.Operators {

@@ -1,0 +1,133 @@
+package findings
+
+import (
+	"context"
+	"sort"
+
+	"github.com/flinkpreflight/preflight/internal/cancel"
+	"github.com/flinkpreflight/preflight/internal/checkpoint"
+	"github.com/flinkpreflight/preflight/internal/rescale"
+)
+
+// Session checks a restore range of vertices by range of vertices, so that a caller holds one
+// range's simulation at a time instead of the whole job's: for a checkpoint of a hundred
+// thousand operators the simulation is the larger part of a check's memory (about 1 KB an
+// operator with state, against some 500 bytes of Layout). Its findings, verdict and nearest
+// safe parallelisms are CheckContext's on the whole Result (TestSessionMatchesCheck): most
+// rules judge one vertex, an operator or a failure at a time and run on every range; the
+// rules that judge the job as a whole (jobWide) run once, in Finish, which also checks what
+// concerns no vertex (Resimulator.Unrestored).
+//
+// JobManagerMemoryRule weighs every vertex's payload together, so a Session cannot be used
+// when Options.JobManagerMemory is set (NewSession refuses it; see Partial).
+type Session struct {
+	layout *checkpoint.Layout
+	plan   rescale.Plan
+	cat    *Catalog
+	opts   Options
+	rules  []Rule
+	memo   *checkMemo
+	resim  *rescale.Resimulator
+	fs     []Finding
+	safe   []SafeParallelism
+}
+
+// jobWide marks the rules that judge the checkpoint or the options as a whole rather than what
+// a range of vertices holds; a Session runs them once. A rule that reports something for a
+// Result without vertices, failures or non-restored operators must be one
+// (TestJobWideRulesMarked).
+type jobWide interface{ jobWide() }
+
+func (FormatVersionRule) jobWide()       {}
+func (UnknownFlinkVersionRule) jobWide() {}
+func (JobManagerMemoryRule) jobWide()    {}
+
+// Partial reports whether the options allow a check range by range (NewSession): not when the
+// JobManager-memory rule, which sums the whole job, is on.
+func Partial(opts Options) bool {
+	if opts.JobManagerMemory <= 0 {
+		return true
+	}
+	for _, id := range opts.Disabled {
+		if RuleByID(id) == (JobManagerMemoryRule{}) {
+			return true
+		}
+	}
+	return false
+}
+
+// NewSession resolves plan against layout (a *rescale.PlanError when it cannot be applied) and
+// prepares a range-by-range check. cat nil means DefaultCatalog(). It panics when
+// !Partial(opts): callers check first.
+func NewSession(ctx context.Context, layout *checkpoint.Layout, plan rescale.Plan, cat *Catalog, opts Options) (*Session, error) {
+	if !Partial(opts) {
+		panic("findings: NewSession with the JobManager-memory rule on")
+	}
+	if opts.AllowNonRestoredState {
+		plan.AllowNonRestoredState = true
+	}
+	resim, err := rescale.NewResimulator(ctx, layout, plan)
+	if err != nil {
+		return nil, err
+	}
+	if cat == nil {
+		cat = sharedDefault()
+	}
+	return &Session{layout: layout, plan: plan, cat: cat, opts: opts, rules: enabledRules(opts), memo: newCheckMemo(layout), resim: resim}, nil
+}
+
+// Resimulator is the session's resolved plan: NumVertices and VertexSize cut the job into
+// ranges.
+func (s *Session) Resimulator() *rescale.Resimulator { return s.resim }
+
+// Vertices simulates the plan's vertices [from, to) and checks them: the rules that judge
+// vertices, operators and failures, then the nearest-safe search for the vertices they deny.
+// It returns the range's Result and findings (also kept for Finish); the Result is the
+// caller's to convert and drop.
+func (s *Session) Vertices(ctx context.Context, from, to int) (_ *rescale.Result, _ []Finding, err error) {
+	res, err := s.resim.Vertices(ctx, from, to)
+	if err != nil {
+		return nil, nil, err
+	}
+	stop, release := cancel.Watch(ctx)
+	defer release()
+	defer cancel.Recover(&err)
+	c := s.context(ctx, stop, res)
+	var fs []Finding
+	for _, r := range s.rules {
+		if _, once := r.(jobWide); !once {
+			c.stop.Check()
+			fs = append(fs, r.Check(c)...)
+		}
+	}
+	s.fs = append(s.fs, fs...)
+	s.safe = append(s.safe, safeParallelism(c, s.rules, fs)...)
+	return res, fs, nil
+}
+
+// Finish checks what concerns no vertex and runs the job-wide rules, and returns the report of
+// every range checked.
+func (s *Session) Finish(ctx context.Context) (rep Report, err error) {
+	res, err := s.resim.Unrestored(ctx)
+	if err != nil {
+		return Report{}, err
+	}
+	stop, release := cancel.Watch(ctx)
+	defer release()
+	defer cancel.Recover(&err)
+	c := s.context(ctx, stop, res)
+	fs := runRules(c, s.rules)
+	s.safe = append(s.safe, safeParallelism(c, s.rules, fs)...)
+	fs = append(fs, s.fs...)
+	sortFindings(fs)
+	sort.Slice(s.safe, func(i, j int) bool { return s.safe[i].VertexID < s.safe[j].VertexID })
+	return Report{Findings: fs, Verdict: verdictOf(fs, s.opts.failLevel()), Safe: s.safe}, nil
+}
+
+// context is a rules context over one range's Result, sharing the session's catalog
+// identifications and resolved plan.
+func (s *Session) context(ctx context.Context, stop *cancel.Flag, res *rescale.Result) *Context {
+	c := newStoppableContext(ctx, stop, s.layout, s.plan, res, s.cat, s.opts, s.memo)
+	c.searchIndex().resim = s.resim
+	return c
+}
