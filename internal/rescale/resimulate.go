@@ -3,6 +3,7 @@ package rescale
 import (
 	"context"
 	"fmt"
+	"iter"
 
 	"github.com/flinkpreflight/preflight/internal/cancel"
 	"github.com/flinkpreflight/preflight/internal/checkpoint"
@@ -135,4 +136,22 @@ func (rs *Resimulator) Unrestored(ctx context.Context) (res *Result, err error) 
 	s := &simulation{layout: rs.layout, plan: rs.plan, res: res, stop: stop}
 	s.failures()
 	return res, nil
+}
+
+// Operators yields the IDs of the operators Simulate's Result lists, in its order (vertex by
+// vertex, head first), without simulating: a report can name them (short IDs) before any
+// range is simulated.
+func (rs *Resimulator) Operators() iter.Seq[checkpoint.OperatorID] {
+	return func(yield func(checkpoint.OperatorID) bool) {
+		for v, vp := range rs.rp.vps {
+			if newParallelism(storedParallelism(rs.layout, vp), rs.rp.par[v], rs.plan.DefaultParallelism) == 0 {
+				continue
+			}
+			for _, id := range vp.ops {
+				if !yield(id) {
+					return
+				}
+			}
+		}
+	}
 }

@@ -290,6 +290,18 @@ func TestVerticesAndUnrestoredMatchSimulate(t *testing.T) {
 		if err != nil {
 			t.Fatalf("seed %d: %v", seed, err)
 		}
+		var listed, simulated []checkpoint.OperatorID
+		for id := range rs.Operators() {
+			listed = append(listed, id)
+		}
+		for _, v := range want.Vertices {
+			for _, a := range v.Operators {
+				simulated = append(simulated, a.ID)
+			}
+		}
+		if !slices.Equal(listed, simulated) {
+			t.Fatalf("seed %d: Operators lists %v, Simulate %v", seed, listed, simulated)
+		}
 		for size := 1; size <= rs.NumVertices(); size++ {
 			got, err := rs.Unrestored(ctx)
 			if err != nil {

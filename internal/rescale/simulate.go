@@ -187,23 +187,14 @@ func (s *simulation) vertex(vp vertexPlan, override, def int, mp MaxParallelism)
 			if l.CoordinatorState != nil {
 				a.CoordinatorBytes = l.CoordinatorState.Size
 			}
-			if va.OldParallelism == 0 && validParallelism(l.Parallelism) {
-				va.OldParallelism = l.Parallelism
-			}
 			va.FullyFinished = va.FullyFinished || l.FullyFinished
 			va.Repartitioned = va.Repartitioned || len(l.Subtasks) > 0 || l.FullyFinished
 		}
 		names = append(names, a.Name)
 		va.Operators = append(va.Operators, a)
 	}
-	switch {
-	case override > 0:
-		va.NewParallelism = override
-	case def > 0:
-		va.NewParallelism = def
-	default:
-		va.NewParallelism = va.OldParallelism
-	}
+	va.OldParallelism = storedParallelism(s.layout, vp)
+	va.NewParallelism = newParallelism(va.OldParallelism, override, def)
 	if va.NewParallelism == 0 {
 		return nil
 	}
@@ -223,6 +214,29 @@ func (s *simulation) vertex(vp vertexPlan, override, def int, mp MaxParallelism)
 	}
 	s.declaredMaxP = append(s.declaredMaxP, va.NewJobMaxParallelism)
 	return va
+}
+
+// storedParallelism is a vertex's old parallelism: that of its first operator with checkpoint
+// state and a parallelism Flink could have written, else 0.
+func storedParallelism(layout *checkpoint.Layout, vp vertexPlan) int {
+	for _, i := range vp.states {
+		if i >= 0 && validParallelism(layout.Operators[i].Parallelism) {
+			return layout.Operators[i].Parallelism
+		}
+	}
+	return 0
+}
+
+// newParallelism is a vertex's parallelism in the new job: the plan's for it, else the plan's
+// default, else the stored one; 0 leaves the vertex out of the Result.
+func newParallelism(stored, override, def int) int {
+	switch {
+	case override > 0:
+		return override
+	case def > 0:
+		return def
+	}
+	return stored
 }
 
 func slicesAllSet(names []string) bool {
