@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"iter"
 	"slices"
 	"sort"
 
@@ -31,30 +32,226 @@ const (
 // ChartRows is the most subtasks SubtasksForChart keeps per operator.
 const ChartRows = 16
 
+// rangeOperators and rangeSubtasks cut a job into the ranges of vertices a check simulates at
+// a time: a range ends after the vertex that brings it to this many operators or old
+// subtasks. A range's simulation is about 1 KB an operator with state (plus what its subtasks
+// hold), released before the next range is simulated.
+// (Variables so that tests can cut every vertex into a range of its own.)
+var (
+	rangeOperators = 2048
+	rangeSubtasks  = 1 << 16
+)
+
 // check runs the simulator and the rules and builds the API report, stopping when ctx ends.
-func (e *Engine) check(ctx context.Context, layout *checkpoint.Layout, source string, p *pb.RescalePlan, opts *pb.CheckOptions, detail SubtaskDetail) (_ *pb.RescaleReport, err error) {
+// each nil: the report lists every operator. each set: every operator's message goes to each,
+// in report order, and the report keeps only those its text needs (charted, or named by a
+// finding or a safe-parallelism entry); see CheckStream.
+//
+// The job is simulated, checked and converted range of vertices by range (findings.Session),
+// so that the memory of a check is the layout, the report and one range's simulation. With the
+// JobManager-memory rule on (it sums every vertex), the whole job is simulated at once.
+func (e *Engine) check(ctx context.Context, layout *checkpoint.Layout, source string, p *pb.RescalePlan, opts *pb.CheckOptions, detail SubtaskDetail,
+	each func(*pb.OperatorAssignment)) (_ *pb.RescaleReport, err error) {
 	stop, release := cancel.Watch(ctx)
 	defer release()
 	defer cancel.Recover(&err)
 	plan := toRescalePlan(p, opts)
-	result, err := rescale.SimulateContext(ctx, layout, plan)
-	if err != nil {
-		return nil, err
+	fopts := findingsOptions(opts)
+	b := &reportBuilder{stop: stop, detail: detail, include: opts.GetIncludeSubtasks(), each: each,
+		out: &pb.RescaleReport{Checkpoint: summary(layout, source)}}
+	var rep findings.Report
+	if findings.Partial(fopts) {
+		s, err := findings.NewSession(ctx, layout, plan, e.catalog, fopts)
+		if err != nil {
+			return nil, err
+		}
+		rs := s.Resimulator()
+		b.setShortIDs(rs.Operators())
+		for from, n := 0, rs.NumVertices(); from < n; {
+			to, ops, subtasks := from, 0, 0
+			for to < n && ops < rangeOperators && subtasks < rangeSubtasks {
+				o, st := rs.VertexSize(to)
+				ops, subtasks, to = ops+o, subtasks+st, to+1
+			}
+			res, fs, err := s.Vertices(ctx, from, to)
+			if err != nil {
+				return nil, err
+			}
+			b.add(res, fs)
+			from = to
+		}
+		if rep, err = s.Finish(ctx); err != nil {
+			return nil, err
+		}
+	} else {
+		result, err := rescale.SimulateContext(ctx, layout, plan)
+		if err != nil {
+			return nil, err
+		}
+		if rep, err = findings.CheckContext(ctx, layout, plan, result, e.catalog, fopts); err != nil {
+			return nil, err
+		}
+		b.setShortIDs(resultOperators(result))
+		b.add(result, rep.Findings)
 	}
-	rep, err := findings.CheckContext(ctx, layout, plan, result, e.catalog, findingsOptions(opts))
-	if err != nil {
-		return nil, err
+	b.finish(rep)
+	return b.out, nil
+}
+
+// resultOperators yields the IDs of a Result's operators in report order.
+func resultOperators(r *rescale.Result) iter.Seq[checkpoint.OperatorID] {
+	return func(yield func(checkpoint.OperatorID) bool) {
+		for _, v := range r.Vertices {
+			for _, op := range v.Operators {
+				if !yield(op.ID) {
+					return
+				}
+			}
+		}
 	}
-	out := &pb.RescaleReport{
-		Verdict:    pb.Verdict(rep.Verdict),
-		Checkpoint: summary(layout, source),
+}
+
+// reportBuilder converts simulated ranges into the report's operator messages as they come, so
+// that a range's simulation can be released once converted.
+type reportBuilder struct {
+	stop    *cancel.Flag
+	detail  SubtaskDetail
+	include bool // CheckOptions.include_subtasks
+	each    func(*pb.OperatorAssignment)
+	out     *pb.RescaleReport
+
+	// ids and shortLen are every reported operator's ID and the length of its short ID, in
+	// report order; next is the index of the next operator added.
+	ids      []checkpoint.OperatorID
+	shortLen []uint8
+	next     int
+
+	// charted: some operator named by a finding at WARNING or above got chart rows; otherwise
+	// finish charts best, the operator with the most state (the rescaled one first).
+	charted      bool
+	best         *rescale.OperatorAssignment
+	bestMsg      *pb.OperatorAssignment
+	bestKept     bool
+	bestBytes    int64
+	bestRescaled bool
+}
+
+// setShortIDs computes the short ID of every operator the report will list, before any is
+// added: a short ID must be unique among all of them. Kept as a length (one byte an operator);
+// the message's short_id is a prefix of its operator_id string.
+func (b *reportBuilder) setShortIDs(ops iter.Seq[checkpoint.OperatorID]) {
+	for id := range ops {
+		b.stop.Check()
+		b.ids = append(b.ids, id)
 	}
-	// The report's messages of one kind come from one allocation each (findings, operators,
-	// states) rather than one per message: a cached file checked again allocates mostly in
-	// the simulation, not in building its answer.
+	b.shortLen = make([]uint8, len(b.ids))
+	shortIDs(len(b.ids), func(i int) string { return b.ids[i].String() }, func(i int, s string) { b.shortLen[i] = uint8(len(s)) })
+}
+
+// add converts a range's operators (res in report order, fs the range's findings) and drops
+// the range's vertices from res as it goes.
+func (b *reportBuilder) add(res *rescale.Result, fs []findings.Finding) {
+	named := map[string]bool{}      // operators charted: named at WARNING or above
+	referenced := map[string]bool{} // operators (and vertex heads) a finding names
+	for _, f := range fs {
+		b.stop.Check()
+		if f.OperatorID != "" && f.Severity >= findings.Warning {
+			named[f.OperatorID] = true
+		}
+		if b.each != nil {
+			referenced[f.OperatorID], referenced[f.VertexID] = true, true
+		}
+	}
+	n, nStates := 0, 0
+	for _, v := range res.Vertices {
+		n += len(v.Operators)
+		for _, op := range v.Operators {
+			nStates += len(op.States)
+		}
+	}
+	// The messages of one kind come from one allocation each per range rather than one per
+	// message: a cached file checked again allocates mostly in the simulation.
+	opMsgs := make([]pb.OperatorAssignment, n)
+	stateMsgs := make([]pb.StateAssignment, nStates)
+	statePtrs := make([]*pb.StateAssignment, nStates)
+	for vi, v := range res.Vertices {
+		// Nothing reads the vertex after its operators are converted: drop it from the result so
+		// that its simulation can be released while the report grows.
+		res.Vertices[vi] = nil
+		vid := v.ID.String()
+		for _, op := range v.Operators {
+			b.stop.Check()
+			a := &opMsgs[0]
+			opMsgs = opMsgs[1:]
+			k := len(op.States)
+			operatorAssignment(b.stop, v, vid, op, a, stateMsgs[:k:k], statePtrs[:0:k])
+			stateMsgs, statePtrs = stateMsgs[k:], statePtrs[k:]
+			if b.next < len(b.ids) && b.ids[b.next] == op.ID {
+				a.ShortId = prefix(a.OperatorId, int(b.shortLen[b.next]))
+			}
+			b.next++
+			keep := b.each == nil || referenced[a.OperatorId]
+			switch {
+			case !hasSubtasks(op):
+			case b.detail == SubtasksAsAsked && b.include:
+				a.Subtasks = make([]*pb.SubtaskAssignment, 0, op.NewParallelism)
+				for i := 0; i < op.NewParallelism; i++ {
+					b.stop.Check()
+					sa := subtaskAssignment(op, i)
+					sa.States = subtaskStates(op, i)
+					a.Subtasks = append(a.Subtasks, sa)
+				}
+				a.OldSubtasks = oldSubtasks(b.stop, op)
+			case b.detail == SubtasksForChart && named[a.OperatorId]:
+				b.chart(op, a)
+				b.charted, keep = true, true
+			case b.detail == SubtasksForChart && !b.charted:
+				// A candidate for the chart of a report without named operators, as
+				// report.WriteText picks it: the rescaled operator with the most state, else
+				// the operator with the most state.
+				bytes := op.Summary.TotalStateBytes + op.Summary.KeyedTotalOwnedBytes
+				rescaled := op.OldParallelism != op.NewParallelism
+				if bytes > 0 && (b.best == nil || rescaled && !b.bestRescaled || rescaled == b.bestRescaled && bytes > b.bestBytes) {
+					b.best, b.bestMsg, b.bestKept, b.bestBytes, b.bestRescaled = op, a, keep, bytes, rescaled
+				}
+			}
+			if keep {
+				b.out.Operators = append(b.out.Operators, a)
+			}
+			if b.each != nil {
+				b.each(a)
+			}
+		}
+	}
+}
+
+// chart adds the rows report.WriteText's chart shows for op to its message a.
+func (b *reportBuilder) chart(op *rescale.OperatorAssignment, a *pb.OperatorAssignment) {
+	for _, i := range chartRows(b.stop, op) {
+		a.Subtasks = append(a.Subtasks, subtaskAssignment(op, i))
+	}
+	// The chart shows the old subtasks a scale-down removes.
+	if op.OldParallelism > op.NewParallelism {
+		a.OldSubtasks = oldSubtasks(b.stop, op)
+	}
+}
+
+// finish adds the verdict, the findings and the safe parallelisms, and the chart of the
+// operator with the most state when no finding named one.
+func (b *reportBuilder) finish(rep findings.Report) {
+	out := b.out
+	if b.detail == SubtasksForChart && !b.charted && b.best != nil {
+		b.chart(b.best, b.bestMsg)
+		if !b.bestKept {
+			out.Operators = append(out.Operators, b.bestMsg)
+		}
+	}
+	b.best, b.bestMsg = nil, nil
+	out.Verdict = pb.Verdict(rep.Verdict)
 	findingMsgs := make([]pb.Finding, len(rep.Findings))
 	out.Findings = make([]*pb.Finding, 0, len(rep.Findings))
 	for i, f := range rep.Findings {
+		b.stop.Check()
 		fm := &findingMsgs[i]
 		*fm = pb.Finding{
 			RuleId:           f.RuleID,
@@ -78,101 +275,11 @@ func (e *Engine) check(ctx context.Context, layout *checkpoint.Layout, source st
 			VertexId: s.VertexID, VertexName: s.VertexName, Requested: s.Requested, Below: s.Below, Above: s.Above,
 		})
 	}
-	var charted map[*rescale.OperatorAssignment]bool
-	if detail == SubtasksForChart {
-		charted = chartedOperators(stop, result, rep.Findings)
-	}
-	n, nStates := 0, 0
-	for _, v := range result.Vertices {
-		n += len(v.Operators)
-		for _, op := range v.Operators {
-			nStates += len(op.States)
-		}
-	}
-	out.Operators = make([]*pb.OperatorAssignment, 0, n)
-	opMsgs := make([]pb.OperatorAssignment, n)
-	stateMsgs := make([]pb.StateAssignment, nStates)
-	statePtrs := make([]*pb.StateAssignment, nStates)
-	for vi, v := range result.Vertices {
-		// Nothing reads the vertex after its operators are converted: drop it from the result so
-		// that the simulation's memory is released while the report grows (peak: layout +
-		// simulation, not layout + simulation + report).
-		result.Vertices[vi] = nil
-		vid := v.ID.String()
-		for _, op := range v.Operators {
-			stop.Check()
-			a := &opMsgs[len(out.Operators)]
-			k := len(op.States)
-			operatorAssignment(stop, v, vid, op, a, stateMsgs[:k:k], statePtrs[:0:k])
-			stateMsgs, statePtrs = stateMsgs[k:], statePtrs[k:]
-			switch {
-			case !hasSubtasks(op):
-			case detail == SubtasksAsAsked && opts.GetIncludeSubtasks():
-				a.Subtasks = make([]*pb.SubtaskAssignment, 0, op.NewParallelism)
-				for i := 0; i < op.NewParallelism; i++ {
-					stop.Check()
-					sa := subtaskAssignment(op, i)
-					sa.States = subtaskStates(op, i)
-					a.Subtasks = append(a.Subtasks, sa)
-				}
-				a.OldSubtasks = oldSubtasks(stop, op)
-			case charted[op]:
-				for _, i := range chartRows(stop, op) {
-					a.Subtasks = append(a.Subtasks, subtaskAssignment(op, i))
-				}
-				// The chart shows the old subtasks a scale-down removes.
-				if op.OldParallelism > op.NewParallelism {
-					a.OldSubtasks = oldSubtasks(stop, op)
-				}
-			}
-			out.Operators = append(out.Operators, a)
-		}
-	}
-	stop.Check()
-	setShortIDs(out.Operators)
-	return out, nil
 }
 
 // hasSubtasks reports whether the report can list the operator's new subtasks.
 func hasSubtasks(op *rescale.OperatorAssignment) bool {
 	return op.Layout != nil && !op.FullyFinished && op.NewParallelism > 0
-}
-
-// chartedOperators picks the operators report.WriteText charts (see SubtasksForChart).
-func chartedOperators(stop *cancel.Flag, result *rescale.Result, fs []findings.Finding) map[*rescale.OperatorAssignment]bool {
-	named := map[string]bool{}
-	for _, f := range fs {
-		stop.Check()
-		if f.OperatorID != "" && f.Severity >= findings.Warning {
-			named[f.OperatorID] = true
-		}
-	}
-	out := map[*rescale.OperatorAssignment]bool{}
-	// Without findings, as report.WriteText: the rescaled operator with the most state, else
-	// the operator with the most state.
-	var best *rescale.OperatorAssignment
-	var bestBytes int64
-	bestRescaled := false
-	for _, v := range result.Vertices {
-		for _, op := range v.Operators {
-			stop.Check()
-			if !hasSubtasks(op) {
-				continue
-			}
-			if len(named) > 0 && named[op.ID.String()] {
-				out[op] = true
-			}
-			b := op.Summary.TotalStateBytes + op.Summary.KeyedTotalOwnedBytes
-			rescaled := op.OldParallelism != op.NewParallelism
-			if b > 0 && (best == nil || rescaled && !bestRescaled || rescaled == bestRescaled && b > bestBytes) {
-				best, bestBytes, bestRescaled = op, b, rescaled
-			}
-		}
-	}
-	if len(out) == 0 && best != nil {
-		out[best] = true
-	}
-	return out
 }
 
 // chartRows returns, in ascending order, the subtasks a chart shows: all up to ChartRows, else

@@ -85,7 +85,7 @@ func (e *Engine) CheckForChart(ctx context.Context, in Input, plan *pb.RescalePl
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	return e.check(ctx, layout, in.Source, plan, opts, SubtasksForChart)
+	return e.check(ctx, layout, in.Source, plan, opts, SubtasksForChart, nil)
 }
 
 // CheckLayout checks the plan against an already decoded layout (the server caches layouts). The
@@ -98,7 +98,7 @@ func (e *Engine) CheckLayout(ctx context.Context, layout *checkpoint.Layout, sou
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	return e.check(ctx, layout, source, plan, opts, SubtasksAsAsked)
+	return e.check(ctx, layout, source, plan, opts, SubtasksAsAsked, nil)
 }
 
 // Inspect decodes the stream and describes it, stopping when ctx ends.

@@ -4,16 +4,10 @@ import (
 	"slices"
 	"strconv"
 
-	pb "github.com/flinkpreflight/preflight/proto/preflight/v1"
 )
 
 // minShortID is the fewest hex digits of a short operator ID (git's default abbreviation).
 const minShortID = 8
-
-// setShortIDs sets the short_id of a report's operators.
-func setShortIDs(ops []*pb.OperatorAssignment) {
-	shortIDs(len(ops), func(i int) string { return ops[i].OperatorId }, func(i int, s string) { ops[i].ShortId = s })
-}
 
 // shortIDs calls set with, for each of n operator IDs, the shortest prefix of at least minShortID
 // characters that no other ID in the list shares (the whole ID when another is equal to it or
