@@ -3,7 +3,7 @@ package engine
 import (
 	"context"
 	"os"
-		"testing"
+	"testing"
 
 	"google.golang.org/protobuf/proto"
 

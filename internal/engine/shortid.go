@@ -3,7 +3,6 @@ package engine
 import (
 	"slices"
 	"strconv"
-
 )
 
 // minShortID is the fewest hex digits of a short operator ID (git's default abbreviation).
