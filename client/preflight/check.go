@@ -69,16 +69,25 @@ CHECKPOINT is given, its newest restorable checkpoint or savepoint, which is nam
 			// the chart's rows are computed (checkpointReport), a server is asked for every subtask.
 			opts.IncludeSubtasks = f.subtasks
 			var rep *pb.RescaleReport
+			var table *report.OperatorTable
 			if f.job.restURL != "" || f.job.latest {
 				opts.IncludeSubtasks = format == report.Text || f.subtasks
 				rep, err = discoveredReport(cmd, args, plan, opts, f.remote, &f.job)
 			} else {
-				rep, err = checkpointReport(cmd, args[0], plan, opts, f.remote, format == report.Text)
+				if format == report.Text {
+					table = &report.OperatorTable{}
+				}
+				rep, err = checkpointReport(cmd, args[0], plan, opts, f.remote, format == report.Text, table)
 			}
 			if err != nil {
 				return err
 			}
-			if err := report.WriteCheck(cmd.OutOrStdout(), format, rep); err != nil {
+			if table != nil && table.Len() > 0 {
+				err = report.WriteTextTable(cmd.OutOrStdout(), rep, table)
+			} else {
+				err = report.WriteCheck(cmd.OutOrStdout(), format, rep)
+			}
+			if err != nil {
 				return err
 			}
 			*code = verdictExitCode(rep.GetVerdict())

@@ -157,7 +157,7 @@ func discoveredReport(cmd *cobra.Command, args []string, plan *pb.RescalePlan, o
 					return nil, err
 				}
 				fmt.Fprintf(cmd.ErrOrStderr(), "preflight: chose %s: %s\n", snap.URI, note)
-				return checkpointReport(cmd, snap.URI, plan, opts, remote, opts.GetIncludeSubtasks())
+				return checkpointReport(cmd, snap.URI, plan, opts, remote, opts.GetIncludeSubtasks(), nil)
 			}
 			if !isURI(target) {
 				return nil, usagef("with --server and --flink-rest, CHECKPOINT must be a URI the server can read (or omit it)")

@@ -16,6 +16,7 @@ import (
 
 	"github.com/flinkpreflight/preflight/client"
 	"github.com/flinkpreflight/preflight/internal/engine"
+	"github.com/flinkpreflight/preflight/internal/report"
 	"github.com/flinkpreflight/preflight/internal/source"
 	"github.com/flinkpreflight/preflight/internal/units"
 	pb "github.com/flinkpreflight/preflight/proto/preflight/v1"
@@ -25,11 +26,20 @@ import (
 // rows of the text report's chart: in-process only those rows are computed
 // (engine.SubtasksForChart; the text report shows no other rows, so opts.include_subtasks
 // does not change it); the server is asked for every subtask (include_subtasks).
-func checkpointReport(cmd *cobra.Command, target string, plan *pb.RescalePlan, opts *pb.CheckOptions, remote remoteFlags, chart bool) (*pb.RescaleReport, error) {
+//
+// table, when not nil, receives the operators table of an in-process chart check, row by row
+// (engine.CheckStream): the report then keeps only the operators the text shows besides the
+// table, so that a million operators cost their rows' text, not their messages; write it with
+// report.WriteTextTable when table.Len() > 0.
+func checkpointReport(cmd *cobra.Command, target string, plan *pb.RescalePlan, opts *pb.CheckOptions, remote remoteFlags, chart bool,
+	table *report.OperatorTable) (*pb.RescaleReport, error) {
 	ctx := cmd.Context()
 	if remote.server == "" {
 		return runEmbedded(cmd, target, remote.catalogs, func(eng *engine.Engine, in engine.Input) (*pb.RescaleReport, error) {
-			if chart {
+			switch {
+			case chart && table != nil:
+				return eng.CheckStream(ctx, in, plan, opts, table.Add)
+			case chart:
 				return eng.CheckForChart(ctx, in, plan, opts)
 			}
 			return eng.Check(ctx, in, plan, opts)

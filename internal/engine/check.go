@@ -11,6 +11,7 @@ import (
 	"github.com/flinkpreflight/preflight/internal/findings"
 	"github.com/flinkpreflight/preflight/internal/rescale"
 	pb "github.com/flinkpreflight/preflight/proto/preflight/v1"
+	"google.golang.org/protobuf/proto"
 )
 
 // SubtaskDetail says which per-subtask rows a report carries.
@@ -190,7 +191,7 @@ func (b *reportBuilder) add(res *rescale.Result, fs []findings.Finding) {
 				a.ShortId = prefix(a.OperatorId, int(b.shortLen[b.next]))
 			}
 			b.next++
-			keep := b.each == nil || referenced[a.OperatorId]
+			kept := b.each == nil || referenced[a.OperatorId]
 			switch {
 			case !hasSubtasks(op):
 			case b.detail == SubtasksAsAsked && b.include:
@@ -204,22 +205,27 @@ func (b *reportBuilder) add(res *rescale.Result, fs []findings.Finding) {
 				a.OldSubtasks = oldSubtasks(b.stop, op)
 			case b.detail == SubtasksForChart && named[a.OperatorId]:
 				b.chart(op, a)
-				b.charted, keep = true, true
-			case b.detail == SubtasksForChart && !b.charted:
+				b.charted, kept = true, true
+			}
+			if b.each != nil {
+				b.each(a)
+				if kept {
+					// The message is one of the range's slab: a copy keeps the slab collectable.
+					a = proto.Clone(a).(*pb.OperatorAssignment)
+				}
+			}
+			if kept {
+				b.out.Operators = append(b.out.Operators, a)
+			}
+			if b.detail == SubtasksForChart && !b.charted && hasSubtasks(op) {
 				// A candidate for the chart of a report without named operators, as
 				// report.WriteText picks it: the rescaled operator with the most state, else
 				// the operator with the most state.
 				bytes := op.Summary.TotalStateBytes + op.Summary.KeyedTotalOwnedBytes
 				rescaled := op.OldParallelism != op.NewParallelism
 				if bytes > 0 && (b.best == nil || rescaled && !b.bestRescaled || rescaled == b.bestRescaled && bytes > b.bestBytes) {
-					b.best, b.bestMsg, b.bestKept, b.bestBytes, b.bestRescaled = op, a, keep, bytes, rescaled
+					b.best, b.bestMsg, b.bestKept, b.bestBytes, b.bestRescaled = op, a, kept, bytes, rescaled
 				}
-			}
-			if keep {
-				b.out.Operators = append(b.out.Operators, a)
-			}
-			if b.each != nil {
-				b.each(a)
 			}
 		}
 	}

@@ -88,6 +88,26 @@ func (e *Engine) CheckForChart(ctx context.Context, in Input, plan *pb.RescalePl
 	return e.check(ctx, layout, in.Source, plan, opts, SubtasksForChart, nil)
 }
 
+// CheckStream is CheckForChart for a report too large to hold every operator's message (a
+// checkpoint of a million operators): every operator's message goes to each, in report
+// order, and is not kept; the returned report's Operators holds only those report.WriteText
+// needs besides its operators table: the charted operators and those a finding or a
+// safe-parallelism entry names. each must not keep the message it is given (report.OperatorTable
+// keeps its row's text).
+func (e *Engine) CheckStream(ctx context.Context, in Input, plan *pb.RescalePlan, opts *pb.CheckOptions, each func(*pb.OperatorAssignment)) (*pb.RescaleReport, error) {
+	if err := ValidateRequest(plan, opts); err != nil {
+		return nil, err
+	}
+	layout, err := e.ReadLayout(ctx, in)
+	if err != nil {
+		return nil, err
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	return e.check(ctx, layout, in.Source, plan, opts, SubtasksForChart, each)
+}
+
 // CheckLayout checks the plan against an already decoded layout (the server caches layouts). The
 // plan and options are validated first (*PlanError, *OptionsError); the simulation, the rules,
 // the safe-parallelism search and the report stop when ctx ends and return ctx's error.

@@ -1,14 +1,18 @@
 package engine
 
 import (
+	"bytes"
 	"context"
 	"os"
+	"strings"
 	"testing"
 
 	"google.golang.org/protobuf/proto"
 
 	"github.com/flinkpreflight/preflight/internal/checkpoint"
 	corpustest "github.com/flinkpreflight/preflight/internal/corpus"
+	"github.com/flinkpreflight/preflight/internal/report"
+	"github.com/flinkpreflight/preflight/internal/scenarios"
 	pb "github.com/flinkpreflight/preflight/proto/preflight/v1"
 )
 
@@ -89,4 +93,63 @@ func rangesMatchWholeJob(t *testing.T, layouts map[string]*checkpoint.Layout) {
 		}
 	}
 	t.Logf("%d reports compared", compared)
+}
+
+// TestStreamTextMatches: the text of a streamed check (CheckStream's path with
+// report.OperatorTable) is byte for byte that of the check that keeps every operator, with
+// ranges of one vertex and of the whole job.
+func TestStreamTextMatches(t *testing.T) {
+	layouts := testdataLayouts(t)
+	var b bytes.Buffer
+	if err := scenarios.WriteSynthetic(&b, scenarios.SyntheticOperators(5000)); err != nil {
+		t.Fatal(err)
+	}
+	l, err := checkpoint.ReadLayoutBytes(b.Bytes())
+	if err != nil {
+		t.Fatal(err)
+	}
+	layouts["synthetic 5000 operators"] = l
+	streamTextMatches(t, layouts)
+}
+
+// TestStreamTextMatchesOnCorpus is TestStreamTextMatches on the corpus (skipped without it).
+func TestStreamTextMatchesOnCorpus(t *testing.T) { streamTextMatches(t, corpusLayouts(t)) }
+
+func streamTextMatches(t *testing.T, layouts map[string]*checkpoint.Layout) {
+	defer func(n int) { rangeOperators = n }(rangeOperators)
+	e := New()
+	ctx := context.Background()
+	compared := 0
+	for name, l := range layouts {
+		for _, plan := range []*pb.RescalePlan{{}, {DefaultParallelism: 1}, {DefaultParallelism: 3}} {
+			for _, ranges := range []int{1, 1 << 30} {
+				rangeOperators = ranges
+				opts := &pb.CheckOptions{RpcFrameSizeBytes: 64 << 10}
+				whole, err := e.check(ctx, l, name, plan, opts, SubtasksForChart, nil)
+				if err != nil {
+					t.Fatalf("%s: %v", name, err)
+				}
+				var want, got bytes.Buffer
+				if err := report.WriteText(&want, whole); err != nil {
+					t.Fatal(err)
+				}
+				var table report.OperatorTable
+				streamed, err := e.check(ctx, l, name, plan, opts, SubtasksForChart, table.Add)
+				if err != nil {
+					t.Fatalf("%s: %v", name, err)
+				}
+				if strings.HasPrefix(name, "synthetic") && plan.GetDefaultParallelism() == 0 && len(streamed.Operators) != 1 {
+					t.Errorf("%s: the streamed report keeps %d of %d operators, want the charted one", name, len(streamed.Operators), len(whole.Operators))
+				}
+				if err := report.WriteTextTable(&got, streamed, &table); err != nil {
+					t.Fatal(err)
+				}
+				if got.String() != want.String() {
+					t.Fatalf("%s, plan %v, ranges of %d: streamed text differs\n--- streamed\n%s\n--- whole\n%s", name, plan, ranges, got.String(), want.String())
+				}
+				compared++
+			}
+		}
+	}
+	t.Logf("%d texts compared", compared)
 }

@@ -23,6 +23,20 @@ const maxChartRows = 16
 // engine.SubtasksForChart picked). Output is streamed through a buffer, not built whole: a
 // report of a million operators is written in constant extra memory.
 func WriteText(w io.Writer, r *pb.RescaleReport) error {
+	return writeText(w, r, nil)
+}
+
+// WriteTextTable is WriteText for a report that keeps only some operators (engine.CheckStream):
+// the operators table comes from t, which holds every operator's row; r.Operators serves the
+// charts and the labels of what findings name.
+func WriteTextTable(w io.Writer, r *pb.RescaleReport, t *OperatorTable) error {
+	return writeText(w, r, t)
+}
+
+func writeText(w io.Writer, r *pb.RescaleReport, t *OperatorTable) error {
+	if t == nil {
+		t = &OperatorTable{ops: r.GetOperators()}
+	}
 	b := bufio.NewWriterSize(w, 64<<10)
 	c := r.GetCheckpoint()
 	fmt.Fprintf(b, "Flink Preflight: %s\n", c.GetSource())
@@ -31,9 +45,9 @@ func WriteText(w io.Writer, r *pb.RescaleReport) error {
 	}
 	fmt.Fprintf(b, "\nVERDICT: %s\n", VerdictName(r.GetVerdict()))
 
-	if len(r.GetOperators()) > 0 {
+	if t.Len() > 0 {
 		b.WriteString("\nOPERATORS\n")
-		writeOperatorTable(b, r.GetOperators())
+		t.write(b)
 		b.WriteString("\n")
 		writeIndented(b, wrap(legend(operatorsLegend, false), 100), "  ")
 	}
@@ -163,19 +177,46 @@ func keyedCell(op *pb.OperatorAssignment) string {
 	return "-"
 }
 
-// writeOperatorTable writes the operators as aligned columns (two spaces apart, widths in
-// runes, as text/tabwriter aligns them) in two passes over the rows, so that no more than one
-// row's cells are held at a time: tabwriter would buffer the whole table.
-func writeOperatorTable(b *bufio.Writer, ops []*pb.OperatorAssignment) {
-	head := [7]string{"OPERATOR", "ID", "PARALLELISM", "MAX", "OPERATOR STATE", "KEYED", "PAYLOAD/SUBTASK"}
-	var width [6]int
+// operatorHead is the operators table's header row.
+var operatorHead = [7]string{"OPERATOR", "ID", "PARALLELISM", "MAX", "OPERATOR STATE", "KEYED", "PAYLOAD/SUBTASK"}
+
+// OperatorTable is the text report's operators table. Built with Add, it keeps each row as its
+// text (the row's characters + 28 bytes), not the operator's message (several hundred bytes),
+// for a report of very many operators; WriteText builds one over the report's operators.
+type OperatorTable struct {
+	ops   []*pb.OperatorAssignment // rows taken from messages (WriteText)
+	text  []byte                   // cells of the rows added, back to back
+	ends  []uint32                 // end of every cell in text, 7 a row
+	width [6]int                   // widest cell per column but the last, in runes, of the rows added
+}
+
+// Add appends op's row.
+func (t *OperatorTable) Add(op *pb.OperatorAssignment) {
+	row := operatorRow(op)
+	for k, cell := range row {
+		t.text = append(t.text, cell...)
+		t.ends = append(t.ends, uint32(len(t.text)))
+		if k < len(t.width) {
+			t.width[k] = max(t.width[k], utf8.RuneCountInString(cell))
+		}
+	}
+}
+
+// Len is the number of rows.
+func (t *OperatorTable) Len() int { return len(t.ops) + len(t.ends)/7 }
+
+// write writes the table as aligned columns (two spaces apart, widths in runes, as
+// text/tabwriter aligns them) without holding more than one row's cells: tabwriter would buffer
+// the whole table.
+func (t *OperatorTable) write(b *bufio.Writer) {
+	width := t.width
 	measure := func(row [7]string) {
 		for k := range width {
 			width[k] = max(width[k], utf8.RuneCountInString(row[k]))
 		}
 	}
-	measure(head)
-	for _, op := range ops {
+	measure(operatorHead)
+	for _, op := range t.ops {
 		measure(operatorRow(op))
 	}
 	line := func(row [7]string) {
@@ -187,9 +228,18 @@ func writeOperatorTable(b *bufio.Writer, ops []*pb.OperatorAssignment) {
 		b.WriteString(row[6])
 		b.WriteByte('\n')
 	}
-	line(head)
-	for _, op := range ops {
+	line(operatorHead)
+	for _, op := range t.ops {
 		line(operatorRow(op))
+	}
+	var start uint32
+	for i := 0; i+7 <= len(t.ends); i += 7 {
+		var row [7]string
+		for k := range row {
+			row[k] = string(t.text[start:t.ends[i+k]])
+			start = t.ends[i+k]
+		}
+		line(row)
 	}
 }
 
