@@ -52,10 +52,10 @@ func (rs *Resimulator) Vertex(ctx context.Context, vertexID checkpoint.OperatorI
 	defer cancel.Recover(&err)
 	stop.Check()
 	if rs.byID == nil {
-		rs.byID = make(map[checkpoint.OperatorID]int, len(rs.rp.vps))
-		for v, vp := range rs.rp.vps {
+		rs.byID = make(map[checkpoint.OperatorID]int, rs.rp.numVertices())
+		for v := range rs.rp.numVertices() {
 			stop.Check()
-			rs.byID[vp.ops[0]] = v
+			rs.byID[rs.rp.head(v)] = v
 		}
 	}
 	v, ok := rs.byID[vertexID]
@@ -64,7 +64,7 @@ func (rs *Resimulator) Vertex(ctx context.Context, vertexID checkpoint.OperatorI
 	}
 	res = &Result{}
 	s := &simulation{layout: rs.layout, plan: rs.plan, res: res, stop: stop, single: true}
-	va := s.vertex(rs.rp.vps[v], p, rs.plan.DefaultParallelism, rs.rp.maxPs[v])
+	va := s.vertex(rs.rp.vertex(v), p, rs.plan.DefaultParallelism, rs.rp.maxPs[v])
 	if va == nil {
 		return res, nil
 	}
@@ -78,7 +78,7 @@ func (rs *Resimulator) Vertex(ctx context.Context, vertexID checkpoint.OperatorI
 
 // NumVertices is the number of vertices of the plan, the bound of Vertices' range (some may be
 // left out of every Result: a vertex of new operators whose parallelism the plan does not give).
-func (rs *Resimulator) NumVertices() int { return len(rs.rp.vps) }
+func (rs *Resimulator) NumVertices() int { return rs.rp.numVertices() }
 
 // Vertices simulates the plan's vertices [from, to) at their planned parallelism: the Result
 // holds them exactly as Simulate of the whole plan gives them, with the Failures that concern
@@ -87,9 +87,9 @@ func (rs *Resimulator) NumVertices() int { return len(rs.rp.vps) }
 // A caller that checks a large job range by range keeps one range's simulation in memory at a
 // time instead of the whole job's.
 func (rs *Resimulator) Vertices(ctx context.Context, from, to int) (res *Result, err error) {
-	if from < 0 || to > len(rs.rp.vps) || from > to {
+	if from < 0 || to > rs.rp.numVertices() || from > to {
 		return nil, &PlanError{Field: "vertices", Key: fmt.Sprintf("%d..%d", from, to),
-			Msg: fmt.Sprintf("not within the plan's %d vertices", len(rs.rp.vps))}
+			Msg: fmt.Sprintf("not within the plan's %d vertices", rs.rp.numVertices())}
 	}
 	stop, release := cancel.Watch(ctx)
 	defer release()
@@ -99,7 +99,7 @@ func (rs *Resimulator) Vertices(ctx context.Context, from, to int) (res *Result,
 	s := &simulation{layout: rs.layout, plan: rs.plan, res: res, stop: stop, single: true}
 	for v := from; v < to; v++ {
 		stop.Check()
-		va := s.vertex(rs.rp.vps[v], rs.rp.par[v], rs.plan.DefaultParallelism, rs.rp.maxPs[v])
+		va := s.vertex(rs.rp.vertex(v), rs.rp.par[v], rs.plan.DefaultParallelism, rs.rp.maxPs[v])
 		if va == nil {
 			continue
 		}
@@ -116,13 +116,13 @@ func (rs *Resimulator) Vertices(ctx context.Context, from, to int) (res *Result,
 // number of old subtasks their checkpoint state has: what simulating it costs, for callers
 // that cut the job into ranges of about equal work.
 func (rs *Resimulator) VertexSize(v int) (operators, oldSubtasks int) {
-	vp := &rs.rp.vps[v]
-	for _, i := range vp.states {
+	for i := range rs.rp.states(v) {
+		operators++
 		if i >= 0 {
 			oldSubtasks += len(rs.layout.Operators[i].Subtasks)
 		}
 	}
-	return len(vp.ops), oldSubtasks
+	return operators, oldSubtasks
 }
 
 // Unrestored is the part of Simulate's Result that concerns no vertex: the checkpoint
@@ -143,11 +143,11 @@ func (rs *Resimulator) Unrestored(ctx context.Context) (res *Result, err error) 
 // range is simulated.
 func (rs *Resimulator) Operators() iter.Seq[checkpoint.OperatorID] {
 	return func(yield func(checkpoint.OperatorID) bool) {
-		for v, vp := range rs.rp.vps {
-			if newParallelism(storedParallelism(rs.layout, vp), rs.rp.par[v], rs.plan.DefaultParallelism) == 0 {
+		for v := range rs.rp.numVertices() {
+			if newParallelism(storedParallelism(rs.layout, rs.rp.states(v)), rs.rp.par[v], rs.plan.DefaultParallelism) == 0 {
 				continue
 			}
-			for _, id := range vp.ops {
+			for id := range rs.rp.operators(v) {
 				if !yield(id) {
 					return
 				}

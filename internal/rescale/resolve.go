@@ -168,7 +168,7 @@ func (r *resolver) lookup(key string) []checkpoint.OperatorID {
 
 // buildVertices resolves the chains and the new job's operators (§3.4, §3.5). consumed marks the
 // checkpoint operators whose state some operator of the new job takes.
-func buildVertices(r *resolver, plan Plan) ([]vertexPlan, []bool, error) {
+func buildVertices(r *resolver, plan Plan) ([]vertexPlan, []soloVertex, []bool, error) {
 	var vps []vertexPlan
 	inVertex := map[checkpoint.OperatorID]string{}
 	for vi, spec := range plan.Vertices {
@@ -178,10 +178,10 @@ func buildVertices(r *resolver, plan Plan) ([]vertexPlan, []bool, error) {
 			field := fmt.Sprintf("vertices[%d].operators[%d]", vi, oi)
 			id, err := r.declare(field, key)
 			if err != nil {
-				return nil, nil, err
+				return nil, nil, nil, err
 			}
 			if prev, dup := inVertex[id]; dup {
-				return nil, nil, &PlanError{Field: field, Key: key, Msg: "operator is already in " + prev}
+				return nil, nil, nil, &PlanError{Field: field, Key: key, Msg: "operator is already in " + prev}
 			}
 			inVertex[id] = fmt.Sprintf("vertices[%d]", vi)
 			vp.ops = append(vp.ops, id)
@@ -190,22 +190,22 @@ func buildVertices(r *resolver, plan Plan) ([]vertexPlan, []bool, error) {
 			field := fmt.Sprintf("vertices[%d].id", vi)
 			id, err := r.declare(field, spec.ID)
 			if err != nil {
-				return nil, nil, err
+				return nil, nil, nil, err
 			}
 			switch {
 			case len(vp.ops) == 0:
 				if prev, dup := inVertex[id]; dup {
-					return nil, nil, &PlanError{Field: field, Key: spec.ID, Msg: "operator is already in " + prev}
+					return nil, nil, nil, &PlanError{Field: field, Key: spec.ID, Msg: "operator is already in " + prev}
 				}
 				inVertex[id] = fmt.Sprintf("vertices[%d]", vi)
 				vp.ops = append(vp.ops, id)
 			case id != vp.ops[0]:
-				return nil, nil, &PlanError{Field: field, Key: spec.ID,
+				return nil, nil, nil, &PlanError{Field: field, Key: spec.ID,
 					Msg: "a vertex ID is its head operator's ID, but this names another operator than operators[0]"}
 			}
 		}
 		if len(vp.ops) == 0 {
-			return nil, nil, &PlanError{Field: fmt.Sprintf("vertices[%d]", vi), Msg: "vertex without operators"}
+			return nil, nil, nil, &PlanError{Field: fmt.Sprintf("vertices[%d]", vi), Msg: "vertex without operators"}
 		}
 		vps = append(vps, vp)
 	}
@@ -214,7 +214,7 @@ func buildVertices(r *resolver, plan Plan) ([]vertexPlan, []bool, error) {
 		r.stop.Check()
 		id, err := r.declare(fmt.Sprintf("new_job_operators[%d]", i), key)
 		if err != nil {
-			return nil, nil, err
+			return nil, nil, nil, err
 		}
 		newJob[id] = true
 	}
@@ -223,11 +223,11 @@ func buildVertices(r *resolver, plan Plan) ([]vertexPlan, []bool, error) {
 		field := "user_defined_operator_ids"
 		id, err := r.declare(field, key)
 		if err != nil {
-			return nil, nil, err
+			return nil, nil, nil, err
 		}
 		ud, err := checkpoint.ParseOperatorID(plan.UserDefinedOperatorIDs[key])
 		if err != nil {
-			return nil, nil, &PlanError{Field: field, Key: key, Msg: err.Error()}
+			return nil, nil, nil, &PlanError{Field: field, Key: key, Msg: err.Error()}
 		}
 		aliases[id] = ud
 		newJob[id] = true
@@ -268,6 +268,11 @@ func buildVertices(r *resolver, plan Plan) ([]vertexPlan, []bool, error) {
 		r.stop.Check()
 		fill(&vps[v])
 	}
+	var solo []soloVertex
+	soloOf := func(id checkpoint.OperatorID) soloVertex {
+		i, st := stateOf(id)
+		return soloVertex{id: id, stID: st, state: int32(i)}
+	}
 	// Operators named only in NewJobOperators or UserDefinedOperatorIDs: one vertex each,
 	// checkpoint operators first (file order), then new ones. A checkpoint operator's own vertex
 	// is marked by the index of the first operator with its ID (a slice, not a map entry per
@@ -289,22 +294,18 @@ func buildVertices(r *resolver, plan Plan) ([]vertexPlan, []bool, error) {
 		if plan.NewJobOperators != nil && !newJob[id] {
 			continue
 		}
-		vp := vertexPlan{ops: []checkpoint.OperatorID{id}}
 		own[r.byID[id]] = true
-		fill(&vp)
-		vps = append(vps, vp)
+		solo = append(solo, soloOf(id))
 	}
 	for _, id := range sortedIDs(newJob) {
 		r.stop.Check()
 		if taken(id) {
 			continue
 		}
-		vp := vertexPlan{ops: []checkpoint.OperatorID{id}}
 		inVertex[id] = "a vertex of its own"
-		fill(&vp)
-		vps = append(vps, vp)
+		solo = append(solo, soloOf(id))
 	}
-	return vps, consumed, nil
+	return vps, solo, consumed, nil
 }
 
 func sortedIDs(m map[checkpoint.OperatorID]bool) []checkpoint.OperatorID {

@@ -3,7 +3,9 @@ package rescale
 import (
 	"context"
 	"fmt"
+	"iter"
 	"runtime"
+	"slices"
 	"strings"
 	"sync"
 
@@ -16,6 +18,14 @@ type vertexPlan struct {
 	ops    []checkpoint.OperatorID // generated IDs, head first
 	states []int                   // index into layout.Operators of each op's state, -1 for none
 	stIDs  []checkpoint.OperatorID // the ID the state is stored under
+}
+
+// soloVertex is a vertex of one operator that the plan does not chain (every operator of a
+// checkpoint checked without a job graph): 40 bytes instead of a vertexPlan's three slices
+// (112), which matters for a checkpoint of a million operators.
+type soloVertex struct {
+	id, stID checkpoint.OperatorID // as vertexPlan.ops[0] and stIDs[0]
+	state    int32                 // as vertexPlan.states[0]
 }
 
 // Simulate restores layout with plan the way Flink would. The error is a *PlanError when the plan
@@ -43,9 +53,9 @@ func simulateWith(stop *cancel.Flag, layout *checkpoint.Layout, plan Plan) (*Res
 	stop.Check()
 	res := &Result{}
 	s := &simulation{layout: layout, plan: plan, res: res, stop: stop}
-	for v, vp := range rp.vps {
+	for v := range rp.numVertices() {
 		stop.Check()
-		va := s.vertex(vp, rp.par[v], plan.DefaultParallelism, rp.maxPs[v])
+		va := s.vertex(rp.vertex(v), rp.par[v], plan.DefaultParallelism, rp.maxPs[v])
 		if va == nil {
 			continue
 		}
@@ -76,13 +86,65 @@ func nonRestored(stop *cancel.Flag, layout *checkpoint.Layout, rp *resolvedPlan)
 // resolvedPlan is a plan resolved against a layout: the new job's vertices and, by index into
 // vps, what the plan's keys set for them.
 type resolvedPlan struct {
+	// The vertices: vps (the plan's chains) then solo (one operator each), numbered in that
+	// order; vertex, head and operators read them.
 	vps      []vertexPlan
+	solo     []soloVertex
 	consumed []bool // per layout operator: restored by some vertex
 	par      map[int]int
 	maxPs    map[int]MaxParallelism
 	// inMappers and outMappers are the channel-state mappers per vertex.
 	inMappers, outMappers map[int]SubtaskMapper
 	only                  map[int]bool // nil: every vertex
+}
+
+func (rp *resolvedPlan) numVertices() int { return len(rp.vps) + len(rp.solo) }
+
+// vertex is vertex v's plan (for a solo vertex, built on the call).
+func (rp *resolvedPlan) vertex(v int) vertexPlan {
+	if v < len(rp.vps) {
+		return rp.vps[v]
+	}
+	sv := &rp.solo[v-len(rp.vps)]
+	return vertexPlan{ops: []checkpoint.OperatorID{sv.id}, states: []int{int(sv.state)}, stIDs: []checkpoint.OperatorID{sv.stID}}
+}
+
+// head is vertex v's ID, its first operator's.
+func (rp *resolvedPlan) head(v int) checkpoint.OperatorID {
+	if v < len(rp.vps) {
+		return rp.vps[v].ops[0]
+	}
+	return rp.solo[v-len(rp.vps)].id
+}
+
+// operators yields vertex v's operators, head first.
+func (rp *resolvedPlan) operators(v int) iter.Seq[checkpoint.OperatorID] {
+	return func(yield func(checkpoint.OperatorID) bool) {
+		if v >= len(rp.vps) {
+			yield(rp.solo[v-len(rp.vps)].id)
+			return
+		}
+		for _, id := range rp.vps[v].ops {
+			if !yield(id) {
+				return
+			}
+		}
+	}
+}
+
+// states yields the layout index of vertex v's operators' state (-1: none), head first.
+func (rp *resolvedPlan) states(v int) iter.Seq[int] {
+	return func(yield func(int) bool) {
+		if v >= len(rp.vps) {
+			yield(int(rp.solo[v-len(rp.vps)].state))
+			return
+		}
+		for _, i := range rp.vps[v].states {
+			if !yield(i) {
+				return
+			}
+		}
+	}
 }
 
 func resolvePlan(stop *cancel.Flag, layout *checkpoint.Layout, plan Plan) (*resolvedPlan, error) {
@@ -95,19 +157,19 @@ func resolvePlan(stop *cancel.Flag, layout *checkpoint.Layout, plan Plan) (*reso
 	}
 	r := newResolver(layout, stop)
 	stop.Check()
-	vps, consumed, err := buildVertices(r, plan)
+	vps, solo, consumed, err := buildVertices(r, plan)
 	if err != nil {
 		return nil, err
 	}
-	rp := &resolvedPlan{vps: vps, consumed: consumed}
+	rp := &resolvedPlan{vps: vps, solo: solo, consumed: consumed}
 	// byOp maps a generated ID to its vertex, for the plan's keys; without keys it stays empty
 	// (one entry per operator would be most of the plan's memory for a large file).
 	var byOp map[checkpoint.OperatorID]int
 	if len(plan.Parallelism)+len(plan.MaxParallelism)+len(plan.InputChannelMappers)+len(plan.OutputChannelMappers)+len(plan.OnlyVertices) > 0 {
-		byOp = make(map[checkpoint.OperatorID]int, len(vps))
-		for v, vp := range vps {
+		byOp = make(map[checkpoint.OperatorID]int, rp.numVertices())
+		for v := range rp.numVertices() {
 			stop.Check()
-			for _, id := range vp.ops {
+			for id := range rp.operators(v) {
 				byOp[id] = v
 			}
 		}
@@ -193,7 +255,7 @@ func (s *simulation) vertex(vp vertexPlan, override, def int, mp MaxParallelism)
 		names = append(names, a.Name)
 		va.Operators = append(va.Operators, a)
 	}
-	va.OldParallelism = storedParallelism(s.layout, vp)
+	va.OldParallelism = storedParallelism(s.layout, slices.Values(vp.states))
 	va.NewParallelism = newParallelism(va.OldParallelism, override, def)
 	if va.NewParallelism == 0 {
 		return nil
@@ -218,8 +280,8 @@ func (s *simulation) vertex(vp vertexPlan, override, def int, mp MaxParallelism)
 
 // storedParallelism is a vertex's old parallelism: that of its first operator with checkpoint
 // state and a parallelism Flink could have written, else 0.
-func storedParallelism(layout *checkpoint.Layout, vp vertexPlan) int {
-	for _, i := range vp.states {
+func storedParallelism(layout *checkpoint.Layout, states iter.Seq[int]) int {
+	for i := range states {
 		if i >= 0 && validParallelism(layout.Operators[i].Parallelism) {
 			return layout.Operators[i].Parallelism
 		}
