@@ -304,7 +304,9 @@ func (d *decoder) operator(version int32) OperatorState {
 		d.push("name")
 		op.Name = d.utf()
 		d.rename("uid")
-		op.UID = d.utf()
+		if op.UID = d.utf(); op.UID == op.Name {
+			op.UID = op.Name // one string where jobs name operators by their uid: a million operators keep one copy
+		}
 		d.pop()
 	}
 	op.ID = d.operatorID()

@@ -121,9 +121,8 @@ type reportBuilder struct {
 	each    func(*pb.OperatorAssignment)
 	out     *pb.RescaleReport
 
-	// ids and shortLen are every reported operator's ID and the length of its short ID, in
-	// report order; next is the index of the next operator added.
-	ids      []checkpoint.OperatorID
+	// shortLen is the length of every reported operator's short ID, in report order; next is
+	// the index of the next operator added.
 	shortLen []uint8
 	next     int
 
@@ -141,12 +140,13 @@ type reportBuilder struct {
 // added: a short ID must be unique among all of them. Kept as a length (one byte an operator);
 // the message's short_id is a prefix of its operator_id string.
 func (b *reportBuilder) setShortIDs(ops iter.Seq[checkpoint.OperatorID]) {
+	var ids []checkpoint.OperatorID // 16 bytes an operator while the short IDs are computed
 	for id := range ops {
 		b.stop.Check()
-		b.ids = append(b.ids, id)
+		ids = append(ids, id)
 	}
-	b.shortLen = make([]uint8, len(b.ids))
-	shortIDs(len(b.ids), func(i int) string { return b.ids[i].String() }, func(i int, s string) { b.shortLen[i] = uint8(len(s)) })
+	b.shortLen = make([]uint8, len(ids))
+	shortIDs(len(ids), func(i int) string { return ids[i].String() }, func(i int, s string) { b.shortLen[i] = uint8(len(s)) })
 }
 
 // add converts a range's operators (res in report order, fs the range's findings) and drops
@@ -187,9 +187,8 @@ func (b *reportBuilder) add(res *rescale.Result, fs []findings.Finding) {
 			k := len(op.States)
 			operatorAssignment(b.stop, v, vid, op, a, stateMsgs[:k:k], statePtrs[:0:k])
 			stateMsgs, statePtrs = stateMsgs[k:], statePtrs[k:]
-			if b.next < len(b.ids) && b.ids[b.next] == op.ID {
-				a.ShortId = prefix(a.OperatorId, int(b.shortLen[b.next]))
-			}
+			// The ranges list the operators setShortIDs was given, in its order.
+			a.ShortId = prefix(a.OperatorId, int(b.shortLen[b.next]))
 			b.next++
 			kept := b.each == nil || referenced[a.OperatorId]
 			switch {

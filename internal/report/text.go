@@ -2,6 +2,7 @@ package report
 
 import (
 	"bufio"
+	"encoding/binary"
 	"fmt"
 	"io"
 	"sort"
@@ -181,12 +182,12 @@ func keyedCell(op *pb.OperatorAssignment) string {
 var operatorHead = [7]string{"OPERATOR", "ID", "PARALLELISM", "MAX", "OPERATOR STATE", "KEYED", "PAYLOAD/SUBTASK"}
 
 // OperatorTable is the text report's operators table. Built with Add, it keeps each row as its
-// text (the row's characters + 28 bytes), not the operator's message (several hundred bytes),
+// text (the row's characters + 7 bytes), not the operator's message (several hundred bytes),
 // for a report of very many operators; WriteText builds one over the report's operators.
 type OperatorTable struct {
 	ops   []*pb.OperatorAssignment // rows taken from messages (WriteText)
-	text  []byte                   // cells of the rows added, back to back
-	ends  []uint32                 // end of every cell in text, 7 a row
+	cells []byte                   // cells of the rows added: each its length (uvarint) then its bytes
+	rows  int                      // rows added
 	width [6]int                   // widest cell per column but the last, in runes, of the rows added
 }
 
@@ -194,16 +195,17 @@ type OperatorTable struct {
 func (t *OperatorTable) Add(op *pb.OperatorAssignment) {
 	row := operatorRow(op)
 	for k, cell := range row {
-		t.text = append(t.text, cell...)
-		t.ends = append(t.ends, uint32(len(t.text)))
+		t.cells = binary.AppendUvarint(t.cells, uint64(len(cell)))
+		t.cells = append(t.cells, cell...)
 		if k < len(t.width) {
 			t.width[k] = max(t.width[k], utf8.RuneCountInString(cell))
 		}
 	}
+	t.rows++
 }
 
 // Len is the number of rows.
-func (t *OperatorTable) Len() int { return len(t.ops) + len(t.ends)/7 }
+func (t *OperatorTable) Len() int { return len(t.ops) + t.rows }
 
 // write writes the table as aligned columns (two spaces apart, widths in runes, as
 // text/tabwriter aligns them) without holding more than one row's cells: tabwriter would buffer
@@ -232,12 +234,12 @@ func (t *OperatorTable) write(b *bufio.Writer) {
 	for _, op := range t.ops {
 		line(operatorRow(op))
 	}
-	var start uint32
-	for i := 0; i+7 <= len(t.ends); i += 7 {
+	cells := t.cells
+	for range t.rows {
 		var row [7]string
 		for k := range row {
-			row[k] = string(t.text[start:t.ends[i+k]])
-			start = t.ends[i+k]
+			n, w := binary.Uvarint(cells)
+			row[k], cells = string(cells[w:w+int(n)]), cells[w+int(n):]
 		}
 		line(row)
 	}

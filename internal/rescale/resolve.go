@@ -168,7 +168,7 @@ func (r *resolver) lookup(key string) []checkpoint.OperatorID {
 
 // buildVertices resolves the chains and the new job's operators (§3.4, §3.5). consumed marks the
 // checkpoint operators whose state some operator of the new job takes.
-func buildVertices(r *resolver, plan Plan) ([]vertexPlan, []soloVertex, []bool, error) {
+func buildVertices(r *resolver, plan Plan) ([]vertexPlan, []soloRef, []soloVertex, []bool, error) {
 	var vps []vertexPlan
 	inVertex := map[checkpoint.OperatorID]string{}
 	for vi, spec := range plan.Vertices {
@@ -178,10 +178,10 @@ func buildVertices(r *resolver, plan Plan) ([]vertexPlan, []soloVertex, []bool, 
 			field := fmt.Sprintf("vertices[%d].operators[%d]", vi, oi)
 			id, err := r.declare(field, key)
 			if err != nil {
-				return nil, nil, nil, err
+				return nil, nil, nil, nil, err
 			}
 			if prev, dup := inVertex[id]; dup {
-				return nil, nil, nil, &PlanError{Field: field, Key: key, Msg: "operator is already in " + prev}
+				return nil, nil, nil, nil, &PlanError{Field: field, Key: key, Msg: "operator is already in " + prev}
 			}
 			inVertex[id] = fmt.Sprintf("vertices[%d]", vi)
 			vp.ops = append(vp.ops, id)
@@ -190,22 +190,22 @@ func buildVertices(r *resolver, plan Plan) ([]vertexPlan, []soloVertex, []bool, 
 			field := fmt.Sprintf("vertices[%d].id", vi)
 			id, err := r.declare(field, spec.ID)
 			if err != nil {
-				return nil, nil, nil, err
+				return nil, nil, nil, nil, err
 			}
 			switch {
 			case len(vp.ops) == 0:
 				if prev, dup := inVertex[id]; dup {
-					return nil, nil, nil, &PlanError{Field: field, Key: spec.ID, Msg: "operator is already in " + prev}
+					return nil, nil, nil, nil, &PlanError{Field: field, Key: spec.ID, Msg: "operator is already in " + prev}
 				}
 				inVertex[id] = fmt.Sprintf("vertices[%d]", vi)
 				vp.ops = append(vp.ops, id)
 			case id != vp.ops[0]:
-				return nil, nil, nil, &PlanError{Field: field, Key: spec.ID,
+				return nil, nil, nil, nil, &PlanError{Field: field, Key: spec.ID,
 					Msg: "a vertex ID is its head operator's ID, but this names another operator than operators[0]"}
 			}
 		}
 		if len(vp.ops) == 0 {
-			return nil, nil, nil, &PlanError{Field: fmt.Sprintf("vertices[%d]", vi), Msg: "vertex without operators"}
+			return nil, nil, nil, nil, &PlanError{Field: fmt.Sprintf("vertices[%d]", vi), Msg: "vertex without operators"}
 		}
 		vps = append(vps, vp)
 	}
@@ -214,7 +214,7 @@ func buildVertices(r *resolver, plan Plan) ([]vertexPlan, []soloVertex, []bool, 
 		r.stop.Check()
 		id, err := r.declare(fmt.Sprintf("new_job_operators[%d]", i), key)
 		if err != nil {
-			return nil, nil, nil, err
+			return nil, nil, nil, nil, err
 		}
 		newJob[id] = true
 	}
@@ -223,11 +223,11 @@ func buildVertices(r *resolver, plan Plan) ([]vertexPlan, []soloVertex, []bool, 
 		field := "user_defined_operator_ids"
 		id, err := r.declare(field, key)
 		if err != nil {
-			return nil, nil, nil, err
+			return nil, nil, nil, nil, err
 		}
 		ud, err := checkpoint.ParseOperatorID(plan.UserDefinedOperatorIDs[key])
 		if err != nil {
-			return nil, nil, nil, &PlanError{Field: field, Key: key, Msg: err.Error()}
+			return nil, nil, nil, nil, &PlanError{Field: field, Key: key, Msg: err.Error()}
 		}
 		aliases[id] = ud
 		newJob[id] = true
@@ -268,10 +268,15 @@ func buildVertices(r *resolver, plan Plan) ([]vertexPlan, []soloVertex, []bool, 
 		r.stop.Check()
 		fill(&vps[v])
 	}
-	var solo []soloVertex
-	soloOf := func(id checkpoint.OperatorID) soloVertex {
+	var solo []soloRef
+	var soloFull []soloVertex
+	soloOf := func(id checkpoint.OperatorID) soloRef {
 		i, st := stateOf(id)
-		return soloVertex{id: id, stID: st, state: int32(i)}
+		if i >= 0 && st == id && r.layout.Operators[i].ID == id {
+			return soloRef(i)
+		}
+		soloFull = append(soloFull, soloVertex{id: id, stID: st, state: int32(i)})
+		return soloRef(-len(soloFull))
 	}
 	// Operators named only in NewJobOperators or UserDefinedOperatorIDs: one vertex each,
 	// checkpoint operators first (file order), then new ones. A checkpoint operator's own vertex
@@ -305,7 +310,7 @@ func buildVertices(r *resolver, plan Plan) ([]vertexPlan, []soloVertex, []bool, 
 		inVertex[id] = "a vertex of its own"
 		solo = append(solo, soloOf(id))
 	}
-	return vps, solo, consumed, nil
+	return vps, solo, soloFull, consumed, nil
 }
 
 func sortedIDs(m map[checkpoint.OperatorID]bool) []checkpoint.OperatorID {

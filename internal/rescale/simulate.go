@@ -21,12 +21,16 @@ type vertexPlan struct {
 }
 
 // soloVertex is a vertex of one operator that the plan does not chain (every operator of a
-// checkpoint checked without a job graph): 40 bytes instead of a vertexPlan's three slices
-// (112), which matters for a checkpoint of a million operators.
+// checkpoint checked without a job graph). resolvedPlan.solo keeps most as 4 bytes (see there)
+// instead of a vertexPlan's three slices (112 bytes): a checkpoint may hold a million operators.
 type soloVertex struct {
 	id, stID checkpoint.OperatorID // as vertexPlan.ops[0] and stIDs[0]
 	state    int32                 // as vertexPlan.states[0]
 }
+
+// soloRef is one solo vertex: k ≥ 0 is the checkpoint operator with layout index k, restoring
+// its own state (id = stID = its ID, state = k); k < 0 is soloFull[-k-1].
+type soloRef int32
 
 // Simulate restores layout with plan the way Flink would. The error is a *PlanError when the plan
 // cannot be applied (a key that names no operator, a parallelism ≤ 0 or > 32768, contradictory
@@ -89,7 +93,9 @@ type resolvedPlan struct {
 	// The vertices: vps (the plan's chains) then solo (one operator each), numbered in that
 	// order; vertex, head and operators read them.
 	vps      []vertexPlan
-	solo     []soloVertex
+	solo     []soloRef
+	soloFull []soloVertex
+	layout   *checkpoint.Layout
 	consumed []bool // per layout operator: restored by some vertex
 	par      map[int]int
 	maxPs    map[int]MaxParallelism
@@ -100,12 +106,22 @@ type resolvedPlan struct {
 
 func (rp *resolvedPlan) numVertices() int { return len(rp.vps) + len(rp.solo) }
 
+// soloVertex returns solo vertex k.
+func (rp *resolvedPlan) soloVertex(k int) soloVertex {
+	if r := rp.solo[k]; r < 0 {
+		return rp.soloFull[-r-1]
+	}
+	i := int32(rp.solo[k])
+	id := rp.layout.Operators[i].ID
+	return soloVertex{id: id, stID: id, state: i}
+}
+
 // vertex is vertex v's plan (for a solo vertex, built on the call).
 func (rp *resolvedPlan) vertex(v int) vertexPlan {
 	if v < len(rp.vps) {
 		return rp.vps[v]
 	}
-	sv := &rp.solo[v-len(rp.vps)]
+	sv := rp.soloVertex(v - len(rp.vps))
 	return vertexPlan{ops: []checkpoint.OperatorID{sv.id}, states: []int{int(sv.state)}, stIDs: []checkpoint.OperatorID{sv.stID}}
 }
 
@@ -114,14 +130,14 @@ func (rp *resolvedPlan) head(v int) checkpoint.OperatorID {
 	if v < len(rp.vps) {
 		return rp.vps[v].ops[0]
 	}
-	return rp.solo[v-len(rp.vps)].id
+	return rp.soloVertex(v - len(rp.vps)).id
 }
 
 // operators yields vertex v's operators, head first.
 func (rp *resolvedPlan) operators(v int) iter.Seq[checkpoint.OperatorID] {
 	return func(yield func(checkpoint.OperatorID) bool) {
 		if v >= len(rp.vps) {
-			yield(rp.solo[v-len(rp.vps)].id)
+			yield(rp.soloVertex(v - len(rp.vps)).id)
 			return
 		}
 		for _, id := range rp.vps[v].ops {
@@ -136,7 +152,7 @@ func (rp *resolvedPlan) operators(v int) iter.Seq[checkpoint.OperatorID] {
 func (rp *resolvedPlan) states(v int) iter.Seq[int] {
 	return func(yield func(int) bool) {
 		if v >= len(rp.vps) {
-			yield(int(rp.solo[v-len(rp.vps)].state))
+			yield(int(rp.soloVertex(v - len(rp.vps)).state))
 			return
 		}
 		for _, i := range rp.vps[v].states {
@@ -157,11 +173,11 @@ func resolvePlan(stop *cancel.Flag, layout *checkpoint.Layout, plan Plan) (*reso
 	}
 	r := newResolver(layout, stop)
 	stop.Check()
-	vps, solo, consumed, err := buildVertices(r, plan)
+	vps, solo, soloFull, consumed, err := buildVertices(r, plan)
 	if err != nil {
 		return nil, err
 	}
-	rp := &resolvedPlan{vps: vps, solo: solo, consumed: consumed}
+	rp := &resolvedPlan{vps: vps, solo: solo, soloFull: soloFull, consumed: consumed, layout: layout}
 	// byOp maps a generated ID to its vertex, for the plan's keys; without keys it stays empty
 	// (one entry per operator would be most of the plan's memory for a large file).
 	var byOp map[checkpoint.OperatorID]int
