@@ -27,7 +27,9 @@ func limitMemory(size int64) {
 	if size <= 0 || os.Getenv("GOMEMLIMIT") != "" {
 		return
 	}
-	limit := memoryBase + memoryPerFileByte*size - mappedFileBytes()
+	// 4 MiB of the bound stay for what is resident outside the runtime's count (libc, the
+	// kernel's page tables and the like).
+	limit := memoryBase + memoryPerFileByte*size - mappedFileBytes() - 4<<20
 	// Leave the collector room above what a check keeps live (about 2 × the file for the
 	// layout and the report) even where the binary's pages take most of the constant.
 	debug.SetMemoryLimit(max(limit, 16<<20+2*size))

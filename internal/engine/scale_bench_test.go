@@ -17,7 +17,7 @@ import (
 	pb "github.com/flinkpreflight/preflight/proto/preflight/v1"
 )
 
-// The scale benchmarks run what `preflight check FILE -p P` runs in-process (CheckForChart and
+// The scale benchmarks run what `preflight check FILE -p P` runs in-process (CheckStream and
 // the text report to io.Discard) on generated files, and report the file size, the peak heap
 // sampled during the check, and the memory model's bound for the file (64 MiB + 4 × size).
 // The real CLI's peak RSS is measured by bench/scale.sh with /usr/bin/time.
@@ -105,12 +105,13 @@ func BenchmarkScale(b *testing.B) {
 				if err != nil {
 					b.Fatal(err)
 				}
-				rep, err := eng.CheckForChart(context.Background(), Input{Reader: f, Source: path}, plan, &pb.CheckOptions{})
+				var table report.OperatorTable
+				rep, err := eng.CheckStream(context.Background(), Input{Reader: f, Source: path}, plan, &pb.CheckOptions{}, table.Add)
 				f.Close()
 				if err != nil {
 					b.Fatal(err)
 				}
-				if err := report.WriteText(io.Discard, rep); err != nil {
+				if err := report.WriteTextTable(io.Discard, rep, &table); err != nil {
 					b.Fatal(err)
 				}
 				runtime.KeepAlive(rep)
