@@ -6,17 +6,19 @@
 //
 // # Memory
 //
-// A check holds the Layout (internal/checkpoint's package doc gives its bytes per record) and
-// the simulation (internal/rescale's), then builds the report while it releases the simulation
-// vertex by vertex, so the peak is about Layout + simulation, not Layout + simulation + report.
-// The report takes about 360 bytes per operator (its OperatorAssignment, StateAssignments and
-// hex IDs) and, per subtask row, about 100 bytes plus 4 per old subtask read. Rows are built
-// only when asked: every subtask with include_subtasks (the API), or only the ≤ 16 rows of the
-// text report's chart with CheckForChart (the CLI), chosen from per-subtask totals. Nothing is
-// built per (new subtask, old entry) unless the caller asks for that detail: UNION state costs
-// old + new parallelism. Measured with BenchmarkScale and bench/scale.sh (bench/README.md,
-// "Scale"): one UNION operator at parallelism 4,096 restored at 8,192 peaks at 18 MiB of heap;
-// 100,000 operators at parallelism 1 (13.8 MiB of _metadata) at about 1.5 KB per operator.
+// A check holds the Layout (internal/checkpoint's package doc gives its bytes per record), the
+// report and one range of vertices' simulation: the job is simulated, judged by the rules and
+// converted into report messages range by range (findings.Session, ranges of up to 2,048
+// operators or 65,536 old subtasks), each range's simulation released before the next is built.
+// Only with the JobManager-memory rule on (it sums every vertex's payload) is the whole job
+// simulated at once. The report takes about 360 bytes per operator (its OperatorAssignment,
+// StateAssignments and hex IDs) and, per subtask row, about 100 bytes plus 4 per old subtask
+// read. Rows are built only when asked: every subtask with include_subtasks (the API), or only
+// the ≤ 16 rows of the text report's chart (the CLI), chosen from per-subtask totals. The CLI's
+// text check does not keep the operators' messages at all (CheckStream): its operators table is
+// kept as text, the row's characters and 7 bytes. Nothing is built per (new subtask, old
+// entry) unless the caller asks for that detail: UNION state costs old + new parallelism.
+// Measured with BenchmarkScale and bench/scale.sh (bench/README.md, "Scale").
 package engine
 
 import (
