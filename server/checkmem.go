@@ -13,14 +13,17 @@ import (
 // The file-size estimate (estimateBytes: RequestBaseBytes + MemoryPerFileByte × size) covers the
 // decode, and the whole check of a file whose bytes are state: subtasks, handles, names,
 // offsets. It under-counts files whose bytes are mostly operator and subtask records: an
-// operator record costs 70–150 bytes of _metadata but about 0.25–0.55 KB of Layout, 0.65–1 KB
-// of simulation and 0.3–0.4 KB of report (bench/README.md, "Scale"); an empty subtask record
+// operator record costs 70–150 bytes of _metadata but about 0.15–0.55 KB of Layout and 0.3–0.4
+// KB of report, plus the simulation of the range of vertices being checked (the engine checks a
+// job range by range; bench/README.md, "Scale"); an empty subtask record
 // about 22 bytes of _metadata against about 105 bytes of Layout. Once a file is decoded, its
 // check reserves what the record counts need beyond the file-size estimate, so operator-heavy
 // requests wait or are refused by the budget instead of growing past it.
 const (
 	// CheckBytesPerOperator is the memory one operator record costs a check at most: Layout,
-	// simulation and report together (measured: 1.5–1.9 KB for one state, 0.9–1.2 KB stateless).
+	// simulation and report together (measured before checks ran by ranges: 1.5–1.9 KB for one
+	// state, 0.9–1.2 KB stateless; kept: four 100k-operator checks with include_subtasks at once
+	// peaked at 1.04 GiB of daemon RSS against 4 × 270 MiB estimated).
 	CheckBytesPerOperator = 2 << 10
 	// CheckBytesPerSubtaskRecord is the memory one subtask record costs a check beyond its state
 	// (the record in the Layout, the simulation's per-old-subtask tables).

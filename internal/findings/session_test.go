@@ -74,7 +74,7 @@ func TestSessionMatchesCheck(t *testing.T) {
 	if testing.Short() {
 		iterations = 60
 	}
-	compared, denied, withSafe := 0, 0, 0
+	compared, denied, withSafe, chained := 0, 0, 0, 0
 	for it := 0; it < iterations; it++ {
 		ops := randomOps{maxOps: 6, maxP: 6, maxPs: []int{1, 8, 128}, coordOneIn: 2, stateOneIn: 4, maxElements: 3, maxSize: 64}.draw(rng, names)
 		l := layoutOf(t, []int32{3, 5}[rng.IntN(2)], ops...)
@@ -98,6 +98,12 @@ func TestSessionMatchesCheck(t *testing.T) {
 			}
 			clear(plan.MaxParallelism)
 		}
+		if len(ops) > 3 && rng.IntN(3) == 0 && plan.NewJobOperators == nil {
+			// A chain: the two operators share a vertex (and its parallelism).
+			plan.Vertices = []rescale.VertexSpec{{Operators: []string{ops[2].uid, ops[3].uid}}}
+			delete(plan.Parallelism, ops[3].uid)
+			delete(plan.MaxParallelism, ops[3].uid)
+		}
 		if rng.IntN(4) == 0 {
 			plan.Restore = rescale.RestoreLatestCheckpoint
 		}
@@ -112,6 +118,9 @@ func TestSessionMatchesCheck(t *testing.T) {
 			continue
 		}
 		compared++
+		if len(plan.Vertices) > 0 {
+			chained++
+		}
 		rep, _ := checkBySession(l, plan, nil, opts, 1)
 		if rep.Verdict == Deny {
 			denied++
@@ -120,8 +129,8 @@ func TestSessionMatchesCheck(t *testing.T) {
 			withSafe++
 		}
 	}
-	t.Logf("%d checks compared, %d denied, %d with a safe-parallelism search", compared, denied, withSafe)
-	if compared < iterations/2 || denied < compared/10 || withSafe < compared/10 {
+	t.Logf("%d checks compared, %d denied, %d with a safe-parallelism search, %d with a chain", compared, denied, withSafe, chained)
+	if compared < iterations/2 || denied < compared/10 || withSafe < compared/10 || chained < compared/20 {
 		t.Errorf("too few cases: %d compared, %d denied, %d with safe entries", compared, denied, withSafe)
 	}
 }
