@@ -2,6 +2,7 @@ package source
 
 import (
 	"os/exec"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -70,6 +71,25 @@ func TestCoreLinksNoCloudSDK(t *testing.T) {
 	}
 	if len(deps) != len(pkgs) {
 		t.Fatalf("go list answered for %d packages, want %d", len(deps), len(pkgs))
+	}
+}
+
+// TestGCSDriverIsLean: the gs:// driver speaks the JSON API over net/http with
+// golang.org/x/oauth2/google; it must not link Google's storage SDK (gRPC transport, xDS, envoy
+// protos: about 21 MiB of resident memory in every binary) nor gocloud.
+func TestGCSDriverIsLean(t *testing.T) {
+	const pkg = "github.com/flinkpreflight/preflight/internal/source/gcs"
+	forbidden := []string{"cloud.google.com/go/storage", "gocloud.dev/", "google.golang.org/grpc", "google.golang.org/api/", "github.com/envoyproxy/", "github.com/cncf/xds/"}
+	deps := goListDeps(t, "", pkg)
+	if !slices.Contains(deps[pkg], "golang.org/x/oauth2/google") {
+		t.Fatalf("%s does not link golang.org/x/oauth2/google: the dependency list is wrong (%d packages)", pkg, len(deps[pkg]))
+	}
+	for _, dep := range deps[pkg] {
+		for _, f := range forbidden {
+			if strings.HasPrefix(dep, f) {
+				t.Errorf("%s links %s", pkg, dep)
+			}
+		}
 	}
 }
 

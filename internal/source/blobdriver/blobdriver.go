@@ -1,6 +1,6 @@
 // Package blobdriver adapts gocloud.dev/blob to source.Driver, for the object-store drivers
-// (internal/source/s3, gcs, azure) that reach their store through gocloud. It imports no store
-// SDK itself: each driver package links its own (gocloud's s3blob, gcsblob, azureblob), which
+// (internal/source/s3, azure) that reach their store through gocloud. It imports no store
+// SDK itself: each driver package links its own (gocloud's s3blob, azureblob), which
 // registers the URL scheme with gocloud's default URL mux, and registers a Driver from here with
 // package source.
 package blobdriver
