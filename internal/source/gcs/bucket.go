@@ -36,6 +36,8 @@ const (
 	maxMetadataBytes = 1 << 20
 	// maxErrorBytes bounds the error body read for its message.
 	maxErrorBytes = 16 << 10
+	// maxMessageBytes bounds the store's message quoted in an error.
+	maxMessageBytes = 200
 	// attempts is how often an idempotent request is tried on 429, 5xx or a transport failure,
 	// as Google's retry strategy advises (exponential backoff with jitter).
 	attempts = 3
@@ -44,11 +46,11 @@ const (
 // firstBackoff is the mean wait before the second attempt; it doubles for each further attempt.
 var firstBackoff = 250 * time.Millisecond
 
-// newHTTPClient is the client of one bucket, before authentication. It sets no overall timeout:
+// newTransport is the transport of one bucket, below authentication. It sets no overall timeout:
 // reading a large object may take long as long as bytes flow, which package source's watchdog
 // checks.
-func newHTTPClient() *http.Client {
-	return &http.Client{Transport: &http.Transport{
+func newTransport() *http.Transport {
+	return &http.Transport{
 		Proxy:                 http.ProxyFromEnvironment,
 		DialContext:           (&net.Dialer{Timeout: 30 * time.Second, KeepAlive: 30 * time.Second}).DialContext,
 		ForceAttemptHTTP2:     true,
@@ -59,7 +61,13 @@ func newHTTPClient() *http.Client {
 		// An object stored gzip-compressed would otherwise be decompressed by the transport
 		// without a size to check; GCS only transcodes when asked for gzip.
 		DisableCompression: true,
-	}}
+	}
+}
+
+// newClient sends requests through rt without following redirects: the JSON API does not
+// redirect, and a token must not follow one to another host.
+func newClient(rt http.RoundTripper) *http.Client {
+	return &http.Client{Transport: rt, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
 }
 
 // tokenHTTPClient fetches OAuth tokens (token endpoint, metadata server): bounded in total.
@@ -73,10 +81,11 @@ func withTokenClient(ctx context.Context) context.Context {
 
 // bucket is one bucket over the JSON API. It is safe for concurrent use.
 type bucket struct {
-	name     string
-	base     *url.URL // endpoint, without /storage/v1
-	http     *http.Client
-	pageSize int // maxResults of a listing page; 0 leaves it to the server (1,000)
+	name      string
+	base      *url.URL // endpoint, without /storage/v1
+	transport *http.Transport
+	http      *http.Client // through transport, with the credentials unless anonymous
+	pageSize  int          // maxResults of a listing page; 0 leaves it to the server (1,000)
 }
 
 // objectURL is the JSON API URL of an object (or, with key "", of the bucket's object list).
@@ -112,18 +121,27 @@ func (b *bucket) Stat(ctx context.Context, key string) (source.ObjectAttrs, erro
 		return source.ObjectAttrs{}, err
 	}
 	defer resp.Body.Close()
+	attrs, err := parseObjectMetadata(resp.Body)
+	if err != nil {
+		return source.ObjectAttrs{}, &HTTPError{Op: "stat", Object: b.shown(key), Status: resp.StatusCode, Msg: err.Error()}
+	}
+	return attrs, nil
+}
+
+// parseObjectMetadata reads an object resource (JSON, at most maxMetadataBytes).
+func parseObjectMetadata(r io.Reader) (source.ObjectAttrs, error) {
 	var m objectMetadata
-	if err := decodeJSON(resp.Body, maxMetadataBytes, &m); err != nil {
-		return source.ObjectAttrs{}, &HTTPError{Op: "stat", Object: b.shown(key), Status: resp.StatusCode, Msg: "unreadable metadata: " + err.Error()}
+	if err := decodeJSON(r, maxMetadataBytes, &m); err != nil {
+		return source.ObjectAttrs{}, fmt.Errorf("unreadable metadata: %w", err)
 	}
 	size, err := strconv.ParseInt(m.Size, 10, 64)
 	if err != nil || size < 0 {
-		return source.ObjectAttrs{}, &HTTPError{Op: "stat", Object: b.shown(key), Status: resp.StatusCode, Msg: fmt.Sprintf("metadata without a valid size (%q)", m.Size)}
+		return source.ObjectAttrs{}, fmt.Errorf("metadata without a valid size (%q)", m.Size)
 	}
 	var mod time.Time
 	if m.Updated != "" {
 		if mod, err = time.Parse(time.RFC3339Nano, m.Updated); err != nil {
-			return source.ObjectAttrs{}, &HTTPError{Op: "stat", Object: b.shown(key), Status: resp.StatusCode, Msg: fmt.Sprintf("metadata with an invalid update time (%q)", m.Updated)}
+			return source.ObjectAttrs{}, fmt.Errorf("metadata with an invalid update time (%q)", m.Updated)
 		}
 	}
 	version := m.Generation
@@ -144,7 +162,7 @@ func (b *bucket) NewReader(ctx context.Context, key string) (io.ReadCloser, int6
 	}
 	fail := func(msg string) (io.ReadCloser, int64, error) {
 		resp.Body.Close()
-		return nil, 0, &HTTPError{Op: "read", Object: b.shown(key), Status: http.StatusBadRequest, Msg: msg}
+		return nil, 0, &EncodingError{Object: b.shown(key), Msg: msg}
 	}
 	if enc := resp.Header.Get("X-Goog-Stored-Content-Encoding"); enc != "" && enc != "identity" {
 		return fail(fmt.Sprintf("stored with Content-Encoding %q: store _metadata uncompressed", enc))
@@ -219,6 +237,12 @@ func (r *mediaReader) Read(p []byte) (int, error) {
 }
 
 func (r *mediaReader) Close() error { return r.body.Close() }
+
+// EncodingError is an object stored compressed (Content-Encoding: gzip): GCS would serve it
+// decompressed, of a size no metadata announces. A _metadata is never stored that way by Flink.
+type EncodingError struct{ Object, Msg string }
+
+func (e *EncodingError) Error() string { return "gcs: read " + e.Object + ": " + e.Msg }
 
 // ChecksumError is a body whose CRC32C differs from the one the store announced: corrupted in
 // transit (worth another try).
@@ -302,18 +326,27 @@ func (b *bucket) listPage(ctx context.Context, prefix, token string) (*listPage,
 		return nil, err
 	}
 	defer resp.Body.Close()
-	var page listPage
-	if err := decodeJSON(resp.Body, maxListPageBytes, &page); err != nil {
+	page, err := parseListPage(resp.Body)
+	if err != nil {
 		if cerr := ctx.Err(); cerr != nil {
 			return nil, cerr
 		}
-		return nil, &HTTPError{Op: "list", Object: b.shown(prefix), Status: resp.StatusCode, Msg: "unreadable listing: " + err.Error(), Err: err}
+		return nil, &HTTPError{Op: "list", Object: b.shown(prefix), Status: resp.StatusCode, Msg: err.Error()}
+	}
+	return page, nil
+}
+
+// parseListPage reads one objects.list answer (JSON, at most maxListPageBytes).
+func parseListPage(r io.Reader) (*listPage, error) {
+	var page listPage
+	if err := decodeJSON(r, maxListPageBytes, &page); err != nil {
+		return nil, fmt.Errorf("unreadable listing: %w", err)
 	}
 	return &page, nil
 }
 
 func (b *bucket) Close() error {
-	b.http.CloseIdleConnections()
+	b.transport.CloseIdleConnections()
 	return nil
 }
 
@@ -392,8 +425,8 @@ func errorMessage(body io.Reader) string {
 		msg = string(raw)
 	}
 	msg = strings.Join(strings.Fields(msg), " ")
-	if len(msg) > 200 {
-		msg = msg[:200] + "…"
+	if len(msg) > maxMessageBytes {
+		msg = strings.ToValidUTF8(msg[:maxMessageBytes], "") + "…"
 	}
 	return msg
 }

@@ -65,7 +65,8 @@ func (Driver) OpenBucket(ctx context.Context, u *url.URL) (source.Bucket, error)
 	if err != nil {
 		return nil, err
 	}
-	b := &bucket{name: u.Host, http: newHTTPClient()}
+	b := &bucket{name: u.Host, transport: newTransport()}
+	b.http = newClient(b.transport)
 	endpoint := opts.endpoint
 	anonymous := opts.anonymous
 	if endpoint == "" {
@@ -108,18 +109,20 @@ func (Driver) OpenBucket(ctx context.Context, u *url.URL) (source.Bucket, error)
 	}
 	b.base = base
 	if ts != nil {
-		b.http = &http.Client{Transport: &oauth2.Transport{Source: ts, Base: b.http.Transport}}
+		b.http = newClient(&oauth2.Transport{Source: ts, Base: b.transport})
 	}
 	return b, nil
 }
 
 // ErrorKind classifies by HTTP status: 404 NotFound, 401/403 PermissionDenied, 400 Invalid,
-// everything else (429, 5xx, transport failures) Unavailable. Missing credentials and
-// refused tokens are PermissionDenied, bad allowlist options Invalid.
+// everything else (3xx, 429, 5xx, transport failures, corrupt bodies) Unavailable. Missing
+// credentials and refused tokens are PermissionDenied; bad allowlist options and objects stored
+// compressed Invalid.
 func (Driver) ErrorKind(err error) source.Kind {
 	var he *HTTPError
 	var oe *OptionError
 	var ce *CredentialsError
+	var ee *EncodingError
 	var re *oauth2.RetrieveError
 	switch {
 	case errors.As(err, &re):
@@ -136,7 +139,7 @@ func (Driver) ErrorKind(err error) source.Kind {
 		case http.StatusBadRequest:
 			return source.Invalid
 		}
-	case errors.As(err, &oe):
+	case errors.As(err, &oe), errors.As(err, &ee):
 		return source.Invalid
 	case errors.As(err, &ce):
 		return source.PermissionDenied
