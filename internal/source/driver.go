@@ -38,6 +38,15 @@ type Bucket interface {
 	Close() error
 }
 
+// VersionReader is implemented by buckets that can read exactly the version a Stat described
+// (GCS generations). Package source then reads through it, so that an object rewritten between
+// Stat and read fails (Unavailable, worth a retry) instead of being read under the cache key of
+// the version Stat saw; other buckets only catch a rewrite that changed the size.
+type VersionReader interface {
+	// NewVersionReader reads the version attrs (from Stat) describes, from its start.
+	NewVersionReader(ctx context.Context, key string, attrs ObjectAttrs) (r io.ReadCloser, size int64, err error)
+}
+
 // ObjectAttrs describes one version of an object.
 type ObjectAttrs struct {
 	Size    int64

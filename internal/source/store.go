@@ -3,6 +3,7 @@ package source
 import (
 	"context"
 	"fmt"
+	"io"
 	"net/url"
 	"path"
 	"strconv"
@@ -69,7 +70,7 @@ func (o *Opener) openStored(ctx context.Context, u *url.URL, rule *remoteRule) (
 		// The GET starts at the first Read: a caller that finds the key in its cache closes the
 		// object without downloading anything.
 		return &Object{
-			ReadCloser: o.limit(shown(k), &storedReader{b: b, rule: rule, key: k, size: attrs.Size, o: o, ctx: ctx, host: u.Host, path: shown(k)}),
+			ReadCloser: o.limit(shown(k), &storedReader{b: b, rule: rule, key: k, attrs: attrs, o: o, ctx: ctx, host: u.Host, path: shown(k)}),
 			URI:        shown(k),
 			Size:       attrs.Size,
 			CacheKey:   fmt.Sprintf("%s|%d|%s", shown(k), attrs.Size, version),
@@ -89,28 +90,40 @@ func mapStrings(s []string, f func(string) string) []string {
 // storedReader opens the object at the first Read and turns transport failures in the middle of
 // a read, and a store that stops sending, into Unavailable.
 type storedReader struct {
-	b    Bucket
-	rule *remoteRule
-	key  string
-	size int64 // from Stat: the version the cache key names
-	r    *watchedBody
-	o    *Opener
-	ctx  context.Context
-	host string
-	path string
+	b     Bucket
+	rule  *remoteRule
+	key   string
+	attrs ObjectAttrs // from Stat: the version the cache key names
+	r     *watchedBody
+	o     *Opener
+	ctx   context.Context
+	host  string
+	path  string
 }
 
 func (s *storedReader) Read(p []byte) (int, error) {
 	if s.r == nil {
 		w := s.o.watch(s.ctx)
-		r, size, err := s.b.NewReader(w.ctx, s.key)
+		var r io.ReadCloser
+		var size int64
+		var err error
+		vr, pinned := s.b.(VersionReader)
+		if pinned {
+			r, size, err = vr.NewVersionReader(w.ctx, s.key, s.attrs)
+		} else {
+			r, size, err = s.b.NewReader(w.ctx, s.key)
+		}
 		if err != nil {
 			w.stop()
+			if pinned && s.ctx.Err() == nil && s.rule.driver.ErrorKind(err) == NotFound {
+				// The version Stat saw is gone: replaced or deleted since.
+				return 0, &Error{Kind: Unavailable, Path: s.path, Msg: "object changed while being opened", Err: err, RetryAfter: time.Second}
+			}
 			return 0, s.o.storeError(s.ctx, s.rule, w, s.host, s.path, err)
 		}
 		w.progress()
 		s.r = &watchedBody{rc: r, w: w, host: s.host, shown: s.path, wrap: func(err error) error { return s.o.storeError(s.ctx, s.rule, w, s.host, s.path, err) }}
-		if size != s.size {
+		if size != s.attrs.Size {
 			// Rewritten since Stat: the cache key would name the wrong version.
 			return 0, &Error{Kind: Unavailable, Path: s.path, Msg: "object changed while being opened", RetryAfter: time.Second}
 		}

@@ -113,7 +113,8 @@ type objectMetadata struct {
 }
 
 // Stat reads the object's metadata: size, update time and, as the version, its generation
-// (which changes with the content only, not with a metadata update as the etag does).
+// (which changes with the content only, not with a metadata update as the etag does, and which
+// NewVersionReader pins).
 func (b *bucket) Stat(ctx context.Context, key string) (source.ObjectAttrs, error) {
 	q := url.Values{"fields": {"name,size,generation,updated,etag,contentEncoding"}}
 	resp, err := b.get(ctx, "stat", key, b.objectURL(key, q))
@@ -151,12 +152,32 @@ func parseObjectMetadata(r io.Reader) (source.ObjectAttrs, error) {
 	return source.ObjectAttrs{Size: size, ModTime: mod, ETag: version}, nil
 }
 
-// NewReader downloads the object in one request (alt=media). The size is that of the version the
-// response carries (X-Goog-Stored-Content-Length, else Content-Length), so that package source
-// can tell a version replaced since its Stat when the size changed. The body is checked against
-// the CRC32C GCS sends (X-Goog-Hash) when it ends.
+// NewReader downloads the live version of the object in one request (alt=media). The size is
+// that of the version the response carries (X-Goog-Stored-Content-Length, else Content-Length).
+// The body is checked against the CRC32C GCS sends (X-Goog-Hash) when it ends.
 func (b *bucket) NewReader(ctx context.Context, key string) (io.ReadCloser, int64, error) {
-	resp, err := b.get(ctx, "read", key, b.objectURL(key, url.Values{"alt": {"media"}}))
+	return b.read(ctx, key, "")
+}
+
+// NewVersionReader downloads the generation Stat returned (as the ETag), so that a rewrite since
+// then is a 404 (NotFound) rather than other bytes under the old version's name. Attributes that
+// name no generation read the live version.
+func (b *bucket) NewVersionReader(ctx context.Context, key string, attrs source.ObjectAttrs) (io.ReadCloser, int64, error) {
+	gen := attrs.ETag
+	if _, err := strconv.ParseUint(gen, 10, 64); err != nil {
+		gen = ""
+	}
+	return b.read(ctx, key, gen)
+}
+
+var _ source.VersionReader = (*bucket)(nil)
+
+func (b *bucket) read(ctx context.Context, key, generation string) (io.ReadCloser, int64, error) {
+	q := url.Values{"alt": {"media"}}
+	if generation != "" {
+		q.Set("generation", generation)
+	}
+	resp, err := b.get(ctx, "read", key, b.objectURL(key, q))
 	if err != nil {
 		return nil, 0, err
 	}

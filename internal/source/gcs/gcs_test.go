@@ -236,32 +236,57 @@ func mustJSON(v any) []byte {
 	return b
 }
 
-// A version replaced between Stat and the read: the read carries the new version's size (the
-// one the body has), and Stat names the new generation afterwards.
+// A version replaced between Stat and the read. NewVersionReader reads the generation Stat saw:
+// still there in a versioned bucket, gone (NotFound) in a plain one. NewReader reads the live
+// version, with its own size. Stat names the new generation afterwards.
 func TestReplacedBetweenStatAndRead(t *testing.T) {
-	fake := StartFake(t, Obj("ckpts", "chk-1/_metadata", []byte("first")))
-	b := open(t, anonymousURL("ckpts", fake.URL()))
+	fake := StartFake(t)
 	ctx := context.Background()
-	before, err := b.Stat(ctx, "chk-1/_metadata")
-	if err != nil {
-		t.Fatal(err)
-	}
-	for i, content := range []string{"second version", "third version!"} { // a new size, then the same size
-		fake.CreateObject(Obj("ckpts", "chk-1/_metadata", []byte(content)))
-		rc, size, err := b.NewReader(ctx, "chk-1/_metadata")
-		if err != nil {
-			t.Fatal(err)
+	for _, versioned := range []bool{false, true} {
+		name := "plain"
+		if versioned {
+			name = "versioned"
 		}
-		body, err := io.ReadAll(rc)
-		rc.Close()
-		if err != nil || string(body) != content || size != int64(len(content)) {
-			t.Fatalf("version %d: read %q size %d, %v", i+2, body, size, err)
-		}
-		after, err := b.Stat(ctx, "chk-1/_metadata")
-		if err != nil || after.ETag == before.ETag || after.Size != size {
-			t.Fatalf("version %d: stat %+v after %+v, %v: want a new generation", i+2, after, before, err)
-		}
-		before = after
+		t.Run(name, func(t *testing.T) {
+			fake.CreateBucketWithOpts(fakestorage.CreateBucketOpts{Name: name, VersioningEnabled: versioned})
+			fake.CreateObject(Obj(name, "chk-1/_metadata", []byte("first")))
+			b := open(t, anonymousURL(name, fake.URL()))
+			before, err := b.Stat(ctx, "chk-1/_metadata")
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := "first"
+			for i, content := range []string{"second version", "third version!"} { // a new size, then the same size
+				fake.CreateObject(Obj(name, "chk-1/_metadata", []byte(content)))
+				rc, size, err := b.NewVersionReader(ctx, "chk-1/_metadata", before)
+				if versioned {
+					if err != nil {
+						t.Fatalf("version %d: pinned read: %v", i+2, err)
+					}
+					body, err := io.ReadAll(rc)
+					rc.Close()
+					if err != nil || string(body) != want || size != before.Size {
+						t.Fatalf("version %d: pinned read %q size %d, %v; want %q as Stat saw it", i+2, body, size, err, want)
+					}
+				} else if kindOf(err) != source.NotFound || !strings.Contains(err.Error(), "gs://"+name+"/chk-1/_metadata") {
+					t.Fatalf("version %d: pinned read: err = %v, want NotFound naming the object", i+2, err)
+				}
+				rc, size, err = b.NewReader(ctx, "chk-1/_metadata")
+				if err != nil {
+					t.Fatal(err)
+				}
+				body, err := io.ReadAll(rc)
+				rc.Close()
+				if err != nil || string(body) != content || size != int64(len(content)) {
+					t.Fatalf("version %d: read %q size %d, %v", i+2, body, size, err)
+				}
+				after, err := b.Stat(ctx, "chk-1/_metadata")
+				if err != nil || after.ETag == before.ETag || after.Size != size {
+					t.Fatalf("version %d: stat %+v after %+v, %v: want a new generation", i+2, after, before, err)
+				}
+				before, want = after, content
+			}
+		})
 	}
 }
 

@@ -121,28 +121,33 @@ func TestSourceOpensGS(t *testing.T) {
 		}
 	})
 
-	t.Run("replaced while being opened", func(t *testing.T) {
-		obj, err := o.Open(ctx, "gs://ckpts/flink/job-1/chk-1741")
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer obj.Close()
-		fake.CreateObject(gcs.Obj("ckpts", "flink/job-1/chk-1741/_metadata", []byte("shorter")))
-		_, err = io.ReadAll(obj)
-		var se *source.Error
-		if !errors.As(err, &se) || se.Kind != source.Unavailable || !strings.Contains(err.Error(), "changed") {
-			t.Fatalf("err = %v, want Unavailable: object changed", err)
-		}
-		again, err := o.Open(ctx, "gs://ckpts/flink/job-1/chk-1741")
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer again.Close()
-		body, err := io.ReadAll(again)
-		if err != nil || string(body) != "shorter" || again.CacheKey == obj.CacheKey {
-			t.Fatalf("read %q, %v; cache keys %q and %q", body, err, obj.CacheKey, again.CacheKey)
-		}
-	})
+	// Opened (Stat), then rewritten before the first Read: the read fails rather than yield other
+	// bytes under the cache key of the version Stat saw, also when the size did not change. The
+	// next Open reads the new version under a new key.
+	for _, content := range []string{"a shorter one", "same size, 13"} {
+		t.Run("replaced while being opened: "+content, func(t *testing.T) {
+			obj, err := o.Open(ctx, "gs://ckpts/flink/job-1/chk-1741")
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer obj.Close()
+			fake.CreateObject(gcs.Obj("ckpts", "flink/job-1/chk-1741/_metadata", []byte(content)))
+			_, err = io.ReadAll(obj)
+			var se *source.Error
+			if !errors.As(err, &se) || se.Kind != source.Unavailable || !strings.Contains(err.Error(), "changed") {
+				t.Fatalf("err = %v, want Unavailable: object changed", err)
+			}
+			again, err := o.Open(ctx, "gs://ckpts/flink/job-1/chk-1741")
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer again.Close()
+			body, err := io.ReadAll(again)
+			if err != nil || string(body) != content || again.CacheKey == obj.CacheKey {
+				t.Fatalf("read %q, %v; cache keys %q and %q", body, err, obj.CacheKey, again.CacheKey)
+			}
+		})
+	}
 
 	t.Run("store stopped", func(t *testing.T) {
 		fake.Stop()
