@@ -76,18 +76,7 @@ func (e *Engine) Check(ctx context.Context, in Input, plan *pb.RescalePlan, opts
 // CheckForChart is Check with the per-subtask rows of SubtasksForChart instead of
 // include_subtasks: what the CLI's text report shows, in memory proportional to the file.
 func (e *Engine) CheckForChart(ctx context.Context, in Input, plan *pb.RescalePlan, opts *pb.CheckOptions) (*pb.RescaleReport, error) {
-	// A request that is refused anyway is refused before the file is read.
-	if err := ValidateRequest(plan, opts); err != nil {
-		return nil, err
-	}
-	layout, err := e.ReadLayout(ctx, in)
-	if err != nil {
-		return nil, err
-	}
-	if err := ctx.Err(); err != nil {
-		return nil, err
-	}
-	return e.check(ctx, layout, in.Source, plan, opts, SubtasksForChart, nil)
+	return e.checkInput(ctx, in, plan, opts, nil)
 }
 
 // CheckStream is CheckForChart for a report too large to hold every operator's message (a
@@ -97,6 +86,12 @@ func (e *Engine) CheckForChart(ctx context.Context, in Input, plan *pb.RescalePl
 // safe-parallelism entry names. each must not keep the message it is given (report.OperatorTable
 // keeps its row's text).
 func (e *Engine) CheckStream(ctx context.Context, in Input, plan *pb.RescalePlan, opts *pb.CheckOptions, each func(*pb.OperatorAssignment)) (*pb.RescaleReport, error) {
+	return e.checkInput(ctx, in, plan, opts, each)
+}
+
+// checkInput is CheckForChart (each nil) and CheckStream.
+func (e *Engine) checkInput(ctx context.Context, in Input, plan *pb.RescalePlan, opts *pb.CheckOptions, each func(*pb.OperatorAssignment)) (*pb.RescaleReport, error) {
+	// A request that is refused anyway is refused before the file is read.
 	if err := ValidateRequest(plan, opts); err != nil {
 		return nil, err
 	}

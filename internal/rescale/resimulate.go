@@ -64,16 +64,28 @@ func (rs *Resimulator) Vertex(ctx context.Context, vertexID checkpoint.OperatorI
 	}
 	res = &Result{}
 	s := &simulation{layout: rs.layout, plan: rs.plan, res: res, stop: stop, single: true}
-	va := s.vertex(rs.rp.vertex(v), p, rs.plan.DefaultParallelism, rs.rp.maxPs[v])
-	if va == nil {
+	if !rs.add(s, v, p) {
 		return res, nil
 	}
-	s.inMapper = append(s.inMapper, rs.rp.inMappers[v])
-	s.outMapper = append(s.outMapper, rs.rp.outMappers[v])
-	res.Vertices = append(res.Vertices, va)
 	s.failures()
 	s.distribute()
 	return res, nil
+}
+
+// add adds the plan's vertex v at parallelism p (0: the planned one) to s's Result, unless
+// Simulate leaves it out.
+func (rs *Resimulator) add(s *simulation, v, p int) bool {
+	if p == 0 {
+		p = rs.rp.par[v]
+	}
+	va := s.vertex(rs.rp.vertex(v), p, rs.plan.DefaultParallelism, rs.rp.maxPs[v])
+	if va == nil {
+		return false
+	}
+	s.inMapper = append(s.inMapper, rs.rp.inMappers[v])
+	s.outMapper = append(s.outMapper, rs.rp.outMappers[v])
+	s.res.Vertices = append(s.res.Vertices, va)
+	return true
 }
 
 // NumVertices is the number of vertices of the plan, the bound of Vertices' range (some may be
@@ -99,13 +111,7 @@ func (rs *Resimulator) Vertices(ctx context.Context, from, to int) (res *Result,
 	s := &simulation{layout: rs.layout, plan: rs.plan, res: res, stop: stop, single: true}
 	for v := from; v < to; v++ {
 		stop.Check()
-		va := s.vertex(rs.rp.vertex(v), rs.rp.par[v], rs.plan.DefaultParallelism, rs.rp.maxPs[v])
-		if va == nil {
-			continue
-		}
-		s.inMapper = append(s.inMapper, rs.rp.inMappers[v])
-		s.outMapper = append(s.outMapper, rs.rp.outMappers[v])
-		res.Vertices = append(res.Vertices, va)
+		rs.add(s, v, 0)
 	}
 	s.failures()
 	s.distribute()
