@@ -132,7 +132,9 @@ func (v *service) CheckRescaleUpload(stream grpc.ClientStreamingServer[pb.CheckR
 	defer mem.release()
 	v.s.metrics.receiving.Inc()
 	r := &uploadReader{rx: rx, max: max, announced: size, mem: mem, m: v.s.metrics}
-	layout, err := v.s.decode(ctx, r, label)
+	// No size hint: the header's size is the client's claim until the bytes arrive, and the
+	// hint lets the decoder allocate before they do.
+	layout, err := v.s.decode(ctx, r, label, 0)
 	if err == nil {
 		// The decoder may stop before the end (nothing after the trailer matters); read the rest
 		// so the byte limit and the announced size hold for the whole upload and the client's
@@ -284,7 +286,7 @@ func (s *Server) layoutOf(ctx context.Context, src *pb.CheckpointSource) (*check
 		if err != nil {
 			return nil, layoutRef{}, nil, err
 		}
-		l, err := s.decode(ctx, bytes.NewReader(x.Metadata), "inline")
+		l, err := s.decode(ctx, bytes.NewReader(x.Metadata), "inline", int64(len(x.Metadata)))
 		if err != nil {
 			mem.release()
 			return nil, layoutRef{}, nil, err
@@ -324,7 +326,7 @@ func (s *Server) layoutOf(ctx context.Context, src *pb.CheckpointSource) (*check
 			r = &growingReader{r: obj, mem: mem}
 		}
 		l, err := s.cachedLayout(ctx, obj.CacheKey, func(ctx context.Context) (*checkpoint.Layout, error) {
-			return s.decode(ctx, r, obj.URI)
+			return s.decode(ctx, r, obj.URI, obj.Size)
 		})
 		if err != nil {
 			addLog(ctx, slog.String("source_error", err.Error()))
@@ -419,12 +421,13 @@ type flight struct {
 	ctxErr bool // the leader's context ended: its error says nothing about the file
 }
 
-// decode runs the engine's decoder over r, recording bytes and time. A read error of r (a source
+// decode runs the engine's decoder over r (size: its expected length, 0 unknown), recording
+// bytes and time. A read error of r (a source
 // failure, the upload limit, a broken stream) wins over the FormatError the decoder reports for it.
-func (s *Server) decode(ctx context.Context, r io.Reader, label string) (*checkpoint.Layout, error) {
+func (s *Server) decode(ctx context.Context, r io.Reader, label string, size int64) (*checkpoint.Layout, error) {
 	start := time.Now()
 	cr := &countingReader{r: r}
-	l, err := s.cfg.Engine.ReadLayout(ctx, engine.Input{Reader: cr, Source: label})
+	l, err := s.cfg.Engine.ReadLayout(ctx, engine.Input{Reader: cr, Source: label, Size: size})
 	s.metrics.decodedBytes.Add(float64(cr.n))
 	if err != nil {
 		if cr.err != nil && cr.err != io.EOF {

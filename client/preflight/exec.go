@@ -101,7 +101,7 @@ func openInput(cmd *cobra.Command, target string) (engine.Input, func(), error) 
 	}
 	limitMemory(size)
 	p := newProgress(cmd.ErrOrStderr(), size)
-	return engine.Input{Reader: p.reader(f), Source: target}, func() { p.done(); f.Close() }, nil
+	return engine.Input{Reader: p.reader(f), Source: target, Size: size}, func() { p.done(); f.Close() }, nil
 }
 
 // openLocal opens a _metadata file or a checkpoint folder's _metadata (client.OpenMetadata) and
@@ -198,5 +198,5 @@ func openRemoteInput(ctx context.Context, target string) (engine.Input, func(), 
 		opener.Close()
 		return engine.Input{}, nil, err
 	}
-	return engine.Input{Reader: obj, Source: target}, func() { obj.Close(); opener.Close() }, nil
+	return engine.Input{Reader: obj, Source: target, Size: obj.Size}, func() { obj.Close(); opener.Close() }, nil
 }

@@ -42,6 +42,8 @@ type decoder struct {
 	// saves memory and lets the simulator compare names by pointer.
 	names map[string]string
 
+	// sizeHint is the stream's expected length (0: unknown), for count's first allocation.
+	sizeHint int64
 	// stop, when set (ReadLayoutContext), is checked per state entry and per subtask record: the
 	// conversion of a buffered record into its Layout (a million state names) reads nothing, so
 	// the reader's context checks would not see its end.
@@ -265,7 +267,14 @@ func (d *decoder) count(n int32, off int64, minSize int64, what string) int {
 		}
 		return int(n)
 	}
-	return min(int(n), 1024) // unknown length: grow as elements arrive
+	// Unknown length: grow as elements arrive, from what the stream's expected size (when the
+	// caller knows it) leaves room for, so that a million-operator file does not double its
+	// largest arrays while decoding. The hint only sizes arrays: a stream longer or shorter than
+	// it decodes the same.
+	if hint := d.sizeHint - d.offset(); hint > 0 {
+		return int(min(int64(n), max(1024, hint/minSize)))
+	}
+	return min(int(n), 1024)
 }
 
 // skip advances n bytes.

@@ -24,11 +24,19 @@ func ReadLayout(r io.Reader) (*Layout, error) {
 // conversion of the last buffered record (a subtask with a million state names) ran for seconds
 // after the deadline.
 func ReadLayoutContext(ctx context.Context, r io.Reader) (l *Layout, err error) {
+	return ReadLayoutSized(ctx, r, 0)
+}
+
+// ReadLayoutSized is ReadLayoutContext for a stream whose length the caller expects (a file's
+// size, an object's, an upload's header; 0 when unknown). The size only lets the decoder size
+// its arrays once instead of growing them; a stream of another length decodes the same.
+func ReadLayoutSized(ctx context.Context, r io.Reader, size int64) (l *Layout, err error) {
 	stop, release := cancel.Watch(ctx)
 	defer release()
 	defer cancel.Recover(&err)
 	d := newReaderDecoder(r)
 	d.stop = stop
+	d.sizeHint = max(size, 0)
 	return readLayout(d)
 }
 

@@ -35,6 +35,10 @@ import (
 type Input struct {
 	Reader io.Reader
 	Source string // URI, upload name or "inline": shown in reports and logs
+	// Size is the stream's expected length in bytes, 0 when unknown: the decoder sizes its
+	// arrays from it once instead of growing them (a file of a million operators would
+	// briefly need twice its largest array). A wrong size costs memory, not correctness.
+	Size int64
 }
 
 // Engine is safe for concurrent use.
@@ -53,7 +57,7 @@ func NewWithCatalog(cat *findings.Catalog) *Engine { return &Engine{catalog: cat
 // stream checks it, so a decode stops within one buffer of the context's end. Malformed input
 // yields a *checkpoint.FormatError; a decode stopped by ctx yields ctx's error.
 func (e *Engine) ReadLayout(ctx context.Context, in Input) (*checkpoint.Layout, error) {
-	l, err := checkpoint.ReadLayoutContext(ctx, cancel.Reader(ctx, in.Reader))
+	l, err := checkpoint.ReadLayoutSized(ctx, cancel.Reader(ctx, in.Reader), in.Size)
 	if cerr := ctx.Err(); err != nil && cerr != nil {
 		return nil, cerr
 	}

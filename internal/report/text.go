@@ -185,22 +185,37 @@ var operatorHead = [7]string{"OPERATOR", "ID", "PARALLELISM", "MAX", "OPERATOR S
 // text (the row's characters + 7 bytes), not the operator's message (several hundred bytes),
 // for a report of very many operators; WriteText builds one over the report's operators.
 type OperatorTable struct {
-	ops   []*pb.OperatorAssignment // rows taken from messages (WriteText)
-	cells []byte                   // cells of the rows added: each its length (uvarint) then its bytes
-	rows  int                      // rows added
-	width [6]int                   // widest cell per column but the last, in runes, of the rows added
+	ops []*pb.OperatorAssignment // rows taken from messages (WriteText)
+	// blocks hold the cells of the rows added, each cell its length (uvarint) then its bytes, a
+	// row never split between blocks. Fixed-size blocks rather than one growing slice: doubling
+	// a slice of a million rows would briefly need twice its memory.
+	blocks [][]byte
+	rows   int    // rows added
+	width  [6]int // widest cell per column but the last, in runes, of the rows added
 }
+
+// tableBlock is the size of an OperatorTable block.
+const tableBlock = 64 << 10
 
 // Add appends op's row.
 func (t *OperatorTable) Add(op *pb.OperatorAssignment) {
 	row := operatorRow(op)
+	n := 0
 	for k, cell := range row {
-		t.cells = binary.AppendUvarint(t.cells, uint64(len(cell)))
-		t.cells = append(t.cells, cell...)
+		n += binary.MaxVarintLen64 + len(cell)
 		if k < len(t.width) {
 			t.width[k] = max(t.width[k], utf8.RuneCountInString(cell))
 		}
 	}
+	if len(t.blocks) == 0 || cap(t.blocks[len(t.blocks)-1])-len(t.blocks[len(t.blocks)-1]) < n {
+		t.blocks = append(t.blocks, make([]byte, 0, max(tableBlock, n)))
+	}
+	b := t.blocks[len(t.blocks)-1]
+	for _, cell := range row {
+		b = binary.AppendUvarint(b, uint64(len(cell)))
+		b = append(b, cell...)
+	}
+	t.blocks[len(t.blocks)-1] = b
 	t.rows++
 }
 
@@ -234,14 +249,15 @@ func (t *OperatorTable) write(b *bufio.Writer) {
 	for _, op := range t.ops {
 		line(operatorRow(op))
 	}
-	cells := t.cells
-	for range t.rows {
-		var row [7]string
-		for k := range row {
-			n, w := binary.Uvarint(cells)
-			row[k], cells = string(cells[w:w+int(n)]), cells[w+int(n):]
+	for _, cells := range t.blocks {
+		for len(cells) > 0 {
+			var row [7]string
+			for k := range row {
+				n, w := binary.Uvarint(cells)
+				row[k], cells = string(cells[w:w+int(n)]), cells[w+int(n):]
+			}
+			line(row)
 		}
-		line(row)
 	}
 }
 
