@@ -33,6 +33,10 @@ const (
 // ChartRows is the most subtasks SubtasksForChart keeps per operator.
 const ChartRows = 16
 
+// ChartOperators is the most operators SubtasksForChart gives rows: report.MaxCharts, the
+// charts report.WriteText draws (engine cannot import report, whose tests import engine).
+const ChartOperators = 8
+
 // rangeOperators and rangeSubtasks cut a job into the ranges of vertices a check simulates at
 // a time: a range ends after the vertex that brings it to this many operators or old
 // subtasks. A range's simulation is about 1 KB an operator with state (plus what its subtasks
@@ -129,6 +133,7 @@ type reportBuilder struct {
 	// charted: some operator named by a finding at WARNING or above got chart rows; otherwise
 	// finish charts best, the operator with the most state (the rescaled one first).
 	charted      bool
+	nCharted     int // operators given chart rows, at most ChartOperators
 	best         *rescale.OperatorAssignment
 	bestMsg      *pb.OperatorAssignment
 	bestKept     bool
@@ -152,15 +157,20 @@ func (b *reportBuilder) setShortIDs(ops iter.Seq[checkpoint.OperatorID]) {
 // add converts a range's operators (res in report order, fs the range's findings) and drops
 // the range's vertices from res as it goes.
 func (b *reportBuilder) add(res *rescale.Result, fs []findings.Finding) {
-	named := map[string]bool{}      // operators charted: named at WARNING or above
-	referenced := map[string]bool{} // operators (and vertex heads) a finding names
+	named := map[string]bool{} // operators charted: named at WARNING or above
+	// Operators whose label the text takes from the report (report.indexReferenced): named by
+	// a finding without their name or uid, or heading a vertex a finding names.
+	referenced := map[string]bool{}
 	for _, f := range fs {
 		b.stop.Check()
 		if f.OperatorID != "" && f.Severity >= findings.Warning {
 			named[f.OperatorID] = true
 		}
 		if b.each != nil {
-			referenced[f.OperatorID], referenced[f.VertexID] = true, true
+			if f.OperatorName == "" && f.OperatorUID == "" {
+				referenced[f.OperatorID] = true
+			}
+			referenced[f.VertexID] = true
 		}
 	}
 	n, nStates := 0, 0
@@ -190,7 +200,8 @@ func (b *reportBuilder) add(res *rescale.Result, fs []findings.Finding) {
 			// The ranges list the operators setShortIDs was given, in its order.
 			a.ShortId = prefix(a.OperatorId, int(b.shortLen[b.next]))
 			b.next++
-			kept := b.each == nil || referenced[a.OperatorId]
+			// A vertex head named by its vertex only needs its report entry when it is unnamed.
+			kept := b.each == nil || referenced[a.OperatorId] && (op.Name == "" && op.UID == "" || op.ID != v.ID)
 			switch {
 			case !hasSubtasks(op):
 			case b.detail == SubtasksAsAsked && b.include:
@@ -203,8 +214,11 @@ func (b *reportBuilder) add(res *rescale.Result, fs []findings.Finding) {
 				}
 				a.OldSubtasks = oldSubtasks(b.stop, op)
 			case b.detail == SubtasksForChart && named[a.OperatorId]:
-				b.chart(op, a)
-				b.charted, kept = true, true
+				b.charted = true
+				if b.nCharted < ChartOperators {
+					b.chart(op, a)
+					b.nCharted, kept = b.nCharted+1, true
+				}
 			}
 			if b.each != nil {
 				b.each(a)

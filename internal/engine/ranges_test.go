@@ -153,3 +153,42 @@ func streamTextMatches(t *testing.T, layouts map[string]*checkpoint.Layout) {
 	}
 	t.Logf("%d texts compared", compared)
 }
+
+func TestChartOperatorsIsReportsMaxCharts(t *testing.T) {
+	if ChartOperators != report.MaxCharts || ChartRows != 16 {
+		t.Fatalf("engine charts %d operators, report draws %d", ChartOperators, report.MaxCharts)
+	}
+}
+
+// TestChartsCapped: a rescale whose findings name thousands of operators charts the first
+// ChartOperators of them and says so; the streamed report keeps no more than those.
+func TestChartsCapped(t *testing.T) {
+	var b bytes.Buffer
+	if err := scenarios.WriteSynthetic(&b, scenarios.Synthetic{Operators: 3000, Parallelism: 2, Union: 1}); err != nil {
+		t.Fatal(err)
+	}
+	l, err := checkpoint.ReadLayoutBytes(b.Bytes())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var table report.OperatorTable
+	// A 256-byte frame: every operator's payload (334 bytes a subtask) is refused (PF120).
+	rep, err := New().check(context.Background(), l, "synthetic", &pb.RescalePlan{DefaultParallelism: 4}, &pb.CheckOptions{RpcFrameSizeBytes: 256}, SubtasksForChart, table.Add)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out bytes.Buffer
+	if err := report.WriteTextTable(&out, rep, &table); err != nil {
+		t.Fatal(err)
+	}
+	text := out.String()
+	if n := strings.Count(text, "STATE PER SUBTASK"); n != ChartOperators {
+		t.Errorf("%d charts, want %d", n, ChartOperators)
+	}
+	if !strings.Contains(text, "charts of the first 8 of the 3000 operators that findings name") {
+		t.Errorf("no note on the charts left out:\n%s", text[max(0, len(text)-2000):])
+	}
+	if len(rep.Operators) > ChartOperators || table.Len() != 3000 {
+		t.Errorf("the report keeps %d operators, the table %d rows", len(rep.Operators), table.Len())
+	}
+}

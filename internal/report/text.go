@@ -18,6 +18,11 @@ import (
 // maxChartRows bounds the per-subtask chart of one operator; larger operators are summarised.
 const maxChartRows = 16
 
+// MaxCharts bounds the operators charted: the first ones in report order that findings name (a
+// rescale of a hundred thousand operators may name every one; their charts would be most of
+// the output and none of the insight).
+const MaxCharts = 8
+
 // WriteText renders a check report for a terminal: verdict, operators, findings with their fixes,
 // the nearest safe parallelism, and a per-subtask chart of state before and after. The chart
 // draws the operators' subtasks the report carries (all with include_subtasks, or the rows
@@ -337,6 +342,9 @@ func writeCharts(b *bufio.Writer, r *pb.RescaleReport) {
 			ops = append(ops, best)
 		}
 	}
+	if len(ops) > MaxCharts {
+		ops = ops[:MaxCharts]
+	}
 	for _, op := range ops {
 		rows := chartRows(op)
 		var max int64 = 1
@@ -371,6 +379,9 @@ func writeCharts(b *bufio.Writer, r *pb.RescaleReport) {
 		if len(shown) < total {
 			fmt.Fprintf(b, "  (%d of %d subtasks shown: the first, the last and the extremes)\n", len(shown), total)
 		}
+	}
+	if len(ops) == MaxCharts && len(named) > MaxCharts {
+		fmt.Fprintf(b, "\n(charts of the first %d of the %d operators that findings name; -o json --subtasks lists every subtask)\n", MaxCharts, len(named))
 	}
 }
 
