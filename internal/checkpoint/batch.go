@@ -105,9 +105,21 @@ func growWhole(buf []byte, size int64) []byte {
 func NewDecoder() *Decoder { return &Decoder{} }
 
 // ReadLayoutFile decodes the Layout of the file at name. Errors name the path: the os error of
-// the open or read, or the *FormatError (errors.As finds it) prefixed with the path. A large
-// file stops early when ctx is done.
+// the open or read, or the *FormatError (errors.As finds it) prefixed with the path. When ctx
+// ends, the read stops with ctx's error: between reads of a large file, and between the decoded
+// records (each state entry, subtask and operator) of any file, as ReadLayoutContext does.
 func (x *Decoder) ReadLayoutFile(ctx context.Context, name string) (*Layout, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	stop, release := cancel.Watch(ctx)
+	defer release()
+	return x.readLayoutFile(ctx, stop, name)
+}
+
+// readLayoutFile is ReadLayoutFile with a watch of ctx that the caller keeps across files
+// (ReadLayoutFiles: one per worker, not one per file).
+func (x *Decoder) readLayoutFile(ctx context.Context, stop *cancel.Flag, name string) (*Layout, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
@@ -120,13 +132,13 @@ func (x *Decoder) ReadLayoutFile(ctx context.Context, name string) (*Layout, err
 	}
 	var l *Layout
 	if f == nil {
-		l, err = x.readLayout(b, nil)
+		l, err = x.readLayout(b, nil, stop)
 	} else {
 		defer f.Close()
-		l, err = x.readLayout(nil, cancel.Reader(ctx, f))
-		if cerr := ctx.Err(); err != nil && cerr != nil {
-			return nil, cerr
-		}
+		l, err = x.readLayout(nil, cancel.Reader(ctx, f), stop)
+	}
+	if cerr := ctx.Err(); err != nil && cerr != nil {
+		return nil, cerr
 	}
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", name, err)
@@ -135,21 +147,22 @@ func (x *Decoder) ReadLayoutFile(ctx context.Context, name string) (*Layout, err
 }
 
 // ReadLayoutBytes is ReadLayoutBytes on the Decoder's reused decoding state.
-func (x *Decoder) ReadLayoutBytes(b []byte) (*Layout, error) { return x.readLayout(b, nil) }
+func (x *Decoder) ReadLayoutBytes(b []byte) (*Layout, error) { return x.readLayout(b, nil, nil) }
 
-// readLayout resets the decoder for b (in memory) or r (streamed) and runs readLayout.
-func (x *Decoder) readLayout(b []byte, r io.Reader) (*Layout, error) {
+// readLayout resets the decoder for b (in memory) or r (streamed) and runs readLayout, checking
+// stop (nil: never raised) between records.
+func (x *Decoder) readLayout(b []byte, r io.Reader, stop *cancel.Flag) (l *Layout, err error) {
 	d := &x.d
-	*d = decoder{buf: b, r: r, limit: math.MaxInt64, runBudget: runBudget, path: d.path[:0], names: d.names, props: &x.props, kgScratch: d.kgScratch, subScratch: keepScratch(d.subScratch)}
+	*d = decoder{buf: b, r: r, limit: math.MaxInt64, runBudget: runBudget, path: d.path[:0], names: d.names, props: &x.props, kgScratch: d.kgScratch, subScratch: keepScratch(d.subScratch), stop: stop}
 	if r != nil {
 		if x.stream == nil {
 			x.stream = make([]byte, 0, readBufSize)
 		}
 		d.buf = x.stream[:0]
 	}
-	l, err := readLayoutKeep(d)
-	d.buf, d.r = nil, nil
-	return l, err
+	defer func() { d.buf, d.r, d.stop = nil, nil, nil }()
+	defer cancel.Recover(&err)
+	return readLayoutKeep(d)
 }
 
 // keepScratch returns a Decoder's SubtaskState scratch for its next file, or nil when one
@@ -178,8 +191,10 @@ func ReadLayoutFiles(ctx context.Context, names []string, workers int, fn func(i
 	if workers == 1 {
 		// One Decoder in the calling goroutine: no hand-offs between goroutines at all.
 		x := NewDecoder()
+		stop, release := cancel.Watch(ctx)
+		defer release()
 		for i, name := range names {
-			l, err := x.ReadLayoutFile(ctx, name)
+			l, err := x.readLayoutFile(ctx, stop, name)
 			if cerr := ctx.Err(); cerr != nil {
 				return cerr
 			}
@@ -189,10 +204,10 @@ func ReadLayoutFiles(ctx context.Context, names []string, workers int, fn func(i
 		}
 		return ctx.Err()
 	}
-	ctx, cancel := context.WithCancel(ctx)
+	ctx, stopAll := context.WithCancel(ctx)
 	var wg sync.WaitGroup
 	defer func() { // no goroutine outlives the call
-		cancel()
+		stopAll()
 		wg.Wait()
 	}()
 
@@ -217,6 +232,8 @@ func ReadLayoutFiles(ctx context.Context, names []string, workers int, fn func(i
 		go func() {
 			defer wg.Done()
 			x := NewDecoder()
+			stop, release := cancel.Watch(ctx)
+			defer release()
 			for {
 				select {
 				case room <- struct{}{}:
@@ -227,7 +244,7 @@ func ReadLayoutFiles(ctx context.Context, names []string, workers int, fn func(i
 				if i >= len(names) {
 					return
 				}
-				l, err := x.ReadLayoutFile(ctx, names[i])
+				l, err := x.readLayoutFile(ctx, stop, names[i])
 				slots[i%window] <- result{l, err}
 			}
 		}()

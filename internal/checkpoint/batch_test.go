@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"reflect"
 	"strings"
+	"sync/atomic"
 	"testing"
 )
 
@@ -220,4 +221,70 @@ func TestPropertiesMemo(t *testing.T) {
 			}
 		})
 	}
+}
+
+// endingCtx is a context that ends after its first allowed Err calls have answered nil: the
+// read starts (the up-front check passes) and the context has ended by the time the decode
+// watches it, so the decode itself must notice, deterministically.
+type endingCtx struct {
+	context.Context
+	allowed int32
+	calls   atomic.Int32
+	done    chan struct{}
+}
+
+func newEndingCtx(allowed int32) *endingCtx {
+	c := &endingCtx{Context: context.Background(), allowed: allowed, done: make(chan struct{})}
+	close(c.done)
+	return c
+}
+
+func (c *endingCtx) Done() <-chan struct{} { return c.done }
+
+func (c *endingCtx) Err() error {
+	if c.calls.Add(1) <= c.allowed {
+		return nil
+	}
+	return context.Canceled
+}
+
+// A context that ends while a file is being decoded stops the Decoder with the context's error,
+// for a file read whole (where no read checks the context) and a streamed one, alone and in a
+// batch of one worker (which watches the context once for all its files).
+func TestDecoderStopsWhenContextEnds(t *testing.T) {
+	paths, _ := batchFiles(t)
+	whole, streamed := paths[1], paths[2]
+	for _, tc := range []struct {
+		name string
+		read func(ctx context.Context) (*Layout, error)
+	}{
+		{"ReadLayoutFile/whole", func(ctx context.Context) (*Layout, error) { return NewDecoder().ReadLayoutFile(ctx, whole) }},
+		{"ReadLayoutFile/streamed", func(ctx context.Context) (*Layout, error) { return NewDecoder().ReadLayoutFile(ctx, streamed) }},
+		{"ReadLayoutFiles/1 worker", func(ctx context.Context) (*Layout, error) {
+			var got *Layout
+			err := ReadLayoutFiles(ctx, []string{whole, streamed}, 1, func(_ int, l *Layout, err error) error {
+				got = l
+				return err
+			})
+			return got, err
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if l, err := tc.read(context.Background()); err != nil || l == nil {
+				t.Fatalf("live context: %v", err)
+			}
+			l, err := tc.read(newEndingCtx(1))
+			if !errors.Is(err, context.Canceled) || l != nil {
+				t.Errorf("context ended during the decode: layout %v, error %v; want context.Canceled", l != nil, err)
+			}
+		})
+	}
+	// The Decoder is usable after a stopped read.
+	x := NewDecoder()
+	if _, err := x.ReadLayoutFile(newEndingCtx(1), whole); !errors.Is(err, context.Canceled) {
+		t.Fatal(err)
+	}
+	l, err := x.ReadLayoutFile(context.Background(), whole)
+	data, _ := os.ReadFile(whole)
+	checkSameLayout(t, whole, data, l, err)
 }
