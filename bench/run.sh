@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # bench/run.sh [WORKDIR] — Preflight's benchmarks side by side in one run (see bench/README.md):
-# (a) cached CheckRescale vs the Health/Check echo under ghz, (b) cold 1 MiB and 168 MiB checks
-# uploaded and from S3 with the daemon's peak RSS, (c) decode throughput vs cat, (d) the soak:
+# (a) cached CheckRescale vs the Health/Check echo under ghz and the native generator (bench/loadtest),
+# (b) cold 1 MiB and 168 MiB checks uploaded and from S3 with the daemon's peak RSS, (c) decode throughput vs cat, (d) the soak:
 # SOAK_N requests at BENCH_C with 20% hostile, goroutines and RSS before/after (fails on a leak),
 # (e) bench/scale.sh: the CLI's peak RSS and time on generated 100k-operator and union files.
 # (f) corpus decode: the shared corpus in one process (bench/corpusdecode, preflight inspect), peer.
@@ -13,7 +13,10 @@
 # PREFLIGHT_CORPUS (the corpus folder of (f), default ../shared/corpus), PEER_SRC (a checkout or bare
 # git dir of github.com/justtrackio/flink-admin: (f) measures its parser too; PEER_REV, default HEAD),
 # BENCH_N (ghz requests per run, default 20000), BENCH_C (concurrency, 50),
-# BENCH_ROUNDS (alternating echo/check rounds, 2), BIG_BYTES (default 168 MiB),
+# BENCH_ROUNDS (alternating echo/check rounds, 2), BENCH_GEN (the load generators of (a): both, ghz or
+# native; default both), BENCH_GEN_CONNS (the native generator's connections, 1), BENCH_GEN_CODEC (raw or
+# pb: the native generator sends pre-encoded requests and compares answers byte for byte, or decodes
+# every answer with the generated client), BIG_BYTES (default 168 MiB),
 # VERSITYGW (default bin/versitygw; built with `make tools`; absent: S3 cases skipped).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -197,7 +200,8 @@ if [ "${BENCH_ONLY:-}" = rpc ]; then
 	step "rpc only: generating the example checkpoints"
 	[ -s "$WORK/examples/compact-sink/_metadata" ] || "$WORK/bin/genexamples" -out "$WORK/examples"
 	timeout 30m "$WORK/bin/loadtest" -work "$WORK" -bin "$WORK/bin" -rpc-only -rpc-daemon-args "${BENCH_DAEMON_ARGS:-}" \
-		-n "${BENCH_N:-20000}" -c "${BENCH_C:-50}" -rounds "${BENCH_ROUNDS:-2}"
+		-n "${BENCH_N:-20000}" -c "${BENCH_C:-50}" -rounds "${BENCH_ROUNDS:-2}" \
+		-gen "${BENCH_GEN:-both}" -gen-conns "${BENCH_GEN_CONNS:-1}" -gen-codec "${BENCH_GEN_CODEC:-raw}"
 	step "results: $WORK/results.md (ghz JSON: $WORK/ghz-*.json)"
 	exit 0
 fi
@@ -213,7 +217,8 @@ ls -l "$WORK/1mib/_metadata" "$WORK/big/_metadata" >&2
 
 step "running (bounded: every step times out after --step-timeout, 3m by default)"
 timeout 30m "$WORK/bin/loadtest" -work "$WORK" -bin "$WORK/bin" -versitygw "$VERSITYGW" \
-	-n "${BENCH_N:-20000}" -c "${BENCH_C:-50}" -rounds "${BENCH_ROUNDS:-2}" -soak-n "${SOAK_N:-10000}"
+	-n "${BENCH_N:-20000}" -c "${BENCH_C:-50}" -rounds "${BENCH_ROUNDS:-2}" -soak-n "${SOAK_N:-10000}" \
+	-gen "${BENCH_GEN:-both}" -gen-conns "${BENCH_GEN_CONNS:-1}" -gen-codec "${BENCH_GEN_CODEC:-raw}"
 step "results: $WORK/results.md (ghz JSON: $WORK/ghz-*.json)"
 
 step "scale: the CLI's peak RSS on generated operator- and union-heavy files (bench/scale.sh)"

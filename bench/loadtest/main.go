@@ -2,7 +2,8 @@
 // table (bench/run.sh builds the binaries and the files and calls it; see bench/README.md):
 //
 //	(a) CheckRescale on a cached checkpoint vs grpc.health.v1.Health/Check (the echo baseline),
-//	    both with ghz at the same concurrency against the same preflightd;
+//	    both at the same concurrency against the same preflightd, measured by ghz and by the
+//	    native generator in this process (throughput.go, gen.go);
 //	(b) cold checks of a 1 MiB and a 168 MiB _metadata, uploaded with the CLI and read from S3
 //	    (versitygw), each against a fresh preflightd: wall time and the daemon's peak RSS;
 //	(c) in-process decode throughput (checkpoint.ReadLayout) vs `cat FILE > /dev/null`.
@@ -63,6 +64,9 @@ type options struct {
 	lowConc, lowRequests int
 	rpcOnly              bool
 	rpcDaemonArgs        string
+	gen, genCodec        string // (a)'s load generators: both, ghz or native; the native one's codec
+	genConns, genWarmup  int
+	genTimeout           time.Duration // per request, both generators
 	rounds, decodeRuns   int
 	soakN                int
 	soakOnly             bool
@@ -85,6 +89,11 @@ func main() {
 	flag.BoolVar(&o.soakOnly, "soak-only", false, "run only the soak (d)")
 	flag.BoolVar(&o.rpcOnly, "rpc-only", false, "run only the cached CheckRescale vs echo (a)")
 	flag.StringVar(&o.rpcDaemonArgs, "rpc-daemon-args", "", "extra preflightd flags for (a), space-separated (e.g. \"--no-result-cache --revalidate-interval=-1s\" for the layout cache alone)")
+	flag.StringVar(&o.gen, "gen", "both", "load generators of (a): both (ghz and the native one, interleaved per round), ghz or native")
+	flag.IntVar(&o.genConns, "gen-conns", 1, "gRPC connections the native generator's callers share")
+	flag.StringVar(&o.genCodec, "gen-codec", "raw", "native generator: raw (pre-encoded requests, answers compared byte for byte) or pb (the generated client, every answer decoded)")
+	flag.IntVar(&o.genWarmup, "gen-warmup", 1000, "native generator: unmeasured requests before each measured run")
+	flag.DurationVar(&o.genTimeout, "gen-timeout", 20*time.Second, "timeout of every single request (ghz --timeout and the native generator)")
 	flag.DurationVar(&o.stepTimeout, "step-timeout", 3*time.Minute, "bound on every single step")
 	flag.Parse()
 	if o.work == "" || o.bin == "" {
@@ -308,225 +317,6 @@ func (d *daemon) status(field string) int64 {
 		}
 	}
 	return -1
-}
-
-// --- (a) throughput -----------------------------------------------------------------------
-
-// ghzReport is the part of ghz's JSON output the table needs.
-type ghzReport struct {
-	Count        int64   `json:"count"`
-	Total        int64   `json:"total"` // ns
-	Rps          float64 `json:"rps"`
-	Average      int64   `json:"average"`
-	Fastest      int64   `json:"fastest"`
-	Slowest      int64   `json:"slowest"`
-	LatencyDistr []struct {
-		Percentage int   `json:"percentage"`
-		Latency    int64 `json:"latency"`
-	} `json:"latencyDistribution"`
-	StatusCodeDistribution map[string]int64 `json:"statusCodeDistribution"`
-	ErrorDistribution      map[string]int64 `json:"errorDistribution"`
-
-	// CPU time per request of ghz itself and of the daemon during the run (not ghz output):
-	// on a shared machine they show where the time went better than RPS does.
-	ghzCPU, daemonCPU time.Duration
-}
-
-// cpuPerRequest formats the two CPU figures.
-func (g *ghzReport) cpuPerRequest() string {
-	per := func(d time.Duration) string {
-		if g.Count == 0 || d < 0 {
-			return "?"
-		}
-		return fmt.Sprintf("%.0f µs", float64(d)/float64(g.Count)/1e3)
-	}
-	return per(g.daemonCPU) + " daemon / " + per(g.ghzCPU) + " ghz"
-}
-
-func (g *ghzReport) pct(p int) time.Duration {
-	for _, l := range g.LatencyDistr {
-		if l.Percentage == p {
-			return time.Duration(l.Latency)
-		}
-	}
-	return -1
-}
-
-func (g *ghzReport) errors() int64 {
-	var n int64
-	for code, c := range g.StatusCodeDistribution {
-		if code != "OK" {
-			n += c
-		}
-	}
-	return n
-}
-
-// cpu is the daemon's user + system CPU time so far (/proc/PID/stat; -1 if unreadable).
-func (d *daemon) cpu() time.Duration {
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(d.cmd.Process.Pid) + "/stat")
-	if err != nil {
-		return -1
-	}
-	// Fields after the command name in parentheses: state is field 3, utime 14, stime 15.
-	f := strings.Fields(string(b[bytes.LastIndexByte(b, ')')+1:]))
-	if len(f) < 13 {
-		return -1
-	}
-	u, _ := strconv.ParseInt(f[11], 10, 64)
-	st, _ := strconv.ParseInt(f[12], 10, 64)
-	const clockTicks = 100 // USER_HZ on Linux
-	return time.Duration(u+st) * time.Second / clockTicks
-}
-
-func runGhz(o options, d *daemon, call, data, out string) (*ghzReport, error) {
-	return runGhzAt(o, o.conc, o.requests, d, call, data, out)
-}
-
-func runGhzAt(o options, conc, requests int, d *daemon, call, data, out string) (*ghzReport, error) {
-	addr := d.addr
-	cpu0 := d.cpu()
-	// The step timeout bounds ghz from outside: ghz's own -x (max duration) makes it run for
-	// the whole duration whatever -n says (ghz v0.121.0).
-	ctx, cancel := context.WithTimeout(context.Background(), o.stepTimeout)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, filepath.Join(o.bin, "ghz"), "--insecure", "--call", call, "-d", data,
-		"-c", strconv.Itoa(conc), "-n", strconv.Itoa(requests), "--timeout", "20s",
-		"-O", "json", "-o", out, addr)
-	if b, err := cmd.CombinedOutput(); err != nil {
-		return nil, fmt.Errorf("ghz %s: %v\n%s", call, err, b)
-	}
-	b, err := os.ReadFile(out)
-	if err != nil {
-		return nil, err
-	}
-	var r ghzReport
-	if err := json.Unmarshal(b, &r); err != nil {
-		return nil, fmt.Errorf("ghz output %s: %w", out, err)
-	}
-	r.ghzCPU = cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime()
-	if cpu1 := d.cpu(); cpu0 >= 0 && cpu1 >= 0 {
-		r.daemonCPU = cpu1 - cpu0
-	} else {
-		r.daemonCPU = -1
-	}
-	return &r, nil
-}
-
-func benchThroughput(o options) ([]row, error) {
-	// The example checkpoints are allowlisted so that the URI case is served from the layout
-	// cache. The daemon's defaults apply: 2 × GOMAXPROCS slots and a 1 s admission queue, in
-	// which 50 concurrent callers wait for a slot instead of being refused.
-	args := append([]string{"--allow=" + filepath.Dir(filepath.Dir(o.cached)), "--http-addr=127.0.0.1:0"}, strings.Fields(o.rpcDaemonArgs)...)
-	if o.rpcDaemonArgs != "" {
-		logf("(a) preflightd %s", o.rpcDaemonArgs)
-	}
-	d, err := startDaemon(o, nil, args...)
-	if err != nil {
-		return nil, err
-	}
-	defer d.stop()
-	// Two plans for the same cached file: compact-operator=8 is DENY (with the nearest-safe
-	// search), =4 is ALLOW. Each round runs the echo and then both checks, so the ratios are
-	// measured side by side.
-	type plan struct{ name, file, data string }
-	var plans []plan
-	for _, p := range []struct {
-		name string
-		par  int32
-	}{{"DENY (compact-operator=8)", 8}, {"ALLOW (compact-operator=4)", 4}} {
-		data, err := json.Marshal(map[string]any{"checkpoint": map[string]any{"uri": o.cached}, "plan": map[string]any{"parallelism": map[string]int32{"compact-operator": p.par}}})
-		if err != nil {
-			return nil, err
-		}
-		plans = append(plans, plan{p.name, fmt.Sprintf("check%d", p.par), string(data)})
-	}
-	const checkCall = "preflight.v1.PreflightService/CheckRescale"
-	type round struct {
-		echo   *ghzReport
-		checks []*ghzReport // per plan
-	}
-	var rounds []round
-	for i := range o.rounds {
-		logf("(a) round %d/%d: ghz -c %d -n %d Health/Check, then CheckRescale DENY and ALLOW (cached %s)", i+1, o.rounds, o.conc, o.requests, o.cached)
-		echo, err := runGhz(o, d, "grpc.health.v1.Health/Check", "{}", filepath.Join(o.work, fmt.Sprintf("ghz-echo-%d.json", i)))
-		if err != nil {
-			return nil, err
-		}
-		logf("    echo  %.0f rps p50 %v p99 %v errors %d, CPU per request %s", echo.Rps, echo.pct(50), echo.pct(99), echo.errors(), echo.cpuPerRequest())
-		r := round{echo: echo}
-		for _, p := range plans {
-			check, err := runGhz(o, d, checkCall, p.data, filepath.Join(o.work, fmt.Sprintf("ghz-%s-%d.json", p.file, i)))
-			if err != nil {
-				return nil, err
-			}
-			logf("    %s %.0f rps p50 %v p99 %v errors %d %v, CPU per request %s", p.name, check.Rps, check.pct(50), check.pct(99), check.errors(), check.ErrorDistribution, check.cpuPerRequest())
-			r.checks = append(r.checks, check)
-		}
-		rounds = append(rounds, r)
-	}
-	// The checks must have been served from the caches: the file decoded once, and every answer
-	// after the first ones of each plan (up to -c callers ask at once) from the result cache
-	// when the daemon has it, else from the layout cache.
-	// A request that joins the first decode in flight counts as "shared", not as a hit.
-	hits := d.metric(`preflight_layout_cache_requests_total{result="hit"}`) + max(0, d.metric(`preflight_layout_cache_requests_total{result="shared"}`))
-	misses := d.metric(`preflight_layout_cache_requests_total{result="miss"}`)
-	// Absent (-1) when the daemon runs without a result cache.
-	rhits, rmisses := max(0, d.metric(`preflight_result_cache_requests_total{result="hit"}`)), max(0, d.metric(`preflight_result_cache_requests_total{result="miss"}`))
-	logf("(a) layout cache: %.0f hits (with shared), %.0f misses; result cache: %.0f hits, %.0f misses", hits, misses, rhits, rmisses)
-	total := float64(o.rounds * o.requests * len(plans))
-	switch {
-	case misses > 1:
-		return nil, fmt.Errorf("the cached file was decoded %.0f times", misses)
-	case rhits+rmisses > 0 && rhits < total-float64(len(plans)*o.conc):
-		return nil, fmt.Errorf("CheckRescale was not answered from the result cache: %.0f hits, %.0f misses of %.0f", rhits, rmisses, total)
-	case rhits+rmisses == 0 && hits < total-1:
-		return nil, fmt.Errorf("CheckRescale was not served from the layout cache: %.0f hits, %.0f misses", hits, misses)
-	}
-	// The best round of each counts (the machine is shared: the best is the least disturbed).
-	best := func(get func(round) *ghzReport) *ghzReport {
-		b := get(rounds[0])
-		for _, r := range rounds[1:] {
-			if get(r).Rps > b.Rps {
-				b = get(r)
-			}
-		}
-		return b
-	}
-	ms := func(d time.Duration) string { return fmt.Sprintf("%.2f ms", float64(d)/1e6) }
-	echo := best(func(r round) *ghzReport { return r.echo })
-	c := strconv.Itoa(o.conc)
-	rows := []row{{"(a) Health/Check (echo), c=" + c, "RPS / p50 / p99; CPU per request", fmt.Sprintf("%.0f / %s / %s (%d errors); %s", echo.Rps, ms(echo.pct(50)), ms(echo.pct(99)), echo.errors(), echo.cpuPerRequest()), "baseline", ""}}
-	var ratioRows []row
-	for i, p := range plans {
-		check := best(func(r round) *ghzReport { return r.checks[i] })
-		ratio := check.Rps / echo.Rps
-		var ratios []string
-		for _, r := range rounds {
-			ratios = append(ratios, fmt.Sprintf("%.0f%%", 100*r.checks[i].Rps/r.echo.Rps))
-		}
-		rows = append(rows, row{"(a) CheckRescale cached " + p.name + ", c=" + c, "RPS / p50 / p99; CPU per request", fmt.Sprintf("%.0f / %s / %s (%d errors); %s", check.Rps, ms(check.pct(50)), ms(check.pct(99)), check.errors(), check.cpuPerRequest()), "p99 ≤ 10 ms", yes(check.pct(99) <= targetP99 && check.errors() == 0)})
-		ratioRows = append(ratioRows, row{"(a) CheckRescale " + strings.Fields(p.name)[0] + " ÷ echo", "RPS ratio, best ÷ best (per round)", fmt.Sprintf("%.0f%% (%s)", 100*ratio, strings.Join(ratios, ", ")), "≥ 50%", yes(ratio >= targetRPSRatio)})
-	}
-	rows = append(rows, ratioRows...)
-	if o.lowConc > 0 {
-		// Latency without queueing: at c=50 a closed loop's mean latency is 50 ÷ RPS (Little's
-		// law) whatever the server does, so the same calls at low concurrency show service time.
-		lo := o
-		calls := []struct{ name, file, call, data string }{{"Health/Check (echo)", "echo", "grpc.health.v1.Health/Check", "{}"}}
-		for _, p := range plans {
-			calls = append(calls, struct{ name, file, call, data string }{"CheckRescale cached " + p.name, p.file, checkCall, p.data})
-		}
-		for _, c := range calls {
-			r, err := runGhzAt(lo, o.lowConc, o.lowRequests, d, c.call, c.data, filepath.Join(o.work, "ghz-low-"+c.file+".json"))
-			if err != nil {
-				return nil, err
-			}
-			logf("(a) c=%d %s: %.0f rps p50 %v p99 %v errors %d", o.lowConc, c.name, r.Rps, r.pct(50), r.pct(99), r.errors())
-			rows = append(rows, row{fmt.Sprintf("(a) %s, c=%d", c.name, o.lowConc), "RPS / p50 / p99; CPU per request", fmt.Sprintf("%.0f / %s / %s (%d errors); %s", r.Rps, ms(r.pct(50)), ms(r.pct(99)), r.errors(), r.cpuPerRequest()), "", ""})
-		}
-	}
-	return rows, nil
 }
 
 // --- (b) cold checks ----------------------------------------------------------------------
