@@ -112,7 +112,7 @@ func (s *Server) cachedResult(ctx context.Context, key []byte) (*pb.CheckRescale
 }
 
 // memoize caches a finished answer under key, in the room the memory budget leaves.
-func (s *Server) memoize(key []byte, resp *pb.CheckRescaleResponse) {
+func (s *Server) memoize(k string, resp *pb.CheckRescaleResponse) {
 	s.metrics.results.WithLabelValues("miss").Inc()
 	if s.cache.maxResultBytes <= 0 {
 		return
@@ -121,7 +121,6 @@ func (s *Server) memoize(key []byte, resp *pb.CheckRescaleResponse) {
 	if err != nil {
 		return // the RPC fails at marshalling anyway
 	}
-	k := string(key)
 	r := &memoResult{resp: resp, raw: raw}
 	s.encoded.Store(resp, raw)
 	if !s.adm.resultPut(k, r, memoBytes(k, raw)) {

@@ -62,7 +62,7 @@ func newMetrics(reg *prometheus.Registry) *metrics {
 		Name: "preflight_layout_cache_bytes", Help: "Measured bytes of the cached layouts.",
 	})
 	m.results = prometheus.NewCounterVec(prometheus.CounterOpts{
-		Name: "preflight_result_cache_requests_total", Help: "CheckRescale answers looked up in the result cache (by URI), by result: hit (answered from the cache), miss (checked).",
+		Name: "preflight_result_cache_requests_total", Help: "CheckRescale answers looked up in the result cache (by URI), by result: hit (answered from the cache), miss (checked), shared (answered by the check an identical question in flight ran).",
 	}, []string{"result"})
 	m.resultCacheBytes = prometheus.NewGauge(prometheus.GaugeOpts{
 		Name: "preflight_result_cache_bytes", Help: "Counted bytes of the cached CheckRescale answers (they share the layout cache's bytes and the memory budget).",

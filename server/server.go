@@ -49,14 +49,19 @@ type Server struct {
 	idents   *sourceIdentities
 	flightMu sync.Mutex
 	flights  map[string]*flight // decodes in progress, by cache key
-	metrics  *metrics
-	adm      *admission
-	svc      *service
-	inproc   *inprocListener  // the gRPC server's pipe for the HTTP gateway (inproc.go)
-	gwConn   *grpc.ClientConn // the gateway's connection to it
-	httpH    http.Handler
-	opsH     http.Handler
-	tls      *tls.Config
+	// resultFlights are answers being computed, by result key (memoflight.go).
+	resultMu      sync.Mutex
+	resultFlights map[string]*resultFlight
+	// flightHook, when set (tests), runs in a flight's goroutine before its check.
+	flightHook func(ctx context.Context)
+	metrics    *metrics
+	adm        *admission
+	svc        *service
+	inproc     *inprocListener  // the gRPC server's pipe for the HTTP gateway (inproc.go)
+	gwConn     *grpc.ClientConn // the gateway's connection to it
+	httpH      http.Handler
+	opsH       http.Handler
+	tls        *tls.Config
 
 	draining atomic.Bool
 	mu       sync.Mutex
@@ -66,7 +71,7 @@ type Server struct {
 // New assembles a server; it listens nowhere until Serve.
 func New(cfg Config) (*Server, error) {
 	cfg.setDefaults()
-	s := &Server{log: cfg.Logger, flights: map[string]*flight{}}
+	s := &Server{log: cfg.Logger, flights: map[string]*flight{}, resultFlights: map[string]*resultFlight{}}
 	s.cfg = cfg
 	s.cache = newLayoutCache(cfg.CacheEntries, cfg.CacheBytes)
 	s.cache.maxResultBytes = cfg.ResultCacheBytes

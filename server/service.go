@@ -54,15 +54,19 @@ func (v *service) CheckRescale(ctx context.Context, req *pb.CheckRescaleRequest)
 			return resp, nil
 		}
 	}
+	if key != nil && ref.cacheKey != "" && len(*key) > 0 {
+		// A first question: identical ones asked meanwhile share one computation (memoflight.go).
+		resp, err := v.s.checkOnce(ctx, *key, layout, ref.label, req.GetPlan(), req.GetOptions())
+		if err != nil {
+			return nil, toStatus(ctx, err)
+		}
+		return resp, nil
+	}
 	report, err := v.s.check(ctx, layout, ref.label, req.GetPlan(), req.GetOptions())
 	if err != nil {
 		return nil, toStatus(ctx, err)
 	}
-	resp := &pb.CheckRescaleResponse{Report: report}
-	if key != nil && ref.cacheKey != "" && len(*key) > 0 {
-		v.s.memoize(*key, resp)
-	}
-	return resp, nil
+	return &pb.CheckRescaleResponse{Report: report}, nil
 }
 
 // answerCached builds the result key of req for a file version into *key and looks it up. On a
@@ -457,16 +461,21 @@ func (c *countingReader) Read(p []byte) (int, error) {
 // check simulates and applies the rules, holding a check slot (waiting for one at most QueueWait).
 func (s *Server) check(ctx context.Context, l *checkpoint.Layout, label string, plan *pb.RescalePlan, opts *pb.CheckOptions) (*pb.RescaleReport, error) {
 	addLog(ctx, slog.String("source", label), slog.Int64("metadata_bytes", l.Size))
-	slot, err := s.acquireCheck(ctx, l, plan, opts)
-	if err != nil {
-		return nil, err
-	}
-	defer slot.release()
-	report, err := s.cfg.Engine.CheckLayout(ctx, l, label, plan, opts)
+	report, err := s.checkReport(ctx, l, label, plan, opts)
 	if err != nil {
 		return nil, err
 	}
 	addLog(ctx, slog.String("verdict", report.GetVerdict().String()), slog.Int("findings", len(report.GetFindings())))
 	s.metrics.verdicts.WithLabelValues(report.GetVerdict().String()).Inc()
 	return report, nil
+}
+
+// checkReport is check without the request's log fields and metrics: a check slot and the engine.
+func (s *Server) checkReport(ctx context.Context, l *checkpoint.Layout, label string, plan *pb.RescalePlan, opts *pb.CheckOptions) (*pb.RescaleReport, error) {
+	slot, err := s.acquireCheck(ctx, l, plan, opts)
+	if err != nil {
+		return nil, err
+	}
+	defer slot.release()
+	return s.cfg.Engine.CheckLayout(ctx, l, label, plan, opts)
 }
