@@ -28,10 +28,13 @@ import (
 //
 // The plan and the options enter the key as their deterministic protobuf encoding, which is
 // canonical for what the engine reads: map order does not matter, an unset message equals an
-// empty one, and every field (including one added to the API later) is part of it. Equal
-// questions written differently (a plan naming an operator by name or by ID, "1.18" vs
-// "1.18.0") get separate entries, which costs only a miss. TestResultKeyCoversEveryField walks
-// the request's fields with protoreflect so that a new field is classified, not forgotten.
+// empty one, and every field (including one added to the API later) is part of it. A plan
+// naming operators by name, uid or ID in any case is first rewritten to their IDs where that is
+// provably the same question (memokey.go), so those share an entry; other equal questions
+// written differently ("1.18" vs "1.18.0", which findings quote as written) get separate entries,
+// which costs only a miss. Identical first questions asked at once share one check
+// (memoflight.go). TestResultKeyCoversEveryField walks the request's fields with protoreflect so
+// that a new field is classified, not forgotten.
 //
 // Cached answers are shared between requests and must not be modified: handlers and the gateway
 // only read them. Their bytes count against the layout cache's bytes and the memory budget

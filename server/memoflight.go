@@ -7,6 +7,7 @@ import (
 
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/proto"
 
 	"github.com/flinkpreflight/preflight/internal/checkpoint"
 	pb "github.com/flinkpreflight/preflight/proto/preflight/v1"
@@ -34,7 +35,8 @@ import (
 
 // resultFlight is one computation of an answer that identical questions wait for.
 type resultFlight struct {
-	done   chan struct{} // closed when resp or err is set
+	plan   *pb.RescalePlan // as the first asker wrote it: the one checked
+	done   chan struct{}   // closed when resp or err is set
 	resp   *pb.CheckRescaleResponse
 	err    error
 	cancel context.CancelFunc
@@ -43,9 +45,11 @@ type resultFlight struct {
 }
 
 // checkOnce answers a question whose result key is key (not memoized when looked up): it joins
-// the computation in flight for key, or starts one.
+// the computation in flight for key, or starts one. plan is the request's own, as written; the
+// key may stand for the same question written otherwise (memokey.go), whose answer is the same.
+// An error quotes the plan's keys, though, so a waiter whose plan is written otherwise than the
+// one checked does not take the flight's error but checks its own plan.
 func (s *Server) checkOnce(ctx context.Context, key []byte, l *checkpoint.Layout, label string, plan *pb.RescalePlan, opts *pb.CheckOptions) (*pb.CheckRescaleResponse, error) {
-	addLog(ctx, slog.String("source", label), slog.Int64("metadata_bytes", l.Size))
 	s.resultMu.Lock()
 	f, joined := s.resultFlights[string(key)]
 	if !joined {
@@ -56,12 +60,13 @@ func (s *Server) checkOnce(ctx context.Context, key []byte, l *checkpoint.Layout
 		}
 		k := string(key)
 		fctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
-		f = &resultFlight{done: make(chan struct{}), cancel: cancel}
+		f = &resultFlight{plan: plan, done: make(chan struct{}), cancel: cancel}
 		s.resultFlights[k] = f
 		go s.fly(fctx, k, f, l, label, plan, opts)
 	}
 	f.waiters++
 	s.resultMu.Unlock()
+	addLog(ctx, slog.String("source", label), slog.Int64("metadata_bytes", l.Size))
 
 	select {
 	case <-f.done:
@@ -69,17 +74,24 @@ func (s *Server) checkOnce(ctx context.Context, key []byte, l *checkpoint.Layout
 		s.leave(key, f)
 		return nil, ctx.Err()
 	}
-	if f.err != nil {
-		return nil, f.err
+	resp, err := f.resp, f.err
+	if err != nil && joined && f.plan != plan && !proto.Equal(f.plan, plan) {
+		var report *pb.RescaleReport
+		if report, err = s.checkReport(ctx, l, label, plan, opts); err == nil {
+			resp, joined = &pb.CheckRescaleResponse{Report: report}, false
+		}
+	}
+	if err != nil {
+		return nil, err
 	}
 	if joined {
 		s.metrics.results.WithLabelValues("shared").Inc()
 		addLog(ctx, slog.String("result_cache", "shared"))
 	}
-	report := f.resp.GetReport()
+	report := resp.GetReport()
 	addLog(ctx, slog.String("verdict", report.GetVerdict().String()), slog.Int("findings", len(report.GetFindings())))
 	s.metrics.verdicts.WithLabelValues(report.GetVerdict().String()).Inc()
-	return f.resp, nil
+	return resp, nil
 }
 
 // leave is a waiter giving up before the flight landed; the last one cancels the computation

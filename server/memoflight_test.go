@@ -258,3 +258,44 @@ func TestSingleFlightWaitersLeave(t *testing.T) {
 		t.Errorf("the next asker ran %d checks in all, want 2 (a fresh one)", n)
 	}
 }
+
+// Questions written differently but the same (an operator by name and by ID) share a flight and
+// its answer; its error, which quotes the plan as the first asker wrote it, is not given to a
+// waiter who wrote it otherwise: that waiter checks its own plan.
+func TestSingleFlightCanonicalPlans(t *testing.T) {
+	noLeaks(t)
+	for _, fail := range []bool{false, true} {
+		t.Run(fmt.Sprint("fail=", fail), func(t *testing.T) {
+			h, meta := memoHarness(t, Config{QueueWait: time.Minute})
+			probe := &flightProbe{hold: func(ctx context.Context, run int32) {
+				if run > 1 {
+					return
+				}
+				for deadline := time.Now().Add(10 * time.Second); flightWaiters(h.s) < 2 && time.Now().Before(deadline); {
+					time.Sleep(time.Millisecond)
+				}
+				if fail {
+					panic("injected")
+				}
+			}}
+			byID, byName := planReq(meta, 8), planReq(meta, 8)
+			byID.Plan.Parallelism = map[string]int32{compactOperatorID: 8}
+			// The layout is cached first, so both resolve the same way before the flight.
+			if _, err := h.c.Check(context.Background(), planReq(meta, 4)); err != nil {
+				t.Fatal(err)
+			}
+			h.s.flightHook = probe.hook
+			first := make(chan outcome, 1)
+			go func() { first <- newOutcome(h.c.Check(context.Background(), byID)) }()
+			eventually(t, "the first asker waiting", func() bool { return flightWaiters(h.s) == 1 })
+			second := newOutcome(h.c.Check(context.Background(), byName))
+			a := <-first
+			switch {
+			case !fail && (a.code != "OK" || !second.equal(a) || probe.runs.Load() != 1):
+				t.Errorf("by ID %s, by name %s, %d checks; want one DENY for both", a.brief(), second.brief(), probe.runs.Load())
+			case fail && (a.code != "Internal" || second.code != "OK" || second.report.GetVerdict() != pb.Verdict_VERDICT_DENY):
+				t.Errorf("by ID %s, by name %s; want INTERNAL for the first, its own DENY for the second", a.brief(), second.brief())
+			}
+		})
+	}
+}

@@ -39,7 +39,17 @@ func (v *service) CheckRescale(ctx context.Context, req *pb.CheckRescaleRequest)
 		key = keyBufs.Get().(*[]byte)
 		defer putKeyBuf(key)
 		if id, ok := v.s.idents.fresh(req.GetCheckpoint().GetUri(), time.Now()); ok {
-			if resp, ok := v.s.answerCached(ctx, key, id.cacheKey, id.uri, req); ok {
+			// Equal plans written differently share an entry (memokey.go); the layout they are
+			// resolved against is the cached one of this file version, when it is cached (and
+			// used: it stays cached while questions need it to be resolved).
+			plan := req.GetPlan()
+			if !canonicalKeys(plan.GetParallelism()) || !canonicalKeys(plan.GetMaxParallelism()) ||
+				!canonicalKeys(plan.GetInputChannelMappers()) || !canonicalKeys(plan.GetOutputChannelMappers()) {
+				if c, ok := v.s.cache.get(id.cacheKey); ok {
+					plan = canonicalPlan(c.layout, plan)
+				}
+			}
+			if resp, ok := v.s.answerCached(ctx, key, id.cacheKey, id.uri, plan, req.GetOptions()); ok {
 				return resp, nil
 			}
 		}
@@ -50,7 +60,8 @@ func (v *service) CheckRescale(ctx context.Context, req *pb.CheckRescaleRequest)
 	}
 	defer mem.release()
 	if key != nil && ref.cacheKey != "" {
-		if resp, ok := v.s.answerCached(ctx, key, ref.cacheKey, ref.label, req); ok {
+		plan := canonicalPlan(layout, req.GetPlan())
+		if resp, ok := v.s.answerCached(ctx, key, ref.cacheKey, ref.label, plan, req.GetOptions()); ok {
 			return resp, nil
 		}
 	}
@@ -69,10 +80,11 @@ func (v *service) CheckRescale(ctx context.Context, req *pb.CheckRescaleRequest)
 	return &pb.CheckRescaleResponse{Report: report}, nil
 }
 
-// answerCached builds the result key of req for a file version into *key and looks it up. On a
+// answerCached builds the result key of a question (plan and options) about a file version into
+// *key and looks it up. On a
 // miss *key keeps the key, for memoize.
-func (s *Server) answerCached(ctx context.Context, key *[]byte, cacheKey, label string, req *pb.CheckRescaleRequest) (*pb.CheckRescaleResponse, bool) {
-	b, err := appendResultKey((*key)[:0], cacheKey, label, req.GetPlan(), req.GetOptions())
+func (s *Server) answerCached(ctx context.Context, key *[]byte, cacheKey, label string, plan *pb.RescalePlan, opts *pb.CheckOptions) (*pb.CheckRescaleResponse, bool) {
+	b, err := appendResultKey((*key)[:0], cacheKey, label, plan, opts)
 	if err != nil {
 		*key = (*key)[:0]
 		return nil, false
