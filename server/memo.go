@@ -10,6 +10,7 @@ import (
 	"google.golang.org/grpc/mem"
 	"google.golang.org/protobuf/proto"
 
+	"github.com/flinkpreflight/preflight/internal/checkpoint"
 	pb "github.com/flinkpreflight/preflight/proto/preflight/v1"
 )
 
@@ -71,28 +72,37 @@ func putKeyBuf(b *[]byte) {
 
 var deterministic = proto.MarshalOptions{Deterministic: true}
 
-// appendResultKey appends the result key of a question to b. Each part is length-prefixed, so
-// no two different questions share a key.
-func appendResultKey(b []byte, cacheKey, label string, plan *pb.RescalePlan, opts *pb.CheckOptions) ([]byte, error) {
+// appendResultKey appends the result key of a question to b: the file version's identity and
+// label, the plan (memokey.go; l is the file's layout when at hand, to resolve operator names)
+// and the options. Each part is length-prefixed or self-delimiting, so no two different
+// questions share a key.
+func appendResultKey(b []byte, cacheKey, label string, l *checkpoint.Layout, plan *pb.RescalePlan, opts *pb.CheckOptions) ([]byte, error) {
 	b = binary.AppendUvarint(b, uint64(len(cacheKey)))
 	b = append(b, cacheKey...)
 	b = binary.AppendUvarint(b, uint64(len(label)))
 	b = append(b, label...)
-	for _, m := range []proto.Message{plan, opts} {
-		n := len(b)
-		b = append(b, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0) // room for the length
-		var err error
-		if b, err = deterministic.MarshalAppend(b, m); err != nil {
-			return nil, err
-		}
-		size := len(b) - n - 10
-		// Move the encoding left over the unused part of the reserved length.
-		lenBytes := binary.AppendUvarint(make([]byte, 0, 10), uint64(size))
-		copy(b[n:], lenBytes)
-		copy(b[n+len(lenBytes):], b[n+10:])
-		b = b[:n+len(lenBytes)+size]
+	b, err := appendPlanKey(b, l, plan)
+	if err != nil {
+		return nil, err
 	}
-	return b, nil
+	return appendMessage(b, opts)
+}
+
+// appendMessage appends m's deterministic protobuf encoding, prefixed with its length.
+func appendMessage(b []byte, m proto.Message) ([]byte, error) {
+	n := len(b)
+	b = append(b, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0) // room for the length
+	var err error
+	if b, err = deterministic.MarshalAppend(b, m); err != nil {
+		return nil, err
+	}
+	size := len(b) - n - 10
+	// Move the encoding left over the unused part of the reserved length.
+	var lenBuf [binary.MaxVarintLen64]byte
+	lenBytes := binary.AppendUvarint(lenBuf[:0], uint64(size))
+	copy(b[n:], lenBytes)
+	copy(b[n+len(lenBytes):], b[n+10:])
+	return b[:n+len(lenBytes)+size], nil
 }
 
 // memoizable reports whether a CheckRescale request may be answered from the result cache.

@@ -1,125 +1,162 @@
 package server
 
 import (
+	"encoding/binary"
 	"encoding/hex"
-
-	"google.golang.org/protobuf/proto"
+	"slices"
 
 	"github.com/flinkpreflight/preflight/internal/checkpoint"
 	pb "github.com/flinkpreflight/preflight/proto/preflight/v1"
 )
 
-// Canonical plans for the result key. A plan's per-vertex maps (parallelism, max_parallelism,
-// the channel mappers) may name an operator by its hex ID (any case), its uid or its name, and
-// these are the same question when they name the same operator. canonicalPlan rewrites every
-// key to the lowercase hex ID of the checkpoint operator it names, so that such questions share
-// one memoized answer, but only where that is provably the same question for the engine:
+// The plan's part of a result key. A plan's per-vertex maps (parallelism, max_parallelism, the
+// channel mappers) may name an operator by its hex ID (any case), its uid or its name, and these
+// are the same question when they name the same operator. So where that is provably the case
+// the plan enters the key in a canonical form, with every key replaced by the 16 bytes of the
+// operator's ID, and questions written differently share one memoized answer:
 //
-//   - the plan declares no vertices (chains) and no new-job operators: then every checkpoint
-//     operator is a vertex of its own, and the engine resolves a key to the operators it names
-//     as internal/rescale's resolver.checkpointMatches does: a hex ID that the checkpoint holds;
-//     otherwise the uid hash, uids and names (format 5+) of the checkpoint's operators. A key
-//     naming exactly one operator X then sets exactly X's vertex, as X's hex ID does;
-//   - every key of every map names exactly one operator, and no two keys of one map name the
-//     same one. Otherwise the engine may answer with an error (no such operator, ambiguous,
-//     contradicting keys) that quotes the key as written, so the plan is left as it is.
+//   - the plan declares no vertices (chains) and no new-job operators, and has no other field
+//     than default_parallelism and the four maps (a field added to RescalePlan later makes every
+//     plan raw until it is handled here): then every checkpoint operator is a vertex of its own,
+//     and the engine resolves a key to the operators it names as internal/rescale's
+//     resolver.checkpointMatches does: a hex ID that the checkpoint holds; otherwise the uid
+//     hash, uids and names (format 5+) of the checkpoint's operators. A key naming exactly one
+//     operator X then sets exactly X's vertex, as X's hex ID does;
+//   - every key of every map names exactly one operator (a hex key is taken as its ID without
+//     the layout: if the checkpoint lacks it the engine refuses the plan, and errors are never
+//     memoized), and no two keys of one map name the same one. Otherwise the engine may answer
+//     with an error (no such operator, ambiguous, contradicting keys) that quotes the keys as
+//     written, so the plan enters the key raw: its deterministic protobuf encoding.
 //
-// The report itself does not quote plan keys (the engine reports vertices by the checkpoint's
-// IDs, names and uids), which TestCanonicalPlanSameAnswer checks against the engine. The check
-// options are not canonicalized: flink_version is quoted as written in findings' messages, so
-// "1.19" and "1.19.0" are different answers.
+// ValidateRequest's verdict depends on the values only, which the canonical form keeps, so a
+// question whose key equals a memoized one's is valid too. The report itself does not quote plan
+// keys (the engine reports vertices by the checkpoint's IDs, names and uids), which
+// TestCanonicalPlanSameAnswer checks against the engine. The check runs the plan as written.
+// The check options enter the key raw: flink_version is quoted as written in findings' messages,
+// so "1.19" and "1.19.0" are different answers.
 //
-// Resolution reads the layout, so it happens against the cached layout of the file version the
-// key names; it scans the operators (no index is kept per layout), which is why layouts with more
-// than maxCanonicalOperators operators keep their plans as written.
+// Resolving a uid or a name reads the layout: the cached one of the file version the key names
+// (without it, the plan enters raw, which only costs a miss). It scans the operators (no index
+// is kept per layout); layouts with more than maxCanonicalOperators operators keep such plans raw.
+// The canonical form also spares the hot path the map sorting of a deterministic encoding.
 
-// maxCanonicalOperators bounds the operators canonicalPlan scans per key.
+// maxCanonicalOperators bounds the operators resolveOperatorKey scans per key.
 const maxCanonicalOperators = 4096
 
-// canonicalPlan returns plan with its operator keys written canonically for layout l, or plan
-// itself when it has nothing to rewrite or the rewrite is not provably the same question.
-func canonicalPlan(l *checkpoint.Layout, plan *pb.RescalePlan) *pb.RescalePlan {
-	if l == nil || len(plan.GetVertices()) > 0 || len(plan.GetNewJobOperators()) > 0 {
-		return plan
+// The first byte of a plan's part of the key.
+const (
+	planRaw       = 0
+	planCanonical = 1
+)
+
+// rescalePlanFields is the number of fields of RescalePlan that canonical plans handle.
+const rescalePlanFields = 7
+
+// appendPlanKey appends the plan's part of a result key for layout l (nil when not at hand).
+func appendPlanKey(b []byte, l *checkpoint.Layout, plan *pb.RescalePlan) ([]byte, error) {
+	if c, ok := appendCanonicalPlan(b, l, plan); ok {
+		return c, nil
 	}
-	if canonicalKeys(plan.GetParallelism()) && canonicalKeys(plan.GetMaxParallelism()) &&
-		canonicalKeys(plan.GetInputChannelMappers()) && canonicalKeys(plan.GetOutputChannelMappers()) {
-		return plan // nothing to rewrite
-	}
-	if len(l.Operators) > maxCanonicalOperators {
-		return plan
-	}
-	par, ok1 := rewriteKeys(l, plan.GetParallelism())
-	maxPar, ok2 := rewriteKeys(l, plan.GetMaxParallelism())
-	in, ok3 := rewriteKeys(l, plan.GetInputChannelMappers())
-	out, ok4 := rewriteKeys(l, plan.GetOutputChannelMappers())
-	if !ok1 || !ok2 || !ok3 || !ok4 {
-		return plan
-	}
-	c := proto.Clone(plan).(*pb.RescalePlan)
-	c.Parallelism, c.MaxParallelism, c.InputChannelMappers, c.OutputChannelMappers = par, maxPar, in, out
-	return c
+	b = append(b, planRaw)
+	return appendMessage(b, plan)
 }
 
-// canonicalKeys reports whether every key of m is already a lowercase hex operator ID.
-func canonicalKeys[V any](m map[string]V) bool {
-	for k := range m {
-		if !isCanonicalID(k) {
-			return false
+// appendCanonicalPlan appends the canonical form of plan, or reports false (b unchanged in
+// content) when the plan has none.
+func appendCanonicalPlan(b []byte, l *checkpoint.Layout, plan *pb.RescalePlan) ([]byte, bool) {
+	if len(plan.GetVertices()) > 0 || len(plan.GetNewJobOperators()) > 0 {
+		return b, false
+	}
+	if plan != nil {
+		m := plan.ProtoReflect()
+		if m.Descriptor().Fields().Len() != rescalePlanFields || len(m.GetUnknown()) > 0 {
+			return b, false
 		}
 	}
-	return true
-}
-
-func isCanonicalID(k string) bool {
-	if len(k) != 32 {
-		return false
+	n := len(b)
+	b = append(b, planCanonical)
+	b = binary.AppendUvarint(b, uint64(uint32(plan.GetDefaultParallelism())))
+	var ok bool
+	if b, ok = appendCanonicalMap(b, l, plan.GetParallelism(), func(b []byte, v int32) []byte {
+		return binary.AppendUvarint(b, uint64(uint32(v)))
+	}); !ok {
+		return b[:n], false
 	}
-	for i := 0; i < len(k); i++ {
-		if c := k[i]; !(c >= '0' && c <= '9' || c >= 'a' && c <= 'f') {
-			return false
+	if b, ok = appendCanonicalMap(b, l, plan.GetMaxParallelism(), func(b []byte, v *pb.MaxParallelism) []byte {
+		b, err := appendMessage(b, v)
+		if err != nil {
+			return nil
 		}
+		return b
+	}); !ok {
+		return b[:n], false
 	}
-	return true
+	mapper := func(b []byte, v pb.SubtaskMapper) []byte { return binary.AppendUvarint(b, uint64(uint32(v))) }
+	if b, ok = appendCanonicalMap(b, l, plan.GetInputChannelMappers(), mapper); !ok {
+		return b[:n], false
+	}
+	if b, ok = appendCanonicalMap(b, l, plan.GetOutputChannelMappers(), mapper); !ok {
+		return b[:n], false
+	}
+	return b, true
 }
 
-// rewriteKeys returns m with every key replaced by the canonical ID of the one operator it names;
-// false when a key names none or several, or two keys name the same operator. A nil or empty m
-// stays nil.
-func rewriteKeys[V any](l *checkpoint.Layout, m map[string]V) (map[string]V, bool) {
+// keyedValue is one entry of a plan map with its key resolved.
+type keyedValue[V any] struct {
+	id checkpoint.OperatorID
+	v  V
+}
+
+// appendCanonicalMap appends the count of m's entries and then, in the order of their IDs, each
+// entry's operator ID and value. It reports false when a key names no operator or several, two
+// keys the same one, or appendValue fails (returns nil).
+func appendCanonicalMap[V any](b []byte, l *checkpoint.Layout, m map[string]V, appendValue func([]byte, V) []byte) ([]byte, bool) {
+	b = binary.AppendUvarint(b, uint64(len(m)))
 	if len(m) == 0 {
-		return nil, true
+		return b, true
 	}
-	out := make(map[string]V, len(m))
+	var small [8]keyedValue[V]
+	entries := small[:0]
 	for k, v := range m {
 		id, ok := resolveOperatorKey(l, k)
 		if !ok {
-			return nil, false
+			return b, false
 		}
-		s := hex.EncodeToString(id[:])
-		if _, dup := out[s]; dup {
-			return nil, false
-		}
-		out[s] = v
+		entries = append(entries, keyedValue[V]{id, v})
 	}
-	return out, true
+	slices.SortFunc(entries, func(x, y keyedValue[V]) int {
+		for i := range x.id {
+			if x.id[i] != y.id[i] {
+				return int(x.id[i]) - int(y.id[i])
+			}
+		}
+		return 0
+	})
+	for i := range entries {
+		if i > 0 && entries[i].id == entries[i-1].id {
+			return b, false // two keys name one operator: the engine decides, quoting them
+		}
+		b = append(b, entries[i].id[:]...)
+		if b = appendValue(b, entries[i].v); b == nil {
+			return nil, false
+		}
+	}
+	return b, true
 }
 
 // resolveOperatorKey is the one checkpoint operator a plan key names, as the engine's resolver
-// matches keys when the plan declares no operators of its own (see the comment above).
+// matches keys when the plan declares no operators of its own (see the comment above). A hex key
+// is its ID, whatever l holds; other keys need l.
 func resolveOperatorKey(l *checkpoint.Layout, key string) (checkpoint.OperatorID, bool) {
-	has := func(id checkpoint.OperatorID) bool {
-		for i := range l.Operators {
-			if l.Operators[i].ID == id {
-				return true
-			}
-		}
-		return false
-	}
-	if id, err := checkpoint.ParseOperatorID(key); err == nil {
-		return id, has(id)
-	}
 	var found checkpoint.OperatorID
+	if len(key) == 2*len(found) {
+		if _, err := hex.Decode(found[:], []byte(key)); err == nil {
+			return found, true
+		}
+	}
+	if l == nil || len(l.Operators) > maxCanonicalOperators || key == "" {
+		return found, false
+	}
 	n := 0
 	add := func(id checkpoint.OperatorID) {
 		if n == 0 || id != found {
@@ -127,8 +164,12 @@ func resolveOperatorKey(l *checkpoint.Layout, key string) (checkpoint.OperatorID
 			n++
 		}
 	}
-	if id := checkpoint.OperatorIDFromUID(key); has(id) {
-		add(id)
+	uidHash := checkpoint.OperatorIDFromUID(key)
+	for i := range l.Operators {
+		if l.Operators[i].ID == uidHash {
+			add(uidHash)
+			break
+		}
 	}
 	for i := range l.Operators {
 		if op := &l.Operators[i]; op.UID != "" && op.UID == key || op.Name != "" && op.Name == key {
@@ -136,4 +177,23 @@ func resolveOperatorKey(l *checkpoint.Layout, key string) (checkpoint.OperatorID
 		}
 	}
 	return found, n == 1
+}
+
+// needsLayout reports whether a plan has a key that only the layout can resolve (a uid or name).
+func needsLayout(plan *pb.RescalePlan) bool {
+	return !hexKeys(plan.GetParallelism()) || !hexKeys(plan.GetMaxParallelism()) ||
+		!hexKeys(plan.GetInputChannelMappers()) || !hexKeys(plan.GetOutputChannelMappers())
+}
+
+func hexKeys[V any](m map[string]V) bool {
+	var id checkpoint.OperatorID
+	for k := range m {
+		if len(k) != 2*len(id) {
+			return false
+		}
+		if _, err := hex.Decode(id[:], []byte(k)); err != nil {
+			return false
+		}
+	}
+	return true
 }

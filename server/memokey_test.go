@@ -1,6 +1,7 @@
 package server
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"os"
@@ -30,6 +31,16 @@ func readLayoutFile(t *testing.T, path string) *checkpoint.Layout {
 
 const compactOperatorID = "0d9ffb4f280d028d86dadba01ac205d7"
 
+// planKey is the plan's part of a result key for layout l.
+func planKey(t *testing.T, l *checkpoint.Layout, plan *pb.RescalePlan) []byte {
+	t.Helper()
+	b, err := appendPlanKey(nil, l, plan)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
 func TestCanonicalPlan(t *testing.T) {
 	l := readLayoutFile(t, testdataDir(t)+"/compact-sink/_metadata")
 	par := func(kv ...any) map[string]int32 {
@@ -39,67 +50,86 @@ func TestCanonicalPlan(t *testing.T) {
 		}
 		return m
 	}
+	const sourceID = "45b0254a46cabbc3efeea5d2e170ea5b"
 	for _, tc := range []struct {
 		name string
 		plan *pb.RescalePlan
-		want *pb.RescalePlan // nil: the plan is kept as it is
+		same *pb.RescalePlan // a plan written otherwise that must share the key; nil: none
+		raw  bool            // the plan enters the key as written
 	}{
-		{"by name", &pb.RescalePlan{Parallelism: par("compact-operator", 8)}, &pb.RescalePlan{Parallelism: par(compactOperatorID, 8)}},
-		{"by uid", &pb.RescalePlan{Parallelism: par("orders-source", 2)}, &pb.RescalePlan{Parallelism: par("45b0254a46cabbc3efeea5d2e170ea5b", 2)}},
-		{"by name, uid differs", &pb.RescalePlan{Parallelism: par("Source: orders", 2)}, &pb.RescalePlan{Parallelism: par("45b0254a46cabbc3efeea5d2e170ea5b", 2)}},
-		{"by upper-case ID", &pb.RescalePlan{Parallelism: par(strings.ToUpper(compactOperatorID), 8)}, &pb.RescalePlan{Parallelism: par(compactOperatorID, 8)}},
-		{"every field kept, every map rewritten", &pb.RescalePlan{DefaultParallelism: 3, Parallelism: par("compact-operator", 8),
+		{"by name", &pb.RescalePlan{Parallelism: par("compact-operator", 8)}, &pb.RescalePlan{Parallelism: par(compactOperatorID, 8)}, false},
+		{"by uid", &pb.RescalePlan{Parallelism: par("orders-source", 2)}, &pb.RescalePlan{Parallelism: par(sourceID, 2)}, false},
+		{"by name, uid differs", &pb.RescalePlan{Parallelism: par("Source: orders", 2)}, &pb.RescalePlan{Parallelism: par(sourceID, 2)}, false},
+		{"by upper-case ID", &pb.RescalePlan{Parallelism: par(strings.ToUpper(compactOperatorID), 8)}, &pb.RescalePlan{Parallelism: par(compactOperatorID, 8)}, false},
+		{"map order and every map", &pb.RescalePlan{DefaultParallelism: 3, Parallelism: par("compact-operator", 8, "Source: orders", 2),
 			MaxParallelism:       map[string]*pb.MaxParallelism{"streaming-writer": {Value: 256, Configured: true}},
 			InputChannelMappers:  map[string]pb.SubtaskMapper{"compact-operator": pb.SubtaskMapper(1)},
 			OutputChannelMappers: map[string]pb.SubtaskMapper{"Source: orders": pb.SubtaskMapper(2)}},
-			&pb.RescalePlan{DefaultParallelism: 3, Parallelism: par(compactOperatorID, 8),
+			&pb.RescalePlan{DefaultParallelism: 3, Parallelism: par(sourceID, 2, compactOperatorID, 8),
 				MaxParallelism:       map[string]*pb.MaxParallelism{"99f336d29826c83259b04bd32f94ed26": {Value: 256, Configured: true}},
 				InputChannelMappers:  map[string]pb.SubtaskMapper{compactOperatorID: pb.SubtaskMapper(1)},
-				OutputChannelMappers: map[string]pb.SubtaskMapper{"45b0254a46cabbc3efeea5d2e170ea5b": pb.SubtaskMapper(2)}}},
-		{"already canonical", &pb.RescalePlan{Parallelism: par(compactOperatorID, 8)}, nil},
-		{"no plan", nil, nil},
-		{"no keys", &pb.RescalePlan{DefaultParallelism: 2}, nil},
+				OutputChannelMappers: map[string]pb.SubtaskMapper{sourceID: pb.SubtaskMapper(2)}}, false},
+		{"no plan", nil, &pb.RescalePlan{}, false},
+		{"no keys", &pb.RescalePlan{DefaultParallelism: 2}, nil, false},
+		{"ID not in the checkpoint", &pb.RescalePlan{Parallelism: par(strings.Repeat("AB", 16), 2)}, &pb.RescalePlan{Parallelism: par(strings.Repeat("ab", 16), 2)}, false},
 		// Not provably the same question: the engine may answer with an error quoting the key.
-		{"unknown key", &pb.RescalePlan{Parallelism: par("compact-operator", 8, "no-such-operator", 2)}, nil},
-		{"ID not in the checkpoint", &pb.RescalePlan{Parallelism: par("compact-operator", 8, strings.Repeat("AB", 16), 2)}, nil},
-		{"name and ID of one operator", &pb.RescalePlan{Parallelism: par("compact-operator", 8, compactOperatorID, 8)}, nil},
-		{"contradicting keys", &pb.RescalePlan{Parallelism: par("compact-operator", 8, compactOperatorID, 4)}, nil},
-		{"empty key", &pb.RescalePlan{Parallelism: par("", 8)}, nil},
+		{"unknown key", &pb.RescalePlan{Parallelism: par("compact-operator", 8, "no-such-operator", 2)}, nil, true},
+		{"name and ID of one operator", &pb.RescalePlan{Parallelism: par("compact-operator", 8, compactOperatorID, 8)}, nil, true},
+		{"contradicting keys", &pb.RescalePlan{Parallelism: par("compact-operator", 8, compactOperatorID, 4)}, nil, true},
+		{"empty key", &pb.RescalePlan{Parallelism: par("", 8)}, nil, true},
 		// Chains and new-job operators change how keys resolve.
-		{"vertices", &pb.RescalePlan{Parallelism: par("compact-operator", 8), Vertices: []*pb.Vertex{{Operators: []string{"compact-coordinator", "compact-operator"}}}}, nil},
-		{"new job operators", &pb.RescalePlan{Parallelism: par("compact-operator", 8), NewJobOperators: []string{"compact-operator"}}, nil},
+		{"vertices", &pb.RescalePlan{Parallelism: par(compactOperatorID, 8), Vertices: []*pb.Vertex{{Operators: []string{"compact-coordinator", "compact-operator"}}}}, nil, true},
+		{"new job operators", &pb.RescalePlan{Parallelism: par(compactOperatorID, 8), NewJobOperators: []string{"compact-operator"}}, nil, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			got := canonicalPlan(l, tc.plan)
-			if tc.want == nil {
-				if got != tc.plan {
-					t.Errorf("rewritten to %v, want the plan as it is", got)
+			k := planKey(t, l, tc.plan)
+			if raw := k[0] == planRaw; raw != tc.raw {
+				t.Errorf("raw %v, want %v", raw, tc.raw)
+			}
+			if tc.same != nil && !bytes.Equal(k, planKey(t, l, tc.same)) {
+				t.Errorf("the key differs from the one of %v", tc.same)
+			}
+			// Any other value is another question.
+			other := proto.Clone(tc.plan).(*pb.RescalePlan)
+			if other == nil {
+				other = &pb.RescalePlan{}
+			}
+			other.DefaultParallelism++
+			if bytes.Equal(k, planKey(t, l, other)) {
+				t.Error("another default parallelism gives the same key")
+			}
+			for key, v := range other.GetParallelism() {
+				other.DefaultParallelism--
+				other.Parallelism[key] = v + 1
+				if bytes.Equal(k, planKey(t, l, other)) {
+					t.Errorf("another parallelism for %q gives the same key", key)
 				}
-				return
-			}
-			if !proto.Equal(got, tc.want) {
-				t.Errorf("got %v, want %v", got, tc.want)
-			}
-			if got == tc.plan {
-				t.Error("the request's plan was modified in place")
+				break
 			}
 		})
 	}
-	// A layout with more operators than the bound keeps plans as written.
+	// Without the layout (not cached), or with more operators than the bound, names stay raw.
+	byName := &pb.RescalePlan{Parallelism: par("compact-operator", 8)}
 	big := &checkpoint.Layout{Operators: make([]checkpoint.OperatorLayout, maxCanonicalOperators+1)}
 	copy(big.Operators, l.Operators)
-	if p := (&pb.RescalePlan{Parallelism: par("compact-operator", 8)}); canonicalPlan(big, p) != p {
-		t.Error("a layout above maxCanonicalOperators was scanned")
+	for name, ll := range map[string]*checkpoint.Layout{"no layout": nil, "above maxCanonicalOperators": big} {
+		if k := planKey(t, ll, byName); k[0] != planRaw {
+			t.Errorf("%s: canonical", name)
+		}
+	}
+	if !needsLayout(byName) || needsLayout(&pb.RescalePlan{Parallelism: par(strings.ToUpper(compactOperatorID), 8)}) {
+		t.Error("needsLayout")
 	}
 }
 
-// TestCanonicalPlanSameAnswer checks canonicalPlan against the engine: for every operator of
-// every example and corpus checkpoint, each way of naming it (hex ID in either case, uid, name)
-// that canonicalPlan rewrites gives the same report, or the same error, as the canonical plan.
+// TestCanonicalPlanSameAnswer checks the canonical keys against the engine: for every operator
+// of every example and corpus checkpoint, each way of naming it (hex ID in either case, uid,
+// name) whose plan gets the same key as the plan by ID gets the same report, or the same kind of
+// error.
 func TestCanonicalPlanSameAnswer(t *testing.T) {
 	eng := engine.New()
 	seen := map[string]bool{}
-	rewritten, errs := 0, 0
+	shared, errs := 0, 0
 	for _, sc := range checkScenarios(t) {
 		if seen[sc.path] {
 			continue
@@ -108,40 +138,44 @@ func TestCanonicalPlanSameAnswer(t *testing.T) {
 		l := readLayoutFile(t, sc.path)
 		for i := range l.Operators {
 			op := &l.Operators[i]
-			for _, key := range []string{op.ID.String(), strings.ToUpper(op.ID.String()), op.UID, op.Name} {
-				if key == "" {
-					continue
-				}
-				for _, p := range []*pb.RescalePlan{
+			id := op.ID.String()
+			plans := func(key string) []*pb.RescalePlan {
+				return []*pb.RescalePlan{
 					{Parallelism: map[string]int32{key: 2}},
 					{DefaultParallelism: 3, Parallelism: map[string]int32{key: int32(max(1, 2*op.Parallelism))},
 						MaxParallelism: map[string]*pb.MaxParallelism{key: {Value: int32(max(op.MaxParallelism, 2*op.Parallelism, 1)), Configured: true}}},
-				} {
-					c := canonicalPlan(l, p)
-					if c == p {
+				}
+			}
+			for _, key := range []string{strings.ToUpper(id), op.UID, op.Name} {
+				if key == "" {
+					continue
+				}
+				for j, p := range plans(key) {
+					c := plans(id)[j]
+					if !bytes.Equal(planKey(t, l, p), planKey(t, l, c)) {
 						continue
 					}
-					rewritten++
+					shared++
 					a, aerr := eng.CheckLayout(context.Background(), l, sc.path, p, nil)
 					b, berr := eng.CheckLayout(context.Background(), l, sc.path, c, nil)
 					var ape, bpe *engine.PlanError
 					switch {
 					case aerr != nil || berr != nil:
+						errs++
 						if errors.As(aerr, &ape) != errors.As(berr, &bpe) || (aerr == nil) != (berr == nil) {
 							t.Errorf("%s key %q: errors %v and %v", sc.path, key, aerr, berr)
 						}
-						errs++
 					case !proto.Equal(a, b):
-						t.Errorf("%s key %q (%v): the canonical plan %v gives another report", sc.path, key, p, c)
+						t.Errorf("%s key %q (%v): the same key as %v, another report", sc.path, key, p, c)
 					}
 				}
 			}
 		}
 	}
-	if rewritten == 0 {
-		t.Fatal("no plan was rewritten")
+	if shared == 0 {
+		t.Fatal("no plan shared a key with its plan by ID")
 	}
-	t.Logf("%d rewritten plans gave the same answer (%d the same kind of error)", rewritten, errs)
+	t.Logf("%d plans shared the key of their plan by ID and got the same answer (%d the same kind of error)", shared, errs)
 }
 
 // The same question with the operator named by name, uid or ID shares one memoized answer; other

@@ -28,31 +28,30 @@ func (v *service) CheckRescale(ctx context.Context, req *pb.CheckRescaleRequest)
 	if req.GetJob() != nil || req.GetCheckpoint().GetLatest() {
 		return v.s.checkDiscovered(ctx, req) // autoscaler pre-flight (issue #11): server/decide.go
 	}
-	// A plan or options out of bounds is refused before any byte is read.
-	if err := engine.ValidateRequest(req.GetPlan(), req.GetOptions()); err != nil {
-		return nil, toStatus(ctx, err)
-	}
 	// The same question about a file version checked within RevalidateInterval is answered from
-	// the result cache without asking the source (memo.go).
+	// the result cache without asking the source (memo.go). A question found there is valid
+	// (only validated questions are memoized, and validity depends on nothing the key drops).
 	var key *[]byte
 	if memoizable(req) && v.s.cache.maxResultBytes > 0 {
 		key = keyBufs.Get().(*[]byte)
 		defer putKeyBuf(key)
 		if id, ok := v.s.idents.fresh(req.GetCheckpoint().GetUri(), time.Now()); ok {
-			// Equal plans written differently share an entry (memokey.go); the layout they are
-			// resolved against is the cached one of this file version, when it is cached (and
-			// used: it stays cached while questions need it to be resolved).
-			plan := req.GetPlan()
-			if !canonicalKeys(plan.GetParallelism()) || !canonicalKeys(plan.GetMaxParallelism()) ||
-				!canonicalKeys(plan.GetInputChannelMappers()) || !canonicalKeys(plan.GetOutputChannelMappers()) {
+			// Operators named by uid or name are resolved against the cached layout of this
+			// file version (memokey.go), when it is cached; using it keeps it cached.
+			var l *checkpoint.Layout
+			if needsLayout(req.GetPlan()) {
 				if c, ok := v.s.cache.get(id.cacheKey); ok {
-					plan = canonicalPlan(c.layout, plan)
+					l = c.layout
 				}
 			}
-			if resp, ok := v.s.answerCached(ctx, key, id.cacheKey, id.uri, plan, req.GetOptions()); ok {
+			if resp, ok := v.s.answerCached(ctx, key, id.cacheKey, id.uri, l, req); ok {
 				return resp, nil
 			}
 		}
+	}
+	// A plan or options out of bounds is refused before any byte is read.
+	if err := engine.ValidateRequest(req.GetPlan(), req.GetOptions()); err != nil {
+		return nil, toStatus(ctx, err)
 	}
 	layout, ref, mem, err := v.s.layoutOf(ctx, req.GetCheckpoint())
 	if err != nil {
@@ -60,8 +59,7 @@ func (v *service) CheckRescale(ctx context.Context, req *pb.CheckRescaleRequest)
 	}
 	defer mem.release()
 	if key != nil && ref.cacheKey != "" {
-		plan := canonicalPlan(layout, req.GetPlan())
-		if resp, ok := v.s.answerCached(ctx, key, ref.cacheKey, ref.label, plan, req.GetOptions()); ok {
+		if resp, ok := v.s.answerCached(ctx, key, ref.cacheKey, ref.label, layout, req); ok {
 			return resp, nil
 		}
 	}
@@ -80,11 +78,11 @@ func (v *service) CheckRescale(ctx context.Context, req *pb.CheckRescaleRequest)
 	return &pb.CheckRescaleResponse{Report: report}, nil
 }
 
-// answerCached builds the result key of a question (plan and options) about a file version into
-// *key and looks it up. On a
+// answerCached builds the result key of req for a file version (l: its layout, when at hand)
+// into *key and looks it up. On a
 // miss *key keeps the key, for memoize.
-func (s *Server) answerCached(ctx context.Context, key *[]byte, cacheKey, label string, plan *pb.RescalePlan, opts *pb.CheckOptions) (*pb.CheckRescaleResponse, bool) {
-	b, err := appendResultKey((*key)[:0], cacheKey, label, plan, opts)
+func (s *Server) answerCached(ctx context.Context, key *[]byte, cacheKey, label string, l *checkpoint.Layout, req *pb.CheckRescaleRequest) (*pb.CheckRescaleResponse, bool) {
+	b, err := appendResultKey((*key)[:0], cacheKey, label, l, req.GetPlan(), req.GetOptions())
 	if err != nil {
 		*key = (*key)[:0]
 		return nil, false
