@@ -13,8 +13,9 @@ import (
 // BenchmarkCheckRescaleHandler is the CheckRescale handler alone (no gRPC, no interceptors but
 // the request's log fields, which the interceptor puts in every context) on the cached
 // compact-sink example: "hit" answers from the result cache (DENY and ALLOW, the operator named
-// by name as the CLI's --set does, and by ID), "miss" runs the check on the cached layout with
-// the result cache off (what a first question costs besides memoizing its answer).
+// by name as the CLI's --set does, and by ID), "first" is a first question (the answers are
+// evicted before each; the layout stays cached): the lookup, a flight, the check and memoizing,
+// and "miss" runs the check on the cached layout with the result cache off.
 //
 //	go test ./server -run '^$' -bench CheckRescaleHandler -benchmem
 func BenchmarkCheckRescaleHandler(b *testing.B) {
@@ -29,6 +30,7 @@ func BenchmarkCheckRescaleHandler(b *testing.B) {
 		cfg  Config
 	}{
 		{"hit", Config{}},
+		{"first", Config{}},
 		{"miss", Config{ResultCacheBytes: -1}},
 	} {
 		cfg := srv.cfg
@@ -51,6 +53,15 @@ func BenchmarkCheckRescaleHandler(b *testing.B) {
 			b.Run(srv.name+"/"+c.name, func(b *testing.B) {
 				b.ReportAllocs()
 				for b.Loop() {
+					if srv.name == "first" {
+						b.StopTimer()
+						s.cache.mu.Lock()
+						for s.cache.results.order.Len() > 0 {
+							s.cache.removeLocked(&s.cache.results, s.cache.results.order.Back())
+						}
+						s.cache.mu.Unlock()
+						b.StartTimer()
+					}
 					ctx := context.WithValue(context.Background(), logFieldsKey{}, &logFields{})
 					if _, err := s.svc.CheckRescale(ctx, c.req); err != nil {
 						b.Fatal(err)

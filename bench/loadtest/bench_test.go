@@ -17,10 +17,12 @@ import (
 	"path/filepath"
 	"runtime"
 	"testing"
+	"time"
 
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials/insecure"
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
+	"google.golang.org/protobuf/proto"
 
 	"github.com/flinkpreflight/preflight/internal/checkpoint"
 	"github.com/flinkpreflight/preflight/internal/engine"
@@ -169,5 +171,50 @@ func BenchmarkReadLayout(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
+	}
+}
+
+// BenchmarkGenerator runs the native generator of (a) (gen.go) in process against server.New on
+// loopback TCP, 50 callers on one connection: the echo and the cached DENY and ALLOW checks, with
+// the raw codec (pre-encoded requests, answers compared byte for byte) and the generated client
+// ("pb", every answer decoded). Client and server share the process, so ns/op and allocs/op are
+// both sides together; compare with BenchmarkRPC, whose callers use the generated client.
+func BenchmarkGenerator(b *testing.B) {
+	path := compactSink(b)
+	s, err := server.New(server.Config{Allow: []string{filepath.Dir(filepath.Dir(path))}, QueueWait: 1 << 62})
+	if err != nil {
+		b.Fatal(err)
+	}
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		b.Fatal(err)
+	}
+	go s.ServeGRPC(l)
+	defer s.Close()
+	calls := []genCall{echoCall(), checkCall("deny", cachedRequest(path, 8), pb.Verdict_VERDICT_DENY), checkCall("allow", cachedRequest(path, 4), pb.Verdict_VERDICT_ALLOW)}
+	for _, codec := range []string{"raw", "pb"} {
+		g, err := newNativeGen(l.Addr().String(), 1, codec, 20*time.Second)
+		if err != nil {
+			b.Fatal(err)
+		}
+		for _, c := range calls {
+			want, err := g.reference(context.Background(), c) // and fills the caches
+			if err != nil {
+				b.Fatal(err)
+			}
+			reqBytes, err := proto.MarshalOptions{Deterministic: true}.Marshal(c.req)
+			if err != nil {
+				b.Fatal(err)
+			}
+			b.Run(codec+"/"+c.name, func(b *testing.B) {
+				b.ReportAllocs()
+				ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+				defer cancel()
+				if _, err := g.loop(ctx, c, benchConcurrency, b.N, want, reqBytes, nil); err != nil {
+					b.Fatal(err)
+				}
+			})
+		}
+		g.close()
 	}
 }

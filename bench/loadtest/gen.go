@@ -12,6 +12,8 @@ package main
 //   - with -gen-codec=pb the generated client (pb.NewPreflightServiceClient) decodes every answer,
 //     as a real caller does, to show what decoding costs;
 //   - latencies go to a slice allocated before the run; percentiles are computed after it;
+//   - its garbage collector runs at -gen-gogc (400): a collection pauses the callers and would
+//     count against the daemon's latency;
 //   - its own CPU is getrusage(RUSAGE_SELF) around the run (nothing else runs in this process
 //     meanwhile), the daemon's /proc/PID/stat, both divided by the requests.
 //

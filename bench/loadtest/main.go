@@ -66,6 +66,7 @@ type options struct {
 	rpcDaemonArgs        string
 	gen, genCodec        string // (a)'s load generators: both, ghz or native; the native one's codec
 	genConns, genWarmup  int
+	genGOGC              int           // the native generator's GC percent during its runs
 	genTimeout           time.Duration // per request, both generators
 	rounds, decodeRuns   int
 	soakN                int
@@ -92,6 +93,7 @@ func main() {
 	flag.StringVar(&o.gen, "gen", "both", "load generators of (a): both (ghz and the native one, interleaved per round), ghz or native")
 	flag.IntVar(&o.genConns, "gen-conns", 1, "gRPC connections the native generator's callers share")
 	flag.StringVar(&o.genCodec, "gen-codec", "raw", "native generator: raw (pre-encoded requests, answers compared byte for byte) or pb (the generated client, every answer decoded)")
+	flag.IntVar(&o.genGOGC, "gen-gogc", 400, "native generator: this process's GC percent during its runs (its garbage collections pause its callers; the daemon keeps its own setting)")
 	flag.IntVar(&o.genWarmup, "gen-warmup", 1000, "native generator: unmeasured requests before each measured run")
 	flag.DurationVar(&o.genTimeout, "gen-timeout", 20*time.Second, "timeout of every single request (ghz --timeout and the native generator)")
 	flag.DurationVar(&o.stepTimeout, "step-timeout", 3*time.Minute, "bound on every single step")

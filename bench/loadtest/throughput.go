@@ -14,6 +14,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime/debug"
 	"strconv"
 	"strings"
 	"time"
@@ -177,10 +178,11 @@ func benchThroughput(o options) ([]row, error) {
 			run: func(c throughputCall, conc, n int, _ string) (*loadResult, error) {
 				ctx, cancel := context.WithTimeout(context.Background(), o.stepTimeout)
 				defer cancel()
+				defer debug.SetGCPercent(debug.SetGCPercent(o.genGOGC))
 				return ng.run(ctx, c.native, conc, n, o.genWarmup, d.cpu)
 			},
 			sends: func(n int) int { return 1 + o.genWarmup + n }})
-		logf("(a) native generator: %d connection(s), codec %s, warm-up %d, timeout %v per request", len(ng.conns), o.genCodec, o.genWarmup, o.genTimeout)
+		logf("(a) native generator: %d connection(s), codec %s, warm-up %d, timeout %v per request, GOGC %d", len(ng.conns), o.genCodec, o.genWarmup, o.genTimeout, o.genGOGC)
 	}
 	if len(gens) == 0 {
 		return nil, fmt.Errorf("-gen %q: want both, ghz or native", o.gen)
