@@ -79,8 +79,7 @@ func (v *service) CheckRescale(ctx context.Context, req *pb.CheckRescaleRequest)
 }
 
 // answerCached builds the result key of req for a file version (l: its layout, when at hand)
-// into *key and looks it up. On a
-// miss *key keeps the key, for memoize.
+// into *key and looks it up. On a miss *key keeps the key, for the flight that computes it.
 func (s *Server) answerCached(ctx context.Context, key *[]byte, cacheKey, label string, l *checkpoint.Layout, req *pb.CheckRescaleRequest) (*pb.CheckRescaleResponse, bool) {
 	b, err := appendResultKey((*key)[:0], cacheKey, label, l, req.GetPlan(), req.GetOptions())
 	if err != nil {
