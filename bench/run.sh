@@ -12,7 +12,7 @@
 # SOAK_N (soak requests, default 10000; 0 skips),
 # PREFLIGHT_CORPUS (the corpus folder of (f), default ../shared/corpus), PEER_SRC (a checkout or bare
 # git dir of github.com/justtrackio/flink-admin: (f) measures its parser too; PEER_REV, default HEAD),
-# BENCH_N (ghz requests per run, default 20000), BENCH_C (concurrency, 50),
+# BENCH_N (requests per run of each load generator, default 20000), BENCH_C (concurrency, 50),
 # BENCH_ROUNDS (alternating echo/check rounds, 2), BENCH_GEN (the load generators of (a): both, ghz or
 # native; default both), BENCH_GEN_CONNS (the native generator's connections, 1), BENCH_GEN_CODEC (raw or
 # pb: the native generator sends pre-encoded requests and compares answers byte for byte, or decodes
