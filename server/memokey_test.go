@@ -220,3 +220,77 @@ func TestMemoCanonicalPlanSharesEntry(t *testing.T) {
 		t.Errorf("hits %v misses %v, %d cached; want 3, 3, 3", hits, misses, h.s.cache.resultLen())
 	}
 }
+
+// FuzzPlanKey: for any plan (decoded from fuzzed bytes), the plan's key does not depend on map
+// order or on how its operators are written when it is canonical (the same plan with every key
+// replaced by its lowercase hex ID has the same key), and another parallelism value is another key.
+//
+//	go test ./server -run '^$' -fuzz FuzzPlanKey -fuzztime 30s
+func FuzzPlanKey(f *testing.F) {
+	fh, err := os.Open("../testdata/compact-sink/_metadata")
+	if err != nil {
+		f.Skipf("example checkpoint missing: %v", err)
+	}
+	l, err := checkpoint.ReadLayout(fh)
+	fh.Close()
+	if err != nil {
+		f.Fatal(err)
+	}
+	for _, p := range []*pb.RescalePlan{
+		{Parallelism: map[string]int32{"compact-operator": 8}},
+		{DefaultParallelism: 3, Parallelism: map[string]int32{"Source: orders": 2, strings.ToUpper(compactOperatorID): 8},
+			MaxParallelism: map[string]*pb.MaxParallelism{"streaming-writer": {Value: 256}}, InputChannelMappers: map[string]pb.SubtaskMapper{"x": 1}},
+		{Parallelism: map[string]int32{"compact-operator": 8, compactOperatorID: 4}},
+		{Vertices: []*pb.Vertex{{Operators: []string{"a"}}}, NewJobOperators: []string{"b"}},
+	} {
+		b, err := proto.Marshal(p)
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(b)
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		var p pb.RescalePlan
+		if proto.Unmarshal(data, &p) != nil {
+			return
+		}
+		k := planKey(t, l, &p)
+		// Map order: a fresh copy iterates its maps otherwise.
+		if c := proto.Clone(&p).(*pb.RescalePlan); !bytes.Equal(k, planKey(t, l, c)) {
+			t.Fatal("the key depends on map order")
+		}
+		if k[0] == planCanonical {
+			byID := proto.Clone(&p).(*pb.RescalePlan)
+			byID.Parallelism = rekey(t, l, p.GetParallelism())
+			byID.MaxParallelism = rekey(t, l, p.GetMaxParallelism())
+			byID.InputChannelMappers = rekey(t, l, p.GetInputChannelMappers())
+			byID.OutputChannelMappers = rekey(t, l, p.GetOutputChannelMappers())
+			if !bytes.Equal(k, planKey(t, l, byID)) {
+				t.Fatal("the plan by IDs has another key")
+			}
+		}
+		for key, v := range p.GetParallelism() {
+			other := proto.Clone(&p).(*pb.RescalePlan)
+			other.Parallelism[key] = v + 1
+			if bytes.Equal(k, planKey(t, l, other)) {
+				t.Fatalf("parallelism %d and %d for %q give one key", v, v+1, key)
+			}
+		}
+	})
+}
+
+// rekey is m with every key replaced by the lowercase hex ID it resolves to.
+func rekey[V any](t *testing.T, l *checkpoint.Layout, m map[string]V) map[string]V {
+	if len(m) == 0 {
+		return nil
+	}
+	out := map[string]V{}
+	for k, v := range m {
+		id, ok := resolveOperatorKey(l, k)
+		if !ok {
+			t.Fatalf("a canonical plan's key %q does not resolve", k)
+		}
+		out[id.String()] = v
+	}
+	return out
+}
