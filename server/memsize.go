@@ -132,6 +132,11 @@ func (w *sizeWalker) walks(t reflect.Type) bool {
 // HTTP servers, idle connections (measured at rest: 37–51 MiB).
 const DaemonBaselineBytes = 64 << 20
 
+// DaemonGCPercent is the GOGC preflightd runs with when it sets the soft memory limit itself
+// (and GOGC is not set): the limit bounds the heap, so collecting less often costs no memory
+// beyond it.
+const DaemonGCPercent = 400
+
 // SoftMemoryLimit is the Go soft memory limit for a daemon with the given memory budget (0: the
 // default budget): the budget plus DaemonBaselineBytes, never above 90% of the container's
 // limit. The budget counts live bytes; without a soft limit the collector lets the heap grow to
