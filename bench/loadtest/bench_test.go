@@ -67,7 +67,8 @@ func BenchmarkRPC(b *testing.B) {
 	}
 }
 
-func benchRPC(b *testing.B, name string, cfg server.Config, path string) {
+// serveGRPC starts a server with cfg on a loopback port; it stops when the benchmark ends.
+func serveGRPC(b *testing.B, cfg server.Config) net.Addr {
 	s, err := server.New(cfg)
 	if err != nil {
 		b.Fatal(err)
@@ -77,8 +78,13 @@ func benchRPC(b *testing.B, name string, cfg server.Config, path string) {
 		b.Fatal(err)
 	}
 	go s.ServeGRPC(l)
-	defer s.Close()
-	conn, err := grpc.NewClient(l.Addr().String(), grpc.WithTransportCredentials(insecure.NewCredentials()))
+	b.Cleanup(func() { s.Close() })
+	return l.Addr()
+}
+
+func benchRPC(b *testing.B, name string, cfg server.Config, path string) {
+	addr := serveGRPC(b, cfg)
+	conn, err := grpc.NewClient(addr.String(), grpc.WithTransportCredentials(insecure.NewCredentials()))
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -181,19 +187,10 @@ func BenchmarkReadLayout(b *testing.B) {
 // both sides together; compare with BenchmarkRPC, whose callers use the generated client.
 func BenchmarkGenerator(b *testing.B) {
 	path := compactSink(b)
-	s, err := server.New(server.Config{Allow: []string{filepath.Dir(filepath.Dir(path))}, QueueWait: 1 << 62})
-	if err != nil {
-		b.Fatal(err)
-	}
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		b.Fatal(err)
-	}
-	go s.ServeGRPC(l)
-	defer s.Close()
+	addr := serveGRPC(b, server.Config{Allow: []string{filepath.Dir(filepath.Dir(path))}, QueueWait: 1 << 62})
 	calls := []genCall{echoCall(), checkCall("deny", cachedRequest(path, 8), pb.Verdict_VERDICT_DENY), checkCall("allow", cachedRequest(path, 4), pb.Verdict_VERDICT_ALLOW)}
 	for _, codec := range []string{"raw", "pb"} {
-		g, err := newNativeGen(l.Addr().String(), 1, codec, 20*time.Second)
+		g, err := newNativeGen(addr.String(), 1, codec, 20*time.Second)
 		if err != nil {
 			b.Fatal(err)
 		}
