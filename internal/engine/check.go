@@ -6,12 +6,13 @@ import (
 	"slices"
 	"sort"
 
+	"google.golang.org/protobuf/proto"
+
 	"github.com/flinkpreflight/preflight/internal/cancel"
 	"github.com/flinkpreflight/preflight/internal/checkpoint"
 	"github.com/flinkpreflight/preflight/internal/findings"
 	"github.com/flinkpreflight/preflight/internal/rescale"
 	pb "github.com/flinkpreflight/preflight/proto/preflight/v1"
-	"google.golang.org/protobuf/proto"
 )
 
 // SubtaskDetail says which per-subtask rows a report carries.
