@@ -6,6 +6,7 @@ import (
 	"slices"
 
 	"github.com/flinkpreflight/preflight/internal/checkpoint"
+	"github.com/flinkpreflight/preflight/internal/rescale"
 	pb "github.com/flinkpreflight/preflight/proto/preflight/v1"
 )
 
@@ -146,7 +147,7 @@ func appendCanonicalMap[V any](b []byte, l *checkpoint.Layout, m map[string]V, a
 
 // resolveOperatorKey is the one checkpoint operator a plan key names, as the engine's resolver
 // matches keys when the plan declares no operators of its own (see the comment above). A hex key
-// is its ID, whatever l holds; other keys need l.
+// is its ID, whatever l holds; other keys need l (rescale.NamedOperator).
 func resolveOperatorKey(l *checkpoint.Layout, key string) (checkpoint.OperatorID, bool) {
 	var found checkpoint.OperatorID
 	if len(key) == 2*len(found) {
@@ -154,29 +155,10 @@ func resolveOperatorKey(l *checkpoint.Layout, key string) (checkpoint.OperatorID
 			return found, true
 		}
 	}
-	if l == nil || len(l.Operators) > maxCanonicalOperators || key == "" {
+	if l == nil || len(l.Operators) > maxCanonicalOperators {
 		return found, false
 	}
-	n := 0
-	add := func(id checkpoint.OperatorID) {
-		if n == 0 || id != found {
-			found = id
-			n++
-		}
-	}
-	uidHash := checkpoint.OperatorIDFromUID(key)
-	for i := range l.Operators {
-		if l.Operators[i].ID == uidHash {
-			add(uidHash)
-			break
-		}
-	}
-	for i := range l.Operators {
-		if op := &l.Operators[i]; op.UID != "" && op.UID == key || op.Name != "" && op.Name == key {
-			add(op.ID)
-		}
-	}
-	return found, n == 1
+	return rescale.NamedOperator(l, key)
 }
 
 // needsLayout reports whether a plan has a key that only the layout can resolve (a uid or name).

@@ -2,8 +2,11 @@ package rescale
 
 import (
 	"errors"
+	"os"
 	"strings"
 	"testing"
+
+	"github.com/flinkpreflight/preflight/internal/checkpoint"
 )
 
 // TestAmbiguousKey: a plan key that names operators in more than one vertex (two operators
@@ -80,4 +83,64 @@ func TestAmbiguousKeyPicksOne(t *testing.T) {
 	if got := r.Vertex(opID(1)).NewParallelism; got != 2 {
 		t.Errorf("other vertex at %d, want 2", got)
 	}
+}
+
+// TestNamedOperatorMatchesResolver: NamedOperator names the operator checkpointMatches finds
+// when it finds exactly one, and nothing otherwise, for every name, uid and a few other keys of
+// layouts with shared names, shared uids and a uid whose hash is another operator's ID.
+func TestNamedOperatorMatchesResolver(t *testing.T) {
+	hashOfShared := checkpoint.OperatorIDFromUID("shared-uid")
+	l := &checkpoint.Layout{Version: 5, Operators: []checkpoint.OperatorLayout{
+		{ID: opID(1), Name: "source", UID: "src"},
+		{ID: opID(2), Name: "map", UID: "mapper"},
+		{ID: opID(3), Name: "map", UID: "mapper-2"},
+		{ID: opID(4), Name: "sink", UID: "shared-uid"},
+		{ID: hashOfShared, Name: "hashed"},
+		{ID: opID(6), Name: "window", UID: "source"}, // a uid equal to another operator's name
+		{ID: checkpoint.OperatorIDFromUID("by-hash-only")},
+	}}
+	keys := []string{"", "nope", "by-hash-only", "map", "source", "src", "shared-uid", "hashed", "sink", "window", "mapper", "mapper-2"}
+	compared, found := 0, 0
+	check := func(t *testing.T, l *checkpoint.Layout, keys []string) {
+		r := newResolver(l, nil)
+		for _, k := range keys {
+			if _, err := checkpoint.ParseOperatorID(k); err == nil {
+				continue // hex IDs are not NamedOperator's
+			}
+			want := r.checkpointMatches(k)
+			id, ok := NamedOperator(l, k)
+			switch {
+			case len(want) == 1 && (!ok || id != want[0]):
+				t.Errorf("key %q: NamedOperator %v %v, resolver %v", k, id, ok, want)
+			case len(want) != 1 && ok:
+				t.Errorf("key %q: NamedOperator %v, resolver %d matches", k, id, len(want))
+			}
+			compared++
+			if ok {
+				found++
+			}
+		}
+	}
+	check(t, l, keys)
+	if found < 6 {
+		t.Errorf("only %d keys named one operator", found)
+	}
+	t.Run("corpus", func(t *testing.T) {
+		for _, path := range corpusMetadata(t) {
+			b, err := os.ReadFile(path)
+			if err != nil {
+				continue
+			}
+			cl, err := checkpoint.ReadLayoutBytes(b)
+			if err != nil {
+				continue
+			}
+			var ks []string
+			for _, op := range cl.Operators {
+				ks = append(ks, op.Name, op.UID)
+			}
+			check(t, cl, ks)
+		}
+	})
+	t.Logf("%d keys compared, %d naming one operator", compared, found)
 }

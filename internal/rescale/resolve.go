@@ -86,6 +86,38 @@ func (r *resolver) checkpointMatches(key string) []checkpoint.OperatorID {
 	return out
 }
 
+// NamedOperator is the one checkpoint operator of l that a plan key which is not a hex ID names,
+// by the rule checkpointMatches applies: the key's hash as a uid is an operator's ID, or the
+// key is an operator's uid or name (format 5+). ok is false when the key names no operator or
+// several. It scans l without building an index, for callers that resolve a key or two against
+// an already decoded layout (the server's result keys); TestNamedOperatorMatchesResolver holds
+// it to checkpointMatches.
+func NamedOperator(l *checkpoint.Layout, key string) (id checkpoint.OperatorID, ok bool) {
+	if key == "" {
+		return id, false
+	}
+	n := 0
+	add := func(x checkpoint.OperatorID) {
+		if n == 0 || x != id {
+			id = x
+			n++
+		}
+	}
+	uidHash := checkpoint.OperatorIDFromUID(key)
+	for i := range l.Operators {
+		if l.Operators[i].ID == uidHash {
+			add(uidHash)
+			break
+		}
+	}
+	for i := range l.Operators {
+		if op := &l.Operators[i]; op.UID != "" && op.UID == key || op.Name != "" && op.Name == key {
+			add(op.ID)
+		}
+	}
+	return id, n == 1
+}
+
 func (r *resolver) has(id checkpoint.OperatorID) bool {
 	_, ok := r.byID[id]
 	return ok
