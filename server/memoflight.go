@@ -3,10 +3,7 @@ package server
 import (
 	"context"
 	"log/slog"
-	"runtime/debug"
 
-	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/proto"
 
 	"github.com/flinkpreflight/preflight/internal/checkpoint"
@@ -117,10 +114,9 @@ func (s *Server) leave(key []byte, f *resultFlight) {
 func (s *Server) fly(ctx context.Context, key string, f *resultFlight, l *checkpoint.Layout, label string, plan *pb.RescalePlan, opts *pb.CheckOptions) {
 	defer func() {
 		if p := recover(); p != nil {
-			method := "/preflight.v1.PreflightService/CheckRescale"
-			s.log.ErrorContext(ctx, "panic", slog.String("request_id", RequestID(ctx)), slog.String("method", method),
-				slog.Any("panic", p), slog.String("stack", string(debug.Stack())))
-			f.resp, f.err = nil, status.Errorf(codes.Internal, "internal error (request %s)", RequestID(ctx))
+			// ctx keeps the first asker's values (request ID, method): logged and answered as
+			// the recovery interceptor does.
+			f.resp, f.err = nil, s.recovered(ctx, p)
 		}
 		f.cancel()
 		if f.err == nil {
