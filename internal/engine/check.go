@@ -55,7 +55,8 @@ var (
 //
 // The job is simulated, checked and converted range of vertices by range (findings.Session),
 // so that the memory of a check is the layout, the report and one range's simulation. With the
-// JobManager-memory rule on (it sums every vertex), the whole job is simulated at once.
+// JobManager-memory rule on (it sums every vertex), a first pass over the ranges keeps each
+// vertex's payload total, so the job is simulated twice.
 func (e *Engine) check(ctx context.Context, layout *checkpoint.Layout, source string, p *pb.RescalePlan, opts *pb.CheckOptions, detail SubtaskDetail,
 	each func(*pb.OperatorAssignment)) (_ *pb.RescaleReport, err error) {
 	stop, release := cancel.Watch(ctx)
@@ -65,56 +66,49 @@ func (e *Engine) check(ctx context.Context, layout *checkpoint.Layout, source st
 	fopts := findingsOptions(opts)
 	b := &reportBuilder{stop: stop, detail: detail, include: opts.GetIncludeSubtasks(), each: each,
 		out: &pb.RescaleReport{Checkpoint: summary(layout, source)}}
-	var rep findings.Report
-	if findings.Partial(fopts) {
-		s, err := findings.NewSession(ctx, layout, plan, e.catalog, fopts)
-		if err != nil {
-			return nil, err
-		}
-		rs := s.Resimulator()
-		b.setShortIDs(rs.Operators())
+	s, err := findings.NewSession(ctx, layout, plan, e.catalog, fopts)
+	if err != nil {
+		return nil, err
+	}
+	rs := s.Resimulator()
+	b.setShortIDs(rs.Operators())
+	// eachRange calls fn with consecutive ranges of vertices covering the job.
+	eachRange := func(fn func(from, to int) error) error {
 		for from, n := 0, rs.NumVertices(); from < n; {
 			to, ops, subtasks := from, 0, 0
 			for to < n && ops < rangeOperators && subtasks < rangeSubtasks {
 				o, st := rs.VertexSize(to)
 				ops, subtasks, to = ops+o, subtasks+st, to+1
 			}
-			res, fs, err := s.Vertices(ctx, from, to)
-			if err != nil {
-				return nil, err
+			if err := fn(from, to); err != nil {
+				return err
 			}
-			b.add(res, fs)
 			from = to
 		}
-		if rep, err = s.Finish(ctx); err != nil {
+		return nil
+	}
+	if s.NeedsPayloadPass() {
+		// The JobManager-memory rule sums every vertex: a first pass keeps their payload totals.
+		if err := eachRange(func(from, to int) error { return s.PayloadPass(ctx, from, to) }); err != nil {
 			return nil, err
 		}
-	} else {
-		result, err := rescale.SimulateContext(ctx, layout, plan)
-		if err != nil {
-			return nil, err
+	}
+	err = eachRange(func(from, to int) error {
+		res, fs, err := s.Vertices(ctx, from, to)
+		if err == nil {
+			b.add(res, fs)
 		}
-		if rep, err = findings.CheckContext(ctx, layout, plan, result, e.catalog, fopts); err != nil {
-			return nil, err
-		}
-		b.setShortIDs(resultOperators(result))
-		b.add(result, rep.Findings)
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	rep, err := s.Finish(ctx)
+	if err != nil {
+		return nil, err
 	}
 	b.finish(rep)
 	return b.out, nil
-}
-
-// resultOperators yields the IDs of a Result's operators in report order.
-func resultOperators(r *rescale.Result) iter.Seq[checkpoint.OperatorID] {
-	return func(yield func(checkpoint.OperatorID) bool) {
-		for _, v := range r.Vertices {
-			for _, op := range v.Operators {
-				if !yield(op.ID) {
-					return
-				}
-			}
-		}
-	}
 }
 
 // reportBuilder converts simulated ranges into the report's operator messages as they come, so

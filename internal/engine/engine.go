@@ -10,8 +10,9 @@
 // report and one range of vertices' simulation: the job is simulated, judged by the rules and
 // converted into report messages range by range (findings.Session, ranges of up to 2,048
 // operators or 65,536 old subtasks), each range's simulation released before the next is built.
-// Only with the JobManager-memory rule on (it sums every vertex's payload) is the whole job
-// simulated at once. The report takes about 360 bytes per operator (its OperatorAssignment,
+// With the JobManager-memory rule on (it sums every vertex's payload), a first pass over the
+// ranges keeps each vertex's payload total (about 50 bytes a vertex) and the job is simulated
+// twice, still one range at a time. The report takes about 360 bytes per operator (its OperatorAssignment,
 // StateAssignments and hex IDs) and, per subtask row, about 100 bytes plus 4 per old subtask
 // read. Rows are built only when asked: every subtask with include_subtasks (the API), or only
 // the ≤ 16 rows of the text report's chart (the CLI), chosen from per-subtask totals. The CLI's

@@ -3,15 +3,19 @@ package engine
 import (
 	"bytes"
 	"context"
+	"iter"
 	"os"
 	"strings"
 	"testing"
 
+	"google.golang.org/protobuf/encoding/prototext"
 	"google.golang.org/protobuf/proto"
 
 	"github.com/flinkpreflight/preflight/internal/checkpoint"
 	corpustest "github.com/flinkpreflight/preflight/internal/corpus"
+	"github.com/flinkpreflight/preflight/internal/findings"
 	"github.com/flinkpreflight/preflight/internal/report"
+	"github.com/flinkpreflight/preflight/internal/rescale"
 	"github.com/flinkpreflight/preflight/internal/scenarios"
 	pb "github.com/flinkpreflight/preflight/proto/preflight/v1"
 )
@@ -48,8 +52,9 @@ func corpusLayouts(t *testing.T) map[string]*checkpoint.Layout {
 }
 
 // TestRangesMatchWholeJob: the report of a check simulated one vertex at a time equals the one
-// of a check in one range and the one of the whole-job path (taken when the JobManager-memory
-// rule is on; a memory no job reaches keeps the rule silent), in both subtask details.
+// of a check in one range and the one of the whole job simulated and judged at once
+// (checkWholeJob), in both subtask details, without and with the JobManager-memory rule (which
+// makes the check pass over the ranges twice).
 func TestRangesMatchWholeJob(t *testing.T) { rangesMatchWholeJob(t, testdataLayouts(t)) }
 
 // TestRangesMatchWholeJobOnCorpus is TestRangesMatchWholeJob on the corpus (skipped without it).
@@ -59,7 +64,7 @@ func rangesMatchWholeJob(t *testing.T, layouts map[string]*checkpoint.Layout) {
 	defer func(n int) { rangeOperators = n }(rangeOperators)
 	e := New()
 	ctx := context.Background()
-	compared := 0
+	compared, jobManager := 0, 0
 	for name, l := range layouts {
 		twice := map[string]int32{}
 		for _, op := range l.Operators {
@@ -69,30 +74,71 @@ func rangesMatchWholeJob(t *testing.T, layouts map[string]*checkpoint.Layout) {
 		}
 		for _, plan := range []*pb.RescalePlan{{}, {DefaultParallelism: 1}, {Parallelism: twice}} {
 			for _, detail := range []SubtaskDetail{SubtasksAsAsked, SubtasksForChart} {
-				opts := &pb.CheckOptions{IncludeSubtasks: true, RpcFrameSizeBytes: 64 << 10}
-				check := func(opts *pb.CheckOptions) *pb.RescaleReport {
-					rep, err := e.check(ctx, l, name, plan, opts, detail, nil)
+				for _, jm := range []int64{0, 4 << 10, 1 << 62} {
+					opts := &pb.CheckOptions{IncludeSubtasks: true, RpcFrameSizeBytes: 64 << 10, JobmanagerMemoryBytes: jm}
+					check := func(ranges int) *pb.RescaleReport {
+						rangeOperators = ranges
+						rep, err := e.check(ctx, l, name, plan, opts, detail, nil)
+						if err != nil {
+							t.Fatalf("%s: %v", name, err)
+						}
+						return rep
+					}
+					one, byVertex := check(1<<30), check(1)
+					whole, err := checkWholeJob(e, ctx, l, name, plan, opts, detail)
 					if err != nil {
 						t.Fatalf("%s: %v", name, err)
 					}
-					return rep
+					if !proto.Equal(one, byVertex) || !proto.Equal(one, whole) {
+						t.Fatalf("%s, plan %v, detail %d, JobManager memory %d: reports differ\none range: %v\nby vertex: %v\nwhole job: %v", name, plan, detail, jm, prototext.Format(one), prototext.Format(byVertex), prototext.Format(whole))
+					}
+					compared++
+					for _, f := range one.Findings {
+						if f.RuleId == "PF121" {
+							jobManager++
+							break
+						}
+					}
 				}
-				rangeOperators = 1 << 30
-				one := check(opts)
-				rangeOperators = 1
-				byVertex := check(opts)
-				rangeOperators = 2048
-				wholeOpts := proto.Clone(opts).(*pb.CheckOptions)
-				wholeOpts.JobmanagerMemoryBytes = 1 << 62
-				whole := check(wholeOpts)
-				if !proto.Equal(one, byVertex) || !proto.Equal(one, whole) {
-					t.Fatalf("%s, plan %v, detail %d: reports differ\none range: %v\nby vertex: %v\nwhole job: %v", name, plan, detail, one, byVertex, whole)
-				}
-				compared++
 			}
 		}
 	}
-	t.Logf("%d reports compared", compared)
+	t.Logf("%d reports compared, %d with a JobManager-memory finding", compared, jobManager)
+	if jobManager == 0 {
+		t.Error("no report has a JobManager-memory finding: the second pass is not compared")
+	}
+}
+
+// checkWholeJob is e.check with the whole job simulated and judged at once
+// (findings.CheckContext), the reference for the checks by ranges.
+func checkWholeJob(e *Engine, ctx context.Context, layout *checkpoint.Layout, source string, p *pb.RescalePlan, opts *pb.CheckOptions, detail SubtaskDetail) (*pb.RescaleReport, error) {
+	plan := toRescalePlan(p, opts)
+	result, err := rescale.SimulateContext(ctx, layout, plan)
+	if err != nil {
+		return nil, err
+	}
+	rep, err := findings.CheckContext(ctx, layout, plan, result, e.catalog, findingsOptions(opts))
+	if err != nil {
+		return nil, err
+	}
+	b := &reportBuilder{detail: detail, include: opts.GetIncludeSubtasks(), out: &pb.RescaleReport{Checkpoint: summary(layout, source)}}
+	b.setShortIDs(resultOperators(result))
+	b.add(result, rep.Findings)
+	b.finish(rep)
+	return b.out, nil
+}
+
+// resultOperators yields the IDs of a Result's operators in report order.
+func resultOperators(r *rescale.Result) iter.Seq[checkpoint.OperatorID] {
+	return func(yield func(checkpoint.OperatorID) bool) {
+		for _, v := range r.Vertices {
+			for _, op := range v.Operators {
+				if !yield(op.ID) {
+					return
+				}
+			}
+		}
+	}
 }
 
 // TestStreamTextMatches: the text of a streamed check (CheckStream's path with

@@ -204,6 +204,7 @@ type Context struct {
 	newEntries map[*rescale.OperatorAssignment]*CatalogEntry // operators new to the job
 	stateHits  map[string][]stateRuleHit                     // stateRules memo, by label set
 	search     *searchIndex                                  // the safe-parallelism search's indexes (search.go)
+	payloads   *jobPayloads                                  // every vertex's payload total (payloads.go)
 	memo       *checkMemo
 	// ctx and stop end the rules' loops when the caller gives up (nil: never).
 	ctx  context.Context

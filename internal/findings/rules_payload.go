@@ -197,22 +197,16 @@ func (r JobManagerMemoryRule) Check(c *Context) []Finding {
 	if mem <= 0 {
 		return nil
 	}
-	var total, top int64
-	var topV *rescale.VertexAssignment
-	for _, v := range c.Result.Vertices {
-		c.stop.Check()
-		var vt int64
-		for _, op := range v.Operators {
-			vt += op.Summary.TotalPayloadBytes
-		}
-		total += vt
-		if vt > top {
-			top, topV = vt, v
-		}
-	}
-	if total <= mem/2 || topV == nil {
+	p := c.jobPayloads()
+	if p.total <= mem/2 || p.top < 0 {
 		return nil
 	}
+	// A Session's range reports the finding only if it holds the vertex named.
+	topV := c.searchIndex().vertexByHex(c, p.topID.String())
+	if topV == nil {
+		return nil
+	}
+	total, top := p.total, p.totals[p.top]
 	sev := Warning
 	if total > mem {
 		sev = Error

@@ -25,15 +25,6 @@ type searchIndex struct {
 	resim    *rescale.Resimulator
 	resimErr error
 	floors   map[checkpoint.OperatorID]*payloadFloor // FrameSizeRule's bounds by vertex ID
-
-	// JobManagerMemoryRule compares all vertices' payloads together: the other vertices'
-	// totals are those of the check, since a vertex's simulation does not depend on another's
-	// parallelism. position and totals are in Result.Vertices order; maxBefore[k] and
-	// maxAfter[k] are the largest total before and after vertex k.
-	position            map[checkpoint.OperatorID]int
-	totals              []int64
-	total               int64
-	maxBefore, maxAfter []int64
 }
 
 type hitsKey struct {
@@ -227,7 +218,7 @@ func vertexDenials(c *Context, rules []Rule, v *rescale.VertexAssignment, p int,
 	var ids []string
 	for _, r := range rules {
 		if _, jm := r.(JobManagerMemoryRule); jm && x.resimErr == nil {
-			if x.jobManagerMemoryDenies(c, res, v, fail) {
+			if jobManagerMemoryDenies(c, res, v, fail) {
 				if ids = append(ids, r.Meta().ID); first {
 					return ids, nil
 				}
@@ -284,61 +275,6 @@ func (vp *VertexProbe) DenyingAt(ctx context.Context, vertexID string, p int) (i
 	defer func() { c.ctx, c.stop = nil, nil }()
 	stop.Check()
 	return vertexDenials(c, vp.rules, v, p, c.Options.failLevel(), false)
-}
-
-// jobManagerMemoryDenies is JobManagerMemoryRule's outcome for vertex v when v is re-simulated
-// (res) and every other vertex is as in the check: the rule sums all vertices' payloads and
-// names the first vertex with the largest total.
-func (x *searchIndex) jobManagerMemoryDenies(c *Context, res *rescale.Result, v *rescale.VertexAssignment, fail Severity) bool {
-	mem := c.Options.JobManagerMemory
-	if mem <= 0 || len(res.Vertices) != 1 {
-		return false
-	}
-	if x.position == nil {
-		n := len(c.Result.Vertices)
-		x.position = make(map[checkpoint.OperatorID]int, n)
-		x.totals = make([]int64, n)
-		x.maxBefore, x.maxAfter = make([]int64, n), make([]int64, n)
-		x.total = 0
-		for k, w := range c.Result.Vertices {
-			c.stop.Check()
-			x.position[w.ID] = k
-			x.totals[k] = vertexPayloadTotal(w)
-			x.total += x.totals[k]
-		}
-		var m int64
-		for k := range x.totals {
-			x.maxBefore[k] = m
-			m = max(m, x.totals[k])
-		}
-		m = 0
-		for k := n - 1; k >= 0; k-- {
-			x.maxAfter[k] = m
-			m = max(m, x.totals[k])
-		}
-	}
-	k, ok := x.position[v.ID]
-	if !ok {
-		return false
-	}
-	vt := vertexPayloadTotal(res.Vertices[0])
-	total := x.total - x.totals[k] + vt
-	if total <= mem/2 || vt <= x.maxBefore[k] || x.maxAfter[k] > vt {
-		return false // no finding, or it names another vertex
-	}
-	sev := Warning
-	if total > mem {
-		sev = Error
-	}
-	return sev >= fail
-}
-
-func vertexPayloadTotal(v *rescale.VertexAssignment) int64 {
-	var t int64
-	for _, op := range v.Operators {
-		t += op.Summary.TotalPayloadBytes
-	}
-	return t
 }
 
 // withVertexParallelism copies the plan, removing every parallelism key that names the vertex

@@ -2,6 +2,9 @@ package findings
 
 import (
 	"context"
+	"errors"
+	"fmt"
+	"slices"
 	"sort"
 
 	"github.com/flinkpreflight/preflight/internal/cancel"
@@ -18,8 +21,11 @@ import (
 // rules that judge the job as a whole (jobWide) run once, in Finish, which also checks what
 // concerns no vertex (Resimulator.Unrestored).
 //
-// JobManagerMemoryRule weighs every vertex's payload together, so a Session cannot be used
-// when Options.JobManagerMemory is set (NewSession refuses it; see Partial).
+// JobManagerMemoryRule weighs every vertex's payload together: with Options.JobManagerMemory
+// set, a caller first passes over every range with PayloadPass (NeedsPayloadPass), which keeps
+// each vertex's payload total, and then checks the ranges with Vertices; the rule's finding
+// comes with the range holding the vertex it names, as the findings of other rules do. The
+// job is simulated twice, and held one range at a time.
 type Session struct {
 	layout *checkpoint.Layout
 	plan   rescale.Plan
@@ -30,6 +36,11 @@ type Session struct {
 	resim  *rescale.Resimulator
 	fs     []Finding
 	safe   []SafeParallelism
+
+	// payloads is every vertex's payload total for the JobManager-memory rule (nil when it is
+	// off); passed is the first vertex PayloadPass has not simulated yet.
+	payloads *jobPayloads
+	passed   int
 }
 
 // jobWide marks the rules that judge the checkpoint or the options as a whole rather than what
@@ -40,29 +51,10 @@ type jobWide interface{ jobWide() }
 
 func (FormatVersionRule) jobWide()       {}
 func (UnknownFlinkVersionRule) jobWide() {}
-func (JobManagerMemoryRule) jobWide()    {}
-
-// Partial reports whether the options allow a check range by range (NewSession): not when the
-// JobManager-memory rule, which sums the whole job, is on.
-func Partial(opts Options) bool {
-	if opts.JobManagerMemory <= 0 {
-		return true
-	}
-	for _, id := range opts.Disabled {
-		if RuleByID(id) == (JobManagerMemoryRule{}) {
-			return true
-		}
-	}
-	return false
-}
 
 // NewSession resolves plan against layout (a *rescale.PlanError when it cannot be applied) and
-// prepares a range-by-range check. cat nil means DefaultCatalog(). It panics when
-// !Partial(opts): callers check first.
+// prepares a range-by-range check. cat nil means DefaultCatalog().
 func NewSession(ctx context.Context, layout *checkpoint.Layout, plan rescale.Plan, cat *Catalog, opts Options) (*Session, error) {
-	if !Partial(opts) {
-		panic("findings: NewSession with the JobManager-memory rule on")
-	}
 	if opts.AllowNonRestoredState {
 		plan.AllowNonRestoredState = true
 	}
@@ -73,7 +65,40 @@ func NewSession(ctx context.Context, layout *checkpoint.Layout, plan rescale.Pla
 	if cat == nil {
 		cat = sharedDefault()
 	}
-	return &Session{layout: layout, plan: plan, cat: cat, opts: opts, rules: enabledRules(opts), memo: newCheckMemo(layout), resim: resim}, nil
+	s := &Session{layout: layout, plan: plan, cat: cat, opts: opts, rules: enabledRules(opts), memo: newCheckMemo(layout), resim: resim}
+	if opts.JobManagerMemory > 0 && slices.ContainsFunc(s.rules, func(r Rule) bool { _, jm := r.(JobManagerMemoryRule); return jm }) {
+		s.payloads = newJobPayloads(0)
+	}
+	return s, nil
+}
+
+// NeedsPayloadPass reports whether PayloadPass must cover every vertex before Vertices: the
+// JobManager-memory rule is on.
+func (s *Session) NeedsPayloadPass() bool {
+	return s.payloads != nil && s.passed < s.resim.NumVertices()
+}
+
+// PayloadPass simulates the vertices [from, to) and keeps only their payload totals (about 50
+// bytes a vertex); the ranges must be consecutive from 0 to NumVertices().
+func (s *Session) PayloadPass(ctx context.Context, from, to int) (err error) {
+	if s.payloads == nil || from != s.passed || to < from {
+		return fmt.Errorf("findings: PayloadPass(%d, %d) out of order (next vertex %d)", from, to, s.passed)
+	}
+	res, err := s.resim.Vertices(ctx, from, to)
+	if err != nil {
+		return err
+	}
+	stop, release := cancel.Watch(ctx)
+	defer release()
+	defer cancel.Recover(&err)
+	for _, v := range res.Vertices {
+		stop.Check()
+		s.payloads.add(v)
+	}
+	if s.passed = to; s.passed == s.resim.NumVertices() {
+		s.payloads.finish(stop)
+	}
+	return nil
 }
 
 // Resimulator is the session's resolved plan: NumVertices and VertexSize cut the job into
@@ -85,6 +110,9 @@ func (s *Session) Resimulator() *rescale.Resimulator { return s.resim }
 // It returns the range's Result and findings (also kept for Finish); the Result is the
 // caller's to convert and drop.
 func (s *Session) Vertices(ctx context.Context, from, to int) (_ *rescale.Result, _ []Finding, err error) {
+	if s.NeedsPayloadPass() {
+		return nil, nil, errPayloadPass
+	}
 	res, err := s.resim.Vertices(ctx, from, to)
 	if err != nil {
 		return nil, nil, err
@@ -108,6 +136,9 @@ func (s *Session) Vertices(ctx context.Context, from, to int) (_ *rescale.Result
 // Finish checks what concerns no vertex and runs the job-wide rules, and returns the report of
 // every range checked.
 func (s *Session) Finish(ctx context.Context) (rep Report, err error) {
+	if s.NeedsPayloadPass() {
+		return Report{}, errPayloadPass
+	}
 	res, err := s.resim.Unrestored(ctx)
 	if err != nil {
 		return Report{}, err
@@ -129,5 +160,8 @@ func (s *Session) Finish(ctx context.Context) (rep Report, err error) {
 func (s *Session) context(ctx context.Context, stop *cancel.Flag, res *rescale.Result) *Context {
 	c := newStoppableContext(ctx, stop, s.layout, s.plan, res, s.cat, s.opts, s.memo)
 	c.searchIndex().resim = s.resim
+	c.payloads = s.payloads
 	return c
 }
+
+var errPayloadPass = errors.New("findings: the JobManager-memory rule is on: PayloadPass must cover every vertex first")

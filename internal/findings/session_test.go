@@ -7,6 +7,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"reflect"
+	"slices"
 	"testing"
 
 	"github.com/flinkpreflight/preflight/internal/checkpoint"
@@ -22,6 +23,11 @@ func checkBySession(l *checkpoint.Layout, plan rescale.Plan, cat *Catalog, opts 
 		return Report{}, err
 	}
 	n := s.Resimulator().NumVertices()
+	for from := 0; from < n && s.NeedsPayloadPass(); from += size {
+		if err := s.PayloadPass(ctx, from, min(from+size, n)); err != nil {
+			return Report{}, err
+		}
+	}
 	for from := 0; from < n; from += size {
 		if _, _, err := s.Vertices(ctx, from, min(from+size, n)); err != nil {
 			return Report{}, err
@@ -74,7 +80,7 @@ func TestSessionMatchesCheck(t *testing.T) {
 	if testing.Short() {
 		iterations = 60
 	}
-	compared, denied, withSafe, chained := 0, 0, 0, 0
+	compared, denied, withSafe, chained, jobManager := 0, 0, 0, 0, 0
 	for it := 0; it < iterations; it++ {
 		ops := randomOps{maxOps: 6, maxP: 6, maxPs: []int{1, 8, 128}, coordOneIn: 2, stateOneIn: 4, maxElements: 3, maxSize: 64}.draw(rng, names)
 		l := layoutOf(t, []int32{3, 5}[rng.IntN(2)], ops...)
@@ -112,6 +118,7 @@ func TestSessionMatchesCheck(t *testing.T) {
 			FailLevel:             []Severity{Error, Warning}[rng.IntN(2)],
 			FlinkVersion:          []string{"", "1.17.2", "1.18.0", "1.20.1", "9.1"}[rng.IntN(5)],
 			AllowNonRestoredState: rng.IntN(3) == 0,
+			JobManagerMemory:      []int64{0, 0, 256, 2 << 10, 16 << 10}[rng.IntN(5)],
 		}
 		label := fmt.Sprintf("it %d", it)
 		if !sameAsCheck(t, label, l, plan, opts) {
@@ -128,9 +135,12 @@ func TestSessionMatchesCheck(t *testing.T) {
 		if len(rep.Safe) > 0 {
 			withSafe++
 		}
+		if slices.ContainsFunc(rep.Findings, func(f Finding) bool { return f.RuleID == "PF121" }) {
+			jobManager++
+		}
 	}
-	t.Logf("%d checks compared, %d denied, %d with a safe-parallelism search, %d with a chain", compared, denied, withSafe, chained)
-	if compared < iterations/2 || denied < compared/10 || withSafe < compared/10 || chained < compared/20 {
+	t.Logf("%d checks compared, %d denied, %d with a safe-parallelism search, %d with a chain, %d with a JobManager-memory finding", compared, denied, withSafe, chained, jobManager)
+	if compared < iterations/2 || denied < compared/10 || withSafe < compared/10 || chained < compared/20 || jobManager < compared/20 {
 		t.Errorf("too few cases: %d compared, %d denied, %d with safe entries", compared, denied, withSafe)
 	}
 }
@@ -159,8 +169,10 @@ func TestSessionMatchesCheckOnCorpus(t *testing.T) {
 			}
 		}
 		for _, plan := range []rescale.Plan{{}, {DefaultParallelism: 1}, {Parallelism: twice}} {
-			if sameAsCheck(t, rel, l, plan, Options{RPCFrameSize: 64 << 10, FlinkVersion: "1.18.0"}) {
-				compared++
+			for _, jm := range []int64{0, 64 << 10} {
+				if sameAsCheck(t, rel, l, plan, Options{RPCFrameSize: 64 << 10, FlinkVersion: "1.18.0", JobManagerMemory: jm}) {
+					compared++
+				}
 			}
 		}
 	}
@@ -191,17 +203,47 @@ func TestJobWideRulesMarked(t *testing.T) {
 	}
 }
 
-func TestPartial(t *testing.T) {
+// TestPayloadPass: with the JobManager-memory rule on (and not disabled), a Session needs its
+// payload pass over every vertex, in order, before it checks a range or finishes.
+func TestPayloadPass(t *testing.T) {
+	ctx := context.Background()
+	l := testdataLayout(t, "kafka-orphan-union")
 	for _, tc := range []struct {
 		opts Options
 		want bool
 	}{
-		{Options{}, true},
-		{Options{JobManagerMemory: 1 << 30}, false},
-		{Options{JobManagerMemory: 1 << 30, Disabled: []string{" pf121 "}}, true},
+		{Options{}, false},
+		{Options{JobManagerMemory: 1 << 30}, true},
+		{Options{JobManagerMemory: 1 << 30, Disabled: []string{" pf121 "}}, false},
 	} {
-		if got := Partial(tc.opts); got != tc.want {
-			t.Errorf("Partial(%+v) = %v", tc.opts, got)
+		s, err := NewSession(ctx, l, rescale.Plan{}, nil, tc.opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := s.NeedsPayloadPass(); got != tc.want {
+			t.Errorf("NeedsPayloadPass(%+v) = %v", tc.opts, got)
+		}
+		n := s.Resimulator().NumVertices()
+		if !tc.want {
+			if err := s.PayloadPass(ctx, 0, n); err == nil {
+				t.Errorf("%+v: PayloadPass without the rule: no error", tc.opts)
+			}
+			continue
+		}
+		if _, _, err := s.Vertices(ctx, 0, n); err == nil {
+			t.Errorf("%+v: Vertices before the payload pass: no error", tc.opts)
+		}
+		if _, err := s.Finish(ctx); err == nil {
+			t.Errorf("%+v: Finish before the payload pass: no error", tc.opts)
+		}
+		if err := s.PayloadPass(ctx, 1, n); err == nil && n > 1 {
+			t.Errorf("%+v: PayloadPass not from vertex 0: no error", tc.opts)
+		}
+		if err := s.PayloadPass(ctx, 0, n); err != nil || s.NeedsPayloadPass() {
+			t.Fatalf("%+v: PayloadPass(0, %d) = %v, still needed %v", tc.opts, n, err, s.NeedsPayloadPass())
+		}
+		if _, _, err := s.Vertices(ctx, 0, n); err != nil {
+			t.Errorf("%+v: Vertices after the payload pass: %v", tc.opts, err)
 		}
 	}
 }
