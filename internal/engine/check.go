@@ -72,28 +72,10 @@ func (e *Engine) check(ctx context.Context, layout *checkpoint.Layout, source st
 	}
 	rs := s.Resimulator()
 	b.setShortIDs(rs.Operators())
-	// eachRange calls fn with consecutive ranges of vertices covering the job.
-	eachRange := func(fn func(from, to int) error) error {
-		for from, n := 0, rs.NumVertices(); from < n; {
-			to, ops, subtasks := from, 0, 0
-			for to < n && ops < rangeOperators && subtasks < rangeSubtasks {
-				o, st := rs.VertexSize(to)
-				ops, subtasks, to = ops+o, subtasks+st, to+1
-			}
-			if err := fn(from, to); err != nil {
-				return err
-			}
-			from = to
-		}
-		return nil
+	if err := payloadPass(ctx, s); err != nil {
+		return nil, err
 	}
-	if s.NeedsPayloadPass() {
-		// The JobManager-memory rule sums every vertex: a first pass keeps their payload totals.
-		if err := eachRange(func(from, to int) error { return s.PayloadPass(ctx, from, to) }); err != nil {
-			return nil, err
-		}
-	}
-	err = eachRange(func(from, to int) error {
+	err = eachRange(rs, func(from, to int) error {
 		res, fs, err := s.Vertices(ctx, from, to)
 		if err == nil {
 			b.add(res, fs)
@@ -109,6 +91,33 @@ func (e *Engine) check(ctx context.Context, layout *checkpoint.Layout, source st
 	}
 	b.finish(rep)
 	return b.out, nil
+}
+
+// eachRange calls fn with consecutive ranges of the resolved plan's vertices covering the job,
+// each ending after the vertex that brings it to rangeOperators operators or rangeSubtasks old
+// subtasks.
+func eachRange(rs *rescale.Resimulator, fn func(from, to int) error) error {
+	for from, n := 0, rs.NumVertices(); from < n; {
+		to, ops, subtasks := from, 0, 0
+		for to < n && ops < rangeOperators && subtasks < rangeSubtasks {
+			o, st := rs.VertexSize(to)
+			ops, subtasks, to = ops+o, subtasks+st, to+1
+		}
+		if err := fn(from, to); err != nil {
+			return err
+		}
+		from = to
+	}
+	return nil
+}
+
+// payloadPass runs the session's first pass over the ranges when the JobManager-memory rule,
+// which sums every vertex, needs it.
+func payloadPass(ctx context.Context, s *findings.Session) error {
+	if !s.NeedsPayloadPass() {
+		return nil
+	}
+	return eachRange(s.Resimulator(), func(from, to int) error { return s.PayloadPass(ctx, from, to) })
 }
 
 // reportBuilder converts simulated ranges into the report's operator messages as they come, so

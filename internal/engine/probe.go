@@ -47,25 +47,32 @@ func (e *Engine) DenyingAt(ctx context.Context, layout *checkpoint.Layout, p *pb
 }
 
 // Prober tests candidate parallelisms of single vertices of one plan, as DenyingAt does, but
-// resolves and simulates the plan once: each test then re-simulates only the vertex it names
-// (findings.VertexProbe), so testing every vertex of a large job stays linear in the job, and
-// the rule that weighs all vertices together (JobManager memory) sees the others as planned.
+// resolves the plan once: each test then re-simulates only the vertex it names
+// (findings.VertexProbe), so testing every vertex of a large job stays linear in the job and
+// never holds the whole job's simulation. The rule that weighs all vertices together
+// (JobManager memory) sees the others as planned, from a first pass over the job by ranges.
 // Not safe for concurrent use.
 type Prober struct {
 	probe *findings.VertexProbe
 }
 
-// NewProber simulates the plan (with the running job's chains when pl is set) for later probes.
+// NewProber resolves the plan (with the running job's chains when pl is set) for later probes.
 func (e *Engine) NewProber(ctx context.Context, layout *checkpoint.Layout, p *pb.RescalePlan, opts *pb.CheckOptions, pl *placement.Result) (*Prober, error) {
 	if pl != nil {
 		p = withChains(p, pl)
 	}
-	plan := toRescalePlan(p, opts)
-	res, err := rescale.SimulateContext(ctx, layout, plan)
+	s, err := findings.NewSession(ctx, layout, toRescalePlan(p, opts), e.catalog, probeOptions(opts))
 	if err != nil {
 		return nil, err
 	}
-	return &Prober{probe: findings.NewVertexProbe(layout, plan, res, e.catalog, probeOptions(opts))}, nil
+	if err := payloadPass(ctx, s); err != nil {
+		return nil, err
+	}
+	probe, err := s.Probe()
+	if err != nil {
+		return nil, err
+	}
+	return &Prober{probe: probe}, nil
 }
 
 // DenyingAt returns the rule IDs of the vertex's findings at or above the fail level with the

@@ -79,17 +79,17 @@ func (c *Context) jobPayloads() *jobPayloads {
 	return c.payloads
 }
 
-// jobManagerMemoryDenies is JobManagerMemoryRule's outcome for vertex v when v is re-simulated
-// (res) and every other vertex is as in the check: the rule sums all vertices' payloads and
-// names the first vertex with the largest total; another vertex's simulation does not depend
-// on v's parallelism.
-func jobManagerMemoryDenies(c *Context, res *rescale.Result, v *rescale.VertexAssignment, fail Severity) bool {
+// jobManagerMemoryDenies is JobManagerMemoryRule's outcome for the vertex with ID id when it is
+// re-simulated (res) and every other vertex is as in the check: the rule sums all vertices'
+// payloads and names the first vertex with the largest total; another vertex's simulation does
+// not depend on this one's parallelism.
+func jobManagerMemoryDenies(c *Context, res *rescale.Result, id checkpoint.OperatorID, fail Severity) bool {
 	mem := c.Options.JobManagerMemory
 	if mem <= 0 || len(res.Vertices) != 1 {
 		return false
 	}
 	p := c.jobPayloads()
-	k, ok := p.index[v.ID]
+	k, ok := p.index[id]
 	if !ok {
 		return false
 	}

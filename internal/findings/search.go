@@ -181,16 +181,17 @@ func frameSizeSafeAt(c *Context, v *rescale.VertexAssignment, p int) (safe, know
 // resimulateSafe re-simulates vertex v alone at parallelism p and reports whether none of the
 // rules yields a denying finding for it.
 func resimulateSafe(c *Context, rules []Rule, v *rescale.VertexAssignment, p int, fail Severity) bool {
-	ids, err := vertexDenials(c, rules, v, p, fail, true)
+	ids, err := vertexDenials(c, rules, v.ID, p, fail, true)
 	return err == nil && len(ids) == 0
 }
 
-// vertexDenials re-simulates vertex v alone at parallelism p and returns the IDs of the rules
-// with a finding for v at or above fail (only the first when first is set). The rules see a
-// Result of that vertex only (with the failures that name it); JobManagerMemoryRule, the one
-// rule that weighs all vertices together, is judged here with the other vertices' payloads
-// from the check.
-func vertexDenials(c *Context, rules []Rule, v *rescale.VertexAssignment, p int, fail Severity, first bool) ([]string, error) {
+// vertexDenials re-simulates the vertex with ID id alone at parallelism p and returns the IDs
+// of the rules with a finding for it at or above fail (only the first when first is set). The
+// rules see a Result of that vertex only (with the failures that name it);
+// JobManagerMemoryRule, the one rule that weighs all vertices together, is judged here with the
+// other vertices' payloads from the check. A vertex the plan does not have, or leaves out, is
+// a *rescale.PlanError.
+func vertexDenials(c *Context, rules []Rule, id checkpoint.OperatorID, p int, fail Severity, first bool) ([]string, error) {
 	ctx := c.ctx
 	if ctx == nil {
 		ctx = context.Background()
@@ -201,10 +202,13 @@ func vertexDenials(c *Context, rules []Rule, v *rescale.VertexAssignment, p int,
 	}
 	var res *rescale.Result
 	var err error
+	vid := id.String()
 	if x.resimErr == nil {
-		res, err = x.resim.Vertex(ctx, v.ID, p)
-	} else {
+		res, err = x.resim.Vertex(ctx, id, p)
+	} else if v := x.vertexByHex(c, vid); v != nil {
 		res, err = rescale.SimulateContext(ctx, c.Layout, withVertexParallelism(c.Plan, v, p))
+	} else {
+		err = errNoVertex(vid)
 	}
 	if err != nil && ctx.Err() != nil {
 		cancel.Unwind(ctx.Err())
@@ -212,13 +216,15 @@ func vertexDenials(c *Context, rules []Rule, v *rescale.VertexAssignment, p int,
 	if err != nil {
 		return nil, err
 	}
+	if len(res.Vertices) == 0 {
+		return nil, errNoVertex(vid) // a vertex of new operators whose parallelism the plan does not give
+	}
 	// The rules do not read the plan's parallelism: the Result carries it.
 	nc := newStoppableContext(c.ctx, c.stop, c.Layout, c.Plan, res, c.Catalog, c.Options, c.memo)
-	vid := v.ID.String()
 	var ids []string
 	for _, r := range rules {
 		if _, jm := r.(JobManagerMemoryRule); jm && x.resimErr == nil {
-			if jobManagerMemoryDenies(c, res, v, fail) {
+			if jobManagerMemoryDenies(c, res, id, fail) {
 				if ids = append(ids, r.Meta().ID); first {
 					return ids, nil
 				}
@@ -238,22 +244,23 @@ func vertexDenials(c *Context, rules []Rule, v *rescale.VertexAssignment, p int,
 }
 
 // VertexProbe tests one vertex of a checked plan at other parallelisms the way the
-// safe-parallelism search does: the vertex is re-simulated alone (the plan resolved once) and
-// every enabled rule runs on it, with the other vertices as the check simulated them. A test
-// costs that vertex's simulation, so probing many vertices stays linear in the job. Not safe
-// for concurrent use.
+// safe-parallelism search does: the vertex is re-simulated alone (the plan resolved once, by
+// the Session it comes from) and every enabled rule runs on it, with the other vertices as
+// planned (the JobManager-memory rule reads the Session's payload totals). A test costs that
+// vertex's simulation and nothing holds the whole job's, so probing many vertices of a large
+// job stays linear in time and bounded in memory. Not safe for concurrent use.
 type VertexProbe struct {
 	c     *Context
 	rules []Rule
 }
 
-// NewVertexProbe prepares probes of plan; result must be rescale.Simulate(layout, plan) (every
-// vertex simulated, no Plan.OnlyVertices). cat nil means DefaultCatalog().
-func NewVertexProbe(layout *checkpoint.Layout, plan rescale.Plan, result *rescale.Result, cat *Catalog, opts Options) *VertexProbe {
-	if opts.AllowNonRestoredState {
-		plan.AllowNonRestoredState = true
+// Probe returns a VertexProbe of the Session's plan and options. With the JobManager-memory
+// rule on, PayloadPass must have covered every vertex.
+func (s *Session) Probe() (*VertexProbe, error) {
+	if s.NeedsPayloadPass() {
+		return nil, errPayloadPass
 	}
-	return &VertexProbe{c: newContext(layout, plan, result, cat, opts, nil), rules: enabledRules(opts)}
+	return &VertexProbe{c: s.context(context.Background(), nil, &rescale.Result{}), rules: s.rules}, nil
 }
 
 // DenyingAt returns the IDs of the rules whose findings for the vertex (JobVertexID hex) at
@@ -261,9 +268,9 @@ func NewVertexProbe(layout *checkpoint.Layout, plan rescale.Plan, result *rescal
 // when ctx ends; a vertex the plan does not have is an error.
 func (vp *VertexProbe) DenyingAt(ctx context.Context, vertexID string, p int) (ids []string, err error) {
 	c := vp.c
-	v := c.searchIndex().vertexByHex(c, strings.ToLower(vertexID))
-	if v == nil {
-		return nil, &rescale.PlanError{Field: "vertex", Key: vertexID, Msg: "names no vertex of the plan"}
+	id, err := checkpoint.ParseOperatorID(strings.ToLower(vertexID))
+	if err != nil {
+		return nil, errNoVertex(vertexID)
 	}
 	if p < 1 || p > rescale.UpperBoundMaxParallelism {
 		return nil, &rescale.PlanError{Field: "parallelism", Key: vertexID, Msg: "parallelism not within 1..32768"}
@@ -274,7 +281,11 @@ func (vp *VertexProbe) DenyingAt(ctx context.Context, vertexID string, p int) (i
 	c.ctx, c.stop = ctx, stop
 	defer func() { c.ctx, c.stop = nil, nil }()
 	stop.Check()
-	return vertexDenials(c, vp.rules, v, p, c.Options.failLevel(), false)
+	return vertexDenials(c, vp.rules, id, p, c.Options.failLevel(), false)
+}
+
+func errNoVertex(vertexID string) error {
+	return &rescale.PlanError{Field: "vertex", Key: vertexID, Msg: "names no vertex of the plan"}
 }
 
 // withVertexParallelism copies the plan, removing every parallelism key that names the vertex

@@ -121,7 +121,8 @@ func TestSafeSearchMatchesBruteForce(t *testing.T) {
 }
 
 // TestVertexProbe: a probe's denying rules for a vertex at p are those of a whole-job check
-// with the vertex at p; a cancelled context and an unknown vertex are errors.
+// with the vertex at p, with the JobManager-memory rule on (the probe reads the session's
+// payload pass, which it needs first); a cancelled context and an unknown vertex are errors.
 func TestVertexProbe(t *testing.T) {
 	per := func(n, p int) []int {
 		out := make([]int, p)
@@ -141,8 +142,21 @@ func TestVertexProbe(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	probe := NewVertexProbe(l, plan, res, nil, opts)
 	ctx := context.Background()
+	s, err := NewSession(ctx, l, plan, nil, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Probe(); err == nil {
+		t.Fatal("a probe before the payload pass")
+	}
+	if err := s.PayloadPass(ctx, 0, s.Resimulator().NumVertices()); err != nil {
+		t.Fatal(err)
+	}
+	probe, err := s.Probe()
+	if err != nil {
+		t.Fatal(err)
+	}
 	denied := 0
 	for _, v := range res.Vertices {
 		for p := 1; p <= 20; p++ {
@@ -177,8 +191,10 @@ func TestVertexProbe(t *testing.T) {
 	if _, err := probe.DenyingAt(cancelled, res.Vertices[0].ID.String(), 3); !errors.Is(err, context.Canceled) {
 		t.Fatalf("cancelled: %v", err)
 	}
-	var pe *rescale.PlanError
-	if _, err := probe.DenyingAt(ctx, "00000000000000000000000000000000", 3); !errors.As(err, &pe) {
-		t.Fatalf("unknown vertex: %v", err)
+	for _, id := range []string{"00000000000000000000000000000000", "not hex", ""} {
+		var pe *rescale.PlanError
+		if _, err := probe.DenyingAt(ctx, id, 3); !errors.As(err, &pe) || pe.Field != "vertex" {
+			t.Fatalf("unknown vertex %q: %v", id, err)
+		}
 	}
 }
