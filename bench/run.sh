@@ -29,7 +29,8 @@ echo "work folder: $WORK" >&2
 step() { echo "$(date -u +%T) $*" >&2; }
 
 # (f) Corpus decode (issue #16): every _metadata of the shared corpus decoded in one process per
-# mode (bench/corpusdecode: file by file, one reused Decoder, ReadLayoutFiles), then the real CLI
+# mode (bench/corpusdecode: file by file, one reused Decoder, ReadLayoutFiles; and "read", the
+# files read and not decoded, the ceiling of any decoder's ratio to the peer), then the real CLI
 # `preflight inspect` over all of them under GNU time. With PEER_SRC (a checkout or a bare git dir
 # of github.com/justtrackio/flink-admin) the peer's parser is measured with the same harness on the
 # same files: build_peer copies its backend/internal/checkpoint/*.go (no tests) into a temporary
@@ -97,12 +98,13 @@ corpus_ratios() {
 			n = split("all common", sets, " ")
 			for (s = 1; s <= n; s++) {
 				f = ENVIRON["WORK"] "/corpus-" sets[s] ".stats"
-				split("decoder batch", ours, " "); split("peer-full peer-summary", peers, " ")
-				for (o = 1; o <= 2; o++) for (p = 1; p <= 2; p++) {
+				split("decoder batch read", ours, " "); split("peer-full peer-summary", peers, " ")
+				for (o = 1; o <= 3; o++) for (p = 1; p <= 2; p++) {
 					a = f ":" ours[o]; b = f ":" peers[p]
 					if (!(a in wall) || !(b in wall)) continue
 					printf "| %s: %d (ours %d, peer %d failed) | %s | %s | %.0f, %.0f | %.0f, %.0f | **%.2f×** | **%.2f×** |\n",
-						sets[s] == "all" ? "all" : "both decode", files[a], bad[a], bad[b], ours[o], peers[p],
+						sets[s] == "all" ? "all" : "both decode", files[a], bad[a], bad[b],
+						ours[o] == "read" ? "read (no decoding: the ceiling)" : ours[o], peers[p],
 						mb[a] / wall[a], mb[a] / cpu[a], mb[b] / wall[b], mb[b] / cpu[b], wall[b] / wall[a], cpu[b] / cpu[a]
 				}
 			}
@@ -128,7 +130,7 @@ corpus_decode() {
 			printf '| mode | files | MB | best wall of 5 | MB/s | files/s | CPU per pass | MB/cpu-s | peak RSS |\n|---|---|---|---|---|---|---|---|---|\n'
 			# Rounds alternate the decoders, so that both see the same load (CORPUS_ROUNDS, default 3).
 			for round in $(seq "${CORPUS_ROUNDS:-3}"); do
-				for mode in perfile decoder batch; do
+				for mode in perfile decoder batch read; do
 					timeout 5m "$WORK/bin/corpusdecode" -manifest "$CORPUS/MANIFEST.tsv" -mode "$mode" -passes 5 \
 						-failed "$WORK/corpus-$mode.failed" -stats "$WORK/corpus-all.stats"
 				done
@@ -160,7 +162,7 @@ corpus_decode() {
 					"$(wc -l <"$WORK/corpus-common.list")" "$(grep -c . "$WORK/corpus-any.failed" || true)"
 				printf '| mode | files | MB | best wall of 5 | MB/s | files/s | CPU per pass | MB/cpu-s | peak RSS |\n|---|---|---|---|---|---|---|---|---|\n'
 				for round in $(seq "${CORPUS_ROUNDS:-3}"); do
-					for mode in decoder batch; do
+					for mode in decoder batch read; do
 						timeout 5m "$WORK/bin/corpusdecode" -mode "$mode" -passes 5 -stats "$WORK/corpus-common.stats" <"$WORK/corpus-common.list"
 					done
 					for mode in peer-full peer-summary; do

@@ -12,19 +12,25 @@
 //
 // Modes (ours.go): "batch" is checkpoint.ReadLayoutFiles on -workers goroutines (GOMAXPROCS
 // when 0); "decoder" is one checkpoint.Decoder, file after file; "perfile" is os.Open +
-// ReadLayout per file, as a program decoding one file would. This file imports only the
+// ReadLayout per file, as a program decoding one file would. Mode "read" (this file) decodes
+// nothing: -workers goroutines open, read and close every file with one system call each,
+// which is the floor under any decoder's wall time on these files. This file imports only the
 // standard library: bench/run.sh builds it next to another decoder's passFunc (a generated
 // file outside the repository) to measure that decoder with the same harness.
 package main
 
 import (
 	"bufio"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 )
@@ -34,7 +40,7 @@ type pass func(fail func(i int)) error
 
 func main() {
 	manifest := flag.String("manifest", "", "MANIFEST.tsv of the corpus (default: paths on stdin)")
-	mode := flag.String("mode", "batch", "decoding mode: "+modes)
+	mode := flag.String("mode", "batch", "decoding mode: "+modes+", or read (no decoding: the floor)")
 	workers := flag.Int("workers", 0, "batch workers (0: GOMAXPROCS)")
 	passes := flag.Int("passes", 5, "passes over the corpus; the best counts")
 	failedOut := flag.String("failed", "", "write the paths that failed to this file")
@@ -62,9 +68,11 @@ func run(manifest, mode string, workers, passes int, failedOut, statsOut string,
 		}
 		total += fi.Size()
 	}
-	decode, err := passFunc(mode, paths, workers)
-	if err != nil {
-		return err
+	decode := readPass(paths, workers)
+	if mode != "read" {
+		if decode, err = passFunc(mode, paths, workers); err != nil {
+			return err
+		}
 	}
 	failed := make([]bool, len(paths))
 	cpu0 := cpuTime()
@@ -109,6 +117,50 @@ func run(manifest, mode string, workers, passes int, failedOut, statsOut string,
 		}
 	}
 	return nil
+}
+
+// readPass reads every file and decodes nothing, on workers goroutines (GOMAXPROCS when 0):
+// open, read into the worker's 4 MiB buffer until a short read, close, with no fstat and no
+// *os.File, the least a decoder must do per file.
+func readPass(paths []string, workers int) pass {
+	if workers < 1 {
+		workers = runtime.GOMAXPROCS(0)
+	}
+	bufs := make([][]byte, workers)
+	for w := range bufs {
+		bufs[w] = make([]byte, 4<<20)
+	}
+	return func(fail func(int)) error {
+		var next atomic.Int64
+		var wg sync.WaitGroup
+		errs := make([]error, workers)
+		for w := range workers {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for i := int(next.Add(1) - 1); i < len(paths); i = int(next.Add(1) - 1) {
+					fd, err := syscall.Open(paths[i], syscall.O_RDONLY|syscall.O_CLOEXEC, 0)
+					if err != nil {
+						errs[w] = &os.PathError{Op: "open", Path: paths[i], Err: err}
+						return
+					}
+					for {
+						n, err := syscall.Read(fd, bufs[w])
+						if err != nil && err != syscall.EINTR {
+							fail(i)
+							break
+						}
+						if n < len(bufs[w]) && err == nil {
+							break
+						}
+					}
+					syscall.Close(fd)
+				}
+			}()
+		}
+		wg.Wait()
+		return errors.Join(errs...)
+	}
 }
 
 // corpusPaths reads the metadata rows of a MANIFEST.tsv, or paths on stdin.
