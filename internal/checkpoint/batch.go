@@ -153,7 +153,7 @@ func (x *Decoder) ReadLayoutBytes(b []byte) (*Layout, error) { return x.readLayo
 // stop (nil: never raised) between records.
 func (x *Decoder) readLayout(b []byte, r io.Reader, stop *cancel.Flag) (l *Layout, err error) {
 	d := &x.d
-	*d = decoder{buf: b, r: r, limit: math.MaxInt64, runBudget: runBudget, path: d.path[:0], names: d.names, props: &x.props, kgScratch: d.kgScratch, subScratch: keepScratch(d.subScratch), stop: stop}
+	*d = decoder{buf: b, r: r, limit: math.MaxInt64, runBudget: runBudget, path: d.path[:0], names: d.names, props: &x.props, kgScratch: d.kgScratch, subScratch: keepScratch(d.subScratch), handles: d.handles, stop: stop}
 	if r != nil {
 		if x.stream == nil {
 			x.stream = make([]byte, 0, readBufSize)

@@ -187,6 +187,35 @@ func TestDecoderCorpus(t *testing.T) {
 	}
 }
 
+// TestDecoderLayoutsIndependent: Layouts a Decoder returned earlier are not changed by the files
+// it decodes after them (its handle records and buffers are reused; a Layout must hold none of
+// them). Every corpus file is decoded with one Decoder, all Layouts kept, then each compared
+// with a fresh decode.
+func TestDecoderLayoutsIndependent(t *testing.T) {
+	files := metadataCorpus(t)
+	x := NewDecoder()
+	kept := make([]*Layout, len(files))
+	for i, f := range files {
+		kept[i], _ = x.ReadLayoutFile(context.Background(), f.path)
+	}
+	compared := 0
+	for i, f := range files {
+		data, err := os.ReadFile(f.path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want, err := ReadLayoutBytes(data)
+		if err != nil {
+			continue
+		}
+		if !reflect.DeepEqual(kept[i], want) {
+			t.Fatalf("%s: the Layout changed after the Decoder went on to other files", f.path)
+		}
+		compared++
+	}
+	t.Logf("%d Layouts compared", compared)
+}
+
 // TestPropertiesMemo checks that the memo answers exactly what decodePropertiesLen answers, for
 // trailers that repeat, interleave, fail, and outnumber its entries, and that it keeps its own
 // copy of each trailer.

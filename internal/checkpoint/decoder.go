@@ -63,6 +63,11 @@ type decoder struct {
 	// only): operatorLayout copies what it needs before the next operator, so the records are
 	// reused instead of allocated per subtask. Cleared after each operator.
 	subScratch []SubtaskState
+	// handles holds an operator's handle records in layout mode (see handleScratch); nil
+	// otherwise, when the records are the decoded model itself.
+	handles *handleScratch
+	// strings holds the bytes of the plain-ASCII strings of one Layout (layout mode).
+	strings stringBlocks
 }
 
 // maxInternedNames bounds the interning table, so a hostile file of unique names cannot grow it.
@@ -403,7 +408,11 @@ func (d *decoder) stateName() string {
 		d.names = make(map[string]string)
 	}
 	if len(d.names) < maxInternedNames {
-		d.names[string(b)] = s
+		key := s // the key is the encoded bytes, which are s itself when plain ASCII
+		if !isPlainASCII(b) {
+			key = string(b)
+		}
+		d.names[key] = s
 	}
 	return s
 }
@@ -412,6 +421,9 @@ func (d *decoder) utf() string {
 	off := d.offset()
 	n := int(d.u16())
 	b := d.next(n)
+	if d.layout != nil && isPlainASCII(b) {
+		return d.strings.string(b)
+	}
 	s, err := decodeMUTF8(b)
 	if err != nil {
 		d.fail(off+2+int64(err.(*mutf8Error).pos), "", err.Error())

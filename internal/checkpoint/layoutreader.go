@@ -54,6 +54,10 @@ func readLayout(d *decoder) (l *Layout, err error) {
 func readLayoutKeep(d *decoder) (l *Layout, err error) {
 	d.summarize = true
 	d.layout = &Layout{}
+	if d.handles == nil {
+		d.handles = &handleScratch{}
+	}
+	d.handles.reset()     // what a failed or format-1 file left
 	d.emptySubtasks = nil // a reused decoder shares nothing between Layouts
 	defer recoverError(&err)
 	m := d.file()

@@ -23,14 +23,7 @@ func (e *mutf8Error) Error() string { return e.msg }
 
 // decodeMUTF8 decodes modified UTF-8 exactly as Java's readUTF accepts it.
 func decodeMUTF8(b []byte) (string, error) {
-	ascii := true
-	for _, c := range b {
-		if c == 0 || c >= 0x80 {
-			ascii = false
-			break
-		}
-	}
-	if ascii {
+	if isPlainASCII(b) {
 		return string(b), nil
 	}
 	out := make([]byte, 0, len(b)+8)
@@ -89,6 +82,17 @@ func decodeMUTF8(b []byte) (string, error) {
 	}
 	flush()
 	return string(out), nil
+}
+
+// isPlainASCII reports whether b is ASCII without NUL: its modified UTF-8 decoding is b itself
+// (modified UTF-8 writes U+0000 as two bytes, so a 0 byte is malformed).
+func isPlainASCII(b []byte) bool {
+	for _, c := range b {
+		if c == 0 || c >= 0x80 {
+			return false
+		}
+	}
+	return true
 }
 
 // appendSurrogate appends a lone surrogate in its 3-byte form.

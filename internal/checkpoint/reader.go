@@ -134,7 +134,8 @@ func (d *decoder) peekStart() []byte {
 }
 
 // rest reads everything left. In summarize mode it keeps at most maxTrailerKeep bytes of the
-// trailer and nothing of other trailing bytes.
+// trailer and nothing of other trailing bytes; from bytes in memory the trailer it returns then
+// aliases them (readLayoutKeep decodes it before returning and the Layout keeps no bytes of it).
 func (d *decoder) rest(trailer bool) []byte {
 	if d.r == nil {
 		b := d.buf[d.pos:]
@@ -142,8 +143,8 @@ func (d *decoder) rest(trailer bool) []byte {
 		if d.summarize && !trailer {
 			return nil
 		}
-		if d.summarize && len(b) > maxTrailerKeep {
-			b = b[:maxTrailerKeep]
+		if d.summarize {
+			return b[:min(len(b), maxTrailerKeep):min(len(b), maxTrailerKeep)]
 		}
 		return bytes.Clone(b)
 	}
@@ -239,9 +240,11 @@ func (d *decoder) operators(version int32) []OperatorState {
 			op := d.operator(version)
 			d.layout.Operators = append(d.layout.Operators, operatorLayout(&op, d.stop))
 			d.shareEmptySubtasks(&d.layout.Operators[len(d.layout.Operators)-1])
-			// op's SubtaskStates are d.subScratch; drop their handles before the next operator.
+			// op's SubtaskStates are d.subScratch and its handles d.handles: drop them before the
+			// next operator, which reuses them.
 			clear(d.subScratch)
 			d.subScratch = d.subScratch[:0]
+			d.handles.reset()
 		}
 		d.pop()
 		return nil
@@ -262,6 +265,9 @@ func (d *decoder) operators(version int32) []OperatorState {
 // (KeyGroupRangeAssignment.UPPER_BOUND_MAX_PARALLELISM) nor a parallelism below 1, so Flink never
 // writes them. Accepting them would let a hostile file drive allocations by parallelism.
 func (d *decoder) checkParallelism(kind string, id OperatorID, off int64, p, maxP int32) {
+	if p >= 1 && p <= maxP && maxP <= maxKeyGroups {
+		return // the usual case: no message to build
+	}
 	who := kind + " " + id.String()
 	switch {
 	case p < 1 || p > maxKeyGroups:
@@ -453,11 +459,16 @@ func (d *decoder) operatorHandle() *OperatorStateHandle {
 	default:
 		d.fail(off, strconv.Itoa(int(int8(tag))), "invalid operator state handle tag")
 	}
-	h := &OperatorStateHandle{Tag: tag}
+	h := newHandle(d, func(hs *handleScratch) *[]OperatorStateHandle { return &hs.operatorHandles })
+	h.Tag = tag
 	d.push("states")
 	off = d.offset()
 	n := d.i32()
-	h.States = make([]StateEntry, 0, d.count(n, off, minStateEntry, "state"))
+	if c := d.count(n, off, minStateEntry, "state"); d.handles != nil {
+		h.States = d.handles.stateEntries(c)
+	} else {
+		h.States = make([]StateEntry, 0, c)
+	}
 	d.indexed(true)
 	for i := 0; i < int(n); i++ {
 		d.stop.Check()
@@ -523,7 +534,7 @@ func (d *decoder) streamHandle() StreamStateHandle {
 	case TagNullHandle:
 		return nil
 	case TagByteStreamStateHandle:
-		h := &ByteStreamStateHandle{}
+		h := newHandle(d, func(hs *handleScratch) *[]ByteStreamStateHandle { return &hs.inline })
 		h.Name = d.utf()
 		off := d.offset()
 		n := d.i32()
@@ -538,7 +549,7 @@ func (d *decoder) streamHandle() StreamStateHandle {
 		h.Data = d.payload(int64(n))
 		return h
 	case TagFileStreamStateHandle:
-		h := &FileStateHandle{}
+		h := newHandle(d, func(hs *handleScratch) *[]FileStateHandle { return &hs.files })
 		h.StateSize = d.i64()
 		h.Path = d.utf()
 		return h
@@ -548,12 +559,12 @@ func (d *decoder) streamHandle() StreamStateHandle {
 		d.leave()
 		return h
 	case TagRelativeStreamStateHandle:
-		h := &RelativeFileStateHandle{}
+		h := newHandle(d, func(hs *handleScratch) *[]RelativeFileStateHandle { return &hs.relativeFiles })
 		h.RelativePath = d.utf()
 		h.StateSize = d.i64()
 		return h
 	case TagSegmentFileHandle:
-		h := &SegmentFileStateHandle{}
+		h := newHandle(d, func(hs *handleScratch) *[]SegmentFileStateHandle { return &hs.segments })
 		h.StartPos = d.i64()
 		h.StateSize = d.i64()
 		off := d.offset()
@@ -573,7 +584,8 @@ func (d *decoder) streamHandle() StreamStateHandle {
 
 // keyGroupsBody reads KGBlock (and the state-handle ID of tag 12).
 func (d *decoder) keyGroupsBody(tag uint8) *KeyGroupsStateHandle {
-	h := &KeyGroupsStateHandle{Tag: tag}
+	h := newHandle(d, func(hs *handleScratch) *[]KeyGroupsStateHandle { return &hs.keyGroups })
+	h.Tag = tag
 	off := d.offset()
 	h.StartKeyGroup = d.i32()
 	h.NumKeyGroups = d.i32()
