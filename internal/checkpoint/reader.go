@@ -244,6 +244,7 @@ func (d *decoder) operators(version int32) []OperatorState {
 			// next operator, which reuses them.
 			clear(d.subScratch)
 			d.subScratch = d.subScratch[:0]
+			clear(op.Subtasks)
 			d.handles.reset()
 		}
 		d.pop()
@@ -354,7 +355,11 @@ func (d *decoder) operator(version int32) OperatorState {
 	if version == 2 {
 		minSub = 26
 	}
-	op.Subtasks = make([]SubtaskEntry, 0, d.count(n, off, minSub, "subtask"))
+	if c := d.count(n, off, minSub, "subtask"); d.handles != nil {
+		op.Subtasks = d.handles.subtaskEntries(c) // converted and dropped before the next operator
+	} else {
+		op.Subtasks = make([]SubtaskEntry, 0, c)
+	}
 	d.indexed(true)
 	for i := 0; i < int(n); i++ {
 		d.setIdx(i)

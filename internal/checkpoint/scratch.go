@@ -1,6 +1,9 @@
 package checkpoint
 
-import "unsafe"
+import (
+	"slices"
+	"unsafe"
+)
 
 // handleScratch holds the handle records of the operator being decoded when a Layout is built
 // operator by operator (decoder.layout set): operatorLayout copies what the Layout keeps from
@@ -16,6 +19,7 @@ type handleScratch struct {
 	inline          []ByteStreamStateHandle
 	segments        []SegmentFileStateHandle
 	keyGroups       []KeyGroupsStateHandle
+	subtasks        []SubtaskEntry // the operator's subtask list
 }
 
 // maxKeptScratch bounds how many records of one kind a decoder keeps between operators (an
@@ -42,6 +46,13 @@ func (hs *handleScratch) stateEntries(n int) []StateEntry {
 	return hs.entries[start : start : start+n]
 }
 
+// subtaskEntries returns the empty subtask list of the operator being decoded, with room for n;
+// the caller clears what it appended once the operator is converted.
+func (hs *handleScratch) subtaskEntries(n int) []SubtaskEntry {
+	hs.subtasks = slices.Grow(hs.subtasks[:0], n)
+	return hs.subtasks[:0]
+}
+
 // reset makes every record reusable, dropping what they point to.
 func (hs *handleScratch) reset() {
 	resetScratch(&hs.operatorHandles)
@@ -51,6 +62,7 @@ func (hs *handleScratch) reset() {
 	resetScratch(&hs.inline)
 	resetScratch(&hs.segments)
 	resetScratch(&hs.keyGroups)
+	resetScratch(&hs.subtasks)
 }
 
 func resetScratch[T any](s *[]T) {
@@ -58,7 +70,7 @@ func resetScratch[T any](s *[]T) {
 		*s = nil
 		return
 	}
-	clear((*s)[:cap(*s)])
+	clear(*s) // what lies past len was cleared by an earlier reset (or never used)
 	*s = (*s)[:0]
 }
 

@@ -1,10 +1,10 @@
 package checkpoint
 
 import (
+	"cmp"
 	"encoding/binary"
 	"math"
 	"slices"
-	"sort"
 
 	"github.com/flinkpreflight/preflight/internal/cancel"
 )
@@ -112,8 +112,15 @@ func summarizeOffsets(offs []int64, mode DistributionMode) offsetSummary {
 // marked SizesApproximate. It checks stop per state (one handle can list a million names).
 func finishStates(entries []StateEntry, streamSize int64, stop *cancel.Flag) []StateEntryLayout {
 	out := make([]StateEntryLayout, len(entries))
-	sums := make([]*offsetSummary, len(entries))
-	var order []int // non-empty states by first offset
+	// Most handles list a few states: their work slices stay on the stack.
+	var sumsBuf [8]*offsetSummary
+	var orderBuf [8]int
+	var firstsBuf [8]int64
+	sums, order, firsts := sumsBuf[:0], orderBuf[:0], firstsBuf[:0] // order: non-empty states by first offset
+	if len(entries) > len(sumsBuf) {
+		sums, order, firsts = make([]*offsetSummary, 0, len(entries)), make([]int, 0, len(entries)), make([]int64, 0, len(entries))
+	}
+	sums = sums[:len(entries)]
 	for i := range entries {
 		stop.Check()
 		e := &entries[i]
@@ -128,9 +135,9 @@ func finishStates(entries []StateEntry, streamSize int64, stop *cancel.Flag) []S
 			order = append(order, i)
 		}
 	}
-	sort.SliceStable(order, func(a, b int) bool {
+	slices.SortStableFunc(order, func(a, b int) int {
 		stop.Check()
-		return sums[order[a]].first < sums[order[b]].first
+		return cmp.Compare(sums[a].first, sums[b].first)
 	})
 	// Overlapping ranges: sweep in order of first offset.
 	maxLast, maxIdx := int64(-1<<63), -1
@@ -144,9 +151,8 @@ func finishStates(entries []StateEntry, streamSize int64, stop *cancel.Flag) []S
 			maxLast, maxIdx = sums[i].last, i
 		}
 	}
-	firsts := make([]int64, len(order))
-	for k, i := range order {
-		firsts[k] = sums[i].first
+	for _, i := range order {
+		firsts = append(firsts, sums[i].first)
 	}
 	for _, i := range order {
 		stop.Check()
