@@ -66,8 +66,10 @@ type decoder struct {
 	// handles holds an operator's handle records in layout mode (see handleScratch); nil
 	// otherwise, when the records are the decoded model itself.
 	handles *handleScratch
-	// strings holds the bytes of the plain-ASCII strings of one Layout (layout mode).
+	// strings holds the bytes of the plain-ASCII strings of one Layout, and records its other
+	// records (layout mode).
 	strings stringBlocks
+	records layoutAlloc
 }
 
 // maxInternedNames bounds the interning table, so a hostile file of unique names cannot grow it.

@@ -88,10 +88,10 @@ func (m *Metadata) layoutStop(props *propertiesMemo, stop *cancel.Flag) *Layout 
 	}
 	l.Operators = make([]OperatorLayout, 0, len(m.Operators)+len(m.Tasks))
 	for i := range m.Operators {
-		l.Operators = append(l.Operators, operatorLayout(&m.Operators[i], stop))
+		l.Operators = append(l.Operators, operatorLayout(&m.Operators[i], stop, nil))
 	}
 	for i := range m.Tasks {
-		l.Operators = append(l.Operators, taskLayout(&m.Tasks[i], stop))
+		l.Operators = append(l.Operators, taskLayout(&m.Tasks[i], stop, nil))
 	}
 	if m.Version >= 4 {
 		l.TrailerSize = len(m.Trailer)
@@ -103,7 +103,7 @@ func (m *Metadata) layoutStop(props *propertiesMemo, stop *cancel.Flag) *Layout 
 }
 
 // operatorLayout maps one decoded operator record, checking stop per subtask and state entry.
-func operatorLayout(op *OperatorState, stop *cancel.Flag) OperatorLayout {
+func operatorLayout(op *OperatorState, stop *cancel.Flag, a *layoutAlloc) OperatorLayout {
 	o := OperatorLayout{
 		ID: op.ID, Name: op.Name, UID: op.UID,
 		Parallelism: int(op.Parallelism), MaxParallelism: int(op.MaxParallelism),
@@ -113,20 +113,21 @@ func operatorLayout(op *OperatorState, stop *cancel.Flag) OperatorLayout {
 		ref := streamRef(op.CoordinatorState)
 		o.CoordinatorState = &ref
 	}
-	o.Subtasks = make([]SubtaskLayout, 0, len(op.Subtasks))
+	a.reserve(op, stop)
+	o.Subtasks = a.subtaskList(len(op.Subtasks))
 	for _, e := range op.Subtasks {
 		stop.Check()
 		s := SubtaskLayout{Index: int(e.Index), Finished: e.Finished, RefCheckpointID: -1}
 		if st := e.State; st != nil {
 			if st.ManagedOperatorState.Present != 0 && st.ManagedOperatorState.Handle != nil {
-				s.ManagedOperatorState = operatorHandleLayout(st.ManagedOperatorState.Handle, stop)
+				s.ManagedOperatorState = operatorHandleLayout(st.ManagedOperatorState.Handle, stop, a)
 				s.ManagedOperatorState.Compression = streamCompression(st.ManagedOperatorState.Handle.Delegate)
 			}
 			if st.RawOperatorState.Present != 0 && st.RawOperatorState.Handle != nil {
-				s.RawOperatorState = operatorHandleLayout(st.RawOperatorState.Handle, stop)
+				s.RawOperatorState = operatorHandleLayout(st.RawOperatorState.Handle, stop, a)
 			}
-			s.ManagedKeyedState = keyedLayout(st.ManagedKeyedState)
-			s.RawKeyedState = keyedLayout(st.RawKeyedState)
+			s.ManagedKeyedState = keyedLayout(st.ManagedKeyedState, a)
+			s.RawKeyedState = keyedLayout(st.RawKeyedState, a)
 			s.InputChannels = channelLayouts(st.InputChannels)
 			s.OutputChannels = channelLayouts(st.OutputChannels)
 			if st.RefMarker == 1 {
@@ -175,7 +176,7 @@ func emptyRecord(s *SubtaskLayout, k int) bool {
 // taskLayout maps a format-1 task onto an OperatorLayout: the operator states of all chained
 // operators are listed together in one handle layout per slot (each state's sizes computed in
 // its own handle's stream); the stream is the first chained operator's.
-func taskLayout(t *TaskState, stop *cancel.Flag) OperatorLayout {
+func taskLayout(t *TaskState, stop *cancel.Flag, a *layoutAlloc) OperatorLayout {
 	o := OperatorLayout{
 		ID: t.JobVertexID, Parallelism: int(t.Parallelism), MaxParallelism: int(t.MaxParallelism),
 		ChainLength: int(t.ChainLength), Offset: t.offset,
@@ -186,7 +187,7 @@ func taskLayout(t *TaskState, stop *cancel.Flag) OperatorLayout {
 			if h == nil {
 				continue
 			}
-			hl := operatorHandleLayout(h, stop)
+			hl := operatorHandleLayout(h, stop, a)
 			if out == nil {
 				out = hl
 			} else {
@@ -201,8 +202,8 @@ func taskLayout(t *TaskState, stop *cancel.Flag) OperatorLayout {
 			Index:                int(st.Index),
 			ManagedOperatorState: merge(st.ManagedOperatorState),
 			RawOperatorState:     merge(st.RawOperatorState),
-			ManagedKeyedState:    keyedLayout(st.ManagedKeyedState),
-			RawKeyedState:        keyedLayout(st.RawKeyedState),
+			ManagedKeyedState:    keyedLayout(st.ManagedKeyedState, a),
+			RawKeyedState:        keyedLayout(st.RawKeyedState, a),
 			RefCheckpointID:      -1,
 		})
 	}
@@ -239,21 +240,23 @@ func inlineBytes(h StreamStateHandle) int64 {
 	return 0
 }
 
-func operatorHandleLayout(h *OperatorStateHandle, stop *cancel.Flag) *OperatorStateHandleLayout {
-	hl := &OperatorStateHandleLayout{
+func operatorHandleLayout(h *OperatorStateHandle, stop *cancel.Flag, a *layoutAlloc) *OperatorStateHandleLayout {
+	hl := a.operatorState()
+	*hl = OperatorStateHandleLayout{
 		Stream:      streamRef(h.Delegate),
 		FileMerging: h.Tag == TagSegmentPartitionableOperatorStateHandle,
 		Empty:       h.Tag == TagSegmentPartitionableOperatorStateHandle && h.Empty != 0,
 	}
-	hl.States = finishStates(h.States, hl.Stream.Size, stop)
+	hl.States = finishStates(h.States, hl.Stream.Size, stop, a)
 	return hl
 }
 
-func keyedLayout(h KeyedStateHandle) *KeyedStateHandleLayout {
+func keyedLayout(h KeyedStateHandle, a *layoutAlloc) *KeyedStateHandleLayout {
 	if h == nil {
 		return nil
 	}
-	k := &KeyedStateHandleLayout{Tag: h.keyedTag(), CheckpointedSize: -1}
+	k := a.keyedHandle()
+	k.Tag, k.CheckpointedSize = h.keyedTag(), -1
 	switch h := h.(type) {
 	case *KeyGroupsStateHandle:
 		k.Kind = KeyGroupsHandle
@@ -287,7 +290,7 @@ func keyedLayout(h KeyedStateHandle) *KeyedStateHandleLayout {
 		k.CheckpointID = h.CheckpointID
 		for _, list := range [][]KeyedStateHandle{h.Materialized, h.NonMaterialized} {
 			for _, n := range list {
-				if nl := keyedLayout(n); nl != nil {
+				if nl := keyedLayout(n, nil); nl != nil { // copied into Nested
 					k.StateSize += nl.StateSize
 					k.InlineBytes += nl.InlineBytes
 					k.Nested = append(k.Nested, *nl)

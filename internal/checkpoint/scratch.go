@@ -3,6 +3,8 @@ package checkpoint
 import (
 	"slices"
 	"unsafe"
+
+	"github.com/flinkpreflight/preflight/internal/cancel"
 )
 
 // handleScratch holds the handle records of the operator being decoded when a Layout is built
@@ -112,4 +114,118 @@ func (sb *stringBlocks) string(b []byte) string {
 	start := len(sb.block)
 	sb.block = append(sb.block, b...)
 	return unsafe.String(&sb.block[start], len(b))
+}
+
+// layoutAlloc hands out the records one Layout keeps (subtask lists, handle records, state
+// entries, size runs) from arrays shared by that Layout instead of one allocation each: they
+// live and die together. A Layout built from a decoded model (Metadata.Layout) allocates its
+// records one by one (a nil *layoutAlloc).
+type layoutAlloc struct {
+	subtasks       blocks[SubtaskLayout]
+	operatorStates blocks[OperatorStateHandleLayout]
+	keyed          blocks[KeyedStateHandleLayout]
+	states         blocks[StateEntryLayout]
+	runs           blocks[SizeRun]
+}
+
+// blocks hands out records of one type from arrays reserved per operator: operatorLayout counts
+// what the operator needs (reserve), so an array is as large as its records and no larger.
+type blocks[T any] struct {
+	block []T
+}
+
+// reserve makes room for n more records: what the current array has left, else a new array of
+// exactly n.
+func (b *blocks[T]) reserve(n int) {
+	if n > cap(b.block)-len(b.block) {
+		b.block = make([]T, 0, n)
+	}
+}
+
+// take returns n zero records (len n, cap n) from the reserved room, or its own array when the
+// room is short (a count that missed something costs an allocation, not correctness).
+func (b *blocks[T]) take(n int) []T {
+	if n == 0 || n > cap(b.block)-len(b.block) {
+		return make([]T, n)
+	}
+	start := len(b.block)
+	b.block = b.block[:start+n]
+	return b.block[start : start+n : start+n]
+}
+
+// reserve makes room for the records operatorLayout will take for op: its subtask list, its
+// handles and their state entries and size runs.
+func (a *layoutAlloc) reserve(op *OperatorState, stop *cancel.Flag) {
+	if a == nil {
+		return
+	}
+	var opHandles, keyed, states, runs int
+	for _, e := range op.Subtasks {
+		stop.Check()
+		st := e.State
+		if st == nil {
+			continue
+		}
+		for _, slot := range [2]OperatorStateSlot{st.ManagedOperatorState, st.RawOperatorState} {
+			if slot.Present == 0 || slot.Handle == nil {
+				continue
+			}
+			opHandles++
+			states += len(slot.Handle.States)
+			for i := range slot.Handle.States {
+				if s := &slot.Handle.States[i].sum; s.n > 0 && !s.boundsOnly {
+					runs += len(s.sizes.runs) + 3 // finishStates' cloneIn
+				}
+			}
+		}
+		if st.ManagedKeyedState != nil {
+			keyed++
+		}
+		if st.RawKeyedState != nil {
+			keyed++
+		}
+	}
+	a.subtasks.reserve(len(op.Subtasks))
+	a.operatorStates.reserve(opHandles)
+	a.keyed.reserve(keyed)
+	a.states.reserve(states)
+	a.runs.reserve(runs)
+}
+
+func (a *layoutAlloc) subtaskList(n int) []SubtaskLayout {
+	if a == nil {
+		return make([]SubtaskLayout, 0, n)
+	}
+	return a.subtasks.take(n)[:0]
+}
+
+func (a *layoutAlloc) operatorState() *OperatorStateHandleLayout {
+	if a == nil {
+		return new(OperatorStateHandleLayout)
+	}
+	return &a.operatorStates.take(1)[0]
+}
+
+func (a *layoutAlloc) keyedHandle() *KeyedStateHandleLayout {
+	if a == nil {
+		return new(KeyedStateHandleLayout)
+	}
+	return &a.keyed.take(1)[0]
+}
+
+func (a *layoutAlloc) stateEntries(n int) []StateEntryLayout {
+	if a == nil {
+		return make([]StateEntryLayout, n)
+	}
+	return a.states.take(n)
+}
+
+// sizeRuns returns runs copied into room for extra more.
+func (a *layoutAlloc) sizeRuns(runs []SizeRun, extra int) []SizeRun {
+	if a == nil {
+		return append(make([]SizeRun, 0, len(runs)+extra), runs...)
+	}
+	out := a.runs.take(len(runs) + extra)[:len(runs)]
+	copy(out, runs)
+	return out
 }

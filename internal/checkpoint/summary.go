@@ -110,8 +110,8 @@ func summarizeOffsets(offs []int64, mode DistributionMode) offsetSummary {
 // ends at the next larger offset of the handle, the last one at the stream size. Summaries keep
 // only each state's first and last offset, so a state whose offset range overlaps another's is
 // marked SizesApproximate. It checks stop per state (one handle can list a million names).
-func finishStates(entries []StateEntry, streamSize int64, stop *cancel.Flag) []StateEntryLayout {
-	out := make([]StateEntryLayout, len(entries))
+func finishStates(entries []StateEntry, streamSize int64, stop *cancel.Flag, a *layoutAlloc) []StateEntryLayout {
+	out := a.stateEntries(len(entries))
 	// Most handles list a few states: their work slices stay on the stack.
 	var sumsBuf [8]*offsetSummary
 	var orderBuf [8]int
@@ -170,7 +170,7 @@ func finishStates(entries []StateEntry, streamSize int64, stop *cancel.Flag) []S
 			out[i].Bytes = max(s.last-s.first, 0) + lastSize
 			continue
 		}
-		sizes := s.sizes.clone(3) // the tail, the open run and the last element
+		sizes := s.sizes.cloneIn(3, a) // the tail, the open run and the last element
 		if s.tailN > 0 {
 			avg, rem := s.tailBytes/s.tailN, s.tailBytes%s.tailN
 			sizes.Append(avg+1, rem)
@@ -192,9 +192,9 @@ func finishStates(entries []StateEntry, streamSize int64, stop *cancel.Flag) []S
 	return out
 }
 
-// clone returns an independent copy with room for extra more runs.
-func (e *ElementSizes) clone(extra int) ElementSizes {
-	c := ElementSizes{runs: append(make([]SizeRun, 0, len(e.runs)+extra), e.runs...)}
+// cloneIn returns an independent copy with room for extra more runs, its runs from a.
+func (e *ElementSizes) cloneIn(extra int, a *layoutAlloc) ElementSizes {
+	c := ElementSizes{runs: a.sizeRuns(e.runs, extra)}
 	if e.ends != nil {
 		c.ends = append(make([]runEnd, 0, len(e.ends)+extra), e.ends...)
 	}
