@@ -17,7 +17,10 @@
 # native; default both), BENCH_GEN_CONNS (the native generator's connections, 1), BENCH_GEN_CODEC (raw or
 # pb: the native generator sends pre-encoded requests and compares answers byte for byte, or decodes
 # every answer with the generated client), BIG_BYTES (default 168 MiB),
-# VERSITYGW (default bin/versitygw; built with `make tools`; absent: S3 cases skipped).
+# VERSITYGW (default bin/versitygw; built with `make tools`; absent: S3 cases skipped),
+# BENCH_README (1, the default: each part's results and the machine it ran on replace that part's
+# section at the end of bench/README.md, between its markers, written atomically; 0: leave the
+# README alone).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 WORK=${1:-$(mktemp -d "${TMPDIR:-/tmp}/preflight-bench.XXXXXX")}
@@ -27,6 +30,47 @@ mkdir -p "$WORK/bin"
 echo "work folder: $WORK" >&2
 
 step() { echo "$(date -u +%T) $*" >&2; }
+
+# machine_info prints, as Markdown, when and where a part ran: the revision measured, the CPU,
+# cores, memory, kernel, Go and the load average.
+machine_info() {
+	local rev cpu mem
+	rev=$(git rev-parse --short HEAD 2>/dev/null || echo unknown)
+	if [ -n "$(git status --porcelain --untracked-files=no 2>/dev/null)" ]; then rev="$rev (with local changes)"; fi
+	cpu=$(awk -F': ' '/^model name/ { print $2; exit }' /proc/cpuinfo 2>/dev/null || true)
+	mem=$(awk '/^MemTotal/ { printf "%.1f GiB", $2 / 1048576 }' /proc/meminfo 2>/dev/null || true)
+	printf '%s UTC, revision %s; %s, %s cores, %s, Linux %s, %s; load average %s.\n' \
+		"$(date -u '+%Y-%m-%d %H:%M')" "$rev" "${cpu:-unknown CPU}" "$(nproc)" "${mem:-unknown memory}" \
+		"$(uname -r)" "$(go env GOVERSION)" "$(cut -d' ' -f1-3 /proc/loadavg 2>/dev/null || echo unknown)"
+}
+
+# record PART TITLE FILE: unless BENCH_README=0, FILE (a part's results) with the machine it ran
+# on replaces the section of PART at the end of bench/README.md (between its two marker
+# comments; appended the first time). The README is rewritten through a temporary file in the
+# same folder and renamed, so an interrupted run leaves it whole.
+record() {
+	local part=$1 title=$2 file=$3 readme=bench/README.md tmp
+	[ "${BENCH_README:-1}" = 0 ] && return 0
+	[ -s "$file" ] || return 0
+	tmp=$(mktemp bench/.README.md.XXXXXX)
+	{
+		printf '<!-- bench/run.sh: %s -->\n## Last run of bench/run.sh: %s\n\n' "$part" "$title"
+		machine_info
+		echo
+		cat "$file"
+		printf '\n<!-- /bench/run.sh: %s -->\n' "$part"
+	} >"$tmp.part"
+	awk -v part="$part" -v partfile="$tmp.part" '
+		function emit() { while ((getline line < partfile) > 0) print line; close(partfile); done = 1 }
+		$0 == "<!-- bench/run.sh: " part " -->" { skip = 1; emit(); next }
+		skip && $0 == "<!-- /bench/run.sh: " part " -->" { skip = 0; next }
+		!skip { print }
+		END { if (!done) { print ""; emit() } }' "$readme" >"$tmp" || { rm -f "$tmp" "$tmp.part"; return 1; }
+	rm -f "$tmp.part"
+	chmod --reference="$readme" "$tmp"
+	mv "$tmp" "$readme"
+	step "recorded in $readme: $title"
+}
 
 # (f) Corpus decode (issue #16): every _metadata of the shared corpus decoded in one process per
 # mode (bench/corpusdecode: file by file, one reused Decoder, ReadLayoutFiles; and "read", the
@@ -174,6 +218,7 @@ corpus_decode() {
 			fi
 		} | tee "$WORK/corpus.md"
 		step "corpus results: $WORK/corpus.md"
+		record corpus "(f) the shared corpus in one process, against the peer" "$WORK/corpus.md"
 	else
 		step "no corpus at $CORPUS (set PREFLIGHT_CORPUS): corpus decode skipped"
 	fi
@@ -193,6 +238,7 @@ if [ "${BENCH_ONLY:-}" = soak ]; then
 	[ -s "$WORK/examples/compact-sink/_metadata" ] || "$WORK/bin/genexamples" -out "$WORK/examples"
 	timeout 30m "$WORK/bin/loadtest" -work "$WORK" -bin "$WORK/bin" -soak-only -soak-n "${SOAK_N:-10000}" -c "${BENCH_C:-50}"
 	step "results: $WORK/results.md"
+	record soak "(d) the soak" "$WORK/results.md"
 	exit 0
 fi
 
@@ -205,6 +251,7 @@ if [ "${BENCH_ONLY:-}" = rpc ]; then
 		-n "${BENCH_N:-20000}" -c "${BENCH_C:-50}" -rounds "${BENCH_ROUNDS:-2}" \
 		-gen "${BENCH_GEN:-both}" -gen-conns "${BENCH_GEN_CONNS:-1}" -gen-codec "${BENCH_GEN_CODEC:-raw}"
 	step "results: $WORK/results.md (ghz JSON: $WORK/ghz-*.json)"
+	record rpc "(a) CheckRescale against the Health/Check echo on the same daemon" "$WORK/results.md"
 	exit 0
 fi
 if [ ! -x "$VERSITYGW" ]; then
@@ -222,9 +269,11 @@ timeout 30m "$WORK/bin/loadtest" -work "$WORK" -bin "$WORK/bin" -versitygw "$VER
 	-n "${BENCH_N:-20000}" -c "${BENCH_C:-50}" -rounds "${BENCH_ROUNDS:-2}" -soak-n "${SOAK_N:-10000}" \
 	-gen "${BENCH_GEN:-both}" -gen-conns "${BENCH_GEN_CONNS:-1}" -gen-codec "${BENCH_GEN_CODEC:-raw}"
 step "results: $WORK/results.md (ghz JSON: $WORK/ghz-*.json)"
+record all "(a)–(d): RPC against the echo, cold checks, decode, soak" "$WORK/results.md"
 
 step "scale: the CLI's peak RSS on generated operator- and union-heavy files (bench/scale.sh)"
 PREFLIGHT="$WORK/bin/preflight" timeout 30m bench/scale.sh "$WORK/scale" | tee "$WORK/scale.md"
 step "scale results: $WORK/scale.md"
+record scale "(e) the CLI's memory on generated scale files" "$WORK/scale.md"
 
 corpus_decode
