@@ -28,6 +28,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"runtime/pprof"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -45,8 +46,21 @@ func main() {
 	passes := flag.Int("passes", 5, "passes over the corpus; the best counts")
 	failedOut := flag.String("failed", "", "write the paths that failed to this file")
 	statsOut := flag.String("stats", "", "append mode, files, failed, bytes, best wall s, CPU s per pass, peak RSS KiB (tab-separated) to this file")
+	cpuProfile := flag.String("cpuprofile", "", "write a CPU profile of the whole run to this file")
 	flag.Parse()
+	if *cpuProfile != "" {
+		f, err := os.Create(*cpuProfile)
+		if err == nil {
+			err = pprof.StartCPUProfile(f)
+		}
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "corpusdecode:", err)
+			os.Exit(1)
+		}
+		defer pprof.StopCPUProfile()
+	}
 	if err := run(*manifest, *mode, *workers, *passes, *failedOut, *statsOut, os.Stdin, os.Stdout); err != nil {
+		pprof.StopCPUProfile()
 		fmt.Fprintln(os.Stderr, "corpusdecode:", err)
 		os.Exit(1)
 	}
