@@ -118,8 +118,11 @@ func (m *RuleMeta) remedy(when string, args ...any) string {
 	return text
 }
 
-// refs returns a copy of the rule's references, for a finding to extend.
-func (m *RuleMeta) refs() []string { return append([]string(nil), m.References...) }
+// refs returns the rule's references for a finding: shared by all its findings, and capped so
+// that a finding that appends to them gets a copy.
+func (m *RuleMeta) refs() []string {
+	return m.References[:len(m.References):len(m.References)]
+}
 
 // bugApplies reports whether the rule's bug with the given id affects the restoring Flink
 // version, with the note that explains the decision (the bug must be in m.Bugs).
@@ -295,7 +298,10 @@ func (c *Context) finding(r Rule, sev Severity, op *rescale.OperatorAssignment) 
 	f.OperatorID = op.ID.String()
 	f.OperatorName = op.Name
 	f.OperatorUID = op.UID
-	f.VertexID = op.VertexID.String()
+	f.VertexID = f.OperatorID // one string when the operator heads its vertex (most do)
+	if op.VertexID != op.ID {
+		f.VertexID = op.VertexID.String()
+	}
 	if e := c.Entry(op); e != nil {
 		f.CatalogEntry = e.ID
 		if f.OperatorName == "" {
