@@ -174,7 +174,7 @@ func (a *layoutAlloc) reserve(op *OperatorState, stop *cancel.Flag) {
 			states += len(slot.Handle.States)
 			for i := range slot.Handle.States {
 				if s := &slot.Handle.States[i].sum; s.n > 0 && !s.boundsOnly {
-					runs += len(s.sizes.runs) + 3 // finishStates' cloneIn
+					runs += len(s.sizes.runs) + 4 // at most what finishStates keeps (merges keep fewer)
 				}
 			}
 		}

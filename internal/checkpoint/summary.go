@@ -170,11 +170,13 @@ func finishStates(entries []StateEntry, streamSize int64, stop *cancel.Flag, a *
 			out[i].Bytes = max(s.last-s.first, 0) + lastSize
 			continue
 		}
-		sizes := s.sizes.cloneIn(3, a) // the tail, the open run and the last element
+		// The runs so far, then the tail, the open run and the last element, with room for
+		// exactly what the appends add (a Layout holds one per SPLIT state and subtask).
+		var pending [4]SizeRun
+		np := 0
 		if s.tailN > 0 {
 			avg, rem := s.tailBytes/s.tailN, s.tailBytes%s.tailN
-			sizes.Append(avg+1, rem)
-			sizes.Append(avg, s.tailN-rem)
+			pending[0], pending[1], np = SizeRun{avg + 1, rem}, SizeRun{avg, s.tailN - rem}, 2
 			out[i].SizesApproximate = true
 		}
 		if s.curN > 0 {
@@ -183,13 +185,33 @@ func finishStates(entries []StateEntry, streamSize int64, stop *cancel.Flag, a *
 				cur = 0
 				out[i].SizesApproximate = true
 			}
-			sizes.Append(cur, s.curN)
+			pending[np], np = SizeRun{cur, s.curN}, np+1
 		}
-		sizes.Append(lastSize, 1)
+		pending[np], np = SizeRun{lastSize, 1}, np+1
+		sizes := s.sizes.cloneIn(newRuns(s.sizes.runs, pending[:np]), a)
+		for _, r := range pending[:np] {
+			sizes.Append(r.Size, r.Count)
+		}
 		out[i].Bytes = sizes.Total()
 		out[i].Sizes = sizes
 	}
 	return out
+}
+
+// newRuns is how many runs appending pending to runs adds (ElementSizes.Append merges a run
+// into the one before it when their sizes are equal, and skips empty ones).
+func newRuns(runs, pending []SizeRun) int {
+	n, last, any := 0, int64(0), len(runs) > 0
+	if any {
+		last = runs[len(runs)-1].Size
+	}
+	for _, r := range pending {
+		if r.Count <= 0 || any && r.Size == last {
+			continue
+		}
+		n, last, any = n+1, r.Size, true
+	}
+	return n
 }
 
 // cloneIn returns an independent copy with room for extra more runs, its runs from a.
