@@ -130,8 +130,10 @@ type layoutAlloc struct {
 
 // blocks hands out records of one type from arrays reserved per operator: operatorLayout counts
 // what the operator needs (reserve), so an array is as large as its records and no larger.
+// Records that are not counted ahead (size runs) come from arrays that double up to about 8 KiB.
 type blocks[T any] struct {
 	block []T
+	next  int // records in the next array taken without a reservation
 }
 
 // reserve makes room for n more records: what the current array has left, else a new array of
@@ -142,11 +144,20 @@ func (b *blocks[T]) reserve(n int) {
 	}
 }
 
-// take returns n zero records (len n, cap n) from the reserved room, or its own array when the
-// room is short (a count that missed something costs an allocation, not correctness).
+// take returns n zero records (len n, cap n) from the room left, else from a new array (one of
+// its own for a request above a quarter of an array).
 func (b *blocks[T]) take(n int) []T {
-	if n == 0 || n > cap(b.block)-len(b.block) {
-		return make([]T, n)
+	if n == 0 {
+		return make([]T, 0)
+	}
+	if n > cap(b.block)-len(b.block) {
+		var zero T
+		most := max(8<<10/int(max(unsafe.Sizeof(zero), 1)), 1)
+		if n > most/4 {
+			return make([]T, n)
+		}
+		b.next = min(max(2*b.next, 16), most)
+		b.block = make([]T, 0, max(b.next, n))
 	}
 	start := len(b.block)
 	b.block = b.block[:start+n]
@@ -154,12 +165,12 @@ func (b *blocks[T]) take(n int) []T {
 }
 
 // reserve makes room for the records operatorLayout will take for op: its subtask list, its
-// handles and their state entries and size runs.
+// handles and their state entries.
 func (a *layoutAlloc) reserve(op *OperatorState, stop *cancel.Flag) {
 	if a == nil {
 		return
 	}
-	var opHandles, keyed, states, runs int
+	var opHandles, keyed, states int
 	for _, e := range op.Subtasks {
 		stop.Check()
 		st := e.State
@@ -172,11 +183,6 @@ func (a *layoutAlloc) reserve(op *OperatorState, stop *cancel.Flag) {
 			}
 			opHandles++
 			states += len(slot.Handle.States)
-			for i := range slot.Handle.States {
-				if s := &slot.Handle.States[i].sum; s.n > 0 && !s.boundsOnly {
-					runs += len(s.sizes.runs) + 4 // at most what finishStates keeps (merges keep fewer)
-				}
-			}
 		}
 		if st.ManagedKeyedState != nil {
 			keyed++
@@ -189,7 +195,6 @@ func (a *layoutAlloc) reserve(op *OperatorState, stop *cancel.Flag) {
 	a.operatorStates.reserve(opHandles)
 	a.keyed.reserve(keyed)
 	a.states.reserve(states)
-	a.runs.reserve(runs)
 }
 
 func (a *layoutAlloc) subtaskList(n int) []SubtaskLayout {
