@@ -81,7 +81,10 @@ func (s *Session) NeedsPayloadPass() bool {
 // PayloadPass simulates the vertices [from, to) and keeps only their payload totals (about 50
 // bytes a vertex); the ranges must be consecutive from 0 to NumVertices().
 func (s *Session) PayloadPass(ctx context.Context, from, to int) (err error) {
-	if s.payloads == nil || from != s.passed || to < from {
+	switch {
+	case s.payloads == nil:
+		return errors.New("findings: PayloadPass with the JobManager-memory rule off")
+	case from != s.passed || to < from:
 		return fmt.Errorf("findings: PayloadPass(%d, %d) out of order (next vertex %d)", from, to, s.passed)
 	}
 	res, err := s.resim.Vertices(ctx, from, to)
