@@ -66,9 +66,7 @@ type decoder struct {
 	// handles holds an operator's handle records in layout mode (see handleScratch); nil
 	// otherwise, when the records are the decoded model itself.
 	handles *handleScratch
-	// strings holds the bytes of the plain-ASCII strings of one Layout, and records its other
-	// records (layout mode).
-	strings stringBlocks
+	// records holds the records and the plain-ASCII strings of one Layout (layout mode).
 	records layoutAlloc
 }
 
@@ -424,7 +422,7 @@ func (d *decoder) utf() string {
 	n := int(d.u16())
 	b := d.next(n)
 	if d.layout != nil && isPlainASCII(b) {
-		return d.strings.string(b)
+		return d.records.string(b)
 	}
 	s, err := decodeMUTF8(b)
 	if err != nil {

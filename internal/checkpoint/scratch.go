@@ -85,52 +85,25 @@ func newHandle[T any](d *decoder, of func(*handleScratch) *[]T) *T {
 	return take(of(d.handles))
 }
 
-// stringBlocks copies the strings of one Layout into shared blocks instead of one allocation
-// each: a Layout keeps every path and name it decodes (twenty-odd strings in a small file), and
-// they live and die together with it. A block is only appended to, so the bytes a string points
-// at never change; each decoded file starts new blocks (the decoder is reset per file), so a
-// Layout shares no block with another.
-type stringBlocks struct {
-	block []byte
-	next  int // the size of the next block
-}
-
-const (
-	firstStringBlock = 512
-	maxStringBlock   = 8 << 10
-)
-
-func (sb *stringBlocks) string(b []byte) string {
-	if len(b) == 0 {
-		return ""
-	}
-	if len(b) > cap(sb.block)-len(sb.block) {
-		if len(b) > maxStringBlock/4 {
-			return string(b) // a long string gets its own allocation, not a block's tail
-		}
-		sb.next = min(max(2*sb.next, firstStringBlock), maxStringBlock)
-		sb.block = make([]byte, 0, max(sb.next, len(b)))
-	}
-	start := len(sb.block)
-	sb.block = append(sb.block, b...)
-	return unsafe.String(&sb.block[start], len(b))
-}
-
 // layoutAlloc hands out the records one Layout keeps (subtask lists, handle records, state
-// entries, size runs) from arrays shared by that Layout instead of one allocation each: they
-// live and die together. A Layout built from a decoded model (Metadata.Layout) allocates its
-// records one by one (a nil *layoutAlloc).
+// entries, size runs, the bytes of its plain-ASCII strings) from arrays shared by that Layout
+// instead of one allocation each: they live and die together. An array is only carved, never
+// written again, so the bytes a string points at never change; the decoder starts a new
+// layoutAlloc for each file, so a Layout shares no array with another. A Layout built from a
+// decoded model (Metadata.Layout) allocates its records one by one (a nil *layoutAlloc).
 type layoutAlloc struct {
 	subtasks       blocks[SubtaskLayout]
 	operatorStates blocks[OperatorStateHandleLayout]
 	keyed          blocks[KeyedStateHandleLayout]
 	states         blocks[StateEntryLayout]
 	runs           blocks[SizeRun]
+	bytes          blocks[byte]
 }
 
 // blocks hands out records of one type from arrays reserved per operator: operatorLayout counts
 // what the operator needs (reserve), so an array is as large as its records and no larger.
-// Records that are not counted ahead (size runs) come from arrays that double up to about 8 KiB.
+// Records that are not counted ahead (size runs, string bytes) come from arrays that double from
+// about 512 bytes to about 8 KiB.
 type blocks[T any] struct {
 	block []T
 	next  int // records in the next array taken without a reservation
@@ -156,7 +129,7 @@ func (b *blocks[T]) take(n int) []T {
 		if n > most/4 {
 			return make([]T, n)
 		}
-		b.next = min(max(2*b.next, 16), most)
+		b.next = min(max(2*b.next, max(512/int(max(unsafe.Sizeof(zero), 1)), 1)), most)
 		b.block = make([]T, 0, max(b.next, n))
 	}
 	start := len(b.block)
@@ -223,6 +196,16 @@ func (a *layoutAlloc) stateEntries(n int) []StateEntryLayout {
 		return make([]StateEntryLayout, n)
 	}
 	return a.states.take(n)
+}
+
+// string returns b as a string whose bytes are in a's arrays.
+func (a *layoutAlloc) string(b []byte) string {
+	if len(b) == 0 {
+		return ""
+	}
+	s := a.bytes.take(len(b))
+	copy(s, b)
+	return unsafe.String(&s[0], len(s))
 }
 
 // sizeRuns returns runs copied into room for extra more.
