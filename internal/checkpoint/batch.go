@@ -32,6 +32,7 @@ type Decoder struct {
 	stream []byte // the streaming window, for larger files
 	d      decoder
 	props  propertiesMemo
+	owned  layoutAlloc // the records of a Layout handed over to the caller
 }
 
 // propertiesMemo remembers the last few CheckpointProperties trailers decoded and their
@@ -114,12 +115,13 @@ func (x *Decoder) ReadLayoutFile(ctx context.Context, name string) (*Layout, err
 	}
 	stop, release := cancel.Watch(ctx)
 	defer release()
-	return x.readLayoutFile(ctx, stop, name)
+	return x.readLayoutFile(ctx, stop, name, nil)
 }
 
 // readLayoutFile is ReadLayoutFile with a watch of ctx that the caller keeps across files
-// (ReadLayoutFiles: one per worker, not one per file).
-func (x *Decoder) readLayoutFile(ctx context.Context, stop *cancel.Flag, name string) (*Layout, error) {
+// (ReadLayoutFiles: one per worker, not one per file), building the Layout in records: a
+// recycling layoutAlloc for a Layout only lent to the caller, nil for one it owns.
+func (x *Decoder) readLayoutFile(ctx context.Context, stop *cancel.Flag, name string, records *layoutAlloc) (*Layout, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
@@ -132,10 +134,10 @@ func (x *Decoder) readLayoutFile(ctx context.Context, stop *cancel.Flag, name st
 	}
 	var l *Layout
 	if f == nil {
-		l, err = x.readLayout(b, nil, stop)
+		l, err = x.readLayout(b, nil, stop, records)
 	} else {
 		defer f.Close()
-		l, err = x.readLayout(nil, cancel.Reader(ctx, f), stop)
+		l, err = x.readLayout(nil, cancel.Reader(ctx, f), stop, records)
 	}
 	if cerr := ctx.Err(); err != nil && cerr != nil {
 		return nil, cerr
@@ -147,13 +149,24 @@ func (x *Decoder) readLayoutFile(ctx context.Context, stop *cancel.Flag, name st
 }
 
 // ReadLayoutBytes is ReadLayoutBytes on the Decoder's reused decoding state.
-func (x *Decoder) ReadLayoutBytes(b []byte) (*Layout, error) { return x.readLayout(b, nil, nil) }
+func (x *Decoder) ReadLayoutBytes(b []byte) (*Layout, error) {
+	return x.readLayout(b, nil, nil, nil)
+}
 
 // readLayout resets the decoder for b (in memory) or r (streamed) and runs readLayout, checking
-// stop (nil: never raised) between records.
-func (x *Decoder) readLayout(b []byte, r io.Reader, stop *cancel.Flag) (l *Layout, err error) {
+// stop (nil: never raised) between records, building the Layout in records (nil: one the caller
+// owns).
+func (x *Decoder) readLayout(b []byte, r io.Reader, stop *cancel.Flag, records *layoutAlloc) (l *Layout, err error) {
+	if records == nil {
+		records = &x.owned
+	}
+	records.reuse()
 	d := &x.d
-	*d = decoder{buf: b, r: r, limit: math.MaxInt64, runBudget: runBudget, path: d.path[:0], names: d.names, props: &x.props, kgScratch: d.kgScratch, subScratch: keepScratch(d.subScratch), handles: d.handles, stop: stop}
+	var empty []SubtaskLayout // immutable, so Layouts lent one after another may share it
+	if records.recycle && len(d.emptySubtasks) <= maxKeptSubtasks {
+		empty = d.emptySubtasks
+	}
+	*d = decoder{buf: b, r: r, limit: math.MaxInt64, runBudget: runBudget, path: d.path[:0], names: d.names, props: &x.props, kgScratch: d.kgScratch, subScratch: keepScratch(d.subScratch), handles: d.handles, stop: stop, records: records, emptySubtasks: empty}
 	if r != nil {
 		if x.stream == nil {
 			x.stream = make([]byte, 0, readBufSize)
@@ -183,6 +196,11 @@ const maxKeptSubtasks = 1024
 // the Layout or the file's error. At most 2 × workers decoded Layouts wait for fn, so memory is
 // bounded by the workers' buffers and that window, not by the number of files. It stops at the
 // first error fn returns (and returns it), or when ctx is done (returning ctx.Err()).
+//
+// The Layout is lent to fn: its records are reused for a later file once fn returns, so fn must
+// not keep l or anything of it but its strings and values copied out (a Layout to keep comes from
+// Decoder.ReadLayoutFile). Reusing them is what makes a folder of small files cheap: no
+// allocation for records, nothing for the collector between files.
 func ReadLayoutFiles(ctx context.Context, names []string, workers int, fn func(i int, l *Layout, err error) error) error {
 	if workers < 1 {
 		workers = runtime.GOMAXPROCS(0)
@@ -190,11 +208,13 @@ func ReadLayoutFiles(ctx context.Context, names []string, workers int, fn func(i
 	workers = max(min(workers, len(names)), 1)
 	if workers == 1 {
 		// One Decoder in the calling goroutine: no hand-offs between goroutines at all.
-		x := NewDecoder()
+		x, lent := pooledDecoder(), pooledAlloc()
+		defer decoders.Put(x)
+		defer lentRecords.Put(lent)
 		stop, release := cancel.Watch(ctx)
 		defer release()
 		for i, name := range names {
-			l, err := x.readLayoutFile(ctx, stop, name)
+			l, err := x.readLayoutFile(ctx, stop, name, lent)
 			if cerr := ctx.Err(); cerr != nil {
 				return cerr
 			}
@@ -204,11 +224,19 @@ func ReadLayoutFiles(ctx context.Context, names []string, workers int, fn func(i
 		}
 		return ctx.Err()
 	}
+	window := 2 * workers
+	lent := make([]*layoutAlloc, window) // file i's records, reused by file i + window
+	for k := range lent {
+		lent[k] = pooledAlloc()
+	}
 	ctx, stopAll := context.WithCancel(ctx)
 	var wg sync.WaitGroup
-	defer func() { // no goroutine outlives the call
+	defer func() { // no goroutine outlives the call, nor uses the records after it
 		stopAll()
 		wg.Wait()
+		for _, a := range lent {
+			lentRecords.Put(a)
+		}
 	}()
 
 	type result struct {
@@ -222,7 +250,6 @@ func ReadLayoutFiles(ctx context.Context, names []string, workers int, fn func(i
 	// most window files decoded or being decoded and not yet given to fn), and puts file i's
 	// result in slot i % window, which file i - window has left by then: per file, two buffered
 	// channel operations on each side and no allocation.
-	window := 2 * workers
 	room := make(chan struct{}, window)
 	slots := make([]chan result, window)
 	for k := range slots {
@@ -243,7 +270,8 @@ func ReadLayoutFiles(ctx context.Context, names []string, workers int, fn func(i
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			x := NewDecoder()
+			x := pooledDecoder()
+			defer decoders.Put(x)
 			stop, release := cancel.Watch(ctx)
 			defer release()
 			for {
@@ -256,12 +284,13 @@ func ReadLayoutFiles(ctx context.Context, names []string, workers int, fn func(i
 				if i < 0 {
 					return
 				}
-				l, err := x.readLayoutFile(ctx, stop, names[i])
+				l, err := x.readLayoutFile(ctx, stop, names[i], lent[i%window])
 				slots[i%window] <- result{l, err}
 			}
 		}()
 	}
-	x := NewDecoder()
+	x := pooledDecoder()
+	defer decoders.Put(x)
 	stop, release := cancel.Watch(ctx)
 	defer release()
 	for i := 0; i < len(names); {
@@ -276,7 +305,7 @@ func ReadLayoutFiles(ctx context.Context, names []string, workers int, fn func(i
 				select {
 				case room <- struct{}{}:
 					if k := claim(); k >= 0 {
-						l, err := x.readLayoutFile(ctx, stop, names[k])
+						l, err := x.readLayoutFile(ctx, stop, names[k], lent[k%window])
 						slots[k%window] <- result{l, err}
 						decoded = true
 					}
@@ -303,3 +332,16 @@ func ReadLayoutFiles(ctx context.Context, names []string, workers int, fn func(i
 	}
 	return ctx.Err()
 }
+
+// decoders and lentRecords keep ReadLayoutFiles' Decoders (their file buffers) and the records of
+// lent Layouts from one call to the next, as long as the collector lets them: a process that
+// decodes folder after folder (a daemon, a trend over time) would otherwise grow them again on
+// every call. Each is bounded (maxWholeFile, maxRecycledBytes).
+var (
+	decoders    = sync.Pool{New: func() any { return NewDecoder() }}
+	lentRecords = sync.Pool{New: func() any { return newRecyclingAlloc() }}
+)
+
+func pooledDecoder() *Decoder { return decoders.Get().(*Decoder) }
+
+func pooledAlloc() *layoutAlloc { return lentRecords.Get().(*layoutAlloc) }

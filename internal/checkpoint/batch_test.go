@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -316,4 +317,62 @@ func TestDecoderStopsWhenContextEnds(t *testing.T) {
 	l, err := x.ReadLayoutFile(context.Background(), whole)
 	data, _ := os.ReadFile(whole)
 	checkSameLayout(t, whole, data, l, err)
+}
+
+// TestReadLayoutFilesLentCorpus: the Layouts ReadLayoutFiles lends to fn equal fresh decodes of
+// the same files although their records are reused from file to file, in the corpus order and
+// reversed (so that each slot's records go from large files to small ones and back), and the
+// strings fn keeps survive the reuse.
+func TestReadLayoutFilesLentCorpus(t *testing.T) {
+	files := metadataCorpus(t)
+	if testing.Short() && len(files) > 200 {
+		files = files[:200]
+	}
+	var paths []string
+	contents := map[string][]byte{}
+	for _, f := range files {
+		data, err := os.ReadFile(f.path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		paths = append(paths, f.path)
+		contents[f.path] = data
+	}
+	reversed := slices.Clone(paths)
+	slices.Reverse(reversed)
+	// names are the strings a reader such as the trend command keeps from a lent Layout.
+	names := func(l *Layout) []string {
+		var out []string
+		for _, op := range l.Operators {
+			out = append(out, op.ID.String(), op.Name, op.UID)
+			for _, s := range op.Subtasks {
+				if h := s.ManagedOperatorState; h != nil {
+					for _, e := range h.States {
+						out = append(out, e.Name)
+					}
+				}
+			}
+		}
+		return out
+	}
+	for _, order := range [][]string{paths, reversed} {
+		for _, workers := range []int{1, 2, 3} {
+			kept := make([][]string, len(order))
+			err := ReadLayoutFiles(context.Background(), order, workers, func(i int, l *Layout, err error) error {
+				checkSameLayout(t, order[i], contents[order[i]], l, err)
+				if err == nil {
+					kept[i] = names(l)
+				}
+				return nil
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			for i, p := range order {
+				if want, err := ReadLayoutBytes(contents[p]); err == nil && !slices.Equal(kept[i], names(want)) {
+					t.Fatalf("workers %d: %s: the strings kept from the lent Layout changed", workers, p)
+				}
+			}
+		}
+	}
 }

@@ -66,8 +66,9 @@ type decoder struct {
 	// handles holds an operator's handle records in layout mode (see handleScratch); nil
 	// otherwise, when the records are the decoded model itself.
 	handles *handleScratch
-	// records holds the records and the plain-ASCII strings of one Layout (layout mode).
-	records layoutAlloc
+	// records holds the records and the plain-ASCII strings of the Layout being decoded (layout
+	// mode; readLayoutKeep gives an owned one unless the caller set it).
+	records *layoutAlloc
 }
 
 // maxInternedNames bounds the interning table, so a hostile file of unique names cannot grow it.

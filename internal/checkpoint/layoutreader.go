@@ -57,8 +57,13 @@ func readLayoutKeep(d *decoder) (l *Layout, err error) {
 	if d.handles == nil {
 		d.handles = &handleScratch{}
 	}
-	d.handles.reset()     // what a failed or format-1 file left
-	d.emptySubtasks = nil // a reused decoder shares nothing between Layouts
+	d.handles.reset() // what a failed or format-1 file left
+	if d.records == nil {
+		d.records = &layoutAlloc{}
+	}
+	if !d.records.recycle {
+		d.emptySubtasks = nil // a reused decoder shares nothing between owned Layouts
+	}
 	defer recoverError(&err)
 	m := d.file()
 	// Operators went to d.layout one by one; format-1 tasks and the rest map as usual.

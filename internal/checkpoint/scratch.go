@@ -87,10 +87,17 @@ func newHandle[T any](d *decoder, of func(*handleScratch) *[]T) *T {
 
 // layoutAlloc hands out the records one Layout keeps (subtask lists, handle records, state
 // entries, size runs, the bytes of its plain-ASCII strings) from arrays shared by that Layout
-// instead of one allocation each: they live and die together. An array is only carved, never
-// written again, so the bytes a string points at never change; the decoder starts a new
-// layoutAlloc for each file, so a Layout shares no array with another. A Layout built from a
+// instead of one allocation each: they live and die together. A string's bytes are only carved,
+// never written again, so the bytes a string points at never change. A Layout built from a
 // decoded model (Metadata.Layout) allocates its records one by one (a nil *layoutAlloc).
+//
+// An owned layoutAlloc (the zero value) serves one Layout, which shares no record array with
+// another. A recycling one (newRecyclingAlloc) serves a Layout that is only lent to its reader
+// (ReadLayoutFiles' fn): once the reader is done, reuse clears the records and the next Layout
+// takes the same arrays, so a batch of small files reaches a steady state with no allocation
+// for records and no memory for the collector to reclaim and the runtime to hand back to the
+// OS between files (those were a quarter of a small file's CPU). Its string bytes are never
+// reused: a reader may keep the strings of a lent Layout.
 type layoutAlloc struct {
 	subtasks       blocks[SubtaskLayout]
 	operatorStates blocks[OperatorStateHandleLayout]
@@ -98,20 +105,96 @@ type layoutAlloc struct {
 	states         blocks[StateEntryLayout]
 	runs           blocks[SizeRun]
 	bytes          blocks[byte]
+	recycle        bool
+	operators      []OperatorLayout // recycling: the Layout's operator list, reused
+}
+
+// newRecyclingAlloc returns a layoutAlloc whose records are reused (see layoutAlloc).
+func newRecyclingAlloc() *layoutAlloc {
+	a := &layoutAlloc{recycle: true}
+	a.subtasks.recycle = true
+	a.operatorStates.recycle = true
+	a.keyed.recycle = true
+	a.states.recycle = true
+	a.runs.recycle = true
+	return a
+}
+
+// maxRecycledBytes bounds the records a recycling layoutAlloc keeps per type between Layouts
+// (a Layout that needed more makes the next one start afresh).
+const maxRecycledBytes = 1 << 20
+
+// reuse prepares a recycling layoutAlloc for the next Layout: the previous one's records are
+// cleared and their arrays taken again (an owned layoutAlloc is reset to empty instead).
+func (a *layoutAlloc) reuse() {
+	if !a.recycle {
+		*a = layoutAlloc{}
+		return
+	}
+	a.subtasks.reuse()
+	a.operatorStates.reuse()
+	a.keyed.reuse()
+	a.states.reuse()
+	a.runs.reuse()
+	if int(unsafe.Sizeof(OperatorLayout{}))*cap(a.operators) > maxRecycledBytes {
+		a.operators = nil
+	}
+	clear(a.operators)
+	a.operators = a.operators[:0]
+}
+
+// operatorList returns an empty operator list with room for n: a recycling layoutAlloc's own.
+func (a *layoutAlloc) operatorList(n int) []OperatorLayout {
+	if !a.recycle {
+		return make([]OperatorLayout, 0, n)
+	}
+	a.operators = slices.Grow(a.operators[:0], n)
+	return a.operators[:0]
 }
 
 // blocks hands out records of one type from arrays reserved per operator: operatorLayout counts
 // what the operator needs (reserve), so an array is as large as its records and no larger.
 // Records that are not counted ahead (size runs, string bytes) come from arrays that double from
-// about 512 bytes to about 8 KiB.
+// about 512 bytes to about 8 KiB. Recycling, there is one array, grown to what the last Layout
+// took in all and reused by the next one.
 type blocks[T any] struct {
-	block []T
-	next  int // records in the next array taken without a reservation
+	block   []T
+	next    int // records in the next array taken without a reservation
+	recycle bool
+	taken   int  // recycling: records carved for the current Layout
+	moved   bool // recycling: the current Layout outgrew block (which was replaced)
+}
+
+// reuse clears the records of the last Layout for the next one.
+func (b *blocks[T]) reuse() {
+	var zero T
+	switch size := max(int(unsafe.Sizeof(zero)), 1); {
+	case b.taken*size > maxRecycledBytes:
+		b.block = nil
+	case b.moved:
+		b.block = make([]T, 0, b.taken) // room for all of it next time; the old arrays are garbage
+	default:
+		clear(b.block)
+		b.block = b.block[:0]
+	}
+	b.taken, b.moved = 0, false
+}
+
+// grow replaces a recycling block that has no room for n more records by one twice as large.
+func (b *blocks[T]) grow(n int) {
+	if n > cap(b.block)-len(b.block) {
+		b.block = make([]T, 0, max(2*cap(b.block), n, 64))
+		b.moved = true
+	}
 }
 
 // reserve makes room for n more records: what the current array has left, else a new array of
 // exactly n.
 func (b *blocks[T]) reserve(n int) {
+	if b.recycle {
+		b.grow(n)
+		return
+	}
 	if n > cap(b.block)-len(b.block) {
 		b.block = make([]T, 0, n)
 	}
@@ -123,7 +206,10 @@ func (b *blocks[T]) take(n int) []T {
 	if n == 0 {
 		return make([]T, 0)
 	}
-	if n > cap(b.block)-len(b.block) {
+	if b.recycle {
+		b.grow(n)
+		b.taken += n
+	} else if n > cap(b.block)-len(b.block) {
 		var zero T
 		most := max(8<<10/int(max(unsafe.Sizeof(zero), 1)), 1)
 		if n > most/4 {
