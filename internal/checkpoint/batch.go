@@ -80,8 +80,8 @@ func (pm *propertiesMemo) decodeLen(b []byte) (*CheckpointProperties, int, error
 }
 
 // decode returns the Layout's Properties and PropertiesError for trailer b; each call returns
-// its own *CheckpointProperties.
-func (pm *propertiesMemo) decode(b []byte) (*CheckpointProperties, string) {
+// its own *CheckpointProperties: dst, or a new one when dst is nil.
+func (pm *propertiesMemo) decode(b []byte, dst *CheckpointProperties) (*CheckpointProperties, string) {
 	p, _, err := pm.decodeLen(b)
 	if err != nil {
 		return nil, err.Error()
@@ -89,8 +89,11 @@ func (pm *propertiesMemo) decode(b []byte) (*CheckpointProperties, string) {
 	if p == nil {
 		return nil, ""
 	}
-	c := *p
-	return &c, ""
+	if dst == nil {
+		dst = new(CheckpointProperties)
+	}
+	*dst = *p
+	return dst, ""
 }
 
 // growWhole returns buf resized to size bytes (size ≤ maxWholeFile), reallocated when its

@@ -69,6 +69,11 @@ type decoder struct {
 	// records holds the records and the plain-ASCII strings of the Layout being decoded (layout
 	// mode; readLayoutKeep gives an owned one unless the caller set it).
 	records *layoutAlloc
+	// operatorsOnly is d.layout in layout mode: only its Operators are filled, as they stream.
+	operatorsOnly Layout
+	// layoutMeta is the Metadata a Layout is built from in layout mode (the model is returned
+	// only outside it).
+	layoutMeta Metadata
 }
 
 // maxInternedNames bounds the interning table, so a hostile file of unique names cannot grow it.

@@ -53,7 +53,7 @@ func readLayout(d *decoder) (l *Layout, err error) {
 // readLayoutKeep is readLayout leaving d's buffers to the caller (Decoder reuses them).
 func readLayoutKeep(d *decoder) (l *Layout, err error) {
 	d.summarize = true
-	d.layout = &Layout{}
+	d.layout = &d.operatorsOnly
 	if d.handles == nil {
 		d.handles = &handleScratch{}
 	}
@@ -67,7 +67,7 @@ func readLayoutKeep(d *decoder) (l *Layout, err error) {
 	defer recoverError(&err)
 	m := d.file()
 	// Operators went to d.layout one by one; format-1 tasks and the rest map as usual.
-	l = m.layoutStop(d.props, d.stop)
+	l = m.layoutInto(d.records.newLayout(), d.records.properties(), d.props, d.stop)
 	if len(m.Operators) == 0 && len(m.Tasks) == 0 && d.layout.Operators != nil {
 		l.Operators = d.layout.Operators
 	}
@@ -86,7 +86,12 @@ func (m *Metadata) layout(props *propertiesMemo) *Layout { return m.layoutStop(p
 
 // layoutStop is layout checking stop per converted record (under cancel.Recover).
 func (m *Metadata) layoutStop(props *propertiesMemo, stop *cancel.Flag) *Layout {
-	l := &Layout{Version: int(m.Version), CheckpointID: m.CheckpointID}
+	return m.layoutInto(new(Layout), nil, props, stop)
+}
+
+// layoutInto is layoutStop filling the zero Layout l, with its Properties in dst (nil: allocated).
+func (m *Metadata) layoutInto(l *Layout, dst *CheckpointProperties, props *propertiesMemo, stop *cancel.Flag) *Layout {
+	l.Version, l.CheckpointID = int(m.Version), m.CheckpointID
 	for i := range m.MasterStates {
 		ms := &m.MasterStates[i]
 		l.MasterStates = append(l.MasterStates, MasterStateSummary{Name: ms.Name, Version: ms.Version, PayloadSize: int(ms.Size())})
@@ -101,7 +106,7 @@ func (m *Metadata) layoutStop(props *propertiesMemo, stop *cancel.Flag) *Layout 
 	if m.Version >= 4 {
 		l.TrailerSize = len(m.Trailer)
 		if len(m.Trailer) > 0 {
-			l.Properties, l.PropertiesError = props.decode(m.Trailer)
+			l.Properties, l.PropertiesError = props.decode(m.Trailer, dst)
 		}
 	}
 	return l
@@ -115,8 +120,7 @@ func operatorLayout(op *OperatorState, stop *cancel.Flag, a *layoutAlloc) Operat
 		ChainLength: int(op.ChainLength), FullyFinished: op.FullyFinished, Offset: op.offset,
 	}
 	if op.CoordinatorState != nil {
-		ref := streamRef(op.CoordinatorState)
-		o.CoordinatorState = &ref
+		o.CoordinatorState = a.streamRef(streamRef(op.CoordinatorState))
 	}
 	a.reserve(op, stop)
 	o.Subtasks = a.subtaskList(len(op.Subtasks))

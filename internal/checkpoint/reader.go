@@ -50,7 +50,10 @@ func Read(r io.Reader) (*Metadata, error) {
 
 // file decodes the whole file.
 func (d *decoder) file() *Metadata {
-	m := &Metadata{}
+	m := &d.layoutMeta // layout mode: the Layout is built from it and it is dropped
+	if d.layout == nil {
+		m = new(Metadata)
+	}
 	d.push("magic")
 	if b := d.peekStart(); len(b) >= 2 && b[0] == 0xAC && b[1] == 0xED {
 		d.fail(0, "0xaced", "no _metadata header but Java serialization: a Flink 1.0 savepoint (restore it with Flink 1.1-1.2 and take a new savepoint) or not a _metadata file")
@@ -115,15 +118,17 @@ func (d *decoder) checkTrailerComplete(trailer []byte) {
 		d.fail(d.trailerOff, "", "missing CheckpointProperties trailer (format 4+ ends with a Java-serialized object; the file is truncated)")
 	}
 	_, n, err := d.props.decodeLen(trailer)
-	var fe *FormatError
 	switch {
 	case err == nil && n < len(trailer):
 		end := d.trailerOff + int64(n)
 		d.fail(end, "", sprintf("%d bytes after the end of the CheckpointProperties trailer: Flink never writes them (the file is damaged or concatenated)", d.offset()-end))
 	case len(trailer) >= maxTrailerKeep:
 		return // ReadLayout kept only a prefix; nothing more to conclude
-	case errors.As(err, &fe) && errors.Is(fe.Err, errTrailerTruncated):
-		d.fail(d.trailerOff+fe.Offset, "", "the CheckpointProperties trailer ends inside its Java serialization stream (the file is truncated)")
+	case err != nil: // (the error's target escapes, so only a failing trailer pays for it)
+		var fe *FormatError
+		if errors.As(err, &fe) && errors.Is(fe.Err, errTrailerTruncated) {
+			d.fail(d.trailerOff+fe.Offset, "", "the CheckpointProperties trailer ends inside its Java serialization stream (the file is truncated)")
+		}
 	}
 }
 
@@ -638,7 +643,8 @@ func (d *decoder) keyedHandle() KeyedStateHandle {
 	case TagIncrementalKeyGroupsHandle, TagIncrementalKeyGroupsHandleV2:
 		d.enter()
 		defer d.leave()
-		h := &IncrementalKeyedStateHandle{Tag: tag, CheckpointedSize: -1}
+		h := newHandle(d, func(hs *handleScratch) *[]IncrementalKeyedStateHandle { return &hs.incremental })
+		h.Tag, h.CheckpointedSize = tag, -1
 		h.CheckpointID = d.i64()
 		h.BackendID = d.utf()
 		h.StartKeyGroup, h.NumKeyGroups = d.keyGroupRange()
@@ -779,7 +785,12 @@ func (d *decoder) keyedList() []KeyedStateHandle {
 
 func (d *decoder) pathList() []HandleAndLocalPath {
 	n, c := d.listLen(minPathListEntry, "file")
-	out := make([]HandleAndLocalPath, 0, c)
+	var out []HandleAndLocalPath
+	if d.handles != nil {
+		out = d.handles.pathList(c)
+	} else {
+		out = make([]HandleAndLocalPath, 0, c)
+	}
 	d.indexed(true)
 	for i := range n {
 		d.setIdx(i)

@@ -21,7 +21,9 @@ type handleScratch struct {
 	inline          []ByteStreamStateHandle
 	segments        []SegmentFileStateHandle
 	keyGroups       []KeyGroupsStateHandle
-	subtasks        []SubtaskEntry // the operator's subtask list
+	incremental     []IncrementalKeyedStateHandle
+	paths           []HandleAndLocalPath // the file lists of incremental handles, carved in order
+	subtasks        []SubtaskEntry       // the operator's subtask list
 }
 
 // maxKeptScratch bounds how many records of one kind a decoder keeps between operators (an
@@ -48,6 +50,17 @@ func (hs *handleScratch) stateEntries(n int) []StateEntry {
 	return hs.entries[start : start : start+n]
 }
 
+// pathList returns an empty slice with room for exactly n files of a handle's file list, carved
+// from the scratch as stateEntries is.
+func (hs *handleScratch) pathList(n int) []HandleAndLocalPath {
+	if cap(hs.paths)-len(hs.paths) < n {
+		hs.paths = make([]HandleAndLocalPath, 0, max(2*cap(hs.paths), n, 16))
+	}
+	start := len(hs.paths)
+	hs.paths = hs.paths[:start+n]
+	return hs.paths[start : start : start+n]
+}
+
 // subtaskEntries returns the empty subtask list of the operator being decoded, with room for n;
 // the caller clears what it appended once the operator is converted.
 func (hs *handleScratch) subtaskEntries(n int) []SubtaskEntry {
@@ -64,6 +77,8 @@ func (hs *handleScratch) reset() {
 	resetScratch(&hs.inline)
 	resetScratch(&hs.segments)
 	resetScratch(&hs.keyGroups)
+	resetScratch(&hs.incremental)
+	resetScratch(&hs.paths)
 	resetScratch(&hs.subtasks)
 }
 
@@ -104,9 +119,13 @@ type layoutAlloc struct {
 	keyed          blocks[KeyedStateHandleLayout]
 	states         blocks[StateEntryLayout]
 	runs           blocks[SizeRun]
+	streams        blocks[StreamRef] // operator coordinators' state
 	bytes          blocks[byte]
 	recycle        bool
-	operators      []OperatorLayout // recycling: the Layout's operator list, reused
+	// Recycling only: the lent Layout itself, its operator list and its properties.
+	layout    Layout
+	operators []OperatorLayout
+	props     CheckpointProperties
 }
 
 // newRecyclingAlloc returns a layoutAlloc whose records are reused (see layoutAlloc).
@@ -117,6 +136,7 @@ func newRecyclingAlloc() *layoutAlloc {
 	a.keyed.recycle = true
 	a.states.recycle = true
 	a.runs.recycle = true
+	a.streams.recycle = true
 	return a
 }
 
@@ -136,11 +156,40 @@ func (a *layoutAlloc) reuse() {
 	a.keyed.reuse()
 	a.states.reuse()
 	a.runs.reuse()
+	a.streams.reuse()
+	a.layout, a.props = Layout{}, CheckpointProperties{}
 	if int(unsafe.Sizeof(OperatorLayout{}))*cap(a.operators) > maxRecycledBytes {
 		a.operators = nil
 	}
 	clear(a.operators)
 	a.operators = a.operators[:0]
+}
+
+// newLayout returns the zero Layout to fill: a recycling layoutAlloc's own.
+func (a *layoutAlloc) newLayout() *Layout {
+	if a == nil || !a.recycle {
+		return new(Layout)
+	}
+	return &a.layout
+}
+
+// properties returns where the Layout's CheckpointProperties go: a recycling layoutAlloc's own
+// (nil: allocate).
+func (a *layoutAlloc) properties() *CheckpointProperties {
+	if a == nil || !a.recycle {
+		return nil
+	}
+	return &a.props
+}
+
+// streamRef returns r in a's records.
+func (a *layoutAlloc) streamRef(r StreamRef) *StreamRef {
+	if a == nil {
+		return &r
+	}
+	p := &a.streams.take(1)[0]
+	*p = r
+	return p
 }
 
 // operatorList returns an empty operator list with room for n: a recycling layoutAlloc's own.
