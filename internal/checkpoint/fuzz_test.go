@@ -37,7 +37,12 @@ func keyedSeedMetadata() *Metadata {
 	return m
 }
 
-var fuzzDecoder = NewDecoder()
+var (
+	fuzzDecoder = NewDecoder()
+	// fuzzLent holds the records of the lent Layouts (ReadLayoutFiles' mode) across all inputs,
+	// so that records a failed or larger input left behind would show in the next one.
+	fuzzLent = newRecyclingAlloc()
+)
 
 func FuzzRead(f *testing.F) {
 	addSeeds(f)
@@ -68,6 +73,10 @@ func FuzzRead(f *testing.F) {
 		dl, derr := fuzzDecoder.ReadLayoutBytes(b)
 		if !reflect.DeepEqual(derr, lerr) || !reflect.DeepEqual(dl, l) {
 			t.Fatalf("reused Decoder: %v; ReadLayoutBytes: %v", derr, lerr)
+		}
+		ll, llerr := fuzzDecoder.readLayout(b, nil, nil, fuzzLent)
+		if !reflect.DeepEqual(llerr, lerr) || !reflect.DeepEqual(ll, l) {
+			t.Fatalf("lent Layout: %v; ReadLayoutBytes: %v", llerr, lerr)
 		}
 		if err == nil {
 			want := m.Layout()
