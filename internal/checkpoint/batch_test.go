@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"math/rand"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -375,4 +376,46 @@ func TestReadLayoutFilesLentCorpus(t *testing.T) {
 			}
 		}
 	}
+}
+
+// TestDecoderErrorsNameTheField: a Decoder decodes bytes without the field path and decodes a
+// failing file again with it, so its errors must equal ReadLayoutBytes' (offset, field path,
+// value and message) for every cut and a sample of bit flips of small corpus files, through a
+// lent and an owned Layout.
+func TestDecoderErrorsNameTheField(t *testing.T) {
+	files := smallCorpus(t, 12)
+	rng := rand.New(rand.NewSource(7))
+	x, lent := NewDecoder(), newRecyclingAlloc()
+	var compared, withField int
+	check := func(b []byte) {
+		t.Helper()
+		want, wantErr := ReadLayoutBytes(b)
+		for _, records := range []*layoutAlloc{nil, lent} {
+			got, err := x.readLayout(b, nil, nil, records)
+			if !reflect.DeepEqual(err, wantErr) || (wantErr == nil && !reflect.DeepEqual(got, want)) {
+				t.Fatalf("%d bytes: Decoder %v, ReadLayoutBytes %v", len(b), err, wantErr)
+			}
+		}
+		if fe := (*FormatError)(nil); errors.As(wantErr, &fe) {
+			compared++
+			if fe.Field != "" {
+				withField++
+			}
+		}
+	}
+	for _, b := range files {
+		step := max(len(b)/300, 1)
+		for i := 0; i < len(b); i += step {
+			check(b[:i])
+		}
+		for range 100 {
+			flipped := bytes.Clone(b)
+			flipped[rng.Intn(len(b))] ^= byte(1 << rng.Intn(8))
+			check(flipped)
+		}
+	}
+	if withField == 0 {
+		t.Fatal("no error named a field")
+	}
+	t.Logf("%d errors compared, %d naming a field", compared, withField)
 }

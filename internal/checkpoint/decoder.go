@@ -32,8 +32,11 @@ type decoder struct {
 	// the Layout are never both held for the whole file.
 	layout *Layout
 
-	path  []pathSeg
-	depth int
+	path []pathSeg
+	// noPath skips the field path: a caller that can decode the same bytes again does so with
+	// the path when decoding fails (Decoder.readLayout), so a good file does not pay for it.
+	noPath bool
+	depth  int
 
 	runBudget  int64 // see runBudget
 	trailerOff int64 // where the properties trailer (or the trailing bytes) start
@@ -117,22 +120,52 @@ type pathSeg struct {
 	hasKey bool
 }
 
-func (d *decoder) push(name string)    { d.path = append(d.path, pathSeg{name: name}) }
-func (d *decoder) pushIdx(name string) { d.path = append(d.path, pathSeg{name: name, hasIdx: true}) }
-func (d *decoder) setIdx(i int)        { d.path[len(d.path)-1].idx = i }
-func (d *decoder) setKey(k string) {
-	s := &d.path[len(d.path)-1]
-	s.key, s.hasKey, s.hasIdx = k, true, false
+// The field path is kept only to name the field of an error; with noPath set, these do nothing
+// (see Decoder.readLayout).
+func (d *decoder) push(name string) {
+	if !d.noPath {
+		d.path = append(d.path, pathSeg{name: name})
+	}
 }
-func (d *decoder) pop() { d.path = d.path[:len(d.path)-1] }
+
+func (d *decoder) pushIdx(name string) {
+	if !d.noPath {
+		d.path = append(d.path, pathSeg{name: name, hasIdx: true})
+	}
+}
+
+func (d *decoder) setIdx(i int) {
+	if !d.noPath {
+		d.path[len(d.path)-1].idx = i
+	}
+}
+
+func (d *decoder) setKey(k string) {
+	if !d.noPath {
+		s := &d.path[len(d.path)-1]
+		s.key, s.hasKey, s.hasIdx = k, true, false
+	}
+}
+
+func (d *decoder) pop() {
+	if !d.noPath {
+		d.path = d.path[:len(d.path)-1]
+	}
+}
 
 // rename replaces the name of the innermost segment (the next sibling field).
-func (d *decoder) rename(name string) { d.path[len(d.path)-1].name = name }
+func (d *decoder) rename(name string) {
+	if !d.noPath {
+		d.path[len(d.path)-1].name = name
+	}
+}
 
 // indexed switches the innermost segment between name and name[idx].
 func (d *decoder) indexed(on bool) {
-	s := &d.path[len(d.path)-1]
-	s.hasIdx, s.hasKey = on, false
+	if !d.noPath {
+		s := &d.path[len(d.path)-1]
+		s.hasIdx, s.hasKey = on, false
+	}
 }
 
 func (d *decoder) renderPath() string {
