@@ -39,27 +39,22 @@ func take[T any](s *[]T) *T {
 	return &(*s)[len(*s)-1]
 }
 
-// entries returns an empty slice with room for exactly n state entries, carved from the
-// scratch: appending n entries fills it without reallocating or touching another handle's.
-func (hs *handleScratch) stateEntries(n int) []StateEntry {
-	if cap(hs.entries)-len(hs.entries) < n {
-		hs.entries = make([]StateEntry, 0, max(2*cap(hs.entries), n, 16))
+// carve returns an empty slice with room for exactly n records, carved from *s: appending n
+// records fills it without reallocating or touching the records carved before or after it.
+func carve[T any](s *[]T, n int) []T {
+	if cap(*s)-len(*s) < n {
+		*s = make([]T, 0, max(2*cap(*s), n, 16))
 	}
-	start := len(hs.entries)
-	hs.entries = hs.entries[:start+n]
-	return hs.entries[start : start : start+n]
+	start := len(*s)
+	*s = (*s)[:start+n]
+	return (*s)[start : start : start+n]
 }
 
-// pathList returns an empty slice with room for exactly n files of a handle's file list, carved
-// from the scratch as stateEntries is.
-func (hs *handleScratch) pathList(n int) []HandleAndLocalPath {
-	if cap(hs.paths)-len(hs.paths) < n {
-		hs.paths = make([]HandleAndLocalPath, 0, max(2*cap(hs.paths), n, 16))
-	}
-	start := len(hs.paths)
-	hs.paths = hs.paths[:start+n]
-	return hs.paths[start : start : start+n]
-}
+// stateEntries returns room for the n state entries of one operator-state handle.
+func (hs *handleScratch) stateEntries(n int) []StateEntry { return carve(&hs.entries, n) }
+
+// pathList returns room for the n files of an incremental handle's file list.
+func (hs *handleScratch) pathList(n int) []HandleAndLocalPath { return carve(&hs.paths, n) }
 
 // subtaskEntries returns the empty subtask list of the operator being decoded, with room for n;
 // the caller clears what it appended once the operator is converted.
