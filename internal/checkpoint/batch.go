@@ -170,7 +170,10 @@ func (x *Decoder) readLayout(b []byte, r io.Reader, stop *cancel.Flag, records *
 		return x.decodeLayout(b, r, stop, records, false)
 	}
 	l, err := x.decodeLayout(b, nil, stop, records, true)
-	if fe := (*FormatError)(nil); errors.As(err, &fe) {
+	if err == nil {
+		return l, nil
+	}
+	if fe := (*FormatError)(nil); errors.As(err, &fe) { // (its target escapes: only on failure)
 		return x.decodeLayout(b, nil, stop, records, false)
 	}
 	return l, err
