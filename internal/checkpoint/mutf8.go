@@ -1,6 +1,7 @@
 package checkpoint
 
 import (
+	"encoding/binary"
 	"fmt"
 	"unicode/utf8"
 )
@@ -87,6 +88,16 @@ func decodeMUTF8(b []byte) (string, error) {
 // isPlainASCII reports whether b is ASCII without NUL: its modified UTF-8 decoding is b itself
 // (modified UTF-8 writes U+0000 as two bytes, so a 0 byte is malformed).
 func isPlainASCII(b []byte) bool {
+	// Eight bytes at a time: a byte ≥ 0x80 sets its high bit in w, and a zero byte (the others
+	// being below 0x80) sets a high bit in w - 0x0101…01 through the borrow it takes.
+	const lows, highs = 0x0101010101010101, 0x8080808080808080
+	for len(b) >= 8 {
+		w := binary.LittleEndian.Uint64(b)
+		if ((w-lows)|w)&highs != 0 {
+			return false
+		}
+		b = b[8:]
+	}
 	for _, c := range b {
 		if c == 0 || c >= 0x80 {
 			return false

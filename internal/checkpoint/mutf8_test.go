@@ -67,3 +67,31 @@ func TestMUTF8TooLong(t *testing.T) {
 		t.Error("invalid UTF-8 accepted")
 	}
 }
+
+// TestIsPlainASCII checks the eight-bytes-at-a-time scan against the byte-by-byte definition:
+// a NUL or a byte ≥ 0x80 at every position of every length up to 24, next to each byte value.
+func TestIsPlainASCII(t *testing.T) {
+	slow := func(b []byte) bool {
+		for _, c := range b {
+			if c == 0 || c >= 0x80 {
+				return false
+			}
+		}
+		return true
+	}
+	for n := 0; n <= 24; n++ {
+		for pos := 0; pos < max(n, 1); pos++ {
+			for _, v := range []byte{0x00, 0x01, 0x41, 0x7F, 0x80, 0xC0, 0xFF} {
+				for _, fill := range []byte{0x01, 0x20, 0x7F} {
+					b := bytes.Repeat([]byte{fill}, n)
+					if n > 0 {
+						b[pos] = v
+					}
+					if got, want := isPlainASCII(b), slow(b); got != want {
+						t.Fatalf("%x: isPlainASCII %v, want %v", b, got, want)
+					}
+				}
+			}
+		}
+	}
+}
