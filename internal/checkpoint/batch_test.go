@@ -419,3 +419,30 @@ func TestDecoderErrorsNameTheField(t *testing.T) {
 	}
 	t.Logf("%d errors compared, %d naming a field", compared, withField)
 }
+
+// TestReadLayoutFilesConcurrentCalls: calls running at once take their own Decoders and records
+// from the pools; each still sees exactly its own files' Layouts.
+func TestReadLayoutFilesConcurrentCalls(t *testing.T) {
+	paths, contents := batchFiles(t)
+	var many []string
+	for range 6 {
+		many = append(many, paths...)
+	}
+	errs := make(chan error, 4)
+	for c := range 4 {
+		go func() {
+			errs <- ReadLayoutFiles(context.Background(), many, 1+c%3, func(i int, l *Layout, err error) error {
+				want, wantErr := ReadLayoutBytes(contents[i%len(paths)])
+				if (err == nil) != (wantErr == nil) || err == nil && !reflect.DeepEqual(l, want) {
+					return errors.New(many[i] + ": differs from ReadLayoutBytes")
+				}
+				return nil
+			})
+		}()
+	}
+	for range 4 {
+		if err := <-errs; err != nil {
+			t.Fatal(err)
+		}
+	}
+}
