@@ -11,23 +11,10 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/flinkpreflight/preflight/internal/checkpoint"
+	"github.com/flinkpreflight/preflight/internal/checkpoint/checkpointtest"
 	"github.com/flinkpreflight/preflight/internal/engine"
 	pb "github.com/flinkpreflight/preflight/proto/preflight/v1"
 )
-
-func readLayoutFile(t *testing.T, path string) *checkpoint.Layout {
-	t.Helper()
-	f, err := os.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	l, err := checkpoint.ReadLayout(f)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return l
-}
 
 const compactOperatorID = "0d9ffb4f280d028d86dadba01ac205d7"
 
@@ -42,7 +29,7 @@ func planKey(t *testing.T, l *checkpoint.Layout, plan *pb.RescalePlan) []byte {
 }
 
 func TestCanonicalPlan(t *testing.T) {
-	l := readLayoutFile(t, testdataDir(t)+"/compact-sink/_metadata")
+	l := checkpointtest.File(t, testdataDir(t)+"/compact-sink/_metadata")
 	par := func(kv ...any) map[string]int32 {
 		m := map[string]int32{}
 		for i := 0; i < len(kv); i += 2 {
@@ -135,7 +122,7 @@ func TestCanonicalPlanSameAnswer(t *testing.T) {
 			continue
 		}
 		seen[sc.path] = true
-		l := readLayoutFile(t, sc.path)
+		l := checkpointtest.File(t, sc.path)
 		for i := range l.Operators {
 			op := &l.Operators[i]
 			id := op.ID.String()
