@@ -1,6 +1,7 @@
 package server
 
 import (
+	"bytes"
 	"encoding/binary"
 	"encoding/hex"
 	"slices"
@@ -125,14 +126,7 @@ func appendCanonicalMap[V any](b []byte, l *checkpoint.Layout, m map[string]V, a
 		}
 		entries = append(entries, keyedValue[V]{id, v})
 	}
-	slices.SortFunc(entries, func(x, y keyedValue[V]) int {
-		for i := range x.id {
-			if x.id[i] != y.id[i] {
-				return int(x.id[i]) - int(y.id[i])
-			}
-		}
-		return 0
-	})
+	slices.SortFunc(entries, func(x, y keyedValue[V]) int { return bytes.Compare(x.id[:], y.id[:]) })
 	for i := range entries {
 		if i > 0 && entries[i].id == entries[i-1].id {
 			return b, false // two keys name one operator: the engine decides, quoting them
@@ -149,16 +143,23 @@ func appendCanonicalMap[V any](b []byte, l *checkpoint.Layout, m map[string]V, a
 // matches keys when the plan declares no operators of its own (see the comment above). A hex key
 // is its ID, whatever l holds; other keys need l (rescale.NamedOperator).
 func resolveOperatorKey(l *checkpoint.Layout, key string) (checkpoint.OperatorID, bool) {
-	var found checkpoint.OperatorID
-	if len(key) == 2*len(found) {
-		if _, err := hex.Decode(found[:], []byte(key)); err == nil {
-			return found, true
-		}
+	if id, ok := hexOperatorID(key); ok {
+		return id, true
 	}
 	if l == nil || len(l.Operators) > maxCanonicalOperators {
-		return found, false
+		return checkpoint.OperatorID{}, false
 	}
 	return rescale.NamedOperator(l, key)
+}
+
+// hexOperatorID is key as an operator ID when it is 32 hex digits (any case). Unlike
+// checkpoint.ParseOperatorID it builds no error for the other keys, which the hot path meets.
+func hexOperatorID(key string) (id checkpoint.OperatorID, ok bool) {
+	if len(key) != 2*len(id) {
+		return id, false
+	}
+	_, err := hex.Decode(id[:], []byte(key))
+	return id, err == nil
 }
 
 // needsLayout reports whether a plan has a key that only the layout can resolve (a uid or name).
@@ -168,12 +169,8 @@ func needsLayout(plan *pb.RescalePlan) bool {
 }
 
 func hexKeys[V any](m map[string]V) bool {
-	var id checkpoint.OperatorID
 	for k := range m {
-		if len(k) != 2*len(id) {
-			return false
-		}
-		if _, err := hex.Decode(id[:], []byte(k)); err != nil {
+		if _, ok := hexOperatorID(k); !ok {
 			return false
 		}
 	}
