@@ -82,11 +82,11 @@ func run(manifest, mode string, workers, passes int, failedOut, statsOut string,
 		}
 		total += fi.Size()
 	}
-	decode := readPass(paths, workers)
-	if mode != "read" {
-		if decode, err = passFunc(mode, paths, workers); err != nil {
-			return err
-		}
+	var decode pass
+	if mode == "read" {
+		decode = readPass(paths, workers)
+	} else if decode, err = passFunc(mode, paths, workers); err != nil {
+		return err
 	}
 	failed := make([]bool, len(paths))
 	cpu0 := cpuTime()
