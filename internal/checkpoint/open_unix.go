@@ -13,9 +13,12 @@ import (
 // bytes, or, for a larger file, returns it open for streaming. A small file costs four system
 // calls (open, fstat, read, close) and no *os.File: for the KiB-sized files of a checkpoint
 // corpus, os.Open's poller registration, finalizer and the read that confirms EOF are a
-// noticeable share of decoding.
+// noticeable share of decoding. O_NONBLOCK keeps a FIFO or a device from blocking the open (a
+// regular file ignores it); they fail the regular-file check.
 func loadFile(name string, buf []byte) (data []byte, f *os.File, err error) {
-	fd, err := retryEINTR(func() (int, error) { return syscall.Open(name, syscall.O_RDONLY|syscall.O_CLOEXEC, 0) })
+	fd, err := retryEINTR(func() (int, error) {
+		return syscall.Open(name, syscall.O_RDONLY|syscall.O_CLOEXEC|syscall.O_NONBLOCK|syscall.O_NOCTTY, 0)
+	})
 	if err != nil {
 		return buf, nil, &os.PathError{Op: "open", Path: name, Err: err}
 	}
@@ -30,6 +33,7 @@ func loadFile(name string, buf []byte) (data []byte, f *os.File, err error) {
 	}
 	size := st.Size
 	if size > maxWholeFile {
+		syscall.SetNonblock(fd, false) // a plain blocking *os.File, as os.Open gives
 		return buf, os.NewFile(uintptr(fd), name), nil
 	}
 	defer syscall.Close(fd)
