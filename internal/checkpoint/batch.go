@@ -12,6 +12,7 @@ import (
 	"sync/atomic"
 
 	"github.com/flinkpreflight/preflight/internal/cancel"
+	"github.com/flinkpreflight/preflight/internal/uring"
 )
 
 // This file decodes many _metadata files in one process (inspect over a folder, a trend over
@@ -34,6 +35,9 @@ type Decoder struct {
 	d      decoder
 	props  propertiesMemo
 	owned  layoutAlloc // the records of a Layout handed over to the caller
+
+	ring       *uring.Reader // ReadLayoutFiles' chunk reader (ringread.go); nil until used
+	ringFailed bool          // no ring for this Decoder: set up or a read failed
 }
 
 // propertiesMemo remembers the last few CheckpointProperties trailers decoded and their
@@ -217,9 +221,11 @@ const maxKeptSubtasks = 1024
 
 // ReadLayoutFiles decodes the files at names with workers Decoders in parallel (GOMAXPROCS when
 // workers < 1) and calls fn for each file in the order of names, from the calling goroutine, with
-// the Layout or the file's error. At most 2 × workers decoded Layouts wait for fn, so memory is
-// bounded by the workers' buffers and that window, not by the number of files. It stops at the
-// first error fn returns (and returns it), or when ctx is done (returning ctx.Err()).
+// the Layout or the file's error. Each worker takes a chunk of consecutive files at a time (up
+// to 8, read with one system call where io_uring is available: ringread.go), and at most
+// 2 × workers chunks of decoded Layouts wait for fn, so memory is bounded by the workers' buffers
+// and that window, not by the number of files. It stops at the first error fn returns (and
+// returns it), or when ctx is done (returning ctx.Err()).
 //
 // The Layout is lent to fn: its records are reused for a later file once fn returns, so fn must
 // not keep l or anything of it but its strings and values copied out (a Layout to keep comes from
@@ -230,26 +236,33 @@ func ReadLayoutFiles(ctx context.Context, names []string, workers int, fn func(i
 		workers = runtime.GOMAXPROCS(0)
 	}
 	workers = max(min(workers, len(names)), 1)
+	x := pooledDecoder()
+	defer decoders.Put(x)
+	stop, release := cancel.Watch(ctx)
+	defer release()
+	chunk := chunkFor(x, len(names), workers)
 	if workers == 1 {
 		// One Decoder in the calling goroutine: no hand-offs between goroutines at all.
-		x, lent := pooledDecoder(), pooledAlloc()
-		defer decoders.Put(x)
+		lent := pooledAlloc()
 		defer lentRecords.Put(lent)
-		stop, release := cancel.Watch(ctx)
-		defer release()
-		for i, name := range names {
-			l, err := x.readLayoutFile(ctx, stop, name, lent)
-			if cerr := ctx.Err(); cerr != nil {
-				return cerr
+		var stopped error
+		give := func(i int, l *Layout, err error) bool {
+			if stopped = ctx.Err(); stopped == nil {
+				stopped = fn(i, l, err)
 			}
-			if err := fn(i, l, err); err != nil {
-				return err
-			}
+			return stopped == nil
+		}
+		for first := 0; first < len(names) && stopped == nil; first += chunk {
+			x.decodeFiles(ctx, stop, names[first:min(first+chunk, len(names))], first, func(int) *layoutAlloc { return lent }, give)
+		}
+		if stopped != nil {
+			return stopped
 		}
 		return ctx.Err()
 	}
-	window := 2 * workers
-	lent := make([]*layoutAlloc, window) // file i's records, reused by file i + window
+	window := 2 * workers // chunks
+	span := window * chunk
+	lent := make([]*layoutAlloc, span) // file i's records, reused by file i + span
 	for k := range lent {
 		lent[k] = pooledAlloc()
 	}
@@ -267,28 +280,37 @@ func ReadLayoutFiles(ctx context.Context, names []string, workers int, fn func(i
 		l   *Layout
 		err error
 	}
-	// The calling goroutine is one of the workers: it decodes files itself whenever the next file
-	// in order is not ready, so workers goroutines share workers cores without a third one that
-	// sleeps and wakes for every file (on a 2-core machine that hand-off was a tenth of a small
-	// file's cost). A worker takes the next index from a counter once the window has room (at
-	// most window files decoded or being decoded and not yet given to fn), and puts file i's
-	// result in slot i % window, which file i - window has left by then: per file, two buffered
-	// channel operations on each side and no allocation.
+	// The calling goroutine is one of the workers: it decodes a chunk itself whenever the next
+	// file in order is not ready, so workers goroutines share workers cores without a third one
+	// that sleeps and wakes for every file (on a 2-core machine that hand-off was a tenth of a
+	// small file's cost). A worker takes the next chunk from a counter once the window has room
+	// (at most window chunks decoded or being decoded and not yet all given to fn), and puts file
+	// i's result in slot i % span, which file i - span has left by then: per file, one buffered
+	// channel operation on each side and no allocation.
 	room := make(chan struct{}, window)
-	slots := make([]chan result, window)
+	slots := make([]chan result, span)
 	for k := range slots {
 		slots[k] = make(chan result, 1)
 	}
+	chunks := (len(names) + chunk - 1) / chunk
 	var next atomic.Int64
-	// claim returns the next index to decode once the window has room, or -1 when every file is
-	// taken (giving the room back).
+	// claim returns the first file of the next chunk to decode once the window has room, or -1
+	// when every chunk is taken (giving the room back).
 	claim := func() int {
-		i := int(next.Add(1) - 1)
-		if i >= len(names) {
+		c := int(next.Add(1) - 1)
+		if c >= chunks {
 			<-room
 			return -1
 		}
-		return i
+		return c * chunk
+	}
+	recordsOf := func(i int) *layoutAlloc { return lent[i%span] }
+	put := func(i int, l *Layout, err error) bool {
+		slots[i%span] <- result{l, err}
+		return true
+	}
+	decodeChunk := func(x *Decoder, stop *cancel.Flag, first int) {
+		x.decodeFiles(ctx, stop, names[first:min(first+chunk, len(names))], first, recordsOf, put)
 	}
 	for range workers - 1 {
 		wg.Add(1)
@@ -304,33 +326,27 @@ func ReadLayoutFiles(ctx context.Context, names []string, workers int, fn func(i
 				case <-ctx.Done():
 					return
 				}
-				i := claim()
-				if i < 0 {
+				first := claim()
+				if first < 0 {
 					return
 				}
-				l, err := x.readLayoutFile(ctx, stop, names[i], lent[i%window])
-				slots[i%window] <- result{l, err}
+				decodeChunk(x, stop, first)
 			}
 		}()
 	}
-	x := pooledDecoder()
-	defer decoders.Put(x)
-	stop, release := cancel.Watch(ctx)
-	defer release()
 	for i := 0; i < len(names); {
 		var r result
 		select {
-		case r = <-slots[i%window]:
+		case r = <-slots[i%span]:
 		default:
-			// The next file is not ready: decode one more here if the window has room, else
-			// wait for it.
+			// The next file is not ready: decode one more chunk here if the window has room,
+			// else wait for it.
 			decoded := false
-			if int(next.Load()) < len(names) {
+			if int(next.Load()) < chunks {
 				select {
 				case room <- struct{}{}:
-					if k := claim(); k >= 0 {
-						l, err := x.readLayoutFile(ctx, stop, names[k], lent[k%window])
-						slots[k%window] <- result{l, err}
+					if first := claim(); first >= 0 {
+						decodeChunk(x, stop, first)
 						decoded = true
 					}
 				default:
@@ -340,7 +356,7 @@ func ReadLayoutFiles(ctx context.Context, names []string, workers int, fn func(i
 				continue
 			}
 			select {
-			case r = <-slots[i%window]:
+			case r = <-slots[i%span]:
 			case <-ctx.Done():
 				return ctx.Err()
 			}
@@ -351,8 +367,10 @@ func ReadLayoutFiles(ctx context.Context, names []string, workers int, fn func(i
 		if err := fn(i, r.l, r.err); err != nil {
 			return err
 		}
-		<-room
 		i++
+		if i%chunk == 0 || i == len(names) { // the chunk is all given to fn
+			<-room
+		}
 	}
 	return ctx.Err()
 }

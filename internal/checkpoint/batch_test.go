@@ -96,7 +96,9 @@ func TestDecoderReusesBuffersAcrossFiles(t *testing.T) {
 	}
 }
 
-func TestReadLayoutFiles(t *testing.T) {
+func TestReadLayoutFiles(t *testing.T) { readModes(t, testReadLayoutFiles) }
+
+func testReadLayoutFiles(t *testing.T) {
 	paths, contents := batchFiles(t)
 	for _, workers := range []int{0, 1, 3, 16} {
 		var seen []int
@@ -324,7 +326,9 @@ func TestDecoderStopsWhenContextEnds(t *testing.T) {
 // the same files although their records are reused from file to file, in the corpus order and
 // reversed (so that each slot's records go from large files to small ones and back), and the
 // strings fn keeps survive the reuse.
-func TestReadLayoutFilesLentCorpus(t *testing.T) {
+func TestReadLayoutFilesLentCorpus(t *testing.T) { readModes(t, testReadLayoutFilesLentCorpus) }
+
+func testReadLayoutFilesLentCorpus(t *testing.T) {
 	files := metadataCorpus(t)
 	if testing.Short() && len(files) > 200 {
 		files = files[:200]

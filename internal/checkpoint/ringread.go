@@ -1,0 +1,103 @@
+package checkpoint
+
+import (
+	"context"
+	"errors"
+	"os"
+	"runtime"
+	"sync/atomic"
+
+	"github.com/flinkpreflight/preflight/internal/cancel"
+	"github.com/flinkpreflight/preflight/internal/uring"
+)
+
+// ReadLayoutFiles reads files in chunks: with io_uring (internal/uring), one system call opens,
+// reads and closes a whole chunk, instead of four calls a file. A file the ring could not read
+// whole, or whose bytes do not decode, is read again the usual way (loadFile): its Layout or
+// error is then exactly what ReadLayoutFile gives, and a short read that was not the file's end
+// (a FUSE file system may return one) cannot pass for the file.
+const (
+	ringChunk   = 8        // files a ring reads at once, and ReadLayoutFiles' chunk with a ring
+	ringBufSize = 64 << 10 // a ring's buffer for one file: 512 KiB a Decoder in all
+)
+
+// ringUse is whether Decoders read through io_uring: ringUnknown until the first one tries.
+// PREFLIGHT_IO_URING=off turns it off (to compare, or where a kernel misbehaves).
+var ringUse atomic.Int32
+
+const (
+	ringUnknown = iota
+	ringOn
+	ringOff
+)
+
+func init() {
+	if os.Getenv("PREFLIGHT_IO_URING") == "off" {
+		ringUse.Store(ringOff)
+	}
+}
+
+// fileRing returns the Decoder's io_uring reader, set up on first use, or nil where io_uring is
+// not available (then no Decoder tries again) or failed for this Decoder.
+func (x *Decoder) fileRing() *uring.Reader {
+	if x.ring != nil || x.ringFailed || ringUse.Load() == ringOff {
+		return x.ring
+	}
+	r, err := uring.NewReader(ringChunk, ringBufSize)
+	if err != nil {
+		x.ringFailed = true
+		if errors.Is(err, uring.ErrUnsupported) {
+			ringUse.Store(ringOff)
+		}
+		return nil
+	}
+	ringUse.CompareAndSwap(ringUnknown, ringOn)
+	x.ring = r
+	// A Decoder dropped by the pool (or by a caller) closes its ring: the ring holds a file
+	// descriptor and mapped pages, which the collector does not see.
+	runtime.AddCleanup(x, func(r *uring.Reader) { r.Close() }, r)
+	return r
+}
+
+// chunkFor returns how many consecutive files a worker of ReadLayoutFiles takes at once: a
+// ring's batch when x reads through one, small enough that every worker gets a few chunks; 1
+// without a ring (a chunk only saves system calls), or for too few files to be worth one.
+func chunkFor(x *Decoder, files, workers int) int {
+	chunk := min(ringChunk, files/(4*workers))
+	if chunk < 2 || x.fileRing() == nil {
+		return 1
+	}
+	return chunk
+}
+
+// decodeFiles decodes the files at names (at most ringChunk), file first+j into records(first+j),
+// and calls put for each in order, stopping when put returns false. Each Layout and error is
+// the one readLayoutFile gives.
+func (x *Decoder) decodeFiles(ctx context.Context, stop *cancel.Flag, names []string, first int, records func(i int) *layoutAlloc, put func(i int, l *Layout, err error) bool) {
+	var files []uring.File
+	if r := x.fileRing(); r != nil && len(names) > 1 {
+		var err error
+		if files, err = r.Read(names); err != nil {
+			// The ring failed as a whole (it is unusable now): this Decoder reads as usual.
+			x.ring.Close()
+			x.ring, x.ringFailed, files = nil, true, nil
+		}
+	}
+	for j, name := range names {
+		rec := records(first + j)
+		var l *Layout
+		err := errNotRead
+		if files != nil && files[j].Whole && ctx.Err() == nil {
+			l, err = x.decodeLayout(files[j].Data, nil, stop, rec, true)
+		}
+		if err != nil {
+			l, err = x.readLayoutFile(ctx, stop, name, rec)
+		}
+		if !put(first+j, l, err) {
+			return
+		}
+	}
+}
+
+// errNotRead marks a file decodeFiles has still to read the usual way.
+var errNotRead = errors.New("not read")
