@@ -220,9 +220,9 @@ func digitPrefix(s string) int {
 }
 
 // inspectFiles decodes files with checkpoint.ReadLayoutFiles (one reusing Decoder per worker,
-// at most 2 × workers Layouts waiting) and writes one report per file in order. Files that fail
-// are reported on stderr as they come; the error returned afterwards (exit code 2 unless the
-// failure was an interruption) counts them.
+// at most 2 × workers chunks of up to 8 Layouts waiting) and writes one report per file in
+// order. Files that fail are reported on stderr as they come; the error returned afterwards
+// (exit code 2 unless the failure was an interruption) counts them.
 func inspectFiles(ctx context.Context, eng *engine.Engine, files []inspectFile, format report.Format, stdout, stderr io.Writer) error {
 	var largest int64
 	paths := make([]string, len(files))

@@ -133,7 +133,7 @@ func testReadLayoutFiles(t *testing.T) {
 		t.Fatalf("cancelled: %v after %d calls", err, calls)
 	}
 
-	// More files than the window (2 × workers), so that slots are reused; stopped part way
+	// More files than the window (2 × workers chunks), so that slots are reused; stopped part way
 	// by fn and by ctx, and run to the end, with each worker count.
 	var many []string
 	for range 9 {
