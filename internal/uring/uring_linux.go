@@ -210,9 +210,9 @@ func (r *Reader) Read(names []string) ([]File, error) {
 			continue
 		}
 		slot := uint32(i)
-		r.push(sqe{opcode: opOpenat, flags: sqeHardlink, fd: atFDCWD, addr: uint64(uintptr(path)), opFlags: openFlags, fileIndex: slot + 1, userData: uint64(i)<<2 | stepOpen})
-		r.push(sqe{opcode: opRead, flags: sqeHardlink | sqeFixedFile, fd: int32(slot), addr: uint64(uintptr(unsafe.Pointer(&r.buf[i*r.bufSize]))), len: uint32(r.bufSize), userData: uint64(i)<<2 | stepRead})
-		r.push(sqe{opcode: opClose, fileIndex: slot + 1, userData: uint64(i)<<2 | stepClose})
+		r.push(sqe{opcode: opOpenat, flags: sqeHardlink, fd: atFDCWD, addr: uint64(uintptr(path)), opFlags: openFlags, fileIndex: slot + 1, userData: tag(i, stepOpen)})
+		r.push(sqe{opcode: opRead, flags: sqeHardlink | sqeFixedFile, fd: int32(slot), addr: uint64(uintptr(unsafe.Pointer(&r.buf[i*r.bufSize]))), len: uint32(r.bufSize), userData: tag(i, stepRead)})
+		r.push(sqe{opcode: opClose, fileIndex: slot + 1, userData: tag(i, stepClose)})
 		want += steps
 	}
 	if err := r.submitAndWait(want); err != nil {
@@ -233,6 +233,9 @@ func (r *Reader) Read(names []string) ([]File, error) {
 	}
 	return files, nil
 }
+
+// tag is an entry's userData: the file's place in the batch and the step.
+func tag(i int, step uint64) uint64 { return uint64(i)<<2 | step }
 
 // push writes one submission entry at the ring's tail. The ring has room: Read submits at most
 // steps × batch entries and reaps all their completions before it returns.
