@@ -22,7 +22,8 @@ import (
 // maxWholeFile is the largest file a Decoder reads whole into its reused buffer (one read call,
 // then the zero-copy decoder); larger files stream through a 256 KiB buffer as ReadLayout does.
 // It bounds a Decoder's memory at about maxWholeFile + 512 KiB (the streaming window and the
-// key-group scratch) besides the Layouts it returns.
+// key-group scratch) besides the Layouts it returns, plus 512 KiB for the chunks ReadLayoutFiles
+// reads through io_uring (ringChunk × ringBufSize).
 const maxWholeFile = 1 << 20
 
 // Decoder reads Layouts of many files one after another, reusing its file buffer, field-path
