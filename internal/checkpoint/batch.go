@@ -223,10 +223,11 @@ const maxKeptSubtasks = 1024
 // ReadLayoutFiles decodes the files at names with workers Decoders in parallel (GOMAXPROCS when
 // workers < 1) and calls fn for each file in the order of names, from the calling goroutine, with
 // the Layout or the file's error. Each worker takes a chunk of consecutive files at a time (up
-// to 8, read with one system call where io_uring is available: ringread.go), and at most
-// 2 × workers chunks of decoded Layouts wait for fn, so memory is bounded by the workers' buffers
-// and that window, not by the number of files. It stops at the first error fn returns (and
-// returns it), or when ctx is done (returning ctx.Err()).
+// to 8, read with one system call where io_uring is available: ringread.go). At most
+// 2 × workers chunks of decoded Layouts wait for fn, and of those at most 2 × workers come from
+// files of 64 KiB or more (ringBufSize; the rest are small files' Layouts), so memory is bounded
+// by the workers' buffers and that window, not by the number of files. It stops at the first
+// error fn returns (and returns it), or when ctx is done (returning ctx.Err()).
 //
 // The Layout is lent to fn: its records are reused for a later file once fn returns, so fn must
 // not keep l or anything of it but its strings and values copied out (a Layout to keep comes from
@@ -253,8 +254,10 @@ func ReadLayoutFiles(ctx context.Context, names []string, workers int, fn func(i
 			}
 			return stopped == nil
 		}
+		always := func(int) bool { return true }
 		for first := 0; first < len(names) && stopped == nil; first += chunk {
-			x.decodeFiles(ctx, stop, names[first:min(first+chunk, len(names))], first, func(int) *layoutAlloc { return lent }, give)
+			c := x.readChunk(names[first:min(first+chunk, len(names))], first)
+			x.decode(ctx, stop, &c, func(int) *layoutAlloc { return lent }, always, give)
 		}
 		if stopped != nil {
 			return stopped
@@ -295,23 +298,47 @@ func ReadLayoutFiles(ctx context.Context, names []string, workers int, fn func(i
 	}
 	chunks := (len(names) + chunk - 1) / chunk
 	var next atomic.Int64
-	// claim returns the first file of the next chunk to decode once the window has room, or -1
-	// when every chunk is taken (giving the room back).
-	claim := func() int {
+	// claim reads the next chunk once the window has room, or returns false when every chunk is
+	// taken (giving the room back).
+	claim := func(x *Decoder) (chunkRead, bool) {
 		c := int(next.Add(1) - 1)
 		if c >= chunks {
 			<-room
-			return -1
+			return chunkRead{}, false
 		}
-		return c * chunk
+		first := c * chunk
+		return x.readChunk(names[first:min(first+chunk, len(names))], first), true
 	}
 	recordsOf := func(i int) *layoutAlloc { return lent[i%span] }
 	put := func(i int, l *Layout, err error) bool {
 		slots[i%span] <- result{l, err}
 		return true
 	}
-	decodeChunk := func(x *Decoder, stop *cancel.Flag, first int) {
-		x.decodeFiles(ctx, stop, names[first:min(first+chunk, len(names))], first, recordsOf, put)
+	// Files the ring did not read whole may make large Layouts: file i of those is decoded only
+	// once fn has had every file before i - 2 × workers, the window of Layouts ReadLayoutFiles
+	// has without chunks, so chunks add only small Layouts to it. The lowest file held back is
+	// always let through once fn reaches it, so this never deadlocks; the calling goroutine,
+	// which is also the one giving files to fn, never waits here: it sets its chunk aside
+	// (pending) and goes back to giving files to fn.
+	var given atomic.Int64 // files given to fn
+	inWindow := func(i int) bool { return i < int(given.Load())+2*workers }
+	var mu sync.Mutex
+	turn := sync.NewCond(&mu)
+	var waiting atomic.Int32
+	// ctx ends at the latest when the call returns (stopAll), and then wakes every waiter.
+	context.AfterFunc(ctx, func() { mu.Lock(); turn.Broadcast(); mu.Unlock() })
+	waitTurn := func(i int) bool {
+		if inWindow(i) {
+			return true
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		waiting.Add(1)
+		defer waiting.Add(-1)
+		for !inWindow(i) && ctx.Err() == nil {
+			turn.Wait()
+		}
+		return ctx.Err() == nil
 	}
 	for range workers - 1 {
 		wg.Add(1)
@@ -327,27 +354,35 @@ func ReadLayoutFiles(ctx context.Context, names []string, workers int, fn func(i
 				case <-ctx.Done():
 					return
 				}
-				first := claim()
-				if first < 0 {
+				c, ok := claim(x)
+				if !ok || !x.decode(ctx, stop, &c, recordsOf, waitTurn, put) {
 					return
 				}
-				decodeChunk(x, stop, first)
 			}
 		}()
 	}
+	var pending chunkRead // the calling goroutine's chunk, set aside until its next file is in the window
+	hasPending := false
 	for i := 0; i < len(names); {
 		var r result
 		select {
 		case r = <-slots[i%span]:
 		default:
-			// The next file is not ready: decode one more chunk here if the window has room,
-			// else wait for it.
+			// The next file is not ready: decode here, the chunk set aside if its next file is
+			// in the window, else a new chunk if the window has room; or else wait for it.
 			decoded := false
-			if int(next.Load()) < chunks {
+			switch {
+			case hasPending:
+				if inWindow(pending.first + pending.next) {
+					hasPending = !x.decode(ctx, stop, &pending, recordsOf, inWindow, put)
+					decoded = true
+				}
+			case int(next.Load()) < chunks:
 				select {
 				case room <- struct{}{}:
-					if first := claim(); first >= 0 {
-						decodeChunk(x, stop, first)
+					if c, ok := claim(x); ok {
+						pending = c
+						hasPending = !x.decode(ctx, stop, &pending, recordsOf, inWindow, put)
 						decoded = true
 					}
 				default:
@@ -369,6 +404,12 @@ func ReadLayoutFiles(ctx context.Context, names []string, workers int, fn func(i
 			return err
 		}
 		i++
+		given.Store(int64(i))
+		if waiting.Load() > 0 {
+			mu.Lock()
+			turn.Broadcast()
+			mu.Unlock()
+		}
 		if i%chunk == 0 || i == len(names) { // the chunk is all given to fn
 			<-room
 		}

@@ -70,34 +70,65 @@ func chunkFor(x *Decoder, files, workers int) int {
 	return chunk
 }
 
-// decodeFiles decodes the files at names (at most ringChunk), file first+j into records(first+j),
-// and calls put for each in order, stopping when put returns false. Each Layout and error is
-// the one readLayoutFile gives.
-func (x *Decoder) decodeFiles(ctx context.Context, stop *cancel.Flag, names []string, first int, records func(i int) *layoutAlloc, put func(i int, l *Layout, err error) bool) {
-	var files []uring.File
-	if r := x.fileRing(); r != nil && len(names) > 1 {
-		var err error
-		if files, err = r.Read(names); err != nil {
-			// The ring failed as a whole (it is unusable now): this Decoder reads as usual.
-			x.ring.Close()
-			x.ring, x.ringFailed, files = nil, true, nil
-		}
-	}
-	for j, name := range names {
-		rec := records(first + j)
-		var l *Layout
-		err := errNotRead
-		if files != nil && files[j].Whole && ctx.Err() == nil {
-			l, err = x.decodeLayout(files[j].Data, nil, stop, rec, true)
-		}
-		if err != nil {
-			l, err = x.readLayoutFile(ctx, stop, name, rec)
-		}
-		if !put(first+j, l, err) {
-			return
-		}
-	}
+// chunkRead is a chunk of consecutive files a Decoder has read with its ring and is decoding.
+type chunkRead struct {
+	names []string     // the chunk's
+	first int          // the index of names[0] among ReadLayoutFiles' names
+	files []uring.File // what the ring read; nil: every file is read the usual way
+	next  int          // the next file of the chunk to decode
 }
 
-// errNotRead marks a file decodeFiles has still to read the usual way.
+// readChunk reads the files at names (at most ringChunk), file first+j, with x's ring.
+func (x *Decoder) readChunk(names []string, first int) chunkRead {
+	c := chunkRead{names: names, first: first}
+	if r := x.fileRing(); r != nil && len(names) > 1 {
+		var err error
+		if c.files, err = r.Read(names); err != nil {
+			// The ring failed as a whole (it is unusable now): this Decoder reads as usual.
+			x.ring.Close()
+			x.ring, x.ringFailed, c.files = nil, true, nil
+		}
+	}
+	return c
+}
+
+// read reports whether the ring read file j whole: a small file, whose Layout is small too.
+func (c *chunkRead) read(j int) bool { return c.files != nil && c.files[j].Whole }
+
+// decode decodes c's files from c.next on, file i into records(i), and calls put for each in
+// order; each Layout and error is the one readLayoutFile gives. A file the ring did not read
+// whole (one of ringBufSize bytes or more, or one that failed) is decoded only once admit(i)
+// allows it, so that a chunk's large Layouts wait within the window they always had. decode
+// returns false when admit refuses (c.next is that file) or put asks to stop.
+func (x *Decoder) decode(ctx context.Context, stop *cancel.Flag, c *chunkRead, records func(i int) *layoutAlloc, admit func(i int) bool, put func(i int, l *Layout, err error) bool) bool {
+	for ; c.next < len(c.names); c.next++ {
+		j := c.next
+		i := c.first + j
+		if !c.read(j) && !admit(i) {
+			return false
+		}
+		if testHookDecoding != nil {
+			testHookDecoding(i, c.read(j))
+		}
+		rec := records(i)
+		var l *Layout
+		err := errNotRead
+		if c.read(j) && ctx.Err() == nil {
+			l, err = x.decodeLayout(c.files[j].Data, nil, stop, rec, true)
+		}
+		if err != nil {
+			l, err = x.readLayoutFile(ctx, stop, c.names[j], rec)
+		}
+		if !put(i, l, err) {
+			return false
+		}
+	}
+	return true
+}
+
+// testHookDecoding, when set by a test, learns which file decode starts on and whether the
+// ring read it whole.
+var testHookDecoding func(i int, read bool)
+
+// errNotRead marks a file decode has still to read the usual way.
 var errNotRead = errors.New("not read")

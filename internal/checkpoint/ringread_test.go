@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -92,4 +93,54 @@ func errString(err error) string {
 		return ""
 	}
 	return err.Error()
+}
+
+// TestReadLayoutFilesLargeLayoutsWait: with a slow fn, chunks run ahead by up to 2 × workers
+// chunks of small files, but a file the ring did not read whole (a large one) is decoded only
+// within 2 × workers files of fn, the window ReadLayoutFiles has without chunks.
+func TestReadLayoutFilesLargeLayoutsWait(t *testing.T) {
+	paths, contents := batchFiles(t)
+	var small, large []string
+	for i, b := range contents {
+		if len(b) < ringBufSize {
+			small = append(small, paths[i])
+		} else {
+			large = append(large, paths[i])
+		}
+	}
+	if len(small) == 0 || len(large) == 0 {
+		t.Fatal("batchFiles has no small or no large file")
+	}
+	var names []string
+	for k := range 96 {
+		if k%3 == 2 {
+			names = append(names, large[k%len(large)])
+		} else {
+			names = append(names, small[k%len(small)])
+		}
+	}
+	readModes(t, func(t *testing.T) {
+		const workers = 2
+		var given, ahead, worst atomic.Int64
+		testHookDecoding = func(i int, read bool) {
+			if d := int64(i) - given.Load(); read && d > ahead.Load() {
+				ahead.Store(d) // (racy max: only for the log)
+			} else if !read && d >= 2*workers {
+				worst.Store(d)
+			}
+		}
+		defer func() { testHookDecoding = nil }()
+		err := ReadLayoutFiles(context.Background(), names, workers, func(i int, l *Layout, err error) error {
+			time.Sleep(200 * time.Microsecond) // a slow reader: the workers run ahead
+			given.Add(1)
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if d := worst.Load(); d != 0 {
+			t.Fatalf("a large file was decoded %d files ahead of fn (window %d)", d, 2*workers)
+		}
+		t.Logf("small files decoded up to %d files ahead of fn", ahead.Load())
+	})
 }
