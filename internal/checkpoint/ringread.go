@@ -40,7 +40,10 @@ func init() {
 // fileRing returns the Decoder's io_uring reader, set up on first use, or nil where io_uring is
 // not available (then no Decoder tries again) or failed for this Decoder.
 func (x *Decoder) fileRing() *uring.Reader {
-	if x.ring != nil || x.ringFailed || ringUse.Load() == ringOff {
+	if ringUse.Load() == ringOff {
+		return nil // (a pooled Decoder may have a ring from before it was turned off)
+	}
+	if x.ring != nil || x.ringFailed {
 		return x.ring
 	}
 	r, err := uring.NewReader(ringChunk, ringBufSize)

@@ -122,7 +122,11 @@ func TestReadLayoutFilesLargeLayoutsWait(t *testing.T) {
 	readModes(t, func(t *testing.T) {
 		const workers = 2
 		var given, ahead, worst atomic.Int64
+		off := ringUse.Load() == ringOff
 		testHookDecoding = func(i int, read bool) {
+			if off && read {
+				t.Errorf("file %d read by a ring with io_uring off", i)
+			}
 			if d := int64(i) - given.Load(); read && d > ahead.Load() {
 				ahead.Store(d) // (racy max: only for the log)
 			} else if !read && d >= 2*workers {
