@@ -18,7 +18,10 @@ var ErrUnsupported = errors.New("io_uring is not available")
 
 // File is one file of a batch. Data is the file's bytes when Whole is set (a slice of the
 // Reader's buffer, valid until its next Read); otherwise Err says why not (nil when the file
-// filled the buffer and may be larger).
+// filled the buffer and may be larger, or read empty). Whole means one read returned less than
+// the buffer: the whole of a regular file on a local file system, but possibly a prefix on a
+// file system that returns short reads (FUSE), or whatever a FIFO held. Callers that cannot
+// tell from the content (a checkpoint decodes or not) read such files the usual way.
 type File struct {
 	Data  []byte
 	Whole bool

@@ -226,8 +226,10 @@ func (r *Reader) Read(names []string) ([]File, error) {
 		case r.readRes[i] < 0:
 			f.Err = &os.PathError{Op: "read", Path: name, Err: syscall.Errno(-r.readRes[i])}
 		case r.readRes[i] > 0 && int(r.readRes[i]) < r.bufSize:
-			// A read of a regular file that returns less than asked is at its end: io_uring
-			// itself reads on after a short read until it gets 0.
+			// Less than asked: the end of a regular file on a local file system (io_uring
+			// itself reads on after a short read that did not block, until it gets 0). A file
+			// system that returns short reads before the end (FUSE) can make this a prefix,
+			// and a FIFO returns what it holds: see File.
 			f.Data, f.Whole = r.buf[i*r.bufSize:i*r.bufSize+int(r.readRes[i])], true
 		}
 	}
