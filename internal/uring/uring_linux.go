@@ -20,11 +20,13 @@ const (
 	sysEnter    = 426
 	sysRegister = 427
 
-	opOpenat = 18
-	opClose  = 19
-	opRead   = 22
+	opOpenat  = 18
+	opClose   = 19
+	opRead    = 22
+	opFadvise = 24
 
 	sqeFixedFile = 1 << 0
+	sqeLink      = 1 << 2 // the next SQE runs after this one, and is cancelled if this one fails
 	sqeHardlink  = 1 << 3 // the next SQE runs after this one, whatever its result
 
 	enterGetEvents   = 1 << 0
@@ -78,10 +80,13 @@ type cqe struct {
 	flags    uint32
 }
 
-// Each file of a batch is one open → read → close chain in fixed-file slot i (so the read can
-// name the file the open has not made yet); userData is i<<2 | the step.
+// Each file of a batch is one open → fadvise → read → close chain in fixed-file slot i (so the
+// steps can name the file the open has not made yet); userData is i<<2 | the step. The fadvise
+// (POSIX_FADV_NORMAL, which changes nothing here) fails on a FIFO, and its failure cancels the
+// read, so a FIFO's data is neither taken from its writer nor passed off as a file.
 const (
 	stepOpen = iota
+	stepFadvise
 	stepRead
 	stepClose
 	steps
@@ -93,7 +98,9 @@ const (
 const openFlags = syscall.O_RDONLY | syscall.O_NONBLOCK | syscall.O_NOCTTY
 
 // Reader reads batches of up to Batch files through one io_uring instance. It is not safe for
-// concurrent use. Its memory is Batch × the buffer size plus a few pages of rings.
+// concurrent use. Its memory is Batch × the buffer size plus a few pages of rings. A FIFO's
+// chain stops at the fadvise, before its close: it stays open in its slot until the next Read
+// opens another file there, or Close.
 type Reader struct {
 	fd      int
 	batch   int
@@ -109,12 +116,13 @@ type Reader struct {
 	cqMask  uint32
 	cqes    unsafe.Pointer
 
-	buf     []byte // batch × bufSize: slot i's file lands in buf[i*bufSize:]
-	paths   []byte // the batch's names, NUL-terminated
-	openRes []int32
-	readRes []int32
-	files   []File
-	broken  error // set when the ring failed with requests in flight: never used again
+	buf       []byte // batch × bufSize: slot i's file lands in buf[i*bufSize:]
+	paths     []byte // the batch's names, NUL-terminated
+	openRes   []int32
+	adviseRes []int32
+	readRes   []int32
+	files     []File
+	broken    error // set when the ring failed with requests in flight: never used again
 }
 
 // NewReader sets up an io_uring instance for batches of batch files of fewer than bufSize bytes
@@ -170,6 +178,7 @@ func (r *Reader) setUp(p *setupParams) error {
 	}
 	r.buf = make([]byte, r.batch*r.bufSize)
 	r.openRes = make([]int32, r.batch)
+	r.adviseRes = make([]int32, r.batch)
 	r.readRes = make([]int32, r.batch)
 	r.files = make([]File, r.batch)
 	return nil
@@ -202,7 +211,7 @@ func (r *Reader) Read(names []string) ([]File, error) {
 	want, at := 0, 0
 	for i, name := range names {
 		files[i] = File{}
-		r.openRes[i], r.readRes[i] = 0, 0
+		r.openRes[i], r.adviseRes[i], r.readRes[i] = 0, 0, 0
 		path := unsafe.Pointer(&r.paths[at])
 		at += len(name) + 1
 		if name == "" || strings.IndexByte(name, 0) >= 0 {
@@ -211,6 +220,7 @@ func (r *Reader) Read(names []string) ([]File, error) {
 		}
 		slot := uint32(i)
 		r.push(sqe{opcode: opOpenat, flags: sqeHardlink, fd: atFDCWD, addr: uint64(uintptr(path)), opFlags: openFlags, fileIndex: slot + 1, userData: tag(i, stepOpen)})
+		r.push(sqe{opcode: opFadvise, flags: sqeLink | sqeFixedFile, fd: int32(slot), userData: tag(i, stepFadvise)})
 		r.push(sqe{opcode: opRead, flags: sqeHardlink | sqeFixedFile, fd: int32(slot), addr: uint64(uintptr(unsafe.Pointer(&r.buf[i*r.bufSize]))), len: uint32(r.bufSize), userData: tag(i, stepRead)})
 		r.push(sqe{opcode: opClose, fileIndex: slot + 1, userData: tag(i, stepClose)})
 		want += steps
@@ -223,6 +233,8 @@ func (r *Reader) Read(names []string) ([]File, error) {
 		case f.Err != nil:
 		case r.openRes[i] < 0:
 			f.Err = &os.PathError{Op: "open", Path: name, Err: syscall.Errno(-r.openRes[i])}
+		case r.adviseRes[i] < 0: // a FIFO (ESPIPE): its read was cancelled
+			f.Err = &os.PathError{Op: "fadvise", Path: name, Err: syscall.Errno(-r.adviseRes[i])}
 		case r.readRes[i] < 0:
 			f.Err = &os.PathError{Op: "read", Path: name, Err: syscall.Errno(-r.readRes[i])}
 		case r.readRes[i] > 0 && int(r.readRes[i]) < r.bufSize:
@@ -305,6 +317,8 @@ func (r *Reader) reap() int {
 		switch step {
 		case stepOpen:
 			r.openRes[i] = c.res
+		case stepFadvise:
+			r.adviseRes[i] = c.res
 		case stepRead:
 			r.readRes[i] = c.res
 		}

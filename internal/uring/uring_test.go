@@ -7,6 +7,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"syscall"
 	"testing"
@@ -72,7 +73,8 @@ func TestRead(t *testing.T) {
 		{"empty", sized(0), false, "", 0},
 		{"missing", filepath.Join(dir, "nope/_metadata"), false, "open", syscall.ENOENT},
 		{"directory", dir, false, "read", syscall.EISDIR},
-		{"FIFO without a writer does not block", fifo, false, "", 0},
+		{"FIFO without a writer does not block", fifo, false, "fadvise", syscall.ESPIPE},
+		{"FIFO with data is not read", fifoWithData(t, dir), false, "fadvise", syscall.ESPIPE},
 		{"empty name", "", false, "open", syscall.EINVAL},
 		{"NUL in the name", dir + "/a\x00b", false, "open", syscall.EINVAL},
 	} {
@@ -115,6 +117,31 @@ func TestRead(t *testing.T) {
 	}
 }
 
+// fifoWithData makes a FIFO holding "data" and checks, when the test ends, that the data is
+// still there (a Reader must not take a FIFO's data from its writer).
+func fifoWithData(t *testing.T, dir string) string {
+	fifo := filepath.Join(dir, "fifo-with-data")
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	rw, err := os.OpenFile(fifo, os.O_RDWR, 0) // a writer that can read back what it wrote
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := rw.Write([]byte("data")); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		defer rw.Close()
+		rw.SetReadDeadline(time.Now().Add(time.Second)) // the FIFO's own writer: no EOF, a timeout
+		b := make([]byte, 16)
+		if n, err := rw.Read(b); err != nil || string(b[:n]) != strings.Repeat("data", n/4) || n == 0 {
+			t.Errorf("the FIFO's data was taken: %q left (%v)", b[:n], err)
+		}
+	})
+	return fifo
+}
+
 // checkFile fails t unless f agrees with the file at name: Data is the whole file when Whole.
 func checkFile(t testing.TB, name string, f File) {
 	t.Helper()
@@ -122,6 +149,10 @@ func checkFile(t testing.TB, name string, f File) {
 		if f.Data != nil {
 			t.Errorf("%s: Data set on a file not read whole", name)
 		}
+		return
+	}
+	if fi, err := os.Stat(name); err != nil || !fi.Mode().IsRegular() {
+		t.Errorf("%s: read whole by the Reader but not a regular file (%v)", name, err)
 		return
 	}
 	want, err := os.ReadFile(name)
