@@ -1,8 +1,8 @@
 // Package uring opens, reads and closes batches of small files with one system call, through
 // Linux's io_uring. Decoding a folder of checkpoint _metadata files of a few KiB each costs
 // four system calls a file (open, fstat, read, close) besides the decoding; a Reader submits a
-// whole batch of open → fadvise → read → close chains at once, which takes about a fifth off the time of
-// reading such a folder.
+// whole batch of open → fadvise → read → close chains at once, which takes about a fifth off
+// the time of reading such a folder.
 //
 // It is a fast path only: where io_uring is missing (another OS, an old kernel, a container's
 // seccomp profile, kernel.io_uring_disabled), NewReader returns an error wrapping ErrUnsupported
