@@ -155,6 +155,44 @@ corpus_ratios() {
 		}' "$WORK/corpus-all.stats" "$WORK/corpus-common.stats"
 }
 
+corpus_ours_common() {
+	local mode
+	for mode in decoder batch read; do
+		timeout 5m "$WORK/bin/corpusdecode" -mode "$mode" -passes 5 -stats "$WORK/corpus-common.stats" <"$WORK/corpus-common.list"
+	done
+}
+
+corpus_peer_common() {
+	local mode
+	for mode in peer-full peer-summary; do
+		timeout 5m "$WORK/bin/peerdecode" -mode "$mode" -passes 5 -stats "$WORK/corpus-common.stats" <"$WORK/corpus-common.list"
+	done
+}
+
+# corpus_round_ratios prints, from a -stats file of alternating rounds, the peer's wall over our
+# batch wall in each round (the k-th batch row against the k-th row of each peer mode): median,
+# lowest and highest.
+corpus_round_ratios() {
+	awk -F'\t' '
+		{ n[$1]++; wall[$1, n[$1]] = $5 }
+		function median(a, k,   i, j, t) {
+			for (i = 2; i <= k; i++) for (j = i; j > 1 && a[j - 1] > a[j]; j--) { t = a[j]; a[j] = a[j - 1]; a[j - 1] = t }
+			return k % 2 ? a[(k + 1) / 2] : (a[k / 2] + a[k / 2 + 1]) / 2
+		}
+		END {
+			print "| ours | peer | rounds | median ratio | lowest | highest |"
+			print "|---|---|---|---|---|---|"
+			split("peer-full peer-summary", peers, " ")
+			for (p = 1; p <= 2; p++) {
+				k = 0
+				for (r = 1; r <= n["batch"] && r <= n[peers[p]]; r++) ratio[++k] = wall[peers[p], r] / wall["batch", r]
+				if (k == 0) continue
+				m = median(ratio, k)
+				printf "| batch | %s | %d | **%.2f×** | %.2f× | %.2f× |\n", peers[p], k, m, ratio[1], ratio[k]
+			}
+		}' "$1"
+}
+
 corpus_decode() {
 	CORPUS=${PREFLIGHT_CORPUS:-../shared/corpus}
 	if [ -s "$CORPUS/MANIFEST.tsv" ]; then
@@ -205,16 +243,15 @@ corpus_decode() {
 				printf '\nThe %s files that both decode (%s fail in one of them):\n\n' \
 					"$(wc -l <"$WORK/corpus-common.list")" "$(grep -c . "$WORK/corpus-any.failed" || true)"
 				printf '| mode | files | MB | best wall of 5 | MB/s | files/s | CPU per pass | MB/cpu-s | peak RSS |\n|---|---|---|---|---|---|---|---|---|\n'
+				# Ours and the peer's in turn, the order swapped every round, so that a round's
+				# ratio compares runs a few seconds apart (the host's speed drifts within a minute).
 				for round in $(seq "${CORPUS_ROUNDS:-3}"); do
-					for mode in decoder batch read; do
-						timeout 5m "$WORK/bin/corpusdecode" -mode "$mode" -passes 5 -stats "$WORK/corpus-common.stats" <"$WORK/corpus-common.list"
-					done
-					for mode in peer-full peer-summary; do
-						timeout 5m "$WORK/bin/peerdecode" -mode "$mode" -passes 5 -stats "$WORK/corpus-common.stats" <"$WORK/corpus-common.list"
-					done
+					if [ $((round % 2)) = 1 ]; then corpus_ours_common; corpus_peer_common; else corpus_peer_common; corpus_ours_common; fi
 				done
 				printf '\nRatios, ours over the peer (justtrackio/flink-admin %s, ParseFile with ParseFull true and false), each mode at its best wall and least CPU of %s rounds:\n\n' "$peer_rev" "${CORPUS_ROUNDS:-3}"
 				WORK=$WORK corpus_ratios
+				printf '\nThe same, round by round (each round: best wall of 5 passes each, run back to back): the median ratio over the rounds, and the lowest and highest:\n\n'
+				corpus_round_ratios "$WORK/corpus-common.stats"
 			fi
 		} | tee "$WORK/corpus.md"
 		step "corpus results: $WORK/corpus.md"
