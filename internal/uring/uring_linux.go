@@ -135,8 +135,12 @@ func NewReader(batch, bufSize int) (*Reader, error) {
 	var p setupParams
 	p.flags = setupSubmitAll
 	fd, _, errno := syscall.RawSyscall(sysSetup, uintptr(steps*batch), uintptr(unsafe.Pointer(&p)), 0)
-	if errno != 0 {
+	switch errno {
+	case 0:
+	case syscall.ENOSYS, syscall.EPERM, syscall.EACCES, syscall.EINVAL: // missing, refused, too old
 		return nil, fmt.Errorf("uring: io_uring_setup: %w (%w)", ErrUnsupported, errno)
+	default: // short of memory or descriptors: a later Reader may succeed
+		return nil, fmt.Errorf("uring: io_uring_setup: %w", errno)
 	}
 	r := &Reader{fd: int(fd), batch: batch, bufSize: bufSize}
 	if err := r.setUp(&p); err != nil {
