@@ -256,7 +256,7 @@ func ReadLayoutFiles(ctx context.Context, names []string, workers int, fn func(i
 		}
 		always := func(int) bool { return true }
 		for first := 0; first < len(names) && stopped == nil; first += chunk {
-			c := x.readChunk(names[first:min(first+chunk, len(names))], first)
+			c := x.readChunk(names, first, chunk)
 			x.decode(ctx, stop, &c, func(int) *layoutAlloc { return lent }, always, give)
 		}
 		if stopped != nil {
@@ -306,8 +306,7 @@ func ReadLayoutFiles(ctx context.Context, names []string, workers int, fn func(i
 			<-room
 			return chunkRead{}, false
 		}
-		first := c * chunk
-		return x.readChunk(names[first:min(first+chunk, len(names))], first), true
+		return x.readChunk(names, c*chunk, chunk), true
 	}
 	recordsOf := func(i int) *layoutAlloc { return lent[i%span] }
 	put := func(i int, l *Layout, err error) bool {
@@ -362,7 +361,6 @@ func ReadLayoutFiles(ctx context.Context, names []string, workers int, fn func(i
 		}()
 	}
 	var pending chunkRead // the calling goroutine's chunk, set aside until its next file is in the window
-	hasPending := false
 	for i := 0; i < len(names); {
 		var r result
 		select {
@@ -372,9 +370,9 @@ func ReadLayoutFiles(ctx context.Context, names []string, workers int, fn func(i
 			// in the window, else a new chunk if the window has room; or else wait for it.
 			decoded := false
 			switch {
-			case hasPending:
+			case pending.pending():
 				if inWindow(pending.first + pending.next) {
-					hasPending = !x.decode(ctx, stop, &pending, recordsOf, inWindow, put)
+					x.decode(ctx, stop, &pending, recordsOf, inWindow, put)
 					decoded = true
 				}
 			case int(next.Load()) < chunks:
@@ -382,7 +380,7 @@ func ReadLayoutFiles(ctx context.Context, names []string, workers int, fn func(i
 				case room <- struct{}{}:
 					if c, ok := claim(x); ok {
 						pending = c
-						hasPending = !x.decode(ctx, stop, &pending, recordsOf, inWindow, put)
+						x.decode(ctx, stop, &pending, recordsOf, inWindow, put)
 						decoded = true
 					}
 				default:

@@ -81,9 +81,10 @@ type chunkRead struct {
 	next  int          // the next file of the chunk to decode
 }
 
-// readChunk reads the files at names (at most ringChunk), file first+j, with x's ring.
-func (x *Decoder) readChunk(names []string, first int) chunkRead {
-	c := chunkRead{names: names, first: first}
+// readChunk reads the chunk of up to size files from names[first], with x's ring.
+func (x *Decoder) readChunk(names []string, first, size int) chunkRead {
+	c := chunkRead{names: names[first:min(first+size, len(names))], first: first}
+	names = c.names
 	if r := x.fileRing(); r != nil && len(names) > 1 {
 		var err error
 		if c.files, err = r.Read(names); err != nil {
@@ -94,6 +95,9 @@ func (x *Decoder) readChunk(names []string, first int) chunkRead {
 	}
 	return c
 }
+
+// pending reports whether files of c are left to decode (decode stopped at one admit refused).
+func (c *chunkRead) pending() bool { return c.next < len(c.names) }
 
 // read reports whether the ring read file j whole: a small file, whose Layout is small too.
 func (c *chunkRead) read(j int) bool { return c.files != nil && c.files[j].Whole }
