@@ -92,6 +92,9 @@ const (
 	steps
 )
 
+// stepNames names the steps in a File's error, as os.PathError's Op.
+var stepNames = [steps]string{stepOpen: "open", stepFadvise: "fadvise", stepRead: "read", stepClose: "close"}
+
 // openFlags: O_NONBLOCK so that a FIFO or a device never blocks the batch (a regular file
 // ignores it); O_NOCTTY so that a terminal never becomes the controlling one. O_CLOEXEC does
 // not apply: fixed slots are not in the descriptor table.
@@ -107,7 +110,6 @@ type Reader struct {
 	bufSize int
 	ring    []byte // the SQ and CQ rings (one mapping)
 	sqeMem  []byte
-	sqHead  *uint32
 	sqTail  *uint32
 	sqMask  uint32
 	sqArray unsafe.Pointer
@@ -116,13 +118,11 @@ type Reader struct {
 	cqMask  uint32
 	cqes    unsafe.Pointer
 
-	buf       []byte // batch × bufSize: slot i's file lands in buf[i*bufSize:]
-	paths     []byte // the batch's names, NUL-terminated
-	openRes   []int32
-	adviseRes []int32
-	readRes   []int32
-	files     []File
-	broken    error // set when the ring failed with requests in flight: never used again
+	buf     []byte         // batch × bufSize: slot i's file lands in buf[i*bufSize:]
+	paths   []byte         // the batch's names, NUL-terminated
+	results [][steps]int32 // file i's steps' results (a step's cqe.res)
+	files   []File
+	broken  error // set when the ring failed with requests in flight: never used again
 }
 
 // NewReader sets up an io_uring instance for batches of batch files of fewer than bufSize bytes
@@ -163,7 +163,6 @@ func (r *Reader) setUp(p *setupParams) error {
 		return fmt.Errorf("uring: mapping the submission entries: %w", err)
 	}
 	base := unsafe.Pointer(&r.ring[0])
-	r.sqHead = (*uint32)(unsafe.Add(base, p.sq.head))
 	r.sqTail = (*uint32)(unsafe.Add(base, p.sq.tail))
 	r.sqMask = *(*uint32)(unsafe.Add(base, p.sq.ringMask))
 	r.sqArray = unsafe.Add(base, p.sq.array)
@@ -181,9 +180,7 @@ func (r *Reader) setUp(p *setupParams) error {
 		return fmt.Errorf("uring: registering file slots: %w (%w)", ErrUnsupported, errno)
 	}
 	r.buf = make([]byte, r.batch*r.bufSize)
-	r.openRes = make([]int32, r.batch)
-	r.adviseRes = make([]int32, r.batch)
-	r.readRes = make([]int32, r.batch)
+	r.results = make([][steps]int32, r.batch)
 	r.files = make([]File, r.batch)
 	return nil
 }
@@ -215,7 +212,7 @@ func (r *Reader) Read(names []string) ([]File, error) {
 	want, at := 0, 0
 	for i, name := range names {
 		files[i] = File{}
-		r.openRes[i], r.adviseRes[i], r.readRes[i] = 0, 0, 0
+		r.results[i] = [steps]int32{}
 		path := unsafe.Pointer(&r.paths[at])
 		at += len(name) + 1
 		if name == "" || strings.IndexByte(name, 0) >= 0 {
@@ -233,20 +230,19 @@ func (r *Reader) Read(names []string) ([]File, error) {
 		return nil, err
 	}
 	for i, name := range names {
-		switch f := &files[i]; {
-		case f.Err != nil:
-		case r.openRes[i] < 0:
-			f.Err = &os.PathError{Op: "open", Path: name, Err: syscall.Errno(-r.openRes[i])}
-		case r.adviseRes[i] < 0: // a FIFO (ESPIPE): its read was cancelled
-			f.Err = &os.PathError{Op: "fadvise", Path: name, Err: syscall.Errno(-r.adviseRes[i])}
-		case r.readRes[i] < 0:
-			f.Err = &os.PathError{Op: "read", Path: name, Err: syscall.Errno(-r.readRes[i])}
-		case r.readRes[i] > 0 && int(r.readRes[i]) < r.bufSize:
+		f, res := &files[i], &r.results[i]
+		for step := stepOpen; step <= stepRead && f.Err == nil; step++ {
+			// The first step that failed (a fadvise fails on a FIFO, cancelling its read).
+			if res[step] < 0 {
+				f.Err = &os.PathError{Op: stepNames[step], Path: name, Err: syscall.Errno(-res[step])}
+			}
+		}
+		if n := int(res[stepRead]); f.Err == nil && n > 0 && n < r.bufSize {
 			// Less than asked: the end of a regular file on a local file system (io_uring
 			// itself reads on after a short read that did not block, until it gets 0). A file
 			// system that returns short reads before the end (FUSE) can make this a prefix,
 			// and a FIFO returns what it holds: see File.
-			f.Data, f.Whole = r.buf[i*r.bufSize:i*r.bufSize+int(r.readRes[i])], true
+			f.Data, f.Whole = r.buf[i*r.bufSize:i*r.bufSize+n], true
 		}
 	}
 	return files, nil
@@ -318,14 +314,7 @@ func (r *Reader) reap() int {
 		if i >= uint64(r.batch) {
 			continue
 		}
-		switch step {
-		case stepOpen:
-			r.openRes[i] = c.res
-		case stepFadvise:
-			r.adviseRes[i] = c.res
-		case stepRead:
-			r.readRes[i] = c.res
-		}
+		r.results[i][step] = c.res
 	}
 	atomic.StoreUint32(r.cqHead, head)
 	return n
