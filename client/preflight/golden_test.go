@@ -28,6 +28,7 @@ var goldenCases = []struct {
 	{"check-compact-sink-set-8", []string{"check", "testdata/compact-sink/_metadata", "--set", "compact-operator=8"}, exitDeny},
 	{"check-compact-sink-set-2", []string{"check", "testdata/compact-sink/_metadata", "--set", "compact-operator=2"}, exitAllow},
 	{"check-compact-sink-coordinator-2", []string{"check", "testdata/compact-sink/_metadata", "--set", "compact-coordinator=2"}, exitDeny},
+	{"check-compact-sink-p2", []string{"check", "testdata/compact-sink/_metadata", "-p", "2"}, exitAllow}, // job-wide: the pinned operators stay at 1
 	{"check-kafka-orphan-union-p2", []string{"check", "testdata/kafka-orphan-union/_metadata", "-p", "2"}, exitAllow},
 	{"check-kafka-orphan-union-frame-1mib", []string{"check", "testdata/kafka-orphan-union/_metadata", "--frame-size", "1MiB"}, exitDeny},
 	{"check-max-parallelism-set-200", []string{"check", "testdata/max-parallelism/_metadata", "--set", "click-window=200"}, exitDeny},

@@ -87,7 +87,7 @@ func TestSafeParallelism(t *testing.T) {
 		{"fail level warning: scale-down drops, scale-up fails", 5, []tOp{compactOp(4)}, rescale.Plan{Parallelism: par("compact-operator", 2)}, Options{FailLevel: Warning}, 0, 4},
 		{"above max parallelism with an empty-restore bound", 5, []tOp{compactOp(4)}, rescale.Plan{Parallelism: par("compact-operator", 200)}, Options{}, 4, 0},
 		{"max parallelism", 4, []tOp{{uid: "w", p: 4, keyedKG: true}}, rescale.Plan{Parallelism: par("w", 200)}, Options{}, 128, 0},
-		{"pinned", 5, []tOp{{name: "cc", uid: "compact-coordinator", p: 1, maxP: 1, states: []tState{splitState("files-state", 1)}}}, rescale.Plan{DefaultParallelism: 3}, Options{}, 1, 0},
+		{"pinned", 5, []tOp{{name: "cc", uid: "compact-coordinator", p: 1, maxP: 1, states: []tState{splitState("files-state", 1)}}}, rescale.Plan{Parallelism: par("compact-coordinator", 3)}, Options{}, 1, 0},
 		{"union frame size: no value helps", 5, []tOp{kafkaSourceWithOrphan(40000)}, rescale.Plan{DefaultParallelism: 2}, Options{RPCFrameSize: 1 << 20}, 0, 0},
 		// 4 x 40000 SPLIT elements = 1.25 MB of offsets: at p=2 each subtask carries 640 KB, at
 		// p=3 427 KB, against a 512 KiB frame: found by re-simulation.

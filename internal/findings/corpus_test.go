@@ -128,3 +128,58 @@ func itoa(n int) string {
 	}
 	return string(d)
 }
+
+// TestCorpusJobWideParallelismPinned checks, on every real file of the corpus, that a job-wide
+// parallelism of 2 raises no PF112 above INFO (Flink leaves operators with max parallelism 1 at 1),
+// and that naming such an operator in the plan still gives PF112 ERROR.
+func TestCorpusJobWideParallelismPinned(t *testing.T) {
+	cat := DefaultCatalog()
+	pinnedFiles := 0
+	for _, rel := range corpustest.Metadata(t) {
+		b, err := os.ReadFile(rel)
+		if err != nil {
+			continue
+		}
+		l, err := checkpoint.ReadLayoutBytes(b)
+		if err != nil {
+			continue
+		}
+		jobWide := rescale.Plan{DefaultParallelism: 2}
+		if res, err := rescale.Simulate(l, jobWide); err == nil {
+			for _, f := range Check(l, jobWide, res, cat, Options{}).Findings {
+				if f.RuleID == "PF112" && f.Severity > Info {
+					t.Errorf("%s -p 2: %s %s on %s: %s", rel, f.RuleID, f.Severity, f.OperatorID, f.Message)
+				}
+			}
+		}
+		for _, op := range l.Operators {
+			if op.MaxParallelism != 1 || op.Parallelism != 1 {
+				continue
+			}
+			pinnedFiles++
+			named := rescale.Plan{Parallelism: map[string]int{op.ID.String(): 2}}
+			res, err := rescale.Simulate(l, named)
+			if err != nil {
+				t.Errorf("%s --set %s=2: %v", rel, op.ID, err)
+				break
+			}
+			if !hasFinding(Check(l, named, res, cat, Options{}), "PF112", Error, op.ID.String()) {
+				t.Errorf("%s --set %s=2: no PF112 ERROR", rel, op.ID)
+			}
+			break
+		}
+	}
+	if pinnedFiles == 0 {
+		t.Fatal("no corpus file has an operator with max parallelism 1: the test checks nothing")
+	}
+	t.Logf("%d files with a pinned operator", pinnedFiles)
+}
+
+func hasFinding(rep Report, rule string, sev Severity, opID string) bool {
+	for _, f := range rep.Findings {
+		if f.RuleID == rule && f.Severity == sev && f.OperatorID == opID {
+			return true
+		}
+	}
+	return false
+}

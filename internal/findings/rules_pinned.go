@@ -11,7 +11,8 @@ var pinnedOperator = RuleMeta{
 	ID:       "PF112",
 	Title:    "Pinned operator (max parallelism 1) asked to change parallelism",
 	Severity: Error,
-	Grading:  "WARNING when only the catalog, not the checkpoint, pins the operator (the checkpoint stores a max parallelism above 1).",
+	Grading: "WARNING when only the catalog, not the checkpoint, pins the operator (the checkpoint stores a max parallelism above 1). " +
+		"INFO when only a job-wide parallelism would change it: Flink never applies that to an operator whose max parallelism is 1, which stays at 1.",
 	Cause: "Some operators are built with parallelism 1 and max parallelism 1 (the table sink's compact-coordinator " +
 		"and partition committer, the Iceberg committer). Flink refuses any other parallelism; a global parallelism " +
 		"change or an autoscaler override must exclude their vertex.",
@@ -52,6 +53,10 @@ func (r PinnedOperatorRule) Check(c *Context) []Finding {
 	for _, v := range c.Result.Vertices {
 		c.stop.Check()
 		op, ok := pinned(c, v)
+		if ok && v.JobParallelismNotApplied > 0 {
+			out = append(out, r.keptAtOne(c, v, op))
+			continue
+		}
 		if !ok || v.NewParallelism == 1 {
 			continue
 		}
@@ -82,6 +87,16 @@ func (r PinnedOperatorRule) Check(c *Context) []Finding {
 		out = append(out, f)
 	}
 	return out
+}
+
+// keptAtOne is the INFO for a pinned vertex that a job-wide parallelism leaves at 1.
+func (r PinnedOperatorRule) keptAtOne(c *Context, v *rescale.VertexAssignment, op *rescale.OperatorAssignment) Finding {
+	f := c.finding(r, Info, op)
+	f.Title = "Pinned operator (max parallelism 1) stays at 1 under a job-wide parallelism"
+	f.Message = fmt.Sprintf("%s has max parallelism 1, so Flink keeps it at parallelism 1: the job-wide parallelism %d does not apply to it.",
+		upperFirst(opLabel(op, c.Entry(op))), v.JobParallelismNotApplied)
+	f.Remediation = "Nothing to do. Naming this operator in a per-vertex parallelism (--set, pipeline.jobvertex-parallelism-overrides) would fail the restore."
+	return f
 }
 
 func (PinnedOperatorRule) SafeAt(c *Context, v *rescale.VertexAssignment, p int) (bool, bool) {

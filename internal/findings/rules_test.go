@@ -77,8 +77,10 @@ func TestRules(t *testing.T) {
 		{name: "PF111 silent when the configured value matches", rule: "PF111", version: 4, ops: []tOp{{uid: "w", p: 4, keyedKG: true}},
 			plan: rescale.Plan{MaxParallelism: map[string]rescale.MaxParallelism{"w": {Value: 128, Configured: true}}}},
 		// PF112 pinned
-		{name: "PF112 fires on a pinned operator", rule: "PF112", version: 5, ops: []tOp{{name: "compact-coordinator", uid: "compact-coordinator", p: 1, maxP: 1, states: []tState{splitState("files-state", 1)}}},
-			plan: rescale.Plan{DefaultParallelism: 4}, want: Error, subtasks: []int32{1, 2, 3}},
+		{name: "PF112 fires on a pinned operator the plan names", rule: "PF112", version: 5, ops: []tOp{{name: "compact-coordinator", uid: "compact-coordinator", p: 1, maxP: 1, states: []tState{splitState("files-state", 1)}}},
+			plan: rescale.Plan{Parallelism: par("compact-coordinator", 4)}, want: Error, subtasks: []int32{1, 2, 3}},
+		{name: "PF112 only informs when a job-wide parallelism leaves it at 1", rule: "PF112", version: 5, ops: []tOp{{name: "compact-coordinator", uid: "compact-coordinator", p: 1, maxP: 1, states: []tState{splitState("files-state", 1)}}},
+			plan: rescale.Plan{DefaultParallelism: 4}, want: Info, msg: "the job-wide parallelism 4 does not apply to it"},
 		{name: "PF112 silent at 1", rule: "PF112", version: 5, ops: []tOp{{name: "compact-coordinator", uid: "compact-coordinator", p: 1, maxP: 1, states: []tState{splitState("files-state", 1)}}},
 			plan: rescale.Plan{DefaultParallelism: 1}},
 		// PF120 frame size

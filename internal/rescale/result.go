@@ -127,6 +127,9 @@ type VertexAssignment struct {
 	// checkpoint; 0 when none is.
 	OldParallelism int
 	NewParallelism int
+	// JobParallelismNotApplied is the plan's job-wide parallelism when it did not apply to this
+	// vertex because its max parallelism is 1 (NewParallelism is then 1); 0 otherwise.
+	JobParallelismNotApplied int
 	// MaxParallelism is the effective max parallelism of the restore (after adoption).
 	MaxParallelism int
 	// NewJobMaxParallelism is the new job's max parallelism before the restore: the configured

@@ -276,6 +276,12 @@ func (s *simulation) vertex(vp vertexPlan, override, def int, mp MaxParallelism)
 	if va.NewParallelism == 0 {
 		return nil
 	}
+	if override <= 0 && def > 0 && def != 1 && storedMaxParallelismOne(va) {
+		// A job-wide parallelism (-p, parallelism.default, spec.job.parallelism) never reaches an
+		// operator whose max parallelism is 1: Flink builds it with an explicit parallelism of 1
+		// (non-parallel sources and sinks, planner-pinned committers), so it stays at 1.
+		va.NewParallelism, va.JobParallelismNotApplied = 1, def
+	}
 	if slicesAllSet(names) {
 		va.Name = strings.Join(names, " -> ")
 	} else {
@@ -292,6 +298,17 @@ func (s *simulation) vertex(vp vertexPlan, override, def int, mp MaxParallelism)
 	}
 	s.declaredMaxP = append(s.declaredMaxP, va.NewJobMaxParallelism)
 	return va
+}
+
+// storedMaxParallelismOne reports whether one of the vertex's operators stored max parallelism 1:
+// the operator can only run at parallelism 1.
+func storedMaxParallelismOne(va *VertexAssignment) bool {
+	for _, a := range va.Operators {
+		if a.Layout != nil && a.CheckpointMaxParallelism == 1 {
+			return true
+		}
+	}
+	return false
 }
 
 // storedParallelism is a vertex's old parallelism: that of its first operator with checkpoint
