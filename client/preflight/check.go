@@ -40,7 +40,8 @@ gs://, azblob:// URI) at the planned parallelism and reports the verdict, the fi
 fixes, and the nearest safe parallelism of every vertex that would fail.
 
 KEY in --set, --max-parallelism and --chain is a JobVertexID or OperatorID in hex (as Flink prints
-it), an operator uid, or (format version 5+) an operator name.
+it, or its first 8 or more digits, as the reports print it), an operator uid, or (format version
+5+) an operator name.
 
 With --flink-rest URL --job JOBID, the running job is read from Flink's REST API: its vertices and
 their chains (so --set VERTEX_ID=P reaches every operator chained into the vertex) and, when no

@@ -75,7 +75,7 @@ of an operator the job still has (--job-operators) needs --force.`,
 		},
 	}
 	fl := cmd.Flags()
-	fl.StringVar(&f.operator, "operator", "", "the operator: OperatorID in hex, uid, or name (required)")
+	fl.StringVar(&f.operator, "operator", "", "the operator: OperatorID in hex (or its first 8+ digits), uid, or name (required)")
 	fl.StringVar(&f.state, "state", "", "the named operator state to remove; without it the whole operator is removed")
 	fl.StringVar(&f.out, "out", "", "new or empty folder for the pruned savepoint (required)")
 	fl.BoolVar(&f.dryRun, "dry-run", false, "show the plan and verify it in memory; write nothing")

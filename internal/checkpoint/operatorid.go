@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"fmt"
 	"math/bits"
+	"strings"
 )
 
 // OperatorID is Flink's 16-byte OperatorID (or JobVertexID) in file order: lowerPart big-endian,
@@ -24,6 +25,29 @@ func ParseOperatorID(s string) (OperatorID, error) {
 		return id, fmt.Errorf("operator ID %q: %v", s, err)
 	}
 	return id, nil
+}
+
+// MinIDPrefix is the shortest prefix of an operator ID's hex that names the operator: reports
+// print IDs shortened to it.
+const MinIDPrefix = 8
+
+// IsIDPrefix reports whether s can be a shortened operator ID: MinIDPrefix to 31 hex digits, in
+// either case.
+func IsIDPrefix(s string) bool {
+	if len(s) < MinIDPrefix || len(s) >= 2*len(OperatorID{}) {
+		return false
+	}
+	for _, c := range []byte(s) {
+		if !('0' <= c && c <= '9' || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F') {
+			return false
+		}
+	}
+	return true
+}
+
+// HasPrefix reports whether prefix, which IsIDPrefix accepts, begins id's hex.
+func (id OperatorID) HasPrefix(prefix string) bool {
+	return strings.HasPrefix(id.String(), strings.ToLower(prefix))
 }
 
 // OperatorIDFromUID returns the OperatorID Flink derives from a user-set operator UID

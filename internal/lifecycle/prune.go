@@ -110,8 +110,9 @@ func Prune(m *checkpoint.Metadata, sel Selector, opts PruneOptions) (*checkpoint
 	return &out, plan, nil
 }
 
-// FindOperator resolves key (hex OperatorID, uid or name) to an operator index. A name that
-// several operators share is an error listing them.
+// FindOperator resolves key (hex OperatorID, uid or name, or else a prefix of the ID's hex as
+// reports print it) to an operator index. A name or prefix that several operators share is an
+// error listing them.
 func FindOperator(ops []checkpoint.OperatorState, key string) (int, error) {
 	if key == "" {
 		return 0, usagef("--operator is required (an OperatorID in hex, a uid or a name)")
@@ -141,6 +142,13 @@ func FindOperator(ops []checkpoint.OperatorState, key string) (int, error) {
 			byName = append(byName, i)
 		}
 	}
+	if len(byName) == 0 && checkpoint.IsIDPrefix(key) {
+		for i := range ops {
+			if ops[i].ID.HasPrefix(key) {
+				byName = append(byName, i)
+			}
+		}
+	}
 	switch len(byName) {
 	case 1:
 		return byName[0], nil
@@ -155,7 +163,7 @@ func FindOperator(ops []checkpoint.OperatorState, key string) (int, error) {
 	for _, i := range byName {
 		ids = append(ids, ops[i].ID.String())
 	}
-	return 0, usagef("operator name %q is ambiguous (%s); pass the OperatorID", key, strings.Join(ids, ", "))
+	return 0, usagef("operator %q is ambiguous (%s); pass the OperatorID", key, strings.Join(ids, ", "))
 }
 
 func opLabel(op *checkpoint.OperatorState) string {

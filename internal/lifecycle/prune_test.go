@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/flinkpreflight/preflight/internal/checkpoint"
@@ -403,5 +404,33 @@ func TestVerifyCatchesTampering(t *testing.T) {
 				t.Fatal("tampered file passed verification")
 			}
 		})
+	}
+}
+
+// TestFindOperatorKeys: --operator takes an ID, a uid, a name or an ID prefix of at least 8 hex
+// digits (the short IDs reports print); a prefix or name shared by several operators is refused.
+func TestFindOperatorKeys(t *testing.T) {
+	a, b := checkpoint.OperatorIDFromUID("kafka-source"), checkpoint.OperatorIDFromUID("writer")
+	shared := a
+	shared[15]++ // same first 30 digits as a
+	ops := []checkpoint.OperatorState{{ID: a, UID: "kafka-source", Name: "Source"}, {ID: b, Name: "Sink"}, {ID: shared, Name: "Sink"}}
+	for _, tc := range []struct {
+		key  string
+		want int // -1: an error
+	}{
+		{a.String(), 0}, {"kafka-source", 0}, {"Source", 0}, {"writer", 1},
+		{b.String()[:8], 1}, {strings.ToUpper(b.String()[:12]), 1},
+		{a.String()[:8], -1}, {"Sink", -1}, {b.String()[:7], -1}, {"", -1},
+	} {
+		got, err := FindOperator(ops, tc.key)
+		if tc.want < 0 {
+			if err == nil {
+				t.Errorf("key %q: operator %d, want an error", tc.key, got)
+			}
+			continue
+		}
+		if err != nil || got != tc.want {
+			t.Errorf("key %q: %d, %v; want %d", tc.key, got, err, tc.want)
+		}
 	}
 }

@@ -99,7 +99,9 @@ func TestNamedOperatorMatchesResolver(t *testing.T) {
 		{ID: opID(6), Name: "window", UID: "source"}, // a uid equal to another operator's name
 		{ID: checkpoint.OperatorIDFromUID("by-hash-only")},
 	}}
-	keys := []string{"", "nope", "by-hash-only", "map", "source", "src", "shared-uid", "hashed", "sink", "window", "mapper", "mapper-2"}
+	keys := []string{"", "nope", "by-hash-only", "map", "source", "src", "shared-uid", "hashed", "sink", "window", "mapper", "mapper-2",
+		hashOfShared.String()[:8], strings.ToUpper(checkpoint.OperatorIDFromUID("by-hash-only").String()[:12]), // unique ID prefixes
+		"a0000000", "a000", "a0000000zz"} // a prefix of several IDs, one too short, not hex
 	compared, found := 0, 0
 	check := func(t *testing.T, l *checkpoint.Layout, keys []string) {
 		r := newResolver(l, nil)
@@ -137,7 +139,7 @@ func TestNamedOperatorMatchesResolver(t *testing.T) {
 			}
 			var ks []string
 			for _, op := range cl.Operators {
-				ks = append(ks, op.Name, op.UID)
+				ks = append(ks, op.Name, op.UID, op.ID.String()[:checkpoint.MinIDPrefix])
 			}
 			check(t, cl, ks)
 		}

@@ -2,6 +2,7 @@ package rescale
 
 import (
 	"reflect"
+	"strings"
 	"testing"
 
 	"github.com/flinkpreflight/preflight/internal/checkpoint"
@@ -37,6 +38,49 @@ func TestPlanKeys(t *testing.T) {
 	if nf.ID != checkpoint.OperatorIDFromUID("new-filter") || nf.Layout != nil || nf.Path != PathNotRestored || nf.NewParallelism != 3 || !nf.Subtask(0).Restored {
 		t.Errorf("new operator: %+v", nf)
 	}
+}
+
+// TestPlanKeyIDPrefix: the short IDs reports print (8 hex digits or more) are plan keys; a prefix
+// of several IDs is ambiguous; a key that names nothing suggests the closest operators.
+func TestPlanKeyIDPrefix(t *testing.T) {
+	src := op(0, 2, 128)
+	src.ID, src.UID, src.Name = checkpoint.OperatorIDFromUID("source"), "source", "Source: Kafka"
+	l := layoutOf(src, op(2, 2, 128), op(0x300, 2, 128)) // opID(2) and opID(0x300) share their first 28 digits
+	for _, tc := range []struct {
+		key     string
+		want    checkpoint.OperatorID // zero: an error
+		errText string
+		closest bool // the error suggests operators
+	}{
+		{key: src.ID.String()[:8], want: src.ID},
+		{key: strings.ToUpper(src.ID.String()[:20]), want: src.ID},
+		{key: opID(2).String()[:31], want: opID(2)},
+		{key: opID(2).String()[:8], errText: "ambiguous: names 2 operators"},
+		{key: src.ID.String()[:7], errText: "names no operator"},
+		{key: "sourc", errText: `closest: "Source: Kafka" (uid source`, closest: true},
+		{key: flipLast(src.ID.String()[:8]), errText: `closest: "Source: Kafka" (uid source`, closest: true},
+		{key: "completely-unrelated", errText: "names no operator"},
+	} {
+		r, err := Simulate(l, Plan{Parallelism: map[string]int{tc.key: 5}})
+		if tc.errText != "" {
+			if err == nil || !strings.Contains(err.Error(), tc.errText) || strings.Contains(err.Error(), "closest") != tc.closest {
+				t.Errorf("key %q: error %v, want it to contain %q (suggestions: %v)", tc.key, err, tc.errText, tc.closest)
+			}
+			continue
+		}
+		if err != nil {
+			t.Fatalf("key %q: %v", tc.key, err)
+		}
+		if v := r.Vertex(tc.want); v == nil || v.NewParallelism != 5 {
+			t.Errorf("key %q: vertex %+v", tc.key, v)
+		}
+	}
+}
+
+func flipLast(s string) string {
+	b := []byte(s)
+	b[len(b)-1] = map[bool]byte{true: '0', false: '1'}[b[len(b)-1] != '0']
+	return string(b)
 }
 
 // TestPayloadEstimate pins the payload formula on one subtask.

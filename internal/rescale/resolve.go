@@ -56,7 +56,8 @@ func (r *resolver) indexNames() {
 	}
 }
 
-// checkpointMatches returns the IDs of the checkpoint operators a key names.
+// checkpointMatches returns the IDs of the checkpoint operators a key names: by ID, uid hash,
+// uid or name, or else by a prefix of the ID's hex (the short IDs reports print).
 func (r *resolver) checkpointMatches(key string) []checkpoint.OperatorID {
 	var out []checkpoint.OperatorID
 	add := func(id checkpoint.OperatorID) {
@@ -83,12 +84,21 @@ func (r *resolver) checkpointMatches(key string) []checkpoint.OperatorID {
 	for _, i := range r.byName[key] {
 		add(r.layout.Operators[i].ID)
 	}
+	if len(out) == 0 && checkpoint.IsIDPrefix(key) {
+		for i := range r.layout.Operators {
+			r.stop.Check()
+			if id := r.layout.Operators[i].ID; id.HasPrefix(key) {
+				add(id)
+			}
+		}
+	}
 	return out
 }
 
 // NamedOperator is the one checkpoint operator of l that a plan key which is not a hex ID names,
 // by the rule checkpointMatches applies: the key's hash as a uid is an operator's ID, or the
-// key is an operator's uid or name (format 5+). ok is false when the key names no operator or
+// key is an operator's uid or name (format 5+), or else a prefix of its ID's hex (checkpoint.MinIDPrefix
+// digits or more). ok is false when the key names no operator or
 // several. It scans l without building an index, for callers that resolve a key or two against
 // an already decoded layout (the server's result keys); TestNamedOperatorMatchesResolver holds
 // it to checkpointMatches.
@@ -113,6 +123,13 @@ func NamedOperator(l *checkpoint.Layout, key string) (id checkpoint.OperatorID, 
 	for i := range l.Operators {
 		if op := &l.Operators[i]; op.UID != "" && op.UID == key || op.Name != "" && op.Name == key {
 			add(op.ID)
+		}
+	}
+	if n == 0 && checkpoint.IsIDPrefix(key) {
+		for i := range l.Operators {
+			if l.Operators[i].ID.HasPrefix(key) {
+				add(l.Operators[i].ID)
+			}
 		}
 	}
 	return id, n == 1
@@ -358,7 +375,7 @@ func sortedIDs(m map[checkpoint.OperatorID]bool) []checkpoint.OperatorID {
 func verticesOf(r *resolver, byOp map[checkpoint.OperatorID]int, field, key string) ([]int, error) {
 	ids := r.lookup(key)
 	if len(ids) == 0 {
-		return nil, &PlanError{Field: field, Key: key, Msg: "names no operator of the checkpoint or the plan"}
+		return nil, r.unknownKey(field, key)
 	}
 	var vs []int
 	var in []checkpoint.OperatorID // the matched operators that are in some vertex

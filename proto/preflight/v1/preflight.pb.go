@@ -420,9 +420,9 @@ type RescalePlan struct {
 	// Parallelism of every vertex not named in `parallelism`. 0 keeps each operator's stored
 	// parallelism.
 	DefaultParallelism int32 `protobuf:"varint,1,opt,name=default_parallelism,json=defaultParallelism,proto3" json:"default_parallelism,omitempty"`
-	// Per-vertex parallelism. A key is a JobVertexID or OperatorID in hex (as Flink prints it), an
-	// operator uid (hashed the way Flink hashes it), or, for format version 5 and later, an operator
-	// name. A key that matches an operator applies to the whole vertex (chain) of that operator.
+	// Per-vertex parallelism. A key is a JobVertexID or OperatorID in hex (as Flink prints it, or a
+	// unique prefix of 8 or more digits), an operator uid (hashed the way Flink hashes it), or, for
+	// format version 5 and later, an operator name. A key that matches an operator applies to the whole vertex (chain) of that operator.
 	Parallelism map[string]int32 `protobuf:"bytes,2,rep,name=parallelism,proto3" json:"parallelism,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"varint,2,opt,name=value"`
 	// Operator chains of the new job. Operators not listed form a vertex of their own.
 	Vertices []*Vertex `protobuf:"bytes,3,rep,name=vertices,proto3" json:"vertices,omitempty"`
