@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -126,7 +125,10 @@ func (j *jobFlags) discover(cmd *cobra.Command, args []string, eng *engine.Engin
 // latestSnapshot finds the newest snapshot in a folder with the user's own access: the
 // allowlist is the folder itself.
 func latestSnapshot(ctx context.Context, dir string) (source.Snapshot, string, error) {
-	allow := strings.TrimPrefix(dir, "file://")
+	allow := dir
+	if p, local := source.FilePath(dir); local {
+		allow = p
+	}
 	o, err := source.New(source.Config{Allow: []string{allow}})
 	if err != nil {
 		return source.Snapshot{}, "", fmt.Errorf("%w: %v", errInput, err)

@@ -92,10 +92,11 @@ func runEmbedded[T any](cmd *cobra.Command, target string, catalogs []string, f 
 
 // openInput opens a checkpoint for the in-process engine, with progress on a terminal.
 func openInput(cmd *cobra.Command, target string) (engine.Input, func(), error) {
-	if isURI(target) && !strings.HasPrefix(target, "file://") {
+	path, local := source.FilePath(target)
+	if !local {
 		return openRemoteInput(cmd.Context(), target)
 	}
-	f, size, err := openLocal(strings.TrimPrefix(target, "file://"))
+	f, size, err := openLocal(path)
 	if err != nil {
 		return engine.Input{}, nil, err
 	}
@@ -120,10 +121,17 @@ func openLocal(target string) (*os.File, int64, error) {
 	return nil, 0, fmt.Errorf("%w: %v", errInput, err)
 }
 
-// isURI reports whether target names a scheme such as s3:// rather than a local path.
+// isURI reports whether target names a scheme (s3://, file://, Flink's file:/path) rather than a
+// plain local path.
 func isURI(target string) bool {
-	scheme, _, ok := strings.Cut(target, "://")
+	scheme, _, ok := strings.Cut(source.CanonicalFileURI(target), "://")
 	return ok && scheme != "" && !strings.ContainsAny(scheme, "/\\.")
+}
+
+// isLocal reports whether target is a local path or file URI rather than a remote URI.
+func isLocal(target string) bool {
+	_, local := source.FilePath(target)
+	return local
 }
 
 // progress prints "read X of Y" on stderr while a long read runs, only when stderr is a terminal,

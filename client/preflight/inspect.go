@@ -19,6 +19,7 @@ import (
 	"github.com/flinkpreflight/preflight/internal/checkpoint"
 	"github.com/flinkpreflight/preflight/internal/engine"
 	"github.com/flinkpreflight/preflight/internal/report"
+	"github.com/flinkpreflight/preflight/internal/source"
 	pb "github.com/flinkpreflight/preflight/proto/preflight/v1"
 )
 
@@ -55,7 +56,7 @@ code is then 2. With --server only one CHECKPOINT can be named.`,
 			if err != nil {
 				return err
 			}
-			if len(args) == 1 && (remote.server != "" || isURI(args[0]) && !strings.HasPrefix(args[0], "file://") || hasMetadata(args[0])) {
+			if len(args) == 1 && (remote.server != "" || !isLocal(args[0]) || hasMetadata(args[0])) {
 				resp, err := inspectReport(cmd, args[0], remote)
 				if err != nil {
 					return err
@@ -127,10 +128,10 @@ type inspectFile struct {
 func inspectTargets(ctx context.Context, args []string) ([]inspectFile, error) {
 	var out []inspectFile
 	for _, arg := range args {
-		if isURI(arg) && !strings.HasPrefix(arg, "file://") {
+		p, local := source.FilePath(arg)
+		if !local {
 			return nil, usagef("%s: several checkpoints are inspected from local paths only; name a URI on its own", arg)
 		}
-		p := strings.TrimPrefix(arg, "file://")
 		fi, err := os.Stat(p)
 		if err != nil || !fi.IsDir() {
 			// A file, or a path that cannot be read: its decode reports it in its turn.

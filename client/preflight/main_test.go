@@ -150,3 +150,27 @@ func TestParseSize(t *testing.T) {
 		}
 	}
 }
+
+// TestFlinkFileURIs: Flink prints local savepoint and checkpoint pointers as file:/path; every
+// verb that reads a local checkpoint takes that form as it takes file:///path and /path.
+func TestFlinkFileURIs(t *testing.T) {
+	abs, err := filepath.Abs("../../testdata/compact-sink")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		args []string
+		want int
+	}{
+		{[]string{"check", "file:" + abs + "/_metadata", "--set", "compact-operator=8"}, exitDeny},
+		{[]string{"check", "file:" + abs, "--set", "compact-operator=4"}, exitAllow},
+		{[]string{"decide", "file:" + abs, "--set", "compact-operator=8"}, exitDeny},
+		{[]string{"inspect", "file:" + abs + "/_metadata"}, exitAllow},
+		{[]string{"inspect", "file:" + abs, "file://" + abs + "/_metadata"}, exitAllow},
+		{[]string{"diff", "file:" + abs, abs}, exitAllow},
+	} {
+		if code, _, stderr := runCLI(t, tc.args...); code != tc.want {
+			t.Errorf("%v: exit %d, want %d; stderr %s", tc.args, code, tc.want, stderr)
+		}
+	}
+}

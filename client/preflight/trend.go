@@ -89,10 +89,10 @@ Exit codes: 0, or 1 when a finding is at or above --fail-on; 2 input error; 3 in
 // hasMetadata reports whether target is itself one checkpoint: a remote _metadata URI, a local
 // file, or a local folder holding a _metadata.
 func hasMetadata(target string) bool {
-	if isURI(target) && !strings.HasPrefix(target, "file://") {
+	p, local := source.FilePath(target)
+	if !local {
 		return strings.HasSuffix(target, "/_metadata")
 	}
-	p := strings.TrimPrefix(target, "file://")
 	fi, err := os.Stat(p)
 	if err != nil {
 		return true // let the read report the missing path
@@ -147,7 +147,7 @@ func listSnapshots(ctx context.Context, folder string) ([]string, error) {
 // allLocal reports whether every target is a local path (or file:// URI).
 func allLocal(targets []string) bool {
 	for _, t := range targets {
-		if isURI(t) && !strings.HasPrefix(t, "file://") {
+		if _, local := source.FilePath(t); !local {
 			return false
 		}
 	}
@@ -161,7 +161,7 @@ func readLocalLayouts(ctx context.Context, targets []string, add func(*checkpoin
 	paths := make([]string, len(targets))
 	var largest int64
 	for i, t := range targets {
-		p := strings.TrimPrefix(t, "file://")
+		p, _ := source.FilePath(t)
 		if fi, err := os.Stat(p); err == nil && fi.IsDir() {
 			p = filepath.Join(p, "_metadata")
 		}

@@ -9,11 +9,11 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"strings"
 
 	"github.com/flinkpreflight/preflight/internal/atomicfile"
 	"github.com/flinkpreflight/preflight/internal/cancel"
 	"github.com/flinkpreflight/preflight/internal/checkpoint"
+	"github.com/flinkpreflight/preflight/internal/source"
 )
 
 // SavepointRequest is a prune of a local savepoint folder into a new one.
@@ -149,10 +149,11 @@ func PruneSavepoint(ctx context.Context, req SavepointRequest) (*SavepointResult
 
 // localMetadata resolves a local _metadata file or folder.
 func localMetadata(src string) (file, dir string, err error) {
-	src = strings.TrimPrefix(src, "file://")
-	if i := strings.Index(src, "://"); i > 0 && !strings.ContainsAny(src[:i], "/\\.") {
+	path, local := source.FilePath(src)
+	if !local {
 		return "", "", usagef("%s: prune writes a local savepoint and reads a local one; copy the savepoint folder from the object store first", src)
 	}
+	src = path
 	fi, err := os.Stat(src)
 	if err != nil {
 		return "", "", usagef("no such file or folder: %s", src)

@@ -15,6 +15,33 @@ import (
 // entries are opened through an os.Root, so that no symlink can lead out of them between the
 // allowlist check and the open.
 
+// CanonicalFileURI turns Flink's form of a local URI, "file:/path" (the form of its savepoint and
+// checkpoint pointers), into "file:///path"; any other string is returned as it is.
+func CanonicalFileURI(uri string) string {
+	if len(uri) > len("file:/") && strings.EqualFold(uri[:len("file:")], "file:") && uri[5] == '/' && uri[6] != '/' {
+		return "file://" + uri[5:]
+	}
+	return uri
+}
+
+// FilePath returns the local path that target names: a path as it is, or the path of a
+// file:///path, file://localhost/path or Flink's file:/path URI. local is false for a URI of
+// another scheme (s3://, http://, …) or a file URI with a host, which Opener.Open refuses.
+func FilePath(target string) (path string, local bool) {
+	target = CanonicalFileURI(target)
+	scheme, rest, ok := strings.Cut(target, "://")
+	switch {
+	case !ok || scheme == "" || strings.ContainsAny(scheme, "/\\."):
+		return target, true
+	case !strings.EqualFold(scheme, "file"):
+		return "", false
+	}
+	if h, p, ok := strings.Cut(rest, "/"); ok && (h == "" || strings.EqualFold(h, "localhost")) {
+		return "/" + p, true
+	}
+	return "", false // a host or no path: Opener.Open refuses it with the reason
+}
+
 // LocalPath vets a local path or file:// URI against the allowlist, the way Open does for
 // _metadata files (no "..", lexical check first, symlinks resolved and re-checked), and returns
 // the resolved path. It serves callers that read other local files than _metadata, such as the
@@ -24,6 +51,7 @@ func (o *Opener) LocalPath(uri string) (string, error) {
 	if uri == "" {
 		return "", newError(Invalid, "", "empty path", nil)
 	}
+	uri = CanonicalFileURI(uri)
 	p := uri
 	if scheme, _, ok := strings.Cut(uri, "://"); ok {
 		if !strings.EqualFold(scheme, "file") {

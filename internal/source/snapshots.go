@@ -29,6 +29,7 @@ func (o *Opener) Snapshots(ctx context.Context, uri string) (snaps []Snapshot, i
 // checkpoint folder, local (a path or file:// URI) or in an object store; purpose names the
 // operation in the error for any other scheme.
 func (o *Opener) listFolder(ctx context.Context, uri, purpose string) (snaps []Snapshot, incomplete []string, err error) {
+	uri = CanonicalFileURI(uri)
 	scheme, _, hasScheme := strings.Cut(uri, "://")
 	switch {
 	case !hasScheme || strings.EqualFold(scheme, "file"):

@@ -134,6 +134,7 @@ func New(cfg Config) (*Opener, error) {
 }
 
 func (o *Opener) addRule(entry string) error {
+	entry = CanonicalFileURI(entry)
 	scheme, _, hasScheme := strings.Cut(entry, "://")
 	if !hasScheme || strings.EqualFold(scheme, "file") {
 		p := entry
@@ -229,6 +230,7 @@ func (o *Opener) Open(ctx context.Context, uri string) (*Object, error) {
 	if uri == "" {
 		return nil, newError(Invalid, "", "empty URI", nil)
 	}
+	uri = CanonicalFileURI(uri)
 	scheme, _, hasScheme := strings.Cut(uri, "://")
 	if !hasScheme {
 		return o.openLocal(uri)

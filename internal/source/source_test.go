@@ -65,7 +65,7 @@ func tree(t *testing.T) string {
 
 func TestOpenLocal(t *testing.T) {
 	dir := tree(t)
-	o, err := New(Config{Allow: []string{filepath.Join(dir, "allowed"), "file://" + filepath.Join(dir, "allowed-other", "_metadata")}, MaxBytes: 64})
+	o, err := New(Config{Allow: []string{filepath.Join(dir, "allowed"), "file:" + filepath.Join(dir, "allowed-other", "_metadata")}, MaxBytes: 64})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -80,6 +80,9 @@ func TestOpenLocal(t *testing.T) {
 		{"folder", filepath.Join(dir, "allowed/chk-1"), "checkpoint-1", 0},
 		{"file URI", "file://" + filepath.Join(dir, "allowed/chk-1"), "checkpoint-1", 0},
 		{"file URI localhost", "file://localhost" + filepath.Join(dir, "allowed/chk-1"), "checkpoint-1", 0},
+		{"Flink's file:/ pointer", "file:" + filepath.Join(dir, "allowed/chk-1"), "checkpoint-1", 0},
+		{"Flink's file:/ pointer, upper case", "FILE:" + filepath.Join(dir, "allowed/chk-1/_metadata"), "checkpoint-1", 0},
+		{"Flink's file:/ pointer outside", "file:/etc/passwd", "", PermissionDenied},
 		{"redundant separators", dir + "//allowed/./chk-1/", "checkpoint-1", 0},
 		{"symlink inside", filepath.Join(dir, "allowed/chk-2"), "checkpoint-1", 0},
 		{"allowed file entry", filepath.Join(dir, "allowed-other/_metadata"), "other", 0},
@@ -127,6 +130,32 @@ func TestOpenLocal(t *testing.T) {
 				t.Errorf("URI %q cache key %q", obj.URI, obj.CacheKey)
 			}
 		})
+	}
+}
+
+// TestFilePath: the local path of plain paths and of every local URI form; remote URIs and file
+// URIs with a host are not local.
+func TestFilePath(t *testing.T) {
+	for _, tc := range []struct {
+		in, want string
+		local    bool
+	}{
+		{"/data/chk-1", "/data/chk-1", true},
+		{"chk-1/_metadata", "chk-1/_metadata", true},
+		{"file:///data/chk-1", "/data/chk-1", true},
+		{"file://localhost/data/chk-1", "/data/chk-1", true},
+		{"file:/data/savepoint-1a2b3c", "/data/savepoint-1a2b3c", true},
+		{"File:/data/x", "/data/x", true},
+		{"file:relative", "file:relative", true}, // a plain (odd) path, as before
+		{"./odd.name://x", "./odd.name://x", true},
+		{"file://host/data", "", false},
+		{"s3://bucket/chk-1", "", false},
+		{"gs://bucket/chk-1", "", false},
+	} {
+		got, local := FilePath(tc.in)
+		if got != tc.want || local != tc.local {
+			t.Errorf("FilePath(%q) = %q, %v; want %q, %v", tc.in, got, local, tc.want, tc.local)
+		}
 	}
 }
 
