@@ -38,8 +38,8 @@ Several local CHECKPOINTs, or a folder without a _metadata of its own (a job's c
 folder, a folder of savepoints), are inspected together: a folder is walked for files named
 _metadata (symbolic links are not followed; at most 100,000 files), each argument's files in
 path order. The files are decoded in parallel with reused buffers, and one report per file is
-printed in that order: text and Markdown one after another, JSON as one array of the
-single-file objects. A file that cannot be read or is malformed is reported on stderr with its
+printed in that order: text and Markdown one after another. JSON is always one array of
+single-file objects, also for one file, so a script reads any number of files the same way. A file that cannot be read or is malformed is reported on stderr with its
 path (and the byte offset for a malformed one) after the other files are printed, and the exit
 code is then 2. With --server only one CHECKPOINT can be named.`,
 		Example: `  preflight inspect testdata/compact-sink
@@ -61,6 +61,9 @@ code is then 2. With --server only one CHECKPOINT can be named.`,
 				if err != nil {
 					return err
 				}
+				if format == report.JSON {
+					return writeInspectJSONArray(cmd.OutOrStdout(), resp)
+				}
 				return report.WriteInspect(cmd.OutOrStdout(), format, resp)
 			}
 			if remote.server != "" {
@@ -80,6 +83,17 @@ code is then 2. With --server only one CHECKPOINT can be named.`,
 	outputFlag(cmd, &output)
 	remote.register(cmd)
 	return cmd
+}
+
+// writeInspectJSONArray writes one inspection as a JSON array of one object: the shape of
+// several files' JSON.
+func writeInspectJSONArray(w io.Writer, resp *pb.InspectCheckpointResponse) error {
+	var buf bytes.Buffer
+	if err := report.WriteInspect(&buf, report.JSON, resp); err != nil {
+		return err
+	}
+	_, err := fmt.Fprintf(w, "[\n%s\n]\n", bytes.TrimSuffix(buf.Bytes(), []byte("\n")))
+	return err
 }
 
 // inspectReport runs an inspection in-process or on the server.

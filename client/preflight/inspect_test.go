@@ -136,13 +136,17 @@ func TestInspectManyJSON(t *testing.T) {
 	}
 }
 
-// A single CHECKPOINT keeps the one-object JSON of before.
+// A single CHECKPOINT gives the same shape as several: a JSON array, here of one object.
 func TestInspectOneJSON(t *testing.T) {
 	_, outside, _ := inspectTree(t)
 	code, stdout, stderr := runCLI(t, "inspect", outside, "-o", "json")
+	var items []json.RawMessage
+	if code != exitAllow || json.Unmarshal([]byte(stdout), &items) != nil || len(items) != 1 {
+		t.Fatalf("exit %d, stdout not an array of one object for %s:\n%s%s", code, outside, stdout, stderr)
+	}
 	var r pb.InspectCheckpointResponse
-	if code != exitAllow || protojson.Unmarshal([]byte(stdout), &r) != nil || r.GetCheckpoint().GetSource() != outside {
-		t.Fatalf("exit %d, stdout not one object for %s:\n%s%s", code, outside, stdout, stderr)
+	if err := protojson.Unmarshal(items[0], &r); err != nil || r.GetCheckpoint().GetSource() != outside {
+		t.Fatalf("item %s: %v", items[0], err)
 	}
 }
 
