@@ -54,3 +54,57 @@ func TestPruneCommand(t *testing.T) {
 		t.Fatalf("json: exit %d, %+v, stderr %s", code, s, stderr)
 	}
 }
+
+// TestSuggestedPruneRuns: the prune command a trend or diff finding suggests runs as printed
+// (checkpoint argument, --out, quoting), on a copy of the series in a folder with a space.
+func TestSuggestedPruneRuns(t *testing.T) {
+	series := filepath.Join(t.TempDir(), "job checkpoints")
+	if err := os.CopyFS(series, os.DirFS("../../testdata/kafka-orphan-union-series")); err != nil {
+		t.Fatal(err)
+	}
+	for _, args := range [][]string{
+		{"trend", series},
+		{"diff", filepath.Join(series, "savepoint-5f43eb-78d476014ffe"), filepath.Join(series, "savepoint-5f43eb-f33770fc864f")},
+	} {
+		_, stdout, stderr := runCLI(t, args...)
+		_, cmdLine, ok := strings.Cut(stdout, "Remove it with `")
+		cmdLine, _, _ = strings.Cut(cmdLine, "`")
+		words := shellWords(cmdLine)
+		if !ok || len(words) < 2 || words[0] != "preflight" {
+			t.Fatalf("%s: no prune command suggested:\n%s%s", args[0], stdout, stderr)
+		}
+		code, out, errOut := runCLI(t, words[1:]...)
+		if code != exitAllow {
+			t.Fatalf("%s suggested %q: exit %d\n%s%s", args[0], cmdLine, code, out, errOut)
+		}
+		if err := os.RemoveAll(words[len(words)-1]); err != nil { // the --out folder, for the next verb
+			t.Fatal(err)
+		}
+	}
+}
+
+// shellWords splits a command line the way a POSIX shell does for plain words and single quotes.
+func shellWords(s string) []string {
+	var words []string
+	var cur strings.Builder
+	inWord, quoted := false, false
+	for _, c := range s {
+		switch {
+		case c == '\'':
+			quoted, inWord = !quoted, true
+		case c == ' ' && !quoted:
+			if inWord {
+				words = append(words, cur.String())
+				cur.Reset()
+			}
+			inWord = false
+		default:
+			cur.WriteRune(c)
+			inWord = true
+		}
+	}
+	if inWord {
+		words = append(words, cur.String())
+	}
+	return words
+}

@@ -54,7 +54,7 @@ type TrendBuilder struct {
 }
 
 type unionAt struct {
-	op          string
+	op, id      string
 	elements    int64
 	parallelism int
 }
@@ -81,7 +81,7 @@ func (t *TrendBuilder) Add(l *checkpoint.Layout, src string) {
 		for _, st := range s.States {
 			all = append(all, StateSize{Operator: label, Name: st.Name, Kind: st.Kind, Mode: st.Mode, Elements: st.Elements, Bytes: st.Bytes})
 			if st.Kind == KindOperator && st.Mode == "UNION" {
-				unions[s.ID+"\x00"+st.Name] = unionAt{op: label, elements: st.Elements, parallelism: s.Parallelism}
+				unions[s.ID+"\x00"+st.Name] = unionAt{op: label, id: s.ID, elements: st.Elements, parallelism: s.Parallelism}
 			}
 		}
 	}
@@ -157,7 +157,7 @@ func (t *TrendBuilder) Result() *TrendResult {
 			if p.parallelism > 1 && near(ratio, float64(p.parallelism)) {
 				_, name, _ := cutNul(k)
 				r.Findings = append(r.Findings, Finding{ID: FindingUnionGrowth, Severity: "WARNING", Title: "union state grows by the parallelism per restore",
-					Operator: c.op, State: name, Detail: fmt.Sprintf("UNION state %q grew ×%.2f ≈ the parallelism %d between the last two checkpoints (%d → %d elements): every restore hands each subtask all entries and each writes them back. Remove it with `preflight prune`.", name, ratio, p.parallelism, p.elements, c.elements)})
+					Operator: c.op, State: name, Detail: fmt.Sprintf("UNION state %q grew ×%.2f ≈ the parallelism %d between the last two checkpoints (%d → %d elements): every restore hands each subtask all entries and each writes them back. Remove it with `%s`.", name, ratio, p.parallelism, p.elements, c.elements, PruneCommand(r.Points[n-1].Source, c.id, name))})
 			}
 		}
 	}
