@@ -3,6 +3,16 @@ package checkpoint
 // This file holds the faithful model of a _metadata file: the types Read returns and Write
 // consumes, and the format's constants (magic, versions, tags), each named once.
 
+// WrittenBy names the Flink releases whose writer emits each format version ("" for an unknown
+// version).
+func WrittenBy(version int) string {
+	return writtenBy[version]
+}
+
+var writtenBy = map[int]string{
+	0: "1.1", 1: "1.2", 2: "1.3-1.10", 3: "1.11-1.15", 4: "1.16-1.20", 5: "2.0", 6: "2.1+", 7: "unreleased",
+}
+
 // Magic is the header magic number of every headered _metadata file (bytes 49 60 67 2D).
 const Magic = 0x4960672D
 

@@ -6,16 +6,11 @@ import (
 	pb "github.com/flinkpreflight/preflight/proto/preflight/v1"
 )
 
-// writtenBy names the Flink releases whose writer emits each format version.
-var writtenBy = map[int]string{
-	0: "1.1", 1: "1.2", 2: "1.3-1.10", 3: "1.11-1.15", 4: "1.16-1.20", 5: "2.0", 6: "2.1+", 7: "unreleased",
-}
-
 // summary describes the file for reports.
 func summary(layout *checkpoint.Layout, source string) *pb.CheckpointSummary {
 	s := &pb.CheckpointSummary{
 		FormatVersion:    int32(layout.Version),
-		WrittenBy:        writtenBy[layout.Version],
+		WrittenBy:        checkpoint.WrittenBy(layout.Version),
 		CheckpointId:     layout.CheckpointID,
 		SizeBytes:        layout.Size,
 		OperatorCount:    int32(len(layout.Operators)),

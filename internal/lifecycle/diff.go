@@ -28,6 +28,14 @@ type CheckpointInfo struct {
 	Size         int64  `json:"metadata_bytes"`
 }
 
+// FormatText names the format version and the Flink releases that write it: "v4 (Flink 1.16-1.20)".
+func (c CheckpointInfo) FormatText() string {
+	if w := checkpoint.WrittenBy(c.Version); w != "" {
+		return fmt.Sprintf("v%d (Flink %s)", c.Version, w)
+	}
+	return fmt.Sprintf("v%d", c.Version)
+}
+
 // StateDiff compares one state of an operator.
 type StateDiff struct {
 	Name        string `json:"name"`
@@ -90,6 +98,10 @@ type DiffResult struct {
 	Operators []OperatorDiff `json:"operators"`
 	Findings  []Finding      `json:"findings"`
 }
+
+// FormatChanged reports whether the two files have different format versions: their size
+// difference is then partly the format's, not the state's.
+func (d *DiffResult) FormatChanged() bool { return d.Old.Version != d.New.Version }
 
 // Diff compares two Layouts operator by operator and state by state, and looks for growth
 // signatures. Operators are matched by OperatorID; the order is NEW's file order, then the
@@ -245,7 +257,11 @@ func diffFindings(d *DiffResult, opts DiffOptions) []Finding {
 			out = append(out, f)
 		}
 	}
-	if f, ok := frameFinding(d.Old.Size, d.New.Size, d.FrameSize, "checkpoint"); ok {
+	oldSize := d.Old.Size
+	if d.FormatChanged() {
+		oldSize = 0 // a new format's size is no growth to forecast from
+	}
+	if f, ok := frameFinding(oldSize, d.New.Size, d.FrameSize, "checkpoint"); ok {
 		out = append(out, f)
 	}
 	sort.SliceStable(out, func(i, j int) bool { return severityRank(out[i].Severity) > severityRank(out[j].Severity) })

@@ -53,6 +53,8 @@ func TestDiffFindings(t *testing.T) {
 		{"pruned", next, prunedL, DiffOptions{}, ""},
 		{"operator not in the job", next, next, DiffOptions{JobOperators: []string{"archive-sink"}}, "WARNING LC302"},
 		{"operator dropped", next, layoutOf(t, half), DiffOptions{}, "INFO LC304"},
+		{"format change is not growth", small, withFormat(small, 6, small.Size*11/10), DiffOptions{}, ""},
+		{"format change past the frame", small, withFormat(small, 6, 16<<20), DiffOptions{}, "ERROR LC303"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -61,6 +63,29 @@ func TestDiffFindings(t *testing.T) {
 				t.Errorf("findings %q, want %q", got, tt.want)
 			}
 		})
+	}
+}
+
+// withFormat is l as if written in another format version, with another _metadata size.
+func withFormat(l *checkpoint.Layout, version int, size int64) *checkpoint.Layout {
+	c := *l
+	c.Version, c.Size = version, size
+	return &c
+}
+
+// TestDiffFormatChangeText: the text names both format versions, and keyed state's element
+// count (which _metadata does not record) is unknown, not 0.
+func TestDiffFormatChangeText(t *testing.T) {
+	l := layoutOf(t, scenarios.KafkaOrphanUnionSeries()[1].Build())
+	l.Operators[0].Subtasks[0].ManagedKeyedState = &checkpoint.KeyedStateHandleLayout{Kind: checkpoint.KeyGroupsHandle, StateSize: 3000}
+	var b bytes.Buffer
+	if err := WriteDiff(&b, report.Text, Diff(l, withFormat(l, 6, l.Size+300), "old", "new", DiffOptions{})); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"format v5 (Flink 2.0) → v6 (Flink 2.1+): the format changed", "keyed        unchanged  ·                 unknown", "coordinator  unchanged  ·                 ·", "No growth signature"} {
+		if !strings.Contains(b.String(), want) {
+			t.Errorf("diff text lacks %q:\n%s", want, b.String())
+		}
 	}
 }
 

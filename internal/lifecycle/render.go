@@ -51,9 +51,15 @@ func stateCells(s StateDiff) (mode, elements, bytes string) {
 	oldP, newP := s.Change != Added, s.Change != Removed
 	mode = arrow(dashIfEmpty(s.OldMode, oldP), dashIfEmpty(s.NewMode, newP))
 	num := func(v int64) string { return fmt.Sprint(v) }
+	switch s.Kind {
+	case KindKeyed:
+		num = func(int64) string { return "unknown" } // _metadata does not count keyed entries
+	case KindCoordinator:
+		num = func(int64) string { return "·" } // one serialized blob, no elements
+	}
 	elements = arrow(sideText(s.OldElements, oldP, num), sideText(s.NewElements, newP, num))
 	bytes = arrow(sideText(s.OldBytes, oldP, units.Bytes), sideText(s.NewBytes, newP, units.Bytes))
-	if oldP && newP && s.OldElements > 0 && s.NewElements != s.OldElements {
+	if s.Kind == KindOperator && oldP && newP && s.OldElements > 0 && s.NewElements != s.OldElements {
 		elements += fmt.Sprintf(" (×%.2f)", float64(s.NewElements)/float64(s.OldElements))
 	}
 	return
@@ -82,7 +88,11 @@ func sizeLine(d *DiffResult) string {
 	if d.Old.Size > 0 {
 		ratio = fmt.Sprintf(", ×%.2f", float64(d.New.Size)/float64(d.Old.Size))
 	}
-	return fmt.Sprintf("_metadata %s → %s (%+d bytes%s); checkpoint %d → %d", units.Bytes(d.Old.Size), units.Bytes(d.New.Size), delta, ratio, d.Old.CheckpointID, d.New.CheckpointID)
+	line := fmt.Sprintf("_metadata %s → %s (%+d bytes%s); checkpoint %d → %d; format %s", units.Bytes(d.Old.Size), units.Bytes(d.New.Size), delta, ratio, d.Old.CheckpointID, d.New.CheckpointID, d.Old.FormatText())
+	if d.FormatChanged() {
+		line += " → " + d.New.FormatText() + ": the format changed, so the size change is not growth and forecasts nothing"
+	}
+	return line
 }
 
 func writeDiffText(w io.Writer, d *DiffResult) error {
@@ -199,10 +209,17 @@ func WriteTrend(w io.Writer, format report.Format, r *TrendResult) error {
 			if prev > 0 {
 				change += fmt.Sprintf(" (×%.2f)", float64(p.Size)/float64(prev))
 			}
+			if v := r.Points[i-1].Version; v != p.Version {
+				change += fmt.Sprintf(", format v%d → v%d", v, p.Version)
+			}
 		}
 		var tops []string
 		for _, s := range p.TopStates {
 			t := fmt.Sprintf("%s %s", s.Name, units.Bytes(s.Bytes))
+			if pseudo, ok := strings.CutPrefix(s.Name, "("); ok {
+				// (keyed), (coordinator): only the operator tells such states apart.
+				t = fmt.Sprintf("%s %s %s", s.Operator, strings.TrimSuffix(pseudo, ")"), units.Bytes(s.Bytes))
+			}
 			if s.Elements > 0 {
 				t += fmt.Sprintf(" ×%d", s.Elements)
 			}

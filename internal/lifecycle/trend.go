@@ -30,9 +30,13 @@ type TrendResult struct {
 	Points    []TrendPoint `json:"points"`
 	FrameSize int64        `json:"frame_size"`
 	// GrowthFactor is the geometric mean of the _metadata size ratio between consecutive
-	// points; GrowthBytes the mean size change per point. Both 0 with fewer than two points.
+	// points of the newest format; GrowthBytes the mean size change per point. Both 0 with
+	// fewer than two such points.
 	GrowthFactor float64 `json:"growth_factor"`
 	GrowthBytes  float64 `json:"growth_bytes_per_checkpoint"`
+	// FormatChangedAt is the first checkpoint of the newest format when an older point has
+	// another format version (0 otherwise): growth is measured from there on.
+	FormatChangedAt int64 `json:"format_changed_at,omitempty"`
 	// StepsToFrame is how many more checkpoints at GrowthFactor take _metadata past the frame
 	// size (compounding, the union-state pattern); StepsToFrameLinear the same at GrowthBytes.
 	// -1 when it does not grow; 0 when already past.
@@ -121,12 +125,21 @@ func (t *TrendBuilder) Result() *TrendResult {
 	if last >= t.frame {
 		r.StepsToFrame, r.StepsToFrameLinear = 0, 0
 	}
-	if n >= 2 {
-		first := r.Points[0].Size
+	// Growth is measured over the last points of the newest format only: a format change moves
+	// the size without any state growing.
+	from := n - 1
+	for from > 0 && r.Points[from-1].Version == r.Points[n-1].Version {
+		from--
+	}
+	if from > 0 {
+		r.FormatChangedAt = r.Points[from].CheckpointID
+	}
+	if steps := n - 1 - from; steps >= 1 {
+		first := r.Points[from].Size
 		if first > 0 && last > 0 {
-			r.GrowthFactor = math.Pow(float64(last)/float64(first), 1/float64(n-1))
+			r.GrowthFactor = math.Pow(float64(last)/float64(first), 1/float64(steps))
 		}
-		r.GrowthBytes = float64(last-first) / float64(n-1)
+		r.GrowthBytes = float64(last-first) / float64(steps)
 		if last < t.frame {
 			if r.GrowthFactor > 1 {
 				r.StepsToFrame = stepsToExceed(last, r.GrowthFactor, t.frame)
@@ -184,6 +197,9 @@ func trendForecast(r *TrendResult) string {
 		return fmt.Sprintf("_metadata (%s) already exceeds the frame size of %s", units.Bytes(r.Points[n-1].Size), frame)
 	case n < 2:
 		return "one checkpoint: no growth rate yet"
+	case r.FormatChangedAt != 0 && r.Points[n-2].CheckpointID < r.FormatChangedAt:
+		return fmt.Sprintf("the format changed at checkpoint %d (%s → %s): no growth rate until two checkpoints share the new format",
+			r.FormatChangedAt, r.Points[n-2].FormatText(), r.Points[n-1].FormatText())
 	case r.StepsToFrame < 0 && r.StepsToFrameLinear < 0:
 		return fmt.Sprintf("_metadata does not grow (×%.2f per checkpoint); the frame size of %s is not in reach", r.GrowthFactor, frame)
 	}

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/flinkpreflight/preflight/internal/checkpoint"
 	"github.com/flinkpreflight/preflight/internal/report"
 	"github.com/flinkpreflight/preflight/internal/scenarios"
 )
@@ -75,6 +76,40 @@ func TestTrendEdges(t *testing.T) {
 			r := tb.Result()
 			if !strings.Contains(r.Forecast, tt.forecast) || findingIDs(r.Findings) != tt.findings {
 				t.Errorf("forecast %q findings %q", r.Forecast, findingIDs(r.Findings))
+			}
+		})
+	}
+}
+
+// TestTrendFormatChange: a format change between two points is not growth: no forecast until two
+// points share the new format, and then growth is measured in the new format only.
+func TestTrendFormatChange(t *testing.T) {
+	base := layoutOf(t, scenarios.KafkaOrphanUnionSeries()[0].Build())
+	point := func(id int64, version int, size int64) *checkpoint.Layout {
+		l := withFormat(base, version, size)
+		l.CheckpointID = id
+		return l
+	}
+	for _, tc := range []struct {
+		name     string
+		points   []*checkpoint.Layout
+		forecast string
+		findings string
+		at       int64
+	}{
+		{"v4 then v6", []*checkpoint.Layout{point(1, 4, 3100), point(2, 6, 3400)}, "format changed at checkpoint 2", "", 2},
+		{"v4, v6, v6 flat", []*checkpoint.Layout{point(1, 4, 1000), point(2, 6, 3400), point(3, 6, 3400)}, "does not grow", "", 2},
+		{"v4, v6, v6 growing", []*checkpoint.Layout{point(1, 4, 1000), point(2, 6, 3400), point(3, 6, 6800)}, "×2.00", "INFO LC303", 2},
+		{"one format", []*checkpoint.Layout{point(1, 6, 3400), point(2, 6, 3400)}, "does not grow", "", 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			tb := NewTrend(0, 0)
+			for _, l := range tc.points {
+				tb.Add(l, "x")
+			}
+			r := tb.Result()
+			if !strings.Contains(r.Forecast, tc.forecast) || findingIDs(r.Findings) != tc.findings || r.FormatChangedAt != tc.at {
+				t.Errorf("forecast %q, findings %q, format changed at %d", r.Forecast, findingIDs(r.Findings), r.FormatChangedAt)
 			}
 		})
 	}
