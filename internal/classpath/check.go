@@ -209,7 +209,7 @@ func loadCluster(ctx context.Context, in *Input) (*cluster, error) {
 		c.version, _ = ParseVersion(distVersion)
 		c.versionSource = "lib/" + findPrefix(names, "flink-dist")
 	default:
-		c.versionSource = "unknown (the newest rules apply)"
+		c.versionSource = "not given: the newest rules apply"
 	}
 	c.resolveOrder = "child-first"
 	c.patterns = DefaultParentFirst(c.version)
@@ -381,7 +381,7 @@ func (a *analysis) run(ctx context.Context) error {
 			a.childDups[p.jar] = append(a.childDups[p.jar], dup{int32(i), p, pc.Size != cl.Size || pc.CRC32 != cl.CRC32})
 			a.dupByName[strings.ReplaceAll(cl.Name, ".", "/")] = true
 		case inParent && pf && matchesPattern:
-			name := "other"
+			name := packageGroup(cl.Name) // a class no known module owns: grouped by package
 			if mod != nil {
 				name = mod.Name
 			}
@@ -572,7 +572,11 @@ func (a *analysis) ruleDuplicates() {
 		}
 		detail.Classes = sample(names, 50)
 		msg := base + "; " + libJar + "'s copies serve Flink's side. No parent-loaded class references them, so this breaks only when an object crosses loaders (reflection, ServiceLoader, Class.forName with the context class loader)."
-		fix := fmt.Sprintf("Remove the duplicate: exclude %s from the job jar (provided scope) if lib/'s version suits the job, or remove it from lib/ if only jobs use it.", listText(moduleNames(names), 3))
+		what := listText(moduleNames(names), 3)
+		if what == "" { // no known module: name the packages
+			what = "the classes of " + listText(pkgs, 3)
+		}
+		fix := fmt.Sprintf("Remove the duplicate: exclude %s from the job jar (provided scope) if lib/'s version suits the job, or remove it from lib/ if only jobs use it.", what)
 		a.add(RuleDuplicate, sev, msg, fix, detail)
 	}
 }
@@ -698,6 +702,19 @@ func (a *analysis) ruleDead() {
 	}
 	emit(provided, true)
 	emit(other, false)
+}
+
+// packageGroup names the group of a class that no known module owns: its first two package
+// segments, "com.fasterxml.*" (the whole package when it has one segment).
+func packageGroup(class string) string {
+	parts := strings.Split(class, ".")
+	switch len(parts) {
+	case 1:
+		return "(default package)"
+	case 2:
+		return parts[0] + ".*"
+	}
+	return parts[0] + "." + parts[1] + ".*"
 }
 
 func (a *analysis) versionSuffix() string {

@@ -72,11 +72,11 @@ func jarLine(j *pb.JarSummary) string {
 }
 
 func clusterLine(c *pb.ClassloadingSummary) string {
-	v := c.GetFlinkVersion()
-	if v == "" {
-		v = "unknown"
+	version := "Flink version " + c.GetFlinkVersionSource() // not given: the newest rules apply
+	if v := c.GetFlinkVersion(); v != "" && v != "unknown" {
+		version = fmt.Sprintf("Flink %s (%s)", v, c.GetFlinkVersionSource())
 	}
-	parts := []string{fmt.Sprintf("Flink %s (%s)", v, c.GetFlinkVersionSource()), c.GetResolveOrder()}
+	parts := []string{version, c.GetResolveOrder()}
 	if c.GetScalaVersion() != "" {
 		parts = append(parts, "Scala "+c.GetScalaVersion())
 	}

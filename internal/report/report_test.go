@@ -73,3 +73,19 @@ func TestWriteJSONIsStable(t *testing.T) {
 		t.Errorf("unstable or unexpected JSON:\n%s", a.String())
 	}
 }
+
+// TestClusterLineVersion: without a Flink version the line says so once, without nested
+// "unknown (unknown (…))".
+func TestClusterLineVersion(t *testing.T) {
+	for _, tc := range []struct {
+		c    *pb.ClassloadingSummary
+		want string
+	}{
+		{&pb.ClassloadingSummary{FlinkVersionSource: "not given: the newest rules apply", ResolveOrder: "child-first"}, "Flink version not given: the newest rules apply, child-first"},
+		{&pb.ClassloadingSummary{FlinkVersion: "1.19.1", FlinkVersionSource: "given", ResolveOrder: "child-first"}, "Flink 1.19.1 (given), child-first"},
+	} {
+		if got := clusterLine(tc.c); !strings.HasPrefix(got, tc.want) {
+			t.Errorf("clusterLine = %q, want it to start with %q", got, tc.want)
+		}
+	}
+}
