@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/flinkpreflight/preflight/internal/engine"
 	"github.com/flinkpreflight/preflight/internal/report"
@@ -20,9 +21,9 @@ type checkFlags struct {
 	newJobOperators []string
 	allowNonRestore bool
 	flinkVersion    string
-	frameSize       string
-	inlineThreshold string
-	jmMemory        string
+	frameSize       int64
+	inlineThreshold int64
+	jmMemory        int64
 	failOn          string
 	output          string
 	subtasks        bool
@@ -35,9 +36,10 @@ func newCheckCommand(code *int) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "check [CHECKPOINT]",
 		Short: "Check a restore plan against a checkpoint or savepoint",
-		Long: `check simulates restoring CHECKPOINT (a _metadata file, a checkpoint folder, or a file://, s3://,
-gs://, azblob:// URI) at the planned parallelism and reports the verdict, the findings with their
-fixes, and the nearest safe parallelism of every vertex that would fail.
+		Long: `check simulates restoring CHECKPOINT at the planned parallelism and reports the verdict, the
+findings with their fixes, and the nearest safe parallelism of every vertex that would fail.
+
+CHECKPOINT is ` + checkpointForms + `.
 
 KEY in --set, --max-parallelism and --chain is a JobVertexID or OperatorID in hex (as Flink prints
 it, or its first 8 or more digits, as the reports print it), an operator uid, or (format version
@@ -103,9 +105,7 @@ CHECKPOINT is given, its newest restorable checkpoint or savepoint, which is nam
 	fl.StringSliceVar(&f.newJobOperators, "new-job-operators", nil, "IDs or uids of all operators of the new job (enables missing-operator checks)")
 	fl.BoolVar(&f.allowNonRestore, "allow-non-restored-state", false, "the restore uses --allowNonRestoredState")
 	fl.StringVar(&f.flinkVersion, "flink-version", "", "Flink version of the restoring cluster, e.g. 1.19.1 (unknown: version-dependent bugs are assumed to apply)")
-	fl.StringVar(&f.frameSize, "frame-size", "10MiB", "RPC frame size of the cluster (pekko.framesize)")
-	fl.StringVar(&f.inlineThreshold, "inline-threshold", "20kb", "execution.checkpointing.data-inline-threshold of the cluster")
-	fl.StringVar(&f.jmMemory, "jm-memory", "0", "JobManager heap available for the restore (0: unknown)")
+	checkSizeFlags(fl, &f)
 	fl.StringVar(&f.failOn, "fail-on", "error", "lowest severity that fails the check: info, warning or error")
 	fl.BoolVar(&f.subtasks, "subtasks", false, "include per-subtask detail in -o json (operators[].subtasks, the API's include_subtasks)")
 	outputFlag(cmd, &f.output)
@@ -161,17 +161,8 @@ func (f *checkFlags) plan() (*pb.RescalePlan, *pb.CheckOptions, error) {
 		}
 		plan.Vertices = append(plan.Vertices, &pb.Vertex{Id: head, Operators: members})
 	}
-	opts := &pb.CheckOptions{FlinkVersion: f.flinkVersion, AllowNonRestoredState: f.allowNonRestore}
-	var err error
-	if opts.RpcFrameSizeBytes, err = parseSize(f.frameSize); err != nil {
-		return nil, nil, usagef("--frame-size: %v", err)
-	}
-	if opts.InlineStateThresholdBytes, err = parseSize(f.inlineThreshold); err != nil {
-		return nil, nil, usagef("--inline-threshold: %v", err)
-	}
-	if opts.JobmanagerMemoryBytes, err = parseSize(f.jmMemory); err != nil {
-		return nil, nil, usagef("--jm-memory: %v", err)
-	}
+	opts := &pb.CheckOptions{FlinkVersion: f.flinkVersion, AllowNonRestoredState: f.allowNonRestore,
+		RpcFrameSizeBytes: f.frameSize, InlineStateThresholdBytes: f.inlineThreshold, JobmanagerMemoryBytes: f.jmMemory}
 	switch strings.ToLower(f.failOn) {
 	case "info":
 		opts.FailLevel = pb.Severity_SEVERITY_INFO
@@ -201,4 +192,11 @@ func planErrorMsg(err error) string {
 		return pe.Msg
 	}
 	return err.Error()
+}
+
+// checkSizeFlags registers the cluster's sizes that check and decide share.
+func checkSizeFlags(fl *pflag.FlagSet, f *checkFlags) {
+	sizeFlag(fl, &f.frameSize, "frame-size", 10<<20, "RPC frame size of the cluster (pekko.framesize)")
+	sizeFlag(fl, &f.inlineThreshold, "inline-threshold", 20<<10, "execution.checkpointing.data-inline-threshold of the cluster")
+	sizeFlag(fl, &f.jmMemory, "jm-memory", 0, "JobManager heap available for the restore (0: unknown)")
 }

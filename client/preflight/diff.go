@@ -11,7 +11,7 @@ import (
 )
 
 type diffFlags struct {
-	frameSize    string
+	frameSize    int64
 	jobOperators []string
 	failOn       string
 	output       string
@@ -22,20 +22,22 @@ func newDiffCommand(code *int) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "diff OLD NEW",
 		Short: "Compare two checkpoints operator by operator and state by state",
-		Long: `diff compares two checkpoints or savepoints (each a _metadata file, a checkpoint folder, or a
-file://, s3://, gs://, azblob:// URI): per operator and per state what was added or removed, mode,
-parallelism and max parallelism changes, element counts and bytes before → after, key-group
-coverage, and the _metadata size. It reports growth signatures: a UNION state growing by about
+		Long: `diff compares two checkpoints or savepoints, OLD and NEW: per operator and per state what was
+added or removed, mode, parallelism and max parallelism changes, element counts and bytes before
+→ after, key-group coverage, and the _metadata size. It reports growth signatures: a UNION state growing by about
 the parallelism per restore (LC301), state carried for an operator the job no longer has (LC302,
 needs --job-operators), _metadata at or on course to exceed the RPC frame size (LC303), and state
 that disappeared between the two (LC304). Both files are read as bounded-memory layouts.
+
+OLD and NEW are each ` + checkpointForms + `.
 
 Exit codes: 0, or 1 when a finding is at or above --fail-on; 2 input error; 3 internal error.`,
 		Example: `  preflight diff testdata/kafka-orphan-union-series/savepoint-5f43eb-9740647968a9 testdata/kafka-orphan-union-series/savepoint-5f43eb-118d11ae21f7
   preflight diff s3://bucket/ckpt/job/chk-41 s3://bucket/ckpt/job/chk-42 -o markdown`,
 		Args: cobra.ExactArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			format, frame, err := parseOutputAndFrame(f.output, f.frameSize)
+			format, err := parseOutput(f.output)
+			frame := f.frameSize
 			if err != nil {
 				return err
 			}
@@ -60,7 +62,7 @@ Exit codes: 0, or 1 when a finding is at or above --fail-on; 2 input error; 3 in
 		},
 	}
 	fl := cmd.Flags()
-	fl.StringVar(&f.frameSize, "frame-size", "10MiB", "RPC frame size of the cluster (pekko.framesize)")
+	sizeFlag(fl, &f.frameSize, "frame-size", 10<<20, "RPC frame size of the cluster (pekko.framesize)")
 	fl.StringSliceVar(&f.jobOperators, "job-operators", nil, "IDs or uids of the job's operators (enables LC302, state of vanished operators)")
 	fl.StringVar(&f.failOn, "fail-on", "error", "lowest finding severity that exits 1: info, warning or error")
 	outputFlag(cmd, &f.output)

@@ -121,6 +121,10 @@ func openLocal(target string) (*os.File, int64, error) {
 	return nil, 0, fmt.Errorf("%w: %v", errInput, err)
 }
 
+// checkpointForms is how every verb's help names the forms of a CHECKPOINT argument.
+const checkpointForms = "a _metadata file, a checkpoint folder holding one, or a URI:\n" +
+	"file:///path (or Flink's file:/path), s3://, gs://, azblob:// or http(s)://"
+
 // isURI reports whether target names a scheme (s3://, file://, Flink's file:/path) rather than a
 // plain local path.
 func isURI(target string) bool {

@@ -31,8 +31,9 @@ func newInspectCommand() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "inspect CHECKPOINT [CHECKPOINT ...]",
 		Short: "Describe the operators and states of checkpoints or savepoints",
-		Long: `inspect describes the operators and states of a checkpoint or savepoint: a _metadata file, a
-checkpoint folder holding one, or a URI (s3://, gs://, azblob://, http(s)://).
+		Long: `inspect describes the operators and states of a checkpoint or savepoint.
+
+CHECKPOINT is ` + checkpointForms + `.
 
 Several local CHECKPOINTs, or a folder without a _metadata of its own (a job's checkpoint
 folder, a folder of savepoints), are inspected together: a folder is walked for files named

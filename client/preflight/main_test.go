@@ -135,18 +135,20 @@ func TestFormats(t *testing.T) {
 	}
 }
 
-func TestParseSize(t *testing.T) {
-	for _, tt := range []struct {
-		in   string
-		want int64
-		err  bool
-	}{
-		{"10485760", 10485760, false}, {"10MiB", 10 << 20, false}, {"20kb", 20 << 10, false}, {"1g", 1 << 30, false},
-		{"10485760b", 10485760, false}, {"-1", 0, true}, {"ten", 0, true},
-	} {
-		got, err := parseSize(tt.in)
-		if (err != nil) != tt.err || got != tt.want {
-			t.Errorf("parseSize(%q) = %d, %v; want %d, err=%v", tt.in, got, err, tt.want, tt.err)
+// TestSizeFlags: size flags take Flink's forms and show their defaults as sizes, not strings.
+func TestSizeFlags(t *testing.T) {
+	code, stdout, _ := runCLI(t, "check", "--help")
+	for _, want := range []string{"--frame-size size", "(default 10MiB)", "(default 20KiB)"} {
+		if code != exitAllow || !strings.Contains(stdout, want) {
+			t.Errorf("check --help lacks %q:\n%s", want, stdout)
+		}
+	}
+	if strings.Contains(stdout, `(default "`) && strings.Contains(stdout, `MiB"`) {
+		t.Errorf("a size default printed as a string:\n%s", stdout)
+	}
+	for _, v := range []string{"10485760", "10MiB", "10mb", "20kb", "1g"} {
+		if code, _, stderr := runCLI(t, "check", "../../testdata/compact-sink", "--frame-size", v); code != exitAllow {
+			t.Errorf("--frame-size %s: exit %d: %s", v, code, stderr)
 		}
 	}
 }

@@ -2,13 +2,14 @@ package main
 
 import (
 	"errors"
-	"fmt"
 	"strconv"
 	"strings"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/flinkpreflight/preflight/client"
+	"github.com/flinkpreflight/preflight/internal/bytesize"
 	"github.com/flinkpreflight/preflight/internal/engine"
 	"github.com/flinkpreflight/preflight/internal/findings"
 	"github.com/flinkpreflight/preflight/internal/report"
@@ -61,25 +62,11 @@ func parseOutput(s string) (report.Format, error) {
 	return f, nil
 }
 
-// parseSize reads a byte size such as 10485760, 10MiB, 10mb or 20kb (binary multiples, as Flink's
-// MemorySize does).
-func parseSize(s string) (int64, error) {
-	t := strings.ToLower(strings.TrimSpace(s))
-	mult := int64(1)
-	for _, u := range []struct {
-		suffix string
-		mult   int64
-	}{{"kib", 1 << 10}, {"mib", 1 << 20}, {"gib", 1 << 30}, {"kb", 1 << 10}, {"mb", 1 << 20}, {"gb", 1 << 30}, {"k", 1 << 10}, {"m", 1 << 20}, {"g", 1 << 30}, {"b", 1}} {
-		if strings.HasSuffix(t, u.suffix) {
-			t, mult = strings.TrimSpace(strings.TrimSuffix(t, u.suffix)), u.mult
-			break
-		}
-	}
-	n, err := strconv.ParseInt(t, 10, 64)
-	if err != nil || n < 0 {
-		return 0, fmt.Errorf("invalid size %q (want e.g. 10485760, 10MiB, 20kb)", s)
-	}
-	return n * mult, nil
+// sizeFlag registers a byte-size flag (10485760, 10MiB, 10mb, 20kb: binary multiples, as Flink's
+// MemorySize) whose help shows its default as a size.
+func sizeFlag(fl *pflag.FlagSet, p *int64, name string, def int64, usage string) {
+	*p = def
+	fl.Var(bytesize.Value{P: p}, name, usage)
 }
 
 // parseKeyInt reads KEY=N at full width (int64): callers check N's bounds before narrowing it.
@@ -97,18 +84,4 @@ func parseKeyInt(flag, s string) (string, int64, error) {
 		return "", 0, usagef("--%s %q: %q is not a whole number", flag, s, v)
 	}
 	return k, n, nil
-}
-
-// parseOutputAndFrame reads the -o and --frame-size flags the lifecycle verbs (diff, trend,
-// prune) share.
-func parseOutputAndFrame(output, frameSize string) (report.Format, int64, error) {
-	format, err := parseOutput(output)
-	if err != nil {
-		return format, 0, err
-	}
-	frame, err := parseSize(frameSize)
-	if err != nil {
-		return format, 0, usagef("--frame-size: %v", err)
-	}
-	return format, frame, nil
 }

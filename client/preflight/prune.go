@@ -18,7 +18,7 @@ type pruneFlags struct {
 	dryRun       bool
 	force        bool
 	jobOperators []string
-	frameSize    string
+	frameSize    int64
 	output       string
 	catalogs     []string
 }
@@ -41,7 +41,8 @@ of an operator the job still has (--job-operators) needs --force.`,
   preflight prune ./savepoint-1a2b3c --operator 61252f73469d3ffba207c548d29a0267 --out ./savepoint-pruned --dry-run`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			format, frame, err := parseOutputAndFrame(f.output, f.frameSize)
+			format, err := parseOutput(f.output)
+			frame := f.frameSize
 			if err != nil {
 				return err
 			}
@@ -81,7 +82,7 @@ of an operator the job still has (--job-operators) needs --force.`,
 	fl.BoolVar(&f.dryRun, "dry-run", false, "show the plan and verify it in memory; write nothing")
 	fl.BoolVar(&f.force, "force", false, "allow removing keyed state or state of an operator the job still has")
 	fl.StringSliceVar(&f.jobOperators, "job-operators", nil, "IDs or uids of the operators of the job that will restore the result (enables the still-in-the-job safety check)")
-	fl.StringVar(&f.frameSize, "frame-size", "10MiB", "RPC frame size for the check run on the result")
+	sizeFlag(fl, &f.frameSize, "frame-size", 10<<20, "RPC frame size for the check run on the result")
 	catalogFlag(cmd, &f.catalogs)
 	outputFlag(cmd, &f.output)
 	return cmd

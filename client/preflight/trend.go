@@ -16,7 +16,7 @@ import (
 )
 
 type trendFlags struct {
-	frameSize string
+	frameSize int64
 	top       int
 	failOn    string
 	output    string
@@ -41,7 +41,8 @@ Exit codes: 0, or 1 when a finding is at or above --fail-on; 2 input error; 3 in
   preflight trend ./chk-40 ./chk-41 ./chk-42`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			format, frame, err := parseOutputAndFrame(f.output, f.frameSize)
+			format, err := parseOutput(f.output)
+			frame := f.frameSize
 			if err != nil {
 				return err
 			}
@@ -79,7 +80,7 @@ Exit codes: 0, or 1 when a finding is at or above --fail-on; 2 input error; 3 in
 		},
 	}
 	fl := cmd.Flags()
-	fl.StringVar(&f.frameSize, "frame-size", "10MiB", "RPC frame size of the cluster (pekko.framesize)")
+	sizeFlag(fl, &f.frameSize, "frame-size", 10<<20, "RPC frame size of the cluster (pekko.framesize)")
 	fl.IntVar(&f.top, "top", 3, "largest states shown per checkpoint")
 	fl.StringVar(&f.failOn, "fail-on", "error", "lowest finding severity that exits 1: info, warning or error")
 	outputFlag(cmd, &f.output)

@@ -128,7 +128,7 @@ func verdictOf(fs []Finding, failLevel Severity) Verdict {
 // subtaskList renders new subtask indexes compactly: "4-7", "0, 2, 5-9".
 func subtaskList(idx []int32) string { return units.Ranges(idx) }
 
-// bytesText renders a byte count for messages: "168.0 MiB (176160768 bytes)".
+// bytesText renders a byte count for messages: "168.0 MiB = 176160768 bytes".
 func bytesText(n int64) string { return units.BytesExact(n) }
 
 // Plurals. Every finding text that counts something goes through these, so that no message

@@ -18,7 +18,7 @@ func TestPluralHelpers(t *testing.T) {
 		{verbFor(1, "is", "are"), "is"},
 		{verbFor(2, "is", "are"), "are"},
 		{bytesText(1), "1 byte"},
-		{bytesText(2048), "2.0 KiB (2048 bytes)"},
+		{bytesText(2048), "2.0 KiB = 2048 bytes"},
 		{upperFirst("operator x"), "Operator x"},
 		{upperFirst("\"quoted\""), "\"quoted\""},
 	}

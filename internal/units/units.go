@@ -25,14 +25,14 @@ func Bytes(n int64) string {
 }
 
 // BytesExact formats a byte count for prose that a reader may compare with a configured limit:
-// the rounded figure and the exact count, "168.0 MiB (176160768 bytes)"; below 1 KiB only the
+// the rounded figure and the exact count, "168.0 MiB = 176160768 bytes"; below 1 KiB only the
 // count, "684 bytes", "1 byte".
 func BytesExact(n int64) string {
 	exact := Plural(n, "byte")
 	if n < 1024 && n > -1024 {
 		return exact
 	}
-	return Bytes(n) + " (" + exact + ")"
+	return Bytes(n) + " = " + exact // no parentheses: callers often write it inside their own
 }
 
 // Ranges compresses ascending subtask indexes into runs: [0 1 2 3 7] is "0-3, 7". Indexes

@@ -26,9 +26,9 @@ func TestBytesExact(t *testing.T) {
 		n    int64
 		want string
 	}{
-		{0, "0 bytes"}, {1, "1 byte"}, {684, "684 bytes"}, {1023, "1023 bytes"}, {1024, "1.0 KiB (1024 bytes)"},
-		{176160768, "168.0 MiB (176160768 bytes)"}, {10485760, "10.0 MiB (10485760 bytes)"},
-		{2 << 40, "2.0 TiB (2199023255552 bytes)"},
+		{0, "0 bytes"}, {1, "1 byte"}, {684, "684 bytes"}, {1023, "1023 bytes"}, {1024, "1.0 KiB = 1024 bytes"},
+		{176160768, "168.0 MiB = 176160768 bytes"}, {10485760, "10.0 MiB = 10485760 bytes"},
+		{2 << 40, "2.0 TiB = 2199023255552 bytes"},
 	} {
 		if got := BytesExact(tt.n); got != tt.want {
 			t.Errorf("BytesExact(%d) = %q, want %q", tt.n, got, tt.want)
