@@ -36,8 +36,10 @@ func (s *Server) newHTTPHandler(reg *prometheus.Registry) (http.Handler, error) 
 			return metadata.Pairs(httpPeerKey, r.RemoteAddr)
 		}),
 		runtime.WithOutgoingHeaderMatcher(func(k string) (string, bool) {
-			if k == RequestIDHeader {
-				return "", false // withRequestID has set it, to the same ID
+			if k == RequestIDHeader || k == "content-type" {
+				// withRequestID has set the ID, to the same value; gRPC's own content type
+				// (application/grpc) says nothing about the HTTP answer.
+				return "", false
 			}
 			return runtime.MetadataHeaderPrefix + k, true
 		}),

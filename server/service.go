@@ -185,6 +185,9 @@ func (u *uploadReader) Read(p []byte) (int, error) {
 			return 0, u.err
 		}
 		msg, err := u.rx.next()
+		if err == io.EOF && u.n == 0 {
+			err = errInvalid("empty upload: no _metadata bytes were sent")
+		}
 		if err == io.EOF && u.announced > 0 && u.n != u.announced {
 			u.m.uploadEnds.WithLabelValues("size-mismatch").Inc()
 			err = errInvalid("upload ended after %d bytes; its header announced size_bytes %d", u.n, u.announced)

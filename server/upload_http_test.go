@@ -117,7 +117,8 @@ func TestHTTPUploadRefusals(t *testing.T) {
 		{"bad set", http.MethodPost, "?set=compact-operator", strings.NewReader("x"), 1, http.StatusBadRequest, "want KEY=PARALLELISM"},
 		{"bad size", http.MethodPost, "?frameSize=huge", strings.NewReader("x"), 1, http.StatusBadRequest, "invalid size"},
 		{"malformed metadata", http.MethodPost, "", strings.NewReader("not a checkpoint"), 16, http.StatusBadRequest, "MetadataFormatError"},
-		{"empty body", http.MethodPost, "", http.NoBody, 0, http.StatusBadRequest, `"code":3`},
+		{"empty body", http.MethodPost, "", http.NoBody, 0, http.StatusBadRequest, "empty upload: no _metadata bytes were sent"},
+		{"empty chunked body", http.MethodPost, "", io.MultiReader(), -1, http.StatusBadRequest, "empty upload"},
 		{"GET", http.MethodGet, "", nil, 0, http.StatusMethodNotAllowed, "takes POST"},
 	}
 	for _, tt := range tests {
@@ -174,5 +175,26 @@ func TestHTTPUploadSlowClient(t *testing.T) {
 	meta := readFile(t, filepath.Join(testdataDir(t), "compact-sink", "_metadata"))
 	if code, _, body := postUpload(t, base, "", bytes.NewReader(meta), int64(len(meta))); code != http.StatusOK {
 		t.Fatalf("after the slow client: HTTP %d %s", code, body)
+	}
+}
+
+// TestHTTPErrorHeaders: an HTTP error carries no gRPC transport header (gRPC's own
+// content-type, application/grpc, said nothing about the JSON answer).
+func TestHTTPErrorHeaders(t *testing.T) {
+	base := serveHarnessHTTP(t, startInProcess(t, Config{}))
+	resp, err := http.Post(base+"/v1/check", "application/json", strings.NewReader(`{"checkpoint":{"uri":"/nowhere/_metadata"}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	io.Copy(io.Discard, resp.Body)
+	if resp.StatusCode < 400 {
+		t.Fatalf("HTTP %d, want an error", resp.StatusCode)
+	}
+	if v := resp.Header.Get("Grpc-Metadata-Content-Type"); v != "" {
+		t.Errorf("Grpc-Metadata-Content-Type: %q", v)
+	}
+	if ct := resp.Header.Get("Content-Type"); !strings.HasPrefix(ct, "application/json") {
+		t.Errorf("Content-Type %q", ct)
 	}
 }

@@ -62,13 +62,14 @@ type Error struct {
 
 func (e *Error) Error() string {
 	if e.Err != nil {
-		return e.withoutCause() + ": " + e.Err.Error()
+		return "source: " + e.withoutCause() + ": " + e.Err.Error()
 	}
-	return e.withoutCause()
+	return "source: " + e.withoutCause()
 }
 
-// Public is the message for the caller: Error without the underlying cause, which can name
-// server-side details (files, credentials sources); the cause belongs in the server's log.
+// Public is the message for the caller: Error without the package prefix and the underlying
+// cause, which can name server-side details (files, credentials sources); the cause belongs in
+// the server's log.
 func (e *Error) Public() string {
 	if e.Kind == Invalid && e.Err != nil {
 		return e.withoutCause() + ": " + e.Err.Error() // about the caller's own URI
@@ -78,7 +79,7 @@ func (e *Error) Public() string {
 
 // withoutCause is the kind, path and message.
 func (e *Error) withoutCause() string {
-	s := "source: " + e.Kind.String()
+	s := e.Kind.String()
 	if e.Path != "" {
 		s += ": " + e.Path
 	}

@@ -56,7 +56,10 @@ func TestDescribeHidesDetails(t *testing.T) {
 		}
 	}
 	e := &Error{Kind: Unavailable, Path: "s3://b/k", Msg: "object store b unreachable", Err: errors.New("open /home/svc/.aws/credentials: denied")}
-	if p := e.Public(); strings.Contains(p, "/home/svc") || !strings.Contains(p, "s3://b/k") {
-		t.Errorf("Public() = %q: must name the path and hide the cause", p)
+	if p := e.Public(); strings.Contains(p, "/home/svc") || !strings.Contains(p, "s3://b/k") || strings.HasPrefix(p, "source:") {
+		t.Errorf("Public() = %q: must name the path and hide the cause and the package prefix", p)
+	}
+	if !strings.HasPrefix(e.Error(), "source: ") {
+		t.Errorf("Error() = %q: logs keep the package prefix", e.Error())
 	}
 }

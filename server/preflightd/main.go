@@ -126,7 +126,14 @@ func run(args []string) error {
 	fs.StringVar(&cfg.FlinkREST.TokenEnv, "flink-rest-token-env", "", "environment variable holding a bearer token for Flink's REST API")
 	fs.Usage = func() {
 		fmt.Fprintf(fs.Output(), "Usage: preflightd [flags]\n\nEvery flag can also be set as an environment variable PREFLIGHT_<FLAG> (e.g. PREFLIGHT_MAX_UPLOAD_BYTES=1GiB;\nPREFLIGHT_ALLOW takes several prefixes separated by spaces) or in the --config file.\nPrecedence: flag > environment > config file > default. Sizes take units (512MiB), durations Go syntax (30s, 2m).\n\n")
+		// The flag package prints -name; the README, the config file's errors and every other
+		// help here say --name (both work), so the usage does too.
+		out := fs.Output()
+		var b strings.Builder
+		fs.SetOutput(&b)
 		fs.PrintDefaults()
+		fs.SetOutput(out)
+		fmt.Fprint(out, strings.ReplaceAll("\n"+b.String(), "\n  -", "\n  --")[1:])
 	}
 	configFile, err := flagconfig.Parse(fs, args, "PREFLIGHT", "config", os.LookupEnv)
 	if err != nil {

@@ -12,18 +12,36 @@ import (
 // version there as the process would.
 func captureStdout(t *testing.T, f func() error) (string, error) {
 	t.Helper()
+	return capture(t, &os.Stdout, f)
+}
+
+// capture runs f with *file (os.Stdout or os.Stderr) redirected to a pipe and returns what f
+// wrote there.
+func capture(t *testing.T, file **os.File, f func() error) (string, error) {
+	t.Helper()
 	r, w, err := os.Pipe()
 	if err != nil {
 		t.Fatal(err)
 	}
-	old := os.Stdout
-	os.Stdout = w
+	old := *file
+	*file = w
 	done := make(chan string)
 	go func() { b, _ := io.ReadAll(r); done <- string(b) }()
 	ferr := f()
-	os.Stdout = old
+	*file = old
 	w.Close()
 	return <-done, ferr
+}
+
+// TestHelpFlagNames: the usage names flags --name, as the README and the config file do.
+func TestHelpFlagNames(t *testing.T) {
+	out, err := capture(t, &os.Stderr, func() error { return run([]string{"--help"}) })
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(out, "\n  --allow value\n") || strings.Contains(out, "\n  -allow") {
+		t.Fatalf("--help does not name --allow:\n%s", out)
+	}
 }
 
 func TestVersionFlag(t *testing.T) {
