@@ -37,14 +37,9 @@
 // states' offset ranges interleave the sizes are marked SizesApproximate.
 //
 // A Decoder reads the Layouts of many files one after another, reusing its buffers, and
-// ReadLayoutFiles runs Decoders in parallel over a list of paths with bounded memory. The Layouts
-// ReadLayoutFiles hands to its callback are lent: their records are reused for later files (the
-// strings are not), so a folder of small files costs no allocation per record and no garbage
-// between files. A Layout to keep comes from Decoder.ReadLayoutFile or ReadLayout. On Linux 5.18
-// and later its workers read chunks of up to 8 files with io_uring (internal/uring: one system
-// call opens, reads and closes a chunk); a file not read whole that way, or whose bytes do not
-// decode, is read again with ordinary system calls, so results and errors are the same either
-// way. PREFLIGHT_IO_URING=off turns io_uring off; where the kernel refuses it, it is off.
+// ReadLayoutFiles runs Decoders on a bounded pool of workers over a list of paths, handing the
+// Layouts to its callback in the order of the paths with at most workers + 1 of them alive at
+// once. Every Layout, however it was read, belongs to whoever got it.
 //
 // The Layout's bytes per record (64-bit): OperatorLayout 120 plus its name and uid; per subtask
 // a SubtaskLayout (112 as allocated); per operator-state handle 80 plus its path; per named
