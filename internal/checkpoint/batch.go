@@ -34,7 +34,6 @@ type Decoder struct {
 	stream []byte // the streaming window, for larger files
 	d      decoder
 	props  propertiesMemo
-	owned  layoutAlloc // the records of a Layout handed over to the caller
 }
 
 // propertiesMemo remembers the last few CheckpointProperties trailers decoded and their
@@ -82,8 +81,8 @@ func (pm *propertiesMemo) decodeLen(b []byte) (*CheckpointProperties, int, error
 }
 
 // decode returns the Layout's Properties and PropertiesError for trailer b; each call returns
-// its own *CheckpointProperties: dst, or a new one when dst is nil.
-func (pm *propertiesMemo) decode(b []byte, dst *CheckpointProperties) (*CheckpointProperties, string) {
+// its own *CheckpointProperties.
+func (pm *propertiesMemo) decode(b []byte) (*CheckpointProperties, string) {
 	p, _, err := pm.decodeLen(b)
 	if err != nil {
 		return nil, err.Error()
@@ -91,11 +90,8 @@ func (pm *propertiesMemo) decode(b []byte, dst *CheckpointProperties) (*Checkpoi
 	if p == nil {
 		return nil, ""
 	}
-	if dst == nil {
-		dst = new(CheckpointProperties)
-	}
-	*dst = *p
-	return dst, ""
+	dst := *p
+	return &dst, ""
 }
 
 // growWhole returns buf resized to size bytes (size ≤ maxWholeFile), reallocated when its
@@ -129,10 +125,10 @@ func (x *Decoder) ReadLayoutFile(ctx context.Context, name string) (*Layout, err
 	defer release()
 	var l *Layout
 	if f == nil {
-		l, err = x.readLayout(b, nil, stop, nil)
+		l, err = x.readLayout(b, nil, stop)
 	} else {
 		defer f.Close()
-		l, err = x.readLayout(nil, cancel.Reader(ctx, f), stop, nil)
+		l, err = x.readLayout(nil, cancel.Reader(ctx, f), stop)
 	}
 	if cerr := ctx.Err(); err != nil && cerr != nil {
 		return nil, cerr
@@ -145,43 +141,34 @@ func (x *Decoder) ReadLayoutFile(ctx context.Context, name string) (*Layout, err
 
 // ReadLayoutBytes is ReadLayoutBytes on the Decoder's reused decoding state.
 func (x *Decoder) ReadLayoutBytes(b []byte) (*Layout, error) {
-	return x.readLayout(b, nil, nil, nil)
+	return x.readLayout(b, nil, nil)
 }
 
 // readLayout resets the decoder for b (in memory) or r (streamed) and runs readLayout, checking
-// stop (nil: never raised) between records, building the Layout in records (nil: one the caller
-// owns).
+// stop (nil: never raised) between records.
 //
 // Bytes in memory are decoded without the field path, which only names the field of an error
 // and costs about a tenth of decoding a small file; a file that fails is decoded again with it,
 // and fails at the same offset (decoding is deterministic), so its error is the one the path
 // would have given.
-func (x *Decoder) readLayout(b []byte, r io.Reader, stop *cancel.Flag, records *layoutAlloc) (*Layout, error) {
+func (x *Decoder) readLayout(b []byte, r io.Reader, stop *cancel.Flag) (*Layout, error) {
 	if r != nil {
-		return x.decodeLayout(b, r, stop, records, false)
+		return x.decodeLayout(b, r, stop, false)
 	}
-	l, err := x.decodeLayout(b, nil, stop, records, true)
+	l, err := x.decodeLayout(b, nil, stop, true)
 	if err == nil {
 		return l, nil
 	}
 	if fe := (*FormatError)(nil); errors.As(err, &fe) { // (its target escapes: only on failure)
-		return x.decodeLayout(b, nil, stop, records, false)
+		return x.decodeLayout(b, nil, stop, false)
 	}
 	return l, err
 }
 
 // decodeLayout is readLayout, skipping the field path when noPath is set.
-func (x *Decoder) decodeLayout(b []byte, r io.Reader, stop *cancel.Flag, records *layoutAlloc, noPath bool) (l *Layout, err error) {
-	if records == nil {
-		records = &x.owned
-	}
-	records.reuse()
+func (x *Decoder) decodeLayout(b []byte, r io.Reader, stop *cancel.Flag, noPath bool) (l *Layout, err error) {
 	d := &x.d
-	var empty []SubtaskLayout // immutable, so Layouts lent one after another may share it
-	if records.recycle && len(d.emptySubtasks) <= maxKeptSubtasks {
-		empty = d.emptySubtasks
-	}
-	*d = decoder{buf: b, r: r, limit: math.MaxInt64, runBudget: runBudget, path: d.path[:0], names: d.names, props: &x.props, kgScratch: d.kgScratch, subScratch: keepScratch(d.subScratch), handles: d.handles, stop: stop, records: records, emptySubtasks: empty, noPath: noPath}
+	*d = decoder{buf: b, r: r, limit: math.MaxInt64, runBudget: runBudget, path: d.path[:0], names: d.names, props: &x.props, kgScratch: d.kgScratch, subScratch: keepScratch(d.subScratch), handles: d.handles, stop: stop, noPath: noPath}
 	if r != nil {
 		if x.stream == nil {
 			x.stream = make([]byte, 0, readBufSize)

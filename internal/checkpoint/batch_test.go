@@ -323,7 +323,8 @@ func TestDecoderStopsWhenContextEnds(t *testing.T) {
 
 // TestReadLayoutFilesCorpus: the Layouts ReadLayoutFiles gives fn equal fresh decodes of the
 // same files, in the corpus order and reversed (so that each worker's Decoder goes from large
-// files to small ones and back), and the strings fn keeps survive the later files.
+// files to small ones and back), and each Layout fn keeps stays as it was after the later
+// files and the end of the call: it is the caller's.
 func TestReadLayoutFilesCorpus(t *testing.T) {
 	files := metadataCorpus(t)
 	if testing.Short() && len(files) > 200 {
@@ -341,37 +342,20 @@ func TestReadLayoutFilesCorpus(t *testing.T) {
 	}
 	reversed := slices.Clone(paths)
 	slices.Reverse(reversed)
-	// names are the strings a reader such as the trend command keeps from a Layout.
-	names := func(l *Layout) []string {
-		var out []string
-		for _, op := range l.Operators {
-			out = append(out, op.ID.String(), op.Name, op.UID)
-			for _, s := range op.Subtasks {
-				if h := s.ManagedOperatorState; h != nil {
-					for _, e := range h.States {
-						out = append(out, e.Name)
-					}
-				}
-			}
-		}
-		return out
-	}
 	for _, order := range [][]string{paths, reversed} {
 		for _, workers := range []int{1, 2, 3} {
-			kept := make([][]string, len(order))
+			kept := make([]*Layout, len(order))
 			err := ReadLayoutFiles(context.Background(), order, workers, func(i int, l *Layout, err error) error {
 				checkSameLayout(t, order[i], contents[order[i]], l, err)
-				if err == nil {
-					kept[i] = names(l)
-				}
+				kept[i] = l
 				return nil
 			})
 			if err != nil {
 				t.Fatal(err)
 			}
 			for i, p := range order {
-				if want, err := ReadLayoutBytes(contents[p]); err == nil && !slices.Equal(kept[i], names(want)) {
-					t.Fatalf("workers %d: %s: the strings kept from the Layout changed", workers, p)
+				if want, err := ReadLayoutBytes(contents[p]); err == nil && !reflect.DeepEqual(kept[i], want) {
+					t.Fatalf("workers %d: %s: the Layout kept from fn changed", workers, p)
 				}
 			}
 		}
@@ -380,21 +364,18 @@ func TestReadLayoutFilesCorpus(t *testing.T) {
 
 // TestDecoderErrorsNameTheField: a Decoder decodes bytes without the field path and decodes a
 // failing file again with it, so its errors must equal ReadLayoutBytes' (offset, field path,
-// value and message) for every cut and a sample of bit flips of small corpus files, through a
-// lent and an owned Layout.
+// value and message) for every cut and a sample of bit flips of small corpus files.
 func TestDecoderErrorsNameTheField(t *testing.T) {
 	files := smallCorpus(t, 12)
 	rng := rand.New(rand.NewSource(7))
-	x, lent := NewDecoder(), newRecyclingAlloc()
+	x := NewDecoder()
 	var compared, withField int
 	check := func(b []byte) {
 		t.Helper()
 		want, wantErr := ReadLayoutBytes(b)
-		for _, records := range []*layoutAlloc{nil, lent} {
-			got, err := x.readLayout(b, nil, nil, records)
-			if !reflect.DeepEqual(err, wantErr) || (wantErr == nil && !reflect.DeepEqual(got, want)) {
-				t.Fatalf("%d bytes: Decoder %v, ReadLayoutBytes %v", len(b), err, wantErr)
-			}
+		got, err := x.ReadLayoutBytes(b)
+		if !reflect.DeepEqual(err, wantErr) || (wantErr == nil && !reflect.DeepEqual(got, want)) {
+			t.Fatalf("%d bytes: Decoder %v, ReadLayoutBytes %v", len(b), err, wantErr)
 		}
 		if fe := (*FormatError)(nil); errors.As(wantErr, &fe) {
 			compared++

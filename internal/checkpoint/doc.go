@@ -49,10 +49,11 @@
 // SPLIT_DISTRIBUTE state in a savepoint-relative file (145 bytes of _metadata) takes about 515
 // bytes; an empty subtask record (20 bytes of _metadata) takes 112, except that the records of
 // an operator whose subtasks 0..n-1 all hold nothing (a stateless operator) point into one array
-// per Layout and cost nothing of their own. The records of one operator (subtask list, handle
-// records, state entries, size runs) come from arrays reserved for it, and a Layout's plain-ASCII
-// strings from shared blocks, so a Layout is a few allocations per operator, not one per record;
-// its parts are freed together.
+// per Layout and cost nothing of their own. An operator's subtask list is one allocation, and
+// each handle record, its state-entry list, its size runs and its strings one each (rounded up
+// to the allocator's size classes, at most an eighth more), so memory stays proportional to the
+// records decoded. Nothing in a Layout is shared with another Layout or reused after it is
+// returned: a Layout belongs to whoever got it.
 //
 // ReadLayoutContext stops when its context ends, also between reads: the conversion of a
 // buffered record (a subtask listing a million state names) checks it per entry.
