@@ -34,7 +34,7 @@ import (
 // provably the same question (memokey.go), so those share an entry; other equal questions
 // written differently ("1.18" vs "1.18.0", which findings quote as written) get separate entries,
 // which costs only a miss. Identical first questions asked at once share one check
-// (memoflight.go). TestResultKeyCoversEveryField walks the request's fields with protoreflect so
+// (memoflight.go, flight.go). TestResultKeyCoversEveryField walks the request's fields with protoreflect so
 // that a new field is classified, not forgotten.
 //
 // Cached answers are shared between requests and must not be modified: handlers and the gateway

@@ -16,21 +16,9 @@ import (
 )
 
 // flightWaiters is the number of requests waiting for answers in flight.
-func flightWaiters(s *Server) int {
-	s.resultMu.Lock()
-	defer s.resultMu.Unlock()
-	n := 0
-	for _, f := range s.resultFlights {
-		n += f.waiters
-	}
-	return n
-}
+func flightWaiters(s *Server) int { return s.flights.waiting() }
 
-func flightsOpen(s *Server) int {
-	s.resultMu.Lock()
-	defer s.resultMu.Unlock()
-	return len(s.resultFlights)
-}
+func flightsOpen(s *Server) int { return s.flights.open() }
 
 // eventually polls cond for up to 10 s (the machine is shared and loaded).
 func eventually(t *testing.T, what string, cond func() bool) {

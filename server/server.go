@@ -39,19 +39,16 @@ var openAPI []byte
 
 // Server is an assembled preflightd.
 type Server struct {
-	cfg      Config
-	log      *slog.Logger
-	grpc     *grpc.Server
-	health   *health.Server
-	sources  *source.Opener
-	cache    *layoutCache
-	encoded  sync.Map // wire bytes of cached answers (memo.go)
-	idents   *sourceIdentities
-	flightMu sync.Mutex
-	flights  map[string]*flight // decodes in progress, by cache key
-	// resultFlights are answers being computed, by result key (memoflight.go).
-	resultMu      sync.Mutex
-	resultFlights map[string]*resultFlight
+	cfg     Config
+	log     *slog.Logger
+	grpc    *grpc.Server
+	health  *health.Server
+	sources *source.Opener
+	cache   *layoutCache
+	encoded sync.Map // wire bytes of cached answers (memo.go)
+	idents  *sourceIdentities
+	// flights are the decodes and answers in progress that identical requests share (flight.go).
+	flights flightGroup
 	// flightHook, when set (tests), runs in a flight's goroutine before its check.
 	flightHook func(ctx context.Context)
 	metrics    *metrics
@@ -71,8 +68,9 @@ type Server struct {
 // New assembles a server; it listens nowhere until Serve.
 func New(cfg Config) (*Server, error) {
 	cfg.setDefaults()
-	s := &Server{log: cfg.Logger, flights: map[string]*flight{}, resultFlights: map[string]*resultFlight{}}
+	s := &Server{log: cfg.Logger}
 	s.cfg = cfg
+	s.flights.timeout, s.flights.onPanic = cfg.MaxTimeout, s.recovered
 	s.cache = newLayoutCache(cfg.CacheEntries, cfg.CacheBytes)
 	s.cache.maxResultBytes = cfg.ResultCacheBytes
 	s.cache.onEvictResult = func(r *memoResult) { s.encoded.Delete(r.resp) }

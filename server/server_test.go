@@ -598,44 +598,74 @@ func TestConcurrentChecksDecodeOnce(t *testing.T) {
 	}
 }
 
-// TestCachedLayoutLeaderCancelled: a waiter does not inherit the cancellation of the request
-// that happened to start the decode; it decodes itself.
+// TestCachedLayoutLeaderCancelled: the decode a request started goes on for the requests
+// waiting for it when that request is cancelled (they do not inherit a cancellation that is not
+// their own); and when the request left before its decode could take its source, a waiter
+// decodes with its own.
 func TestCachedLayoutLeaderCancelled(t *testing.T) {
-	s := &Server{cfg: Config{CacheEntries: 4, MemoryBudget: 1 << 30}, cache: newLayoutCache(4, 1<<30), flights: map[string]*flight{}, metrics: newMetrics(prometheus.NewRegistry())}
+	s := &Server{cfg: Config{CacheEntries: 4, MemoryBudget: 1 << 30}, cache: newLayoutCache(4, 1<<30), metrics: newMetrics(prometheus.NewRegistry())}
 	s.adm = newAdmission(&s.cfg, s.cache, s.metrics)
 	leaderCtx, cancelLeader := context.WithCancel(context.Background())
-	started := make(chan struct{})
+	started, release := make(chan context.Context, 1), make(chan struct{})
 	leaderErr := make(chan error, 1)
 	go func() {
 		_, err := s.cachedLayout(leaderCtx, "k", func(ctx context.Context) (*checkpoint.Layout, error) {
-			close(started)
-			<-ctx.Done()
-			return nil, ctx.Err()
+			started <- ctx
+			select {
+			case <-release:
+				return &checkpoint.Layout{CheckpointID: 7}, nil
+			case <-ctx.Done():
+				return nil, ctx.Err()
+			}
 		})
 		leaderErr <- err
 	}()
-	<-started
+	decodeCtx := <-started
 	waiterDone := make(chan *checkpoint.Layout, 1)
 	go func() {
 		l, err := s.cachedLayout(context.Background(), "k", func(context.Context) (*checkpoint.Layout, error) {
-			return &checkpoint.Layout{CheckpointID: 7}, nil
+			return &checkpoint.Layout{CheckpointID: 8}, nil
 		})
 		if err != nil {
 			t.Error(err)
 		}
 		waiterDone <- l
 	}()
-	// Let the waiter join the flight (if it is late, it finds the flight gone and decodes
-	// itself: the assertions hold either way), then cancel the leader.
-	time.Sleep(20 * time.Millisecond)
+	eventually(t, "the waiter joining", func() bool { return s.flights.waiting() == 2 })
 	cancelLeader()
 	if err := <-leaderErr; !errors.Is(err, context.Canceled) {
 		t.Fatalf("leader: %v", err)
 	}
+	if err := decodeCtx.Err(); err != nil {
+		t.Fatalf("the decode was cancelled with its first request while another waits: %v", err)
+	}
+	close(release)
 	if l := <-waiterDone; l == nil || l.CheckpointID != 7 {
-		t.Fatalf("waiter got %v", l)
+		t.Fatalf("waiter got %v, want the shared decode's layout", l)
 	}
 	if v, ok := s.cache.get("k"); !ok || v.layout.CheckpointID != 7 {
-		t.Error("waiter's decode not cached")
+		t.Error("the shared decode was not cached")
+	}
+
+	// The first request left before its decode took the source: the waiter decodes its own.
+	gone := make(chan struct{})
+	go func() {
+		s.cachedLayout(context.Background(), "k2", func(ctx context.Context) (*checkpoint.Layout, error) {
+			<-gone
+			return nil, errSourceGone
+		})
+	}()
+	eventually(t, "the first request's flight", func() bool { return s.flights.waiting() == 1 })
+	go func() { // (a waiter that joins late finds no flight and decodes its own: the same answer)
+		for deadline := time.Now().Add(10 * time.Second); s.flights.waiting() < 2 && time.Now().Before(deadline); {
+			time.Sleep(time.Millisecond)
+		}
+		close(gone)
+	}()
+	l, err := s.cachedLayout(context.Background(), "k2", func(context.Context) (*checkpoint.Layout, error) {
+		return &checkpoint.Layout{CheckpointID: 9}, nil
+	})
+	if err != nil || l.CheckpointID != 9 {
+		t.Fatalf("waiter after the source was gone: %v, %v", l, err)
 	}
 }

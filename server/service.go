@@ -3,9 +3,11 @@ package server
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
+	"sync"
 	"time"
 
 	"google.golang.org/grpc"
@@ -64,7 +66,7 @@ func (v *service) CheckRescale(ctx context.Context, req *pb.CheckRescaleRequest)
 		}
 	}
 	if key != nil && ref.cacheKey != "" && len(*key) > 0 {
-		// A first question: identical ones asked meanwhile share one computation (memoflight.go).
+		// A first question: identical ones asked meanwhile share one computation (flight.go).
 		resp, err := v.s.checkOnce(ctx, *key, layout, ref.label, req.GetPlan(), req.GetOptions())
 		if err != nil {
 			return nil, toStatus(ctx, err)
@@ -326,7 +328,8 @@ func (s *Server) layoutOf(ctx context.Context, src *pb.CheckpointSource) (*check
 			addLog(ctx, slog.String("source_error", err.Error()))
 			return nil, layoutRef{}, nil, err
 		}
-		defer obj.Close()
+		src := newSharedSource(obj)
+		defer src.release()
 		s.idents.record(x.Uri, sourceIdentity{uri: obj.URI, cacheKey: obj.CacheKey, checked: checked})
 		ref := layoutRef{label: obj.URI, cacheKey: obj.CacheKey}
 		need := estimateBytes(obj.Size)
@@ -342,6 +345,10 @@ func (s *Server) layoutOf(ctx context.Context, src *pb.CheckpointSource) (*check
 			r = &growingReader{r: obj, mem: mem}
 		}
 		l, err := s.cachedLayout(ctx, obj.CacheKey, func(ctx context.Context) (*checkpoint.Layout, error) {
+			if !src.hold() {
+				return nil, errSourceGone
+			}
+			defer src.release()
 			return s.decode(ctx, r, obj.URI, obj.Size)
 		})
 		if err != nil {
@@ -374,67 +381,83 @@ func (g *growingReader) Read(p []byte) (int, error) {
 }
 
 // cachedLayout returns the layout cached under key, or decodes it once however many requests
-// ask for it at the same time: an autoscaler probing several parallelisms against one 168 MB
-// checkpoint in parallel costs one decode. Requests that find a decode in flight wait for it;
-// if that decode dies of its own caller's cancellation, the next waiter decodes with its own
-// source instead of inheriting a cancellation that is not its own.
+// ask for it at the same time (flightGroup): an autoscaler probing several parallelisms against
+// one 168 MB checkpoint in parallel costs one decode. The decode runs with the source of the
+// request that started it, which hands the source over (sharedSource); when that request left
+// before the decode could take it, the others find errSourceGone and decode with their own.
 func (s *Server) cachedLayout(ctx context.Context, key string, decode func(context.Context) (*checkpoint.Layout, error)) (*checkpoint.Layout, error) {
 	if key == "" || s.cfg.CacheEntries < 0 {
 		return decode(ctx)
 	}
-	if v, ok := s.cache.get(key); ok {
-		s.metrics.cache.WithLabelValues("hit").Inc()
-		return v.layout, nil
-	}
 	for {
-		s.flightMu.Lock()
-		if v, ok := s.cache.get(key); ok { // a flight may have landed since the first look
-			s.flightMu.Unlock()
+		if v, ok := s.cache.get(key); ok {
 			s.metrics.cache.WithLabelValues("hit").Inc()
 			return v.layout, nil
 		}
-		f, waiting := s.flights[key]
-		if !waiting {
-			f = &flight{done: make(chan struct{})}
-			s.flights[key] = f
-		}
-		s.flightMu.Unlock()
-		if !waiting {
-			// Leader: decode in this goroutine, with this request's context and source.
-			s.metrics.cache.WithLabelValues("miss").Inc()
-			f.layout, f.err = decode(ctx)
-			f.ctxErr = f.err != nil && ctx.Err() != nil
-			if f.err == nil {
-				s.adm.cachePut(key, cacheValue{f.layout, deepSize(f.layout)})
+		v, err, ran := s.flights.do(ctx, "layout\x00"+key, func(ctx context.Context) (any, error) {
+			if v, ok := s.cache.get(key); ok { // a flight may have landed since the first look
+				return layoutHit{v.layout}, nil
 			}
-			s.flightMu.Lock()
-			delete(s.flights, key)
-			s.flightMu.Unlock()
-			close(f.done)
-			return f.layout, f.err
+			l, err := decode(ctx)
+			if err != nil {
+				return nil, err
+			}
+			s.adm.cachePut(key, cacheValue{l, deepSize(l)})
+			return l, nil
+		})
+		switch {
+		case errors.Is(err, errSourceGone) && !ran:
+			continue // the request that started the decode left before it read; this one has not
+		case err != nil:
+			return nil, err
 		}
-		select {
-		case <-f.done:
-		case <-ctx.Done():
-			return nil, ctx.Err()
+		if hit, ok := v.(layoutHit); ok {
+			s.metrics.cache.WithLabelValues("hit").Inc()
+			return hit.l, nil
 		}
-		if f.err == nil {
+		if ran {
+			s.metrics.cache.WithLabelValues("miss").Inc()
+		} else {
 			s.metrics.cache.WithLabelValues("shared").Inc()
-			return f.layout, nil
 		}
-		if f.ctxErr {
-			continue // the leader gave up; this request has not
-		}
-		return nil, f.err
+		return v.(*checkpoint.Layout), nil
 	}
 }
 
-// flight is a decode in progress that other requests for the same key wait for.
-type flight struct {
-	done   chan struct{}
-	layout *checkpoint.Layout
-	err    error
-	ctxErr bool // the leader's context ended: its error says nothing about the file
+// layoutHit is a layout a flight found cached when it started.
+type layoutHit struct{ l *checkpoint.Layout }
+
+// errSourceGone is a decode whose request closed its source before the decode could take it.
+var errSourceGone = errors.New("the request that started the decode has left")
+
+// sharedSource closes a source once neither its request nor a decode started with it reads it:
+// a shared decode goes on after its request has left (flightGroup).
+type sharedSource struct {
+	mu    sync.Mutex
+	users int // 1 (the request) + decodes holding it; 0: closed
+	c     io.Closer
+}
+
+func newSharedSource(c io.Closer) *sharedSource { return &sharedSource{users: 1, c: c} }
+
+// hold takes the source for a decode, false when it is already closed.
+func (s *sharedSource) hold() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.users == 0 {
+		return false
+	}
+	s.users++
+	return true
+}
+
+// release gives the source back; the last user closes it.
+func (s *sharedSource) release() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.users--; s.users == 0 {
+		s.c.Close()
+	}
 }
 
 // decode runs the engine's decoder over r (size: its expected length, 0 unknown), recording

@@ -235,9 +235,8 @@ func digitPrefix(s string) int {
 	return i
 }
 
-// inspectFiles decodes files with checkpoint.ReadLayoutFiles (one reusing Decoder per worker,
-// at most 2 × workers chunks of up to 8 Layouts waiting) and writes one report per file in
-// order. Files that fail are reported on stderr as they come; the error returned afterwards
+// inspectFiles decodes files with checkpoint.ReadLayoutFiles (a bounded worker pool, at most
+// workers + 1 Layouts alive at once) and writes one report per file in order. Files that fail are reported on stderr as they come; the error returned afterwards
 // (exit code 2 unless the failure was an interruption) counts them.
 func inspectFiles(ctx context.Context, eng *engine.Engine, files []inspectFile, format report.Format, stdout, stderr io.Writer) error {
 	var largest int64

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
 )
 
 // batchFiles writes generated files to a temporary folder: small ones (read whole), one above
@@ -96,9 +97,7 @@ func TestDecoderReusesBuffersAcrossFiles(t *testing.T) {
 	}
 }
 
-func TestReadLayoutFiles(t *testing.T) { readModes(t, testReadLayoutFiles) }
-
-func testReadLayoutFiles(t *testing.T) {
+func TestReadLayoutFiles(t *testing.T) {
 	paths, contents := batchFiles(t)
 	for _, workers := range []int{0, 1, 3, 16} {
 		var seen []int
@@ -133,7 +132,7 @@ func testReadLayoutFiles(t *testing.T) {
 		t.Fatalf("cancelled: %v after %d calls", err, calls)
 	}
 
-	// More files than the window (2 × workers chunks), so that slots are reused; stopped part way
+	// More files than workers, so that result slots are reused; stopped part way
 	// by fn and by ctx, and run to the end, with each worker count.
 	var many []string
 	for range 9 {
@@ -283,7 +282,7 @@ func (c *endingCtx) Err() error {
 
 // A context that ends while a file is being decoded stops the Decoder with the context's error,
 // for a file read whole (where no read checks the context) and a streamed one, alone and in a
-// batch of one worker (which watches the context once for all its files).
+// batch of one worker.
 func TestDecoderStopsWhenContextEnds(t *testing.T) {
 	paths, _ := batchFiles(t)
 	whole, streamed := paths[1], paths[2]
@@ -322,13 +321,11 @@ func TestDecoderStopsWhenContextEnds(t *testing.T) {
 	checkSameLayout(t, whole, data, l, err)
 }
 
-// TestReadLayoutFilesLentCorpus: the Layouts ReadLayoutFiles lends to fn equal fresh decodes of
-// the same files although their records are reused from file to file, in the corpus order and
-// reversed (so that each slot's records go from large files to small ones and back), and the
-// strings fn keeps survive the reuse.
-func TestReadLayoutFilesLentCorpus(t *testing.T) { readModes(t, testReadLayoutFilesLentCorpus) }
-
-func testReadLayoutFilesLentCorpus(t *testing.T) {
+// TestReadLayoutFilesCorpus: the Layouts ReadLayoutFiles gives fn equal fresh decodes of the
+// same files, in the corpus order and reversed (so that each worker's Decoder goes from large
+// files to small ones and back), and each Layout fn keeps stays as it was after the later
+// files and the end of the call: it is the caller's.
+func TestReadLayoutFilesCorpus(t *testing.T) {
 	files := metadataCorpus(t)
 	if testing.Short() && len(files) > 200 {
 		files = files[:200]
@@ -345,37 +342,20 @@ func testReadLayoutFilesLentCorpus(t *testing.T) {
 	}
 	reversed := slices.Clone(paths)
 	slices.Reverse(reversed)
-	// names are the strings a reader such as the trend command keeps from a lent Layout.
-	names := func(l *Layout) []string {
-		var out []string
-		for _, op := range l.Operators {
-			out = append(out, op.ID.String(), op.Name, op.UID)
-			for _, s := range op.Subtasks {
-				if h := s.ManagedOperatorState; h != nil {
-					for _, e := range h.States {
-						out = append(out, e.Name)
-					}
-				}
-			}
-		}
-		return out
-	}
 	for _, order := range [][]string{paths, reversed} {
 		for _, workers := range []int{1, 2, 3} {
-			kept := make([][]string, len(order))
+			kept := make([]*Layout, len(order))
 			err := ReadLayoutFiles(context.Background(), order, workers, func(i int, l *Layout, err error) error {
 				checkSameLayout(t, order[i], contents[order[i]], l, err)
-				if err == nil {
-					kept[i] = names(l)
-				}
+				kept[i] = l
 				return nil
 			})
 			if err != nil {
 				t.Fatal(err)
 			}
 			for i, p := range order {
-				if want, err := ReadLayoutBytes(contents[p]); err == nil && !slices.Equal(kept[i], names(want)) {
-					t.Fatalf("workers %d: %s: the strings kept from the lent Layout changed", workers, p)
+				if want, err := ReadLayoutBytes(contents[p]); err == nil && !reflect.DeepEqual(kept[i], want) {
+					t.Fatalf("workers %d: %s: the Layout kept from fn changed", workers, p)
 				}
 			}
 		}
@@ -384,21 +364,18 @@ func testReadLayoutFilesLentCorpus(t *testing.T) {
 
 // TestDecoderErrorsNameTheField: a Decoder decodes bytes without the field path and decodes a
 // failing file again with it, so its errors must equal ReadLayoutBytes' (offset, field path,
-// value and message) for every cut and a sample of bit flips of small corpus files, through a
-// lent and an owned Layout.
+// value and message) for every cut and a sample of bit flips of small corpus files.
 func TestDecoderErrorsNameTheField(t *testing.T) {
 	files := smallCorpus(t, 12)
 	rng := rand.New(rand.NewSource(7))
-	x, lent := NewDecoder(), newRecyclingAlloc()
+	x := NewDecoder()
 	var compared, withField int
 	check := func(b []byte) {
 		t.Helper()
 		want, wantErr := ReadLayoutBytes(b)
-		for _, records := range []*layoutAlloc{nil, lent} {
-			got, err := x.readLayout(b, nil, nil, records)
-			if !reflect.DeepEqual(err, wantErr) || (wantErr == nil && !reflect.DeepEqual(got, want)) {
-				t.Fatalf("%d bytes: Decoder %v, ReadLayoutBytes %v", len(b), err, wantErr)
-			}
+		got, err := x.ReadLayoutBytes(b)
+		if !reflect.DeepEqual(err, wantErr) || (wantErr == nil && !reflect.DeepEqual(got, want)) {
+			t.Fatalf("%d bytes: Decoder %v, ReadLayoutBytes %v", len(b), err, wantErr)
 		}
 		if fe := (*FormatError)(nil); errors.As(wantErr, &fe) {
 			compared++
@@ -424,8 +401,8 @@ func TestDecoderErrorsNameTheField(t *testing.T) {
 	t.Logf("%d errors compared, %d naming a field", compared, withField)
 }
 
-// TestReadLayoutFilesConcurrentCalls: calls running at once take their own Decoders and records
-// from the pools; each still sees exactly its own files' Layouts.
+// TestReadLayoutFilesConcurrentCalls: calls running at once take their own Decoders from the
+// pool; each still sees exactly its own files' Layouts.
 func TestReadLayoutFilesConcurrentCalls(t *testing.T) {
 	paths, contents := batchFiles(t)
 	var many []string
@@ -447,6 +424,41 @@ func TestReadLayoutFilesConcurrentCalls(t *testing.T) {
 	for range 4 {
 		if err := <-errs; err != nil {
 			t.Fatal(err)
+		}
+	}
+}
+
+// TestReadLayoutFilesBounded: with a slow fn, the workers run ahead of it by at most workers
+// files, so at most workers + 1 Layouts exist at once.
+func TestReadLayoutFilesBounded(t *testing.T) {
+	paths, _ := batchFiles(t)
+	var names []string
+	for range 20 {
+		names = append(names, paths...)
+	}
+	for _, workers := range []int{1, 2, 4} {
+		var given, worst atomic.Int64
+		testHookDecoding = func(i int) {
+			for {
+				w := worst.Load()
+				if d := int64(i) - given.Load(); d <= w || worst.CompareAndSwap(w, d) {
+					return
+				}
+			}
+		}
+		err := ReadLayoutFiles(context.Background(), names, workers, func(i int, l *Layout, err error) error {
+			time.Sleep(100 * time.Microsecond) // a slow reader: the workers run ahead
+			given.Add(1)
+			return nil
+		})
+		testHookDecoding = nil
+		if err != nil {
+			t.Fatal(err)
+		}
+		// File i is started once file i - workers has been handed to fn, which may not have
+		// returned yet (given counts returns): i - given ≤ workers.
+		if d := worst.Load(); d > int64(workers) {
+			t.Errorf("workers %d: a file was started %d files ahead of fn", workers, d)
 		}
 	}
 }

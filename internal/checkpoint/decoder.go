@@ -69,9 +69,6 @@ type decoder struct {
 	// handles holds an operator's handle records in layout mode (see handleScratch); nil
 	// otherwise, when the records are the decoded model itself.
 	handles *handleScratch
-	// records holds the records and the plain-ASCII strings of the Layout being decoded (layout
-	// mode; readLayoutKeep gives an owned one unless the caller set it).
-	records *layoutAlloc
 	// operatorsOnly is d.layout in layout mode: only its Operators are filled, as they stream.
 	operatorsOnly Layout
 	// layoutMeta is the Metadata a Layout is built from in layout mode (the model is returned
@@ -460,9 +457,6 @@ func (d *decoder) utf() string {
 	off := d.offset()
 	n := int(d.u16())
 	b := d.next(n)
-	if d.layout != nil && isPlainASCII(b) {
-		return d.records.string(b)
-	}
 	s, err := decodeMUTF8(b)
 	if err != nil {
 		d.fail(off+2+int64(err.(*mutf8Error).pos), "", err.Error())

@@ -37,14 +37,9 @@
 // states' offset ranges interleave the sizes are marked SizesApproximate.
 //
 // A Decoder reads the Layouts of many files one after another, reusing its buffers, and
-// ReadLayoutFiles runs Decoders in parallel over a list of paths with bounded memory. The Layouts
-// ReadLayoutFiles hands to its callback are lent: their records are reused for later files (the
-// strings are not), so a folder of small files costs no allocation per record and no garbage
-// between files. A Layout to keep comes from Decoder.ReadLayoutFile or ReadLayout. On Linux 5.18
-// and later its workers read chunks of up to 8 files with io_uring (internal/uring: one system
-// call opens, reads and closes a chunk); a file not read whole that way, or whose bytes do not
-// decode, is read again with ordinary system calls, so results and errors are the same either
-// way. PREFLIGHT_IO_URING=off turns io_uring off; where the kernel refuses it, it is off.
+// ReadLayoutFiles runs Decoders on a bounded pool of workers over a list of paths, handing the
+// Layouts to its callback in the order of the paths with at most workers + 1 of them alive at
+// once. Every Layout, however it was read, belongs to whoever got it.
 //
 // The Layout's bytes per record (64-bit): OperatorLayout 120 plus its name and uid; per subtask
 // a SubtaskLayout (112 as allocated); per operator-state handle 80 plus its path; per named
@@ -54,10 +49,11 @@
 // SPLIT_DISTRIBUTE state in a savepoint-relative file (145 bytes of _metadata) takes about 515
 // bytes; an empty subtask record (20 bytes of _metadata) takes 112, except that the records of
 // an operator whose subtasks 0..n-1 all hold nothing (a stateless operator) point into one array
-// per Layout and cost nothing of their own. The records of one operator (subtask list, handle
-// records, state entries, size runs) come from arrays reserved for it, and a Layout's plain-ASCII
-// strings from shared blocks, so a Layout is a few allocations per operator, not one per record;
-// its parts are freed together.
+// per Layout and cost nothing of their own. An operator's subtask list is one allocation, and
+// each handle record, its state-entry list, its size runs and its strings one each (rounded up
+// to the allocator's size classes, at most an eighth more), so memory stays proportional to the
+// records decoded. Nothing in a Layout is shared with another Layout or reused after it is
+// returned: a Layout belongs to whoever got it.
 //
 // ReadLayoutContext stops when its context ends, also between reads: the conversion of a
 // buffered record (a subtask listing a million state names) checks it per entry.

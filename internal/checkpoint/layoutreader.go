@@ -57,17 +57,12 @@ func readLayoutKeep(d *decoder) (l *Layout, err error) {
 	if d.handles == nil {
 		d.handles = &handleScratch{}
 	}
-	d.handles.reset() // what a failed or format-1 file left
-	if d.records == nil {
-		d.records = &layoutAlloc{}
-	}
-	if !d.records.recycle {
-		d.emptySubtasks = nil // a reused decoder shares nothing between owned Layouts
-	}
+	d.handles.reset()     // what a failed or format-1 file left
+	d.emptySubtasks = nil // a reused decoder shares nothing between Layouts
 	defer recoverError(&err)
 	m := d.file()
 	// Operators went to d.layout one by one; format-1 tasks and the rest map as usual.
-	l = m.layoutInto(d.records.newLayout(), d.records.properties(), d.props, d.stop)
+	l = m.layoutStop(d.props, d.stop)
 	if len(m.Operators) == 0 && len(m.Tasks) == 0 && d.layout.Operators != nil {
 		l.Operators = d.layout.Operators
 	}
@@ -86,11 +81,7 @@ func (m *Metadata) layout(props *propertiesMemo) *Layout { return m.layoutStop(p
 
 // layoutStop is layout checking stop per converted record (under cancel.Recover).
 func (m *Metadata) layoutStop(props *propertiesMemo, stop *cancel.Flag) *Layout {
-	return m.layoutInto(new(Layout), nil, props, stop)
-}
-
-// layoutInto is layoutStop filling the zero Layout l, with its Properties in dst (nil: allocated).
-func (m *Metadata) layoutInto(l *Layout, dst *CheckpointProperties, props *propertiesMemo, stop *cancel.Flag) *Layout {
+	l := new(Layout)
 	l.Version, l.CheckpointID = int(m.Version), m.CheckpointID
 	for i := range m.MasterStates {
 		ms := &m.MasterStates[i]
@@ -98,45 +89,45 @@ func (m *Metadata) layoutInto(l *Layout, dst *CheckpointProperties, props *prope
 	}
 	l.Operators = make([]OperatorLayout, 0, len(m.Operators)+len(m.Tasks))
 	for i := range m.Operators {
-		l.Operators = append(l.Operators, operatorLayout(&m.Operators[i], stop, nil))
+		l.Operators = append(l.Operators, operatorLayout(&m.Operators[i], stop))
 	}
 	for i := range m.Tasks {
-		l.Operators = append(l.Operators, taskLayout(&m.Tasks[i], stop, nil))
+		l.Operators = append(l.Operators, taskLayout(&m.Tasks[i], stop))
 	}
 	if m.Version >= 4 {
 		l.TrailerSize = len(m.Trailer)
 		if len(m.Trailer) > 0 {
-			l.Properties, l.PropertiesError = props.decode(m.Trailer, dst)
+			l.Properties, l.PropertiesError = props.decode(m.Trailer)
 		}
 	}
 	return l
 }
 
 // operatorLayout maps one decoded operator record, checking stop per subtask and state entry.
-func operatorLayout(op *OperatorState, stop *cancel.Flag, a *layoutAlloc) OperatorLayout {
+func operatorLayout(op *OperatorState, stop *cancel.Flag) OperatorLayout {
 	o := OperatorLayout{
 		ID: op.ID, Name: op.Name, UID: op.UID,
 		Parallelism: int(op.Parallelism), MaxParallelism: int(op.MaxParallelism),
 		ChainLength: int(op.ChainLength), FullyFinished: op.FullyFinished, Offset: op.offset,
 	}
 	if op.CoordinatorState != nil {
-		o.CoordinatorState = a.streamRef(streamRef(op.CoordinatorState))
+		r := streamRef(op.CoordinatorState)
+		o.CoordinatorState = &r
 	}
-	a.reserve(op, stop)
-	o.Subtasks = a.subtaskList(len(op.Subtasks))
+	o.Subtasks = make([]SubtaskLayout, 0, len(op.Subtasks))
 	for _, e := range op.Subtasks {
 		stop.Check()
 		s := SubtaskLayout{Index: int(e.Index), Finished: e.Finished, RefCheckpointID: -1}
 		if st := e.State; st != nil {
 			if st.ManagedOperatorState.Present != 0 && st.ManagedOperatorState.Handle != nil {
-				s.ManagedOperatorState = operatorHandleLayout(st.ManagedOperatorState.Handle, stop, a)
+				s.ManagedOperatorState = operatorHandleLayout(st.ManagedOperatorState.Handle, stop)
 				s.ManagedOperatorState.Compression = streamCompression(st.ManagedOperatorState.Handle.Delegate)
 			}
 			if st.RawOperatorState.Present != 0 && st.RawOperatorState.Handle != nil {
-				s.RawOperatorState = operatorHandleLayout(st.RawOperatorState.Handle, stop, a)
+				s.RawOperatorState = operatorHandleLayout(st.RawOperatorState.Handle, stop)
 			}
-			s.ManagedKeyedState = keyedLayout(st.ManagedKeyedState, a)
-			s.RawKeyedState = keyedLayout(st.RawKeyedState, a)
+			s.ManagedKeyedState = keyedLayout(st.ManagedKeyedState)
+			s.RawKeyedState = keyedLayout(st.RawKeyedState)
 			s.InputChannels = channelLayouts(st.InputChannels)
 			s.OutputChannels = channelLayouts(st.OutputChannels)
 			if st.RefMarker == 1 {
@@ -185,7 +176,7 @@ func emptyRecord(s *SubtaskLayout, k int) bool {
 // taskLayout maps a format-1 task onto an OperatorLayout: the operator states of all chained
 // operators are listed together in one handle layout per slot (each state's sizes computed in
 // its own handle's stream); the stream is the first chained operator's.
-func taskLayout(t *TaskState, stop *cancel.Flag, a *layoutAlloc) OperatorLayout {
+func taskLayout(t *TaskState, stop *cancel.Flag) OperatorLayout {
 	o := OperatorLayout{
 		ID: t.JobVertexID, Parallelism: int(t.Parallelism), MaxParallelism: int(t.MaxParallelism),
 		ChainLength: int(t.ChainLength), Offset: t.offset,
@@ -196,7 +187,7 @@ func taskLayout(t *TaskState, stop *cancel.Flag, a *layoutAlloc) OperatorLayout 
 			if h == nil {
 				continue
 			}
-			hl := operatorHandleLayout(h, stop, a)
+			hl := operatorHandleLayout(h, stop)
 			if out == nil {
 				out = hl
 			} else {
@@ -211,8 +202,8 @@ func taskLayout(t *TaskState, stop *cancel.Flag, a *layoutAlloc) OperatorLayout 
 			Index:                int(st.Index),
 			ManagedOperatorState: merge(st.ManagedOperatorState),
 			RawOperatorState:     merge(st.RawOperatorState),
-			ManagedKeyedState:    keyedLayout(st.ManagedKeyedState, a),
-			RawKeyedState:        keyedLayout(st.RawKeyedState, a),
+			ManagedKeyedState:    keyedLayout(st.ManagedKeyedState),
+			RawKeyedState:        keyedLayout(st.RawKeyedState),
 			RefCheckpointID:      -1,
 		})
 	}
@@ -249,22 +240,21 @@ func inlineBytes(h StreamStateHandle) int64 {
 	return 0
 }
 
-func operatorHandleLayout(h *OperatorStateHandle, stop *cancel.Flag, a *layoutAlloc) *OperatorStateHandleLayout {
-	hl := a.operatorState()
-	*hl = OperatorStateHandleLayout{
+func operatorHandleLayout(h *OperatorStateHandle, stop *cancel.Flag) *OperatorStateHandleLayout {
+	hl := &OperatorStateHandleLayout{
 		Stream:      streamRef(h.Delegate),
 		FileMerging: h.Tag == TagSegmentPartitionableOperatorStateHandle,
 		Empty:       h.Tag == TagSegmentPartitionableOperatorStateHandle && h.Empty != 0,
 	}
-	hl.States = finishStates(h.States, hl.Stream.Size, stop, a)
+	hl.States = finishStates(h.States, hl.Stream.Size, stop)
 	return hl
 }
 
-func keyedLayout(h KeyedStateHandle, a *layoutAlloc) *KeyedStateHandleLayout {
+func keyedLayout(h KeyedStateHandle) *KeyedStateHandleLayout {
 	if h == nil {
 		return nil
 	}
-	k := a.keyedHandle()
+	k := new(KeyedStateHandleLayout)
 	k.Tag, k.CheckpointedSize = h.keyedTag(), -1
 	switch h := h.(type) {
 	case *KeyGroupsStateHandle:
@@ -299,7 +289,7 @@ func keyedLayout(h KeyedStateHandle, a *layoutAlloc) *KeyedStateHandleLayout {
 		k.CheckpointID = h.CheckpointID
 		for _, list := range [][]KeyedStateHandle{h.Materialized, h.NonMaterialized} {
 			for _, n := range list {
-				if nl := keyedLayout(n, nil); nl != nil { // copied into Nested
+				if nl := keyedLayout(n); nl != nil { // copied into Nested
 					k.StateSize += nl.StateSize
 					k.InlineBytes += nl.InlineBytes
 					k.Nested = append(k.Nested, *nl)

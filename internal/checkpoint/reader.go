@@ -238,12 +238,12 @@ func (d *decoder) operators(version int32) []OperatorState {
 	}
 	c := d.count(n, off, minOp, "operator")
 	if d.layout != nil {
-		d.layout.Operators = d.records.operatorList(c)
+		d.layout.Operators = make([]OperatorLayout, 0, c)
 		d.indexed(true)
 		for i := 0; i < int(n); i++ {
 			d.setIdx(i)
 			op := d.operator(version)
-			d.layout.Operators = append(d.layout.Operators, operatorLayout(&op, d.stop, d.records))
+			d.layout.Operators = append(d.layout.Operators, operatorLayout(&op, d.stop))
 			d.shareEmptySubtasks(&d.layout.Operators[len(d.layout.Operators)-1])
 			// op's SubtaskStates are d.subScratch and its handles d.handles: drop them before the
 			// next operator, which reuses them.

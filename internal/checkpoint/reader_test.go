@@ -77,7 +77,7 @@ func TestStateSizesInterleaved(t *testing.T) {
 		{Name: "c", Mode: SplitDistribute, sum: summarizeOffsets([]int64{50}, SplitDistribute)},
 		{Name: "empty", Mode: Union},
 		{Name: "down", Mode: SplitDistribute, sum: summarizeOffsets([]int64{90, 80}, SplitDistribute)},
-	}, 100, nil, nil)
+	}, 100, nil)
 	if !got[0].SizesApproximate || !got[1].SizesApproximate || got[2].SizesApproximate || got[3].SizesApproximate || !got[4].SizesApproximate {
 		t.Errorf("approximate flags: %+v", got)
 	}

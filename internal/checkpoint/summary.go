@@ -110,8 +110,8 @@ func summarizeOffsets(offs []int64, mode DistributionMode) offsetSummary {
 // ends at the next larger offset of the handle, the last one at the stream size. Summaries keep
 // only each state's first and last offset, so a state whose offset range overlaps another's is
 // marked SizesApproximate. It checks stop per state (one handle can list a million names).
-func finishStates(entries []StateEntry, streamSize int64, stop *cancel.Flag, a *layoutAlloc) []StateEntryLayout {
-	out := a.stateEntries(len(entries))
+func finishStates(entries []StateEntry, streamSize int64, stop *cancel.Flag) []StateEntryLayout {
+	out := make([]StateEntryLayout, len(entries))
 	// Most handles list a few states: their work slices stay on the stack.
 	var sumsBuf [8]*offsetSummary
 	var orderBuf [8]int
@@ -188,7 +188,7 @@ func finishStates(entries []StateEntry, streamSize int64, stop *cancel.Flag, a *
 			pending[np], np = SizeRun{cur, s.curN}, np+1
 		}
 		pending[np], np = SizeRun{lastSize, 1}, np+1
-		sizes := s.sizes.cloneIn(newRuns(s.sizes.runs, pending[:np]), a)
+		sizes := s.sizes.cloneIn(newRuns(s.sizes.runs, pending[:np]))
 		for _, r := range pending[:np] {
 			sizes.Append(r.Size, r.Count)
 		}
@@ -214,9 +214,9 @@ func newRuns(runs, pending []SizeRun) int {
 	return n
 }
 
-// cloneIn returns an independent copy with room for extra more runs, its runs from a.
-func (e *ElementSizes) cloneIn(extra int, a *layoutAlloc) ElementSizes {
-	c := ElementSizes{runs: a.sizeRuns(e.runs, extra)}
+// cloneIn returns an independent copy with room for extra more runs.
+func (e *ElementSizes) cloneIn(extra int) ElementSizes {
+	c := ElementSizes{runs: append(make([]SizeRun, 0, len(e.runs)+extra), e.runs...)}
 	if e.ends != nil {
 		c.ends = append(make([]runEnd, 0, len(e.ends)+extra), e.ends...)
 	}

@@ -214,10 +214,9 @@ func (j *Jar) readVersions(ctx context.Context) error {
 		wg.Add(1)
 		go func(w int) {
 			defer wg.Done()
-			op := &entryOpener{a: j.Archive}
-			if w == 0 {
-				op = &j.Archive.op
-			}
+			// One read holds what a class header inflates from: the block header, its Huffman
+			// tables and the first symbols.
+			br := bufio.NewReaderSize(nil, 1024)
 			var head [8]byte
 			for i := w; i < len(j.Classes); i += workers {
 				if i%1024 < workers {
@@ -227,7 +226,7 @@ func (j *Jar) readVersions(ctx context.Context) error {
 					}
 				}
 				c := &j.Classes[i]
-				h, err := op.readHeader(&j.Archive.Entries[c.Entry], head[:])
+				h, err := j.Archive.readHeader(&j.Archive.Entries[c.Entry], head[:], br)
 				if err != nil {
 					errs[w] = err
 					return
@@ -245,39 +244,6 @@ func (j *Jar) readVersions(ctx context.Context) error {
 	return nil
 }
 
-// readHeader reads the first 8 bytes of a class entry; for a deflated entry with a bounded
-// inflater that decodes just those bytes.
-func (o *entryOpener) readHeader(e *Entry, buf []byte) (ClassHeader, error) {
-	a := o.a
-	if e.UncompressedSize < 8 {
-		return ClassHeader{}, a.errf(e.HeaderOffset, e.Name, "class file of %d bytes", e.UncompressedSize)
-	}
-	if err := a.checkInflatable(e); err != nil {
-		return ClassHeader{}, err
-	}
-	if err := o.openData(e); err != nil {
-		return ClassHeader{}, err
-	}
-	var n int
-	var err error
-	if e.Method == 8 {
-		n, err = inflatePrefix(&o.src, buf[:8])
-	} else {
-		n, err = io.ReadFull(&o.src, buf[:8])
-	}
-	if err == nil && n < 8 {
-		err = io.ErrUnexpectedEOF
-	}
-	if err != nil {
-		return ClassHeader{}, &Error{Archive: a.Name, Offset: e.HeaderOffset, Entry: e.Name, Msg: "cannot read the class header", Err: err}
-	}
-	h, err := ParseClassHeader(buf[:8])
-	if err != nil {
-		return h, &Error{Archive: a.Name, Offset: e.HeaderOffset, Entry: e.Name, Msg: "not a class file", Err: err}
-	}
-	return h, nil
-}
-
 // ClassRefs parses the constant pool of c and calls visit with each class name it references
 // (internal form with slashes).
 func (j *Jar) ClassRefs(c *Class, visit func([]byte)) error {
@@ -286,16 +252,16 @@ func (j *Jar) ClassRefs(c *Class, visit func([]byte)) error {
 	if err != nil {
 		return err
 	}
-	op := &j.Archive.op
-	if op.cp == nil {
-		op.cp = newCPParser()
+	defer r.Close()
+	if j.Archive.cp == nil {
+		j.Archive.cp = newCPParser()
 	}
-	if _, err := op.cp.parse(r, e.UncompressedSize, visit); err != nil {
+	if _, err := j.Archive.cp.parse(r, e.UncompressedSize, visit); err != nil {
 		var ze *Error
 		if errors.As(err, &ze) {
 			return err
 		}
-		return &Error{Archive: j.Path, Offset: e.HeaderOffset, Entry: e.Name, Msg: "malformed class file", Err: err}
+		return &Error{Archive: j.Path, Offset: -1, Entry: e.Name, Msg: "malformed class file", Err: err}
 	}
 	// Read the rest so that the size and CRC-32 checks cover the whole entry.
 	_, err = io.Copy(io.Discard, r)

@@ -9,6 +9,7 @@ import (
 	"hash/crc32"
 	"io"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -158,6 +159,16 @@ func TestHostileArchives(t *testing.T) {
 	corruptCD[cd+1] = 'X'
 	badOffset := append([]byte(nil), valid...)
 	binary.LittleEndian.PutUint32(badOffset[eocd+16:], 1<<30)
+	// Two records, the second one's signature broken: archive/zip stops before it.
+	two := twoEntries(t, class)
+	secondBroken := append([]byte(nil), two...)
+	second := bytes.LastIndex(secondBroken, []byte{0x50, 0x4b, 0x01, 0x02})
+	secondBroken[second+1] = 'X'
+	// The end record declares one entry of two: the rest of the directory is more than it says.
+	fewer := append([]byte(nil), two...)
+	eocd2 := bytes.LastIndex(fewer, []byte{0x50, 0x4b, 0x05, 0x06})
+	binary.LittleEndian.PutUint16(fewer[eocd2+8:], 1)
+	binary.LittleEndian.PutUint16(fewer[eocd2+10:], 1)
 
 	for _, tc := range []struct {
 		name  string
@@ -176,6 +187,9 @@ func TestHostileArchives(t *testing.T) {
 		{"corrupt directory", corruptCD, false, "bad central directory signature"},
 		{"directory offset outside", badOffset, false, "does not fit"},
 		{"crc mismatch", rawZip(t, "a/B.class", zip.Store, class, 1234, uint64(len(class))), false, "CRC-32 mismatch"},
+		{"crc 0 in the directory", rawZip(t, "a/B.class", zip.Store, class, 0, uint64(len(class))), false, "CRC-32 mismatch"},
+		{"second record broken", secondBroken, false, "records do not match the 2 its end record declares"},
+		{"more records than declared", fewer, false, "records do not match the 1 its end record declares"},
 		{"truncated data", rawZip(t, "a/B.class", zip.Store, class[:4], crc32.ChecksumIEEE(class[:4]), 4), false, "class file of 4 bytes"},
 		{"not a class", rawZip(t, "a/B.class", zip.Store, []byte("hello world!"), crc32.ChecksumIEEE([]byte("hello world!")), 12), false, "magic"},
 	} {
@@ -253,5 +267,41 @@ func TestEntryReaderBounds(t *testing.T) {
 	r, _ := a.Open(&a.Entries[0])
 	if n, err := io.Copy(io.Discard, r); err != nil || n != int64(len(class)) {
 		t.Fatalf("copy %d %v", n, err)
+	}
+}
+
+// twoEntries is a jar of two stored classes.
+func twoEntries(t *testing.T, class []byte) []byte {
+	t.Helper()
+	var buf bytes.Buffer
+	zw := zip.NewWriter(&buf)
+	for _, name := range []string{"a/B.class", "a/C.class"} {
+		w, err := zw.CreateHeader(&zip.FileHeader{Name: name, Method: zip.Store})
+		if err != nil {
+			t.Fatal(err)
+		}
+		w.Write(class)
+	}
+	if err := zw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return buf.Bytes()
+}
+
+// TestPrependedData: a jar behind a shell stub (a self-extracting archive) indexes as the jar
+// alone does; every offset is shifted by the stub.
+func TestPrependedData(t *testing.T) {
+	class := jartest.ClassFile(jartest.Class{Name: "a.B", Refs: []string{"c.D"}})
+	z := append([]byte("#!/bin/sh\nexec java -jar \"$0\" \"$@\"\n"), twoEntries(t, class)...)
+	jar, err := Index(context.Background(), bytes.NewReader(z), int64(len(z)), "stub.jar", Options{ClassVersions: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(jar.Classes) != 2 || jar.Classes[1].Major != 52 {
+		t.Fatalf("classes %+v", jar.Classes)
+	}
+	var refs []string
+	if err := jar.ClassRefs(&jar.Classes[0], func(b []byte) { refs = append(refs, string(b)) }); err != nil || !slices.Contains(refs, "c/D") {
+		t.Fatalf("refs %v, %v", refs, err)
 	}
 }

@@ -1,10 +1,10 @@
 // Package jarindex indexes Java archives without extracting them: it reads the zip central
-// directory over an io.ReaderAt (zip64 included), names every class with its size and a content
-// hash, reads the class file version from the first bytes of a class, and parses constant pools on
+// directory over an io.ReaderAt with archive/zip (zip64 and prepended data included), names every
+// class with its size and a content hash, reads the class file version from the first bytes of a class, and parses constant pools on
 // demand to see which classes a class references. Flink Preflight's classpath check builds on it.
 //
-// It is written for hostile input: every count and offset in the archive is checked against the
-// file's size and the configured Limits before anything is allocated, inflation is bounded by the
+// It is written for hostile input: the end record's entry count and directory size are checked
+// against the file's size and the configured Limits before archive/zip reads the directory, inflation is bounded by the
 // entry's declared size (an entry that inflates past it is a zip bomb and an error), names that
 // would escape an extraction folder are refused, and long loops honour the caller's context.
 //
@@ -17,8 +17,8 @@
 package jarindex
 
 import (
+	"archive/zip"
 	"bufio"
-	"compress/flate"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -100,21 +100,23 @@ type Entry struct {
 	CRC32            uint32
 	CompressedSize   int64
 	UncompressedSize int64
-	HeaderOffset     int64 // of the local file header
+	file             *zip.File
 }
 
 // IsDir reports a folder entry.
 func (e *Entry) IsDir() bool { return strings.HasSuffix(e.Name, "/") }
 
+// The end of central directory records, which OpenArchive reads itself to check the declared
+// entry count and directory size before archive/zip reads (and allocates) the directory.
 const (
 	eocdSig       = 0x06054b50
 	eocd64Sig     = 0x06064b50
 	eocd64LocSig  = 0x07064b50
 	centralSig    = 0x02014b50
-	localSig      = 0x04034b50
 	eocdLen       = 22
-	centralLen    = 46
-	localLen      = 30
+	eocd64LocLen  = 20
+	eocd64Len     = 56
+	centralLen    = 46 // a central directory record without its name, extra field and comment
 	maxCommentLen = 0xFFFF
 )
 
@@ -125,18 +127,7 @@ type Archive struct {
 	Entries []Entry
 	r       io.ReaderAt
 	lim     Limits
-	op      entryOpener // Open's state: Open is not safe for concurrent use
-	buf     []byte
-}
-
-// entryOpener holds one inflater and its buffers, reused from entry to entry. Each goroutine
-// reading entries at the same time needs its own.
-type entryOpener struct {
-	a   *Archive
-	fr  io.ReadCloser
-	src byteSource
-	er  entryReader
-	cp  *cpParser
+	cp      *cpParser // ClassRefs' parser, reused: ClassRefs is not safe for concurrent use
 }
 
 func (a *Archive) errf(off int64, entry, format string, args ...any) *Error {
@@ -150,180 +141,168 @@ func (a *Archive) limitf(off int64, entry, format string, args ...any) *Error {
 }
 
 // OpenArchive reads and checks the central directory of the zip in r (size bytes). name labels
-// errors. check, when non-nil, is called every 4096 entries; an error from it stops the read
-// (pass ctx.Err).
+// errors. check, when non-nil, is called between reads of the directory; an error from it stops
+// the read (pass ctx.Err).
 func OpenArchive(r io.ReaderAt, size int64, name string, lim Limits, check func() error) (*Archive, error) {
 	a := &Archive{Name: name, Size: size, r: r, lim: lim.withDefaults()}
-	a.op.a = a
-	if size < eocdLen {
-		return nil, a.errf(-1, "", "%d bytes is too short for a zip file (no end of central directory record)", size)
+	end, err := a.readEnd()
+	if err != nil {
+		return nil, err
 	}
-	// The EOCD record is in the last 22+65535 bytes.
-	tail := int64(eocdLen + maxCommentLen)
-	if tail > size {
-		tail = size
+	cr := &checkedReaderAt{r: r, check: check}
+	zr, err := zip.NewReader(cr, size)
+	cr.check = nil // entries are read later, under their callers' own checks
+	switch {
+	case err != nil && check != nil && check() != nil:
+		return nil, check()
+	case errors.Is(err, zip.ErrFormat), errors.Is(err, io.ErrUnexpectedEOF):
+		// archive/zip reads records up to the first that is not one, and compares their number
+		// with the declared one.
+		return nil, a.errf(end.dirOff, "", "central directory records do not match the %d its end record declares: a record is missing, corrupt or extra", end.count)
+	case err != nil:
+		return nil, &Error{Archive: name, Offset: end.dirOff, Msg: fmt.Sprintf("cannot read the central directory of %d entries", end.count), Err: err}
+	case uint64(len(zr.File)) != end.count:
+		return nil, a.errf(end.dirOff, "", "central directory holds %d entries; its end record declares %d", len(zr.File), end.count)
 	}
-	buf := make([]byte, tail)
-	if _, err := r.ReadAt(buf, size-tail); err != nil && err != io.EOF {
-		return nil, &Error{Archive: name, Offset: size - tail, Msg: "cannot read the end of the file", Err: err}
-	}
-	pos := -1
-	for i := len(buf) - eocdLen; i >= 0; i-- {
-		if binary.LittleEndian.Uint32(buf[i:]) == eocdSig {
-			// The comment must end exactly at the end of the file.
-			if i+eocdLen+int(binary.LittleEndian.Uint16(buf[i+20:])) == len(buf) {
-				pos = i
-				break
-			}
-		}
-	}
-	if pos < 0 {
-		return nil, a.errf(-1, "", "not a zip file: no end of central directory record in the last %d bytes", tail)
-	}
-	eocdOff := size - tail + int64(pos)
-	e := buf[pos:]
-	disk, cdDisk := binary.LittleEndian.Uint16(e[4:]), binary.LittleEndian.Uint16(e[6:])
-	count := uint64(binary.LittleEndian.Uint16(e[10:]))
-	cdSize := uint64(binary.LittleEndian.Uint32(e[12:]))
-	cdOff := uint64(binary.LittleEndian.Uint32(e[16:]))
-	endOfCD := eocdOff
-	if count == 0xFFFF || cdSize == 0xFFFFFFFF || cdOff == 0xFFFFFFFF {
-		// zip64: the locator sits just before the EOCD record.
-		locOff := eocdOff - 20
-		if locOff < 0 {
-			return nil, a.errf(eocdOff, "", "zip64 values without a zip64 locator")
-		}
-		loc := make([]byte, 20)
-		if _, err := r.ReadAt(loc, locOff); err != nil {
-			return nil, &Error{Archive: name, Offset: locOff, Msg: "cannot read the zip64 locator", Err: err}
-		}
-		if binary.LittleEndian.Uint32(loc) != eocd64LocSig {
-			return nil, a.errf(locOff, "", "zip64 values but no zip64 end of central directory locator")
-		}
-		rec64 := int64(binary.LittleEndian.Uint64(loc[8:]))
-		if rec64 < 0 || rec64+56 > locOff {
-			return nil, a.errf(locOff, "", "zip64 end of central directory offset %d is outside the file", rec64)
-		}
-		r64 := make([]byte, 56)
-		if _, err := r.ReadAt(r64, rec64); err != nil {
-			return nil, &Error{Archive: name, Offset: rec64, Msg: "cannot read the zip64 end of central directory", Err: err}
-		}
-		if binary.LittleEndian.Uint32(r64) != eocd64Sig {
-			return nil, a.errf(rec64, "", "bad zip64 end of central directory signature")
-		}
-		disk, cdDisk = uint16(binary.LittleEndian.Uint32(r64[16:])), uint16(binary.LittleEndian.Uint32(r64[20:]))
-		count = binary.LittleEndian.Uint64(r64[32:])
-		cdSize = binary.LittleEndian.Uint64(r64[40:])
-		cdOff = binary.LittleEndian.Uint64(r64[48:])
-		endOfCD = rec64
-	}
-	if disk != 0 || cdDisk != 0 {
-		return nil, a.errf(eocdOff, "", "multi-volume zip archives are not supported")
-	}
-	if count > uint64(a.lim.MaxEntries) {
-		return nil, a.limitf(eocdOff, "", "declares %d entries; the limit is %d", count, a.lim.MaxEntries)
-	}
-	if cdOff > uint64(endOfCD) || cdSize > uint64(endOfCD)-cdOff {
-		return nil, a.errf(eocdOff, "", "central directory (offset %d, %d bytes) does not fit before its end record at %d", cdOff, cdSize, endOfCD)
-	}
-	if count*centralLen > cdSize {
-		return nil, a.errf(eocdOff, "", "declares %d entries but its central directory of %d bytes holds at most %d", count, cdSize, cdSize/centralLen)
-	}
-	// Prepended data (self-extracting archives, shell stubs) shifts every offset; Java accepts it.
-	base := int64(endOfCD) - int64(cdSize) - int64(cdOff)
-	if endOfCD != eocdOff {
-		base = 0 // zip64 offsets are absolute in practice
-	}
-	a.Entries = make([]Entry, 0, count)
-	br := bufio.NewReaderSize(io.NewSectionReader(r, int64(cdOff)+base, int64(cdSize)), 64<<10)
-	hdr := make([]byte, centralLen)
-	off := int64(cdOff) + base
-	names := newInterner()
-	for i := uint64(0); i < count; i++ {
+	a.Entries = make([]Entry, len(zr.File))
+	for i, f := range zr.File {
 		if check != nil && i%4096 == 0 {
 			if err := check(); err != nil {
 				return nil, err
 			}
 		}
-		if _, err := io.ReadFull(br, hdr); err != nil {
-			return nil, &Error{Archive: name, Offset: off, Msg: fmt.Sprintf("central directory ends after %d of %d entries", i, count), Err: err}
+		if len(f.Name) > a.lim.MaxNameBytes {
+			return nil, a.limitf(-1, "", "entry %d: name of %d bytes; the limit is %d", i, len(f.Name), a.lim.MaxNameBytes)
 		}
-		if binary.LittleEndian.Uint32(hdr) != centralSig {
-			return nil, a.errf(off, "", "entry %d: bad central directory signature 0x%08x", i, binary.LittleEndian.Uint32(hdr))
+		if msg := unsafeName(f.Name); msg != "" {
+			return nil, a.errf(-1, f.Name, "unsafe entry name (%s); a zip-slip archive is refused", msg)
 		}
-		var ent Entry
-		ent.Flags = binary.LittleEndian.Uint16(hdr[8:])
-		ent.Method = binary.LittleEndian.Uint16(hdr[10:])
-		ent.CRC32 = binary.LittleEndian.Uint32(hdr[16:])
-		csize := uint64(binary.LittleEndian.Uint32(hdr[20:]))
-		usize := uint64(binary.LittleEndian.Uint32(hdr[24:]))
-		nameLen := int(binary.LittleEndian.Uint16(hdr[28:]))
-		extraLen := int(binary.LittleEndian.Uint16(hdr[30:]))
-		commentLen := int(binary.LittleEndian.Uint16(hdr[32:]))
-		hoff := uint64(binary.LittleEndian.Uint32(hdr[42:]))
-		if nameLen > a.lim.MaxNameBytes {
-			return nil, a.limitf(off, "", "entry %d: name of %d bytes; the limit is %d", i, nameLen, a.lim.MaxNameBytes)
+		if f.CompressedSize64 > uint64(size) || f.UncompressedSize64 > 1<<62 {
+			return nil, a.errf(-1, f.Name, "data (%d bytes) lies outside the %d-byte file", f.CompressedSize64, size)
 		}
-		varLen := nameLen + extraLen + commentLen
-		if int64(varLen) > int64(cdSize) {
-			return nil, a.errf(off, "", "entry %d: name, extra and comment (%d bytes) overrun the central directory", i, varLen)
-		}
-		if cap(a.buf) < varLen {
-			a.buf = make([]byte, varLen)
-		}
-		v := a.buf[:varLen]
-		if _, err := io.ReadFull(br, v); err != nil {
-			return nil, &Error{Archive: name, Offset: off, Msg: fmt.Sprintf("entry %d: truncated name or extra field", i), Err: err}
-		}
-		nameBytes := v[:nameLen]
-		extra := v[nameLen : nameLen+extraLen]
-		if csize == 0xFFFFFFFF || usize == 0xFFFFFFFF || hoff == 0xFFFFFFFF {
-			// zip64 extended information: the fields present are exactly those saturated above.
-			for len(extra) >= 4 {
-				tag, n := binary.LittleEndian.Uint16(extra), int(binary.LittleEndian.Uint16(extra[2:]))
-				if 4+n > len(extra) {
-					break
-				}
-				if tag == 0x0001 {
-					f := extra[4 : 4+n]
-					next := func() (uint64, bool) {
-						if len(f) < 8 {
-							return 0, false
-						}
-						x := binary.LittleEndian.Uint64(f)
-						f = f[8:]
-						return x, true
-					}
-					ok := true
-					if usize == 0xFFFFFFFF {
-						usize, ok = next()
-					}
-					if ok && csize == 0xFFFFFFFF {
-						csize, ok = next()
-					}
-					if ok && hoff == 0xFFFFFFFF {
-						hoff, ok = next()
-					}
-					if !ok {
-						return nil, a.errf(off, string(nameBytes), "zip64 extra field too short")
-					}
-				}
-				extra = extra[4+n:]
-			}
-		}
-		ent.Name = names.intern(nameBytes)
-		if msg := unsafeName(ent.Name); msg != "" {
-			return nil, a.errf(off, ent.Name, "unsafe entry name (%s); a zip-slip archive is refused", msg)
-		}
-		if hoff >= uint64(size) || csize > uint64(size) || int64(hoff)+base+int64(csize) > size || usize > 1<<62 {
-			return nil, a.errf(off, ent.Name, "data (offset %d, %d bytes) lies outside the %d-byte file", hoff, csize, size)
-		}
-		ent.CompressedSize, ent.UncompressedSize, ent.HeaderOffset = int64(csize), int64(usize), int64(hoff)+base
-		a.Entries = append(a.Entries, ent)
-		off += int64(centralLen + varLen)
+		a.Entries[i] = Entry{Name: f.Name, Method: f.Method, Flags: f.Flags, CRC32: f.CRC32,
+			CompressedSize: int64(f.CompressedSize64), UncompressedSize: int64(f.UncompressedSize64), file: f}
 	}
-	a.buf = nil
 	return a, nil
+}
+
+// checkedReaderAt calls check, while set, before each read: archive/zip reads the directory
+// through it in 4 KiB pieces, so a cancelled context stops a large directory.
+type checkedReaderAt struct {
+	r     io.ReaderAt
+	check func() error
+}
+
+func (c *checkedReaderAt) ReadAt(p []byte, off int64) (int, error) {
+	if c.check != nil {
+		if err := c.check(); err != nil {
+			return 0, err
+		}
+	}
+	return c.r.ReadAt(p, off)
+}
+
+// directoryEnd is what the end records say of the central directory.
+type directoryEnd struct {
+	recOff int64  // of the end record archive/zip starts from (the zip64 one for zip64)
+	dirOff int64  // where the directory starts, prepended data included
+	count  uint64 // declared entries
+}
+
+// readEnd finds the end of central directory record (and its zip64 form) the way archive/zip
+// does, the last one in the file, and checks what it declares: one volume, at most MaxEntries
+// entries, a directory that fits before the record and is large enough for its entries but not
+// larger than they can be. archive/zip reads directory records up to the first that is not one,
+// which the end record stops, so this bounds the records it reads and allocates.
+func (a *Archive) readEnd() (directoryEnd, error) {
+	size := a.Size
+	if size < eocdLen {
+		return directoryEnd{}, a.errf(-1, "", "%d bytes is too short for a zip file (no end of central directory record)", size)
+	}
+	tail := min(int64(eocdLen+maxCommentLen), size)
+	buf := make([]byte, tail)
+	if _, err := a.r.ReadAt(buf, size-tail); err != nil && err != io.EOF {
+		return directoryEnd{}, &Error{Archive: a.Name, Offset: size - tail, Msg: "cannot read the end of the file", Err: err}
+	}
+	pos := -1
+	for i := len(buf) - eocdLen; i >= 0 && pos < 0; i-- {
+		if binary.LittleEndian.Uint32(buf[i:]) == eocdSig {
+			pos = i
+		}
+	}
+	// The comment must end exactly at the end of the file.
+	if pos < 0 || pos+eocdLen+int(binary.LittleEndian.Uint16(buf[pos+20:])) != len(buf) {
+		return directoryEnd{}, a.errf(-1, "", "not a zip file: no end of central directory record in the last %d bytes", tail)
+	}
+	eocdOff := size - tail + int64(pos)
+	e := buf[pos:]
+	disk, cdDisk := uint32(binary.LittleEndian.Uint16(e[4:])), uint32(binary.LittleEndian.Uint16(e[6:]))
+	end := directoryEnd{recOff: eocdOff, count: uint64(binary.LittleEndian.Uint16(e[10:]))}
+	cdSize := uint64(binary.LittleEndian.Uint32(e[12:]))
+	cdOff := uint64(binary.LittleEndian.Uint32(e[16:]))
+	if end.count == 0xFFFF || cdSize == 0xFFFFFFFF || cdOff == 0xFFFFFFFF {
+		r64, err := a.readEnd64(eocdOff)
+		if err != nil {
+			return directoryEnd{}, err
+		}
+		end.recOff = int64(binary.LittleEndian.Uint64(r64[eocd64Len:]))
+		disk, cdDisk = binary.LittleEndian.Uint32(r64[16:]), binary.LittleEndian.Uint32(r64[20:])
+		end.count = binary.LittleEndian.Uint64(r64[32:])
+		cdSize, cdOff = binary.LittleEndian.Uint64(r64[40:]), binary.LittleEndian.Uint64(r64[48:])
+	}
+	switch {
+	case disk != 0 || cdDisk != 0:
+		return directoryEnd{}, a.errf(eocdOff, "", "multi-volume zip archives are not supported")
+	case end.count > uint64(a.lim.MaxEntries):
+		return directoryEnd{}, a.limitf(eocdOff, "", "declares %d entries; the limit is %d", end.count, a.lim.MaxEntries)
+	case cdOff > uint64(end.recOff) || cdSize > uint64(end.recOff)-cdOff:
+		return directoryEnd{}, a.errf(eocdOff, "", "central directory (offset %d, %d bytes) does not fit before its end record at %d", cdOff, cdSize, end.recOff)
+	case end.count*centralLen > cdSize:
+		return directoryEnd{}, a.errf(eocdOff, "", "declares %d entries but its central directory of %d bytes holds at most %d", end.count, cdSize, cdSize/centralLen)
+	case cdSize > end.count*uint64(centralLen+a.lim.MaxNameBytes+2*0xFFFF):
+		return directoryEnd{}, a.errf(eocdOff, "", "central directory of %d bytes is larger than its %d declared entries can be", cdSize, end.count)
+	}
+	// Prepended data (self-extracting archives, shell stubs) shifts every offset; Java and
+	// archive/zip accept it.
+	end.dirOff = end.recOff - int64(cdSize)
+	if cd := make([]byte, 4); end.count > 0 {
+		if _, err := a.r.ReadAt(cd, end.dirOff); err != nil {
+			return directoryEnd{}, &Error{Archive: a.Name, Offset: end.dirOff, Msg: "cannot read the central directory", Err: err}
+		}
+		if sig := binary.LittleEndian.Uint32(cd); sig != centralSig {
+			return directoryEnd{}, a.errf(end.dirOff, "", "entry 0: bad central directory signature 0x%08x", sig)
+		}
+	}
+	return end, nil
+}
+
+// readEnd64 returns the zip64 end of central directory record, found through the locator just
+// before the end record at eocdOff, followed by its offset (8 bytes, little-endian).
+func (a *Archive) readEnd64(eocdOff int64) ([]byte, error) {
+	locOff := eocdOff - eocd64LocLen
+	if locOff < 0 {
+		return nil, a.errf(eocdOff, "", "zip64 values without a zip64 locator")
+	}
+	loc := make([]byte, eocd64LocLen)
+	if _, err := a.r.ReadAt(loc, locOff); err != nil {
+		return nil, &Error{Archive: a.Name, Offset: locOff, Msg: "cannot read the zip64 locator", Err: err}
+	}
+	if binary.LittleEndian.Uint32(loc) != eocd64LocSig {
+		return nil, a.errf(locOff, "", "zip64 values but no zip64 end of central directory locator")
+	}
+	rec64 := int64(binary.LittleEndian.Uint64(loc[8:]))
+	if rec64 < 0 || rec64 > locOff-eocd64Len {
+		return nil, a.errf(locOff, "", "zip64 end of central directory offset %d is outside the file", rec64)
+	}
+	r64 := make([]byte, eocd64Len+8)
+	if _, err := a.r.ReadAt(r64[:eocd64Len], rec64); err != nil {
+		return nil, &Error{Archive: a.Name, Offset: rec64, Msg: "cannot read the zip64 end of central directory", Err: err}
+	}
+	if binary.LittleEndian.Uint32(r64) != eocd64Sig {
+		return nil, a.errf(rec64, "", "bad zip64 end of central directory signature")
+	}
+	binary.LittleEndian.PutUint64(r64[eocd64Len:], uint64(rec64))
+	return r64, nil
 }
 
 // unsafeName says why a name would escape an extraction folder, or "".
@@ -348,163 +327,108 @@ func unsafeName(n string) string {
 	return ""
 }
 
-// interner shares name strings' backing arrays in one slab, so 100k names cost one allocation
-// per 64 KiB rather than one each.
-type interner struct{ slab []byte }
-
-func newInterner() *interner { return &interner{} }
-
-func (in *interner) intern(b []byte) string {
-	if len(b) > 1024 {
-		return string(b)
-	}
-	if cap(in.slab)-len(in.slab) < len(b) {
-		in.slab = make([]byte, 0, 64<<10)
-	}
-	start := len(in.slab)
-	in.slab = append(in.slab, b...)
-	return unsafeString(in.slab[start:len(in.slab):len(in.slab)])
-}
-
-// localPrefetch is how much Open reads at an entry's local header in one call: the header, its
-// name and extra field, and usually enough compressed data for a class header.
-const localPrefetch = 1024
-
-// openData reads the local header of e (with the first data bytes in the same read) and points
-// o.src at the entry's compressed data.
-func (o *entryOpener) openData(e *Entry) error {
-	a := o.a
-	n := int64(localPrefetch)
-	if rest := a.Size - e.HeaderOffset; rest < n {
-		n = rest
-	}
-	if n < localLen {
-		return a.errf(e.HeaderOffset, e.Name, "local header runs past the end of the file")
-	}
-	buf := o.src.head[:n]
-	if _, err := a.r.ReadAt(buf, e.HeaderOffset); err != nil && err != io.EOF {
-		return &Error{Archive: a.Name, Offset: e.HeaderOffset, Entry: e.Name, Msg: "cannot read the local header", Err: err}
-	}
-	if binary.LittleEndian.Uint32(buf) != localSig {
-		return a.errf(e.HeaderOffset, e.Name, "bad local header signature")
-	}
-	skip := int64(localLen) + int64(binary.LittleEndian.Uint16(buf[26:])) + int64(binary.LittleEndian.Uint16(buf[28:]))
-	start := e.HeaderOffset + skip
-	if start+e.CompressedSize > a.Size {
-		return a.errf(e.HeaderOffset, e.Name, "data (%d bytes from %d) runs past the end of the file", e.CompressedSize, start)
-	}
-	var prefix []byte
-	if skip < n {
-		prefix = buf[skip:n]
-		if int64(len(prefix)) > e.CompressedSize {
-			prefix = prefix[:e.CompressedSize]
-		}
-	}
-	o.src.reset(prefix, io.NewSectionReader(a.r, start+int64(len(prefix)), e.CompressedSize-int64(len(prefix))))
-	return nil
-}
-
 // checkInflatable refuses entries whose declared sizes make them a bomb or too big to read.
 func (a *Archive) checkInflatable(e *Entry) error {
 	switch e.Method {
-	case 0:
+	case zip.Store:
 		if e.CompressedSize != e.UncompressedSize {
-			return a.errf(e.HeaderOffset, e.Name, "stored entry with compressed size %d but size %d", e.CompressedSize, e.UncompressedSize)
+			return a.errf(-1, e.Name, "stored entry with compressed size %d but size %d", e.CompressedSize, e.UncompressedSize)
 		}
-	case 8:
+	case zip.Deflate:
 		// DEFLATE never grows data by more than 5 bytes per 16 KiB stored block plus a few bytes:
 		// more compressed bytes than that means the declared size is a lie (the usual zip bomb
 		// trick to get past size checks).
 		if e.CompressedSize > e.UncompressedSize+e.UncompressedSize/1024+64 {
-			return a.limitf(e.HeaderOffset, e.Name, "%d compressed bytes for a declared %d: the declared size is false (zip bomb or corrupt entry)", e.CompressedSize, e.UncompressedSize)
+			return a.limitf(-1, e.Name, "%d compressed bytes for a declared %d: the declared size is false (zip bomb or corrupt entry)", e.CompressedSize, e.UncompressedSize)
 		}
 		if e.UncompressedSize > 1<<20 && (e.CompressedSize == 0 || e.UncompressedSize/e.CompressedSize > a.lim.MaxRatio) {
-			return a.limitf(e.HeaderOffset, e.Name, "declares %d bytes from %d compressed (ratio above %d:1): zip bomb", e.UncompressedSize, e.CompressedSize, a.lim.MaxRatio)
+			return a.limitf(-1, e.Name, "declares %d bytes from %d compressed (ratio above %d:1): zip bomb", e.UncompressedSize, e.CompressedSize, a.lim.MaxRatio)
 		}
 	default:
-		return a.errf(e.HeaderOffset, e.Name, "unsupported compression method %d", e.Method)
+		return a.errf(-1, e.Name, "unsupported compression method %d", e.Method)
 	}
 	if e.UncompressedSize > a.lim.MaxEntryBytes {
-		return a.limitf(e.HeaderOffset, e.Name, "declares %d bytes; the limit for an entry that is read is %d", e.UncompressedSize, a.lim.MaxEntryBytes)
+		return a.limitf(-1, e.Name, "declares %d bytes; the limit for an entry that is read is %d", e.UncompressedSize, a.lim.MaxEntryBytes)
 	}
 	if e.Flags&1 != 0 {
-		return a.errf(e.HeaderOffset, e.Name, "encrypted entry")
+		return a.errf(-1, e.Name, "encrypted entry")
 	}
 	return nil
 }
 
-// Open returns a reader of e's uncompressed bytes. It yields at most the declared size, fails
-// with an error when the data inflates past it (a zip bomb lying about its size) or ends early,
-// and checks the CRC-32 when read to the end. The reader is valid until the next Open.
-func (a *Archive) Open(e *Entry) (io.Reader, error) { return a.op.open(e) }
+// dataOffset returns where e's compressed data starts (archive/zip reads its local header),
+// checking that the data lies inside the file.
+func (a *Archive) dataOffset(e *Entry) (int64, error) {
+	off, err := e.file.DataOffset()
+	switch {
+	case errors.Is(err, zip.ErrFormat):
+		return 0, a.errf(-1, e.Name, "bad local header signature")
+	case err != nil:
+		return 0, &Error{Archive: a.Name, Offset: -1, Entry: e.Name, Msg: "cannot read the local header", Err: err}
+	case off+e.CompressedSize > a.Size:
+		return 0, a.errf(off, e.Name, "data (%d bytes from %d) runs past the end of the file", e.CompressedSize, off)
+	}
+	return off, nil
+}
 
-func (o *entryOpener) open(e *Entry) (io.Reader, error) {
-	a := o.a
+// Open returns a reader of e's uncompressed bytes (archive/zip's, its errors named). It yields
+// at most the declared size, fails with an error when the data inflates past it (a zip bomb
+// lying about its size) or ends early, and checks the CRC-32 when read to the end. Close it to
+// give its inflater back.
+func (a *Archive) Open(e *Entry) (io.ReadCloser, error) {
 	if err := a.checkInflatable(e); err != nil {
 		return nil, err
 	}
-	if err := o.openData(e); err != nil {
+	off, err := a.dataOffset(e)
+	if err != nil {
 		return nil, err
 	}
-	var raw io.Reader = &o.src
-	if e.Method == 8 {
-		if o.fr == nil {
-			o.fr = flate.NewReader(&o.src)
-		} else if err := o.fr.(flate.Resetter).Reset(&o.src, nil); err != nil {
-			return nil, err
-		}
-		raw = o.fr
+	rc, err := e.file.Open()
+	if err != nil {
+		return nil, &Error{Archive: a.Name, Offset: off, Entry: e.Name, Msg: "cannot open the entry", Err: err}
 	}
-	o.er = entryReader{a: a, e: e, r: raw, left: e.UncompressedSize}
-	return &o.er, nil
+	return &entryReader{a: a, e: e, off: off, rc: rc}, nil
 }
 
-// entryReader bounds and checks one entry's bytes.
+// entryReader names archive/zip's errors for one entry and checks its CRC-32 itself (archive/zip
+// skips the check when the directory says 0).
 type entryReader struct {
-	a    *Archive
-	e    *Entry
-	r    io.Reader
-	left int64
-	crc  uint32
-	err  error
+	a   *Archive
+	e   *Entry
+	off int64 // of the entry's data
+	rc  io.ReadCloser
+	crc uint32
+	err error
 }
 
 func (er *entryReader) Read(p []byte) (int, error) {
 	if er.err != nil {
 		return 0, er.err
 	}
-	if er.left == 0 {
-		// Declared size reached: the stream must end here.
-		var one [1]byte
-		if n, _ := io.ReadFull(er.r, one[:]); n > 0 {
-			er.err = er.a.limitf(er.e.HeaderOffset, er.e.Name, "inflates past its declared size of %d bytes: zip bomb or corrupt entry", er.e.UncompressedSize)
-			return 0, er.err
-		}
-		if er.crc != er.e.CRC32 {
-			er.err = er.a.errf(er.e.HeaderOffset, er.e.Name, "CRC-32 mismatch: directory says %08x, data gives %08x", er.e.CRC32, er.crc)
-			return 0, er.err
-		}
-		er.err = io.EOF
-		return 0, io.EOF
-	}
-	if int64(len(p)) > er.left {
-		p = p[:er.left]
-	}
-	n, err := er.r.Read(p)
-	er.left -= int64(n)
+	n, err := er.rc.Read(p)
 	er.crc = crc32.Update(er.crc, crc32.IEEETable, p[:n])
-	if err == io.EOF {
-		if er.left > 0 {
-			er.err = er.a.errf(er.e.HeaderOffset, er.e.Name, "data ends %d bytes before its declared size of %d", er.left, er.e.UncompressedSize)
-			return n, er.err
-		}
-		err = nil
-	} else if err != nil {
-		er.err = &Error{Archive: er.a.Name, Offset: er.e.HeaderOffset, Entry: er.e.Name, Msg: "corrupt compressed data", Err: err}
-		return n, er.err
+	a, e := er.a, er.e
+	switch {
+	case err == nil:
+		return n, nil
+	case err == io.EOF && er.crc == e.CRC32, errors.Is(err, zip.ErrChecksum) && er.crc == e.CRC32:
+		er.err = io.EOF
+	case err == io.EOF, errors.Is(err, zip.ErrChecksum):
+		er.err = a.errf(er.off, e.Name, "CRC-32 mismatch: directory says %08x, data gives %08x", e.CRC32, er.crc)
+	case errors.Is(err, zip.ErrFormat): // archive/zip's answer to more bytes than declared
+		er.err = a.limitf(er.off, e.Name, "inflates past its declared size of %d bytes: zip bomb or corrupt entry", e.UncompressedSize)
+	case errors.Is(err, io.ErrUnexpectedEOF):
+		er.err = a.errf(er.off, e.Name, "data ends before its declared size of %d", e.UncompressedSize)
+	default:
+		er.err = &Error{Archive: a.Name, Offset: er.off, Entry: e.Name, Msg: "corrupt compressed data", Err: err}
 	}
-	return n, nil
+	if er.err == io.EOF {
+		return n, io.EOF
+	}
+	return 0, er.err
 }
+
+func (er *entryReader) Close() error { return er.rc.Close() }
 
 // ReadAll reads a whole (small) entry, within the limits.
 func (a *Archive) ReadAll(e *Entry) ([]byte, error) {
@@ -512,6 +436,7 @@ func (a *Archive) ReadAll(e *Entry) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
+	defer r.Close()
 	out := make([]byte, 0, e.UncompressedSize)
 	buf := make([]byte, 32<<10)
 	for {
@@ -526,45 +451,35 @@ func (a *Archive) ReadAll(e *Entry) ([]byte, error) {
 	}
 }
 
-// byteSource feeds the inflater: first the data bytes that came with the local header read,
-// then the rest of the section through a small buffer. It implements io.ByteReader so that flate
-// does not wrap it in a fresh bufio.Reader per entry.
-type byteSource struct {
-	head [localPrefetch]byte
-	r    *io.SectionReader
-	buf  [4096]byte
-	cur  []byte // unread bytes: a window of head or buf
-	err  error
-}
-
-func (b *byteSource) reset(prefix []byte, r *io.SectionReader) { b.cur, b.r, b.err = prefix, r, nil }
-
-func (b *byteSource) fill() bool {
-	if b.err != nil {
-		return false
+// readHeader reads the first 8 bytes of a class entry; for a deflated entry with inflatePrefix,
+// which decodes just those bytes, reading the compressed data through br.
+func (a *Archive) readHeader(e *Entry, buf []byte, br *bufio.Reader) (ClassHeader, error) {
+	if e.UncompressedSize < 8 {
+		return ClassHeader{}, a.errf(-1, e.Name, "class file of %d bytes", e.UncompressedSize)
 	}
-	n, err := b.r.Read(b.buf[:])
-	b.cur = b.buf[:n]
-	if err != nil && !(err == io.EOF && n > 0) {
-		b.err = err
+	if err := a.checkInflatable(e); err != nil {
+		return ClassHeader{}, err
 	}
-	return n > 0
-}
-
-func (b *byteSource) Read(p []byte) (int, error) {
-	if len(b.cur) == 0 && !b.fill() {
-		return 0, b.err
+	off, err := a.dataOffset(e)
+	if err != nil {
+		return ClassHeader{}, err
 	}
-	n := copy(p, b.cur)
-	b.cur = b.cur[n:]
-	return n, nil
-}
-
-func (b *byteSource) ReadByte() (byte, error) {
-	if len(b.cur) == 0 && !b.fill() {
-		return 0, b.err
+	br.Reset(io.NewSectionReader(a.r, off, e.CompressedSize))
+	var n int
+	if e.Method == zip.Deflate {
+		n, err = inflatePrefix(br, buf[:8])
+	} else {
+		n, err = io.ReadFull(br, buf[:8])
 	}
-	c := b.cur[0]
-	b.cur = b.cur[1:]
-	return c, nil
+	if err == nil && n < 8 {
+		err = io.ErrUnexpectedEOF
+	}
+	if err != nil {
+		return ClassHeader{}, &Error{Archive: a.Name, Offset: off, Entry: e.Name, Msg: "cannot read the class header", Err: err}
+	}
+	h, err := ParseClassHeader(buf[:8])
+	if err != nil {
+		return h, &Error{Archive: a.Name, Offset: off, Entry: e.Name, Msg: "not a class file", Err: err}
+	}
+	return h, nil
 }
