@@ -18,6 +18,8 @@ type checkFlags struct {
 	set             []string
 	maxParallelism  []string
 	chains          []string
+	inMappers       []string
+	outMappers      []string
 	newJobOperators []string
 	allowNonRestore bool
 	flinkVersion    string
@@ -102,6 +104,8 @@ CHECKPOINT is given, its newest restorable checkpoint or savepoint, which is nam
 	fl.StringArrayVar(&f.set, "set", nil, "per-vertex parallelism KEY=P (repeatable)")
 	fl.StringArrayVar(&f.maxParallelism, "max-parallelism", nil, "the new job's configured max parallelism KEY=N (repeatable); unset vertices derive theirs")
 	fl.StringArrayVar(&f.chains, "chain", nil, "operators chained into one vertex: HEAD=OP,OP,... (repeatable)")
+	fl.StringArrayVar(&f.inMappers, "input-channel-mapper", nil, "subtask mapper of a vertex's input edge for unaligned-checkpoint channel state: KEY=first|full|range|round-robin|arbitrary|unsupported (repeatable)")
+	fl.StringArrayVar(&f.outMappers, "output-channel-mapper", nil, "subtask mapper of a vertex's output edge (its downstream input's mapper): KEY=MAPPER (repeatable)")
 	fl.StringSliceVar(&f.newJobOperators, "new-job-operators", nil, "IDs or uids of all operators of the new job (enables missing-operator checks)")
 	fl.BoolVar(&f.allowNonRestore, "allow-non-restored-state", false, "the restore uses --allowNonRestoredState")
 	fl.StringVar(&f.flinkVersion, "flink-version", "", "Flink version of the restoring cluster, e.g. 1.19.1 (unknown: version-dependent bugs are assumed to apply)")
@@ -122,6 +126,13 @@ func (f *checkFlags) plan() (*pb.RescalePlan, *pb.CheckOptions, error) {
 		return nil, nil, usagef("--parallelism %d: %s", f.parallelism, planErrorMsg(err))
 	}
 	plan := &pb.RescalePlan{DefaultParallelism: int32(f.parallelism), NewJobOperators: f.newJobOperators}
+	var err error
+	if plan.InputChannelMappers, err = channelMappers("input-channel-mapper", f.inMappers); err != nil {
+		return nil, nil, err
+	}
+	if plan.OutputChannelMappers, err = channelMappers("output-channel-mapper", f.outMappers); err != nil {
+		return nil, nil, err
+	}
 	for _, s := range f.set {
 		k, n, err := parseKeyInt("set", s)
 		if err != nil {
@@ -199,4 +210,23 @@ func checkSizeFlags(fl *pflag.FlagSet, f *checkFlags) {
 	sizeFlag(fl, &f.frameSize, "frame-size", 10<<20, "RPC frame size of the cluster (pekko.framesize)")
 	sizeFlag(fl, &f.inlineThreshold, "inline-threshold", 20<<10, "execution.checkpointing.data-inline-threshold of the cluster")
 	sizeFlag(fl, &f.jmMemory, "jm-memory", 0, "JobManager heap available for the restore (0: unknown)")
+}
+
+// channelMappers reads KEY=MAPPER flags: the mapper by its Flink name (round-robin or
+// ROUND_ROBIN, ...).
+func channelMappers(flag string, vals []string) (map[string]pb.SubtaskMapper, error) {
+	var out map[string]pb.SubtaskMapper
+	for _, s := range vals {
+		k, v, ok := strings.Cut(s, "=")
+		name := strings.ToUpper(strings.ReplaceAll(strings.TrimSpace(v), "-", "_"))
+		m, known := pb.SubtaskMapper_value["SUBTASK_MAPPER_"+name]
+		if !ok || strings.TrimSpace(k) == "" || !known || m == 0 {
+			return nil, usagef("--%s %q: want KEY=MAPPER, MAPPER one of first, full, range, round-robin, arbitrary, unsupported", flag, s)
+		}
+		if out == nil {
+			out = map[string]pb.SubtaskMapper{}
+		}
+		out[strings.TrimSpace(k)] = pb.SubtaskMapper(m)
+	}
+	return out, nil
 }

@@ -4,8 +4,14 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+
+	"github.com/flinkpreflight/preflight/internal/findings"
 )
 
 func TestRulesCommand(t *testing.T) {
@@ -53,5 +59,35 @@ func TestRulesCommand(t *testing.T) {
 			}
 			tc.check(t, stdout, stderr)
 		})
+	}
+}
+
+// TestRuleTextsNameRealFlags: every preflight flag a rule's cause, remedies or catalog text names
+// (--name in lower case; Flink's own flags such as --allowNonRestoredState have capitals) exists
+// on check or decide, so a user can follow the advice as printed.
+func TestRuleTextsNameRealFlags(t *testing.T) {
+	known := map[string]bool{}
+	for _, cmd := range []*cobra.Command{newCheckCommand(new(int)), newDecideCommand(new(int))} {
+		cmd.Flags().VisitAll(func(f *pflag.Flag) { known[f.Name] = true })
+	}
+	flagRE := regexp.MustCompile(`(?:^|[\s(` + "`" + `])--([a-z][a-z0-9-]*[a-z0-9])(?:[^A-Za-z0-9-]|$)`)
+	found := 0
+	for _, r := range findings.Rules() {
+		m := r.Meta()
+		texts := []string{m.Cause, m.Grading}
+		for _, rem := range m.Remedies {
+			texts = append(texts, rem.Text)
+		}
+		for _, text := range texts {
+			for _, sub := range flagRE.FindAllStringSubmatch(text, -1) {
+				found++
+				if !known[sub[1]] {
+					t.Errorf("%s names --%s, which neither check nor decide has: %q", m.ID, sub[1], text)
+				}
+			}
+		}
+	}
+	if found == 0 {
+		t.Fatal("no rule text names a flag: the test checks nothing")
 	}
 }

@@ -18,7 +18,7 @@ var channelState = RuleMeta{
 		"Without the mapper the redistribution cannot be simulated.",
 	Remedies: []Remedy{
 		{When: "pointwise", Text: "Restore at the old parallelism, or take an aligned checkpoint / a savepoint (no in-flight data) before rescaling, or add an explicit shuffle() on the edge."},
-		{When: "unknown-mapper", Text: "Give the vertex's channel mapper in the plan (input_channel_mappers / output_channel_mappers), or rescale from a savepoint, which holds no in-flight data."},
+		{When: "unknown-mapper", Text: "Give the vertex's channel mapper (CLI --input-channel-mapper / --output-channel-mapper KEY=MAPPER; API plan input_channel_mappers / output_channel_mappers), or rescale from a savepoint, which holds no in-flight data."},
 		{When: "mapped", Text: "None needed; rescaling from a savepoint avoids replaying in-flight data."},
 	},
 	References: []string{"https://nightlies.apache.org/flink/flink-docs-stable/docs/ops/state/checkpointing_under_backpressure/#unaligned-checkpoints"},
