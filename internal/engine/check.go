@@ -285,6 +285,7 @@ func (b *reportBuilder) finish(rep findings.Report) {
 			OperatorUid:      f.OperatorUID,
 			VertexId:         f.VertexID,
 			StateName:        f.StateName,
+			StateNames:       f.StateNames,
 			AffectedSubtasks: f.AffectedSubtasks,
 			Message:          f.Message,
 			Remediation:      f.Remediation,
