@@ -2,8 +2,9 @@ package findings
 
 import (
 	"slices"
-	"strconv"
 	"strings"
+
+	"github.com/flinkpreflight/preflight/internal/units"
 )
 
 // namedStates is how many state names a finding's message names before it counts the rest: a
@@ -104,25 +105,7 @@ func statesText(names []string) string {
 		b.WriteString("`" + n + "`")
 	}
 	if rest := len(names) - shown; rest > 0 {
-		b.WriteString(" and " + thousands(int64(rest)) + " more")
-	}
-	return b.String()
-}
-
-// thousands renders n with comma separators: 29995 → "29,995".
-func thousands(n int64) string {
-	s := strconv.FormatInt(n, 10)
-	neg := strings.HasPrefix(s, "-")
-	s = strings.TrimPrefix(s, "-")
-	var b strings.Builder
-	if neg {
-		b.WriteByte('-')
-	}
-	for i, d := range s {
-		if i > 0 && (len(s)-i)%3 == 0 {
-			b.WriteByte(',')
-		}
-		b.WriteRune(d)
+		b.WriteString(" and " + units.Thousands(int64(rest)) + " more")
 	}
 	return b.String()
 }

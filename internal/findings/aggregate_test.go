@@ -103,11 +103,3 @@ func TestStatesText(t *testing.T) {
 		}
 	}
 }
-
-func TestThousands(t *testing.T) {
-	for n, want := range map[int64]string{0: "0", 999: "999", 1000: "1,000", 29995: "29,995", 1234567: "1,234,567", -4500: "-4,500"} {
-		if got := thousands(n); got != want {
-			t.Errorf("thousands(%d) = %q, want %q", n, got, want)
-		}
-	}
-}

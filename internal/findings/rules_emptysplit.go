@@ -5,6 +5,7 @@ import (
 
 	"github.com/flinkpreflight/preflight/internal/checkpoint"
 	"github.com/flinkpreflight/preflight/internal/rescale"
+	"github.com/flinkpreflight/preflight/internal/units"
 )
 
 // unknownEmptySplit is PF170.
@@ -81,7 +82,7 @@ func (r UnknownOperatorEmptySplitRule) finding(c *Context, v *rescale.VertexAssi
 			verbFor(n, "It is", "They are"), consequence)
 	} else {
 		f.Message = fmt.Sprintf("At parallelism %d, %s SPLIT_DISTRIBUTE states of %s (%s; %s in the checkpoint) each leave some new subtasks without an element, %s between them. Those subtasks are still restored, with empty lists; check that the operator tolerates that.%s",
-			v.NewParallelism, thousands(int64(len(g.names))), opLabel(op, e), statesText(g.names), plural(g.elements, "element"),
+			v.NewParallelism, units.Thousands(int64(len(g.names))), opLabel(op, e), statesText(g.names), plural(g.elements, "element"),
 			subtasksText(g.affected), consequence)
 	}
 	f.Remediation = unknownEmptySplit.remedy("")

@@ -42,7 +42,13 @@ func ParseFormat(s string) (Format, error) {
 
 // WriteCheck writes a check report (the answer of CheckRescale) in the given format.
 func WriteCheck(w io.Writer, f Format, r *pb.RescaleReport) error {
-	return write(w, f, r, WriteText, WriteMarkdown)
+	return WriteCheckLimited(w, f, r, DefaultLimits)
+}
+
+// WriteCheckLimited is WriteCheck with text and Markdown showing what lim allows.
+func WriteCheckLimited(w io.Writer, f Format, r *pb.RescaleReport, lim Limits) error {
+	return write(w, f, r, func(w io.Writer, r *pb.RescaleReport) error { return writeText(w, r, nil, lim) },
+		func(w io.Writer, r *pb.RescaleReport) error { return WriteMarkdownLimited(w, r, lim) })
 }
 
 // WriteInspect writes an inspection (the answer of InspectCheckpoint) in the given format.
