@@ -29,9 +29,9 @@ func TestPF170OneFindingPerOperatorAndCause(t *testing.T) {
 		want     []string
 	}{
 		{"one cause for every state", states(12, 1), 2, "[0 1]",
-			[]string{"12 SPLIT_DISTRIBUTE states of operator", "(`s00`, `s01`, `s02`, `s03`, `s04` and 7 more; 12 elements", "new subtasks 0-1 between them"}},
+			[]string{"new subtasks 0-1 of operator", "receive no element of some of its 12 SPLIT_DISTRIBUTE states: `s00`, `s01`, `s02`, `s03`, `s04` and 7 more (12 elements", "They are still restored, with empty lists"}},
 		{"the states leave different subtasks empty", states(12, 2), 4, "[0 1 2 3]",
-			[]string{"12 SPLIT_DISTRIBUTE states of operator", "(`s00`, `s01`, `s02`, `s03`, `s04` and 7 more; 24 elements", "each leave some new subtasks without an element, new subtasks 0-3 between them"}},
+			[]string{"new subtasks 0-3 of operator", "some of its 12 SPLIT_DISTRIBUTE states: `s00`, `s01`, `s02`, `s03`, `s04` and 7 more (24 elements", "each leave some of them empty"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			l := layoutOf(t, 5, tOp{name: "custom", uid: "custom", p: 1, states: tc.states})
@@ -102,4 +102,34 @@ func TestStatesText(t *testing.T) {
 			t.Errorf("statesText(%d names) = %q, want %q", tc.n, got, tc.want)
 		}
 	}
+}
+
+// TestMayReachBoundsEveryFinding: the safe-parallelism search skips rules that cannot reach the
+// fail level (mayReach), so no finding may be more severe than its rule's Meta says, unless a
+// catalog grades the rule.
+func TestMayReachBoundsEveryFinding(t *testing.T) {
+	for _, file := range []string{"compact-sink", "kafka-orphan-union", "max-parallelism"} {
+		l := testdataLayout(t, file)
+		for _, p := range []int{1, 2, 3, 8, 200} {
+			for _, f := range check(t, l, rescale.Plan{DefaultParallelism: p}, nil, Options{RPCFrameSize: 1 << 20, JobManagerMemory: 1 << 20}).Findings {
+				if m := ruleMeta(t, f.RuleID); f.Severity > m.Severity && !mayReach(m, Error) {
+					t.Errorf("%s at p=%d: %s finding above its rule's %s:\n%s", file, p, f.Severity, m.Severity, f.Message)
+				}
+			}
+		}
+	}
+	if mayReach(&unknownEmptySplit, Warning) || !mayReach(&orderDependent, Error) || !mayReach(&unknownEmptySplit, Info) {
+		t.Error("mayReach: PF170 is INFO only; PF104 is graded by the catalog")
+	}
+}
+
+func ruleMeta(t *testing.T, id string) *RuleMeta {
+	t.Helper()
+	for _, r := range Rules() {
+		if r.Meta().ID == id {
+			return r.Meta()
+		}
+	}
+	t.Fatalf("no rule %s", id)
+	return nil
 }

@@ -81,9 +81,9 @@ func (r UnknownOperatorEmptySplitRule) finding(c *Context, v *rescale.VertexAssi
 			v.NewParallelism, subtasksText(g.affected), opLabel(op, e), verbFor(n, "receives", "receive"), g.names[0], plural(g.elements, "element"),
 			verbFor(n, "It is", "They are"), consequence)
 	} else {
-		f.Message = fmt.Sprintf("At parallelism %d, %s SPLIT_DISTRIBUTE states of %s (%s; %s in the checkpoint) each leave some new subtasks without an element, %s between them. Those subtasks are still restored, with empty lists; check that the operator tolerates that.%s",
-			v.NewParallelism, units.Thousands(int64(len(g.names))), opLabel(op, e), statesText(g.names), plural(g.elements, "element"),
-			subtasksText(g.affected), consequence)
+		f.Message = fmt.Sprintf("At parallelism %d, %s of %s %s no element of some of its %s SPLIT_DISTRIBUTE states: %s (%s in the checkpoint) each leave some of them empty. %s still restored, with empty lists; check that the operator tolerates that.%s",
+			v.NewParallelism, subtasksText(g.affected), opLabel(op, e), verbFor(n, "receives", "receive"), units.Thousands(int64(len(g.names))), statesText(g.names),
+			units.Thousands(g.elements)+" elements", verbFor(n, "It is", "They are"), consequence)
 	}
 	f.Remediation = unknownEmptySplit.remedy("")
 	f.References = unknownEmptySplit.refs()
