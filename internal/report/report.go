@@ -4,8 +4,6 @@
 package report
 
 import (
-	"bytes"
-	"encoding/json"
 	"fmt"
 	"io"
 	"strings"
@@ -95,18 +93,13 @@ func write[M proto.Message](w io.Writer, f Format, m M, text, markdown func(io.W
 
 // WriteJSON writes any API message as indented protojson with a trailing newline. protojson
 // varies its whitespace on purpose; re-indenting makes the CLI's output stable for diffs and CI.
+// The indented text is streamed to w, not built: only protojson's compact form is held.
 func WriteJSON(w io.Writer, m proto.Message) error {
 	b, err := protojson.Marshal(m)
 	if err != nil {
 		return err
 	}
-	var out bytes.Buffer
-	if err := json.Indent(&out, b, "", "  "); err != nil {
-		return err
-	}
-	out.WriteByte('\n')
-	_, err = w.Write(out.Bytes())
-	return err
+	return indentJSON(w, b)
 }
 
 // SeverityName is the short upper-case name of a severity.
