@@ -5,12 +5,16 @@ import (
 	"context"
 	"io"
 	"os"
+	"path/filepath"
 	"runtime"
 	"strconv"
 	"testing"
 
+	"google.golang.org/protobuf/encoding/protojson"
+
 	"github.com/flinkpreflight/preflight/internal/report"
 	"github.com/flinkpreflight/preflight/internal/scenarios"
+	"github.com/flinkpreflight/preflight/internal/units"
 	pb "github.com/flinkpreflight/preflight/proto/preflight/v1"
 )
 
@@ -99,4 +103,57 @@ type countingWriter struct{ lines int }
 func (w *countingWriter) Write(p []byte) (int, error) {
 	w.lines += bytes.Count(p, []byte{'\n'})
 	return len(p), nil
+}
+
+// TestManyStatesReportStaysShort: on issue 29's checkpoint (one operator, N SPLIT_DISTRIBUTE
+// names of two elements, checked at -p 4 so that every name leaves new subtasks empty) the text
+// report stays under 100 lines, one PF170 finding covers every name, and the JSON lists them
+// all. Short mode checks 30,000 names, the full run the issue's 300,000.
+func TestManyStatesReportStaysShort(t *testing.T) {
+	n := 300_000
+	if testing.Short() {
+		n = 30_000
+	}
+	path := filepath.Join(t.TempDir(), "_metadata")
+	spec := scenarios.Synthetic{Operators: 1, Parallelism: 1, Split: n, Elements: 2}
+	if err := scenarios.WriteFile(path, false, func(w io.Writer) error { return scenarios.WriteSynthetic(w, spec) }); err != nil {
+		t.Fatal(err)
+	}
+	eng, plan := New(), &pb.RescalePlan{DefaultParallelism: 4}
+	var text bytes.Buffer
+	if err := checkFile(eng, path, plan, false, &text); err != nil {
+		t.Fatal(err)
+	}
+	if lines := bytes.Count(text.Bytes(), []byte{'\n'}); lines > 100 {
+		t.Errorf("text report of %d names has %d lines, want at most 100", n, lines)
+	}
+	if want := units.Thousands(int64(n)) + " states (-o json lists them all)"; !bytes.Contains(text.Bytes(), []byte(want)) {
+		t.Errorf("text report lacks %q:\n%s", want, text.String())
+	}
+	var js bytes.Buffer
+	if err := checkFile(eng, path, plan, true, &js); err != nil {
+		t.Fatal(err)
+	}
+	var rep pb.RescaleReport
+	if err := protojson.Unmarshal(js.Bytes(), &rep); err != nil {
+		t.Fatal(err)
+	}
+	var pf170 []*pb.Finding
+	for _, f := range rep.GetFindings() {
+		if f.GetRuleId() == "PF170" {
+			pf170 = append(pf170, f)
+		}
+	}
+	if len(pf170) != 1 || len(pf170[0].GetStateNames()) != n || len(rep.GetOperators()) != 1 || len(rep.GetOperators()[0].GetStates()) != n {
+		t.Fatalf("JSON has %d PF170 findings (want 1 listing %d names) and %d operators", len(pf170), n, len(rep.GetOperators()))
+	}
+	seen := make(map[string]bool, n)
+	for _, name := range pf170[0].GetStateNames() {
+		seen[name] = true
+	}
+	for i := range n {
+		if name := "split-" + strconv.Itoa(i); !seen[name] {
+			t.Fatalf("state_names lacks %s", name)
+		}
+	}
 }
