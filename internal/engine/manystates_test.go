@@ -81,7 +81,11 @@ func checkFile(eng *Engine, path string, plan *pb.RescalePlan, asJSON bool, w io
 		return err
 	}
 	defer f.Close()
-	in := Input{Reader: f, Source: path}
+	st, err := f.Stat()
+	if err != nil {
+		return err
+	}
+	in := Input{Reader: f, Source: path, Size: st.Size()} // as the CLI opens a local file
 	if asJSON {
 		rep, err := eng.Check(context.Background(), in, plan, &pb.CheckOptions{})
 		if err != nil {
