@@ -33,7 +33,7 @@ func leftOutFindings(fs []*pb.Finding, shown int) string {
 		for j < len(rest) && rest[j].GetSeverity() == rest[i].GetSeverity() {
 			j++
 		}
-		counts = append(counts, fmt.Sprintf("%d %s", j-i, SeverityName(rest[i].GetSeverity())))
+		counts = append(counts, units.Thousands(int64(j-i))+" "+SeverityName(rest[i].GetSeverity()))
 		i = j
 	}
 	return fmt.Sprintf("… and %s (%s): --full shows them, -o json lists them all", more(len(rest), "finding"), strings.Join(counts, ", "))

@@ -26,7 +26,7 @@ func longReport(n int) *pb.RescaleReport {
 // TestLongReportsAreBounded: text and Markdown show the first findings and operators and say
 // what they left out; NoLimits shows everything.
 func TestLongReportsAreBounded(t *testing.T) {
-	r := longReport(1000)
+	r := longReport(1500)
 	writers := map[string]func(*bytes.Buffer, Limits) error{
 		"text":     func(b *bytes.Buffer, lim Limits) error { return WriteTextLimited(b, r, nil, lim) },
 		"markdown": func(b *bytes.Buffer, lim Limits) error { return WriteMarkdownLimited(b, r, lim) },
@@ -46,10 +46,10 @@ func TestLongReportsAreBounded(t *testing.T) {
 			}
 			out := b.String()
 			if lines := strings.Count(out, "\n"); lines > 100 {
-				t.Errorf("%d lines for 1000 operators and 1001 findings, want at most 100:\n%s", lines, out)
+				t.Errorf("%d lines for 1500 operators and 1501 findings, want at most 100:\n%s", lines, out)
 			}
-			for _, want := range []string{"… and 991 more findings (991 INFO): --full shows them, -o json lists them all",
-				"… and 980 more operators: --full shows them, -o json lists them all", "op-19", "many states"} {
+			for _, want := range []string{"… and 1,491 more findings (1,491 INFO): --full shows them, -o json lists them all",
+				"… and 1,480 more operators: --full shows them, -o json lists them all", "op-19", "many states"} {
 				if !strings.Contains(out, want) {
 					t.Errorf("lacks %q:\n%s", want, out)
 				}
@@ -61,7 +61,7 @@ func TestLongReportsAreBounded(t *testing.T) {
 			if err := write(&b, NoLimits); err != nil {
 				t.Fatal(err)
 			}
-			if out := b.String(); !strings.Contains(out, "op-999") || strings.Contains(out, "more findings") || strings.Contains(out, "more operators") {
+			if out := b.String(); !strings.Contains(out, "op-1499") || strings.Contains(out, "more findings") || strings.Contains(out, "more operators") {
 				t.Errorf("NoLimits leaves something out")
 			}
 		})
