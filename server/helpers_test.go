@@ -184,7 +184,8 @@ func startInProcess(t *testing.T, cfg Config) *harness {
 	go func() { s.ServeGRPC(lis); close(served) }()
 	conn, err := grpc.NewClient("passthrough:///bufnet",
 		grpc.WithContextDialer(func(ctx context.Context, _ string) (net.Conn, error) { return lis.DialContext(ctx) }),
-		grpc.WithTransportCredentials(insecure.NewCredentials()))
+		grpc.WithTransportCredentials(insecure.NewCredentials()),
+		grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(64<<20))) // as client.Dial: reports can be large
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,6 +1,8 @@
 package main
 
 import (
+	"fmt"
+
 	"errors"
 	"strings"
 
@@ -29,6 +31,7 @@ type checkFlags struct {
 	failOn          string
 	output          string
 	subtasks        bool
+	full            bool
 	remote          remoteFlags
 	job             jobFlags
 }
@@ -87,10 +90,14 @@ CHECKPOINT is given, its newest restorable checkpoint or savepoint, which is nam
 			if err != nil {
 				return err
 			}
+			lim := report.DefaultLimits
+			if f.full {
+				lim = report.NoLimits
+			}
 			if table != nil && table.Len() > 0 {
-				err = report.WriteTextTable(cmd.OutOrStdout(), rep, table)
+				err = report.WriteTextLimited(cmd.OutOrStdout(), rep, table, lim)
 			} else {
-				err = report.WriteCheck(cmd.OutOrStdout(), format, rep)
+				err = report.WriteCheckLimited(cmd.OutOrStdout(), format, rep, lim)
 			}
 			if err != nil {
 				return err
@@ -112,6 +119,8 @@ CHECKPOINT is given, its newest restorable checkpoint or savepoint, which is nam
 	checkSizeFlags(fl, &f)
 	fl.StringVar(&f.failOn, "fail-on", "error", "lowest severity that fails the check: info, warning or error")
 	fl.BoolVar(&f.subtasks, "subtasks", false, "include per-subtask detail in -o json (operators[].subtasks, the API's include_subtasks)")
+	fl.BoolVar(&f.full, "full", false, fmt.Sprintf("text and Markdown show every finding and operator (default: the first %d findings, most severe first, and %d operators, counting the rest)",
+		report.DefaultLimits.Findings, report.DefaultLimits.Operators))
 	outputFlag(cmd, &f.output)
 	f.remote.register(cmd)
 	f.job.register(cmd)

@@ -227,7 +227,11 @@ func (b *reportBuilder) add(res *rescale.Result, fs []findings.Finding) {
 			if b.each != nil {
 				b.each(a)
 				if kept {
-					// The message is one of the range's slab: a copy keeps the slab collectable.
+					// The text report reads a kept operator's states only for whether it has
+					// any (its row is in the table already): one stands for all of them, so an
+					// operator of 300,000 states is not copied whole. The message is one of the
+					// range's slab: a copy keeps the slab collectable.
+					a.States = a.States[:min(len(a.States), 1)]
 					a = proto.Clone(a).(*pb.OperatorAssignment)
 				}
 			}
@@ -285,6 +289,7 @@ func (b *reportBuilder) finish(rep findings.Report) {
 			OperatorUid:      f.OperatorUID,
 			VertexId:         f.VertexID,
 			StateName:        f.StateName,
+			StateNames:       f.StateNames,
 			AffectedSubtasks: f.AffectedSubtasks,
 			Message:          f.Message,
 			Remediation:      f.Remediation,

@@ -88,8 +88,8 @@ func (e *Engine) CheckForChart(ctx context.Context, in Input, plan *pb.RescalePl
 // checkpoint of a million operators): every operator's message goes to each, in report
 // order, and is not kept; the returned report's Operators holds only those report.WriteText
 // needs besides its operators table: the charted operators and those a finding or a
-// safe-parallelism entry names. each must not keep the message it is given (report.OperatorTable
-// keeps its row's text).
+// safe-parallelism entry names, with at most their first state. each must not keep the message
+// it is given (report.OperatorTable keeps its row's text).
 func (e *Engine) CheckStream(ctx context.Context, in Input, plan *pb.RescalePlan, opts *pb.CheckOptions, each func(*pb.OperatorAssignment)) (*pb.RescaleReport, error) {
 	return e.checkInput(ctx, in, plan, opts, each)
 }

@@ -79,9 +79,10 @@ type Finding struct {
 	OperatorID       string // hex
 	OperatorName     string // V5+ name, else the catalog's display name
 	OperatorUID      string
-	VertexID         string // JobVertexID hex
-	StateName        string
-	AffectedSubtasks []int32 // new subtask indexes, 0-based
+	VertexID         string   // JobVertexID hex
+	StateName        string   // the state concerned; the first of StateNames when there are several
+	StateNames       []string // every state covered, in name order, when more than one (see aggregate.go)
+	AffectedSubtasks []int32  // new subtask indexes, 0-based
 	Message          string
 	Remediation      string
 	References       []string

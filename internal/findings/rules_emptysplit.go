@@ -5,6 +5,7 @@ import (
 
 	"github.com/flinkpreflight/preflight/internal/checkpoint"
 	"github.com/flinkpreflight/preflight/internal/rescale"
+	"github.com/flinkpreflight/preflight/internal/units"
 )
 
 // unknownEmptySplit is PF170.
@@ -28,6 +29,9 @@ type UnknownOperatorEmptySplitRule struct{}
 // Meta returns PF170's facts.
 func (UnknownOperatorEmptySplitRule) Meta() *RuleMeta { return &unknownEmptySplit }
 
+// Check reports once per operator and cause (the catalog's consequence), naming the first few
+// states and counting the rest; the finding's new subtasks are those any of its states leaves
+// empty.
 func (r UnknownOperatorEmptySplitRule) Check(c *Context) []Finding {
 	var out []Finding
 	c.operators(func(v *rescale.VertexAssignment, op *rescale.OperatorAssignment) {
@@ -35,38 +39,53 @@ func (r UnknownOperatorEmptySplitRule) Check(c *Context) []Finding {
 		if !v.Rescaled() || op.Path != rescale.PathRescale {
 			return
 		}
+		var groups stateGroups
 		for k, s := range op.States {
 			c.stop.Check()
 			if s.Mode != checkpoint.SplitDistribute || s.Elements == 0 || s.Summary.EmptySubtasks == 0 {
 				continue
 			}
-			var consequence string
+			consequence, ask := "", e == nil
 			if e != nil {
-				ask := false
 				for _, r := range e.StateRules(s.Name) {
 					ask = ask || r.InfoWhenEmpty
 					if r.InfoWhenEmpty && r.Consequence != "" {
 						consequence = " " + r.Consequence
 					}
 				}
-				if !ask {
-					continue
-				}
+			}
+			if !ask {
+				continue
 			}
 			affected := subtasksWhere(c, op, k, func(sh rescale.Share, _ int) bool { return sh.Elements == 0 })
 			if len(affected) == 0 {
 				continue
 			}
-			f := c.finding(r, Info, op)
-			f.StateName = s.Name
-			f.AffectedSubtasks = affected
-			f.Message = fmt.Sprintf("At parallelism %d, %s of %s %s no element of `%s` (SPLIT_DISTRIBUTE, %s in the checkpoint). %s still restored, with an empty list; check that the operator tolerates that.%s",
-				v.NewParallelism, subtasksText(affected), opLabel(op, e), verbFor(len(affected), "receives", "receive"), s.Name, plural(s.Elements, "element"),
-				verbFor(len(affected), "It is", "They are"), consequence)
-			f.Remediation = unknownEmptySplit.remedy("")
-			f.References = unknownEmptySplit.refs()
-			out = append(out, f)
+			groups.add(consequence, s.Name, s.Elements, affected)
+		}
+		for _, g := range groups.list {
+			out = append(out, r.finding(c, v, op, e, g))
 		}
 	})
 	return out
+}
+
+// finding is PF170's finding for one group of states.
+func (r UnknownOperatorEmptySplitRule) finding(c *Context, v *rescale.VertexAssignment, op *rescale.OperatorAssignment, e *CatalogEntry, g *stateGroup) Finding {
+	f := c.finding(r, Info, op)
+	g.setStates(&f)
+	f.AffectedSubtasks = g.affected
+	consequence, n := g.key, len(g.affected)
+	if len(g.names) == 1 {
+		f.Message = fmt.Sprintf("At parallelism %d, %s of %s %s no element of `%s` (SPLIT_DISTRIBUTE, %s in the checkpoint). %s still restored, with an empty list; check that the operator tolerates that.%s",
+			v.NewParallelism, subtasksText(g.affected), opLabel(op, e), verbFor(n, "receives", "receive"), g.names[0], plural(g.elements, "element"),
+			verbFor(n, "It is", "They are"), consequence)
+	} else {
+		f.Message = fmt.Sprintf("At parallelism %d, %s of %s %s no element of some of its %s SPLIT_DISTRIBUTE states: %s (%s in the checkpoint) each leave some of them empty. %s still restored, with empty lists; check that the operator tolerates that.%s",
+			v.NewParallelism, subtasksText(g.affected), opLabel(op, e), verbFor(n, "receives", "receive"), units.Thousands(int64(len(g.names))), statesText(g.names),
+			units.Thousands(g.elements)+" elements", verbFor(n, "It is", "They are"), consequence)
+	}
+	f.Remediation = unknownEmptySplit.remedy("")
+	f.References = unknownEmptySplit.refs()
+	return f
 }

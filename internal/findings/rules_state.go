@@ -150,6 +150,12 @@ type EmptyRestoreRule struct{}
 // catalogGraded is the grading of the rules whose severity a catalog state rule may set.
 const catalogGraded = "The catalog's state rule may set another severity."
 
+// mayReach reports whether a rule can report a finding at severity s or above: its Severity is
+// the highest it reports, unless a catalog state rule grades its findings.
+func mayReach(m *RuleMeta, s Severity) bool {
+	return m.Severity >= s || m.Grading == catalogGraded
+}
+
 // emptyRestore is PF101.
 var emptyRestore = RuleMeta{
 	ID:       "PF101",
@@ -194,6 +200,7 @@ var orderDependent = RuleMeta{
 	ID:       "PF104",
 	Title:    "Operator relies on the order of the round-robin state assignment",
 	Severity: Info,
+	Grading:  catalogGraded,
 	Cause: "Operators labelled ORDER-DEPENDENT (KafkaSink with the POOLING transaction naming strategy) assume their " +
 		"states are assigned consecutively from subtask 0 and uniformly. Flink's repartitioner does that for a " +
 		"single state name; the finding records the dependency when the parallelism changes.",

@@ -223,6 +223,9 @@ func vertexDenials(c *Context, rules []Rule, id checkpoint.OperatorID, p int, fa
 	nc := newStoppableContext(c.ctx, c.stop, c.Layout, c.Plan, res, c.Catalog, c.Options, c.memo)
 	var ids []string
 	for _, r := range rules {
+		if !mayReach(r.Meta(), fail) {
+			continue // an INFO rule such as PF170 cannot deny: its work on every state is not needed here
+		}
 		if _, jm := r.(JobManagerMemoryRule); jm && x.resimErr == nil {
 			if jobManagerMemoryDenies(c, res, id, fail) {
 				if ids = append(ids, r.Meta().ID); first {

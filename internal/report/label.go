@@ -134,8 +134,8 @@ func findingWhere(f *pb.Finding, o opRef) string {
 	default:
 		where = append(where, "operator "+f.GetOperatorId())
 	}
-	if f.GetStateName() != "" {
-		where = append(where, "state "+f.GetStateName())
+	if states := statesWhere(f); states != "" {
+		where = append(where, states)
 	}
 	if len(f.GetAffectedSubtasks()) > 0 {
 		where = append(where, subtasksText(f.GetAffectedSubtasks()))

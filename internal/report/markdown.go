@@ -11,14 +11,21 @@ import (
 
 // WriteMarkdown renders a check report as GitHub-flavoured Markdown, e.g. for a pull-request comment.
 func WriteMarkdown(w io.Writer, r *pb.RescaleReport) error {
+	return WriteMarkdownLimited(w, r, DefaultLimits)
+}
+
+// WriteMarkdownLimited is WriteMarkdown showing what lim allows.
+func WriteMarkdownLimited(w io.Writer, r *pb.RescaleReport, lim Limits) error {
 	var b strings.Builder
 	c := r.GetCheckpoint()
 	fmt.Fprintf(&b, "## Flink Preflight: **%s**\n\n", VerdictName(r.GetVerdict()))
 	fmt.Fprintf(&b, "`%s`: %s\n\n", c.GetSource(), checkpointLine(c))
 	idx := indexReferenced(r)
-	if len(r.GetFindings()) > 0 {
+	fs := r.GetFindings()
+	shown := fs[:min(len(fs), lim.Findings)]
+	if len(fs) > 0 {
 		b.WriteString("### Findings\n\n| Severity | Rule | Operator | State | New subtasks | What happens |\n|---|---|---|---|---|---|\n")
-		for _, f := range r.GetFindings() {
+		for _, f := range shown {
 			subtasks := "none"
 			if len(f.GetAffectedSubtasks()) > 0 {
 				subtasks = units.Ranges(f.GetAffectedSubtasks())
@@ -28,10 +35,13 @@ func WriteMarkdown(w io.Writer, r *pb.RescaleReport) error {
 				operator = idx.finding(f).label()
 			}
 			fmt.Fprintf(&b, "| %s | %s %s | %s | %s | %s | %s |\n", SeverityName(f.GetSeverity()), f.GetRuleId(), mdCell(f.GetTitle()),
-				mdCell(dash(operator)), mdCell(dash(f.GetStateName())), subtasks, mdCell(f.GetMessage()))
+				mdCell(dash(operator)), mdCell(dash(statesCellOf(f))), subtasks, mdCell(f.GetMessage()))
+		}
+		if len(fs) > len(shown) {
+			b.WriteString("\n" + mdCell(leftOutFindings(fs, len(shown))) + "\n")
 		}
 		b.WriteString("\n### Fixes\n\n")
-		for _, f := range r.GetFindings() {
+		for _, f := range shown {
 			if f.GetRemediation() == "" {
 				continue
 			}
@@ -54,10 +64,14 @@ func WriteMarkdown(w io.Writer, r *pb.RescaleReport) error {
 	}
 	if len(r.GetOperators()) > 0 {
 		b.WriteString("### Operators\n\n| Operator | ID | Parallelism | Max | Operator state | Keyed | Payload/subtask |\n|---|---|---|---|---|---|---|\n")
-		for _, op := range r.GetOperators() {
+		ops := r.GetOperators()
+		for _, op := range ops[:min(len(ops), lim.Operators)] {
 			row := operatorRow(op)
 			fmt.Fprintf(&b, "| %s | `%s` | %s | %s | %s | %s | %s |\n", mdCell(row[0]), op.GetOperatorId(),
 				row[2], row[3], mdCell(row[4]), row[5], row[6])
+		}
+		if len(ops) > lim.Operators {
+			b.WriteString("\n" + mdCell(leftOutOperators(len(ops)-lim.Operators)) + "\n")
 		}
 		b.WriteString("\n_" + legend(operatorsLegend, true) + "_\n")
 	}

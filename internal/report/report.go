@@ -4,8 +4,6 @@
 package report
 
 import (
-	"bytes"
-	"encoding/json"
 	"fmt"
 	"io"
 	"strings"
@@ -42,7 +40,13 @@ func ParseFormat(s string) (Format, error) {
 
 // WriteCheck writes a check report (the answer of CheckRescale) in the given format.
 func WriteCheck(w io.Writer, f Format, r *pb.RescaleReport) error {
-	return write(w, f, r, WriteText, WriteMarkdown)
+	return WriteCheckLimited(w, f, r, DefaultLimits)
+}
+
+// WriteCheckLimited is WriteCheck with text and Markdown showing what lim allows.
+func WriteCheckLimited(w io.Writer, f Format, r *pb.RescaleReport, lim Limits) error {
+	return write(w, f, r, func(w io.Writer, r *pb.RescaleReport) error { return writeText(w, r, nil, lim) },
+		func(w io.Writer, r *pb.RescaleReport) error { return WriteMarkdownLimited(w, r, lim) })
 }
 
 // WriteInspect writes an inspection (the answer of InspectCheckpoint) in the given format.
@@ -89,18 +93,13 @@ func write[M proto.Message](w io.Writer, f Format, m M, text, markdown func(io.W
 
 // WriteJSON writes any API message as indented protojson with a trailing newline. protojson
 // varies its whitespace on purpose; re-indenting makes the CLI's output stable for diffs and CI.
+// The indented text is streamed to w, not built: only protojson's compact form is held.
 func WriteJSON(w io.Writer, m proto.Message) error {
 	b, err := protojson.Marshal(m)
 	if err != nil {
 		return err
 	}
-	var out bytes.Buffer
-	if err := json.Indent(&out, b, "", "  "); err != nil {
-		return err
-	}
-	out.WriteByte('\n')
-	_, err = w.Write(out.Bytes())
-	return err
+	return indentJSON(w, b)
 }
 
 // SeverityName is the short upper-case name of a severity.

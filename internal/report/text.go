@@ -29,17 +29,22 @@ const MaxCharts = 8
 // engine.SubtasksForChart picked). Output is streamed through a buffer, not built whole: a
 // report of a million operators is written in constant extra memory.
 func WriteText(w io.Writer, r *pb.RescaleReport) error {
-	return writeText(w, r, nil)
+	return writeText(w, r, nil, DefaultLimits)
 }
 
 // WriteTextTable is WriteText for a report that keeps only some operators (engine.CheckStream):
 // the operators table comes from t, which holds every operator's row; r.Operators serves the
 // charts and the labels of what findings name.
 func WriteTextTable(w io.Writer, r *pb.RescaleReport, t *OperatorTable) error {
-	return writeText(w, r, t)
+	return writeText(w, r, t, DefaultLimits)
 }
 
-func writeText(w io.Writer, r *pb.RescaleReport, t *OperatorTable) error {
+// WriteTextLimited is WriteTextTable (t nil: WriteText) showing what lim allows.
+func WriteTextLimited(w io.Writer, r *pb.RescaleReport, t *OperatorTable, lim Limits) error {
+	return writeText(w, r, t, lim)
+}
+
+func writeText(w io.Writer, r *pb.RescaleReport, t *OperatorTable, lim Limits) error {
 	if t == nil {
 		t = &OperatorTable{ops: r.GetOperators()}
 	}
@@ -53,7 +58,7 @@ func writeText(w io.Writer, r *pb.RescaleReport, t *OperatorTable) error {
 
 	if t.Len() > 0 {
 		b.WriteString("\nOPERATORS\n")
-		t.write(b)
+		t.write(b, lim.Operators)
 		b.WriteString("\n")
 		writeIndented(b, wrap(legend(operatorsLegend, false), 100), "  ")
 	}
@@ -63,7 +68,8 @@ func writeText(w io.Writer, r *pb.RescaleReport, t *OperatorTable) error {
 		b.WriteString("  none\n")
 	}
 	idx := indexReferenced(r)
-	for _, f := range r.GetFindings() {
+	fs := r.GetFindings()
+	for _, f := range fs[:min(len(fs), lim.Findings)] {
 		fmt.Fprintf(b, "  %-7s %s  %s\n", SeverityName(f.GetSeverity()), f.GetRuleId(), f.GetTitle())
 		if where := findingWhere(f, idx.finding(f)); where != "" {
 			fmt.Fprintf(b, "          %s\n", where)
@@ -75,6 +81,9 @@ func writeText(w io.Writer, r *pb.RescaleReport, t *OperatorTable) error {
 		if len(f.GetReferences()) > 0 {
 			fmt.Fprintf(b, "          Refs: %s\n", strings.Join(f.GetReferences(), ", "))
 		}
+	}
+	if len(fs) > lim.Findings {
+		fmt.Fprintf(b, "  %s\n", leftOutFindings(fs, lim.Findings))
 	}
 
 	if len(r.GetSafeParallelism()) > 0 {
@@ -230,15 +239,25 @@ func (t *OperatorTable) Len() int { return len(t.ops) + t.rows }
 // write writes the table as aligned columns (two spaces apart, widths in runes, as
 // text/tabwriter aligns them) without holding more than one row's cells: tabwriter would buffer
 // the whole table.
-func (t *OperatorTable) write(b *bufio.Writer) {
-	width := t.width
+// write writes the first limit rows (and a line counting the others).
+func (t *OperatorTable) write(b *bufio.Writer, limit int) {
+	width, ops := t.width, t.ops[:min(len(t.ops), limit)]
+	rest := limit - len(ops) // rows shown from the blocks
+	if t.rows > rest {       // measure the rows shown only
+		width = [6]int{}
+		t.each(rest, func(row [7]string) {
+			for k := range width {
+				width[k] = max(width[k], utf8.RuneCountInString(row[k]))
+			}
+		})
+	}
 	measure := func(row [7]string) {
 		for k := range width {
 			width[k] = max(width[k], utf8.RuneCountInString(row[k]))
 		}
 	}
 	measure(operatorHead)
-	for _, op := range t.ops {
+	for _, op := range ops {
 		measure(operatorRow(op))
 	}
 	line := func(row [7]string) {
@@ -251,17 +270,29 @@ func (t *OperatorTable) write(b *bufio.Writer) {
 		b.WriteByte('\n')
 	}
 	line(operatorHead)
-	for _, op := range t.ops {
+	for _, op := range ops {
 		line(operatorRow(op))
 	}
+	t.each(rest, line)
+	if n := t.Len(); n > limit {
+		b.WriteString("  " + leftOutOperators(n-limit) + "\n")
+	}
+}
+
+// each calls f with the first limit rows added.
+func (t *OperatorTable) each(limit int, f func(row [7]string)) {
 	for _, cells := range t.blocks {
 		for len(cells) > 0 {
+			if limit <= 0 {
+				return
+			}
+			limit--
 			var row [7]string
 			for k := range row {
 				n, w := binary.Uvarint(cells)
 				row[k], cells = string(cells[w:w+int(n)]), cells[w+int(n):]
 			}
-			line(row)
+			f(row)
 		}
 	}
 }
@@ -278,7 +309,7 @@ func statesCell(states []*pb.StateAssignment) string {
 		return "-"
 	}
 	var parts []string
-	for _, s := range states {
+	for _, s := range states[:min(len(states), 3)] { // the rest only counted: an operator may have 300,000
 		mode := s.GetMode()
 		switch mode {
 		case "SPLIT_DISTRIBUTE":
@@ -290,8 +321,8 @@ func statesCell(states []*pb.StateAssignment) string {
 		}
 		parts = append(parts, fmt.Sprintf("%s %s×%d", s.GetName(), mode, s.GetElements()))
 	}
-	if len(parts) > 3 {
-		parts = append(parts[:3], fmt.Sprintf("+%d more", len(parts)-3))
+	if len(states) > 3 {
+		parts = append(parts, fmt.Sprintf("+%d more", len(states)-3))
 	}
 	return strings.Join(parts, ", ")
 }

@@ -69,3 +69,16 @@ func Plural(n int64, singular string, plural ...string) string {
 	}
 	return strconv.FormatInt(n, 10) + " " + word
 }
+
+// Thousands renders n with comma separators, for counts in prose: 29995 → "29,995".
+func Thousands(n int64) string {
+	s := strconv.FormatInt(n, 10)
+	var b strings.Builder
+	for i, d := range s {
+		if i > 0 && s[i-1] != '-' && (len(s)-i)%3 == 0 {
+			b.WriteByte(',')
+		}
+		b.WriteRune(d)
+	}
+	return b.String()
+}

@@ -74,3 +74,11 @@ func TestPlural(t *testing.T) {
 		}
 	}
 }
+
+func TestThousands(t *testing.T) {
+	for n, want := range map[int64]string{0: "0", 7: "7", 999: "999", 1000: "1,000", 29995: "29,995", 1234567: "1,234,567", -4500: "-4,500", -450: "-450"} {
+		if got := Thousands(n); got != want {
+			t.Errorf("Thousands(%d) = %q, want %q", n, got, want)
+		}
+	}
+}

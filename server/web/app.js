@@ -187,6 +187,9 @@ async function check() {
   }
 }
 
+// MAX_FINDINGS bounds the findings drawn, as the CLI's text report bounds them.
+const MAX_FINDINGS = 50;
+
 function renderReport(rep) {
   const verdict = shortEnum(rep.verdict, 'VERDICT_');
   const out = [el('p', {}, 'Verdict: ', el('span', { id: 'verdict', class: 'verdict ' + verdict }, verdict.replaceAll('_', ' ')))];
@@ -194,9 +197,12 @@ function renderReport(rep) {
   const findings = rep.findings || [];
   out.push(el('h3', {}, `Findings (${findings.length})`));
   if (!findings.length) out.push(el('p', { class: 'muted' }, 'Nothing found.'));
-  for (const f of findings) {
+  // As the CLI's text report: the most severe findings first, the rest counted (the JSON has all).
+  for (const f of findings.slice(0, MAX_FINDINGS)) {
     const sev = shortEnum(f.severity, 'SEVERITY_');
-    const where = [f.operatorName || f.operatorUid || f.operatorId, f.stateName && `state ${f.stateName}`,
+    const states = (f.stateNames || []).length > 1 ? `${f.stateNames.length.toLocaleString('en-US')} states (${f.stateNames[0]}, …)`
+      : f.stateName && `state ${f.stateName}`;
+    const where = [f.operatorName || f.operatorUid || f.operatorId, states,
       (f.affectedSubtasks || []).length && `new subtasks ${ranges(f.affectedSubtasks)}`].filter(Boolean).join(', ');
     out.push(el('article', { class: 'finding ' + sev },
       el('p', {}, el('span', { class: 'sev' }, sev), ' ', el('code', {}, f.ruleId), ' ', f.title),
@@ -205,6 +211,9 @@ function renderReport(rep) {
       f.remediation ? el('p', {}, el('strong', {}, 'Fix: '), f.remediation) : null,
       (f.references || []).length ? el('p', { class: 'refs' }, 'References: ', ...(f.references.map((ref, i) =>
         [i ? ', ' : '', /^https?:\/\//.test(ref) ? el('a', { href: ref, rel: 'noreferrer' }, ref) : el('span', {}, ref)]))) : null));
+  }
+  if (findings.length > MAX_FINDINGS) {
+    out.push(el('p', { class: 'muted' }, `… and ${(findings.length - MAX_FINDINGS).toLocaleString('en-US')} more findings: the API's JSON lists them all.`));
   }
 
   const safe = rep.safeParallelism || [];

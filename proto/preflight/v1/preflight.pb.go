@@ -1177,7 +1177,8 @@ type Finding struct {
 	OperatorUid string `protobuf:"bytes,6,opt,name=operator_uid,json=operatorUid,proto3" json:"operator_uid,omitempty"`
 	// The vertex the operator belongs to (JobVertexID hex).
 	VertexId string `protobuf:"bytes,7,opt,name=vertex_id,json=vertexId,proto3" json:"vertex_id,omitempty"`
-	// The operator state name concerned, if any.
+	// The operator state name concerned, if any; the first of state_names when the finding covers
+	// several states.
 	StateName string `protobuf:"bytes,8,opt,name=state_name,json=stateName,proto3" json:"state_name,omitempty"`
 	// New subtask indexes (0-based) affected, ascending; empty when the finding concerns no
 	// particular subtask (reports then say "none").
@@ -1189,7 +1190,11 @@ type Finding struct {
 	// Jira issues, pull requests, documentation.
 	References []string `protobuf:"bytes,12,rep,name=references,proto3" json:"references,omitempty"`
 	// The catalog entry that matched, if any.
-	CatalogEntry  string `protobuf:"bytes,13,opt,name=catalog_entry,json=catalogEntry,proto3" json:"catalog_entry,omitempty"`
+	CatalogEntry string `protobuf:"bytes,13,opt,name=catalog_entry,json=catalogEntry,proto3" json:"catalog_entry,omitempty"`
+	// Every operator state the finding covers, in name order, when it covers more than one (one
+	// finding per rule, operator and cause: the message names the first few and the count, this
+	// field all of them). Empty when the finding concerns one state (state_name) or none.
+	StateNames    []string `protobuf:"bytes,14,rep,name=state_names,json=stateNames,proto3" json:"state_names,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1313,6 +1318,13 @@ func (x *Finding) GetCatalogEntry() string {
 		return x.CatalogEntry
 	}
 	return ""
+}
+
+func (x *Finding) GetStateNames() []string {
+	if x != nil {
+		return x.StateNames
+	}
+	return nil
 }
 
 // SafeParallelism is the nearest parallelism around the request at which no denying rule fires.
@@ -4535,7 +4547,7 @@ const file_preflight_v1_preflight_proto_rawDesc = "" +
 	"checkpoint\x18\x05 \x01(\v2\x1f.preflight.v1.CheckpointSummaryR\n" +
 	"checkpoint\x12K\n" +
 	"\x11checkpoint_choice\x18\v \x01(\v2\x1e.preflight.v1.CheckpointChoiceR\x10checkpointChoice\x12:\n" +
-	"\fjob_vertices\x18\f \x03(\v2\x17.preflight.v1.JobVertexR\vjobVertices\"\xbf\x03\n" +
+	"\fjob_vertices\x18\f \x03(\v2\x17.preflight.v1.JobVertexR\vjobVertices\"\xe0\x03\n" +
 	"\aFinding\x12\x17\n" +
 	"\arule_id\x18\x01 \x01(\tR\x06ruleId\x12\x14\n" +
 	"\x05title\x18\x02 \x01(\tR\x05title\x122\n" +
@@ -4554,7 +4566,9 @@ const file_preflight_v1_preflight_proto_rawDesc = "" +
 	"\n" +
 	"references\x18\f \x03(\tR\n" +
 	"references\x12#\n" +
-	"\rcatalog_entry\x18\r \x01(\tR\fcatalogEntry\"\x99\x01\n" +
+	"\rcatalog_entry\x18\r \x01(\tR\fcatalogEntry\x12\x1f\n" +
+	"\vstate_names\x18\x0e \x03(\tR\n" +
+	"stateNames\"\x99\x01\n" +
 	"\x0fSafeParallelism\x12\x1b\n" +
 	"\tvertex_id\x18\x01 \x01(\tR\bvertexId\x12\x1f\n" +
 	"\vvertex_name\x18\x02 \x01(\tR\n" +
