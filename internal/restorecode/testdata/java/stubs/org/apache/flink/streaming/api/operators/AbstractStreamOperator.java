@@ -14,4 +14,6 @@ public abstract class AbstractStreamOperator<OUT> implements Serializable {
     public void snapshotState(StateSnapshotContext context) throws Exception {}
 
     public void open() throws Exception {}
+
+    public void notifyCheckpointComplete(long checkpointId) throws Exception {}
 }
