@@ -38,6 +38,7 @@ func All() []Scenario {
 		{Name: "compact-sink", Summary: "table filesystem sink with auto-compaction written at parallelism 4 (FLINK-31689)", Build: CompactSink},
 		{Name: "kafka-orphan-union", Summary: "KafkaSource restored under the uid of a FlinkKafkaConsumer, carrying the orphaned union state (small variant)", Build: func() *checkpoint.Metadata { return KafkaOrphanUnionMetadata(KafkaSmallPerSubtask) }},
 		{Name: "max-parallelism", Summary: "keyed window job with stored max parallelism 128 (format 4, no names)", Build: MaxParallelism},
+		{Name: "custom-operator", Summary: "user-written operator unknown to the catalog, SPLIT_DISTRIBUTE pending-commit with one element per subtask, parallelism 4 (testdata/custom-operator/src)", Build: CustomOperator},
 	}
 }
 

@@ -1,0 +1,11 @@
+// Stub of Apache Flink's API for compiling the restore-analysis fixtures: only the members the
+// fixtures use, with the real packages, names and erased signatures. Not Flink's source.
+
+package org.apache.flink.api.connector.sink2;
+
+import java.io.IOException;
+import java.io.Serializable;
+
+public interface Sink<InputT> extends Serializable {
+    SinkWriter<InputT> createWriter(WriterInitContext context) throws IOException;
+}

@@ -1,0 +1,14 @@
+// Stub of Apache Flink's API for compiling the restore-analysis fixtures: only the members the
+// fixtures use, with the real packages, names and erased signatures. Not Flink's source.
+
+package org.apache.flink.api.connector.sink2;
+
+import java.io.IOException;
+
+public interface SinkWriter<InputT> extends AutoCloseable {
+    void write(InputT element, Context context) throws IOException, InterruptedException;
+
+    void flush(boolean endOfInput) throws IOException, InterruptedException;
+
+    interface Context {}
+}

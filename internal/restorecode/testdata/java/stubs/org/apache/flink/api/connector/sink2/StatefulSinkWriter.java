@@ -1,0 +1,11 @@
+// Stub of Apache Flink's API for compiling the restore-analysis fixtures: only the members the
+// fixtures use, with the real packages, names and erased signatures. Not Flink's source.
+
+package org.apache.flink.api.connector.sink2;
+
+import java.io.IOException;
+import java.util.List;
+
+public interface StatefulSinkWriter<InputT, WriterStateT> extends SinkWriter<InputT> {
+    List<WriterStateT> snapshotState(long checkpointId) throws IOException;
+}

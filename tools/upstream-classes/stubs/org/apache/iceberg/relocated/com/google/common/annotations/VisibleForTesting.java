@@ -1,0 +1,6 @@
+// Stub (our code, not Guava's): the few members of a relocated Guava copy that the catalog's
+// restore methods call, with Guava's signatures, so that ecj resolves them.
+
+package org.apache.iceberg.relocated.com.google.common.annotations;
+
+public @interface VisibleForTesting {}

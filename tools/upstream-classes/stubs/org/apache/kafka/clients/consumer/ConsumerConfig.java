@@ -1,0 +1,8 @@
+// Stub (our code, not Apache Kafka's): names and signatures of the kafka-clients types the
+// connectors' restore classes refer to, so that ecj resolves their restore methods.
+
+package org.apache.kafka.clients.consumer;
+
+public class ConsumerConfig {
+    public static final String ENABLE_AUTO_COMMIT_CONFIG = "enable.auto.commit";
+}

@@ -1,0 +1,10 @@
+// Stub (our code, not Apache Kafka's): names and signatures of the kafka-clients types the
+// connectors' restore classes refer to, so that ecj resolves their restore methods.
+
+package org.apache.kafka.common;
+
+public interface Metric {
+    MetricName metricName();
+
+    Object metricValue();
+}

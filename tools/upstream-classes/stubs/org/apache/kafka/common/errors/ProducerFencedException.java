@@ -1,0 +1,10 @@
+// Stub (our code, not Apache Kafka's): names and signatures of the kafka-clients types the
+// connectors' restore classes refer to, so that ecj resolves their restore methods.
+
+package org.apache.kafka.common.errors;
+
+public class ProducerFencedException extends ApiException {
+    public ProducerFencedException(String message) {
+        super(message);
+    }
+}
