@@ -1,0 +1,138 @@
+package restorecode
+
+import "github.com/flinkpreflight/preflight/internal/classfile"
+
+// evKind is what one instruction did with a state's elements.
+type evKind uint8
+
+const (
+	evRead         evKind = iota + 1 // state.get(): the elements are read
+	evFirst                          // one element taken (guarded says whether one was known to exist)
+	evOnly                           // exactly one element required
+	evOnlyOr                         // at most one element required
+	evFirstOr                        // first element or a default
+	evAll                            // every element read
+	evLast                           // position-dependent read
+	evEscape                         // the elements escape the analysis
+	evHandleEscape                   // the state handle escapes to code outside the classes
+	evSecond                         // hasNext() after next(): checks for no second element
+	evStore                          // an element stored into a field
+	evIndex                          // get(i) with an index that is not a constant
+)
+
+// event is one observation with its place and the facts that held there.
+type event struct {
+	k                 evKind
+	st                int32
+	cls, method       string
+	off, line         int
+	restored, guarded bool
+	exact, atMost     bool
+	iter              int32 // iterator id, for loops over it
+	filter            bool  // union loop keeps only some elements
+}
+
+// record adds an event at in for state st under the frame's facts.
+func (inv *invocation) record(k evKind, st int32, f *frame, in *classfile.Instruction) *event {
+	if st < 0 || inv.a.collect != nil {
+		return &event{}
+	}
+	e := event{k: k, st: st, cls: inv.cls.Name, method: inv.m.Name, off: in.Off, line: inv.m.Code.Line(in.Off),
+		restored: f.facts.restored, exact: f.facts.has(gExact, st), atMost: f.facts.has(gAtMost, st)}
+	for i := range inv.events {
+		if old := &inv.events[i]; old.k == k && old.st == st && old.off == in.Off {
+			// A later visit of the same instruction sees facts that hold on more paths.
+			*old = e
+			return old
+		}
+	}
+	inv.events = append(inv.events, e)
+	return &inv.events[len(inv.events)-1]
+}
+
+// finish resolves loop membership and hands the events to the analysis.
+func (inv *invocation) finish() {
+	for i := range inv.events {
+		e := &inv.events[i]
+		switch e.k {
+		case evFirst:
+			if e.iter != 0 {
+				if t, j, ok := inv.loopOver(e.off, e.iter); ok {
+					e.k, e.filter = evAll, e.filter || inv.loopFilters(t, j)
+				}
+			}
+		case evIndex:
+			if t, j, ok := inv.loopAround(e.off); ok {
+				e.k, e.filter = evAll, e.filter || inv.loopFilters(t, j)
+			} else {
+				e.k = evLast
+			}
+		case evSecond:
+			if _, _, ok := inv.loopOver(e.off, e.iter); ok {
+				e.k = 0
+			}
+		case evStore:
+			if _, _, ok := inv.loopAround(e.off); ok {
+				e.k = evLast
+			} else {
+				e.k = 0
+			}
+		}
+		if e.k != 0 {
+			inv.a.events = append(inv.a.events, *e)
+		}
+	}
+}
+
+// loopOver finds a back edge whose loop holds off and a hasNext() of the same iterator.
+func (inv *invocation) loopOver(off int, iter int32) (int, int, bool) {
+	for _, be := range inv.back {
+		if be[0] > off || off > be[1] {
+			continue
+		}
+		for _, h := range inv.hasNext[iter] {
+			if be[0] <= h && h <= be[1] {
+				return be[0], be[1], true
+			}
+		}
+	}
+	return 0, 0, false
+}
+
+func (inv *invocation) loopAround(off int) (int, int, bool) {
+	for _, be := range inv.back {
+		if be[0] <= off && off <= be[1] {
+			return be[0], be[1], true
+		}
+	}
+	return 0, 0, false
+}
+
+// loopFilters reports whether the loop [t, j] keeps only some elements: a remainder (index %
+// parallelism), a membership test or subtask index, or an element put into a map or collection
+// (kept for a later per-subtask pick).
+func (inv *invocation) loopFilters(t, j int) bool {
+	for _, p := range inv.elemPuts {
+		if t <= p && p <= j {
+			return true
+		}
+	}
+	return inv.rangeFilters(t, j)
+}
+
+func (inv *invocation) rangeFilters(t, j int) bool {
+	for _, in := range inv.ins {
+		if in.Off < t || in.Off > j {
+			continue
+		}
+		switch in.Op {
+		case classfile.Irem, classfile.Lrem:
+			return true
+		case classfile.Invokevirtual, classfile.Invokeinterface, classfile.Invokestatic:
+			if ref, ok := inv.cls.Pool.Member(in.Index); ok && filterNames[ref.Name] {
+				return true
+			}
+		}
+	}
+	return false
+}
