@@ -22,5 +22,5 @@ func Example() {
 		}
 	}
 	// Output:
-	// ops.CompactLike "expired-files" SPLIT_DISTRIBUTE ONE-UNGUARDED restoredOnly=true at initializeState line 20
+	// ops.CompactLike "expired-files" SPLIT_DISTRIBUTE ONE-UNGUARDED restoredOnly=true at initializeState line 25
 }

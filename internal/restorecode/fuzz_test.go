@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/flinkpreflight/preflight/internal/classfile"
 )
 
 // FuzzAnalyze: any bytes as a class (seeded with the compiled fixtures, which the fuzzer
@@ -115,3 +117,37 @@ func hostileOp(name, body, extra string) string {
 }
 
 func itoa(i int) string { return strconv.Itoa(i) }
+
+// FuzzInterpret: random bytecode in place of CompactLike.initializeState's code (the class stays
+// well formed, so the interpreter, not the reader, meets the bytes) gives a report and errors
+// that name the class and method, never a panic.
+func FuzzInterpret(f *testing.F) {
+	class, err := os.ReadFile("testdata/example/CompactLike.class")
+	if err != nil {
+		f.Fatal(err)
+	}
+	c, err := classfile.Parse(class)
+	if err != nil {
+		f.Fatal(err)
+	}
+	code := c.Method("initializeState", "(Lorg/apache/flink/runtime/state/StateInitializationContext;)V").Code
+	f.Add(append([]byte(nil), code.Bytes...))
+	f.Add([]byte{byte(classfile.Goto), 0, 0})
+	f.Add([]byte{byte(classfile.Aload0), byte(classfile.Aload0), byte(classfile.Ifeq), 0xFF, 0xFF})
+	f.Fuzz(func(t *testing.T, data []byte) {
+		b := append([]byte(nil), class...)
+		copy(b[code.Off:code.Off+int64(len(code.Bytes))], data)
+		in := Input{Path: "fuzz.jar", Open: func(ctx context.Context, visit func(string, []byte) error) error {
+			return visit("ops/CompactLike.class", b)
+		}}
+		rep, err := Analyze(context.Background(), []Input{in}, Options{MaxSteps: 100_000})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, e := range rep.Errors {
+			if e.Class != "ops.CompactLike" || e.Method == "" || e.Offset < 0 || e.Offset > len(code.Bytes) {
+				t.Fatalf("malformed error %+v", e)
+			}
+		}
+	})
+}

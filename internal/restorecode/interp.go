@@ -61,6 +61,11 @@ func newInvocation(a *analysis, cls *classfile.Class, m *classfile.Method, depth
 	for i, in := range ins {
 		inv.at[in.Off] = int32(i)
 	}
+	for _, h := range m.Code.Exceptions {
+		if inv.at[h.Handler] < 0 {
+			return nil, &classfile.FormatError{Off: int64(h.Handler), Field: "exception_table", Msg: "handler_pc is not the start of an instruction"}
+		}
+	}
 	inv.splitBlocks()
 	if len(inv.blocks)*(int(m.Code.MaxLocals)+int(m.Code.MaxStack)) > maxFrameCells {
 		return nil, &classfile.FormatError{Msg: fmt.Sprintf("%d blocks exceed the analysis limit", len(inv.blocks))}
