@@ -37,7 +37,14 @@ func Analyze(ctx context.Context, inputs []Input, opts Options) (*Report, error)
 			return nil, ctx.Err()
 		}
 		e := set.byName[name]
-		c := set.load(name)
+		c := e.class // parsed already as another class's superclass or helper
+		if !e.parsed {
+			b, err := e.read()
+			if err == nil && !mayRegister(b) {
+				continue
+			}
+			c = set.parse(e, b, err)
+		}
 		if c == nil || !candidate(c) {
 			continue
 		}

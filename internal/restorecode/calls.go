@@ -84,7 +84,7 @@ func (inv *invocation) call(f *frame, c *call) (value, error) {
 	if v, done := inv.onArguments(f, c); done {
 		return v, nil
 	}
-	if cls, m := inv.target(c); m != nil && inv.depth < inv.a.opts.MaxDepth {
+	if cls, m := inv.target(c); m != nil && m.Code != nil && inv.depth < inv.a.opts.MaxDepth {
 		args := c.args
 		if !c.static {
 			args = append([]value{c.recv}, c.args...)

@@ -2,6 +2,7 @@ package restorecode
 
 import (
 	"archive/zip"
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -80,22 +81,45 @@ func (s *classSet) load(name string) *classfile.Class {
 		return nil
 	}
 	if !e.parsed {
-		e.parsed = true
 		b, err := e.read()
-		if err == nil {
-			e.class, err = classfile.Parse(b)
-		}
-		if err != nil {
-			e.err = err
-			off := int64(0)
-			var fe *classfile.FormatError
-			if errors.As(err, &fe) {
-				off = fe.Off
-			}
-			s.errs = append(s.errs, Error{Jar: e.jar, Class: e.path, Offset: int(off), Message: err.Error()})
-		}
+		s.parse(e, b, err)
 	}
 	return e.class
+}
+
+// parse parses an entry's bytes once and records a failure as an Error.
+func (s *classSet) parse(e *entry, b []byte, err error) *classfile.Class {
+	if e.parsed {
+		return e.class
+	}
+	e.parsed = true
+	if err == nil {
+		e.class, err = classfile.Parse(b)
+	}
+	if err != nil {
+		e.err = err
+		off := int64(0)
+		var fe *classfile.FormatError
+		if errors.As(err, &fe) {
+			off = fe.Off
+		}
+		s.errs = append(s.errs, Error{Jar: e.jar, Class: e.path, Offset: int(off), Message: err.Error()})
+	}
+	return e.class
+}
+
+// screenWords are the names a class that may register or restore operator state holds in its
+// constant pool; a class without any of them is not parsed unless another class needs it.
+var screenWords = [][]byte{[]byte("initializeState"), []byte("restoreState"), []byte("ListState"),
+	[]byte("getBroadcastState"), []byte("getOperatorState")}
+
+func mayRegister(b []byte) bool {
+	for _, w := range screenWords {
+		if bytes.Contains(b, w) {
+			return true
+		}
+	}
+	return false
 }
 
 // add registers a class under the name its path implies; the name is checked when parsed.

@@ -9,4 +9,8 @@ public final class CollectionsKt {
     public static <T> T single(Iterable<T> it) {
         return it.iterator().next();
     }
+
+    public static <T> T singleOrNull(Iterable<T> it) {
+        return null;
+    }
 }
