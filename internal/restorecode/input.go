@@ -96,6 +96,9 @@ func (s *classSet) parse(e *entry, b []byte, err error) *classfile.Class {
 	if err == nil {
 		e.class, err = classfile.Parse(b)
 	}
+	if err == nil && s.byName[e.class.Name] == nil {
+		s.byName[e.class.Name] = e // a directory given below its classpath root names classes by path
+	}
 	if err != nil {
 		e.err = err
 		off := int64(0)

@@ -34,8 +34,9 @@ const maxEvidence = 5
 func (a *analysis) label() []State {
 	out := make([]State, 0, len(a.states))
 	for i, s := range a.states {
+		reg := a.evidence(&s.reg)
 		st := State{Name: s.name, NameNote: s.note, Mode: s.mode, Assumption: NotRead, Evidence: []Evidence{},
-			Registered: a.evidence(&s.reg)}
+			Registered: &reg}
 		var evs []*event
 		for j := range a.events {
 			if a.events[j].st == int32(i) {

@@ -191,3 +191,7 @@ var filterNames = map[string]bool{
 // mapPutNames put an element into a map: in a loop over union state, the map keeps the elements
 // by key for a later per-subtask pick (FlinkKafkaConsumerBase's restoredState).
 var mapPutNames = map[string]bool{"put": true, "putIfAbsent": true, "computeIfAbsent": true, "merge": true}
+
+// passThrough are static checks that return their first argument (Preconditions.checkNotNull,
+// Objects.requireNonNull, shaded or not).
+var passThrough = map[string]bool{"checkNotNull": true, "requireNonNull": true}

@@ -45,8 +45,8 @@ type State struct {
 	// RestoredOnly: every decisive read happens under context.isRestored().
 	RestoredOnly bool       `json:"restoredOnly"`
 	Evidence     []Evidence `json:"evidence"`
-	// Registered is where the state is registered.
-	Registered Evidence `json:"registered"`
+	// Registered is where the state is registered (always set by Analyze).
+	Registered *Evidence `json:"registered,omitempty"`
 }
 
 // Evidence is one decisive instruction: the method holding it, its source line (0 when the class

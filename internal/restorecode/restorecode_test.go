@@ -224,6 +224,12 @@ func TestCompactLikeEvidence(t *testing.T) {
 	if _, u := findState(rep, "ops.Unrestored", "unrestored"); u == nil || u.RestoredOnly {
 		t.Errorf("unrestored: %+v", u)
 	}
+	// Helpers returns early when !isRestored(): every later read is restoredOnly.
+	for _, name := range []string{"only-element", "copy-get0", "stream-first", "via-helper", "kotlin-first", "size-checked"} {
+		if _, s := findState(rep, "ops.Helpers", name); s == nil || !s.RestoredOnly {
+			t.Errorf("%s: %+v", name, s)
+		}
+	}
 }
 
 func TestNames(t *testing.T) {
@@ -256,7 +262,7 @@ func TestJSON(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := `{"classes":[{"class":"org.example.MyOperator","jar":"job.jar","states":[{"name":"pending-commit","mode":"SPLIT_DISTRIBUTE","assumption":"ONE-UNGUARDED","restoredOnly":true,"evidence":[{"method":"initializeState","line":87,"offset":112}],"registered":{"method":"","line":0,"offset":0}}]}],"errors":[]}`
+	want := `{"classes":[{"class":"org.example.MyOperator","jar":"job.jar","states":[{"name":"pending-commit","mode":"SPLIT_DISTRIBUTE","assumption":"ONE-UNGUARDED","restoredOnly":true,"evidence":[{"method":"initializeState","line":87,"offset":112}]}]}],"errors":[]}`
 	if string(b) != want {
 		t.Errorf("got  %s\nwant %s", b, want)
 	}
