@@ -76,7 +76,7 @@ func registersState(c *classfile.Class) bool {
 	for i, k := range c.Pool {
 		if k.Tag == classfile.TagMethodref || k.Tag == classfile.TagInterfaceMethodref {
 			if ref, ok := c.Pool.Member(uint16(i)); ok {
-				if _, reg := registrations[ref.Name]; reg {
+				if _, reg := registration(ref); reg {
 					return true
 				}
 			}
@@ -169,7 +169,7 @@ func callsRegistration(c *classfile.Class, m *classfile.Method) bool {
 	for _, in := range ins {
 		if in.Op == classfile.Invokeinterface || in.Op == classfile.Invokevirtual {
 			if ref, ok := c.Pool.Member(in.Index); ok {
-				if _, reg := registrations[ref.Name]; reg {
+				if _, reg := registration(ref); reg {
 					return true
 				}
 			}

@@ -61,7 +61,7 @@ func (inv *invocation) popArgs(f *frame, in *classfile.Instruction, params []str
 
 func (inv *invocation) call(f *frame, c *call) (value, error) {
 	name := c.ref.Name
-	if mode, ok := registrations[name]; ok && !c.static && len(c.args) == 1 && strings.HasSuffix(c.ret, "State;") {
+	if mode, ok := registration(c.ref); ok && !c.static && len(c.args) == 1 && strings.HasSuffix(c.ret, "State;") {
 		return inv.registerAt(f, c, mode), nil
 	}
 	if name == "isRestored" && c.ref.Desc == "()Z" {

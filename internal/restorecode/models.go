@@ -1,6 +1,10 @@
 package restorecode
 
-import "strings"
+import (
+	"strings"
+
+	"github.com/flinkpreflight/preflight/internal/classfile"
+)
 
 // effect is what a modelled library call does with restored elements.
 type effect uint8
@@ -175,6 +179,8 @@ var copyConstructors = []string{
 }
 
 // registrations are the OperatorStateStore methods that register operator state, with the mode.
+// The call's owner must be an operator state store (see registration): RuntimeContext and
+// KeyedStateStore have a getListState too, for keyed state.
 var registrations = map[string]string{
 	"getListState": SplitDistribute, "getUnionListState": Union, "getBroadcastState": Broadcast,
 	"getOperatorState": SplitDistribute, "getSerializableListState": SplitDistribute,
@@ -195,3 +201,12 @@ var mapPutNames = map[string]bool{"put": true, "putIfAbsent": true, "computeIfAb
 // passThrough are static checks that return their first argument (Preconditions.checkNotNull,
 // Objects.requireNonNull, shaded or not).
 var passThrough = map[string]bool{"checkNotNull": true, "requireNonNull": true}
+
+// registration returns the mode of a call that registers operator state.
+func registration(ref classfile.MemberRef) (string, bool) {
+	mode, ok := registrations[ref.Name]
+	if !ok || !strings.Contains(ref.Class[strings.LastIndexByte(ref.Class, '/')+1:], "OperatorState") {
+		return "", false
+	}
+	return mode, true
+}

@@ -203,6 +203,15 @@ func TestOwnFixtures(t *testing.T) {
 	}
 }
 
+func TestKeyedStateIgnored(t *testing.T) {
+	_, rep := analyzeOwn(t)
+	for _, c := range rep.Classes {
+		if c.Class == "ops.KeyedOnly" {
+			t.Errorf("keyed state reported as operator state: %+v", c)
+		}
+	}
+}
+
 // TestCompactLikeEvidence pins the key case: the decisive instruction is Iterator.next() under
 // isRestored().
 func TestCompactLikeEvidence(t *testing.T) {
