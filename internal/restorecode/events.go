@@ -38,7 +38,7 @@ func (inv *invocation) record(k evKind, st int32, f *frame, in *classfile.Instru
 		return &event{}
 	}
 	e := event{k: k, st: st, cls: inv.cls.Name, method: inv.m.Name, off: in.Off, line: inv.m.Code.Line(in.Off),
-		restored: f.facts.restored, exact: f.facts.has(gExact, st), atMost: f.facts.has(gAtMost, st)}
+		restored: f.facts.restored}
 	for i := range inv.events {
 		if old := &inv.events[i]; old.k == k && old.st == st && old.off == in.Off {
 			// A later visit of the same instruction sees facts that hold on more paths.

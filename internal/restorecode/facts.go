@@ -36,7 +36,7 @@ func (r relation) implies(lo, hi int64) bool {
 }
 
 // branchFacts returns the facts on the taken and the fall-through edge of a conditional branch
-// whose operands execCond kept.
+// whose operands execCond kept, and records a check that throws when the count is wrong.
 func (inv *invocation) branchFacts(f *frame, in *classfile.Instruction) (taken, fall facts) {
 	taken, fall = f.facts, f.facts
 	var v value
@@ -58,41 +58,87 @@ func (inv *invocation) branchFacts(f *frame, in *classfile.Instruction) (taken, 
 	default:
 		return taken, fall
 	}
+	inv.enforced(f, in, v, rel)
 	return inv.factsFor(f.facts, v, rel), inv.factsFor(f.facts, v, rel.negate())
+}
+
+// count is what a relation on a boolean or a size says about the number of elements.
+type count uint8
+
+const (
+	cNothing  count = iota
+	cNonEmpty       // at least one
+	cExact          // exactly one
+	cAtMost         // at most one
+)
+
+const inf = 1 << 62
+
+// countOf says what "v rel" tells about the elements.
+func countOf(v value, rel relation) count {
+	isTrue := rel.implies(1, inf)
+	isFalse := rel.op == 0 && rel.k == 0 || rel.op == 5 && rel.k == 0
+	switch {
+	case (v.k == kHasNext || v.k == kPresent) && isTrue, v.k == kIsEmpty && isFalse:
+		return cNonEmpty
+	case v.k != kSize:
+		return cNothing
+	case rel.implies(1, 1):
+		return cExact
+	case rel.implies(1, inf):
+		return cNonEmpty
+	case rel.implies(0, 1):
+		return cAtMost
+	}
+	return cNothing
 }
 
 // factsFor adds what "v rel" tells about the restored elements.
 func (inv *invocation) factsFor(f facts, v value, rel relation) facts {
-	const inf = 1 << 62
-	isTrue := rel.implies(1, inf) && !rel.implies(0, 0)
-	isFalse := rel.op == 0 && rel.k == 0 || rel.op == 5 && rel.k == 0
-	switch v.k {
-	case kRestored:
-		if isTrue {
-			f = f.with()
-			f.restored = true
-		}
-	case kHasNext, kPresent:
-		if isTrue {
-			f = f.with(guard{gNonEmpty, v.st})
-			if v.id != 0 {
-				f = f.with(guard{gChecked, v.id})
-			}
-		}
-	case kIsEmpty:
-		if isFalse {
-			f = f.with(guard{gNonEmpty, v.st})
-		}
-	case kSize:
-		if rel.implies(1, inf) {
-			f = f.with(guard{gNonEmpty, v.st})
-		}
-		if rel.implies(1, 1) {
-			f = f.with(guard{gExact, v.st})
-		}
-		if rel.implies(0, 1) {
-			f = f.with(guard{gAtMost, v.st})
+	if v.k == kRestored && rel.implies(1, inf) {
+		f = f.with()
+		f.restored = true
+		return f
+	}
+	if c := countOf(v, rel); c == cNonEmpty || c == cExact {
+		f = f.with(guard{gNonEmpty, v.st})
+		if v.k == kHasNext && v.id != 0 {
+			f = f.with(guard{gChecked, v.id})
 		}
 	}
 	return f
+}
+
+// enforcedEvents: a check whose failing edge throws requires the count it checks.
+var enforcedEvents = map[count]evKind{cExact: evOnly, cAtMost: evOnlyOr, cNonEmpty: evFirst}
+
+// enforced records a count check whose other edge throws at once (`if (size() != 1) throw`,
+// `if (!it.hasNext()) throw`): the restore fails unless the count holds.
+func (inv *invocation) enforced(f *frame, in *classfile.Instruction, v value, rel relation) {
+	if v.st < 0 {
+		return
+	}
+	tb := inv.blockAt[inv.at[in.Target]]
+	nb := inv.blockAt[inv.at[in.Off]] + 1
+	var survivor relation
+	switch {
+	case inv.throws(nb) && !inv.throws(tb):
+		survivor = rel
+	case inv.throws(tb) && !inv.throws(nb):
+		survivor = rel.negate()
+	default:
+		return
+	}
+	if k, ok := enforcedEvents[countOf(v, survivor)]; ok {
+		inv.record(k, v.st, f, in)
+	}
+}
+
+// throws reports whether block b is a short block ending in athrow (`throw new X(...)`).
+func (inv *invocation) throws(b int32) bool {
+	if int(b) >= len(inv.blocks) {
+		return false
+	}
+	blk := inv.blocks[b]
+	return blk.end-blk.start <= 16 && inv.ins[blk.end-1].Op == classfile.Athrow
 }

@@ -14,11 +14,9 @@ type rule struct {
 }
 
 var rules = []rule{
-	{OneUnguarded, func(e *event, _ string) bool { return e.k == evFirst && !e.guarded && !e.exact }},
-	{ExactlyOne, func(e *event, _ string) bool { return e.k == evOnly || (e.k == evFirst && e.exact) }},
-	{AtMostOne, func(e *event, _ string) bool {
-		return e.k == evOnlyOr || e.k == evSecond || (e.k == evFirst && e.guarded && e.atMost)
-	}},
+	{OneUnguarded, func(e *event, _ string) bool { return e.k == evFirst && !e.guarded }},
+	{ExactlyOne, func(e *event, _ string) bool { return e.k == evOnly }},
+	{AtMostOne, func(e *event, _ string) bool { return e.k == evOnlyOr || e.k == evSecond }},
 	{FirstOnly, func(e *event, _ string) bool { return e.k == evFirst || e.k == evFirstOr }},
 	{Unknown, func(e *event, _ string) bool { return e.k == evEscape }},
 	{OrderDependent, func(e *event, _ string) bool { return e.k == evLast }},

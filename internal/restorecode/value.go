@@ -69,8 +69,6 @@ type gkind uint8
 
 const (
 	gNonEmpty gkind = iota + 1 // the state's elements are known not to be empty
-	gExact                     // known to be exactly one
-	gAtMost                    // known to be at most one
 	gChecked                   // iterator id's hasNext() returned true
 	gNexted                    // iterator id's next() was called
 )

@@ -32,10 +32,10 @@ public class Helpers extends Base {
         d = firstOf(helper);
         e = kotlin.collections.CollectionsKt.first(kt.get()); // decisive kotlin-first
         List<String> l = CollectionUtil.iterableToList(sized.get());
-        if (l.size() != 1) {
+        if (l.size() != 1) { // decisive size-checked
             throw new IllegalStateException("expected one");
         }
-        f = l.get(0); // decisive size-checked
+        f = l.get(0);
     }
 
     private static String firstOf(ListState<String> s) throws Exception {
