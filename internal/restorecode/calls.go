@@ -67,6 +67,12 @@ func (inv *invocation) call(f *frame, c *call) (value, error) {
 	if name == "isRestored" && c.ref.Desc == "()Z" {
 		return value{k: kRestored, st: -1}, nil
 	}
+	if checkNames[name] && len(c.args) > 0 && c.args[0].k == kCheck {
+		if k, ok := enforcedEvents[count(c.args[0].n)]; ok {
+			inv.record(k, c.args[0].st, f, c.in)
+		}
+		return none, nil
+	}
 	if passThrough[name] && len(c.args) > 0 && c.static {
 		return c.args[0], nil
 	}
@@ -158,6 +164,10 @@ func constString(v value) (string, bool) {
 // onArguments handles calls on an untracked receiver that take the elements or one element.
 func (inv *invocation) onArguments(f *frame, c *call) (value, bool) {
 	name := c.ref.Name
+	if c.recv.k == kList && name == "add" && argAt(c.args, 0).k == kElement {
+		f.replace(c.recv, value{k: kCopy, st: c.args[0].st})
+		return none, true
+	}
 	for _, a := range c.args {
 		switch {
 		case (name == "addAll" || name == "putAll") && a.k.restored():
@@ -228,6 +238,8 @@ func (inv *invocation) construct(f *frame, c *call) {
 		}
 	case isCopyConstructor(cls) && (arg0.k == kIterable || arg0.k == kCopy):
 		res = value{k: kCopy, st: arg0.st}
+	case isCopyConstructor(cls) && (len(c.args) == 0 || arg0.k == kInt || arg0.k == kNone):
+		res = value{k: kList, st: -1, id: c.recv.id}
 	default:
 		inv.escape(f, &call{in: c.in, ref: c.ref, recv: none, args: c.args})
 	}

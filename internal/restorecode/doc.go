@@ -14,6 +14,11 @@
 //
 // # How
 //
+// A test of the count is decisive when its failing edge is a short block ending in athrow, or
+// when javac materialises it as a boolean passed to Preconditions.checkArgument/checkState;
+// otherwise it only guards the reads behind it. A local list that receives the elements one by
+// one counts as a copy of them.
+//
 // Each root is interpreted abstractly: a worklist over basic blocks (lowest block first) with
 // an operand stack and locals of abstract values (state handle, restored Iterable, iterator,
 // hasNext() result, element, copy, size, stream, optional, isRestored() result, constants,
@@ -38,16 +43,17 @@
 // The first rule that matches any event of a state wins (label.go):
 //
 //	ONE-UNGUARDED    next(), get(0), head, first(), findFirst().get() with no fact that an
-//	                 element exists (hasNext() true, !isEmpty(), size() > 0 on the path)
-//	EXACTLY-ONE      getOnlyElement(it), single(), or a read where size() == 1 is known
+//	                 element exists (hasNext() true, !isEmpty(), size() > 0 on the path), or an
+//	                 explicit check that throws when there is none
+//	EXACTLY-ONE      getOnlyElement(it), single(), or a check that throws unless size() == 1
+//	                 (`if (size() != 1) throw …`, checkArgument/checkState(size() == 1))
 //	AT-MOST-ONE      getOnlyElement(it, default), singleOrNull(), a guarded next() followed by
-//	                 hasNext() on the same iterator, or a read where size() <= 1 is known
+//	                 hasNext() on the same iterator, or a check that throws when size() > 1
 //	FIRST-ONLY       a guarded next() outside a loop over the iterator (a for-each with break),
 //	                 getFirst(it, default), firstOrNull(), headOption, findFirst().orElse(…)
 //	UNKNOWN          the Iterable, an iterator or stream over it is stored in a field or passed
 //	                 to code outside the classes
-//	ORDER-DEPENDENT  getLast/last, get(i) outside a loop, an element stored into a field inside a
-//	                 loop (last one wins)
+//	ORDER-DEPENDENT  getLast/last, get(i) with a computed index outside a loop
 //	UNION-FILTER     union state read in a loop that computes a remainder, asks for the subtask
 //	                 index or parallelism, tests membership, or puts elements into a map (kept by
 //	                 key for a later per-subtask pick, as FlinkKafkaConsumerBase does)

@@ -7,6 +7,8 @@ func (inv *invocation) apply(f *frame, c *call, eff effect, subj value) value {
 	st, in := subj.st, c.in
 	nonEmpty := f.facts.has(gNonEmpty, st)
 	switch eff {
+	case eNone:
+		return none
 	case eIterable:
 		inv.record(evRead, st, f, in)
 		return value{k: kIterable, st: st}

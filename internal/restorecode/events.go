@@ -16,7 +16,6 @@ const (
 	evEscape                         // the elements escape the analysis
 	evHandleEscape                   // the state handle escapes to code outside the classes
 	evSecond                         // hasNext() after next(): checks for no second element
-	evStore                          // an element stored into a field
 	evIndex                          // get(i) with an index that is not a constant
 )
 
@@ -69,12 +68,6 @@ func (inv *invocation) finish() {
 			}
 		case evSecond:
 			if _, _, ok := inv.loopOver(e.off, e.iter); ok {
-				e.k = 0
-			}
-		case evStore:
-			if _, _, ok := inv.loopAround(e.off); ok {
-				e.k = evLast
-			} else {
 				e.k = 0
 			}
 		}

@@ -59,7 +59,24 @@ func (inv *invocation) branchFacts(f *frame, in *classfile.Instruction) (taken, 
 		return taken, fall
 	}
 	inv.enforced(f, in, v, rel)
-	return inv.factsFor(f.facts, v, rel), inv.factsFor(f.facts, v, rel.negate())
+	taken, fall = inv.factsFor(f.facts, v, rel), inv.factsFor(f.facts, v, rel.negate())
+	if v.st >= 0 && v.k != kRestored {
+		taken.pend = pending{set: true, st: v.st, c1: countOf(v, rel), c0: countOf(v, rel.negate())}
+		fall.pend = pending{set: true, st: v.st, c1: taken.pend.c0, c0: taken.pend.c1}
+	}
+	return taken, fall
+}
+
+// materialise turns iconst_0/iconst_1 right after a count test into the boolean it stands for.
+func (inv *invocation) materialise(f *frame, in *classfile.Instruction, p pending) (bool, error) {
+	if !p.set || in.Op < classfile.IconstM1+1 || in.Op > classfile.IconstM1+2 {
+		return false, nil
+	}
+	c := p.c1
+	if in.Const == 0 {
+		c = p.c0
+	}
+	return true, inv.push(f, in, value{k: kCheck, st: p.st, n: int64(c)})
 }
 
 // count is what a relation on a boolean or a size says about the number of elements.

@@ -65,8 +65,6 @@ func (inv *invocation) storeField(f *frame, in *classfile.Instruction, key strin
 		inv.record(evAll, v.st, f, in).filter = v.n == 1 // every element kept for later
 	case v.k.restored():
 		inv.record(evEscape, v.st, f, in) // read elsewhere: not followed
-	case v.k == kElement:
-		inv.record(evStore, v.st, f, in)
 	}
 	a.fields[key] = v
 }

@@ -224,6 +224,14 @@ func (inv *invocation) runBlock(b int32, q *queue) error {
 		if err := inv.a.step(); err != nil {
 			return err
 		}
+		p := f.facts.pend
+		f.facts.pend = pending{}
+		if done, err := inv.materialise(f, in, p); done || err != nil {
+			if err != nil {
+				return err
+			}
+			continue
+		}
 		if err := inv.exec(f, in); err != nil {
 			return err
 		}

@@ -51,7 +51,8 @@ var (
 		"toVector": eCopy, "toBuffer": eCopy, "toSet": eCopy, "toIndexedSeq": eCopy, "contains": eAll,
 		"containsAll": eAll, "subList": eSame, "asScala": eSame, "asJava": eSame, "map": eSame, "filter": eFilter,
 		"removeIf": eFilter, "foldLeft": eAll, "reduce": eAll, "max": eAll, "min": eAll, "sum": eAll,
-		"equals": eNone, "hashCode": eNone, "toString": eNone,
+		"equals": eNone, "hashCode": eNone, "toString": eNone, "add": eNone, "addAll": eNone, "clear": eNone,
+		"remove": eNone, "sort": eNone,
 	}
 	iteratorMethods = map[string]effect{
 		"hasNext": eHasNext, "next": eNext, "forEachRemaining": eAll, "remove": eNone, "asScala": eSame,
@@ -137,6 +138,7 @@ var staticModels = []staticModel{
 	{"java/util/Collections", "unmodifiableList", 1, eSame},
 	{"java/util/Collections", "unmodifiableCollection", 1, eSame},
 	{"java/util/Collections", "max", -1, eAll},
+	{"java/util/Collections", "sort", -1, eNone},
 	{"java/util/Collections", "min", -1, eAll},
 	{"java/util/List", "copyOf", 1, eCopy},
 	{"java/util/Set", "copyOf", 1, eCopy},
@@ -210,3 +212,6 @@ func registration(ref classfile.MemberRef) (string, bool) {
 	}
 	return mode, true
 }
+
+// checkNames throw unless their boolean argument holds (Guava's and Flink's Preconditions).
+var checkNames = map[string]bool{"checkArgument": true, "checkState": true}

@@ -27,6 +27,8 @@ const (
 	kPresent                // boolean: the optional holds an element
 	kRestored               // boolean: context.isRestored()
 	kLambda                 // a lambda or method reference (id = index in the lambda table)
+	kList                   // a new, empty local collection (id = allocation site)
+	kCheck                  // boolean: true iff the count n (a count constant) holds for the elements
 )
 
 // restored reports whether the kind carries restored elements (what may escape).
@@ -60,6 +62,10 @@ func join(a, b value) value {
 		return b
 	case b.k == kNone:
 		return a
+	case a.k == kList && b.k == kCopy:
+		return b // a local list that received the elements on one path
+	case b.k == kList && a.k == kCopy:
+		return a
 	}
 	return conflict
 }
@@ -82,6 +88,16 @@ type guard struct {
 type facts struct {
 	restored bool
 	guards   []guard // sorted, no duplicates
+	// pend is set on the edges of a count test, for javac's materialised booleans
+	// (`size() <= 1` passed to checkArgument: iconst_1 on one edge, iconst_0 on the other).
+	pend pending
+}
+
+// pending says what the next iconst_1 (c1) or iconst_0 (c0) means for state st.
+type pending struct {
+	set    bool
+	st     int32
+	c0, c1 count
 }
 
 func (f facts) has(k gkind, id int32) bool {
@@ -97,7 +113,7 @@ func cmpGuard(a, b guard) int {
 }
 
 func (f facts) with(gs ...guard) facts {
-	out := facts{restored: f.restored, guards: slices.Clone(f.guards)}
+	out := facts{restored: f.restored, guards: slices.Clone(f.guards), pend: f.pend}
 	for _, g := range gs {
 		if i, ok := slices.BinarySearchFunc(out.guards, g, cmpGuard); !ok {
 			out.guards = slices.Insert(out.guards, i, g)
@@ -109,6 +125,9 @@ func (f facts) with(gs ...guard) facts {
 // meet keeps what holds on both paths.
 func (f facts) meet(o facts) facts {
 	out := facts{restored: f.restored && o.restored}
+	if f.pend == o.pend {
+		out.pend = f.pend
+	}
 	for _, g := range f.guards {
 		if o.has(g.k, g.id) {
 			out.guards = append(out.guards, g)
@@ -118,7 +137,7 @@ func (f facts) meet(o facts) facts {
 }
 
 func (f facts) equal(o facts) bool {
-	return f.restored == o.restored && slices.Equal(f.guards, o.guards)
+	return f.restored == o.restored && f.pend == o.pend && slices.Equal(f.guards, o.guards)
 }
 
 // frame is the abstract state before an instruction. Long and double take two slots, the

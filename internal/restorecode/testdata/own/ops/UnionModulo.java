@@ -5,9 +5,11 @@ import java.util.List;
 import org.apache.flink.api.common.state.ListState;
 import org.apache.flink.api.common.state.ListStateDescriptor;
 import org.apache.flink.runtime.state.StateInitializationContext;
+import org.apache.flink.shaded.guava31.com.google.common.collect.Iterables;
 import org.apache.flink.streaming.api.operators.AbstractStreamOperator;
 
-/** Union state: keeps the elements whose index maps to this subtask; also a last-wins loop. */
+/** Union state: keeps the elements whose index maps to this subtask; a loop keeping the last element (the
+ * catalog counts such loops as MERGE-ALL), and Iterables.getLast. */
 public class UnionModulo extends AbstractStreamOperator<String> {
     private final List<String> mine = new ArrayList<>();
     private String last;
@@ -22,8 +24,10 @@ public class UnionModulo extends AbstractStreamOperator<String> {
                 mine.add(e);
             }
         }
-        for (String e : o.get()) {
-            last = e; // decisive last-wins
+        for (String e : o.get()) { // decisive last-wins
+            last = e;
         }
+        ListState<String> l = context.getOperatorStateStore().getListState(new ListStateDescriptor<>("last-element", String.class));
+        last = Iterables.getLast(l.get()); // decisive last-element
     }
 }
