@@ -26,7 +26,6 @@ type event struct {
 	cls, method       string
 	off, line         int
 	restored, guarded bool
-	exact, atMost     bool
 	iter              int32 // iterator id, for loops over it
 	filter            bool  // union loop keeps only some elements
 }
