@@ -76,9 +76,8 @@ func (inv *invocation) call(f *frame, c *call) (value, error) {
 	if passThrough[name] && len(c.args) > 0 && c.static {
 		return c.args[0], nil
 	}
-	if name == "<init>" && c.recv.k == kNew {
-		inv.construct(f, c)
-		return none, nil
+	if name == "<init>" && c.recv.k == kNew && c.ref.Class == c.recv.s {
+		return none, inv.construct(f, c)
 	}
 	if v, done := inv.onReceiver(f, c); done {
 		return v, nil
@@ -219,7 +218,9 @@ func (inv *invocation) escape(f *frame, c *call) {
 }
 
 // construct runs a constructor on a `new` object and replaces it in the frame by what it became.
-func (inv *invocation) construct(f *frame, c *call) {
+// Constructors of classes in the set are followed (a commit trigger that registers and restores
+// its state in its constructor, created from the operator's initializeState).
+func (inv *invocation) construct(f *frame, c *call) error {
 	cls := c.recv.s
 	res := none
 	arg0 := argAt(c.args, 0)
@@ -241,9 +242,17 @@ func (inv *invocation) construct(f *frame, c *call) {
 	case isCopyConstructor(cls) && (len(c.args) == 0 || arg0.k == kInt || arg0.k == kNone):
 		res = value{k: kList, st: -1, id: c.recv.id}
 	default:
-		inv.escape(f, &call{in: c.in, ref: c.ref, recv: none, args: c.args})
+		cc, m := inv.a.findMethod(cls, "<init>", c.ref.Desc)
+		if m == nil || m.Code == nil || cc.Name != cls || inv.depth >= inv.a.opts.MaxDepth {
+			inv.escape(f, &call{in: c.in, ref: c.ref, recv: none, args: c.args})
+			break
+		}
+		// The object keeps its identity: its fields are tracked under it (objectField).
+		_, err := inv.a.run(cc, m, append([]value{c.recv}, c.args...), f.facts, inv.depth+1)
+		return err
 	}
 	f.replace(c.recv, res)
+	return nil
 }
 
 func isCopyConstructor(cls string) bool {

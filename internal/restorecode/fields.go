@@ -1,6 +1,7 @@
 package restorecode
 
 import (
+	"strconv"
 	"strings"
 
 	"github.com/flinkpreflight/preflight/internal/classfile"
@@ -23,6 +24,8 @@ func execField(inv *invocation, f *frame, in *classfile.Instruction) error {
 		v := none
 		if vs[0].k == kThis {
 			v = inv.a.instanceField(ref.Name)
+		} else if vs[0].k == kNew {
+			v = inv.a.fields[objectField(vs[0], ref.Name)]
 		} else if vs[0].k == kElement {
 			v = value{k: kElement, st: vs[0].st} // a field of an element (Tuple2.f0)
 		}
@@ -43,6 +46,8 @@ func execField(inv *invocation, f *frame, in *classfile.Instruction) error {
 	}
 	if obj[0].k == kThis {
 		inv.storeField(f, in, ref.Name, v)
+	} else if obj[0].k == kNew && inv.a.collect == nil {
+		inv.storeField(f, in, objectField(obj[0], ref.Name), v) // an object whose constructor is followed
 	} else if v.k.restored() {
 		inv.record(evEscape, v.st, f, in)
 	}
@@ -163,4 +168,9 @@ func poolConst(p classfile.Pool, i uint16) (value, bool) {
 		return value{k: kInt, st: -1, n: c.Int}, true
 	}
 	return none, false
+}
+
+// objectField keys a field of an object created on the restore path.
+func objectField(obj value, name string) string {
+	return "new@" + obj.s + "@" + strconv.Itoa(int(obj.id)) + "." + name
 }

@@ -233,6 +233,9 @@ func TestCompactLikeEvidence(t *testing.T) {
 	if _, u := findState(rep, "ops.Unrestored", "unrestored"); u == nil || u.RestoredOnly {
 		t.Errorf("unrestored: %+v", u)
 	}
+	if _, s := findState(rep, "ops.CommitterLike", "pending-partitions"); s == nil || !s.RestoredOnly || s.Evidence[0].Class != "ops.TriggerLike" {
+		t.Errorf("CommitterLike: %+v", s)
+	}
 	// Helpers returns early when !isRestored(): every later read is restoredOnly.
 	for _, name := range []string{"only-element", "copy-get0", "stream-first", "via-helper", "kotlin-first", "size-checked"} {
 		if _, s := findState(rep, "ops.Helpers", name); s == nil || !s.RestoredOnly {
