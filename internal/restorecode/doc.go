@@ -50,7 +50,8 @@
 //	AT-MOST-ONE      getOnlyElement(it, default), singleOrNull(), a guarded next() followed by
 //	                 hasNext() on the same iterator, or a check that throws when size() > 1
 //	FIRST-ONLY       a guarded next() outside a loop over the iterator (a for-each with break),
-//	                 getFirst(it, default), firstOrNull(), headOption, findFirst().orElse(…)
+//	                 getFirst(it, default), firstOrNull(), headOption, findFirst().orElse(…),
+//	                 unless the rest is read in a loop too (then MERGE-ALL)
 //	UNKNOWN          the Iterable, an iterator or stream over it is stored in a field or passed
 //	                 to code outside the classes
 //	ORDER-DEPENDENT  getLast/last, get(i) with a computed index outside a loop

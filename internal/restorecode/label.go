@@ -42,6 +42,9 @@ func (a *analysis) label() []State {
 			}
 		}
 		for _, r := range rules {
+			if r.label == FirstOnly && hasKind(evs, evAll) {
+				continue // the first element is taken apart, then the rest is read too
+			}
 			var hit []*event
 			for _, e := range evs {
 				if r.match(e, s.mode) {
@@ -93,4 +96,13 @@ func (a *analysis) evidenceList(hit []*event) []Evidence {
 		out = append(out, ev)
 	}
 	return out
+}
+
+func hasKind(evs []*event, k evKind) bool {
+	for _, e := range evs {
+		if e.k == k {
+			return true
+		}
+	}
+	return false
 }
