@@ -165,6 +165,7 @@ func (inv *invocation) onArguments(f *frame, c *call) (value, bool) {
 	name := c.ref.Name
 	if c.recv.k == kList && name == "add" && argAt(c.args, 0).k == kElement {
 		f.replace(c.recv, value{k: kCopy, st: c.args[0].st})
+		inv.copyPuts = append(inv.copyPuts, c.in.Off)
 		return none, true
 	}
 	for _, a := range c.args {

@@ -8,6 +8,9 @@ func (inv *invocation) apply(f *frame, c *call, eff effect, subj value) value {
 	nonEmpty := f.facts.has(gNonEmpty, st)
 	switch eff {
 	case eNone:
+		if subj.k == kCopy && c.ref.Name == "add" && argAt(c.args, 0).k == kElement {
+			inv.copyPuts = append(inv.copyPuts, in.Off) // the local list's later iterations
+		}
 		return none
 	case eIterable:
 		inv.record(evRead, st, f, in)

@@ -28,6 +28,7 @@ type event struct {
 	restored, guarded bool
 	iter              int32 // iterator id, for loops over it
 	filter            bool  // union loop keeps only some elements
+	copy              bool  // a loop that only copies the elements into a local list
 }
 
 // record adds an event at in for state st under the frame's facts.
@@ -56,7 +57,7 @@ func (inv *invocation) finish() {
 		case evFirst:
 			if e.iter != 0 {
 				if t, j, ok := inv.loopOver(e.off, e.iter); ok {
-					e.k, e.filter = evAll, e.filter || inv.loopFilters(t, j)
+					e.k, e.filter, e.copy = evAll, e.filter || inv.loopFilters(t, j), inv.copiesIn(t, j)
 				}
 			}
 		case evIndex:
@@ -124,6 +125,16 @@ func (inv *invocation) rangeFilters(t, j int) bool {
 			if ref, ok := inv.cls.Pool.Member(in.Index); ok && filterNames[ref.Name] {
 				return true
 			}
+		}
+	}
+	return false
+}
+
+// copiesIn reports whether the loop [t, j] adds elements to a local list.
+func (inv *invocation) copiesIn(t, j int) bool {
+	for _, p := range inv.copyPuts {
+		if t <= p && p <= j {
+			return true
 		}
 	}
 	return false

@@ -30,7 +30,8 @@ type invocation struct {
 	events   []event
 	back     [][2]int          // back edges: target, source offset
 	hasNext  map[int32][]int   // iterator id -> offsets of its hasNext() calls
-	elemPuts []int             // offsets where an element went into a map or collection
+	elemPuts []int             // offsets where an element went into a map
+	copyPuts []int             // offsets where an element went into a local list
 	cond     [2]value          // operands of the last conditional branch
 	handlers map[int32][]int32 // block -> handler blocks covering it
 }

@@ -42,7 +42,7 @@ func (a *analysis) label() []State {
 			}
 		}
 		for _, r := range rules {
-			if r.label == FirstOnly && hasKind(evs, evAll) {
+			if r.label == FirstOnly && readsAll(evs) {
 				continue // the first element is taken apart, then the rest is read too
 			}
 			var hit []*event
@@ -98,9 +98,10 @@ func (a *analysis) evidenceList(hit []*event) []Evidence {
 	return out
 }
 
-func hasKind(evs []*event, k evKind) bool {
+// readsAll: some loop consumes every element (not only copies them into a local list).
+func readsAll(evs []*event) bool {
 	for _, e := range evs {
-		if e.k == k {
+		if e.k == evAll && !e.copy {
 			return true
 		}
 	}
