@@ -10,23 +10,24 @@ import (
 // analysis analyses the restore code of one class: its registered states and the events seen on
 // the restore path.
 type analysis struct {
-	set     *classSet
-	root    *classfile.Class
-	jar     string
-	opts    Options
-	flag    *cancel.Flag
-	steps   *int // shared with the constant-collecting sub-analyses
-	states  []*stateRec
-	events  []event
-	fields  map[string]value // fields of the analysed object ("name") and static ones ("owner.name")
-	lambdas []lambda
-	errs    []Error
-	serial  int32
-	calls   []string        // methods on the call stack, to cut recursion
-	visited map[string]bool // methods interpreted, for the extra roots
-	collect map[string]value
-	consts  map[string]map[string]value // per class: fields assigned one constant in <clinit>/<init>
-	missed  bool                        // a field of the object was read before it was written
+	set       *classSet
+	root      *classfile.Class
+	jar       string
+	opts      Options
+	flag      *cancel.Flag
+	steps     *int // shared with the constant-collecting sub-analyses
+	states    []*stateRec
+	events    []event
+	fields    map[string]value // fields of the analysed object ("name") and static ones ("owner.name")
+	lambdas   []lambda
+	errs      []Error
+	serial    int32
+	calls     []string        // methods on the call stack, to cut recursion
+	visited   map[string]bool // methods interpreted, for the extra roots
+	collect   map[string]value
+	consts    map[string]map[string]value // per class: fields assigned one constant in <clinit>/<init>
+	missed    bool                        // a field of the object was read before it was written
+	exhausted bool                        // the step budget ran out (reported once)
 }
 
 type stateRec struct {

@@ -154,7 +154,10 @@ func (a *analysis) runRoot(m *classfile.Method) error {
 	_, err := a.run(a.root, m, args, f, 0)
 	var budget errBudget
 	if errors.As(err, &budget) {
-		a.fail(a.root, m, 0, "analysis stopped after %d interpreted instructions (limit per class)", a.opts.MaxSteps)
+		if !a.exhausted {
+			a.exhausted = true
+			a.fail(a.root, m, 0, "analysis stopped after %d interpreted instructions (limit per class)", a.opts.MaxSteps)
+		}
 		return nil
 	}
 	return err

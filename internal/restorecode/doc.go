@@ -67,11 +67,13 @@
 //
 // # Limits
 //
-// Per input: MaxEntries classes (default 500,000), MaxClassBytes per class (8 MiB). Per class:
-// MaxSteps interpreted instructions over all its roots and helpers (default 2,000,000; a class
-// that exhausts it gets an Error and keeps what was found). Per method: max_locals + max_stack
-// ≤ 4,096 and blocks × that ≤ 4,000,000 abstract values. Classes are parsed on demand and
-// operators found by their method names and constant pool, so memory follows the candidate
-// classes, not the jar. The context is checked between classes and every 1,024 instructions.
+// Per input: MaxEntries entries (default 200,000: a jar of 500,000 classes is refused before
+// any class is read, after archive/zip has read its central directory) and MaxClassBytes per
+// class (8 MiB). Per class: MaxSteps interpreted instructions over all its roots and helpers
+// (default 2,000,000; a class that exhausts them gets one Error and keeps what was found). Per
+// method: max_locals + max_stack ≤ 4,096 and blocks × that ≤ 4,000,000 abstract values.
+// Classes are screened by the words in their constant pool and parsed on demand, so memory
+// follows the candidate classes, not the jar. The context is checked between classes and every
+// 1,024 instructions.
 // jsr/ret subroutines (pre-Java-6 finally) are not analysed and give an Error.
 package restorecode

@@ -27,7 +27,7 @@ type Input struct {
 
 // Options bound the analysis. Zero fields take the defaults.
 type Options struct {
-	MaxEntries    int   // entries per jar or directory (default 500,000)
+	MaxEntries    int   // entries per jar or directory (default 200,000)
 	MaxClassBytes int64 // bytes per class file (default 8 MiB)
 	MaxDepth      int   // calls followed into helpers (default 4)
 	MaxSteps      int   // instructions interpreted per class (default 2,000,000)
@@ -35,7 +35,7 @@ type Options struct {
 
 func (o Options) withDefaults() Options {
 	if o.MaxEntries <= 0 {
-		o.MaxEntries = 500_000
+		o.MaxEntries = 200_000
 	}
 	if o.MaxClassBytes <= 0 {
 		o.MaxClassBytes = 8 << 20
