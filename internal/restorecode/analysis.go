@@ -141,7 +141,9 @@ func (a *analysis) run(cls *classfile.Class, m *classfile.Method, args []value, 
 		}
 		return none, err
 	}
-	inv.finish()
+	if err := inv.finish(); err != nil {
+		return none, err
+	}
 	return inv.ret, nil
 }
 

@@ -110,6 +110,9 @@ func (inv *invocation) lambdaFilters(args []value) bool {
 		if m == nil || m.Code == nil {
 			continue
 		}
+		if !inv.charge(len(m.Code.Bytes)) {
+			return false
+		}
 		body, err := newInvocation(inv.a, cls, m, inv.depth+1, 0)
 		if err != nil {
 			continue

@@ -43,7 +43,7 @@ func FuzzAnalyze(f *testing.F) {
 	})
 }
 
-// TestHostile: huge and deeply nested methods, a 10,000-deep chain of helpers and recursion
+// TestHostile: huge and deeply nested methods, 800 loops in one method, a 10,000-deep chain of helpers and recursion
 // between helpers finish within the step budget and a few seconds. The chain is cut at MaxDepth:
 // what lies deeper is UNKNOWN, not NOT-READ.
 func TestHostile(t *testing.T) {
@@ -55,6 +55,7 @@ func TestHostile(t *testing.T) {
 	}
 	write("Huge", hostileOp("Huge", strings.Repeat("if (it.hasNext()) { n += it.next().length(); }\n", 1500), ""))
 	write("Nested", hostileOp("Nested", strings.Repeat("if (it.hasNext()) {\n", 120)+"n += it.next().length();\n"+strings.Repeat("}\n", 120), ""))
+	write("Loops", hostileOp("Loops", strings.Repeat("while (it.hasNext()) { n += it.next().length(); }\n", 800), ""))
 	var chain strings.Builder
 	for i := 0; i < 10000; i++ {
 		chain.WriteString("private static String h" + itoa(i) + "(ListState<String> s) throws Exception { return h" + itoa(i+1) + "(s); }\n")
@@ -66,7 +67,7 @@ func TestHostile(t *testing.T) {
 			"private static String pong(ListState<String> s, int i) throws Exception { return ping(s, i); }\n"))
 	src := filepath.Join(dir, "src")
 	os.MkdirAll(src, 0o755)
-	for _, n := range []string{"Huge", "Nested", "Chain", "Cycle"} {
+	for _, n := range []string{"Huge", "Nested", "Loops", "Chain", "Cycle"} {
 		os.Rename(filepath.Join(dir, n+".java"), filepath.Join(src, n+".java"))
 	}
 	if err := os.CopyFS(filepath.Join(src, "stubs"), os.DirFS("testdata/own/stubs")); err != nil {
@@ -83,14 +84,17 @@ func TestHostile(t *testing.T) {
 	if d := time.Since(start); d > 10*time.Second {
 		t.Errorf("analysis took %v", d)
 	}
-	want := map[string]string{"Huge": FirstOnly, "Nested": FirstOnly, "Chain": Unknown, "Cycle": OneUnguarded}
+	want := map[string]string{"Huge": FirstOnly, "Nested": FirstOnly, "Loops": MergeAll, "Chain": Unknown, "Cycle": OneUnguarded}
 	for cls, label := range want {
 		_, st := findState(rep, "hostile."+cls, "s")
 		if st == nil || st.Assumption != label {
 			t.Errorf("%s: %+v, want %s", cls, st, label)
 		}
 	}
-	t.Logf("%d errors, took %v", len(rep.Errors), time.Since(start))
+	for _, e := range rep.Errors {
+		t.Logf("error: %v", e)
+	}
+	t.Logf("took %v", time.Since(start))
 }
 
 const hostileHeader = `package hostile;

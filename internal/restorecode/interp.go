@@ -3,6 +3,7 @@ package restorecode
 import (
 	"container/heap"
 	"fmt"
+	"sort"
 
 	"github.com/flinkpreflight/preflight/internal/classfile"
 )
@@ -16,24 +17,27 @@ const (
 
 // invocation is one interpretation of a method with given arguments.
 type invocation struct {
-	a        *analysis
-	cls      *classfile.Class
-	m        *classfile.Method
-	depth    int
-	serial   int32
-	ins      []classfile.Instruction
-	at       []int32 // code offset -> instruction index, -1 inside an instruction
-	blocks   []block
-	blockAt  []int32 // instruction index -> block index
-	in       []*frame
-	ret      value
-	events   []event
-	back     [][2]int          // back edges: target, source offset
-	hasNext  map[int32][]int   // iterator id -> offsets of its hasNext() calls
-	elemPuts []int             // offsets where an element went into a map
-	copyPuts []int             // offsets where an element went into a local list
-	cond     [2]value          // operands of the last conditional branch
-	handlers map[int32][]int32 // block -> handler blocks covering it
+	a         *analysis
+	cls       *classfile.Class
+	m         *classfile.Method
+	depth     int
+	serial    int32
+	ins       []classfile.Instruction
+	at        []int32 // code offset -> instruction index, -1 inside an instruction
+	blocks    []block
+	blockAt   []int32 // instruction index -> block index
+	in        []*frame
+	ret       value
+	events    []event
+	eventAt   map[eventKey]int  // index in events, per kind, state and offset
+	back      [][2]int          // back edges: target, source offset
+	hasNext   map[int32][]int   // iterator id -> offsets of its hasNext() calls
+	elemPuts  []int             // offsets where an element went into a map
+	copyPuts  []int             // offsets where an element went into a local list
+	cond      [2]value          // operands of the last conditional branch
+	handlers  map[int32][]int32 // block -> handler blocks covering it
+	scanErr   error             // the step budget ran out in finish's loop scans
+	filterSum []int32           // prefix counts of filter instructions, for rangeFilters
 }
 
 type block struct{ start, end int32 } // instruction indexes [start, end)
@@ -70,6 +74,9 @@ func newInvocation(a *analysis, cls *classfile.Class, m *classfile.Method, depth
 	inv.splitBlocks()
 	if len(inv.blocks)*(int(m.Code.MaxLocals)+int(m.Code.MaxStack)) > maxFrameCells {
 		return nil, &classfile.FormatError{Msg: fmt.Sprintf("%d blocks exceed the analysis limit", len(inv.blocks))}
+	}
+	if err := inv.mapHandlers(); err != nil {
+		return nil, err
 	}
 	return inv, nil
 }
@@ -109,16 +116,24 @@ func (inv *invocation) splitBlocks() {
 		i = j
 	}
 	inv.in = make([]*frame, len(inv.blocks))
+}
+
+// mapHandlers lists, per block, the handlers whose range holds the block's start; the pairs are
+// bounded by maxFrameCells (65,535 handlers each covering 20,000 blocks would be a billion).
+func (inv *invocation) mapHandlers() error {
 	inv.handlers = map[int32][]int32{}
+	pairs := 0
 	for _, h := range inv.m.Code.Exceptions {
 		hb := inv.blockAt[inv.at[h.Handler]]
-		for b := range inv.blocks {
-			off := inv.ins[inv.blocks[b].start].Off
-			if off >= int(h.Start) && off < int(h.End) {
-				inv.handlers[int32(b)] = append(inv.handlers[int32(b)], hb)
+		first := sort.Search(len(inv.blocks), func(b int) bool { return inv.ins[inv.blocks[b].start].Off >= int(h.Start) })
+		for b := first; b < len(inv.blocks) && inv.ins[inv.blocks[b].start].Off < int(h.End); b++ {
+			if pairs++; pairs > maxFrameCells {
+				return &classfile.FormatError{Off: int64(h.Start), Field: "exception_table", Msg: "exception handlers cover too many blocks to analyse"}
 			}
+			inv.handlers[int32(b)] = append(inv.handlers[int32(b)], hb)
 		}
 	}
+	return nil
 }
 
 // entryFrame places the arguments in the first locals.
