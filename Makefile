@@ -111,7 +111,7 @@ unit:
 	$(GO) test -race -count=1 ./...
 
 ## fuzz-smoke: each decoder's fuzz targets (_metadata codec, jar index, class files, Flink config, Flink REST, GCS JSON responses) for a few seconds.
-FUZZ_SMOKE_PKGS := ./internal/checkpoint ./internal/jarindex ./internal/classpath ./internal/flinkrest ./internal/source/gcs
+FUZZ_SMOKE_PKGS := ./internal/checkpoint ./internal/jarindex ./internal/classfile ./internal/restorecode ./internal/classpath ./internal/flinkrest ./internal/source/gcs
 fuzz-smoke:
 	@for pkg in $(FUZZ_SMOKE_PKGS); do \
 		for target in $$($(GO) test -list '^Fuzz' $$pkg | grep '^Fuzz'); do \

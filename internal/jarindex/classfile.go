@@ -66,6 +66,11 @@ const (
 	tagPackage            = 20
 )
 
+// This scan is deliberately separate from internal/classfile, which builds a full model of a class
+// held in memory: the classpath check feeds it partially inflated jar entries through an
+// io.Reader, needs only the class names, must stop right after the constant pool (the rest of
+// the entry is never inflated) and reuses its buffers across thousands of classes.
+
 // ClassRefs parses a class file's header and constant pool from r (at most max bytes) and calls
 // visit with the internal name ("org/apache/kafka/clients/producer/ProducerRecord") of every
 // class the constant pool names: CONSTANT_Class entries (array element types unwrapped) and the

@@ -1,0 +1,182 @@
+package restorecode
+
+import (
+	"context"
+	"errors"
+	"sort"
+	"strings"
+
+	"github.com/flinkpreflight/preflight/internal/cancel"
+	"github.com/flinkpreflight/preflight/internal/classfile"
+)
+
+// listCheckpointedState is the name Flink registers a ListCheckpointed function's list under
+// (DefaultOperatorStateBackend.DEFAULT_OPERATOR_STATE_NAME).
+const listCheckpointedState = "_default_"
+
+// Analyze reads the classes of the inputs and reports, for every class whose restore code
+// registers operator state, each state's name, mode and restore assumption. Unreadable inputs,
+// classes and methods become Report.Errors; the error is non-nil only when ctx ends.
+func Analyze(ctx context.Context, inputs []Input, opts Options) (*Report, error) {
+	opts = opts.withDefaults()
+	set := &classSet{byName: map[string]*entry{}, opts: opts}
+	defer set.close()
+	rep := &Report{Classes: []ClassReport{}, Errors: []Error{}}
+	for _, in := range inputs {
+		if err := set.addInput(ctx, in); err != nil {
+			if ctx.Err() != nil {
+				return nil, ctx.Err()
+			}
+			rep.Errors = append(rep.Errors, Error{Jar: in.Path, Message: err.Error()})
+		}
+	}
+	flag, stop := cancel.Watch(ctx)
+	defer stop()
+	for i, name := range set.order {
+		if i%64 == 0 && ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		e := set.byName[name]
+		c := e.class // parsed already as another class's superclass or helper
+		if !e.parsed {
+			b, err := e.read()
+			if err == nil && !mayRegister(b) {
+				continue
+			}
+			c = set.parse(e, b, err)
+		}
+		if c == nil || !candidate(c) {
+			continue
+		}
+		cr, errs, err := analyzeClass(set, c, e.jar, opts, flag)
+		if err != nil {
+			return nil, err
+		}
+		rep.Errors = append(rep.Errors, errs...)
+		if cr != nil {
+			rep.Classes = append(rep.Classes, *cr)
+		}
+	}
+	rep.Errors = append(rep.Errors, set.errs...)
+	sort.SliceStable(rep.Classes, func(i, j int) bool { return rep.Classes[i].Class < rep.Classes[j].Class })
+	return rep, nil
+}
+
+// candidate: the class declares a restore method or calls a registration method.
+func candidate(c *classfile.Class) bool {
+	for _, m := range c.Methods {
+		if isRestoreRoot(c, &m) {
+			return true
+		}
+	}
+	return registersState(c)
+}
+
+func registersState(c *classfile.Class) bool {
+	for i, k := range c.Pool {
+		if k.Tag == classfile.TagMethodref || k.Tag == classfile.TagInterfaceMethodref {
+			if ref, ok := c.Pool.Member(uint16(i)); ok {
+				if _, reg := registration(ref); reg {
+					return true
+				}
+			}
+		}
+	}
+	return false
+}
+
+// isRestoreRoot: CheckpointedFunction/AbstractStreamOperator initializeState(context), or a
+// ListCheckpointed function's restoreState(List).
+func isRestoreRoot(c *classfile.Class, m *classfile.Method) bool {
+	if m.Code == nil || m.Access&classfile.AccStatic != 0 {
+		return false
+	}
+	if m.Name == "initializeState" && strings.HasPrefix(m.Desc, "(L") && strings.HasSuffix(m.Desc, "Context;)V") {
+		return true
+	}
+	return m.Name == "restoreState" && m.Desc == "(Ljava/util/List;)V" && listCheckpointed(c)
+}
+
+func listCheckpointed(c *classfile.Class) bool {
+	for _, i := range c.Interfaces {
+		if hasSuffixClass(i, "org/apache/flink/streaming/api/checkpoint/ListCheckpointed") {
+			return true
+		}
+	}
+	return false
+}
+
+// analyzeClass runs the restore roots of c (twice when a field was read before a later store
+// gave it a value), then every other method of c that registers state.
+func analyzeClass(set *classSet, c *classfile.Class, jar string, opts Options, flag *cancel.Flag) (*ClassReport, []Error, error) {
+	steps := 0
+	a := newAnalysis(set, c, jar, opts, flag, &steps)
+	for pass := 0; pass < 2; pass++ {
+		a.states, a.events, a.lambdas, a.missed = nil, nil, nil, false
+		for i := range c.Methods {
+			if m := &c.Methods[i]; isRestoreRoot(c, m) {
+				if err := a.runRoot(m); err != nil {
+					return nil, nil, err
+				}
+			}
+		}
+		if !a.missed || len(a.fields) == 0 {
+			break
+		}
+	}
+	for i := range c.Methods {
+		m := &c.Methods[i]
+		if m.Code != nil && !a.visited[methodKey(c, m)] && callsRegistration(c, m) {
+			if err := a.runRoot(m); err != nil {
+				return nil, nil, err
+			}
+		}
+	}
+	if len(a.states) == 0 {
+		return nil, a.errs, nil
+	}
+	return &ClassReport{Class: classfile.BinaryName(c.Name), Jar: jar, States: a.label()}, a.errs, nil
+}
+
+func (a *analysis) runRoot(m *classfile.Method) error {
+	args := []value{}
+	if m.Access&classfile.AccStatic == 0 {
+		args = append(args, value{k: kThis, st: -1})
+	}
+	var f facts
+	if m.Name == "restoreState" {
+		at := event{cls: a.root.Name, method: m.Name, line: m.Code.Line(0), restored: true}
+		st := a.register(listCheckpointedState, "", SplitDistribute, true, at)
+		args = append(args, value{k: kIterable, st: st})
+		a.events = append(a.events, event{k: evRead, st: st, cls: a.root.Name, method: m.Name, restored: true})
+		f.restored = true
+	}
+	_, err := a.run(a.root, m, args, f, 0)
+	var budget errBudget
+	if errors.As(err, &budget) {
+		if !a.exhausted {
+			a.exhausted = true
+			a.fail(a.root, m, 0, "analysis stopped after %d interpreted instructions (limit per class)", a.opts.MaxSteps)
+		}
+		return nil
+	}
+	return err
+}
+
+// callsRegistration reports whether m's code calls a registration method.
+func callsRegistration(c *classfile.Class, m *classfile.Method) bool {
+	ins, err := classfile.DecodeAll(m.Code.Bytes)
+	if err != nil {
+		return false
+	}
+	for _, in := range ins {
+		if in.Op == classfile.Invokeinterface || in.Op == classfile.Invokevirtual {
+			if ref, ok := c.Pool.Member(in.Index); ok {
+				if _, reg := registration(ref); reg {
+					return true
+				}
+			}
+		}
+	}
+	return false
+}

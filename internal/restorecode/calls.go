@@ -1,0 +1,292 @@
+package restorecode
+
+import (
+	"strconv"
+	"strings"
+
+	"github.com/flinkpreflight/preflight/internal/classfile"
+)
+
+// call is one invoke instruction with its popped operands.
+type call struct {
+	in     *classfile.Instruction
+	ref    classfile.MemberRef
+	ret    string
+	recv   value // none for static calls
+	args   []value
+	static bool
+}
+
+func execInvoke(inv *invocation, f *frame, in *classfile.Instruction) error {
+	ref, ok := inv.cls.Pool.Member(in.Index)
+	if !ok || ref.Desc == "" || ref.Desc[0] != '(' {
+		return inv.errAt(in, "invoke operand is not a method reference")
+	}
+	params, ret, ok := classfile.ParseDescriptor(ref.Desc)
+	if !ok {
+		return inv.errAt(in, "malformed method descriptor "+ref.Desc)
+	}
+	c := &call{in: in, ref: ref, ret: ret, static: in.Op == classfile.Invokestatic, recv: none}
+	args, err := inv.popArgs(f, in, params)
+	if err != nil {
+		return err
+	}
+	c.args = args
+	if !c.static {
+		vs, err := inv.pop(f, in, 1)
+		if err != nil {
+			return err
+		}
+		c.recv = vs[0]
+	}
+	v, err := inv.call(f, c)
+	if err != nil {
+		return err
+	}
+	return inv.pushTyped(f, in, ret, v)
+}
+
+// popArgs pops the arguments of a descriptor's parameters, one value per parameter.
+func (inv *invocation) popArgs(f *frame, in *classfile.Instruction, params []string) ([]value, error) {
+	args := make([]value, len(params))
+	for i := len(params) - 1; i >= 0; i-- {
+		vs, err := inv.pop(f, in, classfile.TypeSlots(params[i]))
+		if err != nil {
+			return nil, err
+		}
+		args[i] = vs[0]
+	}
+	return args, nil
+}
+
+func (inv *invocation) call(f *frame, c *call) (value, error) {
+	name := c.ref.Name
+	if mode, ok := registration(c.ref); ok && !c.static && len(c.args) == 1 && strings.HasSuffix(c.ret, "State;") {
+		return inv.registerAt(f, c, mode), nil
+	}
+	if name == "isRestored" && c.ref.Desc == "()Z" {
+		return value{k: kRestored, st: -1}, nil
+	}
+	if checkNames[name] && len(c.args) > 0 && c.args[0].k == kCheck {
+		if k, ok := enforcedEvents[count(c.args[0].n)]; ok {
+			inv.record(k, c.args[0].st, f, c.in)
+		}
+		return none, nil
+	}
+	if passThrough[name] && len(c.args) > 0 && c.static {
+		return c.args[0], nil
+	}
+	if name == "<init>" && c.recv.k == kNew && c.ref.Class == c.recv.s {
+		return none, inv.construct(f, c)
+	}
+	if v, done := inv.onReceiver(f, c); done {
+		return v, nil
+	}
+	for _, a := range c.args {
+		if a.k.restored() {
+			if eff, ok := lookupStatic(c.ref.Class, name, len(c.args)); ok {
+				return inv.apply(f, c, eff, a), nil
+			}
+		}
+	}
+	if v, done := inv.onArguments(f, c); done {
+		return v, nil
+	}
+	if cls, m := inv.target(c); m != nil && m.Code != nil && inv.depth < inv.a.opts.MaxDepth {
+		args := c.args
+		if !c.static {
+			args = append([]value{c.recv}, c.args...)
+		}
+		return inv.a.run(cls, m, args, f.facts, inv.depth+1)
+	}
+	inv.escape(f, c)
+	return none, nil
+}
+
+// onReceiver handles calls on a tracked receiver.
+func (inv *invocation) onReceiver(f *frame, c *call) (value, bool) {
+	r := c.recv
+	switch r.k {
+	case kElement:
+		return value{k: kElement, st: r.st}, true
+	case kBuilder:
+		return builderCall(c), true
+	case kConst:
+		if c.ref.Name == "toString" || c.ref.Name == "intern" {
+			return r, true
+		}
+		if c.ref.Name == "concat" && c.args[0].k == kConst {
+			return value{k: kConst, st: -1, s: r.s + c.args[0].s}, true
+		}
+		return none, true
+	}
+	table := receiverMethods(r.k)
+	if table == nil {
+		return none, false
+	}
+	eff, ok := table[c.ref.Name]
+	if !ok {
+		if r.k.restored() {
+			inv.record(evEscape, r.st, f, c.in)
+		}
+		return none, true
+	}
+	if r.k == kState && c.ref.Name == "get" && len(c.args) == 1 {
+		eff = eKeyed
+	}
+	return inv.apply(f, c, eff, r), true
+}
+
+func builderCall(c *call) value {
+	r := c.recv
+	switch c.ref.Name {
+	case "append":
+		if s, ok := constString(c.args[0]); ok && len(c.args) == 1 {
+			return value{k: kBuilder, st: -1, s: r.s + s}
+		}
+	case "toString":
+		return value{k: kConst, st: -1, s: r.s}
+	}
+	return none
+}
+
+func constString(v value) (string, bool) {
+	switch v.k {
+	case kConst:
+		return v.s, true
+	case kInt:
+		return strconv.FormatInt(v.n, 10), true
+	}
+	return "", false
+}
+
+// onArguments handles calls on an untracked receiver that take the elements or one element.
+func (inv *invocation) onArguments(f *frame, c *call) (value, bool) {
+	name := c.ref.Name
+	if c.recv.k == kList && name == "add" && argAt(c.args, 0).k == kElement {
+		f.replace(c.recv, value{k: kCopy, st: c.args[0].st})
+		inv.copyPuts = append(inv.copyPuts, c.in.Off)
+		return none, true
+	}
+	for _, a := range c.args {
+		switch {
+		case (name == "addAll" || name == "putAll") && a.k.restored():
+			inv.record(evAll, a.st, f, c.in).filter = a.n == 1
+			return none, true
+		case a.k == kElement && mapPutNames[name]:
+			inv.elemPuts = append(inv.elemPuts, c.in.Off)
+		case a.k == kElement && (strings.HasPrefix(c.ref.Class, "java/") || strings.HasPrefix(c.ref.Class, "scala/")):
+			return none, true // an element handed to the JDK: a value, not the collection
+		}
+	}
+	return none, false
+}
+
+// target resolves the method a call runs when it is inside the classes and may be followed:
+// static and private methods, constructors and super calls, methods called on the analysed
+// object (resolved from the class being analysed), final methods.
+func (inv *invocation) target(c *call) (*classfile.Class, *classfile.Method) {
+	a := inv.a
+	switch {
+	case c.static || c.in.Op == classfile.Invokespecial:
+		return a.findMethod(c.ref.Class, c.ref.Name, c.ref.Desc)
+	case c.recv.k == kThis:
+		return a.findMethod(a.root.Name, c.ref.Name, c.ref.Desc)
+	}
+	cls, m := a.findMethod(c.ref.Class, c.ref.Name, c.ref.Desc)
+	if m != nil && (m.Access&(classfile.AccFinal|classfile.AccPrivate) != 0 || cls.Access&classfile.AccFinal != 0) {
+		return cls, m
+	}
+	return nil, nil
+}
+
+// escape records what a call to code outside the analysis receives.
+func (inv *invocation) escape(f *frame, c *call) {
+	for _, a := range append([]value{c.recv}, c.args...) {
+		switch {
+		case a.k.restored():
+			inv.record(evEscape, a.st, f, c.in)
+		case a.k == kState:
+			inv.record(evHandleEscape, a.st, f, c.in)
+		case a.k == kLambda && int(a.id) < len(inv.a.lambdas):
+			for _, v := range inv.a.lambdas[a.id].captured {
+				if v.k.restored() {
+					inv.record(evEscape, v.st, f, c.in)
+				}
+			}
+		}
+	}
+}
+
+// construct runs a constructor on a `new` object and replaces it in the frame by what it became.
+// Constructors of classes in the set are followed (a commit trigger that registers and restores
+// its state in its constructor, created from the operator's initializeState).
+func (inv *invocation) construct(f *frame, c *call) error {
+	cls := c.recv.s
+	res := none
+	arg0 := argAt(c.args, 0)
+	switch {
+	case strings.HasSuffix(cls, "StateDescriptor"):
+		if arg0.k == kConst {
+			res = value{k: kDescriptor, st: -1, n: 1, s: arg0.s}
+		} else {
+			res = value{k: kDescriptor, st: -1, s: inv.where(c.in) + ": the descriptor's name is not a constant"}
+		}
+	case cls == "java/lang/StringBuilder" || cls == "java/lang/StringBuffer":
+		if len(c.args) == 0 {
+			res = value{k: kBuilder, st: -1}
+		} else if arg0.k == kConst {
+			res = value{k: kBuilder, st: -1, s: arg0.s}
+		}
+	case isCopyConstructor(cls) && (arg0.k == kIterable || arg0.k == kCopy):
+		res = value{k: kCopy, st: arg0.st}
+	case isCopyConstructor(cls) && (len(c.args) == 0 || arg0.k == kInt || arg0.k == kNone):
+		res = value{k: kList, st: -1, id: c.recv.id}
+	default:
+		cc, m := inv.a.findMethod(cls, "<init>", c.ref.Desc)
+		if m == nil || m.Code == nil || cc.Name != cls || inv.depth >= inv.a.opts.MaxDepth {
+			inv.escape(f, &call{in: c.in, ref: c.ref, recv: none, args: c.args})
+			break
+		}
+		// The object keeps its identity: its fields are tracked under it (objectField).
+		_, err := inv.a.run(cc, m, append([]value{c.recv}, c.args...), f.facts, inv.depth+1)
+		return err
+	}
+	f.replace(c.recv, res)
+	return nil
+}
+
+func isCopyConstructor(cls string) bool {
+	for _, c := range copyConstructors {
+		if c == cls {
+			return true
+		}
+	}
+	return false
+}
+
+// where names an instruction for notes: "org.example.Op.initializeState offset 12 (line 40)".
+func (inv *invocation) where(in *classfile.Instruction) string {
+	s := classfile.BinaryName(inv.cls.Name) + "." + inv.m.Name + " offset " + strconv.Itoa(in.Off)
+	if l := inv.m.Code.Line(in.Off); l > 0 {
+		s += " (line " + strconv.Itoa(l) + ")"
+	}
+	return s
+}
+
+// registerAt records a registration call and returns the state handle.
+func (inv *invocation) registerAt(f *frame, c *call, mode string) value {
+	d := c.args[0]
+	name, note, constant := "", "", false
+	switch {
+	case d.k == kDescriptor && d.n == 1, d.k == kConst:
+		name, constant = d.s, true
+	case d.k == kDescriptor:
+		note = d.s
+	default:
+		note = inv.where(c.in) + ": the state descriptor is not known (parameter, field or call result)"
+	}
+	at := event{cls: inv.cls.Name, method: inv.m.Name, off: c.in.Off, line: inv.m.Code.Line(c.in.Off), restored: f.facts.restored}
+	st := inv.a.register(name, note, mode, constant, at)
+	return value{k: kState, st: st}
+}

@@ -1,0 +1,79 @@
+// Package restorecode reads a job's class files and reports, for every class whose restore code
+// registers operator state, each state's name, distribution mode and what the restore code
+// assumes about the restored elements. It owns the analysis only: it reads jars, directories and
+// class files, but it does not print, decide verdicts or consult the catalog.
+//
+// # What is a restore path
+//
+// Roots are initializeState(…Context) (CheckpointedFunction, AbstractStreamOperator) and a
+// ListCheckpointed function's restoreState(List) (state "_default_"), plus any other method of
+// the class that registers state (a trigger's constructor called from initializeState). A state
+// is registered by OperatorStateStore.getListState / getUnionListState / getBroadcastState (and
+// the deprecated getOperatorState / getSerializableListState); it belongs to the class that
+// declares the root, and is repeated under a subclass that declares its own root calling super.
+//
+// # How
+//
+// A test of the count is decisive when its failing edge is a short block ending in athrow, or
+// when javac materialises it as a boolean passed to Preconditions.checkArgument/checkState;
+// otherwise it only guards the reads behind it. A local list that receives the elements one by
+// one counts as a copy of them.
+//
+// Each root is interpreted abstractly: a worklist over basic blocks (lowest block first) with
+// an operand stack and locals of abstract values (state handle, restored Iterable, iterator,
+// hasNext() result, element, copy, size, stream, optional, isRestored() result, constants,
+// lambdas) and facts that hold on every path (isRestored() was true; the elements are known to be
+// non-empty, exactly one, at most one; this iterator's hasNext() was true). Conditional branches
+// add facts on their edges. Calls are followed into static, private, final and super methods and
+// methods of the analysed object in the given classes, MaxDepth deep (default 4); recursion is
+// cut. Library calls are modelled by tables (models.go): receiver methods of Iterable, Iterator,
+// Stream, Optional, ListState and BroadcastState, and static helpers matched by class-name suffix,
+// so shaded copies count as Guava's Iterables/Iterators/Lists, Flink's CollectionUtil, Kotlin's
+// CollectionsKt (first, single, …) and Scala's converters (asScala; head, headOption on the
+// result). Loops are the ranges of back edges; a next() is "in a loop over the iterator" when the
+// same loop also calls that iterator's hasNext().
+//
+// State names are constant-propagated: ldc strings, ConstantValue attributes, static fields set
+// once in <clinit>, fields every constructor sets to one constant (chaining into superclass
+// constructors), StringBuilder and makeConcatWithConstants over constants. Anything else leaves
+// the name empty and NameNote says where the descriptor was built.
+//
+// # Labels
+//
+// The first rule that matches any event of a state wins (label.go):
+//
+//	ONE-UNGUARDED    next(), get(0), head, first(), findFirst().get() with no fact that an
+//	                 element exists (hasNext() true, !isEmpty(), size() > 0 on the path), or an
+//	                 explicit check that throws when there is none
+//	EXACTLY-ONE      getOnlyElement(it), single(), or a check that throws unless size() == 1
+//	                 (`if (size() != 1) throw …`, checkArgument/checkState(size() == 1))
+//	AT-MOST-ONE      getOnlyElement(it, default), singleOrNull(), a guarded next() followed by
+//	                 hasNext() on the same iterator, or a check that throws when size() > 1
+//	FIRST-ONLY       a guarded next() outside a loop over the iterator (a for-each with break),
+//	                 getFirst(it, default), firstOrNull(), headOption, findFirst().orElse(…),
+//	                 unless the rest is read in a loop too (then MERGE-ALL)
+//	UNKNOWN          the Iterable, an iterator or stream over it is stored in a field or passed
+//	                 to code outside the classes
+//	ORDER-DEPENDENT  getLast/last, get(i) with a computed index outside a loop
+//	UNION-FILTER     union state read in a loop that computes a remainder, asks for the subtask
+//	                 index or parallelism, tests membership, or puts elements into a map (kept by
+//	                 key for a later per-subtask pick, as FlinkKafkaConsumerBase does)
+//	MERGE-ALL        a loop over all elements, forEach, addAll, a copy kept in a field
+//	UNKNOWN          the state handle itself is passed to code outside the classes
+//	NOT-READ         none of these: the state is not read on the restore path (e.g. only in
+//	                 snapshotState)
+//
+// restoredOnly is true when every decisive read happens where isRestored() was true.
+//
+// # Limits
+//
+// Per input: MaxEntries entries (default 200,000: a jar of 500,000 classes is refused before
+// any class is read, after archive/zip has read its central directory) and MaxClassBytes per
+// class (8 MiB). Per class: MaxSteps interpreted instructions over all its roots and helpers
+// (default 2,000,000; a class that exhausts them gets one Error and keeps what was found). Per
+// method: max_locals + max_stack ≤ 4,096 and blocks × that ≤ 4,000,000 abstract values.
+// Classes are screened by the words in their constant pool and parsed on demand, so memory
+// follows the candidate classes, not the jar. The context is checked between classes and every
+// 1,024 instructions.
+// jsr/ret subroutines (pre-Java-6 finally) are not analysed and give an Error.
+package restorecode

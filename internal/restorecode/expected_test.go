@@ -1,0 +1,91 @@
+package restorecode
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+// TestJavaFixtures checks every expected-labels TSV under testdata/java against the analysis of
+// the Java sources there (compiled with javac); it skips while that folder does not exist.
+func TestJavaFixtures(t *testing.T) {
+	const root = "testdata/java"
+	if _, err := os.Stat(root); err != nil {
+		t.Skipf("%s: %v", root, err)
+	}
+	var tsvs []string
+	filepath.WalkDir(root, func(p string, d os.DirEntry, err error) error {
+		if err == nil && strings.HasSuffix(p, ".tsv") {
+			tsvs = append(tsvs, p)
+		}
+		return nil
+	})
+	if len(tsvs) == 0 {
+		t.Skipf("no expected-labels .tsv under %s", root)
+	}
+	dir := compileJava(t, root)
+	rep, err := Analyze(context.Background(), []Input{{Path: dir}}, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range tsvs {
+		checkExpectations(t, rep, readExpectations(t, p))
+	}
+}
+
+// TestUpstreamAgreement compares the analysis of classes compiled from upstream sources (not in
+// the repository: RESTORECODE_CLASSES names a jar or directory, RESTORECODE_EXPECTED the
+// expected-labels TSV of a careful reading) and logs the per-state table. It fails below 95%
+// agreement, or when a state whose restore can throw on an empty or multi-element list is
+// labelled MERGE-ALL.
+func TestUpstreamAgreement(t *testing.T) {
+	classes, expected := os.Getenv("RESTORECODE_CLASSES"), os.Getenv("RESTORECODE_EXPECTED")
+	if classes == "" || expected == "" {
+		t.Skip("set RESTORECODE_CLASSES (jar or directory) and RESTORECODE_EXPECTED (TSV) to compare with upstream classes")
+	}
+	var inputs []Input
+	for _, p := range filepath.SplitList(classes) {
+		inputs = append(inputs, Input{Path: p})
+	}
+	rep, err := Analyze(context.Background(), inputs, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := readExpectations(t, expected)
+	agree := 0
+	var table strings.Builder
+	for _, w := range want {
+		got, line := "(missing)", "-"
+		if _, st := findState(rep, w.class, w.state); st != nil {
+			got = st.Mode + " " + st.Assumption
+			if len(st.Evidence) > 0 {
+				line = st.Evidence[0].Method + ":" + strconv.Itoa(st.Evidence[0].Line)
+			}
+			if st.Mode == w.mode && st.Assumption == w.assumption {
+				agree++
+			} else if st.Assumption == MergeAll && throwsOnCount(w.assumption) {
+				t.Errorf("%s %q labelled MERGE-ALL, but its restore assumes %s", w.class, w.state, w.assumption)
+			}
+		}
+		fmt.Fprintf(&table, "%s\t%s\twant %s %s\tgot %s\t%s\n", w.class, w.state, w.mode, w.assumption, got, line)
+	}
+	t.Logf("agreement %d/%d\n%s", agree, len(want), table.String())
+	for _, e := range rep.Errors {
+		t.Logf("error: %v", e)
+	}
+	if len(want) > 0 && agree*100 < 95*len(want) {
+		t.Errorf("agreement %d/%d is below 95%%", agree, len(want))
+	}
+}
+
+func throwsOnCount(assumption string) bool {
+	switch assumption {
+	case OneUnguarded, ExactlyOne, AtMostOne, FirstOnly:
+		return true
+	}
+	return false
+}

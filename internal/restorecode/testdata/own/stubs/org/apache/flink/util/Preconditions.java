@@ -1,0 +1,10 @@
+package org.apache.flink.util;
+
+/** Test stand-in for Flink's Preconditions. */
+public final class Preconditions {
+    public static void checkArgument(boolean condition, Object message) {
+        if (!condition) {
+            throw new IllegalArgumentException(String.valueOf(message));
+        }
+    }
+}
