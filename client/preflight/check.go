@@ -123,6 +123,7 @@ CHECKPOINT is given, its newest restorable checkpoint or savepoint, which is nam
 		report.DefaultLimits.Findings, report.DefaultLimits.Operators))
 	outputFlag(cmd, &f.output)
 	f.remote.register(cmd)
+	f.remote.jobJarFlag(cmd)
 	f.job.register(cmd)
 	return cmd
 }

@@ -89,6 +89,7 @@ Exit codes: 0 APPROVE, 1 VETO, 4 ADJUST, 2 usage or input error, 3 internal or r
 	fl.BoolVar(&check.allowNonRestore, "allow-non-restored-state", false, "the restore uses --allowNonRestoredState")
 	outputFlag(cmd, &output)
 	remote.register(cmd)
+	remote.jobJarFlag(cmd)
 	job.register(cmd)
 	return cmd
 }
@@ -111,7 +112,7 @@ func runDecide(cmd *cobra.Command, args []string, req *pb.DecideRequest, j *jobF
 		defer c.Close()
 		return c.Decide(ctx, req)
 	}
-	eng, err := newEngine(remote.catalogs)
+	eng, err := newEngine(cmd, remote.catalogs, remote.jobJars)
 	if err != nil {
 		return nil, err
 	}

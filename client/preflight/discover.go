@@ -177,7 +177,7 @@ func discoveredReport(cmd *cobra.Command, args []string, plan *pb.RescalePlan, o
 		}
 		return rep, err
 	}
-	eng, err := newEngine(remote.catalogs)
+	eng, err := newEngine(cmd, remote.catalogs, remote.jobJars)
 	if err != nil {
 		return nil, err
 	}

@@ -35,7 +35,7 @@ func checkpointReport(cmd *cobra.Command, target string, plan *pb.RescalePlan, o
 	table *report.OperatorTable) (*pb.RescaleReport, error) {
 	ctx := cmd.Context()
 	if remote.server == "" {
-		return runEmbedded(cmd, target, remote.catalogs, func(eng *engine.Engine, in engine.Input) (*pb.RescaleReport, error) {
+		return runEmbedded(cmd, target, remote, func(eng *engine.Engine, in engine.Input) (*pb.RescaleReport, error) {
 			switch {
 			case chart && table != nil:
 				return eng.CheckStream(ctx, in, plan, opts, table.Add)
@@ -72,13 +72,16 @@ func dial(ctx context.Context, remote remoteFlags) (*client.Client, error) {
 	if len(remote.catalogs) > 0 {
 		return nil, usagef("--catalog applies in-process only; configure the server's catalog instead")
 	}
+	if len(remote.jobJars) > 0 {
+		return nil, usagef("--job-jar applies in-process only; with --server, write a catalog with preflight analyze --catalog-out and configure it on the server")
+	}
 	return client.Dial(ctx, remote.server, remote.Options)
 }
 
 // runEmbedded opens the checkpoint and hands it to the in-process engine.
-func runEmbedded[T any](cmd *cobra.Command, target string, catalogs []string, f func(*engine.Engine, engine.Input) (T, error)) (T, error) {
+func runEmbedded[T any](cmd *cobra.Command, target string, remote remoteFlags, f func(*engine.Engine, engine.Input) (T, error)) (T, error) {
 	var zero T
-	eng, err := newEngine(catalogs)
+	eng, err := newEngine(cmd, remote.catalogs, remote.jobJars)
 	if err != nil {
 		return zero, err
 	}

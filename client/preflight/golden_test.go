@@ -34,6 +34,10 @@ var goldenCases = []struct {
 	{"check-max-parallelism-set-200", []string{"check", "testdata/max-parallelism/_metadata", "--set", "click-window=200"}, exitDeny},
 	{"check-max-parallelism-set-128", []string{"check", "testdata/max-parallelism/_metadata", "--set", "click-window=128"}, exitAllow},
 	{"check-kafka-orphan-union-series-2478-p8", []string{"check", "testdata/kafka-orphan-union-series/savepoint-5f43eb-f33770fc864f", "-p", "8"}, exitAllow},
+	{"check-custom-operator-set-8", []string{"check", "testdata/custom-operator/_metadata", "--set", "pending-commit-writer=8"}, exitAllow}, // unknown operator: INFO PF170
+	{"check-custom-operator-set-8-job-jar", []string{"check", "testdata/custom-operator/_metadata", "--set", "pending-commit-writer=8", "--job-jar", "testdata/custom-operator/job.jar"}, exitDeny},
+	{"decide-custom-operator-set-8-job-jar", []string{"decide", "testdata/custom-operator", "--set", "pending-commit-writer=8", "--job-jar", "testdata/custom-operator/job.jar"}, exitDeny},
+	{"analyze-custom-operator", []string{"analyze", "testdata/custom-operator/job.jar"}, exitAllow},
 	{"decide-compact-sink-set-8", []string{"decide", "testdata/compact-sink", "--set", "compact-operator=8"}, exitDeny},
 	{"decide-max-parallelism-set-200", []string{"decide", "testdata/max-parallelism", "--set", "click-window=200"}, exitAdjust},
 	{"inspect-compact-sink", []string{"inspect", "testdata/compact-sink/_metadata"}, exitAllow},

@@ -74,7 +74,7 @@ code is then 2. With --server only one CHECKPOINT can be named.`,
 			if err != nil {
 				return err
 			}
-			eng, err := newEngine(remote.catalogs)
+			eng, err := newEngine(cmd, remote.catalogs, remote.jobJars)
 			if err != nil {
 				return err
 			}
@@ -101,7 +101,7 @@ func writeInspectJSONArray(w io.Writer, resp *pb.InspectCheckpointResponse) erro
 func inspectReport(cmd *cobra.Command, target string, remote remoteFlags) (*pb.InspectCheckpointResponse, error) {
 	ctx := cmd.Context()
 	if remote.server == "" {
-		return runEmbedded(cmd, target, remote.catalogs, func(eng *engine.Engine, in engine.Input) (*pb.InspectCheckpointResponse, error) {
+		return runEmbedded(cmd, target, remote, func(eng *engine.Engine, in engine.Input) (*pb.InspectCheckpointResponse, error) {
 			return eng.Inspect(ctx, in)
 		})
 	}

@@ -1,7 +1,9 @@
 package main
 
 import (
+	"encoding/json"
 	"errors"
+	"fmt"
 	"strconv"
 	"strings"
 
@@ -13,12 +15,14 @@ import (
 	"github.com/flinkpreflight/preflight/internal/engine"
 	"github.com/flinkpreflight/preflight/internal/findings"
 	"github.com/flinkpreflight/preflight/internal/report"
+	"github.com/flinkpreflight/preflight/internal/restorecode"
 )
 
 // remoteFlags select and secure the server in remote mode.
 type remoteFlags struct {
 	server   string
 	catalogs []string // in-process only: the server has its own catalog
+	jobJars  []string // in-process only: analyzed into catalog entries
 	client.Options
 }
 
@@ -33,19 +37,42 @@ func (r *remoteFlags) register(cmd *cobra.Command) {
 	catalogFlag(cmd, &r.catalogs)
 }
 
+// jobJarFlag adds --job-jar to the verbs that judge a restore (check, decide).
+func (r *remoteFlags) jobJarFlag(cmd *cobra.Command) {
+	cmd.Flags().StringArrayVar(&r.jobJars, "job-jar", nil, "job jar (or folder of classes) whose operators' restore code is analyzed, as preflight analyze does, to judge operators the catalog does not know (repeatable)")
+}
+
 // catalogFlag adds user catalog files to the built-in operator catalog.
 func catalogFlag(cmd *cobra.Command, paths *[]string) {
 	cmd.Flags().StringArrayVar(paths, "catalog", nil, "extra operator catalog file (JSON, same shape as the built-in one; repeatable)")
 }
 
-// newEngine returns the in-process engine with the user's catalog files, if any.
-func newEngine(catalogs []string) (*engine.Engine, error) {
-	if len(catalogs) == 0 {
+// newEngine returns the in-process engine with the user's catalog files, if any, and the
+// entries the analysis of the job jars gives (which take precedence over hand-written ones).
+func newEngine(cmd *cobra.Command, catalogs, jobJars []string) (*engine.Engine, error) {
+	if len(catalogs) == 0 && len(jobJars) == 0 {
 		return engine.New(), nil
 	}
 	cat, err := findings.LoadCatalog(catalogs...)
 	if err != nil {
 		return nil, usageError{err}
+	}
+	if len(jobJars) > 0 {
+		rep, err := analyzeJars(cmd.Context(), jobJars)
+		if err != nil {
+			return nil, err
+		}
+		analyzed := rep.Catalog()
+		for _, d := range restorecode.Disagreements(cat, analyzed) {
+			fmt.Fprintln(cmd.ErrOrStderr(), "preflight:", d)
+		}
+		b, err := json.Marshal(analyzed)
+		if err != nil {
+			return nil, err
+		}
+		if err := cat.MergeJSON(b, "--job-jar analysis"); err != nil {
+			return nil, err
+		}
 	}
 	return engine.NewWithCatalog(cat), nil
 }

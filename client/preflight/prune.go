@@ -46,7 +46,7 @@ of an operator the job still has (--job-operators) needs --force.`,
 			if err != nil {
 				return err
 			}
-			eng, err := newEngine(f.catalogs)
+			eng, err := newEngine(cmd, f.catalogs, nil)
 			if err != nil {
 				return err
 			}

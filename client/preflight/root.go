@@ -43,7 +43,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	root.SetArgs(args)
 	root.SetOut(stdout)
 	root.SetErr(stderr)
-	root.AddCommand(newCheckCommand(&code), newInspectCommand(), newClasspathCommand(&code), newDecideCommand(&code), newPruneCommand(), newDiffCommand(&code), newTrendCommand(&code), newRulesCommand())
+	root.AddCommand(newCheckCommand(&code), newInspectCommand(), newClasspathCommand(&code), newDecideCommand(&code), newPruneCommand(), newDiffCommand(&code), newTrendCommand(&code), newRulesCommand(), newAnalyzeCommand())
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
 	if err := root.ExecuteContext(ctx); err != nil {
 		if isCobraUsageError(err) {

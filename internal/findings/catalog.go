@@ -23,10 +23,14 @@ const (
 	UnionFilter    = "UNION-FILTER"    // union state, keeps what it owns: safe, multiplied by P
 	Pinned         = "PINNED"          // parallelism 1 and max parallelism 1
 	OrderDependent = "ORDER-DEPENDENT" // relies on consecutive round-robin assignment
+	// Labels only the bytecode analysis (preflight analyze) writes.
+	NotRead = "NOT-READ" // registered, never read on restore: safe
+	Unknown = "UNKNOWN"  // the elements escape the analysis: treated as an unknown operator's
 )
 
 var knownAssumptions = map[string]bool{OneUnguarded: true, FirstOnly: true, AtMostOne: true,
-	ExactlyOne: true, MergeAll: true, UnionFilter: true, Pinned: true, OrderDependent: true}
+	ExactlyOne: true, MergeAll: true, UnionFilter: true, Pinned: true, OrderDependent: true,
+	NotRead: true, Unknown: true}
 
 //go:embed catalog.json
 var builtinCatalog []byte

@@ -15,8 +15,8 @@ var unknownEmptySplit = RuleMeta{
 	Severity: Info,
 	Cause: "New subtasks that receive no element of a SPLIT_DISTRIBUTE state still run the restore branch with an " +
 		"empty list. Operators that assume an element fail (FLINK-31689, FLINK-40043). For operators the catalog " +
-		"does not know Preflight cannot tell; add a catalog entry with the ONE-UNGUARDED label to turn this into an error.",
-	Remedies:   []Remedy{{Text: "If the operator needs an element on restore, describe it in a user catalog (state label ONE-UNGUARDED) so that Preflight denies such plans; otherwise nothing to do."}},
+		"does not know Preflight cannot tell without the job's bytecode (--job-jar) or a catalog entry with the ONE-UNGUARDED label.",
+	Remedies:   []Remedy{{Text: "Pass the job jar with --job-jar (API: a catalog written by preflight analyze --catalog-out) so that Preflight reads what the operator's restore code does with the list; or, if the operator needs an element on restore, describe it in a user catalog (state label ONE-UNGUARDED) so that Preflight denies such plans."}},
 	References: []string{"FLINK-31689", "FLINK-40043"},
 }
 
