@@ -23,6 +23,7 @@ import (
 // HTTP call passes the gRPC server's interceptors, limits and handlers.
 func (s *Server) newHTTPHandler(reg *prometheus.Registry) (http.Handler, error) {
 	gw := runtime.NewServeMux(
+		runtime.WithMarshalerOption(runtime.MIMEWildcard, newJSONBodyMarshaler()),
 		runtime.WithIncomingHeaderMatcher(func(k string) (string, bool) {
 			if strings.EqualFold(k, RequestIDHeader) {
 				return RequestIDHeader, true
