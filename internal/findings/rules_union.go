@@ -6,6 +6,7 @@ import (
 
 	"github.com/flinkpreflight/preflight/internal/checkpoint"
 	"github.com/flinkpreflight/preflight/internal/rescale"
+	"github.com/flinkpreflight/preflight/internal/units"
 )
 
 // unionStat is one UNION state of an operator as stored in the layout.
@@ -106,67 +107,122 @@ func init() { register(OrphanUnionRule{}) }
 // Meta returns PF130's facts.
 func (OrphanUnionRule) Meta() *RuleMeta { return &orphanUnion }
 
+// unionHit is one orphaned UNION state of an operator, with the cause that makes it one.
+type unionHit struct {
+	u      unionStat
+	sev    Severity
+	orphan *OrphanRule // the catalog's legacy state, if that is the cause
+	kind   string      // "legacy", "unclaimed" or "wholesale"
+	why    string      // the cause in a sentence, for this state alone
+}
+
+// Check reports once per operator and cause (severity, kind, the catalog's legacy state): an
+// operator of 30,000 orphaned UNION states gets one finding that names five and forecasts them
+// together, as they travel together.
 func (r OrphanUnionRule) Check(c *Context) []Finding {
 	var out []Finding
 	c.operators(func(v *rescale.VertexAssignment, op *rescale.OperatorAssignment) {
 		e := c.Entry(op)
-		stateNames := -1 // operatorStates(op.Layout) counted once, when first needed
-		for _, u := range unionStates(op.Layout) {
-			c.stop.Check()
-			if u.elements == 0 {
-				continue
+		var keys []string
+		groups := map[string][]unionHit{}
+		for _, h := range orphanUnions(c, op, e) {
+			key := fmt.Sprintf("%d\x00%s\x00%p", h.sev, h.kind, h.orphan)
+			if _, ok := groups[key]; !ok {
+				keys = append(keys, key)
 			}
-			var why string
-			sev := Warning
-			orphan := e.Orphan(u.name)
-			switch {
-			case orphan != nil:
-				why = fmt.Sprintf("`%s` is state of %s, which %s never registers: it is legacy state left under the same uid.", u.name, orphan.From, e.Name)
-			case e != nil && !e.Claims(u.name):
-				why = fmt.Sprintf("`%s` is not a state that %s registers.", u.name, e.Name)
-				if !u.wholesale() {
-					sev = Info
-				}
-			case e == nil && u.wholesale():
-				why = fmt.Sprintf("Every one of the %d old subtasks stored the same %s of `%s` (heuristic: legitimate union users write only their own share).", len(u.perSubtask), plural(u.perSubtask[0], "element"), u.name)
-				if stateNames < 0 {
-					stateNames = len(operatorStates(op.Layout))
-				}
-				if stateNames < 2 {
-					sev = Info
-				}
-			default:
-				continue
-			}
-			p := int64(op.NewParallelism)
-			next := p * u.elements
-			f := c.finding(r, sev, op)
-			f.StateName = u.name
-			f.AffectedSubtasks = rangeFrom(0, int32(p))
-			holder := "each of the " + plural(p, "new subtask") + " holds"
-			if p == 1 {
-				holder = "the new subtask holds"
-			}
-			f.Message = fmt.Sprintf("%s holds an orphaned UNION state: %s It has %s (%s) in this checkpoint, written by %s. Forecast: after this restore %s all %s and writes them back, so the next checkpoint holds %s (%s) with %s of offsets in _metadata; restoring that checkpoint ships %s (%s of offsets) in every subtask's TaskDeploymentDescriptor, and each further restore multiplies it by the parallelism again.",
-				upperFirst(opLabel(op, e)), why, plural(u.elements, "element"), bytesText(u.bytes), plural(int64(len(u.perSubtask)), "old subtask"), holder, plural(u.elements, "element"),
-				plural(next, "element"), bytesText(p*u.bytes), bytesText(8*next), plural(next, "element"), bytesText(8*next))
-			f.Message += " " + frameForecast(8*u.elements, p, c.Options.frameSize())
-			if perSub := u.bytes; perSub > 0 && perSub < c.Options.inlineThreshold() {
-				f.Message += fmt.Sprintf(" While each subtask's stream stays under the inline threshold (%s) the element bytes travel inline too.", bytesText(c.Options.inlineThreshold()))
-			}
-			if orphan != nil {
-				f.Remediation = orphan.Remediation
-				f.References = append(f.References, orphan.References...)
-			} else {
-				f.Remediation = orphanUnion.remedy("")
-			}
-			if e != nil {
-				f.References = dedupe(append(f.References, e.References...))
-			}
-			out = append(out, f)
+			groups[key] = append(groups[key], h)
+		}
+		for _, k := range keys {
+			out = append(out, r.finding(c, op, e, groups[k]))
 		}
 	})
 	return out
+}
+
+// orphanUnions lists the operator's UNION states that PF130 reports, in name order.
+func orphanUnions(c *Context, op *rescale.OperatorAssignment, e *CatalogEntry) []unionHit {
+	var out []unionHit
+	stateNames := -1 // operatorStates(op.Layout) counted once, when first needed
+	for _, u := range unionStates(op.Layout) {
+		c.stop.Check()
+		if u.elements == 0 {
+			continue
+		}
+		h := unionHit{u: u, sev: Warning, orphan: e.Orphan(u.name)}
+		switch {
+		case h.orphan != nil:
+			h.kind = "legacy"
+			h.why = fmt.Sprintf("`%s` is state of %s, which %s never registers: it is legacy state left under the same uid.", u.name, h.orphan.From, e.Name)
+		case e != nil && !e.Claims(u.name):
+			h.kind = "unclaimed"
+			h.why = fmt.Sprintf("`%s` is not a state that %s registers.", u.name, e.Name)
+			if !u.wholesale() {
+				h.sev = Info
+			}
+		case e == nil && u.wholesale():
+			h.kind = "wholesale"
+			h.why = fmt.Sprintf("Every one of the %d old subtasks stored the same %s of `%s` (heuristic: legitimate union users write only their own share).", len(u.perSubtask), plural(u.perSubtask[0], "element"), u.name)
+			if stateNames < 0 {
+				stateNames = len(operatorStates(op.Layout))
+			}
+			if stateNames < 2 {
+				h.sev = Info
+			}
+		default:
+			continue
+		}
+		out = append(out, h)
+	}
+	return out
+}
+
+// finding is PF130's finding for the operator's orphaned UNION states of one cause.
+func (r OrphanUnionRule) finding(c *Context, op *rescale.OperatorAssignment, e *CatalogEntry, hs []unionHit) Finding {
+	first := hs[0]
+	f := c.finding(r, first.sev, op)
+	var elements, bytes int64
+	names := make([]string, len(hs))
+	for i, h := range hs {
+		elements, bytes, names[i] = elements+h.u.elements, bytes+h.u.bytes, h.u.name
+	}
+	f.StateName = names[0]
+	what, why, it := "an orphaned UNION state", first.why, "It has"
+	if len(hs) > 1 {
+		f.StateNames = names
+		what, it = units.Thousands(int64(len(hs)))+" orphaned UNION states", "They have"
+		switch first.kind {
+		case "legacy":
+			why = fmt.Sprintf("%s are state of %s, which %s never registers: they are legacy state left under the same uid.", statesText(names), first.orphan.From, e.Name)
+		case "unclaimed":
+			why = fmt.Sprintf("%s are not states that %s registers.", statesText(names), e.Name)
+		default:
+			why = fmt.Sprintf("Every one of the %d old subtasks stored the same number of elements of each of %s (heuristic: legitimate union users write only their own share).", len(first.u.perSubtask), statesText(names))
+		}
+	}
+	p := int64(op.NewParallelism)
+	next := p * elements
+	f.AffectedSubtasks = rangeFrom(0, int32(p))
+	holder := "each of the " + plural(p, "new subtask") + " holds"
+	if p == 1 {
+		holder = "the new subtask holds"
+	}
+	f.Message = fmt.Sprintf("%s holds %s: %s %s %s (%s) in this checkpoint, written by %s. Forecast: after this restore %s all %s and writes them back, so the next checkpoint holds %s (%s) with %s of offsets in _metadata; restoring that checkpoint ships %s (%s of offsets) in every subtask's TaskDeploymentDescriptor, and each further restore multiplies it by the parallelism again.",
+		upperFirst(opLabel(op, e)), what, why, it, plural(elements, "element"), bytesText(bytes), plural(int64(len(first.u.perSubtask)), "old subtask"), holder, plural(elements, "element"),
+		plural(next, "element"), bytesText(p*bytes), bytesText(8*next), plural(next, "element"), bytesText(8*next))
+	f.Message += " " + frameForecast(8*elements, p, c.Options.frameSize())
+	if bytes > 0 && bytes < c.Options.inlineThreshold() {
+		f.Message += fmt.Sprintf(" While each subtask's stream stays under the inline threshold (%s) the element bytes travel inline too.", bytesText(c.Options.inlineThreshold()))
+	}
+	if first.orphan != nil {
+		f.Remediation = first.orphan.Remediation
+		f.References = append(f.References, first.orphan.References...)
+	} else {
+		f.Remediation = orphanUnion.remedy("")
+	}
+	if e != nil {
+		f.References = dedupe(append(f.References, e.References...))
+	}
+	return f
 }
 
 // frameForecast says after how many restores at parallelism p the union's offsets alone
