@@ -19,8 +19,8 @@ type unionStat struct {
 }
 
 func unionStates(op *checkpoint.OperatorLayout) []unionStat {
-	byName := map[string]*unionStat{}
-	var names []string
+	index := map[string]int{} // name → position in out
+	var out []unionStat
 	for i := range op.Subtasks {
 		st := &op.Subtasks[i]
 		for h := range st.OperatorStateHandles() {
@@ -28,12 +28,13 @@ func unionStates(op *checkpoint.OperatorLayout) []unionStat {
 				if s.Mode != checkpoint.Union {
 					continue
 				}
-				u := byName[s.Name]
-				if u == nil {
-					u = &unionStat{name: s.Name}
-					byName[s.Name] = u
-					names = append(names, s.Name)
+				k, ok := index[s.Name]
+				if !ok {
+					k = len(out)
+					index[s.Name] = k
+					out = append(out, unionStat{name: s.Name})
 				}
+				u := &out[k]
 				u.elements += s.Elements
 				u.bytes += s.Bytes
 				if s.Elements > 0 && h.Stream.Inline() {
@@ -42,28 +43,27 @@ func unionStates(op *checkpoint.OperatorLayout) []unionStat {
 			}
 		}
 	}
+	if len(out) == 0 {
+		return nil
+	}
 	// Elements per old subtask, of every state under a UNION state's name (as
 	// oldElementsPerSubtask counts them), in one pass: a pass per name would be quadratic in an
 	// operator of 30,000 UNION states.
-	for _, u := range byName {
-		u.perSubtask = make([]int64, op.Parallelism)
+	for k := range out {
+		out[k].perSubtask = make([]int64, op.Parallelism)
 	}
 	for i := range op.Subtasks {
 		st := &op.Subtasks[i]
-		if len(byName) == 0 || st.Index < 0 || st.Index >= op.Parallelism {
+		if st.Index < 0 || st.Index >= op.Parallelism {
 			continue
 		}
 		for s := range st.OperatorStates() {
-			if u := byName[s.Name]; u != nil {
-				u.perSubtask[st.Index] += s.Elements
+			if k, ok := index[s.Name]; ok {
+				out[k].perSubtask[st.Index] += s.Elements
 			}
 		}
 	}
-	sort.Strings(names)
-	out := make([]unionStat, 0, len(names))
-	for _, n := range names {
-		out = append(out, *byName[n])
-	}
+	sort.Slice(out, func(a, b int) bool { return out[a].name < out[b].name })
 	return out
 }
 
@@ -107,14 +107,23 @@ func init() { register(OrphanUnionRule{}) }
 // Meta returns PF130's facts.
 func (OrphanUnionRule) Meta() *RuleMeta { return &orphanUnion }
 
-// unionHit is one orphaned UNION state of an operator, with the cause that makes it one.
+// unionHit is one orphaned UNION state of an operator (its position in unionStates' answer),
+// with the cause that makes it one.
 type unionHit struct {
-	u      unionStat
+	k      int
 	sev    Severity
+	kind   unionCause
 	orphan *OrphanRule // the catalog's legacy state, if that is the cause
-	kind   string      // "legacy", "unclaimed" or "wholesale"
-	why    string      // the cause in a sentence, for this state alone
 }
+
+// unionCause is why PF130 takes a UNION state for orphaned.
+type unionCause uint8
+
+const (
+	legacyUnion    unionCause = iota // the catalog names it as another operator's state
+	unclaimedUnion                   // the catalog's operator does not register it
+	wholesaleUnion                   // unknown operator; every subtask stored the same elements
+)
 
 // Check reports once per operator and cause (severity, kind, the catalog's legacy state): an
 // operator of 30,000 orphaned UNION states gets one finding that names five and forecasts them
@@ -123,45 +132,48 @@ func (r OrphanUnionRule) Check(c *Context) []Finding {
 	var out []Finding
 	c.operators(func(v *rescale.VertexAssignment, op *rescale.OperatorAssignment) {
 		e := c.Entry(op)
-		var keys []string
-		groups := map[string][]unionHit{}
-		for _, h := range orphanUnions(c, op, e) {
-			key := fmt.Sprintf("%d\x00%s\x00%p", h.sev, h.kind, h.orphan)
-			if _, ok := groups[key]; !ok {
-				keys = append(keys, key)
-			}
-			groups[key] = append(groups[key], h)
+		us := unionStates(op.Layout)
+		type cause struct {
+			sev    Severity
+			kind   unionCause
+			orphan *OrphanRule
 		}
-		for _, k := range keys {
-			out = append(out, r.finding(c, op, e, groups[k]))
+		var firsts []unionHit       // each cause's first hit
+		groups := map[cause][]int{} // positions in us, by cause
+		for _, h := range orphanUnions(c, op, e, us) {
+			key := cause{h.sev, h.kind, h.orphan}
+			if _, ok := groups[key]; !ok {
+				firsts = append(firsts, h)
+			}
+			groups[key] = append(groups[key], h.k)
+		}
+		for _, h := range firsts {
+			out = append(out, r.finding(c, op, e, h, us, groups[cause{h.sev, h.kind, h.orphan}]))
 		}
 	})
 	return out
 }
 
-// orphanUnions lists the operator's UNION states that PF130 reports, in name order.
-func orphanUnions(c *Context, op *rescale.OperatorAssignment, e *CatalogEntry) []unionHit {
+// orphanUnions lists the operator's UNION states (us, in name order) that PF130 reports.
+func orphanUnions(c *Context, op *rescale.OperatorAssignment, e *CatalogEntry, us []unionStat) []unionHit {
 	var out []unionHit
 	stateNames := -1 // operatorStates(op.Layout) counted once, when first needed
-	for _, u := range unionStates(op.Layout) {
+	for k, u := range us {
 		c.stop.Check()
 		if u.elements == 0 {
 			continue
 		}
-		h := unionHit{u: u, sev: Warning, orphan: e.Orphan(u.name)}
+		h := unionHit{k: k, sev: Warning, orphan: e.Orphan(u.name)}
 		switch {
 		case h.orphan != nil:
-			h.kind = "legacy"
-			h.why = fmt.Sprintf("`%s` is state of %s, which %s never registers: it is legacy state left under the same uid.", u.name, h.orphan.From, e.Name)
+			h.kind = legacyUnion
 		case e != nil && !e.Claims(u.name):
-			h.kind = "unclaimed"
-			h.why = fmt.Sprintf("`%s` is not a state that %s registers.", u.name, e.Name)
+			h.kind = unclaimedUnion
 			if !u.wholesale() {
 				h.sev = Info
 			}
 		case e == nil && u.wholesale():
-			h.kind = "wholesale"
-			h.why = fmt.Sprintf("Every one of the %d old subtasks stored the same %s of `%s` (heuristic: legitimate union users write only their own share).", len(u.perSubtask), plural(u.perSubtask[0], "element"), u.name)
+			h.kind = wholesaleUnion
 			if stateNames < 0 {
 				stateNames = len(operatorStates(op.Layout))
 			}
@@ -176,28 +188,48 @@ func orphanUnions(c *Context, op *rescale.OperatorAssignment, e *CatalogEntry) [
 	return out
 }
 
-// finding is PF130's finding for the operator's orphaned UNION states of one cause.
-func (r OrphanUnionRule) finding(c *Context, op *rescale.OperatorAssignment, e *CatalogEntry, hs []unionHit) Finding {
-	first := hs[0]
-	f := c.finding(r, first.sev, op)
-	var elements, bytes int64
-	names := make([]string, len(hs))
-	for i, h := range hs {
-		elements, bytes, names[i] = elements+h.u.elements, bytes+h.u.bytes, h.u.name
-	}
-	f.StateName = names[0]
-	what, why, it := "an orphaned UNION state", first.why, "It has"
-	if len(hs) > 1 {
-		f.StateNames = names
-		what, it = units.Thousands(int64(len(hs)))+" orphaned UNION states", "They have"
-		switch first.kind {
-		case "legacy":
-			why = fmt.Sprintf("%s are state of %s, which %s never registers: they are legacy state left under the same uid.", statesText(names), first.orphan.From, e.Name)
-		case "unclaimed":
-			why = fmt.Sprintf("%s are not states that %s registers.", statesText(names), e.Name)
-		default:
-			why = fmt.Sprintf("Every one of the %d old subtasks stored the same number of elements of each of %s (heuristic: legitimate union users write only their own share).", len(first.u.perSubtask), statesText(names))
+// unionWhy says why the states us[ks] (one or more, in name order) count as orphaned.
+func unionWhy(h unionHit, e *CatalogEntry, us []unionStat, ks []int) string {
+	u := us[ks[0]]
+	if len(ks) == 1 {
+		switch h.kind {
+		case legacyUnion:
+			return fmt.Sprintf("`%s` is state of %s, which %s never registers: it is legacy state left under the same uid.", u.name, h.orphan.From, e.Name)
+		case unclaimedUnion:
+			return fmt.Sprintf("`%s` is not a state that %s registers.", u.name, e.Name)
 		}
+		return fmt.Sprintf("Every one of the %d old subtasks stored the same %s of `%s` (heuristic: legitimate union users write only their own share).", len(u.perSubtask), plural(u.perSubtask[0], "element"), u.name)
+	}
+	names := make([]string, len(ks))
+	for i, k := range ks {
+		names[i] = us[k].name
+	}
+	switch h.kind {
+	case legacyUnion:
+		return fmt.Sprintf("%s are state of %s, which %s never registers: they are legacy state left under the same uid.", statesText(names), h.orphan.From, e.Name)
+	case unclaimedUnion:
+		return fmt.Sprintf("%s are not states that %s registers.", statesText(names), e.Name)
+	}
+	return fmt.Sprintf("Every one of the %d old subtasks stored the same number of elements of each of %s (heuristic: legitimate union users write only their own share).", len(u.perSubtask), statesText(names))
+}
+
+// finding is PF130's finding for the operator's orphaned UNION states us[ks] of one cause (h
+// is the first state's hit).
+func (r OrphanUnionRule) finding(c *Context, op *rescale.OperatorAssignment, e *CatalogEntry, h unionHit, us []unionStat, ks []int) Finding {
+	f := c.finding(r, h.sev, op)
+	var elements, bytes int64
+	for _, k := range ks {
+		elements, bytes = elements+us[k].elements, bytes+us[k].bytes
+	}
+	first := us[ks[0]]
+	f.StateName = first.name
+	what, it := "an orphaned UNION state", "It has"
+	if len(ks) > 1 {
+		f.StateNames = make([]string, len(ks))
+		for i, k := range ks {
+			f.StateNames[i] = us[k].name
+		}
+		what, it = units.Thousands(int64(len(ks)))+" orphaned UNION states", "They have"
 	}
 	p := int64(op.NewParallelism)
 	next := p * elements
@@ -207,15 +239,15 @@ func (r OrphanUnionRule) finding(c *Context, op *rescale.OperatorAssignment, e *
 		holder = "the new subtask holds"
 	}
 	f.Message = fmt.Sprintf("%s holds %s: %s %s %s (%s) in this checkpoint, written by %s. Forecast: after this restore %s all %s and writes them back, so the next checkpoint holds %s (%s) with %s of offsets in _metadata; restoring that checkpoint ships %s (%s of offsets) in every subtask's TaskDeploymentDescriptor, and each further restore multiplies it by the parallelism again.",
-		upperFirst(opLabel(op, e)), what, why, it, plural(elements, "element"), bytesText(bytes), plural(int64(len(first.u.perSubtask)), "old subtask"), holder, plural(elements, "element"),
+		upperFirst(opLabel(op, e)), what, unionWhy(h, e, us, ks), it, plural(elements, "element"), bytesText(bytes), plural(int64(len(first.perSubtask)), "old subtask"), holder, plural(elements, "element"),
 		plural(next, "element"), bytesText(p*bytes), bytesText(8*next), plural(next, "element"), bytesText(8*next))
 	f.Message += " " + frameForecast(8*elements, p, c.Options.frameSize())
 	if bytes > 0 && bytes < c.Options.inlineThreshold() {
 		f.Message += fmt.Sprintf(" While each subtask's stream stays under the inline threshold (%s) the element bytes travel inline too.", bytesText(c.Options.inlineThreshold()))
 	}
-	if first.orphan != nil {
-		f.Remediation = first.orphan.Remediation
-		f.References = append(f.References, first.orphan.References...)
+	if h.orphan != nil {
+		f.Remediation = h.orphan.Remediation
+		f.References = append(f.References, h.orphan.References...)
 	} else {
 		f.Remediation = orphanUnion.remedy("")
 	}
