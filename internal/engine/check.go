@@ -158,9 +158,10 @@ func (b *reportBuilder) setShortIDs(ops iter.Seq[checkpoint.OperatorID]) {
 	shortIDs(len(ids), func(i int) string { return ids[i].String() }, func(i int, s string) { b.shortLen[i] = uint8(len(s)) })
 }
 
-// add converts a range's operators (res in report order, fs the range's findings) and drops
-// the range's vertices from res as it goes.
+// add converts a range's operators (res in report order) and findings fs, and drops the
+// range's vertices from res as it goes.
 func (b *reportBuilder) add(res *rescale.Result, fs []findings.Finding) {
+	b.addFindings(fs)
 	named := map[string]bool{} // operators charted: named at WARNING or above
 	// Operators whose label the text takes from the report (report.indexReferenced): named by
 	// a finding without their name or uid, or heading a vertex a finding names.
@@ -275,9 +276,32 @@ func (b *reportBuilder) finish(rep findings.Report) {
 	}
 	b.best, b.bestMsg = nil, nil
 	out.Verdict = pb.Verdict(rep.Verdict)
-	findingMsgs := make([]pb.Finding, len(rep.Findings))
-	out.Findings = make([]*pb.Finding, 0, len(rep.Findings))
-	for i, f := range rep.Findings {
+	// The ranges' findings were converted as they came (add); the job-wide ones join them, in
+	// the order findings.Check gives.
+	b.addFindings(rep.Findings)
+	sort.SliceStable(out.Findings, func(i, j int) bool { return findingOrder(out.Findings[i]).Before(findingOrder(out.Findings[j])) })
+	for _, s := range rep.Safe {
+		out.SafeParallelism = append(out.SafeParallelism, &pb.SafeParallelism{
+			VertexId: s.VertexID, VertexName: s.VertexName, Requested: s.Requested, Below: s.Below, Above: s.Above,
+		})
+	}
+}
+
+// findingOrder is the sort key findings.Check orders its findings by.
+func findingOrder(f *pb.Finding) findings.Order {
+	first := int32(-1)
+	if len(f.GetAffectedSubtasks()) > 0 {
+		first = f.GetAffectedSubtasks()[0]
+	}
+	return findings.Order{Severity: findings.Severity(f.GetSeverity()), RuleID: f.GetRuleId(), VertexID: f.GetVertexId(),
+		OperatorID: f.GetOperatorId(), StateName: f.GetStateName(), FirstSubtask: first, Message: f.GetMessage()}
+}
+
+// addFindings converts findings into the report's messages (one allocation for all of them).
+func (b *reportBuilder) addFindings(fs []findings.Finding) {
+	findingMsgs := make([]pb.Finding, len(fs))
+	b.out.Findings = slices.Grow(b.out.Findings, len(fs))
+	for i, f := range fs {
 		b.stop.Check()
 		fm := &findingMsgs[i]
 		*fm = pb.Finding{
@@ -296,12 +320,7 @@ func (b *reportBuilder) finish(rep findings.Report) {
 			References:       f.References,
 			CatalogEntry:     f.CatalogEntry,
 		}
-		out.Findings = append(out.Findings, fm)
-	}
-	for _, s := range rep.Safe {
-		out.SafeParallelism = append(out.SafeParallelism, &pb.SafeParallelism{
-			VertexId: s.VertexID, VertexName: s.VertexName, Requested: s.Requested, Below: s.Below, Above: s.Above,
-		})
+		b.out.Findings = append(b.out.Findings, fm)
 	}
 }
 

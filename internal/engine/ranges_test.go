@@ -123,7 +123,8 @@ func checkWholeJob(e *Engine, ctx context.Context, layout *checkpoint.Layout, so
 	}
 	b := &reportBuilder{detail: detail, include: opts.GetIncludeSubtasks(), out: &pb.RescaleReport{Checkpoint: summary(layout, source)}}
 	b.setShortIDs(resultOperators(result))
-	b.add(result, rep.Findings)
+	b.add(result, rep.Findings) // every finding comes with the one range
+	rep.Findings = nil
 	b.finish(rep)
 	return b.out, nil
 }

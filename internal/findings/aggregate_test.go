@@ -133,3 +133,45 @@ func ruleMeta(t *testing.T, id string) *RuleMeta {
 	t.Fatalf("no rule %s", id)
 	return nil
 }
+
+// TestPF130OneFindingPerOperatorAndCause: an unknown operator whose every subtask copied many
+// UNION states wholesale gets one finding that names five, lists all, and forecasts them
+// together; one such state keeps the single-state wording.
+func TestPF130OneFindingPerOperatorAndCause(t *testing.T) {
+	unions := func(n int) []tState {
+		var out []tState
+		for i := range n {
+			out = append(out, unionState(fmt.Sprintf("u%02d", i), 2, 2))
+		}
+		return out
+	}
+	for _, tc := range []struct {
+		name   string
+		states []tState
+		names  int // len(StateNames)
+		want   []string
+	}{
+		{"one state", append(unions(1), splitState("s", 1, 1)), 0,
+			[]string{"holds an orphaned UNION state: Every one of the 2 old subtasks stored the same 2 elements of `u00`", "It has 4 elements"}},
+		{"seven states", unions(7), 7,
+			[]string{"holds 7 orphaned UNION states: Every one of the 2 old subtasks stored the same number of elements of each of `u00`, `u01`, `u02`, `u03`, `u04` and 2 more",
+				"They have 28 elements", "the next checkpoint holds 112 elements"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			l := layoutOf(t, 5, tOp{name: "custom", uid: "custom", p: 2, states: tc.states})
+			fs := byRule(check(t, l, rescale.Plan{DefaultParallelism: 4}, nil, Options{}), "PF130")
+			if len(fs) != 1 {
+				t.Fatalf("%d PF130 findings, want 1:\n%+v", len(fs), fs)
+			}
+			f := fs[0]
+			if f.StateName != "u00" || len(f.StateNames) != tc.names {
+				t.Errorf("states %q / %q, want u00 and %d names", f.StateName, f.StateNames, tc.names)
+			}
+			for _, want := range tc.want {
+				if !strings.Contains(f.Message, want) {
+					t.Errorf("message lacks %q:\n%s", want, f.Message)
+				}
+			}
+		})
+	}
+}

@@ -63,35 +63,45 @@ func runRules(c *Context, rules []Rule) []Finding {
 // sortFindings orders by severity (descending), rule ID, vertex, operator, state, first
 // affected subtask, message: deterministic for equal inputs.
 func sortFindings(fs []Finding) {
-	sort.SliceStable(fs, func(i, j int) bool {
-		a, b := &fs[i], &fs[j]
-		if a.Severity != b.Severity {
-			return a.Severity > b.Severity
-		}
-		if a.RuleID != b.RuleID {
-			return a.RuleID < b.RuleID
-		}
-		if a.VertexID != b.VertexID {
-			return a.VertexID < b.VertexID
-		}
-		if a.OperatorID != b.OperatorID {
-			return a.OperatorID < b.OperatorID
-		}
-		if a.StateName != b.StateName {
-			return a.StateName < b.StateName
-		}
-		fa, fb := int32(-1), int32(-1)
-		if len(a.AffectedSubtasks) > 0 {
-			fa = a.AffectedSubtasks[0]
-		}
-		if len(b.AffectedSubtasks) > 0 {
-			fb = b.AffectedSubtasks[0]
-		}
-		if fa != fb {
-			return fa < fb
-		}
-		return a.Message < b.Message
-	})
+	sort.SliceStable(fs, func(i, j int) bool { return fs[i].Order().Before(fs[j].Order()) })
+}
+
+// Order is what orders findings in a report; a caller holding findings in another form (the
+// API's messages) sorts them the same way by building it from their fields.
+type Order struct {
+	Severity                                Severity
+	RuleID, VertexID, OperatorID, StateName string
+	FirstSubtask                            int32 // -1 when no subtask is affected
+	Message                                 string
+}
+
+// Order returns f's sort key.
+func (f *Finding) Order() Order {
+	first := int32(-1)
+	if len(f.AffectedSubtasks) > 0 {
+		first = f.AffectedSubtasks[0]
+	}
+	return Order{f.Severity, f.RuleID, f.VertexID, f.OperatorID, f.StateName, first, f.Message}
+}
+
+// Before reports whether a finding keyed a comes before one keyed b: severity (descending),
+// rule ID, vertex, operator, state, first affected subtask, message.
+func (a Order) Before(b Order) bool {
+	switch {
+	case a.Severity != b.Severity:
+		return a.Severity > b.Severity
+	case a.RuleID != b.RuleID:
+		return a.RuleID < b.RuleID
+	case a.VertexID != b.VertexID:
+		return a.VertexID < b.VertexID
+	case a.OperatorID != b.OperatorID:
+		return a.OperatorID < b.OperatorID
+	case a.StateName != b.StateName:
+		return a.StateName < b.StateName
+	case a.FirstSubtask != b.FirstSubtask:
+		return a.FirstSubtask < b.FirstSubtask
+	}
+	return a.Message < b.Message
 }
 
 // safeParallelism searches, per vertex with a denying finding, the largest passing

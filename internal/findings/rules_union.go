@@ -6,6 +6,7 @@ import (
 
 	"github.com/flinkpreflight/preflight/internal/checkpoint"
 	"github.com/flinkpreflight/preflight/internal/rescale"
+	"github.com/flinkpreflight/preflight/internal/units"
 )
 
 // unionStat is one UNION state of an operator as stored in the layout.
@@ -18,8 +19,8 @@ type unionStat struct {
 }
 
 func unionStates(op *checkpoint.OperatorLayout) []unionStat {
-	byName := map[string]*unionStat{}
-	var names []string
+	index := map[string]int{} // name → position in out
+	var out []unionStat
 	for i := range op.Subtasks {
 		st := &op.Subtasks[i]
 		for h := range st.OperatorStateHandles() {
@@ -27,12 +28,13 @@ func unionStates(op *checkpoint.OperatorLayout) []unionStat {
 				if s.Mode != checkpoint.Union {
 					continue
 				}
-				u := byName[s.Name]
-				if u == nil {
-					u = &unionStat{name: s.Name}
-					byName[s.Name] = u
-					names = append(names, s.Name)
+				k, ok := index[s.Name]
+				if !ok {
+					k = len(out)
+					index[s.Name] = k
+					out = append(out, unionStat{name: s.Name})
 				}
+				u := &out[k]
 				u.elements += s.Elements
 				u.bytes += s.Bytes
 				if s.Elements > 0 && h.Stream.Inline() {
@@ -41,28 +43,27 @@ func unionStates(op *checkpoint.OperatorLayout) []unionStat {
 			}
 		}
 	}
+	if len(out) == 0 {
+		return nil
+	}
 	// Elements per old subtask, of every state under a UNION state's name (as
 	// oldElementsPerSubtask counts them), in one pass: a pass per name would be quadratic in an
 	// operator of 30,000 UNION states.
-	for _, u := range byName {
-		u.perSubtask = make([]int64, op.Parallelism)
+	for k := range out {
+		out[k].perSubtask = make([]int64, op.Parallelism)
 	}
 	for i := range op.Subtasks {
 		st := &op.Subtasks[i]
-		if len(byName) == 0 || st.Index < 0 || st.Index >= op.Parallelism {
+		if st.Index < 0 || st.Index >= op.Parallelism {
 			continue
 		}
 		for s := range st.OperatorStates() {
-			if u := byName[s.Name]; u != nil {
-				u.perSubtask[st.Index] += s.Elements
+			if k, ok := index[s.Name]; ok {
+				out[k].perSubtask[st.Index] += s.Elements
 			}
 		}
 	}
-	sort.Strings(names)
-	out := make([]unionStat, 0, len(names))
-	for _, n := range names {
-		out = append(out, *byName[n])
-	}
+	sort.Slice(out, func(a, b int) bool { return out[a].name < out[b].name })
 	return out
 }
 
@@ -106,67 +107,154 @@ func init() { register(OrphanUnionRule{}) }
 // Meta returns PF130's facts.
 func (OrphanUnionRule) Meta() *RuleMeta { return &orphanUnion }
 
+// unionHit is one orphaned UNION state of an operator (its position in unionStates' answer),
+// with the cause that makes it one.
+type unionHit struct {
+	k      int
+	sev    Severity
+	kind   unionCause
+	orphan *OrphanRule // the catalog's legacy state, if that is the cause
+}
+
+// unionCause is why PF130 takes a UNION state for orphaned.
+type unionCause uint8
+
+const (
+	legacyUnion    unionCause = iota // the catalog names it as another operator's state
+	unclaimedUnion                   // the catalog's operator does not register it
+	wholesaleUnion                   // unknown operator; every subtask stored the same elements
+)
+
+// Check reports once per operator and cause (severity, kind, the catalog's legacy state): an
+// operator of 30,000 orphaned UNION states gets one finding that names five and forecasts them
+// together, as they travel together.
 func (r OrphanUnionRule) Check(c *Context) []Finding {
 	var out []Finding
 	c.operators(func(v *rescale.VertexAssignment, op *rescale.OperatorAssignment) {
 		e := c.Entry(op)
-		stateNames := -1 // operatorStates(op.Layout) counted once, when first needed
-		for _, u := range unionStates(op.Layout) {
-			c.stop.Check()
-			if u.elements == 0 {
-				continue
+		us := unionStates(op.Layout)
+		type cause struct {
+			sev    Severity
+			kind   unionCause
+			orphan *OrphanRule
+		}
+		var firsts []unionHit       // each cause's first hit
+		groups := map[cause][]int{} // positions in us, by cause
+		for _, h := range orphanUnions(c, op, e, us) {
+			key := cause{h.sev, h.kind, h.orphan}
+			if _, ok := groups[key]; !ok {
+				firsts = append(firsts, h)
 			}
-			var why string
-			sev := Warning
-			orphan := e.Orphan(u.name)
-			switch {
-			case orphan != nil:
-				why = fmt.Sprintf("`%s` is state of %s, which %s never registers: it is legacy state left under the same uid.", u.name, orphan.From, e.Name)
-			case e != nil && !e.Claims(u.name):
-				why = fmt.Sprintf("`%s` is not a state that %s registers.", u.name, e.Name)
-				if !u.wholesale() {
-					sev = Info
-				}
-			case e == nil && u.wholesale():
-				why = fmt.Sprintf("Every one of the %d old subtasks stored the same %s of `%s` (heuristic: legitimate union users write only their own share).", len(u.perSubtask), plural(u.perSubtask[0], "element"), u.name)
-				if stateNames < 0 {
-					stateNames = len(operatorStates(op.Layout))
-				}
-				if stateNames < 2 {
-					sev = Info
-				}
-			default:
-				continue
-			}
-			p := int64(op.NewParallelism)
-			next := p * u.elements
-			f := c.finding(r, sev, op)
-			f.StateName = u.name
-			f.AffectedSubtasks = rangeFrom(0, int32(p))
-			holder := "each of the " + plural(p, "new subtask") + " holds"
-			if p == 1 {
-				holder = "the new subtask holds"
-			}
-			f.Message = fmt.Sprintf("%s holds an orphaned UNION state: %s It has %s (%s) in this checkpoint, written by %s. Forecast: after this restore %s all %s and writes them back, so the next checkpoint holds %s (%s) with %s of offsets in _metadata; restoring that checkpoint ships %s (%s of offsets) in every subtask's TaskDeploymentDescriptor, and each further restore multiplies it by the parallelism again.",
-				upperFirst(opLabel(op, e)), why, plural(u.elements, "element"), bytesText(u.bytes), plural(int64(len(u.perSubtask)), "old subtask"), holder, plural(u.elements, "element"),
-				plural(next, "element"), bytesText(p*u.bytes), bytesText(8*next), plural(next, "element"), bytesText(8*next))
-			f.Message += " " + frameForecast(8*u.elements, p, c.Options.frameSize())
-			if perSub := u.bytes; perSub > 0 && perSub < c.Options.inlineThreshold() {
-				f.Message += fmt.Sprintf(" While each subtask's stream stays under the inline threshold (%s) the element bytes travel inline too.", bytesText(c.Options.inlineThreshold()))
-			}
-			if orphan != nil {
-				f.Remediation = orphan.Remediation
-				f.References = append(f.References, orphan.References...)
-			} else {
-				f.Remediation = orphanUnion.remedy("")
-			}
-			if e != nil {
-				f.References = dedupe(append(f.References, e.References...))
-			}
-			out = append(out, f)
+			groups[key] = append(groups[key], h.k)
+		}
+		for _, h := range firsts {
+			out = append(out, r.finding(c, op, e, h, us, groups[cause{h.sev, h.kind, h.orphan}]))
 		}
 	})
 	return out
+}
+
+// orphanUnions lists the operator's UNION states (us, in name order) that PF130 reports.
+func orphanUnions(c *Context, op *rescale.OperatorAssignment, e *CatalogEntry, us []unionStat) []unionHit {
+	var out []unionHit
+	stateNames := -1 // operatorStates(op.Layout) counted once, when first needed
+	for k, u := range us {
+		c.stop.Check()
+		if u.elements == 0 {
+			continue
+		}
+		h := unionHit{k: k, sev: Warning, orphan: e.Orphan(u.name)}
+		switch {
+		case h.orphan != nil:
+			h.kind = legacyUnion
+		case e != nil && !e.Claims(u.name):
+			h.kind = unclaimedUnion
+			if !u.wholesale() {
+				h.sev = Info
+			}
+		case e == nil && u.wholesale():
+			h.kind = wholesaleUnion
+			if stateNames < 0 {
+				stateNames = len(operatorStates(op.Layout))
+			}
+			if stateNames < 2 {
+				h.sev = Info
+			}
+		default:
+			continue
+		}
+		out = append(out, h)
+	}
+	return out
+}
+
+// unionWhy says why the states us[ks] (one or more, in name order) count as orphaned.
+func unionWhy(h unionHit, e *CatalogEntry, us []unionStat, ks []int) string {
+	u := us[ks[0]]
+	if len(ks) == 1 {
+		switch h.kind {
+		case legacyUnion:
+			return fmt.Sprintf("`%s` is state of %s, which %s never registers: it is legacy state left under the same uid.", u.name, h.orphan.From, e.Name)
+		case unclaimedUnion:
+			return fmt.Sprintf("`%s` is not a state that %s registers.", u.name, e.Name)
+		}
+		return fmt.Sprintf("Every one of the %d old subtasks stored the same %s of `%s` (heuristic: legitimate union users write only their own share).", len(u.perSubtask), plural(u.perSubtask[0], "element"), u.name)
+	}
+	names := make([]string, len(ks))
+	for i, k := range ks {
+		names[i] = us[k].name
+	}
+	switch h.kind {
+	case legacyUnion:
+		return fmt.Sprintf("%s are state of %s, which %s never registers: they are legacy state left under the same uid.", statesText(names), h.orphan.From, e.Name)
+	case unclaimedUnion:
+		return fmt.Sprintf("%s are not states that %s registers.", statesText(names), e.Name)
+	}
+	return fmt.Sprintf("Every one of the %d old subtasks stored the same number of elements of each of %s (heuristic: legitimate union users write only their own share).", len(u.perSubtask), statesText(names))
+}
+
+// finding is PF130's finding for the operator's orphaned UNION states us[ks] of one cause (h
+// is the first state's hit).
+func (r OrphanUnionRule) finding(c *Context, op *rescale.OperatorAssignment, e *CatalogEntry, h unionHit, us []unionStat, ks []int) Finding {
+	f := c.finding(r, h.sev, op)
+	var elements, bytes int64
+	for _, k := range ks {
+		elements, bytes = elements+us[k].elements, bytes+us[k].bytes
+	}
+	first := us[ks[0]]
+	f.StateName = first.name
+	what, it := "an orphaned UNION state", "It has"
+	if len(ks) > 1 {
+		f.StateNames = make([]string, len(ks))
+		for i, k := range ks {
+			f.StateNames[i] = us[k].name
+		}
+		what, it = units.Thousands(int64(len(ks)))+" orphaned UNION states", "They have"
+	}
+	p := int64(op.NewParallelism)
+	next := p * elements
+	f.AffectedSubtasks = rangeFrom(0, int32(p))
+	holder := "each of the " + plural(p, "new subtask") + " holds"
+	if p == 1 {
+		holder = "the new subtask holds"
+	}
+	f.Message = fmt.Sprintf("%s holds %s: %s %s %s (%s) in this checkpoint, written by %s. Forecast: after this restore %s all %s and writes them back, so the next checkpoint holds %s (%s) with %s of offsets in _metadata; restoring that checkpoint ships %s (%s of offsets) in every subtask's TaskDeploymentDescriptor, and each further restore multiplies it by the parallelism again.",
+		upperFirst(opLabel(op, e)), what, unionWhy(h, e, us, ks), it, plural(elements, "element"), bytesText(bytes), plural(int64(len(first.perSubtask)), "old subtask"), holder, plural(elements, "element"),
+		plural(next, "element"), bytesText(p*bytes), bytesText(8*next), plural(next, "element"), bytesText(8*next))
+	f.Message += " " + frameForecast(8*elements, p, c.Options.frameSize())
+	if bytes > 0 && bytes < c.Options.inlineThreshold() {
+		f.Message += fmt.Sprintf(" While each subtask's stream stays under the inline threshold (%s) the element bytes travel inline too.", bytesText(c.Options.inlineThreshold()))
+	}
+	if h.orphan != nil {
+		f.Remediation = h.orphan.Remediation
+		f.References = append(f.References, h.orphan.References...)
+	} else {
+		f.Remediation = orphanUnion.remedy("")
+	}
+	if e != nil {
+		f.References = dedupe(append(f.References, e.References...))
+	}
+	return f
 }
 
 // frameForecast says after how many restores at parallelism p the union's offsets alone

@@ -34,8 +34,10 @@ type Session struct {
 	rules  []Rule
 	memo   *checkMemo
 	resim  *rescale.Resimulator
-	fs     []Finding
-	safe   []SafeParallelism
+	// worst is the most severe finding Vertices returned: the ranges' findings are the
+	// caller's (a session keeps none, so that 100,000 of them are not held twice).
+	worst Severity
+	safe  []SafeParallelism
 
 	// payloads is every vertex's payload total for the JobManager-memory rule (nil when it is
 	// off); passed is the first vertex PayloadPass has not simulated yet.
@@ -110,8 +112,8 @@ func (s *Session) Resimulator() *rescale.Resimulator { return s.resim }
 
 // Vertices simulates the plan's vertices [from, to) and checks them: the rules that judge
 // vertices, operators and failures, then the nearest-safe search for the vertices they deny.
-// It returns the range's Result and findings (also kept for Finish); the Result is the
-// caller's to convert and drop.
+// It returns the range's Result and findings, both the caller's to keep or convert and drop
+// (Finish weighs the findings' severities in its verdict but does not return them).
 func (s *Session) Vertices(ctx context.Context, from, to int) (_ *rescale.Result, _ []Finding, err error) {
 	if s.NeedsPayloadPass() {
 		return nil, nil, errPayloadPass
@@ -131,13 +133,17 @@ func (s *Session) Vertices(ctx context.Context, from, to int) (_ *rescale.Result
 			fs = append(fs, r.Check(c)...)
 		}
 	}
-	s.fs = append(s.fs, fs...)
+	for i := range fs {
+		s.worst = max(s.worst, fs[i].Severity)
+	}
 	s.safe = append(s.safe, safeParallelism(c, s.rules, fs)...)
 	return res, fs, nil
 }
 
-// Finish checks what concerns no vertex and runs the job-wide rules, and returns the report of
-// every range checked.
+// Finish checks what concerns no vertex and runs the job-wide rules, and returns their findings
+// (sorted) with the verdict and the nearest safe parallelisms of every range checked. The
+// ranges' findings are not in it: Vertices returned them, and the caller merges them (sorted
+// by Finding.Order) into its report.
 func (s *Session) Finish(ctx context.Context) (rep Report, err error) {
 	if s.NeedsPayloadPass() {
 		return Report{}, errPayloadPass
@@ -152,12 +158,11 @@ func (s *Session) Finish(ctx context.Context) (rep Report, err error) {
 	c := s.context(ctx, stop, res)
 	fs := runRules(c, s.rules)
 	s.safe = append(s.safe, safeParallelism(c, s.rules, fs)...)
-	// The ranges' findings (one per operator of a 100k-operator job) take the few job-wide ones
-	// in their own array rather than being copied into a new one.
-	fs, s.fs = append(s.fs, fs...), nil
 	sortFindings(fs)
 	sort.Slice(s.safe, func(i, j int) bool { return s.safe[i].VertexID < s.safe[j].VertexID })
-	return Report{Findings: fs, Verdict: verdictOf(fs, s.opts.failLevel()), Safe: s.safe}, nil
+	// The verdict weighs the ranges' findings too: the worst of them stands for all.
+	verdict := max(verdictOf(fs, s.opts.failLevel()), verdictOf([]Finding{{Severity: s.worst}}, s.opts.failLevel()))
+	return Report{Findings: fs, Verdict: verdict, Safe: s.safe}, nil
 }
 
 // context is a rules context over one range's Result, sharing the session's catalog

@@ -28,12 +28,18 @@ func checkBySession(l *checkpoint.Layout, plan rescale.Plan, cat *Catalog, opts 
 			return Report{}, err
 		}
 	}
+	var fs []Finding
 	for from := 0; from < n; from += size {
-		if _, _, err := s.Vertices(ctx, from, min(from+size, n)); err != nil {
+		_, rfs, err := s.Vertices(ctx, from, min(from+size, n))
+		if err != nil {
 			return Report{}, err
 		}
+		fs = append(fs, rfs...)
 	}
-	return s.Finish(ctx)
+	rep, err := s.Finish(ctx)
+	rep.Findings = append(fs, rep.Findings...)
+	sortFindings(rep.Findings)
+	return rep, err
 }
 
 // sameAsCheck fails t unless every range size gives CheckContext's report on the whole Result.

@@ -1,0 +1,40 @@
+package main
+
+import (
+	"io"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/flinkpreflight/preflight/internal/scenarios"
+)
+
+// TestCheckFull: text and Markdown show the first findings and operators of a long report and
+// say what they left out; --full shows everything.
+func TestCheckFull(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "_metadata")
+	spec := scenarios.Synthetic{Operators: 30, Parallelism: 1, Split: 1} // one PF170 finding per operator at -p 2
+	if err := scenarios.WriteFile(path, false, func(w io.Writer) error { return scenarios.WriteSynthetic(w, spec) }); err != nil {
+		t.Fatal(err)
+	}
+	for _, output := range []string{"text", "markdown"} {
+		t.Run(output, func(t *testing.T) {
+			code, out, stderr := runCLI(t, "check", path, "-p", "2", "-o", output)
+			if code != exitAllow {
+				t.Fatalf("exit %d: %s", code, stderr)
+			}
+			for _, want := range []string{"… and 20 more findings (20 INFO): --full shows them", "… and 10 more operators: --full shows them"} {
+				if !strings.Contains(out, want) {
+					t.Errorf("lacks %q:\n%s", want, out)
+				}
+			}
+			code, full, stderr := runCLI(t, "check", path, "-p", "2", "-o", output, "--full")
+			if code != exitAllow {
+				t.Fatalf("--full: exit %d: %s", code, stderr)
+			}
+			if strings.Contains(full, "--full shows") || strings.Count(full, "PF170") < 30 || !strings.Contains(full, "op-29") {
+				t.Errorf("--full leaves something out:\n%s", full)
+			}
+		})
+	}
+}
