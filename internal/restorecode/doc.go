@@ -35,8 +35,9 @@
 //
 // State names are constant-propagated: ldc strings, ConstantValue attributes, static fields set
 // once in <clinit>, fields every constructor sets to one constant (chaining into superclass
-// constructors), StringBuilder and makeConcatWithConstants over constants. Anything else leaves
-// the name empty and NameNote says where the descriptor was built.
+// constructors), StringBuilder and makeConcatWithConstants over constants. Anything else is
+// reported with the name "?" (NameNotConstant) and a NameNote "not constant: " and where the
+// descriptor was built.
 //
 // # Labels
 //
