@@ -86,6 +86,9 @@ func (inv *invocation) call(f *frame, c *call) (value, error) {
 	if inv.copyAll(f, c) {
 		return none, nil
 	}
+	if v, done, err := inv.throughLambda(f, c); done {
+		return v, err
+	}
 	if v, done := inv.onReceiver(f, c); done {
 		return v, nil
 	}
