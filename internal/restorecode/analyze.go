@@ -94,7 +94,19 @@ func isRestoreRoot(c *classfile.Class, m *classfile.Method) bool {
 	if m.Name == "initializeState" && strings.HasPrefix(m.Desc, "(L") && strings.HasSuffix(m.Desc, "Context;)V") {
 		return true
 	}
-	return m.Name == "restoreState" && m.Desc == "(Ljava/util/List;)V" && listCheckpointed(c)
+	return m.Name == "restoreState" && m.Desc == "(Ljava/util/List;)V" && listCheckpointed(c) || sinkWriterRestore(m)
+}
+
+// sinkWriterState is the state SinkWriterOperator registers for a sink-v2 writer's state and
+// hands, on restore, to the sink's restoreWriter (StatefulSinkWriterStateHandler).
+const sinkWriterState = "writer_raw_states"
+
+// sinkWriterRestore: a sink-v2 Sink's restoreWriter(InitContext or WriterInitContext,
+// Collection<WriterStateT>), called with the restored writer_raw_states on every restored
+// subtask, including new ones that receive none.
+func sinkWriterRestore(m *classfile.Method) bool {
+	return m.Name == "restoreWriter" && strings.HasPrefix(m.Desc, "(L") &&
+		strings.Contains(m.Desc, "InitContext;Ljava/util/Collection;)L")
 }
 
 func listCheckpointed(c *classfile.Class) bool {
@@ -144,9 +156,12 @@ func (a *analysis) runRoot(m *classfile.Method) error {
 		args = append(args, value{k: kThis, st: -1})
 	}
 	var f facts
-	if m.Name == "restoreState" {
+	if name, ok := map[string]string{"restoreState": listCheckpointedState, "restoreWriter": sinkWriterState}[m.Name]; ok {
 		at := event{cls: a.root.Name, method: m.Name, line: m.Code.Line(0), restored: true}
-		st := a.register(listCheckpointedState, "", SplitDistribute, true, at)
+		st := a.register(name, "", SplitDistribute, true, at)
+		if name == sinkWriterState {
+			args = append(args, none) // the writer's init context
+		}
 		args = append(args, value{k: kIterable, st: st})
 		a.events = append(a.events, event{k: evRead, st: st, cls: a.root.Name, method: m.Name, restored: true})
 		f.restored = true

@@ -68,8 +68,12 @@ func (inv *invocation) call(f *frame, c *call) (value, error) {
 		return value{k: kRestored, st: -1}, nil
 	}
 	if checkNames[name] && len(c.args) > 0 && c.args[0].k == kCheck {
-		if k, ok := enforcedEvents[count(c.args[0].n)]; ok {
-			inv.record(k, c.args[0].st, f, c.in)
+		chk := c.args[0]
+		if k, ok := enforcedEvents[count(chk.n)]; ok {
+			inv.record(k, chk.st, f, c.in)
+		}
+		if cnt := count(chk.n); cnt == cExact || cnt == cNonEmpty {
+			f.facts = f.facts.with(guard{gNonEmpty, chk.st}) // past the check, an element exists
 		}
 		return none, nil
 	}
@@ -78,6 +82,12 @@ func (inv *invocation) call(f *frame, c *call) (value, error) {
 	}
 	if name == "<init>" && c.recv.k == kNew && c.ref.Class == c.recv.s {
 		return none, inv.construct(f, c)
+	}
+	if inv.copyAll(f, c) {
+		return none, nil
+	}
+	if v, done, err := inv.throughLambda(f, c); done {
+		return v, err
 	}
 	if v, done := inv.onReceiver(f, c); done {
 		return v, nil
@@ -158,6 +168,25 @@ func constString(v value) (string, bool) {
 		return strconv.FormatInt(v.n, 10), true
 	}
 	return "", false
+}
+
+// copyAll handles addAll of the elements into a new local list (list.addAll(copy),
+// Iterables.addAll(list, it), Iterators.addAll): the list becomes a copy of them.
+func (inv *invocation) copyAll(f *frame, c *call) bool {
+	if c.ref.Name != "addAll" {
+		return false
+	}
+	dst, src := c.recv, argAt(c.args, 0)
+	if c.static {
+		dst, src = argAt(c.args, 0), argAt(c.args, 1)
+	}
+	if dst.k != kList || !src.k.restored() || src.k == kOptional {
+		return false
+	}
+	e := inv.record(evAll, src.st, f, c.in)
+	e.filter, e.copy = src.n == 1, true
+	f.replace(dst, value{k: kCopy, st: src.st, n: src.n})
+	return true
 }
 
 // onArguments handles calls on an untracked receiver that take the elements or one element.

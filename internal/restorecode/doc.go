@@ -6,7 +6,9 @@
 // # What is a restore path
 //
 // Roots are initializeState(…Context) (CheckpointedFunction, AbstractStreamOperator) and a
-// ListCheckpointed function's restoreState(List) (state "_default_"), plus any other method of
+// ListCheckpointed function's restoreState(List) (state "_default_"), a sink-v2 Sink's
+// restoreWriter(…InitContext, Collection) (state "writer_raw_states", which SinkWriterOperator
+// registers and hands whole to it, reported under the Sink class), plus any other method of
 // the class that registers state (a trigger's constructor called from initializeState). A state
 // is registered by OperatorStateStore.getListState / getUnionListState / getBroadcastState (and
 // the deprecated getOperatorState / getSerializableListState); it belongs to the class that
@@ -35,8 +37,9 @@
 //
 // State names are constant-propagated: ldc strings, ConstantValue attributes, static fields set
 // once in <clinit>, fields every constructor sets to one constant (chaining into superclass
-// constructors), StringBuilder and makeConcatWithConstants over constants. Anything else leaves
-// the name empty and NameNote says where the descriptor was built.
+// constructors), StringBuilder and makeConcatWithConstants over constants. Anything else is
+// reported with the name "?" (NameNotConstant) and a NameNote "not constant: " and where the
+// descriptor was built.
 //
 // # Labels
 //

@@ -124,9 +124,11 @@ func (inv *invocation) lambdaFilters(args []value) bool {
 				}
 			}
 		}
-		if len(body.ins) > 0 && body.rangeFilters(0, body.ins[len(body.ins)-1].Off) {
+		if len(body.ins) > 0 && filtered(body.rangeFilter(0, body.ins[len(body.ins)-1].Off)) {
 			return true
 		}
 	}
 	return false
 }
+
+func filtered(_ int, ok bool) bool { return ok }

@@ -69,16 +69,25 @@ func (inv *invocation) finish() error {
 	sort.Ints(inv.copyPuts)
 	for i := range inv.events {
 		e := &inv.events[i]
+		var filterAt []int // the loop's filter instruction, a second piece of evidence
 		switch e.k {
 		case evFirst:
 			if e.iter != 0 {
 				if t, j, ok := inv.loopOver(e.off, e.iter); ok {
-					e.k, e.filter, e.copy = evAll, e.filter || inv.loopFilters(t, j), inv.copiesIn(t, j)
+					off, f := inv.loopFilter(t, j)
+					e.k, e.filter, e.copy = evAll, e.filter || f, inv.copiesIn(t, j)
+					if f {
+						filterAt = append(filterAt, off)
+					}
 				}
 			}
 		case evIndex:
 			if t, j, ok := inv.loopAround(e.off); ok {
-				e.k, e.filter = evAll, e.filter || inv.loopFilters(t, j)
+				off, f := inv.loopFilter(t, j)
+				e.k, e.filter = evAll, e.filter || f
+				if f {
+					filterAt = append(filterAt, off)
+				}
 			} else {
 				e.k = evLast
 			}
@@ -89,6 +98,14 @@ func (inv *invocation) finish() error {
 		}
 		if e.k != 0 {
 			inv.a.events = append(inv.a.events, *e)
+		}
+		for _, off := range filterAt {
+			if int(e.st) >= len(inv.a.states) || inv.a.states[e.st].mode != Union {
+				break
+			}
+			fe := *e
+			fe.off, fe.line = off, inv.m.Code.Line(off)
+			inv.a.events = append(inv.a.events, fe)
 		}
 		if inv.scanErr != nil {
 			return inv.scanErr
@@ -144,15 +161,21 @@ func (inv *invocation) loopAround(off int) (int, int, bool) {
 	return 0, 0, false
 }
 
-// loopFilters reports whether the loop [t, j] keeps only some elements: a remainder (index %
-// parallelism), a membership test or subtask index, or an element put into a map (kept for a
-// later per-subtask pick).
-func (inv *invocation) loopFilters(t, j int) bool {
-	return anyIn(inv.elemPuts, t, j) || inv.rangeFilters(t, j)
+// loopFilter finds the first instruction in the loop [t, j] that shows it keeps only some
+// elements: a remainder (index % parallelism), a membership test or subtask index, or an element
+// put into a map (kept for a later per-subtask pick). The fixtures' convention names that
+// instruction as UNION-FILTER's evidence.
+func (inv *invocation) loopFilter(t, j int) (int, bool) {
+	off, ok := firstIn(inv.elemPuts, t, j)
+	if f, fok := inv.rangeFilter(t, j); fok && (!ok || f < off) {
+		off, ok = f, true
+	}
+	return off, ok
 }
 
-// rangeFilters counts filter instructions in [t, j] with a prefix sum over the instructions.
-func (inv *invocation) rangeFilters(t, j int) bool {
+// rangeFilter finds the first filter instruction in [t, j] with a prefix sum over the
+// instructions (a binary search for where the count first rises).
+func (inv *invocation) rangeFilter(t, j int) (int, bool) {
 	if inv.filterSum == nil {
 		inv.filterSum = make([]int32, len(inv.ins)+1)
 		for i, in := range inv.ins {
@@ -164,7 +187,11 @@ func (inv *invocation) rangeFilters(t, j int) bool {
 	}
 	lo := sort.Search(len(inv.ins), func(i int) bool { return inv.ins[i].Off >= t })
 	hi := sort.Search(len(inv.ins), func(i int) bool { return inv.ins[i].Off > j })
-	return inv.filterSum[hi]-inv.filterSum[lo] > 0
+	if inv.filterSum[hi] == inv.filterSum[lo] {
+		return 0, false
+	}
+	k := lo + sort.Search(hi-lo, func(i int) bool { return inv.filterSum[lo+i+1] > inv.filterSum[lo] })
+	return inv.ins[k].Off, true
 }
 
 func (inv *invocation) isFilter(in *classfile.Instruction) bool {
@@ -180,8 +207,17 @@ func (inv *invocation) isFilter(in *classfile.Instruction) bool {
 
 // anyIn reports whether a sorted offset list holds one in [t, j].
 func anyIn(offs []int, t, j int) bool {
+	_, ok := firstIn(offs, t, j)
+	return ok
+}
+
+// firstIn returns the first offset of a sorted list in [t, j].
+func firstIn(offs []int, t, j int) (int, bool) {
 	i := sort.SearchInts(offs, t)
-	return i < len(offs) && offs[i] <= j
+	if i < len(offs) && offs[i] <= j {
+		return offs[i], true
+	}
+	return 0, false
 }
 
 // copiesIn reports whether the loop [t, j] adds elements to a local list.

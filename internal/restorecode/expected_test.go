@@ -27,8 +27,14 @@ func TestJavaFixtures(t *testing.T) {
 	if len(tsvs) == 0 {
 		t.Skipf("no expected-labels .tsv under %s", root)
 	}
+	// The job jar holds package fixtures only; the stubs (Flink's API, shaded Guava,
+	// org.example.external) are code outside the job, as in the README's fixtures.jar.
 	dir := compileJava(t, root)
-	rep, err := Analyze(context.Background(), []Input{{Path: dir}}, Options{})
+	job := t.TempDir()
+	if err := os.Rename(filepath.Join(dir, "fixtures"), filepath.Join(job, "fixtures")); err != nil {
+		t.Fatal(err)
+	}
+	rep, err := Analyze(context.Background(), []Input{{Path: job}}, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -85,3 +85,71 @@ func concat(p classfile.Pool, bargs []uint16, args []value) (string, bool) {
 	}
 	return b.String(), true
 }
+
+// throughLambda handles a call that runs a lambda or method reference on the elements: the
+// functional method called on the lambda itself (only.apply(state.get())), and Optional.of(it)
+// followed by map/flatMap/ifPresent(lambda), with the Optional transparent around the elements.
+func (inv *invocation) throughLambda(f *frame, c *call) (value, bool, error) {
+	if c.recv.k == kLambda && !c.static {
+		v, err := inv.callLambda(f, c, c.recv, c.args)
+		return v, true, err
+	}
+	if c.ref.Class != "java/util/Optional" {
+		return none, false, nil
+	}
+	arg0 := argAt(c.args, 0)
+	switch {
+	case c.static && (c.ref.Name == "of" || c.ref.Name == "ofNullable") && arg0.k.restored() && arg0.k != kOptional:
+		return arg0, true, nil
+	case c.static || !c.recv.k.restored() || c.recv.k == kOptional:
+		return none, false, nil
+	}
+	switch c.ref.Name {
+	case "map", "flatMap", "ifPresent":
+		if arg0.k == kLambda {
+			v, err := inv.callLambda(f, c, arg0, []value{c.recv})
+			return v, true, err
+		}
+	case "filter", "get", "orElseThrow", "orElse", "orElseGet", "or":
+		return c.recv, true, nil
+	}
+	return none, false, nil
+}
+
+// callLambda runs a lambda's implementation with its captured values and args: a method
+// reference to a modelled library method (Iterables::getOnlyElement) takes effect at the call,
+// a method in the classes is interpreted, anything else is an escape.
+func (inv *invocation) callLambda(f *frame, c *call, lam value, args []value) (value, error) {
+	if int(lam.id) >= len(inv.a.lambdas) {
+		inv.escape(f, c)
+		return none, nil
+	}
+	l := inv.a.lambdas[lam.id]
+	all := append(append([]value{}, l.captured...), args...)
+	h := l.impl.Ref
+	params, _, ok := classfile.ParseDescriptor(h.Desc)
+	if !ok {
+		return none, nil
+	}
+	for _, a := range all {
+		if !a.k.restored() {
+			continue
+		}
+		if eff, ok := lookupStatic(h.Class, h.Name, len(params)); ok {
+			return inv.apply(f, c, eff, a), nil
+		}
+	}
+	cls, m := inv.a.findMethod(h.Class, h.Name, h.Desc)
+	if m == nil || m.Code == nil || inv.depth >= inv.a.opts.MaxDepth {
+		inv.escape(f, &call{in: c.in, ref: c.ref, recv: none, args: all})
+		return none, nil
+	}
+	n := len(params)
+	if m.Access&classfile.AccStatic == 0 {
+		n++ // the receiver: captured (this::m) or the first argument (Type::m)
+	}
+	for len(all) < n {
+		all = append(all, none)
+	}
+	return inv.a.run(cls, m, all[:n], f.facts, inv.depth+1)
+}

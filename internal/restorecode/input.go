@@ -114,7 +114,7 @@ func (s *classSet) parse(e *entry, b []byte, err error) *classfile.Class {
 // screenWords are the names a class that may register or restore operator state holds in its
 // constant pool; a class without any of them is not parsed unless another class needs it.
 var screenWords = [][]byte{[]byte("initializeState"), []byte("restoreState"), []byte("ListState"),
-	[]byte("getBroadcastState"), []byte("getOperatorState")}
+	[]byte("getBroadcastState"), []byte("getOperatorState"), []byte("restoreWriter")}
 
 func mayRegister(b []byte) bool {
 	for _, w := range screenWords {

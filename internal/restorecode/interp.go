@@ -37,7 +37,7 @@ type invocation struct {
 	cond      [2]value          // operands of the last conditional branch
 	handlers  map[int32][]int32 // block -> handler blocks covering it
 	scanErr   error             // the step budget ran out in finish's loop scans
-	filterSum []int32           // prefix counts of filter instructions, for rangeFilters
+	filterSum []int32           // prefix counts of filter instructions, for rangeFilter
 }
 
 type block struct{ start, end int32 } // instruction indexes [start, end)

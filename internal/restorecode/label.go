@@ -33,7 +33,11 @@ func (a *analysis) label() []State {
 	out := make([]State, 0, len(a.states))
 	for i, s := range a.states {
 		reg := a.evidence(&s.reg)
-		st := State{Name: s.name, NameNote: s.note, Mode: s.mode, Assumption: NotRead, Evidence: []Evidence{},
+		name, note := s.name, s.note
+		if !s.constant {
+			name, note = NameNotConstant, "not constant: "+note
+		}
+		st := State{Name: name, NameNote: note, Mode: s.mode, Assumption: NotRead, Evidence: []Evidence{},
 			Registered: &reg}
 		var evs []*event
 		for j := range a.events {

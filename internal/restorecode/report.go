@@ -22,6 +22,10 @@ const (
 	Unknown        = "UNKNOWN"         // the restored elements escape the analysis
 )
 
+// NameNotConstant is the name reported for a state whose name the analysis cannot
+// constant-propagate (a constructor's argument, a call's result): it says so rather than guess.
+const NameNotConstant = "?"
+
 // Report is the result of Analyze; it serializes to the JSON of `preflight analyze -o json`.
 type Report struct {
 	Classes []ClassReport `json:"classes"`
@@ -37,7 +41,8 @@ type ClassReport struct {
 
 // State is one registered operator state and what the restore code assumes about its elements.
 type State struct {
-	// Name is the state name; "" when it is not a constant, NameNote then says where it comes from.
+	// Name is the state name; NameNotConstant ("?") when it is not a constant, NameNote then says
+	// "not constant" and where the descriptor was built.
 	Name       string `json:"name"`
 	NameNote   string `json:"nameNote,omitempty"`
 	Mode       string `json:"mode"`
