@@ -3,6 +3,7 @@ package main
 import (
 	"github.com/spf13/cobra"
 
+	_ "github.com/flinkpreflight/preflight/internal/allrules" // every rule family in the registry
 	"github.com/flinkpreflight/preflight/internal/findings"
 	"github.com/flinkpreflight/preflight/internal/report"
 )

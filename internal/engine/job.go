@@ -9,6 +9,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/flinkpreflight/preflight/internal/checkpoint"
+	"github.com/flinkpreflight/preflight/internal/findings"
 	"github.com/flinkpreflight/preflight/internal/placement"
 	pb "github.com/flinkpreflight/preflight/proto/preflight/v1"
 )
@@ -16,6 +17,21 @@ import (
 // UnplacedRuleID is the finding for a checkpoint operator that cannot be placed in one vertex
 // of the running job (see internal/placement).
 const UnplacedRuleID = "PF200"
+
+// unplacedRule documents PF200 for `preflight rules` and docs/rules.md; unplacedFindings
+// builds its findings from it.
+var unplacedRule = findings.RuleMeta{
+	ID: UnplacedRuleID, Title: "Operator not placed in a job vertex", Severity: findings.Error,
+	Grading: "INFO when every candidate vertex gets the same new parallelism (the operator is simulated at it, nothing is guessed)",
+	Cause: "Checking against a running job, each checkpoint operator must be placed in the job vertex (operator chain) whose parallelism it gets. " +
+		"Flink's REST API names only the chain heads' JobVertexIDs; an operator without a uid in a checkpoint without names can match several vertices. " +
+		"It is then simulated at its stored parallelism, which is a guess when the candidates are rescaled differently.",
+	Remedies: []findings.Remedy{{Text: "Give every operator a uid (format 5+ checkpoints then carry names), restore on Flink 2.x, " +
+		"or pass the chains explicitly (--chain HEAD=OP,OP / RescalePlan.vertices)."}},
+	References: []string{"StreamingJobGraphGenerator: a JobVertexID is the chain head's hash; chained operator IDs are not in Flink's REST API"},
+}
+
+func init() { findings.RegisterDoc(unplacedRule) }
 
 // CheckJobLayout checks a plan whose keys may be JobVertexIDs of a running job against the
 // layout, with the job's chains (placed by internal/placement) as the plan's vertices, so that
@@ -159,13 +175,12 @@ func commonParallelism(u placement.Unplaced, newP map[string]int) (int, bool) {
 func unplacedFindings(u placement.Unplaced, pl *placement.Result, newP map[string]int) []*pb.Finding {
 	base := &pb.Finding{
 		RuleId:       UnplacedRuleID,
-		Title:        "Operator not placed in a job vertex",
+		Title:        unplacedRule.Title,
 		OperatorId:   u.Operator.String(),
 		OperatorName: u.Name,
 		OperatorUid:  u.UID,
-		Remediation: "Give every operator a uid (format 5+ checkpoints then carry names), restore on Flink 2.x, " +
-			"or pass the chains explicitly (--chain HEAD=OP,OP / RescalePlan.vertices).",
-		References: []string{"StreamingJobGraphGenerator: a JobVertexID is the chain head's hash; chained operator IDs are not in Flink's REST API"},
+		Remediation:  unplacedRule.Remedies[0].Text,
+		References:   append([]string(nil), unplacedRule.References...),
 	}
 	var cands []string
 	for _, c := range u.Candidates {

@@ -63,7 +63,7 @@ func copyTree(t *testing.T, src string) string {
 	return dir
 }
 
-func findings(t *testing.T, l *checkpoint.Layout) []string {
+func ruleIDs(t *testing.T, l *checkpoint.Layout) []string {
 	t.Helper()
 	rep, err := engine.New().CheckLayout(context.Background(), l, "test", &pb.RescalePlan{}, &pb.CheckOptions{RpcFrameSizeBytes: 10 << 20})
 	if err != nil {
@@ -124,10 +124,10 @@ func TestPruneKafkaOrphanUnion(t *testing.T) {
 	if res.SizeAfter >= res.SizeBefore || int64(len(b)) != res.SizeAfter {
 		t.Errorf("sizes %d → %d, file %d", res.SizeBefore, res.SizeAfter, len(b))
 	}
-	if f := findings(t, orig.Layout()); !slices.Contains(f, "PF130") {
+	if f := ruleIDs(t, orig.Layout()); !slices.Contains(f, "PF130") {
 		t.Fatalf("source findings %v lack PF130: the test would prove nothing", f)
 	}
-	if f := findings(t, got.Layout()); slices.Contains(f, "PF130") {
+	if f := ruleIDs(t, got.Layout()); slices.Contains(f, "PF130") {
 		t.Errorf("pruned findings %v still report PF130", f)
 	}
 	if len(res.Files) != 4 || res.Files[0].Action != "missing" {

@@ -112,201 +112,245 @@ func (sim *operatorSim) handle(j int, raw bool) *checkpoint.OperatorStateHandleL
 	return st.ManagedOperatorState
 }
 
+// stateKey is one state of an operator list: its distribution mode and name.
+type stateKey struct {
+	mode checkpoint.DistributionMode
+	name string
+}
+
+// stateLists groups the entries of one operator list (managed or raw) by mode and name.
+type stateLists struct {
+	sim   *operatorSim
+	lists [][]oldEntry // per (mode, name), in first-appearance order; capacity oldP
+	lens  []int        // their lengths while filling (no slice-header writes in the loop)
+	slab  []oldEntry   // backing store for new lists
+	sizes [][]*checkpoint.ElementSizes
+	keys  []stateKey
+	index map[stateKey]int // built beyond 16 names; below, a linear search is faster
+	order []int            // list of state k of the previous handle: handles usually list names alike
+	// Java's order of the names (see nameGrouping): per key its name's spread hash, and the
+	// current handle's distinct keys in file order, their modes and first appearances.
+	hashes []int32
+	hIDs   []int32
+	hModes []checkpoint.DistributionMode
+	hFresh []bool
+}
+
 // buildOperatorStates groups one list (managed or raw) by mode and name in Flink's traversal
 // order (§1.4 step A), picks the repartitioning path (§1.2) and sets up each name's distribution.
 func (sim *operatorSim) buildOperatorStates(raw bool) ([]*StateDistribution, OperatorPath) {
-	type key struct {
-		mode checkpoint.DistributionMode
-		name string
-	}
-	var (
-		lists [][]oldEntry // per (mode, name), in first-appearance order; capacity oldP
-		lens  []int        // their lengths while filling (no slice-header writes in the loop)
-		slab  []oldEntry   // backing store for new lists
-		sizes [][]*checkpoint.ElementSizes
-		keys  []key
-		index map[key]int // built beyond 16 names; below, a linear search is faster
-		order []int       // list of state k of the previous handle: handles usually list names alike
-		// Java's order of the names (see nameGrouping): per key its name's spread hash, and the
-		// current handle's distinct keys in file order, their modes and first appearances.
-		hashes []int32
-		hIDs   []int32
-		hModes []checkpoint.DistributionMode
-		hFresh []bool
-	)
+	g := &stateLists{sim: sim}
 	streamBase := int32(0)
 	if raw {
 		streamBase = int32(sim.oldP)
 	}
 	grouping := newNameGrouping(sim.handleSizing,
-		func(id int32) string { return keys[id].name },
-		func(id int32) int32 { return hashes[id] })
+		func(id int32) string { return g.keys[id].name },
+		func(id int32) int32 { return g.hashes[id] })
 	for j := 0; j < sim.oldP; j++ {
 		h := sim.handle(j, raw)
 		if h == nil {
 			continue
 		}
-		hIDs, hModes, hFresh = hIDs[:0], hModes[:0], hFresh[:0]
-		for k := range h.States {
-			sim.stop.Check()
-			st := &h.States[k]
-			if st.Mode > checkpoint.Broadcast {
-				continue
-			}
-			li := -1
-			if k < len(order) && keys[order[k]] == (key{st.Mode, st.Name}) {
-				li = order[k]
-			} else if len(keys) <= 16 {
-				for x := range keys {
-					if keys[x] == (key{st.Mode, st.Name}) {
-						li = x
-						break
-					}
-				}
-			} else {
-				if index == nil {
-					index = make(map[key]int, len(keys))
-					for x, k := range keys {
-						index[k] = x
-					}
-				}
-				if x, ok := index[key{st.Mode, st.Name}]; ok {
-					li = x
-				}
-			}
-			if li < 0 {
-				li = len(lists)
-				if index != nil {
-					index[key{st.Mode, st.Name}] = li
-				}
-				keys = append(keys, key{st.Mode, st.Name})
-				hashes = append(hashes, javaSpread(JavaStringHashCode(st.Name)))
-				if len(slab) < sim.oldP {
-					// One allocation for the lists of a handle's names (usually all of them).
-					slab = make([]oldEntry, sim.oldP*max(len(h.States), 1))
-				}
-				lists = append(lists, slab[:sim.oldP:sim.oldP])
-				lens = append(lens, 0)
-				slab = slab[sim.oldP:]
-				sizes = append(sizes, nil)
-			}
-			if k < len(order) {
-				order[k] = li
-			} else {
-				order = append(order, li)
-			}
-			list, n := lists[li], lens[li]
-			if n > 0 && list[n-1].old == int32(j) {
-				// A name twice in one handle: a format-1 task record, whose chained operators'
-				// states the Layout merges. Java's map cannot hold it twice; merge the entries.
-				prev := &checkpoint.StateEntryLayout{Elements: list[n-1].n, Bytes: list[n-1].bytes}
-				if x := list[n-1].sizes; x >= 0 {
-					prev.Sizes = *sizes[li][x]
-				} else if list[n-1].uniform >= 0 {
-					prev.Sizes.Append(list[n-1].uniform, list[n-1].n)
-				}
-				st = mergeEntries(prev, st)
-				n--
-			} else {
-				hIDs = append(hIDs, int32(li))
-				hModes = append(hModes, st.Mode)
-				hFresh = append(hFresh, n == 0)
-			}
-			e := oldEntry{old: int32(j), sizes: -1, n: max(st.Elements, 0), bytes: st.Bytes, uniform: -1}
-			switch runs := st.Sizes.Runs(); {
-			case st.Mode != checkpoint.SplitDistribute:
-				// UNION and BROADCAST entries are handed out whole: no element sizes needed (the
-				// Layout keeps none), so their cache lines are not read.
-			case len(runs) == 1 && runs[0].Count == e.n:
-				e.uniform = runs[0].Size
-			case e.n == 0:
-				e.uniform = 0
-			case st.Sizes.Len() == e.n:
-				if sizes[li] == nil {
-					sizes[li] = make([]*checkpoint.ElementSizes, 0, sim.oldP)
-				}
-				e.sizes = int32(len(sizes[li]))
-				sizes[li] = append(sizes[li], &st.Sizes)
-			}
-			list[n] = e
-			lens[li] = n + 1
-		}
-		if len(hIDs) == 0 && sim.oldP == sim.newP {
+		g.addHandle(j, h)
+		if len(g.hIDs) == 0 && sim.oldP == sim.newP {
 			// A handle without names: at unchanged parallelism Flink hands it to new subtask j
 			// as it is (the repartitioner returns or keeps the old handles).
 			sim.markKept(streamBase + int32(j))
 		}
-		grouping.addHandle(hIDs, hModes, hFresh)
+		grouping.addHandle(g.hIDs, g.hModes, g.hFresh)
 	}
-	for li := range lists {
-		lists[li] = lists[li][:lens[li]]
+	for li := range g.lists {
+		g.lists[li] = g.lists[li][:g.lens[li]]
 	}
-	// Names per mode, as list indexes in first-appearance (insertion) order.
-	var byMode [3][]int
-	for li, k := range keys {
-		byMode[k.mode] = append(byMode[k.mode], li)
-	}
-	path := PathRescale
-	if sim.oldP == sim.newP {
-		path = PathUnchanged
-		if len(byMode[checkpoint.Union]) > 0 {
-			path = PathUnchangedWithUnion
+	path := g.path()
+	return sim.distributions(g, grouping, path, raw, streamBase), path
+}
+
+// addHandle adds the entries of old subtask j's handle h to their names' lists.
+func (g *stateLists) addHandle(j int, h *checkpoint.OperatorStateHandleLayout) {
+	g.hIDs, g.hModes, g.hFresh = g.hIDs[:0], g.hModes[:0], g.hFresh[:0]
+	for k := range h.States {
+		g.sim.stop.Check()
+		st := &h.States[k]
+		if st.Mode > checkpoint.Broadcast {
+			continue
 		}
-		for _, li := range byMode[checkpoint.Broadcast] {
-			if broadcastPartiallyReported(lists[li], sim.oldP) {
-				path = PathUnchangedWithUnion
+		li := g.listOf(k, stateKey{st.Mode, st.Name}, len(h.States))
+		list, n := g.lists[li], g.lens[li]
+		if n > 0 && list[n-1].old == int32(j) {
+			// A name twice in one handle: a format-1 task record, whose chained operators'
+			// states the Layout merges. Java's map cannot hold it twice; merge the entries.
+			prev := &checkpoint.StateEntryLayout{Elements: list[n-1].n, Bytes: list[n-1].bytes}
+			if x := list[n-1].sizes; x >= 0 {
+				prev.Sizes = *g.sizes[li][x]
+			} else if list[n-1].uniform >= 0 {
+				prev.Sizes.Append(list[n-1].uniform, list[n-1].n)
+			}
+			st = mergeEntries(prev, st)
+			n--
+		} else {
+			g.hIDs = append(g.hIDs, int32(li))
+			g.hModes = append(g.hModes, st.Mode)
+			g.hFresh = append(g.hFresh, n == 0)
+		}
+		list[n] = g.entry(j, li, st)
+		g.lens[li] = n + 1
+	}
+}
+
+// listOf returns the list of the handle's k-th state key, adding one for a new key.
+func (g *stateLists) listOf(k int, key stateKey, handleStates int) int {
+	li := -1
+	if k < len(g.order) && g.keys[g.order[k]] == key {
+		li = g.order[k]
+	} else if len(g.keys) <= 16 {
+		for x := range g.keys {
+			if g.keys[x] == key {
+				li = x
+				break
 			}
 		}
+	} else {
+		if g.index == nil {
+			g.index = make(map[stateKey]int, len(g.keys))
+			for x, k := range g.keys {
+				g.index[k] = x
+			}
+		}
+		if x, ok := g.index[key]; ok {
+			li = x
+		}
 	}
+	if li < 0 {
+		li = g.newList(key, handleStates)
+	}
+	if k < len(g.order) {
+		g.order[k] = li
+	} else {
+		g.order = append(g.order, li)
+	}
+	return li
+}
+
+// newList adds an empty list for key and returns its index.
+func (g *stateLists) newList(key stateKey, handleStates int) int {
+	oldP := g.sim.oldP
+	li := len(g.lists)
+	if g.index != nil {
+		g.index[key] = li
+	}
+	g.keys = append(g.keys, key)
+	g.hashes = append(g.hashes, javaSpread(JavaStringHashCode(key.name)))
+	if len(g.slab) < oldP {
+		// One allocation for the lists of a handle's names (usually all of them).
+		g.slab = make([]oldEntry, oldP*max(handleStates, 1))
+	}
+	g.lists = append(g.lists, g.slab[:oldP:oldP])
+	g.lens = append(g.lens, 0)
+	g.slab = g.slab[oldP:]
+	g.sizes = append(g.sizes, nil)
+	return li
+}
+
+// entry is old subtask j's entry of list li, keeping its element sizes only where needed.
+func (g *stateLists) entry(j, li int, st *checkpoint.StateEntryLayout) oldEntry {
+	e := oldEntry{old: int32(j), sizes: -1, n: max(st.Elements, 0), bytes: st.Bytes, uniform: -1}
+	switch runs := st.Sizes.Runs(); {
+	case st.Mode != checkpoint.SplitDistribute:
+		// UNION and BROADCAST entries are handed out whole: no element sizes needed (the
+		// Layout keeps none), so their cache lines are not read.
+	case len(runs) == 1 && runs[0].Count == e.n:
+		e.uniform = runs[0].Size
+	case e.n == 0:
+		e.uniform = 0
+	case st.Sizes.Len() == e.n:
+		if g.sizes[li] == nil {
+			g.sizes[li] = make([]*checkpoint.ElementSizes, 0, g.sim.oldP)
+		}
+		e.sizes = int32(len(g.sizes[li]))
+		g.sizes[li] = append(g.sizes[li], &st.Sizes)
+	}
+	return e
+}
+
+// path picks the repartitioning path of the list (§1.2).
+func (g *stateLists) path() OperatorPath {
+	sim := g.sim
+	if sim.oldP != sim.newP {
+		return PathRescale
+	}
+	path := PathUnchanged
+	for li, k := range g.keys {
+		switch {
+		case k.mode == checkpoint.Union:
+			path = PathUnchangedWithUnion
+		case k.mode == checkpoint.Broadcast && broadcastPartiallyReported(g.lists[li], sim.oldP):
+			path = PathUnchangedWithUnion
+		}
+	}
+	return path
+}
+
+// distributions sets up each name's distribution in Flink's iteration order of the modes' maps.
+func (sim *operatorSim) distributions(g *stateLists, grouping *nameGrouping, path OperatorPath, raw bool, streamBase int32) []*StateDistribution {
 	var start int64
-	out := make([]*StateDistribution, 0, len(keys))
-	dists := make([]StateDistribution, len(keys))
+	out := make([]*StateDistribution, 0, len(g.keys))
+	dists := make([]StateDistribution, len(g.keys))
 	for mode := checkpoint.SplitDistribute; mode <= checkpoint.Broadcast; mode++ {
 		// Flink's iteration order of the mode's HashMap; only SPLIT_DISTRIBUTE's matters (the
 		// cursor's start carries over from name to name), the others are listed alike.
 		sim.stop.Check()
 		for _, li := range grouping.order(mode) {
 			sim.stop.Check()
-			name, entries := keys[li].name, lists[li]
 			s := &dists[li]
+			name, entries := g.keys[li].name, g.lists[li]
 			*s = StateDistribution{Name: name, Mode: mode, Raw: raw, OldEntries: len(entries), NewParallelism: sim.newP}
-			d := &s.d
-			*d = stateDist{op: sim, mode: mode, path: path, newP: sim.newP, entries: entries, sizes: sizes[li], streamBase: streamBase,
+			s.d = stateDist{op: sim, mode: mode, path: path, newP: sim.newP, entries: entries, sizes: g.sizes[li], streamBase: streamBase,
 				nameOverhead: PayloadEntryOverhead + int64(len(name))}
-			var pre int64
-			for e := range entries {
-				entries[e].pre = pre
-				pre += entries[e].n
-				s.Bytes += entries[e].bytes
-			}
-			s.Elements = pre
-			if path != PathRescale {
-				d.byOld = make([]int32, sim.oldP)
-				for j := range d.byOld {
-					d.byOld[j] = -1
-				}
-				for e := range entries {
-					d.byOld[entries[e].old] = int32(e)
-				}
-			}
-			if mode == checkpoint.Broadcast && path == PathUnchangedWithUnion {
-				d.partial = broadcastPartiallyReported(entries, sim.oldP)
-			}
-			if mode == checkpoint.SplitDistribute && path == PathRescale {
-				n := int64(sim.newP)
-				d.start, d.base, d.rem = start, s.Elements/n, s.Elements%n
-				start = (start + d.rem) % n
-			}
-			if mode == checkpoint.Union {
-				for e := range entries {
-					sim.markUnion(d.stream(&entries[e]))
-				}
-			}
-			s.Summary = d.analyticSummary(s)
+			start = sim.setUpDistribution(s, start)
 			out = append(out, s)
 		}
 	}
-	return out, path
+	return out
+}
+
+// setUpDistribution fills s's totals and its distribution's cursors from its entries; start is
+// the SPLIT_DISTRIBUTE cursor's start for s, and the one for the next name is returned.
+func (sim *operatorSim) setUpDistribution(s *StateDistribution, start int64) int64 {
+	d := &s.d
+	entries := d.entries
+	var pre int64
+	for e := range entries {
+		entries[e].pre = pre
+		pre += entries[e].n
+		s.Bytes += entries[e].bytes
+	}
+	s.Elements = pre
+	if d.path != PathRescale {
+		d.byOld = make([]int32, sim.oldP)
+		for j := range d.byOld {
+			d.byOld[j] = -1
+		}
+		for e := range entries {
+			d.byOld[entries[e].old] = int32(e)
+		}
+	}
+	if d.mode == checkpoint.Broadcast && d.path == PathUnchangedWithUnion {
+		d.partial = broadcastPartiallyReported(entries, sim.oldP)
+	}
+	if d.mode == checkpoint.SplitDistribute && d.path == PathRescale {
+		n := int64(sim.newP)
+		d.start, d.base, d.rem = start, s.Elements/n, s.Elements%n
+		start = (start + d.rem) % n
+	}
+	if d.mode == checkpoint.Union {
+		for e := range entries {
+			sim.markUnion(d.stream(&entries[e]))
+		}
+	}
+	s.Summary = d.analyticSummary(s)
+	return start
 }
 
 // broadcastPartiallyReported is collectPartlyFinishedBroadcastStates' test, including the quirk

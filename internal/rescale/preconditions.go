@@ -32,93 +32,108 @@ func (s *simulation) fail(kind FailureKind, exception string, vertex, op checkpo
 // failures runs Flink's checks in Flink's order (§0.3, §2.4, §3) and applies max-parallelism
 // adoption.
 func (s *simulation) failures() {
-	res := s.res
-	// 1. ExecutionJobVertex creation.
-	for _, v := range res.Vertices {
+	s.parallelismChecks()
+	if s.plan.Restore == RestoreSavepoint {
+		s.savepointChecks()
+	}
+	s.finishedStateChecks()
+	if s.plan.Restore == RestoreLatestCheckpoint {
+		s.mappingCompletenessChecks()
+	}
+	s.assignmentChecks()
+}
+
+// parallelismChecks is ExecutionJobVertex creation: no vertex above its max parallelism.
+func (s *simulation) parallelismChecks() {
+	for _, v := range s.res.Vertices {
 		if v.NewParallelism > v.NewJobMaxParallelism {
 			s.fail(FailureParallelismAboveMaxParallelism, "JobException", v.ID, checkpoint.OperatorID{},
 				fmt.Sprintf("Vertex %s's parallelism (%d) is higher than the max parallelism (%d). Please lower the parallelism or increase the max parallelism.",
 					v.Name, v.NewParallelism, v.NewJobMaxParallelism))
 		}
 	}
-	pointer := s.plan.CheckpointPointer
-	if pointer == "" {
-		pointer = "<checkpoint>"
-	}
-	// The vertex restoring each checkpoint operator, by layout index (-1: none). For a single
-	// re-simulated vertex only its own operators are checked (order: their layout indices in
-	// file order); the other operators' checks do not depend on its parallelism.
-	var vertexOfState []int32
-	var order []int
-	var singleVertex map[int]int32
+}
+
+// checkedOperators returns the checkpoint operators the savepoint checks visit, as layout
+// indexes in file order, and the vertex restoring each (-1: none). For a single re-simulated
+// vertex only its own operators are checked; the other operators' checks do not depend on its
+// parallelism.
+func (s *simulation) checkedOperators() (idx []int, vertex []int32) {
+	res := s.res
 	if s.single {
-		singleVertex = map[int]int32{}
+		singleVertex := map[int]int32{}
 		for vi, v := range res.Vertices {
 			for _, a := range v.Operators {
 				if a.Layout != nil {
 					singleVertex[int(a.stateIdx)] = int32(vi)
-					order = append(order, int(a.stateIdx))
+					idx = append(idx, int(a.stateIdx))
 				}
 			}
 		}
-		slices.Sort(order)
-	} else {
-		vertexOfState = make([]int32, len(s.layout.Operators))
-		for i := range vertexOfState {
-			vertexOfState[i] = -1
+		slices.Sort(idx)
+		vertex = make([]int32, len(idx))
+		for k, i := range idx {
+			vertex[k] = singleVertex[i]
 		}
-		for vi, v := range res.Vertices {
-			s.stop.Check()
-			for _, a := range v.Operators {
-				if a.Layout != nil {
-					vertexOfState[a.stateIdx] = int32(vi)
-				}
+		return idx, vertex
+	}
+	vertexOfState := make([]int32, len(s.layout.Operators))
+	idx = make([]int, len(s.layout.Operators))
+	for i := range vertexOfState {
+		vertexOfState[i], idx[i] = -1, i
+	}
+	for vi, v := range res.Vertices {
+		s.stop.Check()
+		for _, a := range v.Operators {
+			if a.Layout != nil {
+				vertexOfState[a.stateIdx] = int32(vi)
 			}
 		}
+	}
+	return idx, vertexOfState
+}
+
+// savepointChecks is Checkpoints.loadAndValidateCheckpoint (savepoint / explicit path), in
+// file order: max parallelism per restored operator, and state of operators the program lacks.
+func (s *simulation) savepointChecks() {
+	res := s.res
+	pointer := s.plan.CheckpointPointer
+	if pointer == "" {
+		pointer = "<checkpoint>"
 	}
 	nonRestored := map[checkpoint.OperatorID]*NonRestoredOperator{}
 	for i := range res.NonRestored {
 		nonRestored[res.NonRestored[i].ID] = &res.NonRestored[i]
 	}
-	// 2. Checkpoints.loadAndValidateCheckpoint (savepoint / explicit path), in file order.
-	if s.plan.Restore == RestoreSavepoint {
-		n := len(s.layout.Operators)
-		if s.single {
-			n = len(order)
+	idx, vertex := s.checkedOperators()
+	for k, i := range idx {
+		s.stop.Check()
+		op := &s.layout.Operators[i]
+		if vi := int(vertex[k]); vi >= 0 {
+			v := res.Vertices[vi]
+			if s.declaredMaxP[vi] != op.MaxParallelism && v.MaxParallelismConfigured {
+				s.fail(FailureMaxParallelismMismatch, "IllegalStateException", v.ID, op.ID,
+					fmt.Sprintf("Failed to rollback to checkpoint/savepoint %s. Max parallelism mismatch between checkpoint/savepoint state and new program. Cannot map operator %s with max parallelism %d to new program with max parallelism %d. This indicates that the program has been changed in a non-compatible way after the checkpoint/savepoint.",
+						"Checkpoint Metadata", op.ID, op.MaxParallelism, s.declaredMaxP[vi]))
+			}
+			continue
 		}
-		for k := 0; k < n; k++ {
-			s.stop.Check()
-			i, vi := k, -1
-			if s.single {
-				i = order[k]
-				vi = int(singleVertex[i])
-			} else {
-				vi = int(vertexOfState[i])
-			}
-			op := &s.layout.Operators[i]
-			if vi >= 0 {
-				v := res.Vertices[vi]
-				if s.declaredMaxP[vi] != op.MaxParallelism && v.MaxParallelismConfigured {
-					s.fail(FailureMaxParallelismMismatch, "IllegalStateException", v.ID, op.ID,
-						fmt.Sprintf("Failed to rollback to checkpoint/savepoint %s. Max parallelism mismatch between checkpoint/savepoint state and new program. Cannot map operator %s with max parallelism %d to new program with max parallelism %d. This indicates that the program has been changed in a non-compatible way after the checkpoint/savepoint.",
-							"Checkpoint Metadata", op.ID, op.MaxParallelism, s.declaredMaxP[vi]))
-				}
-				continue
-			}
-			nr := nonRestored[op.ID]
-			if nr == nil {
-				continue
-			}
-			nr.Dropped = s.plan.AllowNonRestoredState || !nr.HasState
-			if !nr.Dropped {
-				s.fail(FailureOperatorNotInNewProgram, "IllegalStateException", checkpoint.OperatorID{}, op.ID,
-					fmt.Sprintf("Failed to rollback to checkpoint/savepoint %s. Cannot map checkpoint/savepoint state for operator %s to the new program, because the operator is not available in the new program. If you want to allow to skip this, you can set the --allowNonRestoredState option on the CLI.",
-						pointer, op.ID))
-			}
+		nr := nonRestored[op.ID]
+		if nr == nil {
+			continue
+		}
+		nr.Dropped = s.plan.AllowNonRestoredState || !nr.HasState
+		if !nr.Dropped {
+			s.fail(FailureOperatorNotInNewProgram, "IllegalStateException", checkpoint.OperatorID{}, op.ID,
+				fmt.Sprintf("Failed to rollback to checkpoint/savepoint %s. Cannot map checkpoint/savepoint state for operator %s to the new program, because the operator is not available in the new program. If you want to allow to skip this, you can set the --allowNonRestoredState option on the CLI.",
+					pointer, op.ID))
 		}
 	}
-	// 3. VertexFinishedStateChecker: uniform finished status inside a vertex.
-	for _, v := range res.Vertices {
+}
+
+// finishedStateChecks is VertexFinishedStateChecker: uniform finished status inside a vertex.
+func (s *simulation) finishedStateChecks() {
+	for _, v := range s.res.Vertices {
 		s.stop.Check()
 		var seen [3]bool
 		for _, a := range v.Operators {
@@ -136,47 +151,57 @@ func (s *simulation) failures() {
 					v.Name, v.ID, strings.Join(list, ", ")))
 		}
 	}
-	// 4. StateAssignmentOperation.checkStateMappingCompleteness (the savepoint path removed the
-	// unmapped operators already).
-	if s.plan.Restore == RestoreLatestCheckpoint {
-		for i := range res.NonRestored {
-			nr := &res.NonRestored[i]
-			s.fail(FailureNoOperatorForState, "IllegalStateException", checkpoint.OperatorID{}, nr.ID,
-				"There is no operator for the state "+nr.ID.String())
-		}
+}
+
+// mappingCompletenessChecks is StateAssignmentOperation.checkStateMappingCompleteness (the
+// savepoint path removed the unmapped operators already).
+func (s *simulation) mappingCompletenessChecks() {
+	for i := range s.res.NonRestored {
+		nr := &s.res.NonRestored[i]
+		s.fail(FailureNoOperatorForState, "IllegalStateException", checkpoint.OperatorID{}, nr.ID,
+			"There is no operator for the state "+nr.ID.String())
 	}
-	// 5. assignAttemptState per repartitioned vertex: checkParallelismPreconditions, then input
-	// channel state, then result subpartition state.
-	for vi, v := range res.Vertices {
+}
+
+// assignmentChecks is assignAttemptState per repartitioned vertex: checkParallelismPreconditions
+// (adopting the checkpoint's max parallelism where none is configured), then input channel
+// state, then result subpartition state.
+func (s *simulation) assignmentChecks() {
+	for vi, v := range s.res.Vertices {
 		s.stop.Check()
 		if !v.Repartitioned || v.FullyFinished {
 			continue
 		}
 		for _, a := range v.Operators {
-			if a.Layout == nil {
-				continue
-			}
-			ckMaxP := a.CheckpointMaxParallelism
-			if ckMaxP < v.NewParallelism {
-				s.fail(FailureMaxParallelismBelowParallelism, "IllegalStateException", v.ID, a.ID,
-					fmt.Sprintf("The state for task %s can not be restored. The maximum parallelism (%d) of the restored state is lower than the configured parallelism (%d). Please reduce the parallelism of the task to be lower or equal to the maximum parallelism.",
-						v.ID, ckMaxP, v.NewParallelism))
-			}
-			if ckMaxP != v.MaxParallelism {
-				if !v.MaxParallelismConfigured {
-					v.MaxParallelism = ckMaxP
-					v.MaxParallelismAdopted = ckMaxP != v.NewJobMaxParallelism
-				} else {
-					s.fail(FailureMaxParallelismChanged, "IllegalStateException", v.ID, a.ID,
-						fmt.Sprintf("The maximum parallelism (%d) with which the latest checkpoint of the execution job vertex %s has been taken and the current maximum parallelism (%d) changed. This is currently not supported.",
-							ckMaxP, v.Name, v.MaxParallelism))
-				}
+			if a.Layout != nil {
+				s.parallelismPreconditions(v, a)
 			}
 		}
 		for _, input := range []bool{true, false} {
 			s.channelChecks(vi, v, input)
 		}
 	}
+}
+
+// parallelismPreconditions is checkParallelismPreconditions for operator a of vertex v.
+func (s *simulation) parallelismPreconditions(v *VertexAssignment, a *OperatorAssignment) {
+	ckMaxP := a.CheckpointMaxParallelism
+	if ckMaxP < v.NewParallelism {
+		s.fail(FailureMaxParallelismBelowParallelism, "IllegalStateException", v.ID, a.ID,
+			fmt.Sprintf("The state for task %s can not be restored. The maximum parallelism (%d) of the restored state is lower than the configured parallelism (%d). Please reduce the parallelism of the task to be lower or equal to the maximum parallelism.",
+				v.ID, ckMaxP, v.NewParallelism))
+	}
+	if ckMaxP == v.MaxParallelism {
+		return
+	}
+	if !v.MaxParallelismConfigured {
+		v.MaxParallelism = ckMaxP
+		v.MaxParallelismAdopted = ckMaxP != v.NewJobMaxParallelism
+		return
+	}
+	s.fail(FailureMaxParallelismChanged, "IllegalStateException", v.ID, a.ID,
+		fmt.Sprintf("The maximum parallelism (%d) with which the latest checkpoint of the execution job vertex %s has been taken and the current maximum parallelism (%d) changed. This is currently not supported.",
+			ckMaxP, v.Name, v.MaxParallelism))
 }
 
 // channelChecks is StateAssignmentOperation's channel-state step for one side of a vertex: only

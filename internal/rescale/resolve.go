@@ -215,125 +215,164 @@ func (r *resolver) lookup(key string) []checkpoint.OperatorID {
 	return m
 }
 
+// vertexBuild is the state of buildVertices: the operators declared so far and the checkpoint
+// state each new-job operator takes.
+type vertexBuild struct {
+	r        *resolver
+	inVertex map[checkpoint.OperatorID]string // where each declared operator is, for errors
+	newJob   map[checkpoint.OperatorID]bool
+	aliases  map[checkpoint.OperatorID]checkpoint.OperatorID // generated ID → user-defined ID
+	consumed []bool                                          // per checkpoint operator
+	solo     []soloRef
+	soloFull []soloVertex
+}
+
 // buildVertices resolves the chains and the new job's operators (§3.4, §3.5). consumed marks the
 // checkpoint operators whose state some operator of the new job takes.
 func buildVertices(r *resolver, plan Plan) ([]vertexPlan, []soloRef, []soloVertex, []bool, error) {
+	b := &vertexBuild{r: r, inVertex: map[checkpoint.OperatorID]string{}}
 	var vps []vertexPlan
-	inVertex := map[checkpoint.OperatorID]string{}
 	for vi, spec := range plan.Vertices {
-		var vp vertexPlan
-		for oi, key := range spec.Operators {
-			r.stop.Check()
-			field := fmt.Sprintf("vertices[%d].operators[%d]", vi, oi)
-			id, err := r.declare(field, key)
-			if err != nil {
-				return nil, nil, nil, nil, err
-			}
-			if prev, dup := inVertex[id]; dup {
-				return nil, nil, nil, nil, &PlanError{Field: field, Key: key, Msg: "operator is already in " + prev}
-			}
-			inVertex[id] = fmt.Sprintf("vertices[%d]", vi)
-			vp.ops = append(vp.ops, id)
-		}
-		if spec.ID != "" {
-			field := fmt.Sprintf("vertices[%d].id", vi)
-			id, err := r.declare(field, spec.ID)
-			if err != nil {
-				return nil, nil, nil, nil, err
-			}
-			switch {
-			case len(vp.ops) == 0:
-				if prev, dup := inVertex[id]; dup {
-					return nil, nil, nil, nil, &PlanError{Field: field, Key: spec.ID, Msg: "operator is already in " + prev}
-				}
-				inVertex[id] = fmt.Sprintf("vertices[%d]", vi)
-				vp.ops = append(vp.ops, id)
-			case id != vp.ops[0]:
-				return nil, nil, nil, nil, &PlanError{Field: field, Key: spec.ID,
-					Msg: "a vertex ID is its head operator's ID, but this names another operator than operators[0]"}
-			}
-		}
-		if len(vp.ops) == 0 {
-			return nil, nil, nil, nil, &PlanError{Field: fmt.Sprintf("vertices[%d]", vi), Msg: "vertex without operators"}
+		vp, err := b.declareVertex(vi, spec)
+		if err != nil {
+			return nil, nil, nil, nil, err
 		}
 		vps = append(vps, vp)
 	}
-	newJob := map[checkpoint.OperatorID]bool{}
-	for i, key := range plan.NewJobOperators {
+	if err := b.declareNewJob(plan); err != nil {
+		return nil, nil, nil, nil, err
+	}
+	b.consumed = make([]bool, len(r.layout.Operators))
+	for v := range vps {
 		r.stop.Check()
-		id, err := r.declare(fmt.Sprintf("new_job_operators[%d]", i), key)
-		if err != nil {
-			return nil, nil, nil, nil, err
-		}
-		newJob[id] = true
-	}
-	aliases := map[checkpoint.OperatorID]checkpoint.OperatorID{}
-	for _, key := range sortedKeys(plan.UserDefinedOperatorIDs) {
-		field := "user_defined_operator_ids"
-		id, err := r.declare(field, key)
-		if err != nil {
-			return nil, nil, nil, nil, err
-		}
-		ud, err := checkpoint.ParseOperatorID(plan.UserDefinedOperatorIDs[key])
-		if err != nil {
-			return nil, nil, nil, nil, &PlanError{Field: field, Key: key, Msg: err.Error()}
-		}
-		aliases[id] = ud
-		newJob[id] = true
-	}
-	aliasTarget := map[checkpoint.OperatorID]bool{} // restored by the operator that declares it
-	for _, ud := range aliases {
-		aliasTarget[ud] = true
-	}
-	consumed := make([]bool, len(r.layout.Operators))
-	// stateOf picks the checkpoint state of a new-job operator: the user-defined ID when the
-	// checkpoint holds state under it, else the generated ID (newer StateAssignmentOperation).
-	stateOf := func(id checkpoint.OperatorID) (int, checkpoint.OperatorID) {
-		if ud, ok := aliases[id]; ok {
-			if i, ok := r.byID[ud]; ok && !consumed[i] {
-				consumed[i] = true
-				if g, ok := r.byID[id]; ok {
-					// State under the generated ID too: Flink maps it (the ID belongs to the
-					// vertex) but restores the user-defined one; the generated ID's state is ignored.
-					consumed[g] = true
-				}
-				return i, ud
-			}
-		}
-		if i, ok := r.byID[id]; ok && !consumed[i] {
-			consumed[i] = true
-			return i, id
-		}
-		return -1, id
-	}
-	fill := func(vp *vertexPlan) {
+		vp := &vps[v]
 		for _, id := range vp.ops {
-			i, st := stateOf(id)
+			i, st := b.stateOf(id)
 			vp.states = append(vp.states, i)
 			vp.stIDs = append(vp.stIDs, st)
 		}
 	}
-	for v := range vps {
-		r.stop.Check()
-		fill(&vps[v])
-	}
-	var solo []soloRef
-	var soloFull []soloVertex
-	soloOf := func(id checkpoint.OperatorID) soloRef {
-		i, st := stateOf(id)
-		if i >= 0 && st == id && r.layout.Operators[i].ID == id {
-			return soloRef(i)
+	b.soloVertices(plan)
+	return vps, b.solo, b.soloFull, b.consumed, nil
+}
+
+// declareVertex resolves plan.Vertices[vi]: its operators, and its ID (the head's).
+func (b *vertexBuild) declareVertex(vi int, spec VertexSpec) (vertexPlan, error) {
+	var vp vertexPlan
+	add := func(field, key string, id checkpoint.OperatorID) error {
+		if prev, dup := b.inVertex[id]; dup {
+			return &PlanError{Field: field, Key: key, Msg: "operator is already in " + prev}
 		}
-		soloFull = append(soloFull, soloVertex{id: id, stID: st, state: int32(i)})
-		return soloRef(-len(soloFull))
+		b.inVertex[id] = fmt.Sprintf("vertices[%d]", vi)
+		vp.ops = append(vp.ops, id)
+		return nil
 	}
-	// Operators named only in NewJobOperators or UserDefinedOperatorIDs: one vertex each,
-	// checkpoint operators first (file order), then new ones. A checkpoint operator's own vertex
-	// is marked by the index of the first operator with its ID (a slice, not a map entry per
-	// operator: files may hold a million operators).
+	for oi, key := range spec.Operators {
+		b.r.stop.Check()
+		field := fmt.Sprintf("vertices[%d].operators[%d]", vi, oi)
+		id, err := b.r.declare(field, key)
+		if err != nil {
+			return vp, err
+		}
+		if err := add(field, key, id); err != nil {
+			return vp, err
+		}
+	}
+	if spec.ID != "" {
+		field := fmt.Sprintf("vertices[%d].id", vi)
+		id, err := b.r.declare(field, spec.ID)
+		if err != nil {
+			return vp, err
+		}
+		switch {
+		case len(vp.ops) == 0:
+			if err := add(field, spec.ID, id); err != nil {
+				return vp, err
+			}
+		case id != vp.ops[0]:
+			return vp, &PlanError{Field: field, Key: spec.ID,
+				Msg: "a vertex ID is its head operator's ID, but this names another operator than operators[0]"}
+		}
+	}
+	if len(vp.ops) == 0 {
+		return vp, &PlanError{Field: fmt.Sprintf("vertices[%d]", vi), Msg: "vertex without operators"}
+	}
+	return vp, nil
+}
+
+// declareNewJob resolves NewJobOperators and UserDefinedOperatorIDs.
+func (b *vertexBuild) declareNewJob(plan Plan) error {
+	b.newJob = map[checkpoint.OperatorID]bool{}
+	for i, key := range plan.NewJobOperators {
+		b.r.stop.Check()
+		id, err := b.r.declare(fmt.Sprintf("new_job_operators[%d]", i), key)
+		if err != nil {
+			return err
+		}
+		b.newJob[id] = true
+	}
+	b.aliases = map[checkpoint.OperatorID]checkpoint.OperatorID{}
+	for _, key := range sortedKeys(plan.UserDefinedOperatorIDs) {
+		field := "user_defined_operator_ids"
+		id, err := b.r.declare(field, key)
+		if err != nil {
+			return err
+		}
+		ud, err := checkpoint.ParseOperatorID(plan.UserDefinedOperatorIDs[key])
+		if err != nil {
+			return &PlanError{Field: field, Key: key, Msg: err.Error()}
+		}
+		b.aliases[id] = ud
+		b.newJob[id] = true
+	}
+	return nil
+}
+
+// stateOf picks the checkpoint state of a new-job operator: the user-defined ID when the
+// checkpoint holds state under it, else the generated ID (newer StateAssignmentOperation).
+func (b *vertexBuild) stateOf(id checkpoint.OperatorID) (int, checkpoint.OperatorID) {
+	r, consumed := b.r, b.consumed
+	if ud, ok := b.aliases[id]; ok {
+		if i, ok := r.byID[ud]; ok && !consumed[i] {
+			consumed[i] = true
+			if g, ok := r.byID[id]; ok {
+				// State under the generated ID too: Flink maps it (the ID belongs to the
+				// vertex) but restores the user-defined one; the generated ID's state is ignored.
+				consumed[g] = true
+			}
+			return i, ud
+		}
+	}
+	if i, ok := r.byID[id]; ok && !consumed[i] {
+		consumed[i] = true
+		return i, id
+	}
+	return -1, id
+}
+
+// soloOf returns the vertex of its own for operator id.
+func (b *vertexBuild) soloOf(id checkpoint.OperatorID) soloRef {
+	i, st := b.stateOf(id)
+	if i >= 0 && st == id && b.r.layout.Operators[i].ID == id {
+		return soloRef(i)
+	}
+	b.soloFull = append(b.soloFull, soloVertex{id: id, stID: st, state: int32(i)})
+	return soloRef(-len(b.soloFull))
+}
+
+// soloVertices gives operators named only in NewJobOperators or UserDefinedOperatorIDs one
+// vertex each, checkpoint operators first (file order), then new ones. A checkpoint operator's
+// own vertex is marked by the index of the first operator with its ID (a slice, not a map entry
+// per operator: files may hold a million operators).
+func (b *vertexBuild) soloVertices(plan Plan) {
+	r := b.r
+	aliasTarget := map[checkpoint.OperatorID]bool{} // restored by the operator that declares it
+	for _, ud := range b.aliases {
+		aliasTarget[ud] = true
+	}
 	own := make([]bool, len(r.layout.Operators))
 	taken := func(id checkpoint.OperatorID) bool {
-		if inVertex[id] != "" {
+		if b.inVertex[id] != "" {
 			return true
 		}
 		i, ok := r.byID[id]
@@ -342,24 +381,23 @@ func buildVertices(r *resolver, plan Plan) ([]vertexPlan, []soloRef, []soloVerte
 	for i := range r.layout.Operators {
 		r.stop.Check()
 		id := r.layout.Operators[i].ID
-		if consumed[i] || taken(id) || aliasTarget[id] {
+		if b.consumed[i] || taken(id) || aliasTarget[id] {
 			continue
 		}
-		if plan.NewJobOperators != nil && !newJob[id] {
+		if plan.NewJobOperators != nil && !b.newJob[id] {
 			continue
 		}
 		own[r.byID[id]] = true
-		solo = append(solo, soloOf(id))
+		b.solo = append(b.solo, b.soloOf(id))
 	}
-	for _, id := range sortedIDs(newJob) {
+	for _, id := range sortedIDs(b.newJob) {
 		r.stop.Check()
 		if taken(id) {
 			continue
 		}
-		inVertex[id] = "a vertex of its own"
-		solo = append(solo, soloOf(id))
+		b.inVertex[id] = "a vertex of its own"
+		b.solo = append(b.solo, b.soloOf(id))
 	}
-	return vps, solo, soloFull, consumed, nil
 }
 
 func sortedIDs(m map[checkpoint.OperatorID]bool) []checkpoint.OperatorID {

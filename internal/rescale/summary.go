@@ -32,16 +32,26 @@ const blockWords = 1 << 15
 // summary. Distinct streams per subtask are counted with a bitset over the old streams, one block
 // of subtasks at a time.
 func (sim *operatorSim) summarize(sc *scratch) {
-	a := sim.a
-	newP := sim.newP
 	sc.stop = sim.stop
+	sim.startAccumulators(sc)
+	if len(sim.a.States) > 0 {
+		sim.operatorStatePass(sc)
+	}
+	extra, channelMax := sim.keyedAndChannelPass(sc)
+	sim.fillSummary(sc, extra, channelMax)
+}
+
+// startAccumulators sets every new subtask's accumulator to what it gets regardless of the
+// split: the UNION entries and the kept handles without names.
+func (sim *operatorSim) startAccumulators(sc *scratch) {
+	newP := sim.newP
 	if cap(sc.acc) < newP {
 		sc.acc = make([]acc, newP)
 	}
 	sc.acc = sc.acc[:newP]
 	// UNION: every subtask receives every entry; it starts each subtask's accumulator.
 	var init acc
-	for _, s := range a.States {
+	for _, s := range sim.a.States {
 		if s.Mode == checkpoint.Union {
 			init.elems += s.Elements
 			init.sbytes += s.Bytes
@@ -66,51 +76,59 @@ func (sim *operatorSim) summarize(sc *scratch) {
 			}
 		}
 	}
+}
 
-	if len(a.States) > 0 {
-		w := (len(sim.streams) + 63) / 64
-		block := max(1, min(newP, blockWords/w))
-		if cap(sc.bits) < block*w {
-			sc.bits = make([]uint64, block*w)
-		}
-		for _, s := range a.States {
-			if s.Mode == checkpoint.SplitDistribute && s.d.path == PathRescale {
-				s.Summary.MinBytes, s.Summary.MaxBytes = -1, 0
-			}
-		}
-		bgroups := broadcastGroups(a.States)
-		for b0 := 0; b0 < newP; b0 += block {
-			b1 := min(b0+block, newP)
-			bits := sc.bits[:(b1-b0)*w]
-			if sim.unionMask != nil {
-				// Every subtask starts with the UNION streams: copy the mask, doubling.
-				copy(bits, sim.unionMask)
-				for n := w; n < len(bits); n *= 2 {
-					copy(bits[n:], bits[:n])
-				}
-			} else {
-				clear(bits)
-			}
-			p := pass{sim: sim, sc: sc, bits: bits, w: w, b0: b0}
-			for _, g := range bgroups {
-				sim.stop.Check()
-				p.broadcast(g, b0, b1)
-			}
-			for _, s := range a.States {
-				sim.stop.Check()
-				if s.Mode == checkpoint.Broadcast && s.d.path == PathRescale {
-					continue // in bgroups
-				}
-				p.state(s, b0, b1)
-			}
-		}
-		for _, s := range a.States {
-			if s.Mode == checkpoint.SplitDistribute && s.d.path == PathRescale && s.d.base == 0 && s.d.rem < int64(newP) {
-				s.Summary.MinBytes = 0 // the runs without elements
-			}
+// operatorStatePass adds the operator states' shares, one block of subtasks at a time.
+func (sim *operatorSim) operatorStatePass(sc *scratch) {
+	a, newP := sim.a, sim.newP
+	w := (len(sim.streams) + 63) / 64
+	block := max(1, min(newP, blockWords/w))
+	if cap(sc.bits) < block*w {
+		sc.bits = make([]uint64, block*w)
+	}
+	for _, s := range a.States {
+		if s.Mode == checkpoint.SplitDistribute && s.d.path == PathRescale {
+			s.Summary.MinBytes, s.Summary.MaxBytes = -1, 0
 		}
 	}
-	extra := a.ManagedKeyed != nil || a.RawKeyed != nil || a.InputChannels != nil || a.OutputChannels != nil
+	bgroups := broadcastGroups(a.States)
+	for b0 := 0; b0 < newP; b0 += block {
+		b1 := min(b0+block, newP)
+		bits := sc.bits[:(b1-b0)*w]
+		if sim.unionMask != nil {
+			// Every subtask starts with the UNION streams: copy the mask, doubling.
+			copy(bits, sim.unionMask)
+			for n := w; n < len(bits); n *= 2 {
+				copy(bits[n:], bits[:n])
+			}
+		} else {
+			clear(bits)
+		}
+		p := pass{sim: sim, sc: sc, bits: bits, w: w, b0: b0}
+		for _, g := range bgroups {
+			sim.stop.Check()
+			p.broadcast(g, b0, b1)
+		}
+		for _, s := range a.States {
+			sim.stop.Check()
+			if s.Mode == checkpoint.Broadcast && s.d.path == PathRescale {
+				continue // in bgroups
+			}
+			p.state(s, b0, b1)
+		}
+	}
+	for _, s := range a.States {
+		if s.Mode == checkpoint.SplitDistribute && s.d.path == PathRescale && s.d.base == 0 && s.d.rem < int64(newP) {
+			s.Summary.MinBytes = 0 // the runs without elements
+		}
+	}
+}
+
+// keyedAndChannelPass accumulates keyed and channel state; extra says whether the operator has
+// any, channelMax is -1 when a channel distribution cannot give per-subtask bytes.
+func (sim *operatorSim) keyedAndChannelPass(sc *scratch) (extra bool, channelMax int64) {
+	a, newP := sim.a, sim.newP
+	extra = a.ManagedKeyed != nil || a.RawKeyed != nil || a.InputChannels != nil || a.OutputChannels != nil
 	if extra {
 		if cap(sc.xacc) < newP {
 			sc.xacc = make([]xacc, newP)
@@ -123,7 +141,6 @@ func (sim *operatorSim) summarize(sc *scratch) {
 			k.accumulate(sc)
 		}
 	}
-	channelMax := int64(0)
 	for _, c := range []*ChannelDistribution{a.InputChannels, a.OutputChannels} {
 		if c == nil {
 			continue
@@ -133,7 +150,12 @@ func (sim *operatorSim) summarize(sc *scratch) {
 			channelMax = -1
 		}
 	}
+	return extra, channelMax
+}
 
+// fillSummary folds the per-subtask accumulators into the operator summary.
+func (sim *operatorSim) fillSummary(sc *scratch, extra bool, channelMax int64) {
+	a, newP := sim.a, sim.newP
 	sum := &a.Summary
 	sum.MinElements, sum.MinStateBytes = -1, -1
 	var ownedTotal int64

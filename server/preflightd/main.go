@@ -82,19 +82,27 @@ func main() {
 	}
 }
 
-func run(args []string) error {
+// options are preflightd's flags: the server's configuration and the daemon's own.
+type options struct {
+	cfg                         server.Config
+	allow                       stringList
+	grpcAddr, httpAddr, opsAddr *string
+	logLevel                    *string
+	version, noResultCache      *bool
+}
+
+// newFlagSet declares every flag of preflightd into a new flag set.
+func newFlagSet() (*flag.FlagSet, *options) {
 	fs := flag.NewFlagSet("preflightd", flag.ContinueOnError)
-	var (
-		cfg      server.Config
-		allow    stringList
-		grpcAddr = fs.String("grpc-addr", "127.0.0.1:8443", "gRPC listen address (port 0 picks a free port)")
-		httpAddr = fs.String("http-addr", "127.0.0.1:8080", "HTTP listen address for /v1 JSON, /metrics, /openapi.json, /healthz; empty disables")
-		opsAddr  = fs.String("ops-addr", "", "plain-HTTP listen address for /healthz, /readyz and /metrics (probes and scrapes without client certificates); empty disables")
-		logLevel = fs.String("log-level", "info", "debug, info, warn or error")
-		version  = fs.Bool("version", false, "print the version, VCS revision and Go version, and exit")
-		_        = fs.String("config", "", "configuration file: one flag per line as \"name: value\" (lists for --allow); see README")
-	)
-	fs.Var(&allow, "allow", "URI prefix the server may read (repeatable): a local folder, file://, s3://bucket/prefix?options, gs://, azblob://, http(s)://")
+	o := &options{}
+	cfg := &o.cfg
+	o.grpcAddr = fs.String("grpc-addr", "127.0.0.1:8443", "gRPC listen address (port 0 picks a free port)")
+	o.httpAddr = fs.String("http-addr", "127.0.0.1:8080", "HTTP listen address for /v1 JSON, /metrics, /openapi.json, /healthz; empty disables")
+	o.opsAddr = fs.String("ops-addr", "", "plain-HTTP listen address for /healthz, /readyz and /metrics (probes and scrapes without client certificates); empty disables")
+	o.logLevel = fs.String("log-level", "info", "debug, info, warn or error")
+	o.version = fs.Bool("version", false, "print the version, VCS revision and Go version, and exit")
+	_ = fs.String("config", "", "configuration file: one flag per line as \"name: value\" (lists for --allow); see README")
+	fs.Var(&o.allow, "allow", "URI prefix the server may read (repeatable): a local folder, file://, s3://bucket/prefix?options, gs://, azblob://, http(s)://")
 	fs.BoolVar(&cfg.EnableHTTPSources, "enable-http-sources", false, "allow http(s):// checkpoint URIs (still subject to --allow)")
 	cfg.MaxUploadBytes, cfg.MaxInlineBytes = server.DefaultMaxUploadBytes, server.DefaultMaxInlineBytes
 	fs.Var(bytesize.Value{P: &cfg.MaxUploadBytes}, "max-upload-bytes", "largest _metadata accepted, uploaded or read from a URI (a size: 512MiB, 1GiB, bytes)")
@@ -114,7 +122,7 @@ func run(args []string) error {
 	fs.IntVar(&cfg.CacheEntries, "cache-entries", server.DefaultCacheEntries, "decoded layouts kept in the LRU cache (negative disables)")
 	// Result cache and source revalidation (issue #16, server/memo.go).
 	fs.Var(bytesize.Value{P: &cfg.ResultCacheBytes}, "result-cache-bytes", "bytes of finished CheckRescale answers kept, within --cache-bytes (0: a quarter of it)")
-	noResultCache := fs.Bool("no-result-cache", false, "cache no finished answers: every request runs the check")
+	o.noResultCache = fs.Bool("no-result-cache", false, "cache no finished answers: every request runs the check")
 	fs.DurationVar(&cfg.RevalidateInterval, "revalidate-interval", server.DefaultRevalidateInterval, "how long a checkpoint's file version (size + mtime or ETag) is trusted before its source is asked again: a changed file is seen at most this late (negative, e.g. -1s: every request)")
 	fs.DurationVar(&cfg.DrainDelay, "drain-delay", 0, "how long to report NOT_SERVING before refusing new RPCs on SIGTERM")
 	fs.DurationVar(&cfg.ShutdownTimeout, "shutdown-timeout", server.DefaultShutdownTimeout, "how long in-flight RPCs may run after SIGTERM")
@@ -135,6 +143,12 @@ func run(args []string) error {
 		fs.SetOutput(out)
 		fmt.Fprint(out, strings.ReplaceAll("\n"+b.String(), "\n  -", "\n  --")[1:])
 	}
+	return fs, o
+}
+
+func run(args []string) error {
+	fs, o := newFlagSet()
+	cfg := &o.cfg
 	configFile, err := flagconfig.Parse(fs, args, "PREFLIGHT", "config", os.LookupEnv)
 	if err != nil {
 		if errors.Is(err, flag.ErrHelp) {
@@ -146,81 +160,102 @@ func run(args []string) error {
 		return fmt.Errorf("unexpected arguments: %q", fs.Args())
 	}
 	bi := buildinfo.Get()
-	if *version {
+	if *o.version {
 		fmt.Println(bi.Line("preflightd"))
 		return nil
 	}
 	var level slog.Level
-	if err := level.UnmarshalText([]byte(*logLevel)); err != nil {
+	if err := level.UnmarshalText([]byte(*o.logLevel)); err != nil {
 		return fmt.Errorf("--log-level: %w", err)
 	}
 	cfg.Logger = slog.New(slog.NewJSONHandler(os.Stderr, &slog.HandlerOptions{Level: level, ReplaceAttr: readableDurations}))
 	cfg.Logger.Info("preflightd starting", slog.String("version", bi.Version), slog.String("revision", bi.Revision),
 		slog.Bool("modified", bi.Modified), slog.String("go", bi.GoVersion), slog.String("config", configFile))
-	cfg.Allow = allow
-	if *noResultCache {
+	cfg.Allow = o.allow
+	if *o.noResultCache {
 		cfg.ResultCacheBytes = -1
 	}
-
 	if os.Getenv("GOMEMLIMIT") == "" {
-		// The GC works harder near the limit instead of letting the heap double past the budget.
-		soft := server.SoftMemoryLimit(cfg.MemoryBudget)
-		debug.SetMemoryLimit(soft)
-		gogc := 100
-		if os.Getenv("GOGC") == "" {
-			// With the soft limit bounding the heap, collecting at 5× what is live instead of
-			// 2× costs no memory past the limit and fewer collections per request: a cached
-			// check's daemon CPU fell from 72–87 to 46–57 µs and its p99 at c=50 from 8.4–10.2 to
-			// 5.9–8.2 ms (bench/README.md, "(a) with a native load generator").
-			gogc = server.DaemonGCPercent
-			debug.SetGCPercent(gogc)
-		}
-		limit, from := server.ContainerMemoryLimit()
-		cfg.Logger.Info("memory limit", slog.String("from", from), slog.Int64("limit_bytes", limit), slog.Int64("soft_limit_bytes", soft),
-			slog.Int("gogc", gogc))
+		setMemoryLimit(cfg)
 	}
-	srv, err := server.New(cfg)
+	srv, err := server.New(*cfg)
 	if err != nil {
 		return err
 	}
-	gl, err := net.Listen("tcp", *grpcAddr)
+	ls, err := listen(o)
 	if err != nil {
 		return err
 	}
-	var hl net.Listener
-	if *httpAddr != "" {
-		if hl, err = net.Listen("tcp", *httpAddr); err != nil {
-			return err
-		}
-	}
-	var ol net.Listener
-	if *opsAddr != "" {
-		if ol, err = net.Listen("tcp", *opsAddr); err != nil {
-			return err
-		}
-	}
-	fmt.Printf("grpc-addr=%s\n", gl.Addr())
-	if hl != nil {
-		fmt.Printf("http-addr=%s\n", hl.Addr())
-	}
-	if ol != nil {
-		fmt.Printf("ops-addr=%s\n", ol.Addr())
-	}
-	cfg.Logger.Info("serving", slog.String("grpc", gl.Addr().String()), slog.Any("allow", []string(allow)), slog.Int64("memory_budget", srv.Config().MemoryBudget))
+	cfg.Logger.Info("serving", slog.String("grpc", ls.grpc.Addr().String()), slog.Any("allow", []string(o.allow)), slog.Int64("memory_budget", srv.Config().MemoryBudget))
+	return serve(srv, ls, cfg.Logger)
+}
 
-	errc := make(chan error, 3)
-	if ol != nil {
-		go func() { errc <- srv.ServeOpsListener(ol) }()
+// setMemoryLimit sets the Go runtime's soft memory limit from the memory budget, and GOGC unless
+// the environment sets it.
+func setMemoryLimit(cfg *server.Config) {
+	// The GC works harder near the limit instead of letting the heap double past the budget.
+	soft := server.SoftMemoryLimit(cfg.MemoryBudget)
+	debug.SetMemoryLimit(soft)
+	gogc := 100
+	if os.Getenv("GOGC") == "" {
+		// With the soft limit bounding the heap, collecting at 5× what is live instead of 2×
+		// costs no memory past the limit and fewer collections per request (measured in
+		// bench/README.md, "(a) with a native load generator").
+		gogc = server.DaemonGCPercent
+		debug.SetGCPercent(gogc)
 	}
-	go func() { errc <- srv.ServeGRPC(gl) }()
-	if hl != nil {
-		go func() { errc <- srv.ServeHTTPListener(hl) }()
+	limit, from := server.ContainerMemoryLimit()
+	cfg.Logger.Info("memory limit", slog.String("from", from), slog.Int64("limit_bytes", limit), slog.Int64("soft_limit_bytes", soft),
+		slog.Int("gogc", gogc))
+}
+
+// listeners are the daemon's open sockets; http and ops are nil when disabled.
+type listeners struct {
+	grpc, http, ops net.Listener
+}
+
+// listen opens the listeners and prints their addresses on stdout (for scripts that pass port 0).
+func listen(o *options) (listeners, error) {
+	var ls listeners
+	var err error
+	if ls.grpc, err = net.Listen("tcp", *o.grpcAddr); err != nil {
+		return ls, err
+	}
+	if *o.httpAddr != "" {
+		if ls.http, err = net.Listen("tcp", *o.httpAddr); err != nil {
+			return ls, err
+		}
+	}
+	if *o.opsAddr != "" {
+		if ls.ops, err = net.Listen("tcp", *o.opsAddr); err != nil {
+			return ls, err
+		}
+	}
+	fmt.Printf("grpc-addr=%s\n", ls.grpc.Addr())
+	if ls.http != nil {
+		fmt.Printf("http-addr=%s\n", ls.http.Addr())
+	}
+	if ls.ops != nil {
+		fmt.Printf("ops-addr=%s\n", ls.ops.Addr())
+	}
+	return ls, nil
+}
+
+// serve runs the servers until one fails or a SIGTERM/SIGINT asks for a graceful shutdown.
+func serve(srv *server.Server, ls listeners, logger *slog.Logger) error {
+	errc := make(chan error, 3)
+	if ls.ops != nil {
+		go func() { errc <- srv.ServeOpsListener(ls.ops) }()
+	}
+	go func() { errc <- srv.ServeGRPC(ls.grpc) }()
+	if ls.http != nil {
+		go func() { errc <- srv.ServeHTTPListener(ls.http) }()
 	}
 	sig := make(chan os.Signal, 1)
 	signal.Notify(sig, syscall.SIGTERM, syscall.SIGINT)
 	select {
 	case s := <-sig:
-		cfg.Logger.Info("signal", slog.String("signal", s.String()))
+		logger.Info("signal", slog.String("signal", s.String()))
 		signal.Stop(sig) // a second signal kills the process the default way
 		if err := srv.Shutdown(context.Background()); err != nil && !errors.Is(err, context.DeadlineExceeded) {
 			return err

@@ -1,10 +1,10 @@
-// Command gen writes docs/rules.md from the rule tables of internal/findings and the built-in
-// catalog. Run it from the repository root after adding or changing a rule:
+// Command gen writes docs/rules.md from the rule registry (internal/findings with every rule
+// family internal/allrules links in) and the built-in catalog. Run it from the repository root after adding or changing a rule:
 //
 //	go run ./internal/findings/gen            # writes docs/rules.md
 //	go run ./internal/findings/gen -o -       # prints it
 //
-// TestRulesDocUpToDate in internal/findings fails while the committed file differs.
+// TestRulesDocUpToDate in internal/allrules fails while the committed file differs.
 package main
 
 import (
@@ -14,6 +14,7 @@ import (
 	"os"
 	"path/filepath"
 
+	_ "github.com/flinkpreflight/preflight/internal/allrules" // every rule family
 	"github.com/flinkpreflight/preflight/internal/atomicfile"
 	"github.com/flinkpreflight/preflight/internal/findings"
 )
