@@ -159,7 +159,7 @@ func vertexLine(v *pb.VertexDecision, fs []*pb.Finding) string {
 	if r := v.GetReason(); r != "" {
 		line += ": " + strings.TrimSuffix(r, ".")
 	}
-	return line + ". Safe: " + safe + "."
+	return line + ". Nearest safe parallelism: " + safe + "."
 }
 
 // jiraOf is the Flink JIRA id a finding cites, preferring the finding on the vertex.
