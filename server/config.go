@@ -7,6 +7,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	flinkadmission "github.com/flinkpreflight/preflight/internal/admission"
 	"github.com/flinkpreflight/preflight/internal/engine"
 	"github.com/flinkpreflight/preflight/internal/flinkrest"
 )
@@ -114,6 +115,10 @@ type Config struct {
 	// FlinkREST configures calls to Flink's REST API (Decide, and CheckRescale with a job):
 	// timeout, TLS and a bearer token. The REST URL must be under an http(s) Allow entry.
 	FlinkREST flinkrest.Options
+	// FlinkAdmission is the policy of the Flink Kubernetes Operator admission
+	// (flinkadmission.go): the REST URL template of a resource, the failure policy, the deadline.
+	// Its REST URLs, like Decide's, must lie under an http(s) Allow entry.
+	FlinkAdmission flinkadmission.Config
 
 	// Logger receives JSON request logs; nil discards them.
 	Logger *slog.Logger

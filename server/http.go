@@ -66,6 +66,7 @@ func (s *Server) newHTTPHandler(reg *prometheus.Registry) (http.Handler, error) 
 	})
 	mux.Handle("/v1/", withBodyDeadline(s.cfg.HTTPBodyTimeout, s.withBodyBudget(v1)))
 	s.registerUpload(mux)
+	s.registerFlinkAdmission(mux)
 	s.registerWeb(mux)
 	mux.Handle("GET /metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
 	mux.HandleFunc("GET /openapi.json", func(w http.ResponseWriter, r *http.Request) {

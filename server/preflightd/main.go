@@ -62,6 +62,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/flinkpreflight/preflight/internal/admission"
 	"github.com/flinkpreflight/preflight/internal/buildinfo"
 	"github.com/flinkpreflight/preflight/internal/bytesize"
 	"github.com/flinkpreflight/preflight/internal/flagconfig"
@@ -89,6 +90,7 @@ type options struct {
 	grpcAddr, httpAddr, opsAddr *string
 	logLevel                    *string
 	version, noResultCache      *bool
+	admissionPolicy             *string
 }
 
 // newFlagSet declares every flag of preflightd into a new flag set.
@@ -132,6 +134,7 @@ func newFlagSet() (*flag.FlagSet, *options) {
 	fs.StringVar(&cfg.FlinkREST.CAFile, "flink-rest-ca", "", "CA (PEM) to verify https Flink REST endpoints (default: system roots)")
 	fs.StringVar(&cfg.FlinkREST.TokenFile, "flink-rest-token-file", "", "file holding a bearer token for Flink's REST API (re-read at every call)")
 	fs.StringVar(&cfg.FlinkREST.TokenEnv, "flink-rest-token-env", "", "environment variable holding a bearer token for Flink's REST API")
+	o.admissionPolicy = admissionFlags(fs, &cfg.FlinkAdmission)
 	fs.Usage = func() {
 		fmt.Fprintf(fs.Output(), "Usage: preflightd [flags]\n\nEvery flag can also be set as an environment variable PREFLIGHT_<FLAG> (e.g. PREFLIGHT_MAX_UPLOAD_BYTES=1GiB;\nPREFLIGHT_ALLOW takes several prefixes separated by spaces) or in the --config file.\nPrecedence: flag > environment > config file > default. Sizes take units (512MiB), durations Go syntax (30s, 2m).\n\n")
 		// The flag package prints -name; the README, the config file's errors and every other
@@ -172,6 +175,9 @@ func run(args []string) error {
 	cfg.Logger.Info("preflightd starting", slog.String("version", bi.Version), slog.String("revision", bi.Revision),
 		slog.Bool("modified", bi.Modified), slog.String("go", bi.GoVersion), slog.String("config", configFile))
 	cfg.Allow = o.allow
+	if err := admissionPolicyFlags(&cfg.FlinkAdmission, *o.admissionPolicy); err != nil {
+		return err
+	}
 	if *o.noResultCache {
 		cfg.ResultCacheBytes = -1
 	}
@@ -274,4 +280,34 @@ func readableDurations(_ []string, a slog.Attr) slog.Attr {
 		return slog.String(a.Key, a.Value.Duration().String())
 	}
 	return a
+}
+
+// admissionFlags declares the --admission-* flags; the failure policy is checked by
+// admissionPolicyFlags.
+func admissionFlags(fs *flag.FlagSet, c *admission.Config) *string {
+	// Flink Kubernetes Operator admission (issue #27, server/flinkadmission.go): the REST URL of a
+	// FlinkDeployment or FlinkSessionJob; it too must be under an http(s) --allow prefix.
+	fs.StringVar(&c.RESTTemplate, "admission-flink-rest", admission.DefaultRESTTemplate, "Flink REST URL of a resource in "+server.FlinkAdmissionPath+": {name} (FlinkDeployment, or a FlinkSessionJob's deploymentName), {namespace}, {port} (rest.port, default 8081)")
+	policy := fs.String("admission-failure-policy", "open", "answer of "+server.FlinkAdmissionPath+" when the check cannot run: open (allow with a warning) or closed (deny with the reason)")
+	fs.DurationVar(&c.Timeout, "admission-timeout", admission.DefaultTimeout, "deadline of a whole admission answer (keep it below the webhook's timeoutSeconds)")
+	return policy
+}
+
+// admissionPolicyFlags checks the --admission-* flags.
+func admissionPolicyFlags(c *admission.Config, policy string) error {
+	switch policy {
+	case "open":
+	case "closed":
+		c.FailClosed = true
+	default:
+		return fmt.Errorf("--admission-failure-policy %q: want open or closed", policy)
+	}
+	if c.Timeout <= 0 {
+		return fmt.Errorf("--admission-timeout %v: want a positive duration", c.Timeout)
+	}
+	t := strings.ToLower(c.RESTTemplate)
+	if !strings.HasPrefix(t, "http://") && !strings.HasPrefix(t, "https://") {
+		return fmt.Errorf("--admission-flink-rest %q: want an http(s) URL template", c.RESTTemplate)
+	}
+	return nil
 }

@@ -6,6 +6,9 @@ import (
 	"runtime"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/flinkpreflight/preflight/internal/admission"
 )
 
 // captureStdout runs f with os.Stdout redirected, since run prints the bound addresses and the
@@ -70,6 +73,28 @@ func TestConfigErrors(t *testing.T) {
 	} {
 		if err := run(tt.args); err == nil || !strings.Contains(err.Error(), tt.wantErr) {
 			t.Errorf("run(%q) = %v, want an error containing %q", tt.args, err, tt.wantErr)
+		}
+	}
+}
+
+func TestAdmissionPolicyFlags(t *testing.T) {
+	tests := []struct {
+		policy, template string
+		timeout          time.Duration
+		closed           bool
+		err              string
+	}{
+		{"open", admission.DefaultRESTTemplate, time.Second, false, ""},
+		{"closed", "https://{name}.{namespace}.svc:{port}", time.Second, true, ""},
+		{"shut", admission.DefaultRESTTemplate, time.Second, false, "--admission-failure-policy"},
+		{"open", admission.DefaultRESTTemplate, 0, false, "--admission-timeout"},
+		{"open", "{name}:{port}", time.Second, false, "--admission-flink-rest"},
+	}
+	for _, tt := range tests {
+		c := admission.Config{RESTTemplate: tt.template, Timeout: tt.timeout}
+		err := admissionPolicyFlags(&c, tt.policy)
+		if (err == nil) != (tt.err == "") || (err != nil && !strings.Contains(err.Error(), tt.err)) || c.FailClosed != tt.closed {
+			t.Errorf("%s %s %v: %v, closed %v", tt.policy, tt.template, tt.timeout, err, c.FailClosed)
 		}
 	}
 }
