@@ -47,10 +47,13 @@ type Catalog struct {
 
 // CatalogEntry describes one operator implementation.
 type CatalogEntry struct {
-	ID          string      `json:"id"`
-	Name        string      `json:"name"`
-	Class       string      `json:"class,omitempty"`
-	Fingerprint Fingerprint `json:"fingerprint"`
+	ID    string `json:"id"`
+	Name  string `json:"name"`
+	Class string `json:"class,omitempty"`
+	// ClassAliases are other binary names of the same implementation, e.g. the Flink 2.x
+	// `.legacy` package of a class that moved.
+	ClassAliases []string    `json:"class_aliases,omitempty"`
+	Fingerprint  Fingerprint `json:"fingerprint"`
 	// States lists the state names this implementation registers (claims) with what its
 	// restore code assumes about each.
 	States []StateRule `json:"states"`
@@ -115,6 +118,9 @@ type StateRule struct {
 	// operator copes (generic operators whose plugins may not, e.g. sink-v2 writers).
 	InfoWhenEmpty bool   `json:"info_when_empty,omitempty"`
 	Remediation   string `json:"remediation,omitempty"`
+	// Versions confines the assumption to a range of a component's versions (the restore code
+	// changed there); outside it the rule does not apply. Nil: all versions.
+	Versions *VersionScope `json:"versions,omitempty"`
 }
 
 // Hazard is a known rescale problem of an operator implementation.
@@ -144,7 +150,8 @@ type OrphanRule struct {
 type Bug struct {
 	ID string `json:"id"` // Jira id, or a PR name when there is none
 	// Component is whose version the ranges refer to: "flink" (compared with
-	// Options.FlinkVersion) or a connector name (not comparable: assumed affected).
+	// Options.FlinkVersion) or a connector name (compared with Options.ConnectorVersions;
+	// assumed affected when the caller does not give it).
 	Component  string         `json:"component"`
 	Affected   []VersionRange `json:"affected,omitempty"`
 	FixedIn    string         `json:"fixed_in,omitempty"` // human text: "unfixed", "PR #4457 (merged)"
@@ -152,39 +159,98 @@ type Bug struct {
 	References []string       `json:"references,omitempty"`
 }
 
-// Applies decides whether the bug applies to the restoring cluster. flinkVersion may be "".
-// The note explains the decision for the finding message.
-func (b *Bug) Applies(flinkVersion string) (applies bool, note string) {
+// Applies decides whether the bug applies to the restoring cluster: the Flink version or, for a
+// connector's bug, the connector version from o; an unknown or unparsable version counts as
+// affected. The note explains the decision for the finding message.
+func (b *Bug) Applies(o Options) (applies bool, note string) {
 	if b == nil {
 		return true, ""
 	}
-	ranges := make([]string, len(b.Affected))
-	for i, r := range b.Affected {
-		ranges[i] = r.String()
+	rangeText, name := rangesText(b.Affected), componentTitle(b.Component)
+	switch {
+	case rangeText == "all versions":
+		rangeText = "(all versions)"
+	case !isFlinkComponent(b.Component):
+		rangeText = "versions " + rangeText
 	}
-	rangeText := strings.Join(ranges, "; ")
-	if rangeText == "" {
-		rangeText = "all versions"
+	m, given := matchVersions(b.Component, b.Affected, o)
+	switch {
+	case m == versionUnknown:
+		return true, fmt.Sprintf("%s affects %s %s; %s, so it is assumed affected.", b.ID, name, rangeText, unknownVersionText(b.Component))
+	case m == versionUnparsed:
+		return true, fmt.Sprintf("%s affects %s %s; the %s version %q could not be parsed, so it is assumed affected.", b.ID, name, rangeText, name, given)
+	case m == versionIn && len(b.Affected) == 0:
+		v, _ := ParseVersion(given)
+		return true, fmt.Sprintf("%s affects all %s versions, including %s.", b.ID, name, v)
+	case m == versionIn:
+		return true, fmt.Sprintf("%s affects %s %s, which includes %s.", b.ID, name, rangeText, given)
 	}
-	if b.Component != "" && b.Component != "flink" {
-		return true, fmt.Sprintf("%s affects %s versions %s; the %s version is not known to Preflight, so it is assumed affected.", b.ID, b.Component, rangeText, b.Component)
+	return false, fmt.Sprintf("%s does not affect %s %s (affected: %s).", b.ID, name, given, rangesText(b.Affected))
+}
+
+// VersionScope confines a state rule to the versions [From, Before) of a component ("flink" or
+// a connector as Options.ConnectorVersions names it): the restore code it describes is that of
+// those versions, e.g. the code after a fix. Empty From: since the beginning; empty Before: up
+// to now.
+type VersionScope struct {
+	Component string `json:"component"`
+	From      string `json:"from,omitempty"`
+	Before    string `json:"before,omitempty"`
+}
+
+func (s *VersionScope) ranges() []VersionRange {
+	return []VersionRange{{Introduced: s.From, Fixed: s.Before}}
+}
+
+// String renders the scope for messages and docs: "iceberg 1.1.0 and later".
+func (s *VersionScope) String() string {
+	name := componentTitle(s.Component)
+	switch {
+	case s.From == "" && s.Before == "":
+		return "all " + name + " versions"
+	case s.Before == "":
+		return name + " " + s.From + " and later"
+	case s.From == "":
+		return name + " before " + s.Before
 	}
-	if flinkVersion == "" {
-		return true, fmt.Sprintf("%s affects Flink %s; the restoring Flink version is unknown, so it is assumed affected.", b.ID, rangeText)
+	return name + " " + s.From + " up to (not including) " + s.Before
+}
+
+func (s *VersionScope) check() error {
+	if err := checkComponent(s.Component); err != nil {
+		return err
 	}
-	v, err := ParseVersion(flinkVersion)
-	if err != nil {
-		return true, fmt.Sprintf("%s affects Flink %s; the Flink version %q could not be parsed, so it is assumed affected.", b.ID, rangeText, flinkVersion)
+	if s.From == "" && s.Before == "" {
+		return fmt.Errorf("versions of %s: give from, before or both", s.Component)
 	}
-	if len(b.Affected) == 0 {
-		return true, fmt.Sprintf("%s affects all Flink versions, including %s.", b.ID, v)
+	if err := checkRange(VersionRange{Introduced: s.From, Fixed: s.Before}); err != nil {
+		return fmt.Errorf("versions of %s: %v", s.Component, err)
 	}
-	for _, r := range b.Affected {
-		if r.Contains(v) {
-			return true, fmt.Sprintf("%s affects Flink %s, which includes %s.", b.ID, rangeText, flinkVersion)
-		}
+	return nil
+}
+
+// applies decides whether a state rule describes the restoring cluster's code: its bug (if any)
+// affects the versions in o and they are in its scope (if any). Unknown versions count as in
+// both: the finding then says so.
+func (r *StateRule) applies(cat *Catalog, o Options) (bool, string) {
+	applies, note := cat.Bug(r.Bug).Applies(o)
+	if !applies || r.Versions == nil {
+		return applies, note
 	}
-	return false, fmt.Sprintf("%s does not affect Flink %s (affected: %s).", b.ID, flinkVersion, rangeText)
+	scope := r.Versions
+	m, given := matchVersions(scope.Component, scope.ranges(), o)
+	var scoped string
+	switch m {
+	case versionOut:
+		return false, fmt.Sprintf("The %s label describes %s, not %s.", r.Assumption, scope, given)
+	case versionIn:
+		scoped = fmt.Sprintf("The %s label describes %s, which includes %s.", r.Assumption, scope, given)
+	case versionUnknown:
+		scoped = fmt.Sprintf("The %s label describes %s; %s, so it is assumed to apply.", r.Assumption, scope, unknownVersionText(scope.Component))
+	default:
+		scoped = fmt.Sprintf("The %s label describes %s; the %s version %q could not be parsed, so it is assumed to apply.", r.Assumption, scope, componentTitle(scope.Component), given)
+	}
+	return true, strings.TrimSpace(note + " " + scoped)
 }
 
 // Bug returns the named bug, or nil.
@@ -316,6 +382,11 @@ func parseCatalog(data []byte, source string, user bool) (*Catalog, error) {
 			if err := checkMode(s.Mode); err != nil {
 				return nil, fmt.Errorf("catalog %s: entry %s state %s: %v", source, e.ID, s.Name, err)
 			}
+			if s.Versions != nil {
+				if err := s.Versions.check(); err != nil {
+					return nil, fmt.Errorf("catalog %s: entry %s state %s: %v", source, e.ID, s.Name, err)
+				}
+			}
 		}
 		for _, s := range e.Fingerprint.States {
 			if err := checkMode(s.Mode); err != nil {
@@ -344,14 +415,14 @@ func parseCatalog(data []byte, source string, user bool) (*Catalog, error) {
 		}
 	}
 	for _, b := range c.Bugs {
+		if !isFlinkComponent(b.Component) {
+			if err := checkComponent(b.Component); err != nil {
+				return nil, fmt.Errorf("catalog %s: bug %s: %v", source, b.ID, err)
+			}
+		}
 		for _, r := range b.Affected {
-			for _, s := range []string{r.Introduced, r.Fixed} {
-				if s == "" {
-					continue
-				}
-				if _, err := ParseVersion(s); err != nil {
-					return nil, fmt.Errorf("catalog %s: bug %s: %v", source, b.ID, err)
-				}
+			if err := checkRange(r); err != nil {
+				return nil, fmt.Errorf("catalog %s: bug %s: %v", source, b.ID, err)
 			}
 		}
 	}
@@ -409,6 +480,38 @@ func (e *CatalogEntry) StateRules(name string) []*StateRule {
 	for i := range e.States {
 		if e.States[i].Name == name {
 			out = append(out, &e.States[i])
+		}
+	}
+	return out
+}
+
+// HasClass reports whether the entry describes the class with the given binary name (dots), by
+// its class or one of its aliases.
+func (e *CatalogEntry) HasClass(name string) bool {
+	if e == nil || name == "" {
+		return false
+	}
+	if e.Class == name {
+		return true
+	}
+	for _, a := range e.ClassAliases {
+		if a == name {
+			return true
+		}
+	}
+	return false
+}
+
+// EntriesForClass returns the entries describing the class with the given binary name (several
+// when one class has one entry per configuration, e.g. the partition committer's triggers).
+func (c *Catalog) EntriesForClass(name string) []*CatalogEntry {
+	if c == nil {
+		return nil
+	}
+	var out []*CatalogEntry
+	for i := range c.Entries {
+		if c.Entries[i].HasClass(name) {
+			out = append(out, &c.Entries[i])
 		}
 	}
 	return out

@@ -22,6 +22,13 @@ type Options struct {
 	// FlinkVersion of the restoring cluster ("1.19.1", "2.0", "1.20-SNAPSHOT"); "" = unknown:
 	// version-dependent bugs are assumed to apply and the findings say so.
 	FlinkVersion string
+	// ConnectorVersions are the versions of the connectors and libraries in the job, by the
+	// component names of the catalog ("iceberg": "1.4.3", "flink-connector-kafka": "3.2.0",
+	// "flink-cdc", "paimon", "flink-agents", "hudi"; ParseConnectorVersion reads the CLI's
+	// --connector-version NAME=VERSION). A connector bug or a state label confined to some
+	// connector versions is compared with them; a connector missing here is treated like an
+	// unknown FlinkVersion: its unfixed behaviour is assumed and the findings say so.
+	ConnectorVersions map[string]string
 	// RPCFrameSize is pekko.framesize (akka.framesize); 0 = 10 MiB.
 	RPCFrameSize int64
 	// InlineThreshold is the inline-state threshold; 0 = 20 KiB.
@@ -129,7 +136,7 @@ func (m *RuleMeta) refs() []string {
 func (m *RuleMeta) bugApplies(id, flinkVersion string) (bool, string) {
 	for i := range m.Bugs {
 		if m.Bugs[i].ID == id {
-			return m.Bugs[i].Applies(flinkVersion)
+			return m.Bugs[i].Applies(Options{FlinkVersion: flinkVersion})
 		}
 	}
 	panic("findings: rule " + m.ID + " names unknown bug " + id)
@@ -140,19 +147,8 @@ func (m *RuleMeta) bugApplies(id, flinkVersion string) (bool, string) {
 func (m *RuleMeta) bugAffects(id, flinkVersion string) bool {
 	for i := range m.Bugs {
 		if b := &m.Bugs[i]; b.ID == id {
-			if flinkVersion == "" || (b.Component != "" && b.Component != "flink") || len(b.Affected) == 0 {
-				return true
-			}
-			v, err := ParseVersion(flinkVersion)
-			if err != nil {
-				return true
-			}
-			for _, r := range b.Affected {
-				if r.Contains(v) {
-					return true
-				}
-			}
-			return false
+			match, _ := matchVersions(b.Component, b.Affected, Options{FlinkVersion: flinkVersion})
+			return match != versionOut
 		}
 	}
 	panic("findings: rule " + m.ID + " names unknown bug " + id)

@@ -124,6 +124,9 @@ func CatalogEntryDocs(cat *Catalog) []CatalogEntryDoc {
 			if st.Bug != "" {
 				s += " (" + st.Bug + ")"
 			}
+			if st.Versions != nil {
+				s += " in " + st.Versions.String()
+			}
 			d.States = append(d.States, s)
 		}
 		for _, h := range e.Hazards {
@@ -303,8 +306,11 @@ func WriteRulesMarkdown(w io.Writer, docs []RuleDoc, bugs []BugDoc) error {
 	}
 	b.WriteString("\n## Catalog bugs\n\n")
 	b.WriteString("Known bugs of operator implementations, from internal/findings/catalog.json. PF101-PF105 apply a\n")
-	b.WriteString("catalog entry's state rule or hazard only when its bug affects the restoring version (connector bugs\n")
-	b.WriteString("are assumed to apply: Preflight does not know connector versions).\n\n")
+	b.WriteString("catalog entry's state rule or hazard only when its bug affects the restoring version: the Flink version\n")
+	b.WriteString("(--flink-version) or, for a connector's bug, the connector version (--connector-version NAME=VERSION,\n")
+	b.WriteString("findings.Options.ConnectorVersions). An unknown version is assumed affected, and the finding says so.\n")
+	b.WriteString("A state rule may also be confined to some versions of a component (\"in iceberg 1.1.0 and later\"):\n")
+	b.WriteString("the restore code it describes is that of those versions.\n\n")
 	b.WriteString("| Bug | Component | Affected | Fixed in | Summary |\n|---|---|---|---|---|\n")
 	for _, bug := range bugs {
 		fmt.Fprintf(&b, "| %s | %s | %s | %s | %s |\n", bug.ID, bug.Component, mdCell(strings.Join(bug.Affected, "; ")), mdCell(bug.FixedIn), mdCell(bug.Summary))

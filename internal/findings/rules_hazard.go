@@ -46,7 +46,7 @@ func (r HazardRule) Check(c *Context) []Finding {
 			case h.MinFactor > 1 && up && newP/oldP < h.MinFactor, h.MinFactor > 1 && !up && oldP/newP < h.MinFactor:
 				continue
 			}
-			applies, note := c.Catalog.Bug(h.Bug).Applies(c.Options.FlinkVersion)
+			applies, note := c.Catalog.Bug(h.Bug).Applies(c.Options)
 			if !applies {
 				continue
 			}
@@ -74,7 +74,7 @@ func (HazardRule) SafeAt(c *Context, v *rescale.VertexAssignment, p int) (bool, 
 			if sev, _ := ParseSeverity(h.Severity); sev < c.Options.failLevel() {
 				continue
 			}
-			if applies, _ := c.Catalog.Bug(h.Bug).Applies(c.Options.FlinkVersion); !applies {
+			if applies, _ := c.Catalog.Bug(h.Bug).Applies(c.Options); !applies {
 				continue
 			}
 			oldP, newP := float64(v.OldParallelism), float64(p)

@@ -21,7 +21,7 @@ type stateRuleHit struct {
 }
 
 // stateRules collects the catalog state rules with one of the labels whose bug (if any)
-// applies to the restoring Flink version.
+// affects, and whose version scope (if any) includes, the restoring Flink and connector versions.
 func stateRules(c *Context, labels ...string) []stateRuleHit {
 	key := strings.Join(labels, ",")
 	if hits, ok := c.stateHits[key]; ok {
@@ -61,7 +61,7 @@ func stateRulesOf(c *Context, v *rescale.VertexAssignment, op *rescale.OperatorA
 		if !match {
 			continue
 		}
-		applies, note := c.Catalog.Bug(r.Bug).Applies(c.Options.FlinkVersion)
+		applies, note := r.applies(c.Catalog, c.Options)
 		if !applies {
 			continue
 		}

@@ -323,7 +323,7 @@ func TestBugAffectsMatchesApplies(t *testing.T) {
 		m := r.Meta()
 		for i := range m.Bugs {
 			for _, v := range versions {
-				want, _ := m.Bugs[i].Applies(v)
+				want, _ := m.Bugs[i].Applies(Options{FlinkVersion: v})
 				if got := m.bugAffects(m.Bugs[i].ID, v); got != want {
 					t.Errorf("%s %s at %q: bugAffects %v, Applies %v", m.ID, m.Bugs[i].ID, v, got, want)
 				}

@@ -162,3 +162,135 @@ func (r VersionRange) String() string {
 	}
 	return r.Introduced + " up to (not including) " + r.Fixed
 }
+
+// rangesText renders ranges for messages ("all versions" when there are none).
+func rangesText(ranges []VersionRange) string {
+	parts := make([]string, 0, len(ranges))
+	for _, r := range ranges {
+		parts = append(parts, r.String())
+	}
+	if len(parts) == 0 {
+		return "all versions"
+	}
+	return strings.Join(parts, "; ")
+}
+
+// checkRange validates a range read from a catalog: each bound is a version and, when both are
+// given, Introduced comes before Fixed.
+func checkRange(r VersionRange) error {
+	var lo, hi Version
+	var err error
+	if r.Introduced != "" {
+		if lo, err = ParseVersion(r.Introduced); err != nil {
+			return err
+		}
+	}
+	if r.Fixed != "" {
+		if hi, err = ParseVersion(r.Fixed); err != nil {
+			return err
+		}
+	}
+	if r.Introduced != "" && r.Fixed != "" && lo.Compare(hi) >= 0 {
+		return fmt.Errorf("empty version range: %q is not before %q", r.Introduced, r.Fixed)
+	}
+	return nil
+}
+
+// A component is whose version a range refers to: "flink" (Options.FlinkVersion) or a connector
+// or library as Options.ConnectorVersions names it ("iceberg", "flink-connector-kafka",
+// "flink-cdc", "paimon"). Names are lower case: letters, digits, '-' and '.'.
+func isFlinkComponent(component string) bool { return component == "" || component == "flink" }
+
+// checkComponent validates a component name read from a catalog or given by the user.
+func checkComponent(name string) error {
+	if name == "" || len(name) > 64 || strings.Trim(name, "abcdefghijklmnopqrstuvwxyz0123456789-.") != "" {
+		return fmt.Errorf("component %q: want a lower-case name such as flink, iceberg or flink-connector-kafka", name)
+	}
+	return nil
+}
+
+// componentTitle names a component in messages.
+func componentTitle(component string) string {
+	if isFlinkComponent(component) {
+		return "Flink"
+	}
+	return component
+}
+
+// ParseConnectorVersion parses a --connector-version argument, NAME=VERSION (e.g.
+// "iceberg=1.4.3", "flink-connector-kafka=3.2.0-1.19"), for Options.ConnectorVersions.
+func ParseConnectorVersion(arg string) (name, version string, err error) {
+	name, version, ok := strings.Cut(arg, "=")
+	name = strings.ToLower(strings.TrimSpace(name))
+	version = strings.TrimSpace(version)
+	if !ok {
+		return "", "", fmt.Errorf("connector version %q: want NAME=VERSION, e.g. iceberg=1.4.3", arg)
+	}
+	if err := checkComponent(name); err != nil {
+		return "", "", fmt.Errorf("connector version %q: %v", arg, err)
+	}
+	if name == "flink" {
+		return "", "", fmt.Errorf("connector version %q: give the Flink version with --flink-version", arg)
+	}
+	if _, err := ParseVersion(version); err != nil {
+		return "", "", fmt.Errorf("connector version %q: %v", arg, err)
+	}
+	return name, version, nil
+}
+
+// versionMatch is how the restoring version of a component relates to a set of ranges.
+type versionMatch int
+
+const (
+	versionIn       versionMatch = iota // known and in one of the ranges (or there are none)
+	versionOut                          // known and in none of them
+	versionUnknown                      // not given: assume the ranges' behaviour applies
+	versionUnparsed                     // given but not a version: likewise
+)
+
+// componentVersion returns the restoring version of a component from the options, "" when the
+// caller did not give it. Connector names compare case-insensitively.
+func (o Options) componentVersion(component string) string {
+	if isFlinkComponent(component) {
+		return o.FlinkVersion
+	}
+	if v, ok := o.ConnectorVersions[component]; ok {
+		return v
+	}
+	for k, v := range o.ConnectorVersions {
+		if strings.EqualFold(strings.TrimSpace(k), component) {
+			return v
+		}
+	}
+	return ""
+}
+
+// matchVersions decides whether the component's restoring version (from o) is in ranges; no
+// ranges, or one without bounds, means all versions. It returns the version as given.
+func matchVersions(component string, ranges []VersionRange, o Options) (versionMatch, string) {
+	given := o.componentVersion(component)
+	if given == "" {
+		return versionUnknown, ""
+	}
+	v, err := ParseVersion(given)
+	if err != nil {
+		return versionUnparsed, given
+	}
+	if len(ranges) == 0 {
+		return versionIn, given
+	}
+	for _, r := range ranges {
+		if r.Contains(v) {
+			return versionIn, given
+		}
+	}
+	return versionOut, given
+}
+
+// unknownVersionText says how to give the missing version of a component.
+func unknownVersionText(component string) string {
+	if isFlinkComponent(component) {
+		return "the restoring Flink version is unknown"
+	}
+	return fmt.Sprintf("the %s version is unknown (give it with --connector-version %s=VERSION)", component, component)
+}

@@ -62,11 +62,14 @@ func TestBugApplies(t *testing.T) {
 		{"FLINK-31689", "1.19.1", true, "includes 1.19.1"},
 		{"FLINK-31689", "1.11.3", false, "does not affect"},
 		{"FLINK-38735", "1.14.6", true, "includes"},
-		{"FLINK-38735", "1.17.2", false, "does not affect"},
+		{"FLINK-38735", "1.17.2", true, "includes 1.17.2"},
+		{"FLINK-38735", "1.19.1", true, "includes 1.19.1"},
+		{"FLINK-38735", "2.0.0", true, "no fix known"},
+		{"FLINK-38735", "1.11.3", false, "does not affect"},
 		{"FLINK-40043", "1.20.0", true, "assumed affected"},
 		{"FLINK-31689", "banana", true, "could not be parsed"},
 	} {
-		got, note := cat.Bug(tc.bug).Applies(tc.version)
+		got, note := cat.Bug(tc.bug).Applies(Options{FlinkVersion: tc.version})
 		if got != tc.want || !contains(note, tc.note) {
 			t.Errorf("%s at %q: %v %q, want %v with %q", tc.bug, tc.version, got, note, tc.want, tc.note)
 		}
