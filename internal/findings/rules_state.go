@@ -310,7 +310,7 @@ func (r FirstOnlyRule) Check(c *Context) []Finding {
 		writers, nWriters := intList(oldDropped)
 		f.Message = strings.TrimSpace(fmt.Sprintf("Restoring %s at parallelism %d: %s several elements of %s and %s only the first; %s written by %s %s %s dropped. %s",
 			opLabel(h.op, h.e), h.op.NewParallelism, subtasksVerb(affected, "receive"), h.describeState(), verbFor(len(affected), "keeps", "keep"),
-			plural(dropped, "element"), verbFor(nWriters, "old subtask", "old subtasks"), writers, verbFor(int(dropped), "is", "are"), h.rule.Consequence))
+			plural(dropped, "element"), verbFor(nWriters, "old subtask", "old subtasks"), writers, verbFor(int(dropped), "is", "are"), strings.TrimSpace(h.rule.Consequence+" "+h.note)))
 		f.Remediation = h.remediation()
 		f.References = h.references(c)
 		out = append(out, f)
@@ -365,7 +365,7 @@ func (r OrderDependentRule) Check(c *Context) []Finding {
 		f := c.finding(r, h.severity(Info), h.op)
 		f.StateName = h.rule.Name
 		f.Message = strings.TrimSpace(fmt.Sprintf("%s changes parallelism %d -> %d; its state %s is order-dependent. %s",
-			upperFirst(opLabel(h.op, h.e)), h.op.OldParallelism, h.op.NewParallelism, h.describeState(), h.rule.Consequence))
+			upperFirst(opLabel(h.op, h.e)), h.op.OldParallelism, h.op.NewParallelism, h.describeState(), strings.TrimSpace(h.rule.Consequence+" "+h.note)))
 		f.Remediation = h.remediation()
 		f.References = h.references(c)
 		out = append(out, f)
