@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/flinkpreflight/preflight/internal/engine"
+	"github.com/flinkpreflight/preflight/internal/findings"
 	"github.com/flinkpreflight/preflight/internal/report"
 	pb "github.com/flinkpreflight/preflight/proto/preflight/v1"
 )
@@ -25,6 +26,7 @@ type checkFlags struct {
 	newJobOperators []string
 	allowNonRestore bool
 	flinkVersion    string
+	connectors      []string
 	frameSize       int64
 	inlineThreshold int64
 	jmMemory        int64
@@ -116,6 +118,7 @@ CHECKPOINT is given, its newest restorable checkpoint or savepoint, which is nam
 	fl.StringSliceVar(&f.newJobOperators, "new-job-operators", nil, "IDs or uids of all operators of the new job (enables missing-operator checks)")
 	fl.BoolVar(&f.allowNonRestore, "allow-non-restored-state", false, "the restore uses --allowNonRestoredState")
 	fl.StringVar(&f.flinkVersion, "flink-version", "", "Flink version of the restoring cluster, e.g. 1.19.1 (unknown: version-dependent bugs are assumed to apply)")
+	connectorFlag(fl, &f.connectors)
 	checkSizeFlags(fl, &f)
 	fl.StringVar(&f.failOn, "fail-on", "error", "lowest severity that fails the check: info, warning or error")
 	fl.BoolVar(&f.subtasks, "subtasks", false, "include per-subtask detail in -o json (operators[].subtasks, the API's include_subtasks)")
@@ -184,6 +187,16 @@ func (f *checkFlags) plan() (*pb.RescalePlan, *pb.CheckOptions, error) {
 	}
 	opts := &pb.CheckOptions{FlinkVersion: f.flinkVersion, AllowNonRestoredState: f.allowNonRestore,
 		RpcFrameSizeBytes: f.frameSize, InlineStateThresholdBytes: f.inlineThreshold, JobmanagerMemoryBytes: f.jmMemory}
+	for _, c := range f.connectors {
+		name, version, err := findings.ParseConnectorVersion(c)
+		if err != nil {
+			return nil, nil, usagef("--connector-version: %v", err)
+		}
+		if opts.ConnectorVersions == nil {
+			opts.ConnectorVersions = map[string]string{}
+		}
+		opts.ConnectorVersions[name] = version
+	}
 	switch strings.ToLower(f.failOn) {
 	case "info":
 		opts.FailLevel = pb.Severity_SEVERITY_INFO
@@ -239,4 +252,9 @@ func channelMappers(flag string, vals []string) (map[string]pb.SubtaskMapper, er
 		out[strings.TrimSpace(k)] = pb.SubtaskMapper(m)
 	}
 	return out, nil
+}
+
+// connectorFlag adds --connector-version, for the version-dependent catalog labels and bugs.
+func connectorFlag(fl *pflag.FlagSet, p *[]string) {
+	fl.StringArrayVar(p, "connector-version", nil, "version of a connector the job runs, NAME=VERSION, e.g. iceberg=1.4.3, flink-connector-kafka=3.2.0 (repeatable; unknown: version-dependent labels are assumed to apply)")
 }

@@ -51,6 +51,7 @@ func TestExitCodes(t *testing.T) {
 		{"bad fail-on", []string{"check", "x", "--fail-on", "fatal"}, exitUsage, "want info, warning or error"},
 		{"bad output", []string{"check", "x", "-o", "yaml"}, exitUsage, "unknown output format"},
 		{"bad frame size", []string{"check", "x", "--frame-size", "big"}, exitUsage, "invalid size"},
+		{"bad connector version", []string{"check", "x", "--connector-version", "iceberg"}, exitUsage, "want NAME=VERSION"},
 		{"bad channel mapper", []string{"check", "x", "--input-channel-mapper", "map=zigzag"}, exitUsage, "MAPPER one of first, full, range"},
 		{"channel mapper", []string{"check", "../../testdata/compact-sink", "--output-channel-mapper", "compact-operator=round-robin", "--input-channel-mapper", "compact-operator=RANGE"}, exitAllow, ""},
 		{"missing file", []string{"check", filepath.Join(dir, "nope")}, exitUsage, "no such file or folder: " + filepath.Join(dir, "nope")},

@@ -462,6 +462,7 @@ func subtaskAssignment(op *rescale.OperatorAssignment, i int) *pb.SubtaskAssignm
 func findingsOptions(opts *pb.CheckOptions) findings.Options {
 	return findings.Options{
 		FlinkVersion:          opts.GetFlinkVersion(),
+		ConnectorVersions:     opts.GetConnectorVersions(),
 		RPCFrameSize:          opts.GetRpcFrameSizeBytes(),
 		InlineThreshold:       opts.GetInlineStateThresholdBytes(),
 		JobManagerMemory:      opts.GetJobmanagerMemoryBytes(),

@@ -103,6 +103,12 @@ func validateOptions(o *pb.CheckOptions) error {
 			return &OptionsError{Field: "flink_version", Value: v, Msg: err.Error()}
 		}
 	}
+	for _, name := range slices.Sorted(maps.Keys(o.GetConnectorVersions())) {
+		arg := name + "=" + o.GetConnectorVersions()[name]
+		if _, _, err := findings.ParseConnectorVersion(arg); err != nil {
+			return &OptionsError{Field: "connector_versions", Value: arg, Msg: err.Error()}
+		}
+	}
 	for _, s := range []struct {
 		field string
 		v     int64

@@ -38,6 +38,8 @@ func TestValidateRequest(t *testing.T) {
 		{"flink version abc", nil, &pb.CheckOptions{FlinkVersion: "abc"}, "flink_version", "not a Flink version"},
 		{"flink version 1", nil, &pb.CheckOptions{FlinkVersion: "1"}, "flink_version", "not a Flink version"},
 		{"flink version released", nil, &pb.CheckOptions{FlinkVersion: "1.19.1"}, "", ""},
+		{"connector version", nil, &pb.CheckOptions{ConnectorVersions: map[string]string{"iceberg": "1.4.3"}}, "", ""},
+		{"connector version bad", nil, &pb.CheckOptions{ConnectorVersions: map[string]string{"iceberg": "x.y"}}, "connector_versions", "iceberg=x.y"},
 		{"flink version future", nil, &pb.CheckOptions{FlinkVersion: "3.4.0"}, "", ""},
 		{"negative frame size", nil, &pb.CheckOptions{RpcFrameSizeBytes: -1}, "rpc_frame_size_bytes", "negative"},
 		{"negative jm memory", nil, &pb.CheckOptions{JobmanagerMemoryBytes: -5}, "jobmanager_memory_bytes", "negative"},

@@ -650,8 +650,12 @@ type CheckOptions struct {
 	JobmanagerMemoryBytes int64 `protobuf:"varint,6,opt,name=jobmanager_memory_bytes,json=jobmanagerMemoryBytes,proto3" json:"jobmanager_memory_bytes,omitempty"`
 	// Include per-subtask detail in the operator summaries.
 	IncludeSubtasks bool `protobuf:"varint,7,opt,name=include_subtasks,json=includeSubtasks,proto3" json:"include_subtasks,omitempty"`
-	unknownFields   protoimpl.UnknownFields
-	sizeCache       protoimpl.SizeCache
+	// Versions of the connectors the job runs, by the catalog's component name ("iceberg",
+	// "flink-connector-kafka", "flink-cdc", "paimon"): version-dependent catalog labels and bugs
+	// then apply exactly. A connector not named is assumed affected, and findings say so.
+	ConnectorVersions map[string]string `protobuf:"bytes,8,rep,name=connector_versions,json=connectorVersions,proto3" json:"connector_versions,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
+	unknownFields     protoimpl.UnknownFields
+	sizeCache         protoimpl.SizeCache
 }
 
 func (x *CheckOptions) Reset() {
@@ -731,6 +735,13 @@ func (x *CheckOptions) GetIncludeSubtasks() bool {
 		return x.IncludeSubtasks
 	}
 	return false
+}
+
+func (x *CheckOptions) GetConnectorVersions() map[string]string {
+	if x != nil {
+		return x.ConnectorVersions
+	}
+	return nil
 }
 
 // CheckRescaleRequest checks a plan against a checkpoint.
@@ -4507,7 +4518,7 @@ const file_preflight_v1_preflight_proto_rawDesc = "" +
 	"\x05value\x18\x01 \x01(\x05R\x05value\x12\x1e\n" +
 	"\n" +
 	"configured\x18\x02 \x01(\bR\n" +
-	"configured\"\xf8\x02\n" +
+	"configured\"\xa0\x04\n" +
 	"\fCheckOptions\x12#\n" +
 	"\rflink_version\x18\x01 \x01(\tR\fflinkVersion\x12/\n" +
 	"\x14rpc_frame_size_bytes\x18\x02 \x01(\x03R\x11rpcFrameSizeBytes\x12?\n" +
@@ -4516,7 +4527,11 @@ const file_preflight_v1_preflight_proto_rawDesc = "" +
 	"\n" +
 	"fail_level\x18\x05 \x01(\x0e2\x16.preflight.v1.SeverityR\tfailLevel\x126\n" +
 	"\x17jobmanager_memory_bytes\x18\x06 \x01(\x03R\x15jobmanagerMemoryBytes\x12)\n" +
-	"\x10include_subtasks\x18\a \x01(\bR\x0fincludeSubtasks\"\xe4\x01\n" +
+	"\x10include_subtasks\x18\a \x01(\bR\x0fincludeSubtasks\x12`\n" +
+	"\x12connector_versions\x18\b \x03(\v21.preflight.v1.CheckOptions.ConnectorVersionsEntryR\x11connectorVersions\x1aD\n" +
+	"\x16ConnectorVersionsEntry\x12\x10\n" +
+	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
+	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"\xe4\x01\n" +
 	"\x13CheckRescaleRequest\x12>\n" +
 	"\n" +
 	"checkpoint\x18\x01 \x01(\v2\x1e.preflight.v1.CheckpointSourceR\n" +
@@ -4904,7 +4919,7 @@ func file_preflight_v1_preflight_proto_rawDescGZIP() []byte {
 }
 
 var file_preflight_v1_preflight_proto_enumTypes = make([]protoimpl.EnumInfo, 5)
-var file_preflight_v1_preflight_proto_msgTypes = make([]protoimpl.MessageInfo, 50)
+var file_preflight_v1_preflight_proto_msgTypes = make([]protoimpl.MessageInfo, 51)
 var file_preflight_v1_preflight_proto_goTypes = []any{
 	(SubtaskMapper)(0),                 // 0: preflight.v1.SubtaskMapper
 	(Severity)(0),                      // 1: preflight.v1.Severity
@@ -4959,8 +4974,9 @@ var file_preflight_v1_preflight_proto_goTypes = []any{
 	nil,                                // 50: preflight.v1.RescalePlan.MaxParallelismEntry
 	nil,                                // 51: preflight.v1.RescalePlan.InputChannelMappersEntry
 	nil,                                // 52: preflight.v1.RescalePlan.OutputChannelMappersEntry
-	nil,                                // 53: preflight.v1.DecideRequest.ProposedParallelismEntry
-	nil,                                // 54: preflight.v1.DecideResponse.ParallelismEntry
+	nil,                                // 53: preflight.v1.CheckOptions.ConnectorVersionsEntry
+	nil,                                // 54: preflight.v1.DecideRequest.ProposedParallelismEntry
+	nil,                                // 55: preflight.v1.DecideResponse.ParallelismEntry
 }
 var file_preflight_v1_preflight_proto_depIdxs = []int32{
 	49, // 0: preflight.v1.RescalePlan.parallelism:type_name -> preflight.v1.RescalePlan.ParallelismEntry
@@ -4969,81 +4985,82 @@ var file_preflight_v1_preflight_proto_depIdxs = []int32{
 	51, // 3: preflight.v1.RescalePlan.input_channel_mappers:type_name -> preflight.v1.RescalePlan.InputChannelMappersEntry
 	52, // 4: preflight.v1.RescalePlan.output_channel_mappers:type_name -> preflight.v1.RescalePlan.OutputChannelMappersEntry
 	1,  // 5: preflight.v1.CheckOptions.fail_level:type_name -> preflight.v1.Severity
-	5,  // 6: preflight.v1.CheckRescaleRequest.checkpoint:type_name -> preflight.v1.CheckpointSource
-	6,  // 7: preflight.v1.CheckRescaleRequest.plan:type_name -> preflight.v1.RescalePlan
-	9,  // 8: preflight.v1.CheckRescaleRequest.options:type_name -> preflight.v1.CheckOptions
-	30, // 9: preflight.v1.CheckRescaleRequest.job:type_name -> preflight.v1.FlinkJob
-	12, // 10: preflight.v1.CheckRescaleUploadRequest.header:type_name -> preflight.v1.UploadHeader
-	6,  // 11: preflight.v1.UploadHeader.plan:type_name -> preflight.v1.RescalePlan
-	9,  // 12: preflight.v1.UploadHeader.options:type_name -> preflight.v1.CheckOptions
-	15, // 13: preflight.v1.CheckRescaleResponse.report:type_name -> preflight.v1.RescaleReport
-	15, // 14: preflight.v1.CheckRescaleUploadResponse.report:type_name -> preflight.v1.RescaleReport
-	2,  // 15: preflight.v1.RescaleReport.verdict:type_name -> preflight.v1.Verdict
-	16, // 16: preflight.v1.RescaleReport.findings:type_name -> preflight.v1.Finding
-	19, // 17: preflight.v1.RescaleReport.operators:type_name -> preflight.v1.OperatorAssignment
-	17, // 18: preflight.v1.RescaleReport.safe_parallelism:type_name -> preflight.v1.SafeParallelism
-	18, // 19: preflight.v1.RescaleReport.checkpoint:type_name -> preflight.v1.CheckpointSummary
-	31, // 20: preflight.v1.RescaleReport.checkpoint_choice:type_name -> preflight.v1.CheckpointChoice
-	32, // 21: preflight.v1.RescaleReport.job_vertices:type_name -> preflight.v1.JobVertex
-	1,  // 22: preflight.v1.Finding.severity:type_name -> preflight.v1.Severity
-	20, // 23: preflight.v1.OperatorAssignment.states:type_name -> preflight.v1.StateAssignment
-	21, // 24: preflight.v1.OperatorAssignment.keyed:type_name -> preflight.v1.KeyedAssignment
-	22, // 25: preflight.v1.OperatorAssignment.subtasks:type_name -> preflight.v1.SubtaskAssignment
-	24, // 26: preflight.v1.OperatorAssignment.old_subtasks:type_name -> preflight.v1.OldSubtaskState
-	23, // 27: preflight.v1.SubtaskAssignment.states:type_name -> preflight.v1.SubtaskStateShare
-	23, // 28: preflight.v1.OldSubtaskState.states:type_name -> preflight.v1.SubtaskStateShare
-	5,  // 29: preflight.v1.InspectCheckpointRequest.checkpoint:type_name -> preflight.v1.CheckpointSource
-	18, // 30: preflight.v1.InspectCheckpointResponse.checkpoint:type_name -> preflight.v1.CheckpointSummary
-	27, // 31: preflight.v1.InspectCheckpointResponse.operators:type_name -> preflight.v1.OperatorInfo
-	28, // 32: preflight.v1.OperatorInfo.states:type_name -> preflight.v1.StateInfo
-	5,  // 33: preflight.v1.DecideRequest.checkpoint:type_name -> preflight.v1.CheckpointSource
-	30, // 34: preflight.v1.DecideRequest.job:type_name -> preflight.v1.FlinkJob
-	53, // 35: preflight.v1.DecideRequest.proposed_parallelism:type_name -> preflight.v1.DecideRequest.ProposedParallelismEntry
-	9,  // 36: preflight.v1.DecideRequest.options:type_name -> preflight.v1.CheckOptions
-	3,  // 37: preflight.v1.DecideRequest.on_failure:type_name -> preflight.v1.FailurePolicy
-	4,  // 38: preflight.v1.VertexDecision.action:type_name -> preflight.v1.DecisionAction
-	4,  // 39: preflight.v1.DecideResponse.action:type_name -> preflight.v1.DecisionAction
-	34, // 40: preflight.v1.DecideResponse.vertices:type_name -> preflight.v1.VertexDecision
-	54, // 41: preflight.v1.DecideResponse.parallelism:type_name -> preflight.v1.DecideResponse.ParallelismEntry
-	16, // 42: preflight.v1.DecideResponse.findings:type_name -> preflight.v1.Finding
-	31, // 43: preflight.v1.DecideResponse.checkpoint_choice:type_name -> preflight.v1.CheckpointChoice
-	1,  // 44: preflight.v1.ClasspathCheckRequest.fail_level:type_name -> preflight.v1.Severity
-	38, // 45: preflight.v1.ClasspathCheckResponse.report:type_name -> preflight.v1.ClasspathReport
-	2,  // 46: preflight.v1.ClasspathReport.verdict:type_name -> preflight.v1.Verdict
-	16, // 47: preflight.v1.ClasspathReport.findings:type_name -> preflight.v1.Finding
-	39, // 48: preflight.v1.ClasspathReport.details:type_name -> preflight.v1.ClasspathFindingDetail
-	40, // 49: preflight.v1.ClasspathReport.job_jar:type_name -> preflight.v1.JarSummary
-	41, // 50: preflight.v1.ClasspathReport.cluster:type_name -> preflight.v1.ClassloadingSummary
-	40, // 51: preflight.v1.ClassloadingSummary.lib:type_name -> preflight.v1.JarSummary
-	42, // 52: preflight.v1.ClassloadingSummary.plugins:type_name -> preflight.v1.PluginSummary
-	5,  // 53: preflight.v1.DiffCheckpointsRequest.old_checkpoint:type_name -> preflight.v1.CheckpointSource
-	5,  // 54: preflight.v1.DiffCheckpointsRequest.new_checkpoint:type_name -> preflight.v1.CheckpointSource
-	45, // 55: preflight.v1.DiffCheckpointsResponse.old_checkpoint:type_name -> preflight.v1.LifecycleCheckpoint
-	45, // 56: preflight.v1.DiffCheckpointsResponse.new_checkpoint:type_name -> preflight.v1.LifecycleCheckpoint
-	46, // 57: preflight.v1.DiffCheckpointsResponse.operators:type_name -> preflight.v1.LifecycleOperatorDiff
-	48, // 58: preflight.v1.DiffCheckpointsResponse.findings:type_name -> preflight.v1.LifecycleFinding
-	47, // 59: preflight.v1.LifecycleOperatorDiff.states:type_name -> preflight.v1.LifecycleStateDiff
-	1,  // 60: preflight.v1.LifecycleFinding.severity:type_name -> preflight.v1.Severity
-	8,  // 61: preflight.v1.RescalePlan.MaxParallelismEntry.value:type_name -> preflight.v1.MaxParallelism
-	0,  // 62: preflight.v1.RescalePlan.InputChannelMappersEntry.value:type_name -> preflight.v1.SubtaskMapper
-	0,  // 63: preflight.v1.RescalePlan.OutputChannelMappersEntry.value:type_name -> preflight.v1.SubtaskMapper
-	10, // 64: preflight.v1.PreflightService.CheckRescale:input_type -> preflight.v1.CheckRescaleRequest
-	11, // 65: preflight.v1.PreflightService.CheckRescaleUpload:input_type -> preflight.v1.CheckRescaleUploadRequest
-	25, // 66: preflight.v1.PreflightService.InspectCheckpoint:input_type -> preflight.v1.InspectCheckpointRequest
-	36, // 67: preflight.v1.PreflightService.ClasspathCheck:input_type -> preflight.v1.ClasspathCheckRequest
-	33, // 68: preflight.v1.PreflightService.Decide:input_type -> preflight.v1.DecideRequest
-	43, // 69: preflight.v1.PreflightService.DiffCheckpoints:input_type -> preflight.v1.DiffCheckpointsRequest
-	13, // 70: preflight.v1.PreflightService.CheckRescale:output_type -> preflight.v1.CheckRescaleResponse
-	14, // 71: preflight.v1.PreflightService.CheckRescaleUpload:output_type -> preflight.v1.CheckRescaleUploadResponse
-	26, // 72: preflight.v1.PreflightService.InspectCheckpoint:output_type -> preflight.v1.InspectCheckpointResponse
-	37, // 73: preflight.v1.PreflightService.ClasspathCheck:output_type -> preflight.v1.ClasspathCheckResponse
-	35, // 74: preflight.v1.PreflightService.Decide:output_type -> preflight.v1.DecideResponse
-	44, // 75: preflight.v1.PreflightService.DiffCheckpoints:output_type -> preflight.v1.DiffCheckpointsResponse
-	70, // [70:76] is the sub-list for method output_type
-	64, // [64:70] is the sub-list for method input_type
-	64, // [64:64] is the sub-list for extension type_name
-	64, // [64:64] is the sub-list for extension extendee
-	0,  // [0:64] is the sub-list for field type_name
+	53, // 6: preflight.v1.CheckOptions.connector_versions:type_name -> preflight.v1.CheckOptions.ConnectorVersionsEntry
+	5,  // 7: preflight.v1.CheckRescaleRequest.checkpoint:type_name -> preflight.v1.CheckpointSource
+	6,  // 8: preflight.v1.CheckRescaleRequest.plan:type_name -> preflight.v1.RescalePlan
+	9,  // 9: preflight.v1.CheckRescaleRequest.options:type_name -> preflight.v1.CheckOptions
+	30, // 10: preflight.v1.CheckRescaleRequest.job:type_name -> preflight.v1.FlinkJob
+	12, // 11: preflight.v1.CheckRescaleUploadRequest.header:type_name -> preflight.v1.UploadHeader
+	6,  // 12: preflight.v1.UploadHeader.plan:type_name -> preflight.v1.RescalePlan
+	9,  // 13: preflight.v1.UploadHeader.options:type_name -> preflight.v1.CheckOptions
+	15, // 14: preflight.v1.CheckRescaleResponse.report:type_name -> preflight.v1.RescaleReport
+	15, // 15: preflight.v1.CheckRescaleUploadResponse.report:type_name -> preflight.v1.RescaleReport
+	2,  // 16: preflight.v1.RescaleReport.verdict:type_name -> preflight.v1.Verdict
+	16, // 17: preflight.v1.RescaleReport.findings:type_name -> preflight.v1.Finding
+	19, // 18: preflight.v1.RescaleReport.operators:type_name -> preflight.v1.OperatorAssignment
+	17, // 19: preflight.v1.RescaleReport.safe_parallelism:type_name -> preflight.v1.SafeParallelism
+	18, // 20: preflight.v1.RescaleReport.checkpoint:type_name -> preflight.v1.CheckpointSummary
+	31, // 21: preflight.v1.RescaleReport.checkpoint_choice:type_name -> preflight.v1.CheckpointChoice
+	32, // 22: preflight.v1.RescaleReport.job_vertices:type_name -> preflight.v1.JobVertex
+	1,  // 23: preflight.v1.Finding.severity:type_name -> preflight.v1.Severity
+	20, // 24: preflight.v1.OperatorAssignment.states:type_name -> preflight.v1.StateAssignment
+	21, // 25: preflight.v1.OperatorAssignment.keyed:type_name -> preflight.v1.KeyedAssignment
+	22, // 26: preflight.v1.OperatorAssignment.subtasks:type_name -> preflight.v1.SubtaskAssignment
+	24, // 27: preflight.v1.OperatorAssignment.old_subtasks:type_name -> preflight.v1.OldSubtaskState
+	23, // 28: preflight.v1.SubtaskAssignment.states:type_name -> preflight.v1.SubtaskStateShare
+	23, // 29: preflight.v1.OldSubtaskState.states:type_name -> preflight.v1.SubtaskStateShare
+	5,  // 30: preflight.v1.InspectCheckpointRequest.checkpoint:type_name -> preflight.v1.CheckpointSource
+	18, // 31: preflight.v1.InspectCheckpointResponse.checkpoint:type_name -> preflight.v1.CheckpointSummary
+	27, // 32: preflight.v1.InspectCheckpointResponse.operators:type_name -> preflight.v1.OperatorInfo
+	28, // 33: preflight.v1.OperatorInfo.states:type_name -> preflight.v1.StateInfo
+	5,  // 34: preflight.v1.DecideRequest.checkpoint:type_name -> preflight.v1.CheckpointSource
+	30, // 35: preflight.v1.DecideRequest.job:type_name -> preflight.v1.FlinkJob
+	54, // 36: preflight.v1.DecideRequest.proposed_parallelism:type_name -> preflight.v1.DecideRequest.ProposedParallelismEntry
+	9,  // 37: preflight.v1.DecideRequest.options:type_name -> preflight.v1.CheckOptions
+	3,  // 38: preflight.v1.DecideRequest.on_failure:type_name -> preflight.v1.FailurePolicy
+	4,  // 39: preflight.v1.VertexDecision.action:type_name -> preflight.v1.DecisionAction
+	4,  // 40: preflight.v1.DecideResponse.action:type_name -> preflight.v1.DecisionAction
+	34, // 41: preflight.v1.DecideResponse.vertices:type_name -> preflight.v1.VertexDecision
+	55, // 42: preflight.v1.DecideResponse.parallelism:type_name -> preflight.v1.DecideResponse.ParallelismEntry
+	16, // 43: preflight.v1.DecideResponse.findings:type_name -> preflight.v1.Finding
+	31, // 44: preflight.v1.DecideResponse.checkpoint_choice:type_name -> preflight.v1.CheckpointChoice
+	1,  // 45: preflight.v1.ClasspathCheckRequest.fail_level:type_name -> preflight.v1.Severity
+	38, // 46: preflight.v1.ClasspathCheckResponse.report:type_name -> preflight.v1.ClasspathReport
+	2,  // 47: preflight.v1.ClasspathReport.verdict:type_name -> preflight.v1.Verdict
+	16, // 48: preflight.v1.ClasspathReport.findings:type_name -> preflight.v1.Finding
+	39, // 49: preflight.v1.ClasspathReport.details:type_name -> preflight.v1.ClasspathFindingDetail
+	40, // 50: preflight.v1.ClasspathReport.job_jar:type_name -> preflight.v1.JarSummary
+	41, // 51: preflight.v1.ClasspathReport.cluster:type_name -> preflight.v1.ClassloadingSummary
+	40, // 52: preflight.v1.ClassloadingSummary.lib:type_name -> preflight.v1.JarSummary
+	42, // 53: preflight.v1.ClassloadingSummary.plugins:type_name -> preflight.v1.PluginSummary
+	5,  // 54: preflight.v1.DiffCheckpointsRequest.old_checkpoint:type_name -> preflight.v1.CheckpointSource
+	5,  // 55: preflight.v1.DiffCheckpointsRequest.new_checkpoint:type_name -> preflight.v1.CheckpointSource
+	45, // 56: preflight.v1.DiffCheckpointsResponse.old_checkpoint:type_name -> preflight.v1.LifecycleCheckpoint
+	45, // 57: preflight.v1.DiffCheckpointsResponse.new_checkpoint:type_name -> preflight.v1.LifecycleCheckpoint
+	46, // 58: preflight.v1.DiffCheckpointsResponse.operators:type_name -> preflight.v1.LifecycleOperatorDiff
+	48, // 59: preflight.v1.DiffCheckpointsResponse.findings:type_name -> preflight.v1.LifecycleFinding
+	47, // 60: preflight.v1.LifecycleOperatorDiff.states:type_name -> preflight.v1.LifecycleStateDiff
+	1,  // 61: preflight.v1.LifecycleFinding.severity:type_name -> preflight.v1.Severity
+	8,  // 62: preflight.v1.RescalePlan.MaxParallelismEntry.value:type_name -> preflight.v1.MaxParallelism
+	0,  // 63: preflight.v1.RescalePlan.InputChannelMappersEntry.value:type_name -> preflight.v1.SubtaskMapper
+	0,  // 64: preflight.v1.RescalePlan.OutputChannelMappersEntry.value:type_name -> preflight.v1.SubtaskMapper
+	10, // 65: preflight.v1.PreflightService.CheckRescale:input_type -> preflight.v1.CheckRescaleRequest
+	11, // 66: preflight.v1.PreflightService.CheckRescaleUpload:input_type -> preflight.v1.CheckRescaleUploadRequest
+	25, // 67: preflight.v1.PreflightService.InspectCheckpoint:input_type -> preflight.v1.InspectCheckpointRequest
+	36, // 68: preflight.v1.PreflightService.ClasspathCheck:input_type -> preflight.v1.ClasspathCheckRequest
+	33, // 69: preflight.v1.PreflightService.Decide:input_type -> preflight.v1.DecideRequest
+	43, // 70: preflight.v1.PreflightService.DiffCheckpoints:input_type -> preflight.v1.DiffCheckpointsRequest
+	13, // 71: preflight.v1.PreflightService.CheckRescale:output_type -> preflight.v1.CheckRescaleResponse
+	14, // 72: preflight.v1.PreflightService.CheckRescaleUpload:output_type -> preflight.v1.CheckRescaleUploadResponse
+	26, // 73: preflight.v1.PreflightService.InspectCheckpoint:output_type -> preflight.v1.InspectCheckpointResponse
+	37, // 74: preflight.v1.PreflightService.ClasspathCheck:output_type -> preflight.v1.ClasspathCheckResponse
+	35, // 75: preflight.v1.PreflightService.Decide:output_type -> preflight.v1.DecideResponse
+	44, // 76: preflight.v1.PreflightService.DiffCheckpoints:output_type -> preflight.v1.DiffCheckpointsResponse
+	71, // [71:77] is the sub-list for method output_type
+	65, // [65:71] is the sub-list for method input_type
+	65, // [65:65] is the sub-list for extension type_name
+	65, // [65:65] is the sub-list for extension extendee
+	0,  // [0:65] is the sub-list for field type_name
 }
 
 func init() { file_preflight_v1_preflight_proto_init() }
@@ -5065,7 +5082,7 @@ func file_preflight_v1_preflight_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_preflight_v1_preflight_proto_rawDesc), len(file_preflight_v1_preflight_proto_rawDesc)),
 			NumEnums:      5,
-			NumMessages:   50,
+			NumMessages:   51,
 			NumExtensions: 0,
 			NumServices:   1,
 		},
