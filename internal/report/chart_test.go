@@ -28,14 +28,14 @@ func TestTextChartBothSides(t *testing.T) {
 		notWant  string
 	}{
 		{"down 4→2", 2, []string{
-			`STATE PER SUBTASK: compact-operator, parallelism 4 → 2`,
+			`STATE PER SUBTASK: #6 compact-operator \(0d9ffb4f\), parallelism 4 → 2`,
 			`\n +0 +█+ +217 B  →  █+ +434 B\n`,
 			`\n +1 .*434 B\n`,
 			`\n +2 +█+ +217 B  →  +\(removed\)\n`,
 			`\n +3 +█+ +217 B  →  +\(removed\)\n`,
 		}, ""},
 		{"up 4→8", 8, []string{
-			`STATE PER SUBTASK: compact-operator, parallelism 4 → 8`,
+			`STATE PER SUBTASK: #6 compact-operator \(0d9ffb4f\), parallelism 4 → 8`,
 			`\n +3 +█+ +217 B  →  █+ +217 B\n`,
 			`\n +4 +\(new\)  → +0 B  ← empty\n`,
 			`\n +7 +\(new\)  → +0 B  ← empty\n`,
@@ -87,8 +87,8 @@ func TestTextChartOperatorItClaims(t *testing.T) {
 		findings []*pb.Finding
 		want     string
 	}{
-		{"finding names small-one", []*pb.Finding{{RuleId: "PF101", Severity: pb.Severity_SEVERITY_ERROR, OperatorId: "bb"}}, "small-one, parallelism 2 → 3"},
-		{"no finding: the rescaled operator", nil, "small-one, parallelism 2 → 3"},
+		{"finding names small-one", []*pb.Finding{{RuleId: "PF101", Severity: pb.Severity_SEVERITY_ERROR, OperatorId: "bb"}}, "small-one (bb), parallelism 2 → 3"},
+		{"no finding: the rescaled operator", nil, "small-one (bb), parallelism 2 → 3"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			var b strings.Builder

@@ -46,23 +46,50 @@ func (o opRef) unnamed() string {
 	return "operator " + o.shortID()
 }
 
-// column is the operator column of a table that has an ID column beside it: the name, else the
-// uid, else the position alone ("operator #3").
-func (o opRef) column() string {
+// parts splits an operator's name into its base ("#2 Co-Process-Broadcast-Keyed", "#3 uid
+// sink", "operator #4") and what goes in parentheses after it: the uid when it differs from the
+// name (two operators may share a name, never a uid).
+func (o opRef) parts() (base string, extra []string) {
+	pos := ""
+	if o.position > 0 {
+		pos = fmt.Sprintf("#%d ", o.position)
+	}
 	switch {
 	case o.name != "":
-		return o.name
+		base = pos + o.name
+		if o.uid != "" && o.uid != o.name {
+			extra = append(extra, "uid "+o.uid)
+		}
 	case o.uid != "":
-		return o.uid
+		base = pos + "uid " + o.uid
+	default:
+		base = o.unnamed()
 	}
-	return o.unnamed()
+	return base, extra
 }
 
-// label names an operator the way a Flink engineer finds it: its name, else its uid, else its
-// position and short ID, "operator #3 (a1b2c3d4)" (never the ID twice).
+// column is the operator column of a table that has an ID column beside it: position, name and
+// the uid where it differs, "#2 Co-Process-Broadcast-Keyed (uid BrProcess2)"; an operator
+// without name or uid by its position alone ("operator #3").
+func (o opRef) column() string {
+	base, extra := o.parts()
+	if len(extra) == 0 {
+		return base
+	}
+	return base + " (" + strings.Join(extra, ", ") + ")"
+}
+
+// withID is column with the given ID inside the parentheses: "#2 Flat Map (uid flat, 4b20…)".
+func (o opRef) withID(id string) string {
+	base, extra := o.parts()
+	return base + " (" + strings.Join(append(extra, id), ", ") + ")"
+}
+
+// label names an operator the way a Flink engineer finds it: as column, and an operator without
+// name or uid with its short ID, "operator #3 (a1b2c3d4)" (never the ID twice).
 func (o opRef) label() string {
 	if o.name == "" && o.uid == "" && o.position > 0 {
-		return o.unnamed() + " (" + o.shortID() + ")"
+		return o.withID(o.shortID())
 	}
 	return o.column()
 }
@@ -97,8 +124,9 @@ func indexReferenced(r *pb.RescaleReport) operatorIndex {
 	return idx
 }
 
-// finding is a finding's operator: its name or uid when the finding has them, else the
-// report's entry for its ID.
+// finding is a finding's operator: its name and uid when the finding has them (a streamed
+// report labels a finding before or after the range holding its operator), else the report's
+// entry for its ID.
 func (idx operatorIndex) finding(f *pb.Finding) opRef {
 	if f.GetOperatorName() != "" || f.GetOperatorUid() != "" {
 		return opRef{name: f.GetOperatorName(), uid: f.GetOperatorUid(), id: f.GetOperatorId()}
@@ -128,9 +156,9 @@ func findingWhere(f *pb.Finding, o opRef) string {
 	switch {
 	case f.GetOperatorId() == "":
 	case o.name != "" || o.uid != "":
-		where = append(where, "operator "+o.column()+" ("+f.GetOperatorId()+")")
+		where = append(where, "operator "+o.withID(f.GetOperatorId()))
 	case o.position > 0:
-		where = append(where, o.unnamed()+" ("+f.GetOperatorId()+")")
+		where = append(where, o.withID(f.GetOperatorId()))
 	default:
 		where = append(where, "operator "+f.GetOperatorId())
 	}

@@ -16,9 +16,13 @@ func TestOperatorLabels(t *testing.T) {
 		label, column, where string
 	}{
 		{"named", opRef{name: "Flat Map", uid: "flat", id: id, short: "4b204d51", position: 2},
-			"Flat Map", "Flat Map", "operator Flat Map (" + id + ")"},
+			"#2 Flat Map (uid flat)", "#2 Flat Map (uid flat)", "operator #2 Flat Map (uid flat, " + id + ")"},
+		{"name is the uid", opRef{name: "flat", uid: "flat", id: id, short: "4b204d51", position: 2},
+			"#2 flat", "#2 flat", "operator #2 flat (" + id + ")"},
 		{"uid only", opRef{uid: "flat", id: id, short: "4b204d51", position: 2},
-			"flat", "flat", "operator flat (" + id + ")"},
+			"#2 uid flat", "#2 uid flat", "operator #2 uid flat (" + id + ")"},
+		{"named, not in the checkpoint", opRef{name: "Flat Map", id: id, short: "4b204d51"},
+			"Flat Map", "Flat Map", "operator Flat Map (" + id + ")"},
 		{"unnamed (format 1-4)", opRef{id: id, short: "4b204d51", position: 2},
 			"operator #2 (4b204d51)", "operator #2", "operator #2 (" + id + ")"},
 		{"unnamed, longer short ID", opRef{id: id, short: "4b204d51cb7", position: 12},

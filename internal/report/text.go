@@ -382,8 +382,9 @@ func writeCharts(b *bufio.Writer, r *pb.RescaleReport) {
 		for _, row := range rows {
 			max = maxInt64(max, maxInt64(row.before, row.after))
 		}
+		ref := assignmentRef(op)
 		fmt.Fprintf(b, "\nSTATE PER SUBTASK: %s, parallelism %d → %d (before → after)\n",
-			assignmentRef(op).label(), op.GetOldParallelism(), op.GetNewParallelism())
+			ref.withID(ref.shortID()), op.GetOldParallelism(), op.GetNewParallelism())
 		shown := rows
 		if len(rows) > maxChartRows {
 			shown = pickChartRows(rows)
