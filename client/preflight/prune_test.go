@@ -55,7 +55,7 @@ func TestPruneCommand(t *testing.T) {
 	}
 }
 
-// TestSuggestedPruneRuns: the prune command a trend or diff finding suggests runs as printed
+// TestSuggestedPruneRuns: the prune command a trend, diff or check finding suggests runs as printed
 // (checkpoint argument, --out, quoting), on a copy of the series in a folder with a space.
 func TestSuggestedPruneRuns(t *testing.T) {
 	series := filepath.Join(t.TempDir(), "job checkpoints")
@@ -65,10 +65,12 @@ func TestSuggestedPruneRuns(t *testing.T) {
 	for _, args := range [][]string{
 		{"trend", series},
 		{"diff", filepath.Join(series, "savepoint-5f43eb-78d476014ffe"), filepath.Join(series, "savepoint-5f43eb-f33770fc864f")},
+		{"check", filepath.Join(series, "savepoint-5f43eb-f33770fc864f"), "-p", "2"}, // PF130
 	} {
 		_, stdout, stderr := runCLI(t, args...)
-		_, cmdLine, ok := strings.Cut(stdout, "Remove it with `")
-		cmdLine, _, _ = strings.Cut(cmdLine, "`")
+		_, cmdLine, ok := strings.Cut(stdout, "`preflight prune ")
+		cmdLine, _, _ = strings.Cut("preflight prune "+cmdLine, "`")
+		cmdLine = strings.ReplaceAll(cmdLine, "CHECKPOINT", shellQuoted(filepath.Join(series, "savepoint-5f43eb-f33770fc864f"))) // PF130's placeholder
 		words := shellWords(cmdLine)
 		if !ok || len(words) < 2 || words[0] != "preflight" {
 			t.Fatalf("%s: no prune command suggested:\n%s%s", args[0], stdout, stderr)
@@ -108,3 +110,5 @@ func shellWords(s string) []string {
 	}
 	return words
 }
+
+func shellQuoted(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'" }

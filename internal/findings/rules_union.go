@@ -251,6 +251,7 @@ func (r OrphanUnionRule) finding(c *Context, op *rescale.OperatorAssignment, e *
 	} else {
 		f.Remediation = orphanUnion.remedy("")
 	}
+	f.Remediation += " " + pruneSuggestion(op.ID.String(), len(ks), first.name)
 	if e != nil {
 		f.References = dedupe(append(f.References, e.References...))
 	}

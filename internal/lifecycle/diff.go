@@ -6,6 +6,7 @@ import (
 	"sort"
 
 	"github.com/flinkpreflight/preflight/internal/checkpoint"
+	"github.com/flinkpreflight/preflight/internal/findings"
 	"github.com/flinkpreflight/preflight/internal/units"
 )
 
@@ -233,7 +234,7 @@ func diffFindings(d *DiffResult, opts DiffOptions) []Finding {
 		}
 		if len(job) > 0 && !job[op.ID] && !(op.UID != "" && job[op.UID]) && hasNewState(op.States) {
 			out = append(out, Finding{ID: FindingVanished, Severity: "WARNING", Title: "state carried for an operator the job no longer has",
-				Operator: op.Label(), Detail: fmt.Sprintf("%s is not an operator of the job, yet the new checkpoint carries %s of its state; a restore needs --allowNonRestoredState and keeps paying for it. Remove it with `%s`.", op.Label(), units.Bytes(newBytes(op.States)), PruneCommand(d.New.Source, op.ID, ""))})
+				Operator: op.Label(), Detail: fmt.Sprintf("%s is not an operator of the job, yet the new checkpoint carries %s of its state; a restore needs --allowNonRestoredState and keeps paying for it. Remove it with `%s`.", op.Label(), units.Bytes(newBytes(op.States)), findings.PruneCommand(d.New.Source, op.ID, ""))})
 		}
 		for _, s := range op.States {
 			if s.Kind != KindOperator || s.NewMode != "UNION" || s.OldElements <= 0 || s.NewElements <= s.OldElements {
@@ -252,7 +253,7 @@ func diffFindings(d *DiffResult, opts DiffOptions) []Finding {
 			if p > 1 && near(r, float64(p)) {
 				f.Severity, f.Title = "WARNING", "union state grows by the parallelism per restore"
 				f.Detail = fmt.Sprintf("UNION state %q grew ×%.2f ≈ the parallelism %d (%d → %d elements, %s → %s): on restore every subtask receives all entries and writes them all back, so each restore multiplies it by the parallelism. This is the signature of an orphaned union state, e.g. FlinkKafkaConsumer's topic-partition-offset-states kept after a migration to KafkaSource; at this rate %s. Remove it with `%s`.",
-					s.Name, r, p, s.OldElements, s.NewElements, units.Bytes(s.OldBytes), units.Bytes(s.NewBytes), forecastText(d.New.Size, r, d.FrameSize, "restore"), PruneCommand(d.New.Source, op.ID, s.Name))
+					s.Name, r, p, s.OldElements, s.NewElements, units.Bytes(s.OldBytes), units.Bytes(s.NewBytes), forecastText(d.New.Size, r, d.FrameSize, "restore"), findings.PruneCommand(d.New.Source, op.ID, s.Name))
 			}
 			out = append(out, f)
 		}

@@ -110,36 +110,6 @@ func Prune(m *checkpoint.Metadata, sel Selector, opts PruneOptions) (*checkpoint
 	return &out, plan, nil
 }
 
-// PruneCommand is the `preflight prune` command line that removes an operator's state (all of it
-// when state is empty) from the checkpoint src, written to a folder beside it: complete, quoted
-// for a POSIX shell, so a finding can print it to be pasted as it is.
-func PruneCommand(src, operatorID, state string) string {
-	dir := strings.TrimSuffix(strings.TrimSuffix(src, "_metadata"), "/")
-	if dir == "" {
-		dir = "savepoint" // a bare _metadata in the working folder
-	}
-	cmd := "preflight prune " + shellQuote(src) + " --operator " + operatorID
-	if state != "" {
-		cmd += " --state " + shellQuote(state)
-	}
-	return cmd + " --out " + shellQuote(dir+"-pruned")
-}
-
-// shellQuote quotes s for a POSIX shell when it holds anything but plain path characters.
-func shellQuote(s string) string {
-	plain := s != ""
-	for _, c := range s {
-		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || strings.ContainsRune("_-./:=@%+,", c)) {
-			plain = false
-			break
-		}
-	}
-	if plain {
-		return s
-	}
-	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
-}
-
 // FindOperator resolves key (hex OperatorID, uid or name, or else a prefix of the ID's hex as
 // reports print it) to an operator index. A name or prefix that several operators share is an
 // error listing them.

@@ -6,6 +6,7 @@ import (
 	"sort"
 
 	"github.com/flinkpreflight/preflight/internal/checkpoint"
+	"github.com/flinkpreflight/preflight/internal/findings"
 	"github.com/flinkpreflight/preflight/internal/units"
 )
 
@@ -170,7 +171,7 @@ func (t *TrendBuilder) Result() *TrendResult {
 			if p.parallelism > 1 && near(ratio, float64(p.parallelism)) {
 				_, name, _ := cutNul(k)
 				r.Findings = append(r.Findings, Finding{ID: FindingUnionGrowth, Severity: "WARNING", Title: "union state grows by the parallelism per restore",
-					Operator: c.op, State: name, Detail: fmt.Sprintf("UNION state %q grew ×%.2f ≈ the parallelism %d between the last two checkpoints (%d → %d elements): every restore hands each subtask all entries and each writes them back. Remove it with `%s`.", name, ratio, p.parallelism, p.elements, c.elements, PruneCommand(r.Points[n-1].Source, c.id, name))})
+					Operator: c.op, State: name, Detail: fmt.Sprintf("UNION state %q grew ×%.2f ≈ the parallelism %d between the last two checkpoints (%d → %d elements): every restore hands each subtask all entries and each writes them back. Remove it with `%s`.", name, ratio, p.parallelism, p.elements, c.elements, findings.PruneCommand(r.Points[n-1].Source, c.id, name))})
 			}
 		}
 	}
