@@ -6,13 +6,10 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
-	"reflect"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/flinkpreflight/preflight/internal/checkpoint"
 )
 
 // tempFiles gives write, which writes a file of that name and content into a fresh temporary
@@ -56,31 +53,6 @@ func TestContainerMemoryLimit(t *testing.T) {
 			}
 		})
 	}
-}
-
-func TestDeepSize(t *testing.T) {
-	type inner struct {
-		name string
-		ids  []int64
-	}
-	shared := &inner{name: strings.Repeat("x", 1000), ids: make([]int64, 100)}
-	v := struct {
-		a, b *inner // the same pointer twice: counted once
-		m    map[string]int
-	}{a: shared, b: shared, m: map[string]int{"k": 1}}
-	got := deepSize(&v)
-	min := int64(1000 + 800) // the string and the slice
-	if got < min || got > min+1024 {
-		t.Errorf("deepSize = %d, want about %d", got, min)
-	}
-	l := &checkpoint.Layout{Operators: make([]checkpoint.OperatorLayout, 1000)}
-	if got := deepSize(l); got < 1000*int64(unsafeSizeofOperator()) {
-		t.Errorf("deepSize(layout of 1000 operators) = %d, below the slice alone", got)
-	}
-}
-
-func unsafeSizeofOperator() uintptr {
-	return reflect.TypeFor[checkpoint.OperatorLayout]().Size()
 }
 
 func itoa(n int64) string { return strconv.FormatInt(n, 10) }
