@@ -55,8 +55,6 @@ func TestContainerMemoryLimit(t *testing.T) {
 	}
 }
 
-func itoa(n int64) string { return strconv.FormatInt(n, 10) }
-
 // TestMinRateBody: a body delivered above the minimum rate is read whole however long it takes;
 // one that trickles below it is cut.
 func TestMinRateBody(t *testing.T) {
@@ -66,7 +64,7 @@ func TestMinRateBody(t *testing.T) {
 			http.Error(w, err.Error(), http.StatusRequestTimeout)
 			return
 		}
-		io.WriteString(w, "read "+itoa(n))
+		io.WriteString(w, "read "+strconv.FormatInt(n, 10))
 	})}
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -81,7 +79,7 @@ func TestMinRateBody(t *testing.T) {
 		}
 		defer c.Close()
 		start := time.Now()
-		io.WriteString(c, "POST / HTTP/1.1\r\nHost: x\r\nConnection: close\r\nContent-Length: "+itoa(int64(chunk*chunks))+"\r\n\r\n")
+		io.WriteString(c, "POST / HTTP/1.1\r\nHost: x\r\nConnection: close\r\nContent-Length: "+strconv.FormatInt(int64(chunk*chunks), 10)+"\r\n\r\n")
 		for range chunks {
 			if _, err := c.Write([]byte(strings.Repeat("a", chunk))); err != nil {
 				break
