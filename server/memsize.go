@@ -1,7 +1,7 @@
 package server
 
 // DaemonBaselineBytes is the daemon's own memory outside the budget: binary, runtime, gRPC and
-// HTTP servers, idle connections (measured at rest: 37–51 MiB).
+// HTTP servers, idle connections (measured at rest: bench/README.md, "Figures behind constants").
 const DaemonBaselineBytes = 64 << 20
 
 // DaemonGCPercent is the GOGC preflightd runs with when it sets the soft memory limit itself
@@ -12,8 +12,8 @@ const DaemonGCPercent = 400
 // SoftMemoryLimit is the Go soft memory limit for a daemon with the given memory budget (0: the
 // default budget): the budget plus DaemonBaselineBytes, never above 90% of the container's
 // limit. The budget counts live bytes; without a soft limit the collector lets the heap grow to
-// twice what is live (GOGC=100), so four operator-heavy checks within a 600 MiB budget peaked
-// at 884 MiB of RSS. With it the collector works harder near the limit instead; it is soft, so
+// twice what is live (GOGC=100), and RSS ends far above the budget (bench/README.md, "Figures
+// behind constants"). With it the collector works harder near the limit instead; it is soft, so
 // a check whose estimate was low still completes.
 func SoftMemoryLimit(budget int64) int64 {
 	if budget <= 0 {
