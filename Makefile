@@ -72,7 +72,7 @@ generate:
 	$(BUF) generate
 	$(GO) run ./internal/openapidoc/gen proto/preflight/v1/preflight.swagger.json server/openapi_upload.json server/openapi.json
 
-## rules-doc: regenerate docs/rules.md from the rule tables (internal/findings; `make unit` fails while it is stale).
+## rules-doc: regenerate docs/rules.md from the rule registry (internal/findings + internal/allrules; `make unit` fails while it is stale).
 rules-doc:
 	$(GO) run ./internal/findings/gen
 

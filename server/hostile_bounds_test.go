@@ -171,7 +171,7 @@ func TestHostileMemoryBudget(t *testing.T) {
 	if cached <= 0 || testutil.ToFloat64(h.s.metrics.cacheBytes) != float64(cached) {
 		t.Fatalf("cache holds %d bytes, gauge %v", cached, testutil.ToFloat64(h.s.metrics.cacheBytes))
 	}
-	t.Logf("kafka-orphan-union: %d bytes of _metadata, %d bytes cached (deepSize), estimate %d", size, cached, estimateBytes(size))
+	t.Logf("kafka-orphan-union: %d bytes of _metadata, %d bytes cached (RetainedBytes), estimate %d", size, cached, estimateBytes(size))
 	// A request that needs the whole budget evicts the cache instead of being refused.
 	g, err := h.s.adm.acquire(ctx, false, budget, false)
 	if err != nil {

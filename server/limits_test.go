@@ -6,13 +6,10 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
-	"reflect"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/flinkpreflight/preflight/internal/checkpoint"
 )
 
 // tempFiles gives write, which writes a file of that name and content into a fresh temporary
@@ -58,33 +55,6 @@ func TestContainerMemoryLimit(t *testing.T) {
 	}
 }
 
-func TestDeepSize(t *testing.T) {
-	type inner struct {
-		name string
-		ids  []int64
-	}
-	shared := &inner{name: strings.Repeat("x", 1000), ids: make([]int64, 100)}
-	v := struct {
-		a, b *inner // the same pointer twice: counted once
-		m    map[string]int
-	}{a: shared, b: shared, m: map[string]int{"k": 1}}
-	got := deepSize(&v)
-	min := int64(1000 + 800) // the string and the slice
-	if got < min || got > min+1024 {
-		t.Errorf("deepSize = %d, want about %d", got, min)
-	}
-	l := &checkpoint.Layout{Operators: make([]checkpoint.OperatorLayout, 1000)}
-	if got := deepSize(l); got < 1000*int64(unsafeSizeofOperator()) {
-		t.Errorf("deepSize(layout of 1000 operators) = %d, below the slice alone", got)
-	}
-}
-
-func unsafeSizeofOperator() uintptr {
-	return reflect.TypeFor[checkpoint.OperatorLayout]().Size()
-}
-
-func itoa(n int64) string { return strconv.FormatInt(n, 10) }
-
 // TestMinRateBody: a body delivered above the minimum rate is read whole however long it takes;
 // one that trickles below it is cut.
 func TestMinRateBody(t *testing.T) {
@@ -94,7 +64,7 @@ func TestMinRateBody(t *testing.T) {
 			http.Error(w, err.Error(), http.StatusRequestTimeout)
 			return
 		}
-		io.WriteString(w, "read "+itoa(n))
+		io.WriteString(w, "read "+strconv.FormatInt(n, 10))
 	})}
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -109,7 +79,7 @@ func TestMinRateBody(t *testing.T) {
 		}
 		defer c.Close()
 		start := time.Now()
-		io.WriteString(c, "POST / HTTP/1.1\r\nHost: x\r\nConnection: close\r\nContent-Length: "+itoa(int64(chunk*chunks))+"\r\n\r\n")
+		io.WriteString(c, "POST / HTTP/1.1\r\nHost: x\r\nConnection: close\r\nContent-Length: "+strconv.FormatInt(int64(chunk*chunks), 10)+"\r\n\r\n")
 		for range chunks {
 			if _, err := c.Write([]byte(strings.Repeat("a", chunk))); err != nil {
 				break

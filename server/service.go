@@ -402,7 +402,7 @@ func (s *Server) cachedLayout(ctx context.Context, key string, decode func(conte
 			if err != nil {
 				return nil, err
 			}
-			s.adm.cachePut(key, cacheValue{l, deepSize(l)})
+			s.adm.cachePut(key, cacheValue{l, l.RetainedBytes()})
 			return l, nil
 		})
 		switch {

@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -180,7 +181,7 @@ func TestWebPageInChromium(t *testing.T) {
 		t.Errorf("expired-files chart: %d after bars and %d before bars, want 8 and 4", afterBars, beforeBars)
 	}
 	u, err := url.Parse(location)
-	if err != nil || !contains(u.Query()["set"], "compact-operator=8") || u.Query().Get("file") != "_metadata" {
+	if err != nil || !slices.Contains(u.Query()["set"], "compact-operator=8") || u.Query().Get("file") != "_metadata" {
 		t.Errorf("page URL %q does not hold the plan (set=compact-operator=8, file=_metadata)", location)
 	}
 	mu.Lock()
@@ -188,13 +189,4 @@ func TestWebPageInChromium(t *testing.T) {
 	if len(foreign) > 0 {
 		t.Errorf("the page requested other origins: %q", foreign)
 	}
-}
-
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }

@@ -8,6 +8,7 @@ import (
 	"github.com/flinkpreflight/preflight/internal/checkpoint"
 	"github.com/flinkpreflight/preflight/internal/engine"
 	"github.com/flinkpreflight/preflight/internal/lifecycle"
+	"github.com/flinkpreflight/preflight/internal/report"
 )
 
 type diffFlags struct {
@@ -36,15 +37,11 @@ Exit codes: 0, or 1 when a finding is at or above --fail-on; 2 input error; 3 in
   preflight diff s3://bucket/ckpt/job/chk-41 s3://bucket/ckpt/job/chk-42 -o markdown`,
 		Args: cobra.ExactArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			format, err := parseOutput(f.output)
+			format, rank, err := lifecycleOutput(f.output, f.failOn)
+			if err != nil {
+				return err
+			}
 			frame := f.frameSize
-			if err != nil {
-				return err
-			}
-			rank, err := failRank(f.failOn)
-			if err != nil {
-				return err
-			}
 			oldL, err := readLayout(cmd, args[0])
 			if err != nil {
 				return err
@@ -77,6 +74,16 @@ func readLayout(cmd *cobra.Command, target string) (*checkpoint.Layout, error) {
 	}
 	defer closeFn()
 	return engine.New().ReadLayout(cmd.Context(), in)
+}
+
+// lifecycleOutput parses the --output and --fail-on flags of diff and trend.
+func lifecycleOutput(output, failOn string) (report.Format, int, error) {
+	format, err := parseOutput(output)
+	if err != nil {
+		return format, 0, err
+	}
+	rank, err := failRank(failOn)
+	return format, rank, err
 }
 
 func failRank(s string) (int, error) {

@@ -41,15 +41,11 @@ Exit codes: 0, or 1 when a finding is at or above --fail-on; 2 input error; 3 in
   preflight trend ./chk-40 ./chk-41 ./chk-42`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			format, err := parseOutput(f.output)
+			format, rank, err := lifecycleOutput(f.output, f.failOn)
+			if err != nil {
+				return err
+			}
 			frame := f.frameSize
-			if err != nil {
-				return err
-			}
-			rank, err := failRank(f.failOn)
-			if err != nil {
-				return err
-			}
 			targets := args
 			if len(args) == 1 && !hasMetadata(args[0]) {
 				if targets, err = listSnapshots(cmd.Context(), args[0]); err != nil {

@@ -12,6 +12,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/flinkpreflight/preflight/internal/testutil"
 )
 
 func BenchmarkReadLayoutFixtures(b *testing.B) {
@@ -157,24 +159,24 @@ func benchLarge(b *testing.B, data []byte) {
 	b.Run("ReadLayoutBytes", func(b *testing.B) {
 		b.ReportAllocs()
 		b.SetBytes(int64(len(data)))
-		cpu0 := processCPU()
+		cpu0 := testutil.CPUTime()
 		for b.Loop() {
 			if _, err := ReadLayoutBytes(data); err != nil {
 				b.Fatal(err)
 			}
 		}
-		reportCPU(b, processCPU()-cpu0, int64(len(data)))
+		reportCPU(b, testutil.CPUTime()-cpu0, int64(len(data)))
 	})
 	b.Run("ReadLayoutStream", func(b *testing.B) {
 		b.ReportAllocs()
 		b.SetBytes(int64(len(data)))
-		cpu0 := processCPU()
+		cpu0 := testutil.CPUTime()
 		for b.Loop() {
 			if _, err := ReadLayout(onlyReader{bytes.NewReader(data)}); err != nil {
 				b.Fatal(err)
 			}
 		}
-		reportCPU(b, processCPU()-cpu0, int64(len(data)))
+		reportCPU(b, testutil.CPUTime()-cpu0, int64(len(data)))
 		b.StopTimer()
 		peak := peakHeap(func() {
 			if _, err := ReadLayout(onlyReader{bytes.NewReader(data)}); err != nil {
@@ -259,14 +261,14 @@ func BenchmarkCorpusDecode(b *testing.B) {
 		b.Run(bc.name, func(b *testing.B) {
 			b.ReportAllocs()
 			b.SetBytes(total)
-			cpu0 := processCPU()
+			cpu0 := testutil.CPUTime()
 			for b.Loop() {
 				if err := bc.pass(); err != nil {
 					b.Fatal(err)
 				}
 			}
 			b.ReportMetric(float64(len(paths))*float64(b.N)/b.Elapsed().Seconds(), "files/s")
-			reportCPU(b, processCPU()-cpu0, total)
+			reportCPU(b, testutil.CPUTime()-cpu0, total)
 			b.StopTimer()
 			var err error
 			peak := peakHeap(func() { err = bc.pass() })

@@ -953,22 +953,27 @@ func (a *analysis) ruleJava() {
 	a.add(RuleJavaVersion, findings.Error, msg, fix, &pb.ClasspathFindingDetail{Packages: sample(packagesOf(names), 50), Classes: sample(names, 50), Jars: []string{a.jobName()}, ClassCount: int32(total)})
 }
 
+// duplicatedClasses lists the job classes of dups (by lib jar), the lib jars holding them, and
+// how many differ in bytes.
+func (a *analysis) duplicatedClasses(dups map[int32][]dup) (names, jars []string, differ int) {
+	for _, ji := range sortedKeys(dups) {
+		jars = append(jars, "lib/"+a.c.libNames[ji])
+		for _, d := range dups[ji] {
+			names = append(names, a.job.Classes[d.job].Name)
+			if d.differ {
+				differ++
+			}
+		}
+	}
+	return names, jars, differ
+}
+
 func (a *analysis) ruleResolveOrder() {
 	if a.c.resolveOrder == "parent-first" {
 		if len(a.shadowed) == 0 {
 			return
 		}
-		var names, jars []string
-		differ := 0
-		for _, ji := range sortedKeys(a.shadowed) {
-			jars = append(jars, "lib/"+a.c.libNames[ji])
-			for _, d := range a.shadowed[ji] {
-				names = append(names, a.job.Classes[d.job].Name)
-				if d.differ {
-					differ++
-				}
-			}
-		}
+		names, jars, differ := a.duplicatedClasses(a.shadowed)
 		sort.Strings(names)
 		sev := findings.Info
 		if differ > 0 {
@@ -983,17 +988,7 @@ func (a *analysis) ruleResolveOrder() {
 	if len(a.childDups) == 0 {
 		return
 	}
-	var names, jars []string
-	differ := 0
-	for _, ji := range sortedKeys(a.childDups) {
-		jars = append(jars, "lib/"+a.c.libNames[ji])
-		for _, d := range a.childDups[ji] {
-			names = append(names, a.job.Classes[d.job].Name)
-			if d.differ {
-				differ++
-			}
-		}
-	}
+	names, jars, differ := a.duplicatedClasses(a.childDups)
 	differText := "here the copies are identical, but wherever they differ the job gets NoSuchMethodError or changed behaviour"
 	if differ > 0 {
 		differText = fmt.Sprintf("%d of these classes differ: NoSuchMethodError where the job needs its own version's API", differ)

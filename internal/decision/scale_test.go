@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -14,6 +13,7 @@ import (
 	"github.com/flinkpreflight/preflight/internal/decision"
 	"github.com/flinkpreflight/preflight/internal/engine"
 	"github.com/flinkpreflight/preflight/internal/placement"
+	"github.com/flinkpreflight/preflight/internal/testutil"
 	pb "github.com/flinkpreflight/preflight/proto/preflight/v1"
 )
 
@@ -56,7 +56,7 @@ func BenchmarkDecideRefused(b *testing.B) {
 			req := &pb.DecideRequest{ProposedParallelism: proposal, AlignToKeyGroups: true, Options: &pb.CheckOptions{RpcFrameSizeBytes: frame}}
 			eng := engine.New()
 			b.ResetTimer()
-			cpu0 := cpuTime()
+			cpu0 := testutil.CPUTime()
 			var resp *pb.DecideResponse
 			for range b.N {
 				var err error
@@ -65,7 +65,7 @@ func BenchmarkDecideRefused(b *testing.B) {
 					b.Fatal(err)
 				}
 			}
-			cpu := cpuTime() - cpu0
+			cpu := testutil.CPUTime() - cpu0
 			b.StopTimer()
 			if resp.GetAction() != pb.DecisionAction_DECISION_ACTION_VETO || len(resp.GetVertices()) != n {
 				b.Fatalf("want a VETO of %d vertices: %v", n, resp.GetAction())
@@ -74,16 +74,6 @@ func BenchmarkDecideRefused(b *testing.B) {
 			b.ReportMetric(float64(cpu.Nanoseconds())/float64(b.N)/float64(n), "cpu-ns/vertex")
 		})
 	}
-}
-
-// cpuTime is the process's user + system CPU time: on the shared build machine it is steadier
-// than wall time.
-func cpuTime() time.Duration {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		return 0
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
 // TestDecideManyRefusedStops: Decide over 1,000 refused vertices (3 probes each) ends with the

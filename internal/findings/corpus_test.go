@@ -4,6 +4,7 @@ import (
 	"errors"
 	"os"
 	"sort"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -113,20 +114,9 @@ func logCounts(t *testing.T, title string, m map[string]int) {
 		b.WriteString("\n  ")
 		b.WriteString(k)
 		b.WriteString(": ")
-		b.WriteString(itoa(m[k]))
+		b.WriteString(strconv.Itoa(m[k]))
 	}
 	t.Logf("%s:%s", title, b.String())
-}
-
-func itoa(n int) string {
-	if n == 0 {
-		return "0"
-	}
-	var d []byte
-	for ; n > 0; n /= 10 {
-		d = append([]byte{byte('0' + n%10)}, d...)
-	}
-	return string(d)
 }
 
 // TestCorpusJobWideParallelismPinned checks, on every real file of the corpus, that a job-wide

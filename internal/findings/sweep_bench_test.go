@@ -2,12 +2,11 @@ package findings
 
 import (
 	"fmt"
-	"syscall"
 	"testing"
-	"time"
 
 	"github.com/flinkpreflight/preflight/internal/checkpoint"
 	"github.com/flinkpreflight/preflight/internal/rescale"
+	"github.com/flinkpreflight/preflight/internal/testutil"
 )
 
 // The parallelism sweeps of issue 16: the same job shape at growing parallelism, simulated and
@@ -43,20 +42,12 @@ func sweepLayout(b *testing.B, p int) *checkpoint.Layout {
 	return l
 }
 
-func cpuTime() time.Duration {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		return 0
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
-}
-
 // sweepCase runs Simulate + Check of plan on l b.N times and reports per-subtask figures.
 func sweepCase(b *testing.B, l *checkpoint.Layout, plan rescale.Plan, opts Options, per int, wantDeny bool) {
 	cat := DefaultCatalog()
 	b.ReportAllocs()
 	b.ResetTimer()
-	cpu0 := cpuTime()
+	cpu0 := testutil.CPUTime()
 	var rep Report
 	for i := 0; i < b.N; i++ {
 		res, err := rescale.Simulate(l, plan)
@@ -65,7 +56,7 @@ func sweepCase(b *testing.B, l *checkpoint.Layout, plan rescale.Plan, opts Optio
 		}
 		rep = Check(l, plan, res, cat, opts)
 	}
-	cpu := cpuTime() - cpu0
+	cpu := testutil.CPUTime() - cpu0
 	b.StopTimer()
 	if wantDeny && (rep.Verdict != Deny || len(rep.Safe) == 0) {
 		b.Fatalf("want DENY with a safe-parallelism search: %s", dump(rep))
@@ -139,7 +130,7 @@ func BenchmarkSafeSearchManyVertices(b *testing.B) {
 			cat := DefaultCatalog()
 			b.ReportAllocs()
 			b.ResetTimer()
-			cpu0 := cpuTime()
+			cpu0 := testutil.CPUTime()
 			var rep Report
 			for range b.N {
 				res, err := rescale.Simulate(l, plan)
@@ -148,7 +139,7 @@ func BenchmarkSafeSearchManyVertices(b *testing.B) {
 				}
 				rep = Check(l, plan, res, cat, Options{})
 			}
-			cpu := cpuTime() - cpu0
+			cpu := testutil.CPUTime() - cpu0
 			b.StopTimer()
 			if len(rep.Safe) != n || rep.Safe[0].Below != 128 {
 				b.Fatalf("%d safe entries for %d vertices: %+v", len(rep.Safe), n, rep.Safe[:min(1, len(rep.Safe))])

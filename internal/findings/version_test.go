@@ -1,6 +1,7 @@
 package findings
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/flinkpreflight/preflight/internal/rescale"
@@ -70,21 +71,10 @@ func TestBugApplies(t *testing.T) {
 		{"FLINK-31689", "banana", true, "could not be parsed"},
 	} {
 		got, note := cat.Bug(tc.bug).Applies(Options{FlinkVersion: tc.version})
-		if got != tc.want || !contains(note, tc.note) {
+		if got != tc.want || !strings.Contains(note, tc.note) {
 			t.Errorf("%s at %q: %v %q, want %v with %q", tc.bug, tc.version, got, note, tc.want, tc.note)
 		}
 	}
-}
-
-func contains(s, sub string) bool { return len(sub) == 0 || indexOf(s, sub) >= 0 }
-
-func indexOf(s, sub string) int {
-	for i := 0; i+len(sub) <= len(s); i++ {
-		if s[i:i+len(sub)] == sub {
-			return i
-		}
-	}
-	return -1
 }
 
 func TestParseFlinkVersion(t *testing.T) {

@@ -2,11 +2,11 @@ package rescale
 
 import (
 	"fmt"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/flinkpreflight/preflight/internal/checkpoint"
+	"github.com/flinkpreflight/preflight/internal/testutil"
 )
 
 // benchLayout builds ops operators of parallelism oldP, each subtask with one managed operator
@@ -51,14 +51,14 @@ func BenchmarkSimulate1000x10x4096(b *testing.B) {
 			l := benchLayout(1000, oldP, 512/int64(oldP)) // 512 elements per SPLIT name
 			plan := Plan{DefaultParallelism: 4096}
 			b.ResetTimer()
-			start, cpu := time.Now(), cpuTime()
+			start, cpu := time.Now(), testutil.CPUTime()
 			for b.Loop() {
 				if _, err := Simulate(l, plan); err != nil {
 					b.Fatal(err)
 				}
 			}
 			b.ReportMetric(float64(time.Since(start).Microseconds())/1000/float64(b.N), "ms/simulation")
-			b.ReportMetric(float64((cpuTime()-cpu).Microseconds())/1000/float64(b.N), "cpu-ms/simulation")
+			b.ReportMetric(float64((testutil.CPUTime()-cpu).Microseconds())/1000/float64(b.N), "cpu-ms/simulation")
 		})
 	}
 }
@@ -81,7 +81,7 @@ func BenchmarkSplit10M(b *testing.B) {
 		l.Operators = append(l.Operators, op)
 		for _, newP := range []int{7, 1000, 32768} {
 			b.Run(fmt.Sprintf("oldP=%d/newP=%d", oldP, newP), func(b *testing.B) {
-				start, cpu := time.Now(), cpuTime()
+				start, cpu := time.Now(), testutil.CPUTime()
 				for b.Loop() {
 					r, err := Simulate(l, Plan{DefaultParallelism: newP})
 					if err != nil {
@@ -92,32 +92,22 @@ func BenchmarkSplit10M(b *testing.B) {
 					}
 				}
 				b.ReportMetric(float64(time.Since(start).Microseconds())/1000/float64(b.N), "ms/simulation")
-				b.ReportMetric(float64((cpuTime()-cpu).Microseconds())/1000/float64(b.N), "cpu-ms/simulation")
+				b.ReportMetric(float64((testutil.CPUTime()-cpu).Microseconds())/1000/float64(b.N), "cpu-ms/simulation")
 			})
 		}
 	}
-}
-
-// cpuTime is the process's user+system CPU time: a figure that other load on the machine does
-// not inflate (wall time does).
-func cpuTime() time.Duration {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		return 0
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
 // BenchmarkSimulateStoredParallelism is the restore without rescaling (the path Flink takes on
 // every failover): 1,000 operators × 10 states at parallelism 64, UNION names included.
 func BenchmarkSimulateStoredParallelism(b *testing.B) {
 	l := benchLayout(1000, 64, 8)
-	start, cpu := time.Now(), cpuTime()
+	start, cpu := time.Now(), testutil.CPUTime()
 	for b.Loop() {
 		if _, err := Simulate(l, Plan{}); err != nil {
 			b.Fatal(err)
 		}
 	}
 	b.ReportMetric(float64(time.Since(start).Microseconds())/1000/float64(b.N), "ms/simulation")
-	b.ReportMetric(float64((cpuTime()-cpu).Microseconds())/1000/float64(b.N), "cpu-ms/simulation")
+	b.ReportMetric(float64((testutil.CPUTime()-cpu).Microseconds())/1000/float64(b.N), "cpu-ms/simulation")
 }

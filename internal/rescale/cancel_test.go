@@ -8,6 +8,7 @@ import (
 
 	"github.com/flinkpreflight/preflight/internal/cancel/canceltest"
 	"github.com/flinkpreflight/preflight/internal/checkpoint"
+	"github.com/flinkpreflight/preflight/internal/testutil"
 )
 
 // wideLayout has n operators of parallelism 2, each with one SPLIT name of 3 elements per old
@@ -47,14 +48,14 @@ func BenchmarkSimulateContextOverhead(b *testing.B) {
 		ctx  context.Context
 	}{{"no-deadline", context.Background()}, {"live-context", live}} {
 		b.Run(bc.name, func(b *testing.B) {
-			cpu := cpuTime()
+			cpu := testutil.CPUTime()
 			for b.Loop() {
 				if _, err := SimulateContext(bc.ctx, l, plan); err != nil {
 					b.Fatal(err)
 				}
 			}
 			// CPU time, not wall time: the benchmark machine is shared.
-			b.ReportMetric(float64((cpuTime()-cpu).Microseconds())/1000/float64(b.N), "cpu-ms/simulation")
+			b.ReportMetric(float64((testutil.CPUTime()-cpu).Microseconds())/1000/float64(b.N), "cpu-ms/simulation")
 		})
 	}
 }

@@ -2,9 +2,11 @@ package rescale
 
 import (
 	"reflect"
+	"strconv"
 	"testing"
 
 	"github.com/flinkpreflight/preflight/internal/checkpoint"
+	"github.com/flinkpreflight/preflight/internal/testutil"
 )
 
 // TestSplitOrderSharedBucket is issue #17's minimal case: two old subtasks list `a` (1 element)
@@ -95,31 +97,20 @@ func BenchmarkNamesInOneSubtask(b *testing.B) {
 	for _, n := range []int{10_000, 100_000, 1_000_000} {
 		states := make([]checkpoint.StateEntryLayout, n)
 		for k := range states {
-			states[k] = split("state-"+itoa(k), 1)
+			states[k] = split("state-"+strconv.Itoa(k), 1)
 		}
 		l := layoutOf(op(1, 1, 128, sub(0, handle("h0", states...))))
-		b.Run("names="+itoa(n), func(b *testing.B) {
-			cpu := cpuTime()
+		b.Run("names="+strconv.Itoa(n), func(b *testing.B) {
+			cpu := testutil.CPUTime()
 			for b.Loop() {
 				if _, err := Simulate(l, Plan{DefaultParallelism: 2}); err != nil {
 					b.Fatal(err)
 				}
 			}
 			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(n), "ns/name")
-			b.ReportMetric(float64((cpuTime()-cpu).Nanoseconds())/float64(b.N)/float64(n), "cpu-ns/name")
+			b.ReportMetric(float64((testutil.CPUTime()-cpu).Nanoseconds())/float64(b.N)/float64(n), "cpu-ns/name")
 		})
 	}
-}
-
-func itoa(n int) string {
-	if n == 0 {
-		return "0"
-	}
-	var b []byte
-	for ; n > 0; n /= 10 {
-		b = append([]byte{byte('0' + n%10)}, b...)
-	}
-	return string(b)
 }
 
 // TestHandleMapSizingReachesTheOrder: with names whose handle map iterates differently when
@@ -161,7 +152,7 @@ func TestEmptyHandleKeptWithoutRawStreams(t *testing.T) {
 	const p = 64
 	subs := []checkpoint.SubtaskLayout{sub(0, inlineHandle("h0"))}
 	for j := 1; j < p; j++ {
-		subs = append(subs, sub(j, handle("h"+itoa(j), split("s", 1))))
+		subs = append(subs, sub(j, handle("h"+strconv.Itoa(j), split("s", 1))))
 	}
 	a := simulate(t, layoutOf(op(1, p, 128, subs...)), Plan{DefaultParallelism: p}).Vertices[0].Operators[0]
 	for i := range p {

@@ -164,7 +164,7 @@ func TestStatAndRead(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if a.Size != 8 || a.ETag != itoa(want.Generation) || want.Generation == 0 || !a.ModTime.Equal(want.Updated.Truncate(time.Microsecond)) && !a.ModTime.Equal(want.Updated) {
+		if a.Size != 8 || a.ETag != strconv.FormatInt(want.Generation, 10) || want.Generation == 0 || !a.ModTime.Equal(want.Updated.Truncate(time.Microsecond)) && !a.ModTime.Equal(want.Updated) {
 			t.Errorf("attrs %+v, want size 8, ETag %d, mod time %v", a, want.Generation, want.Updated)
 		}
 	})
@@ -225,8 +225,6 @@ func TestStatAndRead(t *testing.T) {
 		}
 	})
 }
-
-func itoa(n int64) string { return strconv.FormatInt(n, 10) }
 
 func mustJSON(v any) []byte {
 	b, err := json.Marshal(v)
@@ -420,7 +418,7 @@ func TestHTTPErrors(t *testing.T) {
 					if op == "list" {
 						shown = "gs://ckpts/"
 					}
-					if msg := err.Error(); !strings.Contains(msg, shown) || !strings.Contains(msg, itoa(int64(tc.status))) || !strings.Contains(msg, "injected") {
+					if msg := err.Error(); !strings.Contains(msg, shown) || !strings.Contains(msg, strconv.FormatInt(int64(tc.status), 10)) || !strings.Contains(msg, "injected") {
 						t.Errorf("%s: error %q should name %s, the status and the store's message", op, msg, shown)
 					}
 				}
