@@ -110,8 +110,8 @@ javahash-golden-update:
 unit:
 	$(GO) test -race -count=1 ./...
 
-## fuzz-smoke: each decoder's fuzz targets (_metadata codec, jar index, class files, Flink config, Flink REST, GCS JSON responses) for a few seconds.
-FUZZ_SMOKE_PKGS := ./internal/checkpoint ./internal/jarindex ./internal/classfile ./internal/restorecode ./internal/classpath ./internal/flinkrest ./internal/source/gcs
+## fuzz-smoke: each decoder's fuzz targets (_metadata codec, jar index, class files and restore code, Flink config, Flink REST, GCS JSON responses, operator resources, report JSON) for a few seconds.
+FUZZ_SMOKE_PKGS := ./internal/checkpoint ./internal/jarindex ./internal/classfile ./internal/restorecode ./internal/classpath ./internal/flinkrest ./internal/source/gcs ./internal/admission ./internal/report
 fuzz-smoke:
 	@for pkg in $(FUZZ_SMOKE_PKGS); do \
 		for target in $$($(GO) test -list '^Fuzz' $$pkg | grep '^Fuzz'); do \

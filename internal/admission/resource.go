@@ -194,7 +194,10 @@ func (s settings) equal(o settings) bool {
 // settingsOf reads a spec's parallelism settings; field paths in errors start at prefix.
 func settingsOf(s *Spec, prefix string) (settings, error) {
 	st := settings{overrides: map[string]int{}}
-	if s.Job != nil {
+	if s.Job != nil && s.Job.Parallelism != 0 {
+		if s.Job.Parallelism < 0 || s.Job.Parallelism > maxParallelism {
+			return st, &Error{Field: prefix + ".job.parallelism", Msg: fmt.Sprintf("%d: want 1 to %d", s.Job.Parallelism, maxParallelism)}
+		}
 		st.job = s.Job.Parallelism
 	}
 	cfg, err := s.config()
@@ -222,7 +225,12 @@ func settingsOf(s *Spec, prefix string) (settings, error) {
 		if s.TaskManager != nil && s.TaskManager.Replicas != nil {
 			replicas = *s.TaskManager.Replicas
 		}
-		st.reactive = slots * replicas
+		if replicas < 1 || replicas > maxParallelism {
+			return st, &Error{Field: prefix + ".taskManager.replicas", Msg: fmt.Sprintf("%d: want 1 to %d", replicas, maxParallelism)}
+		}
+		// Reactive mode runs every vertex at all slots, up to its max parallelism (the checks
+		// see a proposal above it and say so).
+		st.reactive = min(slots*replicas, maxParallelism)
 	}
 	return st, nil
 }
@@ -248,10 +256,14 @@ func parseOverrides(v, field string) (map[string]int, error) {
 	return out, nil
 }
 
+// maxParallelism is Flink's upper bound of any parallelism (KeyGroupRangeAssignment
+// UPPER_BOUND_MAX_PARALLELISM).
+const maxParallelism = 1 << 15
+
 func positive(v, field string) (int, error) {
 	n, err := strconv.Atoi(strings.TrimSpace(v))
-	if err != nil || n <= 0 {
-		return 0, &Error{Field: field, Msg: fmt.Sprintf("%q: want a positive integer", v)}
+	if err != nil || n <= 0 || n > maxParallelism {
+		return 0, &Error{Field: field, Msg: fmt.Sprintf("%q: want an integer from 1 to %d", v, maxParallelism)}
 	}
 	return n, nil
 }

@@ -195,3 +195,24 @@ func TestNestedConfiguration(t *testing.T) {
 		t.Fatalf("%+v target %+v proposal %v", a, b.target, b.proposal)
 	}
 }
+
+func TestParallelismBounds(t *testing.T) {
+	base := `{"apiVersion":"flink.apache.org/v1beta1","kind":"FlinkDeployment","metadata":{"name":"x"},"spec":%s}`
+	tests := []struct{ spec, field string }{
+		{`{"job":{"parallelism":-1}}`, "spec.job.parallelism"},
+		{`{"job":{"parallelism":40000}}`, "spec.job.parallelism"},
+		{`{"job":{},"flinkConfiguration":{"parallelism.default":"99999999999"}}`, "spec.flinkConfiguration.parallelism.default"},
+		{`{"job":{},"flinkConfiguration":{"scheduler-mode":"reactive"},"taskManager":{"replicas":-2}}`, "spec.taskManager.replicas"},
+		{`{"job":{},"flinkConfiguration":{"scheduler-mode":"reactive","taskmanager.numberOfTaskSlots":"x"}}`, "spec.flinkConfiguration.taskmanager.numberOfTaskSlots"},
+	}
+	for _, tt := range tests {
+		r, err := Parse([]byte(strings.Replace(base, "%s", tt.spec, 1)))
+		if err == nil {
+			_, err = Plan(r, DefaultRESTTemplate)
+		}
+		var e *Error
+		if !errors.As(err, &e) || e.Field != tt.field {
+			t.Errorf("%s: %v, want an error in %s", tt.spec, err, tt.field)
+		}
+	}
+}

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"testing"
 
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	appsv1 "k8s.io/api/apps/v1"
 	autoscalingv2 "k8s.io/api/autoscaling/v2"
 	corev1 "k8s.io/api/core/v1"
@@ -39,6 +40,10 @@ var builtin = map[string]func() any{
 	"autoscaling/v2/HorizontalPodAutoscaler":  func() any { return &autoscalingv2.HorizontalPodAutoscaler{} },
 	"monitoring.coreos.com/v1/ServiceMonitor": nil, // a CRD: checked for its identity only
 	"cert-manager.io/v1/Certificate":          nil,
+	"v1/Secret":                               func() any { return &corev1.Secret{} },
+	"admissionregistration.k8s.io/v1/ValidatingWebhookConfiguration": func() any {
+		return &admissionregistrationv1.ValidatingWebhookConfiguration{}
+	},
 }
 
 func TestLintStrict(t *testing.T) {
@@ -73,7 +78,7 @@ func TestRenderEveryCombination(t *testing.T) {
 	}
 	n := 0
 	for ti, tlsMode := range tlsModes {
-		for mask := 0; mask < 1<<6; mask++ {
+		for mask := 0; mask < 1<<7; mask++ {
 			on := func(bit int) bool { return mask&(1<<bit) != 0 }
 			vals := map[string]any{
 				"tls":                 tlsMode,
@@ -94,6 +99,10 @@ func TestRenderEveryCombination(t *testing.T) {
 				vals["allow"] = []any{"s3://flink-state/savepoints/?region=eu-west-1", "/data/checkpoints"}
 				vals["config"] = map[string]any{"max-upload-bytes": "1GiB", "max-concurrent": 8, "queue-wait": "5s"}
 			}
+			webhook := on(6) && ti > 0 // the API server calls webhooks over https only
+			if webhook {
+				vals["flinkAdmission"] = admissionValues(ti, on(5))
+			}
 			name := fmt.Sprintf("tls%d-mask%02x", ti, mask)
 			t.Run(name, func(t *testing.T) {
 				kinds := render(t, chrt, vals)
@@ -101,11 +110,13 @@ func TestRenderEveryCombination(t *testing.T) {
 					"apps/v1/Deployment": true,
 					"v1/Service":         true,
 					"v1/ConfigMap":       true,
-					"monitoring.coreos.com/v1/ServiceMonitor": on(0),
-					"networking.k8s.io/v1/NetworkPolicy":      on(1),
-					"policy/v1/PodDisruptionBudget":           on(2),
-					"autoscaling/v2/HorizontalPodAutoscaler":  on(3),
-					"cert-manager.io/v1/Certificate":          ti == 3,
+					"monitoring.coreos.com/v1/ServiceMonitor":                        on(0),
+					"networking.k8s.io/v1/NetworkPolicy":                             on(1),
+					"policy/v1/PodDisruptionBudget":                                  on(2),
+					"autoscaling/v2/HorizontalPodAutoscaler":                         on(3),
+					"cert-manager.io/v1/Certificate":                                 ti == 3,
+					"admissionregistration.k8s.io/v1/ValidatingWebhookConfiguration": webhook,
+					"v1/Secret": webhook && ti == 2, // the chart-generated certificate
 				}
 				for k, w := range want {
 					if kinds[k] != w {
@@ -117,6 +128,29 @@ func TestRenderEveryCombination(t *testing.T) {
 		}
 	}
 	t.Logf("%d value combinations rendered and decoded", n)
+}
+
+// admissionValues enable the Flink admission webhook with each way of getting its CA: cert-manager
+// (tls mode 3), a chart-generated certificate (tls mode 2), or a given caBundle (tls mode 1); more
+// selects a namespace, the Fail policy and CREATE only.
+func admissionValues(tlsMode int, more bool) map[string]any {
+	v := map[string]any{"enabled": true}
+	switch tlsMode {
+	case 1:
+		v["caBundle"] = "LS0tLS1CRUdJTiBDRVJUSUZJQ0FURS0tLS0tCg=="
+	case 2:
+		v["generateCertificate"] = true
+	}
+	if more {
+		v["failurePolicy"] = "Fail"
+		v["checkFailurePolicy"] = "closed"
+		v["timeoutSeconds"] = 8
+		v["checkTimeout"] = "4500ms"
+		v["operations"] = []any{"UPDATE"}
+		v["namespaceSelector"] = map[string]any{"matchLabels": map[string]any{"preflight.flinkpreflight.io/admission": "enabled"}}
+		v["objectSelector"] = map[string]any{"matchExpressions": []any{map[string]any{"key": "preflight.flinkpreflight.io/skip", "operator": "DoesNotExist"}}}
+	}
+	return v
 }
 
 // render renders the chart with vals (checked against values.schema.json) and decodes each
