@@ -1,6 +1,7 @@
 package restorecode
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"sort"
@@ -32,6 +33,7 @@ func Analyze(ctx context.Context, inputs []Input, opts Options) (*Report, error)
 	}
 	flag, stop := cancel.Watch(ctx)
 	defer stop()
+	var scratch []byte // the bytes of the classes the screen drops, one buffer for all
 	for i, name := range set.order {
 		if i%64 == 0 && ctx.Err() != nil {
 			return nil, ctx.Err()
@@ -39,9 +41,13 @@ func Analyze(ctx context.Context, inputs []Input, opts Options) (*Report, error)
 		e := set.byName[name]
 		c := e.class // parsed already as another class's superclass or helper
 		if !e.parsed {
-			b, err := e.read()
+			b, err := e.read(scratch)
 			if err == nil && !mayRegister(b) {
+				scratch = b
 				continue
+			}
+			if err == nil && len(b) > 0 && cap(scratch) > 0 && &b[0] == &scratch[:1][0] {
+				b = bytes.Clone(b) // the parsed class keeps slices of its bytes
 			}
 			c = set.parse(e, b, err)
 		}
