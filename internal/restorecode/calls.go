@@ -267,6 +267,8 @@ func (inv *invocation) construct(f *frame, c *call) error {
 		} else if arg0.k == kConst {
 			res = value{k: kBuilder, st: -1, s: arg0.s}
 		}
+	case strings.HasSuffix(cls, "/SimpleVersionedListState") && arg0.k == kState:
+		res = arg0 // Flink's wrapper that (de)serializes each element: the same list
 	case isCopyConstructor(cls) && (arg0.k == kIterable || arg0.k == kCopy):
 		res = value{k: kCopy, st: arg0.st}
 	case isCopyConstructor(cls) && (len(c.args) == 0 || arg0.k == kInt || arg0.k == kNone):
