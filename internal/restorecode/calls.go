@@ -222,8 +222,10 @@ func (inv *invocation) target(c *call) (*classfile.Class, *classfile.Method) {
 	case c.recv.k == kThis:
 		return a.findMethod(a.root.Name, c.ref.Name, c.ref.Desc)
 	}
+	// Otherwise the method the declared type has in the classes: a subclass may override it,
+	// but restore code hands its state to helpers it owns (Buckets, FileWriter, a trigger).
 	cls, m := a.findMethod(c.ref.Class, c.ref.Name, c.ref.Desc)
-	if m != nil && (m.Access&(classfile.AccFinal|classfile.AccPrivate) != 0 || cls.Access&classfile.AccFinal != 0) {
+	if m != nil && m.Access&classfile.AccAbstract == 0 {
 		return cls, m
 	}
 	return nil, nil
