@@ -142,6 +142,18 @@ func analyzeClass(set *classSet, c *classfile.Class, jar string, opts Options, f
 			break
 		}
 	}
+	if len(a.states) > 0 {
+		// open() runs after initializeState on every subtask: a state handle kept in a field
+		// is often read there (SourceOperator's splits, FlinkKafkaConsumerBase's filter).
+		for i := range c.Methods {
+			m := &c.Methods[i]
+			if m.Name == "open" && m.Code != nil && m.Access&classfile.AccStatic == 0 && !a.visited[methodKey(c, m)] {
+				if err := a.runRoot(m); err != nil {
+					return nil, nil, err
+				}
+			}
+		}
+	}
 	for i := range c.Methods {
 		m := &c.Methods[i]
 		if m.Code != nil && !a.visited[methodKey(c, m)] && callsRegistration(c, m) {

@@ -2,6 +2,7 @@ package restorecode
 
 import (
 	"sort"
+	"strings"
 
 	"github.com/flinkpreflight/preflight/internal/classfile"
 )
@@ -210,7 +211,7 @@ func (inv *invocation) isFilter(in *classfile.Instruction) bool {
 		return true
 	case classfile.Invokevirtual, classfile.Invokeinterface, classfile.Invokestatic:
 		ref, ok := inv.cls.Pool.Member(in.Index)
-		return ok && filterNames[ref.Name]
+		return ok && (filterNames[ref.Name] || strings.Contains(ref.Name, "Subtask")) // isKeyOwnedByCurrentSubtask
 	}
 	return false
 }
