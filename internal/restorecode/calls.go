@@ -105,12 +105,86 @@ func (inv *invocation) call(f *frame, c *call) (value, error) {
 	if cls, m := inv.target(c); m != nil && m.Code != nil && inv.depth < inv.a.opts.MaxDepth {
 		args := c.args
 		if !c.static {
-			args = append([]value{c.recv}, c.args...)
+			args = append([]value{inv.receiver(c, cls)}, c.args...)
 		}
 		return inv.a.run(cls, m, args, f.facts, inv.depth+1)
 	}
+	if impls := inv.a.implementations(c); len(impls) > 0 && inv.depth < inv.a.opts.MaxDepth {
+		// An interface or abstract method: run each implementation the analysed class names
+		// (SinkWriterOperator's writerStateHandler is a Stateful… or Stateless…StateHandler).
+		ret := none
+		for _, im := range impls {
+			v, err := inv.a.run(im.cls, im.m, append([]value{inv.receiver(c, im.cls)}, c.args...), f.facts, inv.depth+1)
+			if err != nil {
+				return none, err
+			}
+			ret = join(ret, v)
+		}
+		return ret, nil
+	}
 	inv.escape(f, c)
 	return none, nil
+}
+
+// receiver is the object a followed instance call runs on: the tracked receiver, or for one the
+// analysis does not know (a helper held in a field) a fresh object, so that the helper's own
+// fields (a state handle it keeps for later) are tracked under it.
+func (inv *invocation) receiver(c *call, cls *classfile.Class) value {
+	if c.recv.k != kNone || c.in.Op == classfile.Invokespecial {
+		return c.recv
+	}
+	return value{k: kNew, st: -1, s: cls.Name, id: -inv.a.serial - 1}
+}
+
+type impl struct {
+	cls *classfile.Class
+	m   *classfile.Method
+}
+
+// maxImpls bounds the implementations followed for one interface call.
+const maxImpls = 4
+
+// implementations finds, among the classes the analysed class's constant pool names, those in
+// the classes that are subtypes of an interface or abstract call's owner and implement it.
+func (a *analysis) implementations(c *call) []impl {
+	if c.static || c.in.Op == classfile.Invokespecial || a.set.load(c.ref.Class) == nil {
+		return nil
+	}
+	var out []impl
+	for i, k := range a.root.Pool {
+		if k.Tag != classfile.TagClass || len(out) == maxImpls {
+			continue
+		}
+		name := a.root.Pool.ClassName(uint16(i))
+		if name == "" || name == c.ref.Class || !a.subtype(name, c.ref.Class) {
+			continue
+		}
+		if cls, m := a.findMethod(name, c.ref.Name, c.ref.Desc); m != nil && m.Code != nil && m.Access&classfile.AccAbstract == 0 {
+			out = append(out, impl{cls, m})
+		}
+	}
+	return out
+}
+
+// subtype reports whether class name extends or implements super within the classes (a few
+// levels deep).
+func (a *analysis) subtype(name, super string) bool {
+	for i := 0; i < 8 && name != ""; i++ {
+		c := a.set.load(name)
+		if c == nil {
+			return false
+		}
+		for _, in := range c.Interfaces {
+			if in == super {
+				return true
+			}
+		}
+		if c.Super == super {
+			return true
+		}
+		name = c.Super
+	}
+	return false
 }
 
 // onReceiver handles calls on a tracked receiver.
