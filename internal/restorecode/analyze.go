@@ -51,10 +51,17 @@ func Analyze(ctx context.Context, inputs []Input, opts Options) (*Report, error)
 			}
 			c = set.parse(e, b, err)
 		}
-		if c == nil || !candidate(c) {
-			continue
+		if c != nil && candidate(c) {
+			set.candidates = append(set.candidates, c)
 		}
-		cr, errs, err := analyzeClass(set, c, e.jar, opts, flag)
+	}
+	// Every candidate is parsed before any is analysed: an interface call on a restore path may
+	// run an implementation that is itself a candidate (it registers the state).
+	for i, c := range set.candidates {
+		if i%64 == 0 && ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		cr, errs, err := analyzeClass(set, c, set.byName[c.Name].jar, opts, flag)
 		if err != nil {
 			return nil, err
 		}

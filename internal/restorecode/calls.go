@@ -147,20 +147,30 @@ const maxImpls = 4
 // implementations finds, among the classes the analysed class's constant pool names, those in
 // the classes that are subtypes of an interface or abstract call's owner and implement it.
 func (a *analysis) implementations(c *call) []impl {
-	if c.static || c.in.Op == classfile.Invokespecial || a.set.load(c.ref.Class) == nil {
-		return nil
+	if c.static || c.in.Op == classfile.Invokespecial || c.recv.k == kThis || a.set.load(c.ref.Class) == nil {
+		return nil // the analysed object's own abstract hooks are its subclasses' business
 	}
 	var out []impl
-	for i, k := range a.root.Pool {
-		if k.Tag != classfile.TagClass || len(out) == maxImpls {
-			continue
+	seen := map[string]bool{}
+	try := func(name string) {
+		if name == "" || name == c.ref.Class || seen[name] || len(out) == maxImpls || !a.subtype(name, c.ref.Class) {
+			return
 		}
-		name := a.root.Pool.ClassName(uint16(i))
-		if name == "" || name == c.ref.Class || !a.subtype(name, c.ref.Class) {
-			continue
-		}
+		seen[name] = true
 		if cls, m := a.findMethod(name, c.ref.Name, c.ref.Desc); m != nil && m.Code != nil && m.Access&classfile.AccAbstract == 0 {
 			out = append(out, impl{cls, m})
+		}
+	}
+	for i, k := range a.root.Pool {
+		if k.Tag == classfile.TagClass {
+			try(a.root.Pool.ClassName(uint16(i)))
+		}
+	}
+	if len(out) == 0 {
+		// A helper injected from outside (Paimon's CommittableStateManager): the candidates
+		// that implement it, since it registers or restores state itself.
+		for _, cand := range a.set.candidates {
+			try(cand.Name)
 		}
 	}
 	return out

@@ -68,6 +68,8 @@ type classSet struct {
 	errs    []Error
 	opts    Options
 	closers []io.Closer
+	// candidates are the parsed classes that declare a restore root or register state.
+	candidates []*classfile.Class
 }
 
 func (s *classSet) close() {
