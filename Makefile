@@ -17,10 +17,10 @@ RELEASE_PLATFORMS := linux/amd64 linux/arm64 darwin/amd64 darwin/arm64
 PREFLIGHT_ARTIFACTS ?= $(CURDIR)/out
 export VERSITYGW PREFLIGHT_ARTIFACTS
 
-.PHONY: rules-doc test tools lint generate check-generated breaking unit fuzz-smoke fuzz build demo bench java-adapter-test javahash-golden javahash-golden-update openapi-lint release helm
+.PHONY: restorecode-java rules-doc test tools lint generate check-generated breaking unit fuzz-smoke fuzz build demo bench java-adapter-test javahash-golden javahash-golden-update openapi-lint release helm
 
 ## test: every check CI runs, from a clean clone.
-test: tools lint check-generated breaking javahash-golden openapi-lint helm unit fuzz-smoke java-adapter-test
+test: tools lint check-generated breaking javahash-golden openapi-lint helm unit restorecode-java fuzz-smoke java-adapter-test
 
 ## tools: build the pinned tools (buf, code generators, the S3 test server).
 tools:
@@ -128,6 +128,16 @@ fuzz:
 			$(GO) test -run='^$$' -fuzz="^$$target$$" -fuzztime=$(FUZZTIME) $$pkg || exit 1; \
 		done; \
 	done
+
+## restorecode-java: the restore-code analysis against its Java fixtures (javac compiles
+## internal/restorecode/testdata/{java,own}; testdata/java/check.sh re-checks that every expected
+## line is in its method's LineNumberTable). `unit` runs the same tests under -race; without a JDK
+## they skip, and this target says so.
+restorecode-java:
+	@set -o pipefail; if ! command -v javac >/dev/null 2>&1 || ! command -v jar >/dev/null 2>&1; then echo "restorecode-java: javac/jar not found, skipped (CI installs default-jdk-headless)"; exit 0; fi; \
+	dir=$$(mktemp -d) && trap 'rm -rf "$$dir"' EXIT && \
+	internal/restorecode/testdata/java/build.sh "$$dir" && internal/restorecode/testdata/java/check.sh "$$dir" && \
+	$(GO) test -count=1 -run '^(TestJavaFixtures|TestOwnFixtures)$$' -v ./internal/restorecode | grep -E '^(--- |ok|FAIL|PASS)'
 
 ## java-adapter-test: build the FLIP-575 adapter (integrations/flink-autoscaler) with javac/jar and
 ## run its unit tests and its end-to-end test against a real preflightd; skipped, saying so, without a JDK.

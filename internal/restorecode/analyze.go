@@ -1,6 +1,7 @@
 package restorecode
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"sort"
@@ -32,6 +33,7 @@ func Analyze(ctx context.Context, inputs []Input, opts Options) (*Report, error)
 	}
 	flag, stop := cancel.Watch(ctx)
 	defer stop()
+	var scratch []byte // the bytes of the classes the screen drops, one buffer for all
 	for i, name := range set.order {
 		if i%64 == 0 && ctx.Err() != nil {
 			return nil, ctx.Err()
@@ -39,16 +41,27 @@ func Analyze(ctx context.Context, inputs []Input, opts Options) (*Report, error)
 		e := set.byName[name]
 		c := e.class // parsed already as another class's superclass or helper
 		if !e.parsed {
-			b, err := e.read()
+			b, err := e.read(scratch)
 			if err == nil && !mayRegister(b) {
+				scratch = b
 				continue
+			}
+			if err == nil && len(b) > 0 && cap(scratch) > 0 && &b[0] == &scratch[:1][0] {
+				b = bytes.Clone(b) // the parsed class keeps slices of its bytes
 			}
 			c = set.parse(e, b, err)
 		}
-		if c == nil || !candidate(c) {
-			continue
+		if c != nil && candidate(c) {
+			set.candidates = append(set.candidates, c)
 		}
-		cr, errs, err := analyzeClass(set, c, e.jar, opts, flag)
+	}
+	// Every candidate is parsed before any is analysed: an interface call on a restore path may
+	// run an implementation that is itself a candidate (it registers the state).
+	for i, c := range set.candidates {
+		if i%64 == 0 && ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		cr, errs, err := analyzeClass(set, c, set.byName[c.Name].jar, opts, flag)
 		if err != nil {
 			return nil, err
 		}
@@ -134,6 +147,18 @@ func analyzeClass(set *classSet, c *classfile.Class, jar string, opts Options, f
 		}
 		if !a.missed || len(a.fields) == 0 {
 			break
+		}
+	}
+	if len(a.states) > 0 {
+		// open() runs after initializeState on every subtask: a state handle kept in a field
+		// is often read there (SourceOperator's splits, FlinkKafkaConsumerBase's filter).
+		for i := range c.Methods {
+			m := &c.Methods[i]
+			if m.Name == "open" && m.Code != nil && m.Access&classfile.AccStatic == 0 && !a.visited[methodKey(c, m)] {
+				if err := a.runRoot(m); err != nil {
+					return nil, nil, err
+				}
+			}
 		}
 	}
 	for i := range c.Methods {

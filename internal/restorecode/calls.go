@@ -105,12 +105,96 @@ func (inv *invocation) call(f *frame, c *call) (value, error) {
 	if cls, m := inv.target(c); m != nil && m.Code != nil && inv.depth < inv.a.opts.MaxDepth {
 		args := c.args
 		if !c.static {
-			args = append([]value{c.recv}, c.args...)
+			args = append([]value{inv.receiver(c, cls)}, c.args...)
 		}
 		return inv.a.run(cls, m, args, f.facts, inv.depth+1)
 	}
+	if impls := inv.a.implementations(c); len(impls) > 0 && inv.depth < inv.a.opts.MaxDepth {
+		// An interface or abstract method: run each implementation the analysed class names
+		// (SinkWriterOperator's writerStateHandler is a Stateful… or Stateless…StateHandler).
+		ret := none
+		for _, im := range impls {
+			v, err := inv.a.run(im.cls, im.m, append([]value{inv.receiver(c, im.cls)}, c.args...), f.facts, inv.depth+1)
+			if err != nil {
+				return none, err
+			}
+			ret = join(ret, v)
+		}
+		return ret, nil
+	}
 	inv.escape(f, c)
 	return none, nil
+}
+
+// receiver is the object a followed instance call runs on: the tracked receiver, or for one the
+// analysis does not know (a helper held in a field) a fresh object, so that the helper's own
+// fields (a state handle it keeps for later) are tracked under it.
+func (inv *invocation) receiver(c *call, cls *classfile.Class) value {
+	if c.recv.k != kNone || c.in.Op == classfile.Invokespecial {
+		return c.recv
+	}
+	return value{k: kNew, st: -1, s: cls.Name, id: -inv.a.serial - 1}
+}
+
+type impl struct {
+	cls *classfile.Class
+	m   *classfile.Method
+}
+
+// maxImpls bounds the implementations followed for one interface call.
+const maxImpls = 4
+
+// implementations finds, among the classes the analysed class's constant pool names, those in
+// the classes that are subtypes of an interface or abstract call's owner and implement it.
+func (a *analysis) implementations(c *call) []impl {
+	if c.static || c.in.Op == classfile.Invokespecial || c.recv.k == kThis || a.set.load(c.ref.Class) == nil {
+		return nil // the analysed object's own abstract hooks are its subclasses' business
+	}
+	var out []impl
+	seen := map[string]bool{}
+	try := func(name string) {
+		if name == "" || name == c.ref.Class || seen[name] || len(out) == maxImpls || !a.subtype(name, c.ref.Class) {
+			return
+		}
+		seen[name] = true
+		if cls, m := a.findMethod(name, c.ref.Name, c.ref.Desc); m != nil && m.Code != nil && m.Access&classfile.AccAbstract == 0 {
+			out = append(out, impl{cls, m})
+		}
+	}
+	for i, k := range a.root.Pool {
+		if k.Tag == classfile.TagClass {
+			try(a.root.Pool.ClassName(uint16(i)))
+		}
+	}
+	if len(out) == 0 {
+		// A helper injected from outside (Paimon's CommittableStateManager): the candidates
+		// that implement it, since it registers or restores state itself.
+		for _, cand := range a.set.candidates {
+			try(cand.Name)
+		}
+	}
+	return out
+}
+
+// subtype reports whether class name extends or implements super within the classes (a few
+// levels deep).
+func (a *analysis) subtype(name, super string) bool {
+	for i := 0; i < 8 && name != ""; i++ {
+		c := a.set.load(name)
+		if c == nil {
+			return false
+		}
+		for _, in := range c.Interfaces {
+			if in == super {
+				return true
+			}
+		}
+		if c.Super == super {
+			return true
+		}
+		name = c.Super
+	}
+	return false
 }
 
 // onReceiver handles calls on a tracked receiver.
@@ -222,8 +306,10 @@ func (inv *invocation) target(c *call) (*classfile.Class, *classfile.Method) {
 	case c.recv.k == kThis:
 		return a.findMethod(a.root.Name, c.ref.Name, c.ref.Desc)
 	}
+	// Otherwise the method the declared type has in the classes: a subclass may override it,
+	// but restore code hands its state to helpers it owns (Buckets, FileWriter, a trigger).
 	cls, m := a.findMethod(c.ref.Class, c.ref.Name, c.ref.Desc)
-	if m != nil && (m.Access&(classfile.AccFinal|classfile.AccPrivate) != 0 || cls.Access&classfile.AccFinal != 0) {
+	if m != nil && m.Access&classfile.AccAbstract == 0 {
 		return cls, m
 	}
 	return nil, nil
@@ -267,6 +353,8 @@ func (inv *invocation) construct(f *frame, c *call) error {
 		} else if arg0.k == kConst {
 			res = value{k: kBuilder, st: -1, s: arg0.s}
 		}
+	case strings.HasSuffix(cls, "/SimpleVersionedListState") && arg0.k == kState:
+		res = arg0 // Flink's wrapper that (de)serializes each element: the same list
 	case isCopyConstructor(cls) && (arg0.k == kIterable || arg0.k == kCopy):
 		res = value{k: kCopy, st: arg0.st}
 	case isCopyConstructor(cls) && (len(c.args) == 0 || arg0.k == kInt || arg0.k == kNone):

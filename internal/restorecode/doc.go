@@ -68,6 +68,15 @@
 //
 // restoredOnly is true when every decisive read happens where isRestored() was true.
 //
+// # Evidence
+//
+// testdata/java (fixtures written independently from the issue's patterns, expected.tsv) and
+// testdata/own are compiled with javac and checked by TestJavaFixtures and TestOwnFixtures
+// (`make restorecode-java`; skipped without a JDK). TestUpstreamAgreement compares the analysis of
+// the catalog's real classes, compiled from upstream sources by tools/upstream-classes, with a hand
+// reading of them; COMPARISON.md holds the table (class, state, hand label, analysis label,
+// agreement) and the upstream commits used.
+//
 // # Limits
 //
 // Per input: MaxEntries entries (default 200,000: a jar of 500,000 classes is refused before

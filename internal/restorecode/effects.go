@@ -8,8 +8,11 @@ func (inv *invocation) apply(f *frame, c *call, eff effect, subj value) value {
 	nonEmpty := f.facts.has(gNonEmpty, st)
 	switch eff {
 	case eNone:
-		if subj.k == kCopy && c.ref.Name == "add" && argAt(c.args, 0).k == kElement {
-			inv.copyPuts = append(inv.copyPuts, in.Off) // the local list's later iterations
+		if subj.k == kCopy && c.ref.Name == "add" {
+			if argAt(c.args, 0).k == kElement {
+				inv.copyPuts = append(inv.copyPuts, in.Off) // the local list's later iterations
+			}
+			f.facts = f.facts.with(guard{gNonEmpty, st}) // `if (copy.isEmpty()) copy.add(default)`
 		}
 		return none
 	case eIterable:
@@ -47,7 +50,12 @@ func (inv *invocation) apply(f *frame, c *call, eff effect, subj value) value {
 	case eCopy:
 		return value{k: kCopy, st: st, n: subj.n}
 	case eAll, eKeyed:
-		inv.record(evAll, st, f, in).filter = subj.n == 1 || inv.lambdaFilters(c.args)
+		e := inv.record(evAll, st, f, in)
+		e.filter = subj.n == 1 || inv.lambdaFilters(c.args)
+		if list, ok := inv.addsTo(c); ok { // forEach(list::add): a copy
+			e.copy = true
+			f.replace(list, value{k: kCopy, st: st, n: subj.n})
+		}
 		return none
 	}
 	inv.recordTake(f, in, eff, st, nonEmpty)
@@ -87,7 +95,7 @@ func (inv *invocation) indexCall(f *frame, c *call, subj value) value {
 	switch {
 	case idx.k == kInt:
 		e := inv.record(evFirst, subj.st, f, c.in)
-		e.guarded = idx.n == 0 && f.facts.has(gNonEmpty, subj.st)
+		e.guarded, e.index = idx.n == 0 && f.facts.has(gNonEmpty, subj.st), true
 	default:
 		inv.record(evIndex, subj.st, f, c.in).filter = subj.n == 1
 	}
@@ -132,3 +140,17 @@ func (inv *invocation) lambdaFilters(args []value) bool {
 }
 
 func filtered(_ int, ok bool) bool { return ok }
+
+// addsTo reports a forEach whose argument is a method reference to add on a new local list
+// (values::add), and returns that list.
+func (inv *invocation) addsTo(c *call) (value, bool) {
+	lam := argAt(c.args, 0)
+	if c.ref.Name != "forEach" || lam.k != kLambda || int(lam.id) >= len(inv.a.lambdas) {
+		return none, false
+	}
+	l := inv.a.lambdas[lam.id]
+	if l.impl.Ref.Name != "add" || len(l.captured) != 1 || l.captured[0].k != kList {
+		return none, false
+	}
+	return l.captured[0], true
+}

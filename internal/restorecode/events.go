@@ -2,6 +2,7 @@ package restorecode
 
 import (
 	"sort"
+	"strings"
 
 	"github.com/flinkpreflight/preflight/internal/classfile"
 )
@@ -32,7 +33,8 @@ type event struct {
 	restored, guarded bool
 	iter              int32 // iterator id, for loops over it
 	filter            bool  // union loop keeps only some elements
-	copy              bool  // a loop that only copies the elements into a local list
+	copy              bool  // a loop that only copies or checks the elements
+	index             bool  // get(k) with a constant k (the first visit of a loop's get(i))
 }
 
 type eventKey struct {
@@ -67,15 +69,24 @@ func (inv *invocation) record(k evKind, st int32, f *frame, in *classfile.Instru
 func (inv *invocation) finish() error {
 	sort.Ints(inv.elemPuts)
 	sort.Ints(inv.copyPuts)
+	varIndex := map[int]bool{} // offsets of get(i) whose index varies
+	for _, e := range inv.events {
+		if e.k == evIndex {
+			varIndex[e.off] = true
+		}
+	}
 	for i := range inv.events {
 		e := &inv.events[i]
+		if e.k == evFirst && e.index && varIndex[e.off] {
+			continue // its first pass through a loop saw i's initial constant
+		}
 		var filterAt []int // the loop's filter instruction, a second piece of evidence
 		switch e.k {
 		case evFirst:
 			if e.iter != 0 {
 				if t, j, ok := inv.loopOver(e.off, e.iter); ok {
 					off, f := inv.loopFilter(t, j)
-					e.k, e.filter, e.copy = evAll, e.filter || f, inv.copiesIn(t, j)
+					e.k, e.filter, e.copy = evAll, e.filter || f, inv.copiesIn(t, j) || inv.checksIn(t, j)
 					if f {
 						filterAt = append(filterAt, off)
 					}
@@ -84,7 +95,7 @@ func (inv *invocation) finish() error {
 		case evIndex:
 			if t, j, ok := inv.loopAround(e.off); ok {
 				off, f := inv.loopFilter(t, j)
-				e.k, e.filter = evAll, e.filter || f
+				e.k, e.filter, e.copy = evAll, e.filter || f, inv.checksIn(t, j)
 				if f {
 					filterAt = append(filterAt, off)
 				}
@@ -200,7 +211,7 @@ func (inv *invocation) isFilter(in *classfile.Instruction) bool {
 		return true
 	case classfile.Invokevirtual, classfile.Invokeinterface, classfile.Invokestatic:
 		ref, ok := inv.cls.Pool.Member(in.Index)
-		return ok && filterNames[ref.Name]
+		return ok && (filterNames[ref.Name] || strings.Contains(ref.Name, "Subtask")) // isKeyOwnedByCurrentSubtask
 	}
 	return false
 }
@@ -218,6 +229,27 @@ func firstIn(offs []int, t, j int) (int, bool) {
 		return offs[i], true
 	}
 	return 0, false
+}
+
+// checksIn reports whether the loop [t, j] calls Preconditions.checkState/checkArgument: a loop
+// that validates the elements (all equal, as Paimon's StateUtils.getSingleValueFromState) does
+// not consume them, so a first element taken apart stays FIRST-ONLY.
+func (inv *invocation) checksIn(t, j int) bool {
+	lo := sort.Search(len(inv.ins), func(i int) bool { return inv.ins[i].Off >= t })
+	if !inv.charge(1) {
+		return false
+	}
+	for i := lo; i < len(inv.ins) && inv.ins[i].Off <= j; i++ {
+		if inv.ins[i].Op == classfile.Invokestatic {
+			if ref, ok := inv.cls.Pool.Member(inv.ins[i].Index); ok && checkNames[ref.Name] {
+				return true
+			}
+		}
+		if !inv.charge(1) {
+			return false
+		}
+	}
+	return false
 }
 
 // copiesIn reports whether the loop [t, j] adds elements to a local list.

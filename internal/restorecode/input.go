@@ -4,6 +4,7 @@ import (
 	"archive/zip"
 	"bytes"
 	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
@@ -52,10 +53,12 @@ func (o Options) withDefaults() Options {
 // entry is a class known by name; its bytes are read and parsed on demand.
 type entry struct {
 	jar, path string
-	read      func() ([]byte, error)
-	class     *classfile.Class
-	err       error
-	parsed    bool
+	// read returns the class's bytes, in buf when it is large enough (the screen reuses one
+	// buffer for every class it drops).
+	read   func(buf []byte) ([]byte, error)
+	class  *classfile.Class
+	err    error
+	parsed bool
 }
 
 // classSet holds every class of the inputs by internal name; the first input wins a duplicate.
@@ -65,6 +68,8 @@ type classSet struct {
 	errs    []Error
 	opts    Options
 	closers []io.Closer
+	// candidates are the parsed classes that declare a restore root or register state.
+	candidates []*classfile.Class
 }
 
 func (s *classSet) close() {
@@ -81,7 +86,7 @@ func (s *classSet) load(name string) *classfile.Class {
 		return nil
 	}
 	if !e.parsed {
-		b, err := e.read()
+		b, err := e.read(nil)
 		s.parse(e, b, err)
 	}
 	return e.class
@@ -116,7 +121,10 @@ func (s *classSet) parse(e *entry, b []byte, err error) *classfile.Class {
 var screenWords = [][]byte{[]byte("initializeState"), []byte("restoreState"), []byte("ListState"),
 	[]byte("getBroadcastState"), []byte("getOperatorState"), []byte("restoreWriter")}
 
+// mayRegister looks for the screen words in the constant pool only (the code and attributes
+// after it hold no names); a class whose pool cannot be walked is screened whole.
 func mayRegister(b []byte) bool {
+	b = b[:poolEnd(b)]
 	for _, w := range screenWords {
 		if bytes.Contains(b, w) {
 			return true
@@ -125,8 +133,42 @@ func mayRegister(b []byte) bool {
 	return false
 }
 
+// poolEnd returns the offset just past the constant pool, or len(b) when the pool is malformed
+// (the parser then reports it). It checks every length against what is left.
+func poolEnd(b []byte) int {
+	if len(b) < 10 {
+		return len(b)
+	}
+	n, off := int(binary.BigEndian.Uint16(b[8:])), 10
+	for i := 1; i < n; i++ {
+		if off >= len(b) {
+			return len(b)
+		}
+		size, ok := constSizes[b[off]]
+		switch {
+		case !ok:
+			return len(b)
+		case b[off] == classfile.TagUtf8 && off+3 <= len(b):
+			size = 3 + int(binary.BigEndian.Uint16(b[off+1:]))
+		case b[off] == classfile.TagLong || b[off] == classfile.TagDouble:
+			i++
+		}
+		off += size
+	}
+	return min(off, len(b))
+}
+
+// constSizes is each constant tag's size in bytes (Utf8: its header; the text follows).
+var constSizes = map[byte]int{
+	classfile.TagUtf8: 3, classfile.TagInteger: 5, classfile.TagFloat: 5, classfile.TagLong: 9,
+	classfile.TagDouble: 9, classfile.TagClass: 3, classfile.TagString: 3, classfile.TagFieldref: 5,
+	classfile.TagMethodref: 5, classfile.TagInterfaceMethodref: 5, classfile.TagNameAndType: 5,
+	classfile.TagMethodHandle: 4, classfile.TagMethodType: 3, classfile.TagDynamic: 5,
+	classfile.TagInvokeDynamic: 5, classfile.TagModule: 3, classfile.TagPackage: 3,
+}
+
 // add registers a class under the name its path implies; the name is checked when parsed.
-func (s *classSet) add(jar, path string, read func() ([]byte, error)) {
+func (s *classSet) add(jar, path string, read func([]byte) ([]byte, error)) {
 	name := strings.TrimSuffix(filepath.ToSlash(path), ".class")
 	if _, dup := s.byName[name]; dup {
 		return
@@ -163,7 +205,7 @@ func (s *classSet) addOpen(ctx context.Context, in Input) error {
 			return nil
 		}
 		if isClassEntry(path) {
-			s.add(in.Path, path, func() ([]byte, error) { return b, nil })
+			s.add(in.Path, path, func([]byte) ([]byte, error) { return b, nil })
 		}
 		return ctx.Err()
 	})
@@ -187,7 +229,7 @@ func (s *classSet) addClassFile(jar, path, label string) error {
 		s.errs = append(s.errs, Error{Jar: jar, Class: label, Message: err.Error()})
 		return nil
 	}
-	s.add(jar, c.Name+".class", func() ([]byte, error) { return b, nil })
+	s.add(jar, c.Name+".class", func([]byte) ([]byte, error) { return b, nil })
 	return nil
 }
 
@@ -208,7 +250,7 @@ func (s *classSet) addDir(ctx context.Context, root string) error {
 		}
 		rel, _ := filepath.Rel(root, p)
 		size := s.opts.MaxClassBytes
-		s.add(root, rel, func() ([]byte, error) { return readLimited(p, size) })
+		s.add(root, rel, func([]byte) ([]byte, error) { return readLimited(p, size) })
 		return nil
 	})
 }
@@ -252,17 +294,31 @@ func (s *classSet) addJar(ctx context.Context, path string) error {
 			s.errs = append(s.errs, Error{Jar: path, Class: f.Name, Message: fmt.Sprintf("class of %d bytes exceeds the limit of %d", f.UncompressedSize64, s.opts.MaxClassBytes)})
 			continue
 		}
-		max := s.opts.MaxClassBytes
-		s.add(path, f.Name, func() ([]byte, error) {
-			rc, err := f.Open()
-			if err != nil {
-				return nil, err
-			}
-			defer rc.Close()
-			return readAllLimited(rc, max)
-		})
+		s.add(path, f.Name, func(buf []byte) ([]byte, error) { return readEntry(f, buf) })
 	}
 	return nil
+}
+
+// readEntry inflates a jar entry into buf (or a new slice of its declared size, at most
+// MaxClassBytes as addJar checked); archive/zip checks the size and CRC at the end.
+func readEntry(f *zip.File, buf []byte) ([]byte, error) {
+	rc, err := f.Open()
+	if err != nil {
+		return nil, err
+	}
+	defer rc.Close()
+	n := int(f.UncompressedSize64)
+	if cap(buf) < n {
+		buf = make([]byte, n)
+	}
+	buf = buf[:n]
+	if _, err := io.ReadFull(rc, buf); err != nil {
+		return nil, err
+	}
+	if _, err := rc.Read(make([]byte, 1)); err != io.EOF {
+		return nil, fmt.Errorf("%s: more bytes than the declared %d, or a checksum error: %v", f.Name, n, err)
+	}
+	return buf, nil
 }
 
 // isClassEntry: a .class outside META-INF (multi-release variants and module descriptors are not

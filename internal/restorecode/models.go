@@ -207,7 +207,9 @@ var passThrough = map[string]bool{"checkNotNull": true, "requireNonNull": true}
 // registration returns the mode of a call that registers operator state.
 func registration(ref classfile.MemberRef) (string, bool) {
 	mode, ok := registrations[ref.Name]
-	if !ok || !strings.Contains(ref.Class[strings.LastIndexByte(ref.Class, '/')+1:], "OperatorState") {
+	simple := ref.Class[strings.LastIndexByte(ref.Class, '/')+1:]
+	// Paimon's sink.state.StateStore wraps the operator state store under the same method names.
+	if !ok || !strings.Contains(simple, "OperatorState") && simple != "StateStore" {
 		return "", false
 	}
 	return mode, true
