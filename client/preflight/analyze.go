@@ -146,8 +146,8 @@ func writeAnalysis(w io.Writer, format report.Format, rep *restorecode.Report) e
 	for _, c := range rep.Classes {
 		for _, s := range c.States {
 			name := s.Name
-			if name == "" {
-				name = "(not constant: " + s.NameNote + ")"
+			if name == restorecode.NameNotConstant || name == "" {
+				name = "? (" + s.NameNote + ")"
 			}
 			row := []string{c.Class, name, s.Mode, s.Assumption, fmt.Sprint(s.RestoredOnly), evidenceCell(s.Evidence)}
 			if md {

@@ -59,7 +59,7 @@ func catalogEntry(c ClassReport) (findings.CatalogEntry, bool) {
 		Notes: "Written by preflight analyze from the class's bytecode.",
 	}
 	for _, s := range c.States {
-		if s.Name == "" {
+		if s.Name == "" || s.Name == NameNotConstant {
 			continue // not a constant: nothing to recognise it by
 		}
 		e.Fingerprint.States = append(e.Fingerprint.States, findings.StateMode{Name: s.Name, Mode: s.Mode})

@@ -14,7 +14,7 @@ func TestCatalog(t *testing.T) {
 	rep := &Report{Classes: []ClassReport{
 		{Class: "org.example.Op", Jar: "job.jar", States: []State{
 			{Name: "pending", Mode: SplitDistribute, Assumption: OneUnguarded, Evidence: []Evidence{{Method: "initializeState", Line: 37, Offset: 69}}},
-			{Name: "", NameNote: "not constant", Mode: Union, Assumption: MergeAll},
+			{Name: NameNotConstant, NameNote: "not constant: a parameter", Mode: Union, Assumption: MergeAll},
 			{Name: "odd", Mode: SplitDistribute, Assumption: Unknown},
 		}},
 		{Class: "org.example.NoNames", Jar: "job.jar", States: []State{{Mode: Union, Assumption: MergeAll}}},
