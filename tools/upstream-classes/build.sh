@@ -92,8 +92,24 @@ sourcepath_of() { # key... -> colon-separated src/main/java directories
 	for k in "$@"; do
 		sed "s|^|$out/src/$k/|" "$out/src/$k.trees"
 	done
-	echo "$here/stubs"
+	echo "$out/stubs"
 }
+
+# stubs/ (ours) holds one copy of each relocated-Guava stub, in Flink's guava31 package; the
+# other relocations get the same source under their package name.
+rm -rf "$out/stubs" && cp -r "$here/stubs" "$out/stubs"
+relocate() { # CLASS TARGET-PACKAGE
+	local dir="$out/stubs/${2//.//}"
+	mkdir -p "$dir"
+	sed "s/org\.apache\.flink\.shaded\.guava31\.com\.google\.common\.collect/$2/g" \
+		"$here/stubs/org/apache/flink/shaded/guava31/com/google/common/collect/$1.java" >"$dir/$1.java"
+}
+for g in guava32 guava33; do
+	relocate Iterables "org.apache.flink.shaded.$g.com.google.common.collect"
+	relocate Lists "org.apache.flink.shaded.$g.com.google.common.collect"
+done
+relocate Lists org.apache.iceberg.relocated.com.google.common.collect
+relocate Lists org.apache.paimon.shade.guava30.com.google.common.collect
 
 cp=""
 for j in slf4j-api jsr305 commons-lang3 commons-io commons-collections3; do
