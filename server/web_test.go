@@ -172,7 +172,8 @@ func TestWebPageInChromium(t *testing.T) {
 	if err != nil {
 		t.Fatalf("driving the page: %v", err)
 	}
-	for _, want := range []string{"DENY", "FLINK-31689", "PF101", "Fix:", "Nearest safe parallelism"} {
+	for _, want := range []string{"DENY", "FLINK-31689", "PF101", "Fix:", "Nearest safe parallelism",
+		"#6 compact-operator (0d9ffb4f): parallelism 4 → 8"} { // operators named as the CLI names them
 		if !strings.Contains(result, want) {
 			t.Errorf("the result lacks %q:\n%.2000s", want, result)
 		}

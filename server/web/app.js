@@ -58,6 +58,15 @@ function fmtBytes(n) {
   return (i === 0 ? n : n.toFixed(1)) + ' ' + units[i];
 }
 const fmtNum = (n) => Number(n || 0).toLocaleString('en');
+// plural counts with the right form: "1 element", "2 elements".
+const plural = (n, word) => `${fmtNum(n)} ${word}${Number(n) === 1 ? '' : 's'}`;
+// opName names an operator as the CLI does: position and name (or uid), or "operator #3" for a
+// format 1-4 file that stores neither.
+const opName = (op) => {
+  const pos = op.position ? `#${op.position} ` : '';
+  if (op.name || op.uid) return pos + (op.name || 'uid ' + op.uid);
+  return op.position ? `operator #${op.position}` : 'operator ' + (op.shortId || String(op.operatorId || '').slice(0, 8));
+};
 const shortEnum = (v, prefix) => String(v || '').replace(prefix, '');
 
 function showError(msg) {
@@ -98,16 +107,16 @@ async function inspect() {
 function renderOperators(r) {
   const c = r.checkpoint || {};
   const rows = (r.operators || []).map((op) => el('tr', {},
-    el('td', {}, op.name || op.uid || '—', op.uid && op.name && op.uid !== op.name ? el('div', { class: 'muted' }, 'uid ' + op.uid) : null),
+    el('td', {}, opName(op), op.uid && op.name && op.uid !== op.name ? el('div', { class: 'muted' }, 'uid ' + op.uid) : null),
     el('td', {}, el('code', {}, op.operatorId)),
     el('td', {}, String(op.parallelism), op.fullyFinished ? ' (finished)' : ''),
     el('td', {}, String(op.maxParallelism)),
     el('td', {}, (op.states || []).length ? (op.states || []).map((s) => el('div', {},
-      el('code', {}, s.name), ` ${shortEnum(s.mode, '')}: ${fmtNum(s.elements)} elements, ${fmtBytes(s.bytes)}`)) : '—'),
+      el('code', {}, s.name), ` ${shortEnum(s.mode, '')}: ${plural(s.elements, 'element')}, ${fmtBytes(s.bytes)}`)) : '—'),
     el('td', {}, Number(op.keyedBytes) ? fmtBytes(op.keyedBytes) : '—'),
     el('td', {}, op.catalogEntry || '—')));
   $('#operators').replaceChildren(
-    el('p', {}, `${c.snapshotKind || 'checkpoint'} ${c.checkpointId || ''}, format version ${c.formatVersion ?? '?'} (written by Flink ${c.writtenBy || '?'}), ${fmtBytes(c.sizeBytes)}, ${c.operatorCount || 0} operators`),
+    el('p', {}, `${c.snapshotKind || 'checkpoint'} ${c.checkpointId || ''}, format version ${c.formatVersion ?? '?'} (written by Flink ${c.writtenBy || '?'}), ${fmtBytes(c.sizeBytes)}, ${plural(c.operatorCount || 0, 'operator')}`),
     el('table', {},
       el('caption', { class: 'muted' }, 'Operators in the checkpoint, in file order'),
       el('thead', {}, el('tr', {}, ['Operator', 'ID', 'Parallelism', 'Max', 'Operator state', 'Keyed state', 'Looks like'].map((h) => el('th', { scope: 'col' }, h)))),
@@ -135,7 +144,7 @@ function renderVertices(report) {
   for (const [vid, ops] of byVertex) {
     const key = vertexKey(ops);
     const id = 'par-' + vid;
-    const names = ops.map((o) => o.name || o.uid || o.operatorId.slice(0, 8)).join(' → ');
+    const names = ops.map(opName).join(' → ');
     const input = el('input', { type: 'number', id, min: '1', max: String(ops[0].maxParallelism || 32768),
       'data-key': key, value: state.set[key] ?? String(ops[0].oldParallelism) });
     input.addEventListener('change', () => {
@@ -252,7 +261,7 @@ function ranges(idx) {
 // operatorCharts draws, per operator state, elements and bytes of every subtask index before and
 // after. UNION fan-out shows as "after" bars that each reach the whole state.
 function operatorCharts(op) {
-  const label = op.name || op.uid || op.operatorId;
+  const label = opName(op) + (op.shortId ? ` (${op.shortId})` : '');
   const oldSubs = op.oldSubtasks || [];
   const newSubs = op.subtasks || [];
   const n = Math.max(oldSubs.length, newSubs.length);
@@ -265,7 +274,7 @@ function operatorCharts(op) {
       return sh ? Number(sh[field] || 0) : 0;
     });
     const mode = s.mode;
-    const note = mode === 'UNION' ? `UNION: every new subtask receives all ${fmtNum(s.elements)} elements` :
+    const note = mode === 'UNION' ? `UNION: every new subtask receives all ${plural(s.elements, 'element')}` :
       mode === 'BROADCAST' ? 'BROADCAST: every new subtask receives one copy' : `${mode}: the elements are split among the new subtasks`;
     series.push({ title: `${s.name}: elements`, note, before: pick(oldSubs, 'elements'), after: pick(newSubs, 'elements'), unit: fmtNum, state: s.name, measure: 'elements' });
     series.push({ title: `${s.name}: bytes`, note, before: pick(oldSubs, 'bytes'), after: pick(newSubs, 'bytes'), unit: fmtBytes, state: s.name, measure: 'bytes' });
@@ -276,7 +285,7 @@ function operatorCharts(op) {
       after: Array.from({ length: n }, (_, i) => { const s = newSubs.find((x) => (x.index || 0) === i); return s ? Number(s.stateBytes || 0) + Number(s.keyedOwnedBytes || 0) : null; }),
       unit: fmtBytes, state: '', measure: 'bytes' });
   }
-  return el('section', { class: 'op-charts', 'data-operator': label },
+  return el('section', { class: 'op-charts', 'data-operator': op.name || op.uid || op.operatorId },
     el('h4', {}, `${label}: parallelism ${op.oldParallelism} → ${op.newParallelism}`),
     el('div', { class: 'charts' }, series.map((s) => barChart(s, op.oldParallelism, op.newParallelism, label))));
 }
