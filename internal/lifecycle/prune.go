@@ -49,6 +49,7 @@ type PrunePlan struct {
 	OperatorID    string         `json:"operator_id"`
 	OperatorName  string         `json:"operator_name,omitempty"`
 	OperatorUID   string         `json:"operator_uid,omitempty"`
+	Position      int            `json:"position"` // in the checkpoint, from 1, as other verbs number operators
 	WholeOperator bool           `json:"whole_operator"`
 	Removed       []RemovedState `json:"removed"`
 	// Losses say what a running job loses; each one needed Force.
@@ -72,7 +73,7 @@ func Prune(m *checkpoint.Metadata, sel Selector, opts PruneOptions) (*checkpoint
 		return nil, nil, err
 	}
 	op := &m.Operators[idx]
-	plan := &PrunePlan{OperatorID: op.ID.String(), OperatorName: op.Name, OperatorUID: op.UID, WholeOperator: sel.State == ""}
+	plan := &PrunePlan{OperatorID: op.ID.String(), OperatorName: op.Name, OperatorUID: op.UID, Position: idx + 1, WholeOperator: sel.State == ""}
 	inJob := operatorInJob(op, opts.JobOperators)
 	out := *m
 	out.Operators = make([]checkpoint.OperatorState, 0, len(m.Operators))

@@ -15,6 +15,7 @@ import (
 	"github.com/flinkpreflight/preflight/internal/checkpoint"
 	"github.com/flinkpreflight/preflight/internal/corpus"
 	"github.com/flinkpreflight/preflight/internal/engine"
+	"github.com/flinkpreflight/preflight/internal/report"
 	pb "github.com/flinkpreflight/preflight/proto/preflight/v1"
 )
 
@@ -431,6 +432,30 @@ func TestFindOperatorKeys(t *testing.T) {
 		}
 		if err != nil || got != tc.want {
 			t.Errorf("key %q: %d, %v; want %d", tc.key, got, err, tc.want)
+		}
+	}
+}
+
+// TestWritePruneNamesTheOperator: the prune report names the operator as the other verbs do,
+// by position, name or uid, and full ID (an operator without either: "operator #1 (…)").
+func TestWritePruneNamesTheOperator(t *testing.T) {
+	const id = "1f2b5df5a1b2c3d4e5f60718293a4b5c"
+	removed := []RemovedState{{Name: "topic-partition-offset-states", Mode: "UNION"}}
+	for _, tc := range []struct {
+		plan PrunePlan
+		want string
+	}{
+		{PrunePlan{OperatorID: id, Position: 1, Removed: removed}, "removed from operator #1 (" + id + "):"},
+		{PrunePlan{OperatorID: id, Position: 2, OperatorName: "Source: events", OperatorUID: "kafka-source", Removed: removed}, "removed from #2 Source: events (uid kafka-source, " + id + "):"},
+		{PrunePlan{OperatorID: id, Position: 3, OperatorUID: "kafka-source", WholeOperator: true}, "removed the whole operator #3 uid kafka-source (" + id + "):"},
+	} {
+		var b bytes.Buffer
+		s := &PruneSummary{SavepointResult: &SavepointResult{Source: "in/_metadata", Out: "out/_metadata", Plan: &tc.plan}}
+		if err := WritePrune(&b, report.Text, s); err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(b.String(), tc.want) {
+			t.Errorf("prune report lacks %q:\n%s", tc.want, b.String())
 		}
 	}
 }

@@ -35,14 +35,15 @@ func WritePrune(w io.Writer, format report.Format, s *PruneSummary) error {
 		verb = "dry run, would write"
 	}
 	p := res.Plan
-	target := p.OperatorID
+	// Named as the other verbs name operators: position, name or uid, full ID.
+	target := fmt.Sprintf("operator #%d (%s)", p.Position, p.OperatorID)
 	switch {
-	case p.OperatorName != "" && p.OperatorUID != "":
-		target = fmt.Sprintf("%s (uid %s, %s)", p.OperatorName, p.OperatorUID, p.OperatorID)
+	case p.OperatorName != "" && p.OperatorUID != "" && p.OperatorUID != p.OperatorName:
+		target = fmt.Sprintf("#%d %s (uid %s, %s)", p.Position, p.OperatorName, p.OperatorUID, p.OperatorID)
 	case p.OperatorName != "":
-		target = fmt.Sprintf("%s (%s)", p.OperatorName, p.OperatorID)
+		target = fmt.Sprintf("#%d %s (%s)", p.Position, p.OperatorName, p.OperatorID)
 	case p.OperatorUID != "":
-		target = fmt.Sprintf("uid %s (%s)", p.OperatorUID, p.OperatorID)
+		target = fmt.Sprintf("#%d uid %s (%s)", p.Position, p.OperatorUID, p.OperatorID)
 	}
 	if md {
 		fmt.Fprintf(&b, "## Prune %s\n\n", res.Source)
