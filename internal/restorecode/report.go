@@ -1,6 +1,10 @@
 package restorecode
 
-import "fmt"
+import (
+	"fmt"
+
+	"github.com/flinkpreflight/preflight/internal/findings"
+)
 
 // Distribution modes of operator state, as Flink's OperatorStateHandle.Mode names them.
 const (
@@ -9,17 +13,18 @@ const (
 	Broadcast       = "BROADCAST"        // getBroadcastState: every subtask receives the same map
 )
 
-// Restore-assumption labels: the catalog's vocabulary (internal/findings) plus NOT-READ and UNKNOWN.
+// Restore-assumption labels: the catalog's vocabulary, named once in internal/findings, which
+// the catalog entries the analysis writes (Report.Catalog) must match.
 const (
-	OneUnguarded   = "ONE-UNGUARDED"   // takes an element without checking that one exists
-	ExactlyOne     = "EXACTLY-ONE"     // requires exactly one element (getOnlyElement, size()==1)
-	AtMostOne      = "AT-MOST-ONE"     // tolerates none, throws on more than one
-	FirstOnly      = "FIRST-ONLY"      // reads the first element behind a check, ignores the rest
-	MergeAll       = "MERGE-ALL"       // reads every element and keeps or combines them all
-	UnionFilter    = "UNION-FILTER"    // union state: reads all, keeps those this subtask owns
-	OrderDependent = "ORDER-DEPENDENT" // depends on element positions (last wins, index access)
-	NotRead        = "NOT-READ"        // registered, never read on the restore path
-	Unknown        = "UNKNOWN"         // the restored elements escape the analysis
+	OneUnguarded   = findings.OneUnguarded   // takes an element without checking that one exists
+	ExactlyOne     = findings.ExactlyOne     // requires exactly one element (getOnlyElement, size()==1)
+	AtMostOne      = findings.AtMostOne      // tolerates none, throws on more than one
+	FirstOnly      = findings.FirstOnly      // reads the first element behind a check, ignores the rest
+	MergeAll       = findings.MergeAll       // reads every element and keeps or combines them all
+	UnionFilter    = findings.UnionFilter    // union state: reads all, keeps those this subtask owns
+	OrderDependent = findings.OrderDependent // depends on element positions (last wins, index access)
+	NotRead        = findings.NotRead        // registered, never read on the restore path
+	Unknown        = findings.Unknown        // the restored elements escape the analysis
 )
 
 // NameNotConstant is the name reported for a state whose name the analysis cannot

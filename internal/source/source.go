@@ -17,11 +17,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"net/http"
 	"net/url"
 	"os"
 	"path/filepath"
-	"reflect"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -310,7 +311,7 @@ func (o *Opener) matchRemote(u *url.URL) (*remoteRule, error) {
 		if !underPrefix(p, r.prefix) {
 			continue
 		}
-		if q := u.Query(); len(q) > 0 && !reflect.DeepEqual(q, r.query) {
+		if q := u.Query(); len(q) > 0 && !maps.EqualFunc(q, r.query, slices.Equal[[]string]) {
 			return nil, newError(PermissionDenied, shown, "query options differ from the allowlist entry's", nil)
 		}
 		return r, nil
