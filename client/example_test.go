@@ -40,7 +40,7 @@ func ExampleClient_CheckFile() {
 	}
 	defer c.Close()
 	report, err := c.CheckFile(ctx, "/savepoints/savepoint-1a2b3c", &pb.RescalePlan{
-		Parallelism: map[string]int32{"compact-operator": 8},
+		VertexParallelism: map[string]int32{"compact-operator": 8},
 	}, &pb.CheckOptions{FlinkVersion: "1.19.1"}, func(sent int64) { log.Printf("%d bytes sent", sent) })
 	if err != nil {
 		log.Fatal(err)

@@ -147,7 +147,7 @@ func holdAgainstCheck(t *testing.T, c interface {
 	denies := func(p int32) bool {
 		rep, err := c.Check(context.Background(), &pb.CheckRescaleRequest{
 			Job:  job,
-			Plan: &pb.RescalePlan{Parallelism: map[string]int32{v.GetVertexId(): p}}})
+			Plan: &pb.RescalePlan{VertexParallelism: map[string]int32{v.GetVertexId(): p}}})
 		if err != nil {
 			t.Fatalf("check %s=%d: %v", v.GetVertexId(), p, err)
 		}
@@ -186,7 +186,7 @@ func TestAutoscalerLatestInFolder(t *testing.T) {
 	fake := flinkresttest.Start(t, flinkresttest.Job{Version: "2.1", Vertices: vs, CheckpointPath: "file:" + filepath.Join(dir, "job", "chk-1742")})
 	h := startInProcess(t, Config{Allow: []string{dir, fake.URL}})
 	ctx := context.Background()
-	plan := &pb.RescalePlan{Parallelism: map[string]int32{vs[2].ID: 8}}
+	plan := &pb.RescalePlan{VertexParallelism: map[string]int32{vs[2].ID: 8}}
 	byFolder, err := h.c.Check(ctx, &pb.CheckRescaleRequest{Checkpoint: &pb.CheckpointSource{Source: &pb.CheckpointSource_Uri{Uri: filepath.Join(dir, "job")}, Latest: true}, Plan: plan, Options: &pb.CheckOptions{FlinkVersion: "2.1.0"}})
 	if err != nil {
 		t.Fatal(err)

@@ -62,7 +62,7 @@ func subtaskRows(l *checkpoint.Layout, plan *pb.RescalePlan) int64 {
 			rows += int64(max(l.Operators[i].Parallelism, 0))
 		}
 	}
-	for _, p := range plan.GetParallelism() {
+	for _, p := range plan.GetVertexParallelism() {
 		rows += int64(max(p, 0))
 	}
 	return rows

@@ -138,12 +138,12 @@ func TestCheckRescaleWithJob(t *testing.T) {
 	h, fake := decideHarness(t, flinkresttest.Job{Version: "2.1"})
 	ctx := context.Background()
 	rep, err := h.c.Check(ctx, &pb.CheckRescaleRequest{Job: &pb.FlinkJob{RestUrl: fake.URL, JobId: flinkresttest.DefaultJobID},
-		Plan: &pb.RescalePlan{Parallelism: map[string]int32{vCompactOp: 8}}})
+		Plan: &pb.RescalePlan{VertexParallelism: map[string]int32{vCompactOp: 8}}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	direct, err := h.c.Check(ctx, &pb.CheckRescaleRequest{Checkpoint: &pb.CheckpointSource{Source: &pb.CheckpointSource_Uri{Uri: filepath.Join(testdataDir(t), "compact-sink")}},
-		Plan: &pb.RescalePlan{Parallelism: map[string]int32{"compact-operator": 8}}, Options: &pb.CheckOptions{FlinkVersion: "2.1.0"}})
+		Plan: &pb.RescalePlan{VertexParallelism: map[string]int32{"compact-operator": 8}}, Options: &pb.CheckOptions{FlinkVersion: "2.1.0"}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -208,7 +208,7 @@ func BenchmarkDecideVsCheck(b *testing.B) {
 	defer cancel()
 	src := &pb.CheckpointSource{Source: &pb.CheckpointSource_Uri{Uri: uri}}
 	b.Run("CheckRescale", func(b *testing.B) {
-		req := &pb.CheckRescaleRequest{Checkpoint: src, Plan: &pb.RescalePlan{Parallelism: map[string]int32{"compact-operator": 8}}}
+		req := &pb.CheckRescaleRequest{Checkpoint: src, Plan: &pb.RescalePlan{VertexParallelism: map[string]int32{"compact-operator": 8}}}
 		for b.Loop() {
 			if _, err := s.svc.CheckRescale(ctx, req); err != nil {
 				b.Fatal(err)

@@ -66,9 +66,9 @@ func checkScenarios(t testing.TB) []scenario {
 	t.Helper()
 	td := testdataDir(t)
 	par := func(kv ...any) *pb.RescalePlan {
-		p := &pb.RescalePlan{Parallelism: map[string]int32{}}
+		p := &pb.RescalePlan{VertexParallelism: map[string]int32{}}
 		for i := 0; i < len(kv); i += 2 {
-			p.Parallelism[kv[i].(string)] = int32(kv[i+1].(int))
+			p.VertexParallelism[kv[i].(string)] = int32(kv[i+1].(int))
 		}
 		return p
 	}

@@ -80,7 +80,7 @@ func TestHostileStalledUploads(t *testing.T) {
 	waitFor(t, func() bool { return testutil.ToFloat64(h.s.metrics.receiving) == stalled })
 
 	// A normal check and a normal upload, while the six stall.
-	plan := &pb.RescalePlan{Parallelism: map[string]int32{"compact-operator": 8}}
+	plan := &pb.RescalePlan{VertexParallelism: map[string]int32{"compact-operator": 8}}
 	for name, call := range map[string]func(context.Context) (*pb.RescaleReport, error){
 		"check": func(ctx context.Context) (*pb.RescaleReport, error) {
 			return h.c.Check(ctx, uriReq(filepath.Join(td, "compact-sink"), plan, nil))
@@ -280,7 +280,7 @@ func TestHostileBurstQueues(t *testing.T) {
 	td := testdataDir(t)
 	h := startInProcess(t, Config{Allow: []string{td}})
 	const callers, each = 50, 4
-	req := uriReq(filepath.Join(td, "compact-sink"), &pb.RescalePlan{Parallelism: map[string]int32{"compact-operator": 8}}, nil)
+	req := uriReq(filepath.Join(td, "compact-sink"), &pb.RescalePlan{VertexParallelism: map[string]int32{"compact-operator": 8}}, nil)
 	if _, err := h.c.Check(context.Background(), req); err != nil { // warm the cache
 		t.Fatal(err)
 	}

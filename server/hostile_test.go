@@ -355,7 +355,7 @@ func goodCases(t *testing.T) []*hostileCase {
 // hostileCases are the attacks and accidents, each with the code it must get.
 func hostileCases(t *testing.T, td, allowDir string, compact, kafka []byte) []*hostileCase {
 	t.Helper()
-	deny8 := &pb.RescalePlan{Parallelism: map[string]int32{"compact-operator": 8}}
+	deny8 := &pb.RescalePlan{VertexParallelism: map[string]int32{"compact-operator": 8}}
 	check := func(req *pb.CheckRescaleRequest) func(context.Context, *client.Client) (*pb.RescaleReport, error) {
 		return func(ctx context.Context, c *client.Client) (*pb.RescaleReport, error) { return c.Check(ctx, req) }
 	}
@@ -400,8 +400,8 @@ func hostileCases(t *testing.T, td, allowDir string, compact, kafka []byte) []*h
 		{name: "default parallelism -1", call: check(uriReq(csURI, &pb.RescalePlan{DefaultParallelism: -1}, nil)), want: codes.InvalidArgument, msg: "parallelism"},
 		{name: "default parallelism MinInt32", call: check(uriReq(csURI, &pb.RescalePlan{DefaultParallelism: math.MinInt32}, nil)), want: codes.InvalidArgument, msg: "parallelism"},
 		{name: "default parallelism 32769", call: check(uriReq(csURI, &pb.RescalePlan{DefaultParallelism: 32769}, nil)), want: codes.InvalidArgument, msg: "parallelism"},
-		{name: "operator parallelism -5", call: check(uriReq(csURI, &pb.RescalePlan{Parallelism: map[string]int32{"compact-operator": -5}}, nil)), want: codes.InvalidArgument, msg: "parallelism"},
-		{name: "operator parallelism MaxInt32", call: check(uriReq(csURI, &pb.RescalePlan{Parallelism: map[string]int32{"compact-operator": math.MaxInt32}}, nil)), want: codes.InvalidArgument, msg: "parallelism"},
+		{name: "operator parallelism -5", call: check(uriReq(csURI, &pb.RescalePlan{VertexParallelism: map[string]int32{"compact-operator": -5}}, nil)), want: codes.InvalidArgument, msg: "parallelism"},
+		{name: "operator parallelism MaxInt32", call: check(uriReq(csURI, &pb.RescalePlan{VertexParallelism: map[string]int32{"compact-operator": math.MaxInt32}}, nil)), want: codes.InvalidArgument, msg: "parallelism"},
 		{name: "upload with parallelism 40000", call: func(ctx context.Context, c *client.Client) (*pb.RescaleReport, error) {
 			return c.Upload(ctx, bytes.NewReader(compact), &pb.UploadHeader{Plan: &pb.RescalePlan{DefaultParallelism: 40000}})
 		}, want: codes.InvalidArgument, msg: "parallelism"},
@@ -504,7 +504,7 @@ func TestHostileS3Outage(t *testing.T) {
 	h := startInProcess(t, Config{Allow: []string{g.BucketURL("ckpts")}, QueueWait: hostileCallLimit, RevalidateInterval: -1})
 	ctx, cancel := context.WithTimeout(context.Background(), hostileRunBudget)
 	defer cancel()
-	req := uriReq("s3://ckpts/flink/chk-1", &pb.RescalePlan{Parallelism: map[string]int32{"compact-operator": 8}}, nil)
+	req := uriReq("s3://ckpts/flink/chk-1", &pb.RescalePlan{VertexParallelism: map[string]int32{"compact-operator": 8}}, nil)
 	ref := newOutcome(h.c.Check(ctx, req))
 	if ref.code != "OK" || ref.report.GetVerdict() != pb.Verdict_VERDICT_DENY {
 		t.Fatalf("reference: %s", ref)

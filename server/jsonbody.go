@@ -82,7 +82,8 @@ func fieldError(raw []byte, err error) error {
 
 // fieldHints explains fields whose name invites a wrong guess.
 var fieldHints = map[string]string{
-	"plan.parallelism": `plan.parallelism is per vertex, {"KEY": P}; the parallelism of every vertex (the CLI's --parallelism, the upload's parallelism=) is plan.defaultParallelism`,
+	"plan.parallelism":       `plan.parallelism is the deprecated name of plan.vertexParallelism, per vertex {"KEY": P}; the job-wide parallelism (the CLI's --parallelism, the upload's parallelism=) is plan.defaultParallelism`,
+	"plan.vertexParallelism": `plan.vertexParallelism is per vertex, {"KEY": P}; the job-wide parallelism (the CLI's --parallelism, the upload's parallelism=) is plan.defaultParallelism`,
 }
 
 // offsetOf turns protojson's 1-based line and column into a byte offset of raw.

@@ -26,7 +26,7 @@ func TestJSONPathAt(t *testing.T) {
 func TestJSONBodyErrors(t *testing.T) {
 	m := newJSONBodyMarshaler()
 	for _, tc := range []struct{ body, want string }{
-		{`{"checkpoint":{"uri":"/x"},"plan":{"parallelism":2}}`, "field plan.parallelism (byte 49): unexpected token 2; plan.parallelism is per vertex"},
+		{`{"checkpoint":{"uri":"/x"},"plan":{"parallelism":2}}`, "field plan.parallelism (byte 49): unexpected token 2; plan.parallelism is the deprecated name of plan.vertexParallelism"},
 		{`{"plan":{"defaultParallelism":"two"}}`, "field plan.defaultParallelism (byte 30)"},
 		{`{"plan":{"defaultParallelism":2}`, "the JSON ends before it is complete"},
 		{`{"plan":{"defaultParallelism":2}}}`, ""},
@@ -55,5 +55,31 @@ func TestHTTPJSONErrorsNameTheField(t *testing.T) {
 	b, _ := io.ReadAll(resp.Body)
 	if resp.StatusCode != http.StatusBadRequest || !strings.Contains(string(b), "plan.parallelism") || !strings.Contains(string(b), "plan.defaultParallelism") {
 		t.Fatalf("HTTP %d %s", resp.StatusCode, b)
+	}
+}
+
+// TestHTTPVertexParallelism: the per-vertex map is plan.vertexParallelism; its deprecated name
+// plan.parallelism still works and gives the same answer; the two disagreeing is refused.
+func TestHTTPVertexParallelism(t *testing.T) {
+	td := testdataDir(t)
+	base := serveHarnessHTTP(t, startInProcess(t, Config{Allow: []string{td}}))
+	uri := `{"uri":"` + td + `/compact-sink"}`
+	for _, tc := range []struct{ name, plan, want string }{
+		{"vertexParallelism", `{"vertexParallelism":{"compact-operator":8}}`, `"VERDICT_DENY"`},
+		{"deprecated parallelism", `{"parallelism":{"compact-operator":8}}`, `"VERDICT_DENY"`},
+		{"job-wide", `{"defaultParallelism":4}`, `"VERDICT_ALLOW"`},
+		{"both disagree", `{"parallelism":{"compact-operator":8},"vertexParallelism":{"compact-operator":4}}`, "is 8 in parallelism (the deprecated name) and 4 in vertex_parallelism"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			resp, err := http.Post(base+"/v1/check", "application/json", strings.NewReader(`{"checkpoint":`+uri+`,"plan":`+tc.plan+`}`))
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer resp.Body.Close()
+			b, _ := io.ReadAll(resp.Body)
+			if !strings.Contains(string(b), tc.want) {
+				t.Fatalf("HTTP %d %s, want %s", resp.StatusCode, b, tc.want)
+			}
+		})
 	}
 }

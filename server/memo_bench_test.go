@@ -23,7 +23,7 @@ func BenchmarkCheckRescaleHandler(b *testing.B) {
 	meta := filepath.Join(td, "compact-sink", "_metadata")
 	req := func(key string, p int32) *pb.CheckRescaleRequest {
 		return &pb.CheckRescaleRequest{Checkpoint: &pb.CheckpointSource{Source: &pb.CheckpointSource_Uri{Uri: meta}},
-			Plan: &pb.RescalePlan{Parallelism: map[string]int32{key: p}}}
+			Plan: &pb.RescalePlan{VertexParallelism: map[string]int32{key: p}}}
 	}
 	for _, srv := range []struct {
 		name string

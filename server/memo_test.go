@@ -180,9 +180,9 @@ func TestResultKeyCoversEveryField(t *testing.T) {
 
 	// Equal questions written alike share a key: unset and empty messages, map order.
 	plan := func(kv ...any) *pb.RescalePlan {
-		p := &pb.RescalePlan{Parallelism: map[string]int32{}}
+		p := &pb.RescalePlan{VertexParallelism: map[string]int32{}}
 		for i := 0; i < len(kv); i += 2 {
-			p.Parallelism[kv[i].(string)] = int32(kv[i+1].(int))
+			p.VertexParallelism[kv[i].(string)] = int32(kv[i+1].(int))
 		}
 		return p
 	}
@@ -243,7 +243,7 @@ func memoHarness(t *testing.T, cfg Config) (*harness, string) {
 
 func planReq(uri string, compactOperator int32) *pb.CheckRescaleRequest {
 	return &pb.CheckRescaleRequest{Checkpoint: &pb.CheckpointSource{Source: &pb.CheckpointSource_Uri{Uri: uri}},
-		Plan: &pb.RescalePlan{Parallelism: map[string]int32{"compact-operator": compactOperator}}}
+		Plan: &pb.RescalePlan{VertexParallelism: map[string]int32{"compact-operator": compactOperator}}}
 }
 
 func resultCounts(h *harness) (hits, misses float64) {

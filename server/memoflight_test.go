@@ -47,7 +47,7 @@ func (p *flightProbe) hook(ctx context.Context) {
 
 func unknownOperatorReq(uri string) *pb.CheckRescaleRequest {
 	return &pb.CheckRescaleRequest{Checkpoint: &pb.CheckpointSource{Source: &pb.CheckpointSource_Uri{Uri: uri}},
-		Plan: &pb.RescalePlan{Parallelism: map[string]int32{"no-such-operator": 2}}}
+		Plan: &pb.RescalePlan{VertexParallelism: map[string]int32{"no-such-operator": 2}}}
 }
 
 // Identical first questions asked at once run one check: the others wait for it and get the
@@ -267,7 +267,7 @@ func TestSingleFlightCanonicalPlans(t *testing.T) {
 				}
 			}}
 			byID, byName := planReq(meta, 8), planReq(meta, 8)
-			byID.Plan.Parallelism = map[string]int32{compactOperatorID: 8}
+			byID.Plan.VertexParallelism = map[string]int32{compactOperatorID: 8}
 			// The layout is cached first, so both resolve the same way before the flight.
 			if _, err := h.c.Check(context.Background(), planReq(meta, 4)); err != nil {
 				t.Fatal(err)

@@ -52,7 +52,7 @@ const (
 )
 
 // rescalePlanFields is the number of fields of RescalePlan that canonical plans handle.
-const rescalePlanFields = 7
+const rescalePlanFields = 8
 
 // appendPlanKey appends the plan's part of a result key for layout l (nil when not at hand).
 func appendPlanKey(b []byte, l *checkpoint.Layout, plan *pb.RescalePlan) ([]byte, error) {
@@ -66,7 +66,9 @@ func appendPlanKey(b []byte, l *checkpoint.Layout, plan *pb.RescalePlan) ([]byte
 // appendCanonicalPlan appends the canonical form of plan, or reports false (b unchanged in
 // content) when the plan has none.
 func appendCanonicalPlan(b []byte, l *checkpoint.Layout, plan *pb.RescalePlan) ([]byte, bool) {
-	if len(plan.GetVertices()) > 0 || len(plan.GetNewJobOperators()) > 0 {
+	// The deprecated alias `parallelism` is merged into vertex_parallelism only by validation,
+	// which runs after the key is computed: such plans are keyed raw.
+	if len(plan.GetVertices()) > 0 || len(plan.GetNewJobOperators()) > 0 || len(plan.GetParallelism()) > 0 {
 		return b, false
 	}
 	if plan != nil {
@@ -79,7 +81,7 @@ func appendCanonicalPlan(b []byte, l *checkpoint.Layout, plan *pb.RescalePlan) (
 	b = append(b, planCanonical)
 	b = binary.AppendUvarint(b, uint64(uint32(plan.GetDefaultParallelism())))
 	var ok bool
-	if b, ok = appendCanonicalMap(b, l, plan.GetParallelism(), func(b []byte, v int32) []byte {
+	if b, ok = appendCanonicalMap(b, l, plan.GetVertexParallelism(), func(b []byte, v int32) []byte {
 		return binary.AppendUvarint(b, uint64(uint32(v)))
 	}); !ok {
 		return b[:n], false
@@ -164,7 +166,7 @@ func hexOperatorID(key string) (id checkpoint.OperatorID, ok bool) {
 
 // needsLayout reports whether a plan has a key that only the layout can resolve (a uid or name).
 func needsLayout(plan *pb.RescalePlan) bool {
-	return !hexKeys(plan.GetParallelism()) || !hexKeys(plan.GetMaxParallelism()) ||
+	return !hexKeys(plan.GetVertexParallelism()) || !hexKeys(plan.GetMaxParallelism()) ||
 		!hexKeys(plan.GetInputChannelMappers()) || !hexKeys(plan.GetOutputChannelMappers())
 }
 

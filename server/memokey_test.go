@@ -44,29 +44,29 @@ func TestCanonicalPlan(t *testing.T) {
 		same *pb.RescalePlan // a plan written otherwise that must share the key; nil: none
 		raw  bool            // the plan enters the key as written
 	}{
-		{"by name", &pb.RescalePlan{Parallelism: par("compact-operator", 8)}, &pb.RescalePlan{Parallelism: par(compactOperatorID, 8)}, false},
-		{"by uid", &pb.RescalePlan{Parallelism: par("orders-source", 2)}, &pb.RescalePlan{Parallelism: par(sourceID, 2)}, false},
-		{"by name, uid differs", &pb.RescalePlan{Parallelism: par("Source: orders", 2)}, &pb.RescalePlan{Parallelism: par(sourceID, 2)}, false},
-		{"by upper-case ID", &pb.RescalePlan{Parallelism: par(strings.ToUpper(compactOperatorID), 8)}, &pb.RescalePlan{Parallelism: par(compactOperatorID, 8)}, false},
-		{"map order and every map", &pb.RescalePlan{DefaultParallelism: 3, Parallelism: par("compact-operator", 8, "Source: orders", 2),
+		{"by name", &pb.RescalePlan{VertexParallelism: par("compact-operator", 8)}, &pb.RescalePlan{VertexParallelism: par(compactOperatorID, 8)}, false},
+		{"by uid", &pb.RescalePlan{VertexParallelism: par("orders-source", 2)}, &pb.RescalePlan{VertexParallelism: par(sourceID, 2)}, false},
+		{"by name, uid differs", &pb.RescalePlan{VertexParallelism: par("Source: orders", 2)}, &pb.RescalePlan{VertexParallelism: par(sourceID, 2)}, false},
+		{"by upper-case ID", &pb.RescalePlan{VertexParallelism: par(strings.ToUpper(compactOperatorID), 8)}, &pb.RescalePlan{VertexParallelism: par(compactOperatorID, 8)}, false},
+		{"map order and every map", &pb.RescalePlan{DefaultParallelism: 3, VertexParallelism: par("compact-operator", 8, "Source: orders", 2),
 			MaxParallelism:       map[string]*pb.MaxParallelism{"streaming-writer": {Value: 256, Configured: true}},
 			InputChannelMappers:  map[string]pb.SubtaskMapper{"compact-operator": pb.SubtaskMapper(1)},
 			OutputChannelMappers: map[string]pb.SubtaskMapper{"Source: orders": pb.SubtaskMapper(2)}},
-			&pb.RescalePlan{DefaultParallelism: 3, Parallelism: par(sourceID, 2, compactOperatorID, 8),
+			&pb.RescalePlan{DefaultParallelism: 3, VertexParallelism: par(sourceID, 2, compactOperatorID, 8),
 				MaxParallelism:       map[string]*pb.MaxParallelism{"99f336d29826c83259b04bd32f94ed26": {Value: 256, Configured: true}},
 				InputChannelMappers:  map[string]pb.SubtaskMapper{compactOperatorID: pb.SubtaskMapper(1)},
 				OutputChannelMappers: map[string]pb.SubtaskMapper{sourceID: pb.SubtaskMapper(2)}}, false},
 		{"no plan", nil, &pb.RescalePlan{}, false},
 		{"no keys", &pb.RescalePlan{DefaultParallelism: 2}, nil, false},
-		{"ID not in the checkpoint", &pb.RescalePlan{Parallelism: par(strings.Repeat("AB", 16), 2)}, &pb.RescalePlan{Parallelism: par(strings.Repeat("ab", 16), 2)}, false},
+		{"ID not in the checkpoint", &pb.RescalePlan{VertexParallelism: par(strings.Repeat("AB", 16), 2)}, &pb.RescalePlan{VertexParallelism: par(strings.Repeat("ab", 16), 2)}, false},
 		// Not provably the same question: the engine may answer with an error quoting the key.
-		{"unknown key", &pb.RescalePlan{Parallelism: par("compact-operator", 8, "no-such-operator", 2)}, nil, true},
-		{"name and ID of one operator", &pb.RescalePlan{Parallelism: par("compact-operator", 8, compactOperatorID, 8)}, nil, true},
-		{"contradicting keys", &pb.RescalePlan{Parallelism: par("compact-operator", 8, compactOperatorID, 4)}, nil, true},
-		{"empty key", &pb.RescalePlan{Parallelism: par("", 8)}, nil, true},
+		{"unknown key", &pb.RescalePlan{VertexParallelism: par("compact-operator", 8, "no-such-operator", 2)}, nil, true},
+		{"name and ID of one operator", &pb.RescalePlan{VertexParallelism: par("compact-operator", 8, compactOperatorID, 8)}, nil, true},
+		{"contradicting keys", &pb.RescalePlan{VertexParallelism: par("compact-operator", 8, compactOperatorID, 4)}, nil, true},
+		{"empty key", &pb.RescalePlan{VertexParallelism: par("", 8)}, nil, true},
 		// Chains and new-job operators change how keys resolve.
-		{"vertices", &pb.RescalePlan{Parallelism: par(compactOperatorID, 8), Vertices: []*pb.Vertex{{Operators: []string{"compact-coordinator", "compact-operator"}}}}, nil, true},
-		{"new job operators", &pb.RescalePlan{Parallelism: par(compactOperatorID, 8), NewJobOperators: []string{"compact-operator"}}, nil, true},
+		{"vertices", &pb.RescalePlan{VertexParallelism: par(compactOperatorID, 8), Vertices: []*pb.Vertex{{Operators: []string{"compact-coordinator", "compact-operator"}}}}, nil, true},
+		{"new job operators", &pb.RescalePlan{VertexParallelism: par(compactOperatorID, 8), NewJobOperators: []string{"compact-operator"}}, nil, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			k := planKey(t, l, tc.plan)
@@ -85,9 +85,9 @@ func TestCanonicalPlan(t *testing.T) {
 			if bytes.Equal(k, planKey(t, l, other)) {
 				t.Error("another default parallelism gives the same key")
 			}
-			for key, v := range other.GetParallelism() {
+			for key, v := range other.GetVertexParallelism() {
 				other.DefaultParallelism--
-				other.Parallelism[key] = v + 1
+				other.VertexParallelism[key] = v + 1
 				if bytes.Equal(k, planKey(t, l, other)) {
 					t.Errorf("another parallelism for %q gives the same key", key)
 				}
@@ -96,7 +96,7 @@ func TestCanonicalPlan(t *testing.T) {
 		})
 	}
 	// Without the layout (not cached), or with more operators than the bound, names stay raw.
-	byName := &pb.RescalePlan{Parallelism: par("compact-operator", 8)}
+	byName := &pb.RescalePlan{VertexParallelism: par("compact-operator", 8)}
 	big := &checkpoint.Layout{Operators: make([]checkpoint.OperatorLayout, maxCanonicalOperators+1)}
 	copy(big.Operators, l.Operators)
 	for name, ll := range map[string]*checkpoint.Layout{"no layout": nil, "above maxCanonicalOperators": big} {
@@ -104,7 +104,7 @@ func TestCanonicalPlan(t *testing.T) {
 			t.Errorf("%s: canonical", name)
 		}
 	}
-	if !needsLayout(byName) || needsLayout(&pb.RescalePlan{Parallelism: par(strings.ToUpper(compactOperatorID), 8)}) {
+	if !needsLayout(byName) || needsLayout(&pb.RescalePlan{VertexParallelism: par(strings.ToUpper(compactOperatorID), 8)}) {
 		t.Error("needsLayout")
 	}
 }
@@ -128,8 +128,8 @@ func TestCanonicalPlanSameAnswer(t *testing.T) {
 			id := op.ID.String()
 			plans := func(key string) []*pb.RescalePlan {
 				return []*pb.RescalePlan{
-					{Parallelism: map[string]int32{key: 2}},
-					{DefaultParallelism: 3, Parallelism: map[string]int32{key: int32(max(1, 2*op.Parallelism))},
+					{VertexParallelism: map[string]int32{key: 2}},
+					{DefaultParallelism: 3, VertexParallelism: map[string]int32{key: int32(max(1, 2*op.Parallelism))},
 						MaxParallelism: map[string]*pb.MaxParallelism{key: {Value: int32(max(op.MaxParallelism, 2*op.Parallelism, 1)), Configured: true}}},
 				}
 			}
@@ -172,7 +172,7 @@ func TestMemoCanonicalPlanSharesEntry(t *testing.T) {
 	h, meta := memoHarness(t, Config{})
 	req := func(key string, p int32) *pb.CheckRescaleRequest {
 		return &pb.CheckRescaleRequest{Checkpoint: &pb.CheckpointSource{Source: &pb.CheckpointSource_Uri{Uri: meta}},
-			Plan: &pb.RescalePlan{Parallelism: map[string]int32{key: p}}}
+			Plan: &pb.RescalePlan{VertexParallelism: map[string]int32{key: p}}}
 	}
 	ctx := context.Background()
 	var first *pb.RescaleReport
@@ -199,7 +199,7 @@ func TestMemoCanonicalPlanSharesEntry(t *testing.T) {
 		t.Fatal(err)
 	}
 	bad := req("compact-operator", 8)
-	bad.Plan.Parallelism["no-such-operator"] = 2
+	bad.Plan.VertexParallelism["no-such-operator"] = 2
 	if _, err := h.c.Check(ctx, bad); err == nil || !strings.Contains(err.Error(), "no-such-operator") {
 		t.Errorf("unknown key: %v", err)
 	}
@@ -224,10 +224,10 @@ func FuzzPlanKey(f *testing.F) {
 		f.Fatal(err)
 	}
 	for _, p := range []*pb.RescalePlan{
-		{Parallelism: map[string]int32{"compact-operator": 8}},
-		{DefaultParallelism: 3, Parallelism: map[string]int32{"Source: orders": 2, strings.ToUpper(compactOperatorID): 8},
+		{VertexParallelism: map[string]int32{"compact-operator": 8}},
+		{DefaultParallelism: 3, VertexParallelism: map[string]int32{"Source: orders": 2, strings.ToUpper(compactOperatorID): 8},
 			MaxParallelism: map[string]*pb.MaxParallelism{"streaming-writer": {Value: 256}}, InputChannelMappers: map[string]pb.SubtaskMapper{"x": 1}},
-		{Parallelism: map[string]int32{"compact-operator": 8, compactOperatorID: 4}},
+		{VertexParallelism: map[string]int32{"compact-operator": 8, compactOperatorID: 4}},
 		{Vertices: []*pb.Vertex{{Operators: []string{"a"}}}, NewJobOperators: []string{"b"}},
 	} {
 		b, err := proto.Marshal(p)
@@ -248,7 +248,7 @@ func FuzzPlanKey(f *testing.F) {
 		}
 		if k[0] == planCanonical {
 			byID := proto.Clone(&p).(*pb.RescalePlan)
-			byID.Parallelism = rekey(t, l, p.GetParallelism())
+			byID.VertexParallelism = rekey(t, l, p.GetVertexParallelism())
 			byID.MaxParallelism = rekey(t, l, p.GetMaxParallelism())
 			byID.InputChannelMappers = rekey(t, l, p.GetInputChannelMappers())
 			byID.OutputChannelMappers = rekey(t, l, p.GetOutputChannelMappers())
@@ -256,9 +256,9 @@ func FuzzPlanKey(f *testing.F) {
 				t.Fatal("the plan by IDs has another key")
 			}
 		}
-		for key, v := range p.GetParallelism() {
+		for key, v := range p.GetVertexParallelism() {
 			other := proto.Clone(&p).(*pb.RescalePlan)
-			other.Parallelism[key] = v + 1
+			other.VertexParallelism[key] = v + 1
 			if bytes.Equal(k, planKey(t, l, other)) {
 				t.Fatalf("parallelism %d and %d for %q give one key", v, v+1, key)
 			}

@@ -168,7 +168,7 @@ func TestErrors(t *testing.T) {
 	}
 	t.Run("plan names an unknown operator", func(t *testing.T) {
 		req := uri(filepath.Join(td, "compact-sink"))
-		req.Plan = &pb.RescalePlan{Parallelism: map[string]int32{"no-such-operator": 3}}
+		req.Plan = &pb.RescalePlan{VertexParallelism: map[string]int32{"no-such-operator": 3}}
 		_, err := h.c.Check(ctx, req)
 		if status.Code(err) != codes.InvalidArgument {
 			t.Fatalf("err = %v, want InvalidArgument", err)
@@ -456,7 +456,7 @@ func TestCacheAndMetrics(t *testing.T) {
 	// tests those two).
 	h := startInProcess(t, Config{Allow: []string{dir}, CacheEntries: 2, ResultCacheBytes: -1, RevalidateInterval: -1})
 	req := &pb.CheckRescaleRequest{Checkpoint: &pb.CheckpointSource{Source: &pb.CheckpointSource_Uri{Uri: dir}},
-		Plan: &pb.RescalePlan{Parallelism: map[string]int32{"compact-operator": 8}}}
+		Plan: &pb.RescalePlan{VertexParallelism: map[string]int32{"compact-operator": 8}}}
 	for range 3 {
 		if _, err := h.c.Check(context.Background(), req); err != nil {
 			t.Fatal(err)

@@ -171,7 +171,7 @@ func chainStream(ints []grpc.StreamServerInterceptor) grpc.StreamServerIntercept
 // uploadHeader reads the plan and options of an HTTP upload from its query string. Unknown
 // parameters are refused, so that a typo ("paralelism") cannot silently check the wrong plan.
 //
-//	set=KEY=P                 per-vertex parallelism (repeatable; KEY as in RescalePlan.parallelism)
+//	set=KEY=P                 per-vertex parallelism (repeatable; KEY as in RescalePlan.vertex_parallelism)
 //	parallelism=N             default parallelism of every other vertex
 //	flinkVersion=1.19.1       the restoring cluster's Flink version
 //	failOn=error|warning|info lowest severity that makes the verdict DENY
@@ -218,10 +218,10 @@ func applyUploadParam(h *pb.UploadHeader, key, v string) error {
 		if !ok || k == "" || err != nil || n < 0 {
 			return fmt.Errorf("set=%q: want KEY=PARALLELISM, e.g. set=compact-operator=8", v)
 		}
-		if h.Plan.Parallelism == nil {
-			h.Plan.Parallelism = map[string]int32{}
+		if h.Plan.VertexParallelism == nil {
+			h.Plan.VertexParallelism = map[string]int32{}
 		}
-		h.Plan.Parallelism[k] = int32(n)
+		h.Plan.VertexParallelism[k] = int32(n)
 	case "parallelism":
 		n, err := strconv.ParseInt(v, 10, 32)
 		if err != nil || n < 0 {

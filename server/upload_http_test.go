@@ -60,10 +60,10 @@ func TestHTTPUploadMatchesGRPCUpload(t *testing.T) {
 		opts        *pb.CheckOptions
 		verdict     pb.Verdict
 	}{
-		{"compact-operator=8", "?set=compact-operator=8", &pb.RescalePlan{Parallelism: map[string]int32{"compact-operator": 8}}, &pb.CheckOptions{}, pb.Verdict_VERDICT_DENY},
+		{"compact-operator=8", "?set=compact-operator=8", &pb.RescalePlan{VertexParallelism: map[string]int32{"compact-operator": 8}}, &pb.CheckOptions{}, pb.Verdict_VERDICT_DENY},
 		{"stored parallelism", "", &pb.RescalePlan{}, &pb.CheckOptions{}, pb.Verdict_VERDICT_ALLOW},
 		{"all options", "?set=compact-operator=2&parallelism=4&flinkVersion=1.19.1&failOn=warning&frameSize=10MiB&includeSubtasks=true&name=x",
-			&pb.RescalePlan{DefaultParallelism: 4, Parallelism: map[string]int32{"compact-operator": 2}},
+			&pb.RescalePlan{DefaultParallelism: 4, VertexParallelism: map[string]int32{"compact-operator": 2}},
 			&pb.CheckOptions{FlinkVersion: "1.19.1", FailLevel: pb.Severity_SEVERITY_WARNING, RpcFrameSizeBytes: 10 << 20, IncludeSubtasks: true}, pb.Verdict_VERDICT_UNSPECIFIED},
 	}
 	for _, tt := range tests {

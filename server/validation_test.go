@@ -60,8 +60,8 @@ func TestValidationAtTheEdge(t *testing.T) {
 	}{
 		{"default parallelism MaxInt32", good, &pb.RescalePlan{DefaultParallelism: 2147483647}, nil, "plan.default_parallelism", "outside 1..32768", 0},
 		{"default parallelism negative", good, &pb.RescalePlan{DefaultParallelism: -5}, nil, "plan.default_parallelism", "outside 1..32768", 0},
-		{"parallelism zero", good, &pb.RescalePlan{Parallelism: map[string]int32{"compact-operator": 0}}, nil, "plan.parallelism", "outside 1..32768", 0},
-		{"parallelism above the bound", good, &pb.RescalePlan{Parallelism: map[string]int32{"compact-operator": 32769}}, nil, "plan.parallelism", "outside 1..32768", 0},
+		{"parallelism zero", good, &pb.RescalePlan{VertexParallelism: map[string]int32{"compact-operator": 0}}, nil, "plan.vertex_parallelism", "outside 1..32768", 0},
+		{"parallelism above the bound", good, &pb.RescalePlan{VertexParallelism: map[string]int32{"compact-operator": 32769}}, nil, "plan.vertex_parallelism", "outside 1..32768", 0},
 		{"max parallelism above the bound", good, &pb.RescalePlan{MaxParallelism: map[string]*pb.MaxParallelism{"compact-operator": {Value: 65536}}}, nil, "plan.max_parallelism", "outside 1..32768", 0},
 		{"unknown mapper", good, &pb.RescalePlan{InputChannelMappers: map[string]pb.SubtaskMapper{"compact-operator": 77}}, nil, "plan.input_channel_mappers", "unknown subtask mapper", 0},
 		{"flink version abc", good, nil, &pb.CheckOptions{FlinkVersion: "abc"}, "options.flink_version", "not a Flink version", 0},

@@ -47,7 +47,7 @@ func compactSink(b *testing.B) string {
 // cachedRequest is the cached ghz case: compact-operator=8 is DENY, =4 is ALLOW.
 func cachedRequest(path string, compactOperator int32) *pb.CheckRescaleRequest {
 	return &pb.CheckRescaleRequest{Checkpoint: &pb.CheckpointSource{Source: &pb.CheckpointSource_Uri{Uri: path}},
-		Plan: &pb.RescalePlan{Parallelism: map[string]int32{"compact-operator": compactOperator}}}
+		Plan: &pb.RescalePlan{VertexParallelism: map[string]int32{"compact-operator": compactOperator}}}
 }
 
 // BenchmarkRPC: the echo, then the cached check (DENY and ALLOW) answered from the result cache
@@ -144,7 +144,7 @@ func BenchmarkCheckLayout(b *testing.B) {
 		name string
 		p    int32
 	}{{"deny/compact-operator=8", 8}, {"allow/compact-operator=4", 4}} {
-		plan := &pb.RescalePlan{Parallelism: map[string]int32{"compact-operator": c.p}}
+		plan := &pb.RescalePlan{VertexParallelism: map[string]int32{"compact-operator": c.p}}
 		b.Run(c.name, func(b *testing.B) {
 			b.ReportAllocs()
 			for b.Loop() {

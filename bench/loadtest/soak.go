@@ -64,7 +64,7 @@ func soakCases(o options, allow string) ([]*soakCase, error) {
 	if err != nil {
 		return nil, err
 	}
-	deny8 := &pb.RescalePlan{Parallelism: map[string]int32{"compact-operator": 8}}
+	deny8 := &pb.RescalePlan{VertexParallelism: map[string]int32{"compact-operator": 8}}
 	uri := func(u string, plan *pb.RescalePlan) func(context.Context, *client.Client) (*pb.RescaleReport, error) {
 		return func(ctx context.Context, c *client.Client) (*pb.RescaleReport, error) {
 			return c.Check(ctx, &pb.CheckRescaleRequest{Checkpoint: &pb.CheckpointSource{Source: &pb.CheckpointSource_Uri{Uri: u}}, Plan: plan})
@@ -80,9 +80,9 @@ func soakCases(o options, allow string) ([]*soakCase, error) {
 			return c.Check(ctx, &pb.CheckRescaleRequest{Checkpoint: &pb.CheckpointSource{Source: &pb.CheckpointSource_Metadata{Metadata: b}}, Plan: plan})
 		}
 	}
-	hugePlan := &pb.RescalePlan{Parallelism: map[string]int32{}}
+	hugePlan := &pb.RescalePlan{VertexParallelism: map[string]int32{}}
 	for i := range 20000 {
-		hugePlan.Parallelism[fmt.Sprintf("no-such-operator-%d", i)] = 2
+		hugePlan.VertexParallelism[fmt.Sprintf("no-such-operator-%d", i)] = 2
 	}
 	ok := []codes.Code{codes.OK}
 	invalid := []codes.Code{codes.InvalidArgument}

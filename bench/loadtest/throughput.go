@@ -135,7 +135,7 @@ func throughputCalls(o options) ([]throughputCall, error) {
 			return nil, err
 		}
 		req := &pb.CheckRescaleRequest{Checkpoint: &pb.CheckpointSource{Source: &pb.CheckpointSource_Uri{Uri: o.cached}},
-			Plan: &pb.RescalePlan{Parallelism: map[string]int32{"compact-operator": p.par}}}
+			Plan: &pb.RescalePlan{VertexParallelism: map[string]int32{"compact-operator": p.par}}}
 		calls = append(calls, throughputCall{name: "CheckRescale cached " + p.name, file: fmt.Sprintf("check%d", p.par),
 			ghzCall: "preflight.v1.PreflightService/CheckRescale", ghzData: string(data),
 			native: checkCall(p.name, req, p.want), check: true})

@@ -154,10 +154,10 @@ func (f *checkFlags) plan() (*pb.RescalePlan, *pb.CheckOptions, error) {
 		if err := engine.ValidateParallelism("parallelism", k, n, false); err != nil {
 			return nil, nil, usagef("--set %q: %s", s, planErrorMsg(err))
 		}
-		if plan.Parallelism == nil {
-			plan.Parallelism = map[string]int32{}
+		if plan.VertexParallelism == nil {
+			plan.VertexParallelism = map[string]int32{}
 		}
-		plan.Parallelism[k] = int32(n)
+		plan.VertexParallelism[k] = int32(n)
 	}
 	for _, s := range f.maxParallelism {
 		k, n, err := parseKeyInt("max-parallelism", s)

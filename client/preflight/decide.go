@@ -61,7 +61,7 @@ Exit codes: 0 APPROVE, 1 VETO, 4 ADJUST, 2 usage or input error, 3 internal or r
 			if err != nil {
 				return err
 			}
-			req := &pb.DecideRequest{Job: job.pbJob(), ProposedParallelism: plan.GetParallelism(), Options: opts, AlignToKeyGroups: align}
+			req := &pb.DecideRequest{Job: job.pbJob(), ProposedParallelism: plan.GetVertexParallelism(), Options: opts, AlignToKeyGroups: align}
 			if failOpen {
 				req.OnFailure = pb.FailurePolicy_FAILURE_POLICY_FAIL_OPEN
 			}

@@ -53,7 +53,7 @@ func Decide(ctx context.Context, eng *engine.Engine, in Input) (*pb.DecideRespon
 	if fail == pb.Severity_SEVERITY_UNSPECIFIED {
 		fail = pb.Severity_SEVERITY_ERROR
 	}
-	plan := &pb.RescalePlan{Parallelism: map[string]int32{}}
+	plan := &pb.RescalePlan{VertexParallelism: map[string]int32{}}
 	places := indexPlacement(in.Placement)
 	stateless := map[string]bool{} // proposal keys naming a vertex with no operator in the checkpoint
 	for k, p := range req.GetProposedParallelism() {
@@ -63,7 +63,7 @@ func Decide(ctx context.Context, eng *engine.Engine, in Input) (*pb.DecideRespon
 				continue
 			}
 		}
-		plan.Parallelism[k] = p
+		plan.VertexParallelism[k] = p
 	}
 	var rep *pb.RescaleReport
 	var err error

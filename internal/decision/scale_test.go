@@ -126,7 +126,7 @@ func TestProberMatchesDenyingAt(t *testing.T) {
 		if withJob {
 			pl = placement.Place(l, job())
 		}
-		plan := &pb.RescalePlan{Parallelism: map[string]int32{compactOp: 8}}
+		plan := &pb.RescalePlan{VertexParallelism: map[string]int32{compactOp: 8}}
 		opts := &pb.CheckOptions{FlinkVersion: "1.18.0"}
 		rep, err := eng.CheckLayout(ctx, l, "x", plan, opts)
 		if err != nil {
@@ -150,16 +150,16 @@ func TestProberMatchesDenyingAt(t *testing.T) {
 					}
 					t.Fatal(err)
 				}
-				whole := &pb.RescalePlan{Parallelism: map[string]int32{}}
-				for k, v := range plan.GetParallelism() {
-					whole.Parallelism[k] = v
+				whole := &pb.RescalePlan{VertexParallelism: map[string]int32{}}
+				for k, v := range plan.GetVertexParallelism() {
+					whole.VertexParallelism[k] = v
 				}
-				whole.Parallelism[vid] = int32(p)
+				whole.VertexParallelism[vid] = int32(p)
 				if vid != compactOp {
-					whole.Parallelism[compactOp] = 8
+					whole.VertexParallelism[compactOp] = 8
 				} else {
-					delete(whole.Parallelism, compactOp)
-					whole.Parallelism[vid] = int32(p)
+					delete(whole.VertexParallelism, compactOp)
+					whole.VertexParallelism[vid] = int32(p)
 				}
 				want, err := eng.DenyingAt(ctx, l, whole, opts, pl, vid)
 				if err != nil {

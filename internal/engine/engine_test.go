@@ -30,12 +30,12 @@ func TestCheck(t *testing.T) {
 		wantRule    string
 		wantSafe    *pb.SafeParallelism
 	}{
-		{"scale-up denies", &pb.RescalePlan{Parallelism: map[string]int32{"compact-operator": 8}}, nil,
+		{"scale-up denies", &pb.RescalePlan{VertexParallelism: map[string]int32{"compact-operator": 8}}, nil,
 			pb.Verdict_VERDICT_DENY, "PF101", &pb.SafeParallelism{Requested: 8, Below: 4}},
-		{"scale-down warns", &pb.RescalePlan{Parallelism: map[string]int32{"compact-operator": 2}}, nil,
+		{"scale-down warns", &pb.RescalePlan{VertexParallelism: map[string]int32{"compact-operator": 2}}, nil,
 			pb.Verdict_VERDICT_ALLOW_WITH_WARNINGS, "PF102", nil},
 		{"unchanged allows", &pb.RescalePlan{}, nil, pb.Verdict_VERDICT_ALLOW, "", nil},
-		{"warnings deny at a lower fail level", &pb.RescalePlan{Parallelism: map[string]int32{"compact-operator": 2}},
+		{"warnings deny at a lower fail level", &pb.RescalePlan{VertexParallelism: map[string]int32{"compact-operator": 2}},
 			&pb.CheckOptions{FailLevel: pb.Severity_SEVERITY_WARNING}, pb.Verdict_VERDICT_DENY, "PF102", nil},
 	}
 	for _, tt := range tests {
@@ -68,7 +68,7 @@ func TestCheck(t *testing.T) {
 
 func TestCheckSubtaskDetail(t *testing.T) {
 	rep, err := New().Check(context.Background(), Input{Reader: bytes.NewReader(readTestdata(t, "compact-sink"))},
-		&pb.RescalePlan{Parallelism: map[string]int32{"compact-operator": 8}}, &pb.CheckOptions{IncludeSubtasks: true})
+		&pb.RescalePlan{VertexParallelism: map[string]int32{"compact-operator": 8}}, &pb.CheckOptions{IncludeSubtasks: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -107,7 +107,7 @@ func TestErrors(t *testing.T) {
 		check func(error) bool
 	}{
 		{"malformed", context.Background(), compact[:100], nil, func(err error) bool { return errors.As(err, &formatErr) && formatErr.Offset > 0 }},
-		{"unknown key", context.Background(), compact, &pb.RescalePlan{Parallelism: map[string]int32{"no-such-operator": 3}}, func(err error) bool { return errors.As(err, &planErr) }},
+		{"unknown key", context.Background(), compact, &pb.RescalePlan{VertexParallelism: map[string]int32{"no-such-operator": 3}}, func(err error) bool { return errors.As(err, &planErr) }},
 		{"negative parallelism", context.Background(), compact, &pb.RescalePlan{DefaultParallelism: -1}, func(err error) bool { return errors.As(err, &planErr) }},
 		{"cancelled", cancelled, compact, nil, func(err error) bool { return errors.Is(err, context.Canceled) }},
 	}

@@ -51,10 +51,10 @@ func (e *Engine) CheckJobLayout(ctx context.Context, layout *checkpoint.Layout, 
 	rerun := false
 	for _, u := range pl.Unplaced {
 		if q, same := commonParallelism(u, newP); same && q > 0 && opParallelism(rep, u.Operator) != q {
-			if plan.Parallelism == nil {
-				plan.Parallelism = map[string]int32{}
+			if plan.VertexParallelism == nil {
+				plan.VertexParallelism = map[string]int32{}
 			}
-			plan.Parallelism[u.Operator.String()] = int32(q)
+			plan.VertexParallelism[u.Operator.String()] = int32(q)
 			rerun = true
 		}
 	}
@@ -123,15 +123,15 @@ func withChains(p *pb.RescalePlan, pl *placement.Result) *pb.RescalePlan {
 		}
 		out.Vertices = append(out.Vertices, &pb.Vertex{Operators: ops})
 	}
-	if len(p.GetParallelism()) > 0 {
-		out.Parallelism = make(map[string]int32, len(p.GetParallelism()))
-		for k, val := range p.GetParallelism() {
+	if len(p.GetVertexParallelism()) > 0 {
+		out.VertexParallelism = make(map[string]int32, len(p.GetVertexParallelism()))
+		for k, val := range p.GetVertexParallelism() {
 			if v, ok := pl.Vertex(k); ok && len(v.Operators) > 0 && v.Operators[0].String() != strings.ToLower(k) {
 				k = v.Operators[0].String()
 			} else if ok && len(v.Operators) == 0 {
 				continue // a vertex without state in the checkpoint: nothing to check
 			}
-			out.Parallelism[k] = val
+			out.VertexParallelism[k] = val
 		}
 	}
 	return out

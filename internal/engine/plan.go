@@ -17,9 +17,9 @@ func toRescalePlan(p *pb.RescalePlan, opts *pb.CheckOptions) rescale.Plan {
 		NewJobOperators:       p.GetNewJobOperators(),
 		AllowNonRestoredState: opts.GetAllowNonRestoredState(),
 	}
-	if len(p.GetParallelism()) > 0 {
-		plan.Parallelism = make(map[string]int, len(p.GetParallelism()))
-		for k, v := range p.GetParallelism() {
+	if len(p.GetVertexParallelism()) > 0 {
+		plan.Parallelism = make(map[string]int, len(p.GetVertexParallelism()))
+		for k, v := range p.GetVertexParallelism() {
 			plan.Parallelism[k] = int(v)
 		}
 	}

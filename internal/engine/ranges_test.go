@@ -72,7 +72,7 @@ func rangesMatchWholeJob(t *testing.T, layouts map[string]*checkpoint.Layout) {
 				twice[op.ID.String()] = int32(min(2*op.Parallelism, 32768))
 			}
 		}
-		for _, plan := range []*pb.RescalePlan{{}, {DefaultParallelism: 1}, {Parallelism: twice}} {
+		for _, plan := range []*pb.RescalePlan{{}, {DefaultParallelism: 1}, {VertexParallelism: twice}} {
 			for _, detail := range []SubtaskDetail{SubtasksAsAsked, SubtasksForChart} {
 				for _, jm := range []int64{0, 4 << 10, 1 << 62} {
 					opts := &pb.CheckOptions{IncludeSubtasks: true, RpcFrameSizeBytes: 64 << 10, JobmanagerMemoryBytes: jm}

@@ -24,7 +24,7 @@ func TestSubtaskChartData(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			rep, err := New().Check(context.Background(), Input{Reader: bytes.NewReader(compact), Source: "compact-sink"},
-				&pb.RescalePlan{Parallelism: map[string]int32{"compact-operator": int32(tt.newP)}}, &pb.CheckOptions{IncludeSubtasks: true})
+				&pb.RescalePlan{VertexParallelism: map[string]int32{"compact-operator": int32(tt.newP)}}, &pb.CheckOptions{IncludeSubtasks: true})
 			if err != nil {
 				t.Fatal(err)
 			}

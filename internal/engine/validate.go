@@ -31,8 +31,12 @@ func (e *OptionsError) Error() string {
 // 1..MaxParallelismBound (default_parallelism may be 0: keep the stored one), enum values the API
 // defines, sizes not negative, and a Flink version that parses. The CLI calls it on its flags and
 // the engine on every request, so the CLI and the server refuse the same inputs. The error is a
-// *PlanError or an *OptionsError.
+// *PlanError or an *OptionsError. It also merges the plan's deprecated `parallelism` into
+// `vertex_parallelism` (mergeDeprecatedParallelism), so everything after it reads one field.
 func ValidateRequest(p *pb.RescalePlan, opts *pb.CheckOptions) error {
+	if err := mergeDeprecatedParallelism(p); err != nil {
+		return err
+	}
 	if err := validatePlan(p); err != nil {
 		return err
 	}
@@ -69,12 +73,36 @@ func ValidateMaxParallelism(field, key string, p int64) error {
 		Msg: fmt.Sprintf("max parallelism %d is outside 1..%d (Flink's upper bound, KeyGroupRangeAssignment.UPPER_BOUND_MAX_PARALLELISM)", p, MaxParallelismBound)}
 }
 
+// mergeDeprecatedParallelism moves the entries of the plan's deprecated `parallelism` (the
+// older name of the per-vertex map) into `vertex_parallelism`. A key in both must agree.
+func mergeDeprecatedParallelism(p *pb.RescalePlan) error {
+	old := p.GetParallelism()
+	if len(old) == 0 {
+		return nil
+	}
+	for _, k := range sortedKeys(old) {
+		if v, both := p.GetVertexParallelism()[k]; both && v != old[k] {
+			return &PlanError{Field: "parallelism", Key: k, Msg: fmt.Sprintf(
+				"is %d in parallelism (the deprecated name) and %d in vertex_parallelism", old[k], v)}
+		}
+	}
+	if p.VertexParallelism == nil {
+		p.VertexParallelism = make(map[string]int32, len(old))
+	}
+	for k, v := range old {
+		p.VertexParallelism[k] = v
+	}
+	//lint:ignore SA1019 cleared once merged
+	p.Parallelism = nil
+	return nil
+}
+
 func validatePlan(p *pb.RescalePlan) error {
 	if err := ValidateParallelism("default_parallelism", "", int64(p.GetDefaultParallelism()), true); err != nil {
 		return err
 	}
-	for _, k := range sortedKeys(p.GetParallelism()) {
-		if err := ValidateParallelism("parallelism", k, int64(p.GetParallelism()[k]), false); err != nil {
+	for _, k := range sortedKeys(p.GetVertexParallelism()) {
+		if err := ValidateParallelism("vertex_parallelism", k, int64(p.GetVertexParallelism()[k]), false); err != nil {
 			return err
 		}
 	}

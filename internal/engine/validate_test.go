@@ -1,5 +1,7 @@
 package engine
 
+//lint:file-ignore SA1019 the deprecated plan.parallelism is tested on purpose
+
 import (
 	"bytes"
 	"context"
@@ -27,9 +29,12 @@ func TestValidateRequest(t *testing.T) {
 		{"default above the bound", &pb.RescalePlan{DefaultParallelism: 32769}, nil, "default_parallelism", "outside 1..32768"},
 		{"default MaxInt32", &pb.RescalePlan{DefaultParallelism: 2147483647}, nil, "default_parallelism", "outside 1..32768"},
 		{"default negative", &pb.RescalePlan{DefaultParallelism: -1}, nil, "default_parallelism", "outside 1..32768"},
-		{"per-vertex 0", &pb.RescalePlan{Parallelism: map[string]int32{"op": 0}}, nil, "parallelism", "outside 1..32768"},
-		{"per-vertex MinInt32", &pb.RescalePlan{Parallelism: map[string]int32{"op": -2147483648}}, nil, "parallelism", "outside 1..32768"},
-		{"per-vertex above", &pb.RescalePlan{Parallelism: map[string]int32{"a": 4, "op": 40000}}, nil, "parallelism", `"op"`},
+		{"per-vertex 0", &pb.RescalePlan{VertexParallelism: map[string]int32{"op": 0}}, nil, "vertex_parallelism", "outside 1..32768"},
+		{"per-vertex MinInt32", &pb.RescalePlan{VertexParallelism: map[string]int32{"op": -2147483648}}, nil, "vertex_parallelism", "outside 1..32768"},
+		{"per-vertex above", &pb.RescalePlan{VertexParallelism: map[string]int32{"a": 4, "op": 40000}}, nil, "vertex_parallelism", `"op"`},
+		{"deprecated name merged", &pb.RescalePlan{Parallelism: map[string]int32{"op": 40000}}, nil, "vertex_parallelism", `"op"`},
+		{"deprecated name agrees", &pb.RescalePlan{Parallelism: map[string]int32{"op": 4}, VertexParallelism: map[string]int32{"op": 4}}, nil, "", ""},
+		{"deprecated name disagrees", &pb.RescalePlan{Parallelism: map[string]int32{"op": 4}, VertexParallelism: map[string]int32{"op": 8}}, nil, "parallelism", "is 4 in parallelism (the deprecated name) and 8 in vertex_parallelism"},
 		{"max parallelism 0", &pb.RescalePlan{MaxParallelism: map[string]*pb.MaxParallelism{"op": {Value: 0}}}, nil, "max_parallelism", "outside 1..32768"},
 		{"max parallelism above", &pb.RescalePlan{MaxParallelism: map[string]*pb.MaxParallelism{"op": {Value: 65536}}}, nil, "max_parallelism", "outside 1..32768"},
 		{"max parallelism at the bound", &pb.RescalePlan{MaxParallelism: map[string]*pb.MaxParallelism{"op": {Value: 32768}}}, nil, "", ""},

@@ -276,7 +276,7 @@ func (vp *VertexProbe) DenyingAt(ctx context.Context, vertexID string, p int) (i
 		return nil, errNoVertex(vertexID)
 	}
 	if p < 1 || p > rescale.UpperBoundMaxParallelism {
-		return nil, &rescale.PlanError{Field: "parallelism", Key: vertexID, Msg: "parallelism not within 1..32768"}
+		return nil, &rescale.PlanError{Field: "vertex_parallelism", Key: vertexID, Msg: "parallelism not within 1..32768"}
 	}
 	stop, release := cancel.Watch(ctx)
 	defer release()

@@ -44,7 +44,7 @@ func TestTextChartBothSides(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			rep, err := engine.New().Check(context.Background(), engine.Input{Reader: bytes.NewReader(meta), Source: "compact-sink"},
-				&pb.RescalePlan{Parallelism: map[string]int32{"compact-operator": int32(tt.newP)}}, &pb.CheckOptions{IncludeSubtasks: true})
+				&pb.RescalePlan{VertexParallelism: map[string]int32{"compact-operator": int32(tt.newP)}}, &pb.CheckOptions{IncludeSubtasks: true})
 			if err != nil {
 				t.Fatal(err)
 			}

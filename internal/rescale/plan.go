@@ -142,7 +142,7 @@ func (m SubtaskMapper) String() string {
 // PlanError reports a plan that cannot be applied to the checkpoint: a key that names no
 // operator, a parallelism out of bounds, contradictory chains or values.
 type PlanError struct {
-	Field string // the plan field, e.g. "parallelism", "vertices[2].operators[0]"
+	Field string // the plan field, e.g. "vertex_parallelism", "vertices[2].operators[0]"
 	Key   string // the offending key or value, if any
 	Msg   string
 }

@@ -44,7 +44,7 @@ func NewResimulator(ctx context.Context, layout *checkpoint.Layout, plan Plan) (
 // *PlanError.
 func (rs *Resimulator) Vertex(ctx context.Context, vertexID checkpoint.OperatorID, p int) (res *Result, err error) {
 	if p < 1 || p > UpperBoundMaxParallelism {
-		return nil, &PlanError{Field: "parallelism", Key: vertexID.String(),
+		return nil, &PlanError{Field: "vertex_parallelism", Key: vertexID.String(),
 			Msg: fmt.Sprintf("parallelism %d not within 1..%d", p, UpperBoundMaxParallelism)}
 	}
 	stop, release := cancel.Watch(ctx)

@@ -190,7 +190,7 @@ func resolvePlan(stop *cancel.Flag, layout *checkpoint.Layout, plan Plan) (*reso
 			}
 		}
 	}
-	if rp.par, err = resolveInts(r, byOp, "parallelism", plan.Parallelism); err != nil {
+	if rp.par, err = resolveInts(r, byOp, "vertex_parallelism", plan.Parallelism); err != nil {
 		return nil, err
 	}
 	rp.maxPs = map[int]MaxParallelism{}

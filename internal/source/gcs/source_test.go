@@ -86,7 +86,7 @@ func TestSourceOpensGS(t *testing.T) {
 				t.Fatalf("URI %q size %d cache key %q", obj.URI, obj.Size, obj.CacheKey)
 			}
 			rep, err := engine.New().Check(ctx, engine.Input{Reader: obj, Source: obj.URI},
-				&pb.RescalePlan{Parallelism: map[string]int32{"compact-operator": 8}}, nil)
+				&pb.RescalePlan{VertexParallelism: map[string]int32{"compact-operator": 8}}, nil)
 			if err != nil {
 				t.Fatal(err)
 			}

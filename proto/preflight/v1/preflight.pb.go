@@ -417,16 +417,17 @@ func (*CheckpointSource_Metadata) isCheckpointSource_Source() {}
 // RescalePlan describes the job that will restore from the checkpoint.
 type RescalePlan struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
-	// Parallelism of every vertex not named in `parallelism`. 0 keeps each operator's stored
-	// parallelism.
+	// The job-wide parallelism: of every vertex not named in `vertex_parallelism` (the CLI's
+	// `--parallelism`, the upload route's `parallelism=`). 0 keeps each operator's stored
+	// parallelism. Flink does not apply it to an operator whose max parallelism is 1.
 	DefaultParallelism int32 `protobuf:"varint,1,opt,name=default_parallelism,json=defaultParallelism,proto3" json:"default_parallelism,omitempty"`
 	// Per-vertex parallelism. A key is a JobVertexID or OperatorID in hex (as Flink prints it, or a
 	// unique prefix of 8 or more digits), an operator uid (hashed the way Flink hashes it), or, for
 	// format version 5 and later, an operator name. A key that matches an operator applies to the whole vertex (chain) of that operator.
-	Parallelism map[string]int32 `protobuf:"bytes,2,rep,name=parallelism,proto3" json:"parallelism,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"varint,2,opt,name=value"`
+	VertexParallelism map[string]int32 `protobuf:"bytes,8,rep,name=vertex_parallelism,json=vertexParallelism,proto3" json:"vertex_parallelism,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"varint,2,opt,name=value"`
 	// Operator chains of the new job. Operators not listed form a vertex of their own.
 	Vertices []*Vertex `protobuf:"bytes,3,rep,name=vertices,proto3" json:"vertices,omitempty"`
-	// The new job's max parallelism per vertex (same keys as `parallelism`). A vertex not listed
+	// The new job's max parallelism per vertex (same keys as `vertex_parallelism`). A vertex not listed
 	// has an auto-derived max parallelism, which Flink replaces with the checkpoint's value.
 	MaxParallelism map[string]*MaxParallelism `protobuf:"bytes,4,rep,name=max_parallelism,json=maxParallelism,proto3" json:"max_parallelism,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
 	// Operators of the new job (ID hex or uid). Empty means unknown: every checkpoint operator is
@@ -437,8 +438,11 @@ type RescalePlan struct {
 	InputChannelMappers map[string]SubtaskMapper `protobuf:"bytes,6,rep,name=input_channel_mappers,json=inputChannelMappers,proto3" json:"input_channel_mappers,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"varint,2,opt,name=value,enum=preflight.v1.SubtaskMapper"`
 	// The subtask mapper of the vertex's output (upstream side of its output edge).
 	OutputChannelMappers map[string]SubtaskMapper `protobuf:"bytes,7,rep,name=output_channel_mappers,json=outputChannelMappers,proto3" json:"output_channel_mappers,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"varint,2,opt,name=value,enum=preflight.v1.SubtaskMapper"`
-	unknownFields        protoimpl.UnknownFields
-	sizeCache            protoimpl.SizeCache
+	// Deprecated: the older name of `vertex_parallelism` (JSON `parallelism`), still accepted. A
+	// key given in both maps must have the same value in both.
+	Parallelism   map[string]int32 `protobuf:"bytes,2,rep,name=parallelism,proto3" json:"parallelism,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"varint,2,opt,name=value"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *RescalePlan) Reset() {
@@ -478,9 +482,9 @@ func (x *RescalePlan) GetDefaultParallelism() int32 {
 	return 0
 }
 
-func (x *RescalePlan) GetParallelism() map[string]int32 {
+func (x *RescalePlan) GetVertexParallelism() map[string]int32 {
 	if x != nil {
-		return x.Parallelism
+		return x.VertexParallelism
 	}
 	return nil
 }
@@ -516,6 +520,13 @@ func (x *RescalePlan) GetInputChannelMappers() map[string]SubtaskMapper {
 func (x *RescalePlan) GetOutputChannelMappers() map[string]SubtaskMapper {
 	if x != nil {
 		return x.OutputChannelMappers
+	}
+	return nil
+}
+
+func (x *RescalePlan) GetParallelism() map[string]int32 {
+	if x != nil {
+		return x.Parallelism
 	}
 	return nil
 }
@@ -2940,7 +2951,7 @@ type DecideRequest struct {
 	// The running job (Flink REST): its vertices, chains, max parallelism, and checkpoint.
 	Job *FlinkJob `protobuf:"bytes,2,opt,name=job,proto3" json:"job,omitempty"`
 	// Proposed parallelism per vertex. A key is a JobVertexID hex (as the autoscaler has it) or any
-	// key RescalePlan.parallelism accepts. Vertices not named keep their current parallelism.
+	// key RescalePlan.vertex_parallelism accepts. Vertices not named keep their current parallelism.
 	ProposedParallelism map[string]int32 `protobuf:"bytes,3,rep,name=proposed_parallelism,json=proposedParallelism,proto3" json:"proposed_parallelism,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"varint,2,opt,name=value"`
 	// The restoring cluster and the fail level.
 	Options *CheckOptions `protobuf:"bytes,4,opt,name=options,proto3" json:"options,omitempty"`
@@ -4490,16 +4501,17 @@ const file_preflight_v1_preflight_proto_rawDesc = "" +
 	"\x03uri\x18\x01 \x01(\tH\x00R\x03uri\x12\x1c\n" +
 	"\bmetadata\x18\x02 \x01(\fH\x00R\bmetadata\x12\x16\n" +
 	"\x06latest\x18\x03 \x01(\bR\x06latestB\b\n" +
-	"\x06source\"\x81\a\n" +
+	"\x06source\"\xa8\b\n" +
 	"\vRescalePlan\x12/\n" +
-	"\x13default_parallelism\x18\x01 \x01(\x05R\x12defaultParallelism\x12L\n" +
-	"\vparallelism\x18\x02 \x03(\v2*.preflight.v1.RescalePlan.ParallelismEntryR\vparallelism\x120\n" +
+	"\x13default_parallelism\x18\x01 \x01(\x05R\x12defaultParallelism\x12_\n" +
+	"\x12vertex_parallelism\x18\b \x03(\v20.preflight.v1.RescalePlan.VertexParallelismEntryR\x11vertexParallelism\x120\n" +
 	"\bvertices\x18\x03 \x03(\v2\x14.preflight.v1.VertexR\bvertices\x12V\n" +
 	"\x0fmax_parallelism\x18\x04 \x03(\v2-.preflight.v1.RescalePlan.MaxParallelismEntryR\x0emaxParallelism\x12*\n" +
 	"\x11new_job_operators\x18\x05 \x03(\tR\x0fnewJobOperators\x12f\n" +
 	"\x15input_channel_mappers\x18\x06 \x03(\v22.preflight.v1.RescalePlan.InputChannelMappersEntryR\x13inputChannelMappers\x12i\n" +
-	"\x16output_channel_mappers\x18\a \x03(\v23.preflight.v1.RescalePlan.OutputChannelMappersEntryR\x14outputChannelMappers\x1a>\n" +
-	"\x10ParallelismEntry\x12\x10\n" +
+	"\x16output_channel_mappers\x18\a \x03(\v23.preflight.v1.RescalePlan.OutputChannelMappersEntryR\x14outputChannelMappers\x12L\n" +
+	"\vparallelism\x18\x02 \x03(\v2*.preflight.v1.RescalePlan.ParallelismEntryR\vparallelism\x1aD\n" +
+	"\x16VertexParallelismEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\x05R\x05value:\x028\x01\x1a_\n" +
 	"\x13MaxParallelismEntry\x12\x10\n" +
@@ -4510,7 +4522,10 @@ const file_preflight_v1_preflight_proto_rawDesc = "" +
 	"\x05value\x18\x02 \x01(\x0e2\x1b.preflight.v1.SubtaskMapperR\x05value:\x028\x01\x1ad\n" +
 	"\x19OutputChannelMappersEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x121\n" +
-	"\x05value\x18\x02 \x01(\x0e2\x1b.preflight.v1.SubtaskMapperR\x05value:\x028\x01\"6\n" +
+	"\x05value\x18\x02 \x01(\x0e2\x1b.preflight.v1.SubtaskMapperR\x05value:\x028\x01\x1a>\n" +
+	"\x10ParallelismEntry\x12\x10\n" +
+	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
+	"\x05value\x18\x02 \x01(\x05R\x05value:\x028\x01\"6\n" +
 	"\x06Vertex\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x1c\n" +
 	"\toperators\x18\x02 \x03(\tR\toperators\"F\n" +
@@ -4919,7 +4934,7 @@ func file_preflight_v1_preflight_proto_rawDescGZIP() []byte {
 }
 
 var file_preflight_v1_preflight_proto_enumTypes = make([]protoimpl.EnumInfo, 5)
-var file_preflight_v1_preflight_proto_msgTypes = make([]protoimpl.MessageInfo, 51)
+var file_preflight_v1_preflight_proto_msgTypes = make([]protoimpl.MessageInfo, 52)
 var file_preflight_v1_preflight_proto_goTypes = []any{
 	(SubtaskMapper)(0),                 // 0: preflight.v1.SubtaskMapper
 	(Severity)(0),                      // 1: preflight.v1.Severity
@@ -4970,97 +4985,99 @@ var file_preflight_v1_preflight_proto_goTypes = []any{
 	(*LifecycleOperatorDiff)(nil),      // 46: preflight.v1.LifecycleOperatorDiff
 	(*LifecycleStateDiff)(nil),         // 47: preflight.v1.LifecycleStateDiff
 	(*LifecycleFinding)(nil),           // 48: preflight.v1.LifecycleFinding
-	nil,                                // 49: preflight.v1.RescalePlan.ParallelismEntry
+	nil,                                // 49: preflight.v1.RescalePlan.VertexParallelismEntry
 	nil,                                // 50: preflight.v1.RescalePlan.MaxParallelismEntry
 	nil,                                // 51: preflight.v1.RescalePlan.InputChannelMappersEntry
 	nil,                                // 52: preflight.v1.RescalePlan.OutputChannelMappersEntry
-	nil,                                // 53: preflight.v1.CheckOptions.ConnectorVersionsEntry
-	nil,                                // 54: preflight.v1.DecideRequest.ProposedParallelismEntry
-	nil,                                // 55: preflight.v1.DecideResponse.ParallelismEntry
+	nil,                                // 53: preflight.v1.RescalePlan.ParallelismEntry
+	nil,                                // 54: preflight.v1.CheckOptions.ConnectorVersionsEntry
+	nil,                                // 55: preflight.v1.DecideRequest.ProposedParallelismEntry
+	nil,                                // 56: preflight.v1.DecideResponse.ParallelismEntry
 }
 var file_preflight_v1_preflight_proto_depIdxs = []int32{
-	49, // 0: preflight.v1.RescalePlan.parallelism:type_name -> preflight.v1.RescalePlan.ParallelismEntry
+	49, // 0: preflight.v1.RescalePlan.vertex_parallelism:type_name -> preflight.v1.RescalePlan.VertexParallelismEntry
 	7,  // 1: preflight.v1.RescalePlan.vertices:type_name -> preflight.v1.Vertex
 	50, // 2: preflight.v1.RescalePlan.max_parallelism:type_name -> preflight.v1.RescalePlan.MaxParallelismEntry
 	51, // 3: preflight.v1.RescalePlan.input_channel_mappers:type_name -> preflight.v1.RescalePlan.InputChannelMappersEntry
 	52, // 4: preflight.v1.RescalePlan.output_channel_mappers:type_name -> preflight.v1.RescalePlan.OutputChannelMappersEntry
-	1,  // 5: preflight.v1.CheckOptions.fail_level:type_name -> preflight.v1.Severity
-	53, // 6: preflight.v1.CheckOptions.connector_versions:type_name -> preflight.v1.CheckOptions.ConnectorVersionsEntry
-	5,  // 7: preflight.v1.CheckRescaleRequest.checkpoint:type_name -> preflight.v1.CheckpointSource
-	6,  // 8: preflight.v1.CheckRescaleRequest.plan:type_name -> preflight.v1.RescalePlan
-	9,  // 9: preflight.v1.CheckRescaleRequest.options:type_name -> preflight.v1.CheckOptions
-	30, // 10: preflight.v1.CheckRescaleRequest.job:type_name -> preflight.v1.FlinkJob
-	12, // 11: preflight.v1.CheckRescaleUploadRequest.header:type_name -> preflight.v1.UploadHeader
-	6,  // 12: preflight.v1.UploadHeader.plan:type_name -> preflight.v1.RescalePlan
-	9,  // 13: preflight.v1.UploadHeader.options:type_name -> preflight.v1.CheckOptions
-	15, // 14: preflight.v1.CheckRescaleResponse.report:type_name -> preflight.v1.RescaleReport
-	15, // 15: preflight.v1.CheckRescaleUploadResponse.report:type_name -> preflight.v1.RescaleReport
-	2,  // 16: preflight.v1.RescaleReport.verdict:type_name -> preflight.v1.Verdict
-	16, // 17: preflight.v1.RescaleReport.findings:type_name -> preflight.v1.Finding
-	19, // 18: preflight.v1.RescaleReport.operators:type_name -> preflight.v1.OperatorAssignment
-	17, // 19: preflight.v1.RescaleReport.safe_parallelism:type_name -> preflight.v1.SafeParallelism
-	18, // 20: preflight.v1.RescaleReport.checkpoint:type_name -> preflight.v1.CheckpointSummary
-	31, // 21: preflight.v1.RescaleReport.checkpoint_choice:type_name -> preflight.v1.CheckpointChoice
-	32, // 22: preflight.v1.RescaleReport.job_vertices:type_name -> preflight.v1.JobVertex
-	1,  // 23: preflight.v1.Finding.severity:type_name -> preflight.v1.Severity
-	20, // 24: preflight.v1.OperatorAssignment.states:type_name -> preflight.v1.StateAssignment
-	21, // 25: preflight.v1.OperatorAssignment.keyed:type_name -> preflight.v1.KeyedAssignment
-	22, // 26: preflight.v1.OperatorAssignment.subtasks:type_name -> preflight.v1.SubtaskAssignment
-	24, // 27: preflight.v1.OperatorAssignment.old_subtasks:type_name -> preflight.v1.OldSubtaskState
-	23, // 28: preflight.v1.SubtaskAssignment.states:type_name -> preflight.v1.SubtaskStateShare
-	23, // 29: preflight.v1.OldSubtaskState.states:type_name -> preflight.v1.SubtaskStateShare
-	5,  // 30: preflight.v1.InspectCheckpointRequest.checkpoint:type_name -> preflight.v1.CheckpointSource
-	18, // 31: preflight.v1.InspectCheckpointResponse.checkpoint:type_name -> preflight.v1.CheckpointSummary
-	27, // 32: preflight.v1.InspectCheckpointResponse.operators:type_name -> preflight.v1.OperatorInfo
-	28, // 33: preflight.v1.OperatorInfo.states:type_name -> preflight.v1.StateInfo
-	5,  // 34: preflight.v1.DecideRequest.checkpoint:type_name -> preflight.v1.CheckpointSource
-	30, // 35: preflight.v1.DecideRequest.job:type_name -> preflight.v1.FlinkJob
-	54, // 36: preflight.v1.DecideRequest.proposed_parallelism:type_name -> preflight.v1.DecideRequest.ProposedParallelismEntry
-	9,  // 37: preflight.v1.DecideRequest.options:type_name -> preflight.v1.CheckOptions
-	3,  // 38: preflight.v1.DecideRequest.on_failure:type_name -> preflight.v1.FailurePolicy
-	4,  // 39: preflight.v1.VertexDecision.action:type_name -> preflight.v1.DecisionAction
-	4,  // 40: preflight.v1.DecideResponse.action:type_name -> preflight.v1.DecisionAction
-	34, // 41: preflight.v1.DecideResponse.vertices:type_name -> preflight.v1.VertexDecision
-	55, // 42: preflight.v1.DecideResponse.parallelism:type_name -> preflight.v1.DecideResponse.ParallelismEntry
-	16, // 43: preflight.v1.DecideResponse.findings:type_name -> preflight.v1.Finding
-	31, // 44: preflight.v1.DecideResponse.checkpoint_choice:type_name -> preflight.v1.CheckpointChoice
-	1,  // 45: preflight.v1.ClasspathCheckRequest.fail_level:type_name -> preflight.v1.Severity
-	38, // 46: preflight.v1.ClasspathCheckResponse.report:type_name -> preflight.v1.ClasspathReport
-	2,  // 47: preflight.v1.ClasspathReport.verdict:type_name -> preflight.v1.Verdict
-	16, // 48: preflight.v1.ClasspathReport.findings:type_name -> preflight.v1.Finding
-	39, // 49: preflight.v1.ClasspathReport.details:type_name -> preflight.v1.ClasspathFindingDetail
-	40, // 50: preflight.v1.ClasspathReport.job_jar:type_name -> preflight.v1.JarSummary
-	41, // 51: preflight.v1.ClasspathReport.cluster:type_name -> preflight.v1.ClassloadingSummary
-	40, // 52: preflight.v1.ClassloadingSummary.lib:type_name -> preflight.v1.JarSummary
-	42, // 53: preflight.v1.ClassloadingSummary.plugins:type_name -> preflight.v1.PluginSummary
-	5,  // 54: preflight.v1.DiffCheckpointsRequest.old_checkpoint:type_name -> preflight.v1.CheckpointSource
-	5,  // 55: preflight.v1.DiffCheckpointsRequest.new_checkpoint:type_name -> preflight.v1.CheckpointSource
-	45, // 56: preflight.v1.DiffCheckpointsResponse.old_checkpoint:type_name -> preflight.v1.LifecycleCheckpoint
-	45, // 57: preflight.v1.DiffCheckpointsResponse.new_checkpoint:type_name -> preflight.v1.LifecycleCheckpoint
-	46, // 58: preflight.v1.DiffCheckpointsResponse.operators:type_name -> preflight.v1.LifecycleOperatorDiff
-	48, // 59: preflight.v1.DiffCheckpointsResponse.findings:type_name -> preflight.v1.LifecycleFinding
-	47, // 60: preflight.v1.LifecycleOperatorDiff.states:type_name -> preflight.v1.LifecycleStateDiff
-	1,  // 61: preflight.v1.LifecycleFinding.severity:type_name -> preflight.v1.Severity
-	8,  // 62: preflight.v1.RescalePlan.MaxParallelismEntry.value:type_name -> preflight.v1.MaxParallelism
-	0,  // 63: preflight.v1.RescalePlan.InputChannelMappersEntry.value:type_name -> preflight.v1.SubtaskMapper
-	0,  // 64: preflight.v1.RescalePlan.OutputChannelMappersEntry.value:type_name -> preflight.v1.SubtaskMapper
-	10, // 65: preflight.v1.PreflightService.CheckRescale:input_type -> preflight.v1.CheckRescaleRequest
-	11, // 66: preflight.v1.PreflightService.CheckRescaleUpload:input_type -> preflight.v1.CheckRescaleUploadRequest
-	25, // 67: preflight.v1.PreflightService.InspectCheckpoint:input_type -> preflight.v1.InspectCheckpointRequest
-	36, // 68: preflight.v1.PreflightService.ClasspathCheck:input_type -> preflight.v1.ClasspathCheckRequest
-	33, // 69: preflight.v1.PreflightService.Decide:input_type -> preflight.v1.DecideRequest
-	43, // 70: preflight.v1.PreflightService.DiffCheckpoints:input_type -> preflight.v1.DiffCheckpointsRequest
-	13, // 71: preflight.v1.PreflightService.CheckRescale:output_type -> preflight.v1.CheckRescaleResponse
-	14, // 72: preflight.v1.PreflightService.CheckRescaleUpload:output_type -> preflight.v1.CheckRescaleUploadResponse
-	26, // 73: preflight.v1.PreflightService.InspectCheckpoint:output_type -> preflight.v1.InspectCheckpointResponse
-	37, // 74: preflight.v1.PreflightService.ClasspathCheck:output_type -> preflight.v1.ClasspathCheckResponse
-	35, // 75: preflight.v1.PreflightService.Decide:output_type -> preflight.v1.DecideResponse
-	44, // 76: preflight.v1.PreflightService.DiffCheckpoints:output_type -> preflight.v1.DiffCheckpointsResponse
-	71, // [71:77] is the sub-list for method output_type
-	65, // [65:71] is the sub-list for method input_type
-	65, // [65:65] is the sub-list for extension type_name
-	65, // [65:65] is the sub-list for extension extendee
-	0,  // [0:65] is the sub-list for field type_name
+	53, // 5: preflight.v1.RescalePlan.parallelism:type_name -> preflight.v1.RescalePlan.ParallelismEntry
+	1,  // 6: preflight.v1.CheckOptions.fail_level:type_name -> preflight.v1.Severity
+	54, // 7: preflight.v1.CheckOptions.connector_versions:type_name -> preflight.v1.CheckOptions.ConnectorVersionsEntry
+	5,  // 8: preflight.v1.CheckRescaleRequest.checkpoint:type_name -> preflight.v1.CheckpointSource
+	6,  // 9: preflight.v1.CheckRescaleRequest.plan:type_name -> preflight.v1.RescalePlan
+	9,  // 10: preflight.v1.CheckRescaleRequest.options:type_name -> preflight.v1.CheckOptions
+	30, // 11: preflight.v1.CheckRescaleRequest.job:type_name -> preflight.v1.FlinkJob
+	12, // 12: preflight.v1.CheckRescaleUploadRequest.header:type_name -> preflight.v1.UploadHeader
+	6,  // 13: preflight.v1.UploadHeader.plan:type_name -> preflight.v1.RescalePlan
+	9,  // 14: preflight.v1.UploadHeader.options:type_name -> preflight.v1.CheckOptions
+	15, // 15: preflight.v1.CheckRescaleResponse.report:type_name -> preflight.v1.RescaleReport
+	15, // 16: preflight.v1.CheckRescaleUploadResponse.report:type_name -> preflight.v1.RescaleReport
+	2,  // 17: preflight.v1.RescaleReport.verdict:type_name -> preflight.v1.Verdict
+	16, // 18: preflight.v1.RescaleReport.findings:type_name -> preflight.v1.Finding
+	19, // 19: preflight.v1.RescaleReport.operators:type_name -> preflight.v1.OperatorAssignment
+	17, // 20: preflight.v1.RescaleReport.safe_parallelism:type_name -> preflight.v1.SafeParallelism
+	18, // 21: preflight.v1.RescaleReport.checkpoint:type_name -> preflight.v1.CheckpointSummary
+	31, // 22: preflight.v1.RescaleReport.checkpoint_choice:type_name -> preflight.v1.CheckpointChoice
+	32, // 23: preflight.v1.RescaleReport.job_vertices:type_name -> preflight.v1.JobVertex
+	1,  // 24: preflight.v1.Finding.severity:type_name -> preflight.v1.Severity
+	20, // 25: preflight.v1.OperatorAssignment.states:type_name -> preflight.v1.StateAssignment
+	21, // 26: preflight.v1.OperatorAssignment.keyed:type_name -> preflight.v1.KeyedAssignment
+	22, // 27: preflight.v1.OperatorAssignment.subtasks:type_name -> preflight.v1.SubtaskAssignment
+	24, // 28: preflight.v1.OperatorAssignment.old_subtasks:type_name -> preflight.v1.OldSubtaskState
+	23, // 29: preflight.v1.SubtaskAssignment.states:type_name -> preflight.v1.SubtaskStateShare
+	23, // 30: preflight.v1.OldSubtaskState.states:type_name -> preflight.v1.SubtaskStateShare
+	5,  // 31: preflight.v1.InspectCheckpointRequest.checkpoint:type_name -> preflight.v1.CheckpointSource
+	18, // 32: preflight.v1.InspectCheckpointResponse.checkpoint:type_name -> preflight.v1.CheckpointSummary
+	27, // 33: preflight.v1.InspectCheckpointResponse.operators:type_name -> preflight.v1.OperatorInfo
+	28, // 34: preflight.v1.OperatorInfo.states:type_name -> preflight.v1.StateInfo
+	5,  // 35: preflight.v1.DecideRequest.checkpoint:type_name -> preflight.v1.CheckpointSource
+	30, // 36: preflight.v1.DecideRequest.job:type_name -> preflight.v1.FlinkJob
+	55, // 37: preflight.v1.DecideRequest.proposed_parallelism:type_name -> preflight.v1.DecideRequest.ProposedParallelismEntry
+	9,  // 38: preflight.v1.DecideRequest.options:type_name -> preflight.v1.CheckOptions
+	3,  // 39: preflight.v1.DecideRequest.on_failure:type_name -> preflight.v1.FailurePolicy
+	4,  // 40: preflight.v1.VertexDecision.action:type_name -> preflight.v1.DecisionAction
+	4,  // 41: preflight.v1.DecideResponse.action:type_name -> preflight.v1.DecisionAction
+	34, // 42: preflight.v1.DecideResponse.vertices:type_name -> preflight.v1.VertexDecision
+	56, // 43: preflight.v1.DecideResponse.parallelism:type_name -> preflight.v1.DecideResponse.ParallelismEntry
+	16, // 44: preflight.v1.DecideResponse.findings:type_name -> preflight.v1.Finding
+	31, // 45: preflight.v1.DecideResponse.checkpoint_choice:type_name -> preflight.v1.CheckpointChoice
+	1,  // 46: preflight.v1.ClasspathCheckRequest.fail_level:type_name -> preflight.v1.Severity
+	38, // 47: preflight.v1.ClasspathCheckResponse.report:type_name -> preflight.v1.ClasspathReport
+	2,  // 48: preflight.v1.ClasspathReport.verdict:type_name -> preflight.v1.Verdict
+	16, // 49: preflight.v1.ClasspathReport.findings:type_name -> preflight.v1.Finding
+	39, // 50: preflight.v1.ClasspathReport.details:type_name -> preflight.v1.ClasspathFindingDetail
+	40, // 51: preflight.v1.ClasspathReport.job_jar:type_name -> preflight.v1.JarSummary
+	41, // 52: preflight.v1.ClasspathReport.cluster:type_name -> preflight.v1.ClassloadingSummary
+	40, // 53: preflight.v1.ClassloadingSummary.lib:type_name -> preflight.v1.JarSummary
+	42, // 54: preflight.v1.ClassloadingSummary.plugins:type_name -> preflight.v1.PluginSummary
+	5,  // 55: preflight.v1.DiffCheckpointsRequest.old_checkpoint:type_name -> preflight.v1.CheckpointSource
+	5,  // 56: preflight.v1.DiffCheckpointsRequest.new_checkpoint:type_name -> preflight.v1.CheckpointSource
+	45, // 57: preflight.v1.DiffCheckpointsResponse.old_checkpoint:type_name -> preflight.v1.LifecycleCheckpoint
+	45, // 58: preflight.v1.DiffCheckpointsResponse.new_checkpoint:type_name -> preflight.v1.LifecycleCheckpoint
+	46, // 59: preflight.v1.DiffCheckpointsResponse.operators:type_name -> preflight.v1.LifecycleOperatorDiff
+	48, // 60: preflight.v1.DiffCheckpointsResponse.findings:type_name -> preflight.v1.LifecycleFinding
+	47, // 61: preflight.v1.LifecycleOperatorDiff.states:type_name -> preflight.v1.LifecycleStateDiff
+	1,  // 62: preflight.v1.LifecycleFinding.severity:type_name -> preflight.v1.Severity
+	8,  // 63: preflight.v1.RescalePlan.MaxParallelismEntry.value:type_name -> preflight.v1.MaxParallelism
+	0,  // 64: preflight.v1.RescalePlan.InputChannelMappersEntry.value:type_name -> preflight.v1.SubtaskMapper
+	0,  // 65: preflight.v1.RescalePlan.OutputChannelMappersEntry.value:type_name -> preflight.v1.SubtaskMapper
+	10, // 66: preflight.v1.PreflightService.CheckRescale:input_type -> preflight.v1.CheckRescaleRequest
+	11, // 67: preflight.v1.PreflightService.CheckRescaleUpload:input_type -> preflight.v1.CheckRescaleUploadRequest
+	25, // 68: preflight.v1.PreflightService.InspectCheckpoint:input_type -> preflight.v1.InspectCheckpointRequest
+	36, // 69: preflight.v1.PreflightService.ClasspathCheck:input_type -> preflight.v1.ClasspathCheckRequest
+	33, // 70: preflight.v1.PreflightService.Decide:input_type -> preflight.v1.DecideRequest
+	43, // 71: preflight.v1.PreflightService.DiffCheckpoints:input_type -> preflight.v1.DiffCheckpointsRequest
+	13, // 72: preflight.v1.PreflightService.CheckRescale:output_type -> preflight.v1.CheckRescaleResponse
+	14, // 73: preflight.v1.PreflightService.CheckRescaleUpload:output_type -> preflight.v1.CheckRescaleUploadResponse
+	26, // 74: preflight.v1.PreflightService.InspectCheckpoint:output_type -> preflight.v1.InspectCheckpointResponse
+	37, // 75: preflight.v1.PreflightService.ClasspathCheck:output_type -> preflight.v1.ClasspathCheckResponse
+	35, // 76: preflight.v1.PreflightService.Decide:output_type -> preflight.v1.DecideResponse
+	44, // 77: preflight.v1.PreflightService.DiffCheckpoints:output_type -> preflight.v1.DiffCheckpointsResponse
+	72, // [72:78] is the sub-list for method output_type
+	66, // [66:72] is the sub-list for method input_type
+	66, // [66:66] is the sub-list for extension type_name
+	66, // [66:66] is the sub-list for extension extendee
+	0,  // [0:66] is the sub-list for field type_name
 }
 
 func init() { file_preflight_v1_preflight_proto_init() }
@@ -5082,7 +5099,7 @@ func file_preflight_v1_preflight_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_preflight_v1_preflight_proto_rawDesc), len(file_preflight_v1_preflight_proto_rawDesc)),
 			NumEnums:      5,
-			NumMessages:   51,
+			NumMessages:   52,
 			NumExtensions: 0,
 			NumServices:   1,
 		},
