@@ -293,7 +293,7 @@ func findingOrder(f *pb.Finding) findings.Order {
 	if len(f.GetAffectedSubtasks()) > 0 {
 		first = f.GetAffectedSubtasks()[0]
 	}
-	return findings.Order{Severity: findings.Severity(f.GetSeverity()), RuleID: f.GetRuleId(), VertexID: f.GetVertexId(),
+	return findings.Order{Severity: findings.Severity(f.GetSeverity()), RuleID: f.GetRuleId(), Position: f.GetOperatorPosition(), VertexID: f.GetVertexId(),
 		OperatorID: f.GetOperatorId(), StateName: f.GetStateName(), FirstSubtask: first, Message: f.GetMessage()}
 }
 
@@ -319,6 +319,7 @@ func (b *reportBuilder) addFindings(fs []findings.Finding) {
 			Remediation:      f.Remediation,
 			References:       f.References,
 			CatalogEntry:     f.CatalogEntry,
+			OperatorPosition: f.Position,
 		}
 		b.out.Findings = append(b.out.Findings, fm)
 	}
@@ -385,6 +386,7 @@ func operatorAssignment(stop *cancel.Flag, v *rescale.VertexAssignment, vid stri
 		MaxSubtaskPayloadBytes: s.MaxPayloadBytes,
 		TotalPayloadBytes:      s.TotalPayloadBytes,
 		Position:               int32(op.LayoutIndex() + 1),
+		UidByHash:              op.UIDByHash,
 	}
 	if len(op.States) > 0 {
 		out.States = statePtrs

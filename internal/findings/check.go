@@ -56,12 +56,13 @@ func runRules(c *Context, rules []Rule) []Finding {
 		c.stop.Check()
 		fs = append(fs, r.Check(c)...)
 	}
+	setPositions(c, fs, true)
 	sortFindings(fs)
 	return fs
 }
 
-// sortFindings orders by severity (descending), rule ID, vertex, operator, state, first
-// affected subtask, message: deterministic for equal inputs.
+// sortFindings orders by severity (descending), rule ID, position, vertex, operator, state,
+// first affected subtask, message: deterministic for equal inputs.
 func sortFindings(fs []Finding) {
 	sort.SliceStable(fs, func(i, j int) bool { return fs[i].Order().Before(fs[j].Order()) })
 }
@@ -70,6 +71,7 @@ func sortFindings(fs []Finding) {
 // API's messages) sorts them the same way by building it from their fields.
 type Order struct {
 	Severity                                Severity
+	Position                                int32 // Finding.Position
 	RuleID, VertexID, OperatorID, StateName string
 	FirstSubtask                            int32 // -1 when no subtask is affected
 	Message                                 string
@@ -81,17 +83,20 @@ func (f *Finding) Order() Order {
 	if len(f.AffectedSubtasks) > 0 {
 		first = f.AffectedSubtasks[0]
 	}
-	return Order{f.Severity, f.RuleID, f.VertexID, f.OperatorID, f.StateName, first, f.Message}
+	return Order{Severity: f.Severity, Position: f.Position, RuleID: f.RuleID, VertexID: f.VertexID,
+		OperatorID: f.OperatorID, StateName: f.StateName, FirstSubtask: first, Message: f.Message}
 }
 
 // Before reports whether a finding keyed a comes before one keyed b: severity (descending),
-// rule ID, vertex, operator, state, first affected subtask, message.
+// rule ID, position, vertex, operator, state, first affected subtask, message.
 func (a Order) Before(b Order) bool {
 	switch {
 	case a.Severity != b.Severity:
 		return a.Severity > b.Severity
 	case a.RuleID != b.RuleID:
 		return a.RuleID < b.RuleID
+	case a.Position != b.Position:
+		return a.Position < b.Position
 	case a.VertexID != b.VertexID:
 		return a.VertexID < b.VertexID
 	case a.OperatorID != b.OperatorID:
@@ -124,7 +129,6 @@ func safeParallelism(c *Context, rules []Rule, fs []Finding) []SafeParallelism {
 	if len(order) == 0 {
 		return nil
 	}
-	sort.Strings(order)
 	budgetMax := c.Options.MaxResimulations
 	if budgetMax <= 0 {
 		budgetMax = 32
@@ -150,7 +154,7 @@ func safeParallelism(c *Context, rules []Rule, fs []Finding) []SafeParallelism {
 		if v == nil {
 			continue
 		}
-		sp := SafeParallelism{VertexID: vid, VertexName: v.Name, Requested: int32(v.NewParallelism)}
+		sp := SafeParallelism{VertexID: vid, VertexName: v.Name, Requested: int32(v.NewParallelism), Position: vertexPosition(v)}
 		never := false
 		for _, e := range everywhere {
 			never = never || e.unsafeEverywhere(c, v)
@@ -199,6 +203,7 @@ func safeParallelism(c *Context, rules []Rule, fs []Finding) []SafeParallelism {
 		}
 		out = append(out, sp)
 	}
+	sortSafe(out)
 	return out
 }
 

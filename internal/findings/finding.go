@@ -87,6 +87,9 @@ type Finding struct {
 	Remediation      string
 	References       []string
 	CatalogEntry     string // catalog entry ID that matched, if any
+	// Position is the 1-based position in the checkpoint of the operator (else the vertex's
+	// head operator); 0 for none. Findings are ordered by it after severity and rule.
+	Position int32
 }
 
 // SafeParallelism is the nearest parallelism around the request at which none of the vertex's
@@ -97,6 +100,7 @@ type SafeParallelism struct {
 	Requested  int32
 	Below      int32
 	Above      int32
+	Position   int32 // the vertex's position, as Finding.Position; reports list vertices by it
 }
 
 // Report is what Check returns.

@@ -42,7 +42,7 @@ func bruteForceSafe(t *testing.T, l *checkpoint.Layout, plan rescale.Plan, opts 
 	var out []SafeParallelism
 	for _, s := range rep.Safe {
 		v := vertexByHex(base, s.VertexID)
-		sp := SafeParallelism{VertexID: s.VertexID, VertexName: v.Name, Requested: int32(v.NewParallelism)}
+		sp := SafeParallelism{VertexID: s.VertexID, VertexName: v.Name, Requested: int32(v.NewParallelism), Position: vertexPosition(v)}
 		for p := v.NewParallelism - 1; p >= 1; p-- {
 			if !denies(v, p) {
 				sp.Below = int32(p)

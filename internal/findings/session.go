@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"sort"
 
 	"github.com/flinkpreflight/preflight/internal/cancel"
 	"github.com/flinkpreflight/preflight/internal/checkpoint"
@@ -136,6 +135,7 @@ func (s *Session) Vertices(ctx context.Context, from, to int) (_ *rescale.Result
 	for i := range fs {
 		s.worst = max(s.worst, fs[i].Severity)
 	}
+	setPositions(c, fs, false)
 	s.safe = append(s.safe, safeParallelism(c, s.rules, fs)...)
 	return res, fs, nil
 }
@@ -159,7 +159,7 @@ func (s *Session) Finish(ctx context.Context) (rep Report, err error) {
 	fs := runRules(c, s.rules)
 	s.safe = append(s.safe, safeParallelism(c, s.rules, fs)...)
 	sortFindings(fs)
-	sort.Slice(s.safe, func(i, j int) bool { return s.safe[i].VertexID < s.safe[j].VertexID })
+	sortSafe(s.safe)
 	// The verdict weighs the ranges' findings too: the worst of them stands for all.
 	verdict := max(verdictOf(fs, s.opts.failLevel()), verdictOf([]Finding{{Severity: s.worst}}, s.opts.failLevel()))
 	return Report{Findings: fs, Verdict: verdict, Safe: s.safe}, nil

@@ -15,14 +15,15 @@ const minShortID = 8
 type opRef struct {
 	name, uid, id, short string
 	position             int32
+	uidByHash            string // the plan key matched through its uid hash (format 1-4)
 }
 
 func assignmentRef(op *pb.OperatorAssignment) opRef {
-	return opRef{op.GetName(), op.GetUid(), op.GetOperatorId(), op.GetShortId(), op.GetPosition()}
+	return opRef{op.GetName(), op.GetUid(), op.GetOperatorId(), op.GetShortId(), op.GetPosition(), op.GetUidByHash()}
 }
 
 func infoRef(op *pb.OperatorInfo) opRef {
-	return opRef{op.GetName(), op.GetUid(), op.GetOperatorId(), op.GetShortId(), op.GetPosition()}
+	return opRef{name: op.GetName(), uid: op.GetUid(), id: op.GetOperatorId(), short: op.GetShortId(), position: op.GetPosition()}
 }
 
 // shortID is the API's short_id, or (an answer of an older server) the first eight hex digits.
@@ -64,6 +65,9 @@ func (o opRef) parts() (base string, extra []string) {
 		base = pos + "uid " + o.uid
 	default:
 		base = o.unnamed()
+	}
+	if o.uid == "" && o.uidByHash != "" {
+		extra = append(extra, "uid "+o.uidByHash+", matched by hash")
 	}
 	return base, extra
 }
@@ -129,12 +133,12 @@ func indexReferenced(r *pb.RescaleReport) operatorIndex {
 // entry for its ID.
 func (idx operatorIndex) finding(f *pb.Finding) opRef {
 	if f.GetOperatorName() != "" || f.GetOperatorUid() != "" {
-		return opRef{name: f.GetOperatorName(), uid: f.GetOperatorUid(), id: f.GetOperatorId()}
+		return opRef{name: f.GetOperatorName(), uid: f.GetOperatorUid(), id: f.GetOperatorId(), position: f.GetOperatorPosition()}
 	}
 	if o, ok := idx[f.GetOperatorId()]; ok && o.id != "" {
 		return o
 	}
-	return opRef{id: f.GetOperatorId()}
+	return opRef{id: f.GetOperatorId(), position: f.GetOperatorPosition()}
 }
 
 // vertex labels a safe-parallelism entry's vertex: its name, else its head operator (whose ID is

@@ -63,7 +63,7 @@ func (rs *Resimulator) Vertex(ctx context.Context, vertexID checkpoint.OperatorI
 		return nil, &PlanError{Field: "vertex", Key: vertexID.String(), Msg: "names no vertex of the plan"}
 	}
 	res = &Result{}
-	s := &simulation{layout: rs.layout, plan: rs.plan, res: res, stop: stop, single: true}
+	s := &simulation{layout: rs.layout, plan: rs.plan, res: res, stop: stop, single: true, byHash: rs.rp.byHash}
 	if !rs.add(s, v, p) {
 		return res, nil
 	}
@@ -108,7 +108,7 @@ func (rs *Resimulator) Vertices(ctx context.Context, from, to int) (res *Result,
 	defer cancel.Recover(&err)
 	stop.Check()
 	res = &Result{}
-	s := &simulation{layout: rs.layout, plan: rs.plan, res: res, stop: stop, single: true}
+	s := &simulation{layout: rs.layout, plan: rs.plan, res: res, stop: stop, single: true, byHash: rs.rp.byHash}
 	for v := from; v < to; v++ {
 		stop.Check()
 		rs.add(s, v, 0)
@@ -139,7 +139,7 @@ func (rs *Resimulator) Unrestored(ctx context.Context) (res *Result, err error) 
 	defer cancel.Recover(&err)
 	stop.Check()
 	res = &Result{NonRestored: nonRestored(stop, rs.layout, rs.rp)}
-	s := &simulation{layout: rs.layout, plan: rs.plan, res: res, stop: stop}
+	s := &simulation{layout: rs.layout, plan: rs.plan, res: res, stop: stop, byHash: rs.rp.byHash}
 	s.failures()
 	return res, nil
 }

@@ -20,6 +20,10 @@ type resolver struct {
 	// known are the new job's operators declared by the plan (Vertices, NewJobOperators,
 	// UserDefinedOperatorIDs keys), by generated ID, with the key that declared them.
 	known map[checkpoint.OperatorID]string
+	// byHash are the plan keys that named a checkpoint operator only through the hash of a uid
+	// the checkpoint does not store (format 1-4, or an operator without uid), by operator ID:
+	// reports say so, since nothing else in the file ties the key to the operator.
+	byHash map[checkpoint.OperatorID]string
 	// stop ends the loops over the layout's operators and the plan's keys.
 	stop *cancel.Flag
 }
@@ -76,6 +80,12 @@ func (r *resolver) checkpointMatches(key string) []checkpoint.OperatorID {
 	}
 	if id := checkpoint.OperatorIDFromUID(key); r.has(id) {
 		add(id)
+		if i, ok := r.byID[id]; ok && r.layout.Operators[i].UID == "" {
+			if r.byHash == nil {
+				r.byHash = map[checkpoint.OperatorID]string{}
+			}
+			r.byHash[id] = key
+		}
 	}
 	r.indexNames()
 	for _, i := range r.byUID[key] {

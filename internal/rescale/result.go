@@ -207,6 +207,9 @@ type OperatorAssignment struct {
 	// (setUidHash) when the state was found under it.
 	StateID   checkpoint.OperatorID
 	Name, UID string // from the checkpoint (format 5+)
+	// UIDByHash is the plan key that named the operator through the hash of a uid the
+	// checkpoint does not store (format 1-4); "" otherwise.
+	UIDByHash string
 	VertexID  checkpoint.OperatorID
 	// Layout is the operator's checkpoint record; nil for an operator new to the job.
 	Layout *checkpoint.OperatorLayout

@@ -56,7 +56,7 @@ func simulateWith(stop *cancel.Flag, layout *checkpoint.Layout, plan Plan) (*Res
 	}
 	stop.Check()
 	res := &Result{}
-	s := &simulation{layout: layout, plan: plan, res: res, stop: stop}
+	s := &simulation{layout: layout, plan: plan, res: res, stop: stop, byHash: rp.byHash}
 	for v := range rp.numVertices() {
 		stop.Check()
 		va := s.vertex(rp.vertex(v), rp.par[v], plan.DefaultParallelism, rp.maxPs[v])
@@ -101,7 +101,8 @@ type resolvedPlan struct {
 	maxPs    map[int]MaxParallelism
 	// inMappers and outMappers are the channel-state mappers per vertex.
 	inMappers, outMappers map[int]SubtaskMapper
-	only                  map[int]bool // nil: every vertex
+	only                  map[int]bool                     // nil: every vertex
+	byHash                map[checkpoint.OperatorID]string // resolver.byHash
 }
 
 func (rp *resolvedPlan) numVertices() int { return len(rp.vps) + len(rp.solo) }
@@ -229,6 +230,7 @@ func resolvePlan(stop *cancel.Flag, layout *checkpoint.Layout, plan Plan) (*reso
 			rp.only[v] = true
 		}
 	}
+	rp.byHash = r.byHash
 	return rp, nil
 }
 
@@ -243,6 +245,8 @@ type simulation struct {
 	declaredMaxP []int
 	// stop is raised when the caller's context ends; loops that grow with the input check it.
 	stop *cancel.Flag
+	// byHash is resolvedPlan.byHash: the uid keys matched by hash, by operator.
+	byHash map[checkpoint.OperatorID]string
 	// single: some vertices simulated by a Resimulator; the checks of operators outside them are
 	// skipped (they do not depend on their parallelism) and left to Resimulator.Unrestored.
 	single bool
@@ -259,6 +263,7 @@ func (s *simulation) vertex(vp vertexPlan, override, def int, mp MaxParallelism)
 			l := &s.layout.Operators[i]
 			a.Layout, a.stateIdx = l, int32(i)
 			a.Name, a.UID = l.Name, l.UID
+			a.UIDByHash = s.byHash[l.ID]
 			a.OldParallelism = l.Parallelism
 			a.CheckpointMaxParallelism = l.MaxParallelism
 			a.FullyFinished = l.FullyFinished

@@ -1216,9 +1216,13 @@ type Finding struct {
 	// Every operator state the finding covers, in name order, when it covers more than one (one
 	// finding per rule, operator and cause: the message names the first few and the count, this
 	// field all of them). Empty when the finding concerns one state (state_name) or none.
-	StateNames    []string `protobuf:"bytes,14,rep,name=state_names,json=stateNames,proto3" json:"state_names,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	StateNames []string `protobuf:"bytes,14,rep,name=state_names,json=stateNames,proto3" json:"state_names,omitempty"`
+	// 1-based position in the checkpoint of the finding's operator (of the vertex's head operator
+	// when the finding names only the vertex); 0 when it concerns no operator of the checkpoint.
+	// Findings are ordered by severity, rule and then this position, as the operators table is.
+	OperatorPosition int32 `protobuf:"varint,15,opt,name=operator_position,json=operatorPosition,proto3" json:"operator_position,omitempty"`
+	unknownFields    protoimpl.UnknownFields
+	sizeCache        protoimpl.SizeCache
 }
 
 func (x *Finding) Reset() {
@@ -1347,6 +1351,13 @@ func (x *Finding) GetStateNames() []string {
 		return x.StateNames
 	}
 	return nil
+}
+
+func (x *Finding) GetOperatorPosition() int32 {
+	if x != nil {
+		return x.OperatorPosition
+	}
+	return 0
 }
 
 // SafeParallelism is the nearest parallelism around the request at which no denying rule fires.
@@ -1601,7 +1612,12 @@ type OperatorAssignment struct {
 	// The shortest prefix of operator_id, at least 8 hex digits, that no other operator of the
 	// report shares. Reports call an operator without a name or uid "operator #<position>
 	// (<short_id>)".
-	ShortId       string `protobuf:"bytes,17,opt,name=short_id,json=shortId,proto3" json:"short_id,omitempty"`
+	ShortId string `protobuf:"bytes,17,opt,name=short_id,json=shortId,proto3" json:"short_id,omitempty"`
+	// The plan key that named this operator through the hash of a uid the checkpoint does not
+	// store (format versions 1-4): Flink's generated ID of the uid equals the operator's ID.
+	// Reports show it, "uid KEY, matched by hash", since nothing else in the file ties the uid to
+	// the operator. Empty otherwise.
+	UidByHash     string `protobuf:"bytes,18,opt,name=uid_by_hash,json=uidByHash,proto3" json:"uid_by_hash,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1751,6 +1767,13 @@ func (x *OperatorAssignment) GetPosition() int32 {
 func (x *OperatorAssignment) GetShortId() string {
 	if x != nil {
 		return x.ShortId
+	}
+	return ""
+}
+
+func (x *OperatorAssignment) GetUidByHash() string {
+	if x != nil {
+		return x.UidByHash
 	}
 	return ""
 }
@@ -4577,7 +4600,7 @@ const file_preflight_v1_preflight_proto_rawDesc = "" +
 	"checkpoint\x18\x05 \x01(\v2\x1f.preflight.v1.CheckpointSummaryR\n" +
 	"checkpoint\x12K\n" +
 	"\x11checkpoint_choice\x18\v \x01(\v2\x1e.preflight.v1.CheckpointChoiceR\x10checkpointChoice\x12:\n" +
-	"\fjob_vertices\x18\f \x03(\v2\x17.preflight.v1.JobVertexR\vjobVertices\"\xe0\x03\n" +
+	"\fjob_vertices\x18\f \x03(\v2\x17.preflight.v1.JobVertexR\vjobVertices\"\x8d\x04\n" +
 	"\aFinding\x12\x17\n" +
 	"\arule_id\x18\x01 \x01(\tR\x06ruleId\x12\x14\n" +
 	"\x05title\x18\x02 \x01(\tR\x05title\x122\n" +
@@ -4598,7 +4621,8 @@ const file_preflight_v1_preflight_proto_rawDesc = "" +
 	"references\x12#\n" +
 	"\rcatalog_entry\x18\r \x01(\tR\fcatalogEntry\x12\x1f\n" +
 	"\vstate_names\x18\x0e \x03(\tR\n" +
-	"stateNames\"\x99\x01\n" +
+	"stateNames\x12+\n" +
+	"\x11operator_position\x18\x0f \x01(\x05R\x10operatorPosition\"\x99\x01\n" +
 	"\x0fSafeParallelism\x12\x1b\n" +
 	"\tvertex_id\x18\x01 \x01(\tR\bvertexId\x12\x1f\n" +
 	"\vvertex_name\x18\x02 \x01(\tR\n" +
@@ -4619,7 +4643,7 @@ const file_preflight_v1_preflight_proto_rawDesc = "" +
 	"\rsnapshot_name\x18\b \x01(\tR\fsnapshotName\x12,\n" +
 	"\x12inline_state_bytes\x18\t \x01(\x03R\x10inlineStateBytes\x12\x16\n" +
 	"\x06source\x18\n" +
-	" \x01(\tR\x06source\"\xdf\x05\n" +
+	" \x01(\tR\x06source\"\xff\x05\n" +
 	"\x12OperatorAssignment\x12\x1f\n" +
 	"\voperator_id\x18\x01 \x01(\tR\n" +
 	"operatorId\x12\x12\n" +
@@ -4639,7 +4663,8 @@ const file_preflight_v1_preflight_proto_rawDesc = "" +
 	"\x13total_payload_bytes\x18\x0e \x01(\x03R\x11totalPayloadBytes\x12@\n" +
 	"\fold_subtasks\x18\x0f \x03(\v2\x1d.preflight.v1.OldSubtaskStateR\voldSubtasks\x12\x1a\n" +
 	"\bposition\x18\x10 \x01(\x05R\bposition\x12\x19\n" +
-	"\bshort_id\x18\x11 \x01(\tR\ashortId\"\x96\x02\n" +
+	"\bshort_id\x18\x11 \x01(\tR\ashortId\x12\x1e\n" +
+	"\vuid_by_hash\x18\x12 \x01(\tR\tuidByHash\"\x96\x02\n" +
 	"\x0fStateAssignment\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x12\n" +
 	"\x04mode\x18\x02 \x01(\tR\x04mode\x12\x10\n" +
