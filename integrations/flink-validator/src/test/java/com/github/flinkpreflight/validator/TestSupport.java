@@ -85,7 +85,7 @@ final class TestSupport {
     static String withRestPort(String json, int port) throws Json.ParseException {
         Map<String, Object> doc = (Map<String, Object>) Json.parse(json);
         Map<String, Object> spec = (Map<String, Object>) doc.get("spec");
-        Map<String, Object> conf = (Map<String, Object>) spec.get("flinkConfiguration");
+        Map<String, Object> conf = (Map<String, Object>) spec.computeIfAbsent("flinkConfiguration", k -> new LinkedHashMap<>());
         conf.put("rest.port", Integer.toString(port));
         return Json.write(doc);
     }
