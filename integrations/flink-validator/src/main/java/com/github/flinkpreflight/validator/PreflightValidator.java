@@ -97,11 +97,15 @@ final class PreflightValidator {
     }
 
     private static Optional<String> verdict(ValidatorConfig cfg, AdmissionClient.Answer a, String what, String id) {
+        boolean said = false; // preflightd's fail-open warning repeats its message
         for (String w : a.warnings) {
             LOG.warn(w + " [" + what + ", request " + id + "]");
+            said |= !a.message.isEmpty() && w.startsWith(a.message);
         }
         if (a.allowed) {
-            LOG.info(a.message + " [request " + id + "]");
+            if (!said) {
+                LOG.info(a.message + " [request " + id + "]");
+            }
             return Optional.empty();
         }
         if (cfg.dryRun) {

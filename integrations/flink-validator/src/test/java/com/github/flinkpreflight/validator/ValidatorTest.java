@@ -61,6 +61,7 @@ public final class ValidatorTest {
         t.put("RequestShape", ValidatorTest::requestShape);
         t.put("AllowedAndDenied", ValidatorTest::allowedAndDenied);
         t.put("UnchangedSpecNoCall", ValidatorTest::unchangedSpec);
+        t.put("UnchangedSpecForms", ValidatorTest::unchangedSpecForms);
         t.put("FailuresFollowPolicy", ValidatorTest::failures);
         t.put("TimeoutBoundsTheCall", ValidatorTest::timeout);
         t.put("MapperFailureFollowsPolicy", ValidatorTest::mapperFailure);
@@ -222,6 +223,24 @@ public final class ValidatorTest {
             check(v.validate(overrides()).isPresent(), "a changed spec is checked");
             eq(svc.seen.size(), 1, "with a call");
         }
+    }
+
+    /** What counts as the last reconciled spec, in the forms operators write it. */
+    static void unchangedSpecForms() throws Exception {
+        String spec = "{\"job\":{\"parallelism\":4,\"upgradeMode\":\"savepoint\"},\"image\":\"flink:1.20\"}";
+        Map<String, Boolean> cases = new LinkedHashMap<>();
+        cases.put("{\"spec\":" + spec + ",\"resource_metadata\":{\"apiVersion\":\"flink.apache.org/v1beta1\"}}", true);
+        cases.put("{\"spec\":{\"job\":{\"parallelism\":8,\"upgradeMode\":\"savepoint\"},\"image\":\"flink:1.20\"}}", false);
+        cases.put(spec, true); // the older format, the bare spec (SpecUtils still reads it)
+        cases.put("{\"spec\":", false); // malformed: preflightd names it
+        cases.put(null, false); // never reconciled
+        for (Map.Entry<String, Boolean> c : cases.entrySet()) {
+            String status = c.getKey() == null ? "{}" : "{\"reconciliationStatus\":{\"lastReconciledSpec\":" + Json.write(c.getKey()) + "}}";
+            Object doc = Json.parse("{\"kind\":\"FlinkDeployment\",\"spec\":" + spec + ",\"status\":" + status + "}");
+            eq(PreflightValidator.unchangedSpec((Map<?, ?>) doc), c.getValue(), "lastReconciledSpec " + c.getKey());
+        }
+        eq(PreflightValidator.describe(Map.of("kind", "FlinkDeployment", "metadata", Map.of("name", "a")), "x"), "FlinkDeployment a", "no namespace");
+        eq(PreflightValidator.describe(Map.of(), "FlinkDeployment"), "FlinkDeployment", "no metadata");
     }
 
     static void failures() throws Exception {
