@@ -34,6 +34,9 @@ final class PreflightValidator {
         Map<String, String> conf;
         try {
             conf = operatorConf.get();
+            if (conf == null) {
+                conf = Map.of();
+            }
         } catch (RuntimeException | LinkageError e) {
             config = null;
             configError = "cannot read the operator's configuration: " + e;
@@ -120,8 +123,9 @@ final class PreflightValidator {
     private static Optional<String> failure(boolean closed, boolean dryRun, String what, String cause) {
         String msg = "Preflight could not check the parallelism change of " + what + ": " + cause;
         if (closed && !dryRun) {
-            LOG.warn(msg + ". Denied: " + ValidatorConfig.PREFIX + ValidatorConfig.ON_FAILURE + " is fail-closed.");
-            return Optional.of(msg + ". Denied: " + ValidatorConfig.PREFIX + ValidatorConfig.ON_FAILURE + " is fail-closed.");
+            String denial = msg + ". Denied: " + ValidatorConfig.PREFIX + ValidatorConfig.ON_FAILURE + " is fail-closed.";
+            LOG.warn(denial);
+            return Optional.of(denial);
         }
         LOG.warn(msg + ". Allowed: " + (dryRun ? "dry run." : ValidatorConfig.PREFIX + ValidatorConfig.ON_FAILURE + " is fail-open."));
         return Optional.empty();
