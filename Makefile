@@ -17,10 +17,10 @@ RELEASE_PLATFORMS := linux/amd64 linux/arm64 darwin/amd64 darwin/arm64
 PREFLIGHT_ARTIFACTS ?= $(CURDIR)/out
 export VERSITYGW PREFLIGHT_ARTIFACTS
 
-.PHONY: restorecode-java rules-doc test tools lint generate check-generated breaking unit fuzz-smoke fuzz build demo bench java-adapter-test javahash-golden javahash-golden-update openapi-lint release helm
+.PHONY: restorecode-java rules-doc test tools lint generate check-generated breaking unit fuzz-smoke fuzz build demo bench java-adapter-test java-validator-test javahash-golden javahash-golden-update openapi-lint release helm
 
 ## test: every check CI runs, from a clean clone.
-test: tools lint check-generated breaking javahash-golden openapi-lint helm unit restorecode-java fuzz-smoke java-adapter-test
+test: tools lint check-generated breaking javahash-golden openapi-lint helm unit restorecode-java fuzz-smoke java-adapter-test java-validator-test
 
 ## tools: build the pinned tools (buf, code generators, the S3 test server).
 tools:
@@ -150,6 +150,12 @@ restorecode-java:
 ## run its unit tests and its end-to-end test against a real preflightd; skipped, saying so, without a JDK.
 java-adapter-test:
 	GO="$(GO)" integrations/flink-autoscaler/build.sh test
+
+## java-validator-test: build the operator's FlinkResourceValidator plugin (integrations/flink-validator),
+## check its stubs against the recorded real signatures, run its unit tests and its end-to-end test
+## against a real preflightd; skipped, saying so, without a JDK.
+java-validator-test:
+	GO="$(GO)" integrations/flink-validator/build.sh test
 
 ## build: the CLI and the daemon into bin/.
 build:

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
@@ -60,7 +61,7 @@ type admissionStatus struct {
 	Message string `json:"message,omitempty"`
 }
 
-// plainAnswer is the answer of FlinkAdmissionResourcePath.
+// plainAnswer is the answer of FlinkAdmissionResourcePath (query: see resourceQuery).
 type plainAnswer struct {
 	Allowed  bool     `json:"allowed"`
 	Code     int32    `json:"code,omitempty"`
@@ -85,7 +86,7 @@ func (s *Server) serveAdmissionReview(w http.ResponseWriter, r *http.Request) {
 	resp := &admissionResponse{UID: rev.Request.UID, Allowed: true}
 	op := rev.Request.Operation
 	if (op == "CREATE" || op == "UPDATE") && len(rev.Request.Object) > 0 {
-		a := s.admitFlink(r.Context(), rev.Request.Object, "uid="+rev.Request.UID+" op="+op)
+		a := s.admitFlink(r.Context(), rev.Request.Object, s.cfg.FlinkAdmission, "uid="+rev.Request.UID+" op="+op)
 		resp.Allowed, resp.Warnings = a.Allowed, warnings(a.Warnings)
 		if a.Message != "" {
 			resp.Status = &admissionStatus{Message: a.Message}
@@ -98,12 +99,42 @@ func (s *Server) serveAdmissionReview(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) serveAdmissionResource(w http.ResponseWriter, r *http.Request) {
+	cfg, err := resourceQuery(s.cfg.FlinkAdmission, r)
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusBadRequest)
+		return
+	}
 	body, ok := readAdmissionBody(w, r)
 	if !ok {
 		return
 	}
-	a := s.admitFlink(r.Context(), body, "plain")
+	a := s.admitFlink(r.Context(), body, cfg, "plain")
 	writeJSON(w, plainAnswer{Allowed: a.Allowed, Code: a.Code, Message: a.Message, Warnings: a.Warnings})
+}
+
+// resourceQuery applies the caller's policy to the plain route: onFailure=open|closed replaces
+// --admission-failure-policy (the operator plugin follows its own), and timeout (a Go duration)
+// shortens --admission-timeout, so the daemon answers before the caller gives up.
+func resourceQuery(cfg flinkadmission.Config, r *http.Request) (flinkadmission.Config, error) {
+	q := r.URL.Query()
+	switch p := q.Get("onFailure"); p {
+	case "":
+	case "open", "closed":
+		cfg.FailClosed = p == "closed"
+	default:
+		return cfg, fmt.Errorf("onFailure %q: want open or closed", p)
+	}
+	if v := q.Get("timeout"); v != "" {
+		d, err := time.ParseDuration(v)
+		if err != nil || d <= 0 {
+			return cfg, fmt.Errorf("timeout %q: want a positive duration such as 4500ms", v)
+		}
+		if cfg.Timeout <= 0 {
+			cfg.Timeout = flinkadmission.DefaultTimeout
+		}
+		cfg.Timeout = min(cfg.Timeout, d)
+	}
+	return cfg, nil
 }
 
 func readAdmissionBody(w http.ResponseWriter, r *http.Request) ([]byte, bool) {
@@ -143,9 +174,9 @@ func warnings(ws []string) []string {
 }
 
 // admitFlink runs one admission decision and logs it.
-func (s *Server) admitFlink(ctx context.Context, obj []byte, what string) flinkadmission.Answer {
+func (s *Server) admitFlink(ctx context.Context, obj []byte, cfg flinkadmission.Config, what string) flinkadmission.Answer {
 	start := time.Now()
-	a := flinkadmission.Review(ctx, obj, s.cfg.FlinkAdmission, admissionBackend{s})
+	a := flinkadmission.Review(ctx, obj, cfg, admissionBackend{s})
 	s.log.Info("flink admission", slog.String("request", what), slog.Bool("allowed", a.Allowed), slog.Bool("checked", a.Checked),
 		slog.Int("code", int(a.Code)), slog.Duration("took", time.Since(start)))
 	return a

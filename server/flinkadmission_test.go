@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	flinkadmission "github.com/flinkpreflight/preflight/internal/admission"
 	"github.com/flinkpreflight/preflight/internal/flinkrest/flinkresttest"
@@ -181,6 +182,73 @@ func TestFlinkAdmissionResource(t *testing.T) {
 	}
 	if out.Allowed || out.Code != 403 || !strings.Contains(out.Message, "keep 4") {
 		t.Fatalf("%+v", out)
+	}
+}
+
+// TestFlinkAdmissionResourceQuery: the operator plugin's own failure policy and deadline replace
+// the daemon's on the plain route.
+func TestFlinkAdmissionResourceQuery(t *testing.T) {
+	down := httptest.NewServer(http.NotFoundHandler())
+	downURL := down.URL
+	down.Close()
+	srv, _ := admissionServer(t, flinkadmission.Config{RESTTemplate: downURL}, downURL)
+	obj, err := os.ReadFile(filepath.Join("..", "internal", "admission", "testdata", "deployment-overrides-4-to-8.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		query   string
+		code    int
+		allowed bool
+	}{
+		{"", 200, true}, // the daemon's policy: open
+		{"?onFailure=closed", 200, false},
+		{"?onFailure=open&timeout=3s", 200, true},
+		{"?onFailure=shut", 400, false},
+		{"?timeout=0s", 400, false},
+		{"?timeout=soon", 400, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.query, func(t *testing.T) {
+			resp, err := http.Post(srv.URL+FlinkAdmissionResourcePath+tt.query, "application/json", bytes.NewReader(obj))
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer resp.Body.Close()
+			if resp.StatusCode != tt.code {
+				t.Fatalf("HTTP %d, want %d", resp.StatusCode, tt.code)
+			}
+			if tt.code != 200 {
+				return
+			}
+			var out plainAnswer
+			if err := json.NewDecoder(resp.Body).Decode(&out); err != nil {
+				t.Fatal(err)
+			}
+			if out.Allowed != tt.allowed || !strings.Contains(out.Message, strings.TrimPrefix(downURL, "http://")) {
+				t.Fatalf("%+v", out)
+			}
+		})
+	}
+}
+
+func TestResourceQueryTimeout(t *testing.T) {
+	tests := []struct {
+		daemon time.Duration
+		query  string
+		want   time.Duration
+	}{
+		{0, "timeout=2s", 2 * time.Second},
+		{0, "timeout=1m", flinkadmission.DefaultTimeout},
+		{3 * time.Second, "timeout=4500ms", 3 * time.Second},
+		{3 * time.Second, "", 3 * time.Second},
+	}
+	for _, tt := range tests {
+		r := httptest.NewRequest("POST", FlinkAdmissionResourcePath+"?"+tt.query, nil)
+		cfg, err := resourceQuery(flinkadmission.Config{Timeout: tt.daemon}, r)
+		if err != nil || cfg.Timeout != tt.want {
+			t.Errorf("%v %q: %v %v, want %v", tt.daemon, tt.query, cfg.Timeout, err, tt.want)
+		}
 	}
 }
 

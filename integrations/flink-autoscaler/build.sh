@@ -54,7 +54,8 @@ check_api() {
 build_tests() {
 	rm -rf "$out/test-classes"
 	mkdir -p "$out/test-classes"
-	javac "${javac_flags[@]}" -cp "$out/stubs:$jarfile" -d "$out/test-classes" $(find src/test/java -name '*.java' | sort)
+	# ../testing: the fake Flink REST endpoint and the preflightd runner shared with integrations/flink-validator.
+	javac "${javac_flags[@]}" -cp "$out/stubs:$jarfile" -d "$out/test-classes" $(find src/test/java ../testing/src -name '*.java' | sort)
 }
 
 run_unit() {

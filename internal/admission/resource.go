@@ -272,7 +272,8 @@ func positive(v, field string) (int, error) {
 func (s *Spec) port() string {
 	cfg, err := s.config()
 	if err == nil {
-		if p, err := positive(cfg[keyRESTPort], ""); err == nil && p < 1<<16 {
+		// A TCP port, not a parallelism: ports above maxParallelism (32768) are common.
+		if p, err := strconv.Atoi(strings.TrimSpace(cfg[keyRESTPort])); err == nil && p > 0 && p < 1<<16 {
 			return strconv.Itoa(p)
 		}
 	}

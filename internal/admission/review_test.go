@@ -2,6 +2,7 @@ package admission
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"os"
 	"path/filepath"
@@ -213,6 +214,26 @@ func TestParallelismBounds(t *testing.T) {
 		var e *Error
 		if !errors.As(err, &e) || e.Field != tt.field {
 			t.Errorf("%s: %v, want an error in %s", tt.spec, err, tt.field)
+		}
+	}
+}
+
+func TestRESTPort(t *testing.T) {
+	tests := []struct {
+		conf, want string
+	}{
+		{``, "8081"},
+		{`{"rest.port":"9091"}`, "9091"},
+		{`{"rest.port":" 45123 "}`, "45123"}, // above maxParallelism: still a port
+		{`{"rest":{"port":"40000"}}`, "40000"},
+		{`{"rest.port":"65536"}`, "8081"},
+		{`{"rest.port":"0"}`, "8081"},
+		{`{"rest.port":"http"}`, "8081"},
+	}
+	for _, tt := range tests {
+		s := Spec{FlinkConfiguration: json.RawMessage(tt.conf)}
+		if got := s.port(); got != tt.want {
+			t.Errorf("%s: port %s, want %s", tt.conf, got, tt.want)
 		}
 	}
 }

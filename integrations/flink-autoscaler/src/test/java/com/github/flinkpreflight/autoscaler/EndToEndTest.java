@@ -6,34 +6,24 @@ import static com.github.flinkpreflight.autoscaler.TestSupport.eq;
 
 import com.github.flinkpreflight.autoscaler.TestSupport.Ctx;
 import com.github.flinkpreflight.autoscaler.TestSupport.LogCapture;
-import com.sun.net.httpserver.HttpExchange;
-import com.sun.net.httpserver.HttpServer;
+import com.github.flinkpreflight.testing.FakeFlinkRest;
+import com.github.flinkpreflight.testing.Preflightd;
 
 import org.apache.flink.api.common.JobID;
 import org.apache.flink.autoscaler.ScalingSummary;
 import org.apache.flink.runtime.jobgraph.JobVertexID;
 
-import java.io.BufferedReader;
-import java.io.IOException;
-import java.io.InputStreamReader;
-import java.io.OutputStream;
-import java.net.InetAddress;
-import java.net.InetSocketAddress;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.Paths;
-import java.util.ArrayList;
 import java.util.LinkedHashMap;
-import java.util.List;
 import java.util.Map;
-import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
 import java.util.logging.LogManager;
 
 /**
  * The adapter against a real preflightd: the daemon is started on loopback, a fake Flink REST
- * endpoint (JDK HttpServer, responses shaped like Flink 2.1's REST API) reports a running job with
+ * endpoint ({@link FakeFlinkRest}: JDK HttpServer, responses shaped like Flink 2.1's REST API) reports a running job with
  * the table filesystem sink of {@code testdata/compact-sink} and that savepoint as its latest, and
  * the plugin is called as the operator calls it. Proposals that Flink's restore would survive are
  * approved, the compact-operator scale-up (FLINK-31689) is vetoed, a misaligned one is adjusted,
@@ -59,8 +49,8 @@ public final class EndToEndTest {
         Path savepoint = Paths.get(args[1], "testdata", "compact-sink").toAbsolutePath().normalize();
         check(Files.isRegularFile(savepoint.resolve("_metadata")), "missing " + savepoint.resolve("_metadata"));
         int failed;
-        try (FakeFlink flink = new FakeFlink(savepoint);
-                Daemon daemon = Daemon.start(args[0], savepoint.getParent().toString(), flink.url())) {
+        try (FakeFlinkRest flink = new FakeFlinkRest(savepoint, JOB);
+                Preflightd daemon = Preflightd.start(args[0], "--allow", savepoint.getParent().toString(), "--allow", flink.url() + "/")) {
             Map<String, TestSupport.Body> t = new LinkedHashMap<>();
             t.put("SafeScaleUpApproved", () -> safeScaleUp(daemon, flink));
             t.put("CompactOperatorScaleUpVetoed", () -> compactScaleUp(daemon, flink));
@@ -80,7 +70,7 @@ public final class EndToEndTest {
         System.out.println("     | " + log.all().replace("\n", "\n     | "));
     }
 
-    static Ctx ctx(Daemon daemon, FakeFlink flink) {
+    static Ctx ctx(Preflightd daemon, FakeFlinkRest flink) {
         Ctx c = new Ctx().plugin("url", daemon.url);
         c.key = "flink/orders-to-fs";
         c.jobId = JobID.fromHexString(JOB);
@@ -88,7 +78,7 @@ public final class EndToEndTest {
         return c;
     }
 
-    static void safeScaleUp(Daemon daemon, FakeFlink flink) throws Exception {
+    static void safeScaleUp(Preflightd daemon, FakeFlinkRest flink) throws Exception {
         try (LogCapture log = new LogCapture()) {
             Map<JobVertexID, ScalingSummary> in = TestSupport.summaries(SOURCE, 4, 8);
             Map<JobVertexID, ScalingSummary> out = new PreflightScalingExecutor<String>().apply(ctx(daemon, flink).build(), in);
@@ -108,7 +98,7 @@ public final class EndToEndTest {
         }
     }
 
-    static void compactScaleUp(Daemon daemon, FakeFlink flink) throws Exception {
+    static void compactScaleUp(Preflightd daemon, FakeFlinkRest flink) throws Exception {
         try (LogCapture log = new LogCapture()) {
             // The autoscaler raises the source and the compaction together.
             Map<JobVertexID, ScalingSummary> in = TestSupport.summaries(SOURCE, 4, 8, COMPACT, 4, 8);
@@ -122,7 +112,7 @@ public final class EndToEndTest {
         }
     }
 
-    static void misaligned(Daemon daemon, FakeFlink flink) throws Exception {
+    static void misaligned(Preflightd daemon, FakeFlinkRest flink) throws Exception {
         try (LogCapture log = new LogCapture()) {
             // 5 does not divide the max parallelism 128; aligned, the nearest above is 8.
             Map<JobVertexID, ScalingSummary> in = TestSupport.summaries(SOURCE, 4, 5);
@@ -138,7 +128,7 @@ public final class EndToEndTest {
         }
     }
 
-    static void unknownJob(Daemon daemon, FakeFlink flink) throws Exception {
+    static void unknownJob(Preflightd daemon, FakeFlinkRest flink) throws Exception {
         for (String policy : new String[] {"fail-closed", "fail-open"}) {
             try (LogCapture log = new LogCapture()) {
                 Ctx c = ctx(daemon, flink).plugin("on-failure", policy);
@@ -153,237 +143,6 @@ public final class EndToEndTest {
                 contains(log.all(), "Preflight could not check job", "the service's failure is logged");
                 show(log);
             }
-        }
-    }
-
-    // ---------------------------------------------------------------------------------------
-
-    /** preflightd on loopback ports chosen by the kernel. */
-    static final class Daemon implements AutoCloseable {
-        final Process process;
-        final String url;
-        private final List<String> lines = new CopyOnWriteArrayList<>();
-
-        private Daemon(Process process, String url) {
-            this.process = process;
-            this.url = url;
-        }
-
-        static Daemon start(String binary, String allowDir, String flinkUrl) throws Exception {
-            List<String> cmd = new ArrayList<>(List.of(
-                    binary,
-                    "--grpc-addr", "127.0.0.1:0",
-                    "--http-addr", "127.0.0.1:0",
-                    "--allow", allowDir,
-                    "--allow", flinkUrl + "/"));
-            Process p = new ProcessBuilder(cmd).redirectErrorStream(true).start();
-            List<String> seen = new CopyOnWriteArrayList<>();
-            BufferedReader out = new BufferedReader(new InputStreamReader(p.getInputStream(), StandardCharsets.UTF_8));
-            String httpAddr = null;
-            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
-            String line;
-            while (httpAddr == null && (line = out.readLine()) != null) {
-                seen.add(line);
-                if (line.startsWith("http-addr=")) {
-                    httpAddr = line.substring("http-addr=".length()).trim();
-                }
-                if (System.nanoTime() > deadline) {
-                    break;
-                }
-            }
-            if (httpAddr == null) {
-                p.destroyForcibly();
-                throw new IllegalStateException("preflightd did not print its HTTP address:\n" + String.join("\n", seen));
-            }
-            Daemon d = new Daemon(p, "http://" + httpAddr);
-            d.lines.addAll(seen);
-            Thread drain = new Thread(() -> {
-                try {
-                    String l;
-                    while ((l = out.readLine()) != null) {
-                        d.lines.add(l);
-                    }
-                } catch (IOException ignored) {
-                    // the process ended
-                }
-            }, "preflightd-log");
-            drain.setDaemon(true);
-            drain.start();
-            return d;
-        }
-
-        String log() {
-            return String.join("\n", lines);
-        }
-
-        @Override
-        public void close() {
-            process.destroy(); // SIGTERM: drain and stop
-            try {
-                if (!process.waitFor(30, TimeUnit.SECONDS)) {
-                    process.destroyForcibly().waitFor(10, TimeUnit.SECONDS);
-                }
-            } catch (InterruptedException e) {
-                process.destroyForcibly();
-                Thread.currentThread().interrupt();
-            }
-        }
-    }
-
-    /**
-     * A JobManager REST endpoint for one running job, with responses shaped like Flink 2.1's
-     * (JobDetailsInfo with vertices, plan and stream graph, CheckpointingStatistics,
-     * CheckpointConfigInfo, DashboardConfiguration). The job restored from, and has since only, the savepoint in
-     * testdata/compact-sink.
-     */
-    static final class FakeFlink implements AutoCloseable {
-        final HttpServer server;
-        final List<String> requests = new CopyOnWriteArrayList<>();
-        private final String savepointPath;
-
-        FakeFlink(Path savepoint) throws IOException {
-            // Flink prints local paths as file: URIs with one slash.
-            this.savepointPath = "file:" + savepoint;
-            server = HttpServer.create(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0), 0);
-            server.createContext("/", this::handle);
-            server.start();
-        }
-
-        String url() {
-            return "http://127.0.0.1:" + server.getAddress().getPort();
-        }
-
-        private void handle(HttpExchange ex) throws IOException {
-            String path = ex.getRequestURI().getPath();
-            requests.add(ex.getRequestMethod() + " " + ex.getRequestURI());
-            String body;
-            int status = 200;
-            if (!ex.getRequestMethod().equals("GET")) {
-                status = 405;
-                body = "{\"errors\":[\"Not allowed.\"]}";
-            } else if (path.equals("/config")) {
-                body = config();
-            } else if (path.equals("/jobs/" + JOB)) {
-                body = jobDetails();
-            } else if (path.equals("/jobs/" + JOB + "/plan")) {
-                body = "{\"plan\":" + plan() + "}";
-            } else if (path.equals("/jobs/" + JOB + "/checkpoints")) {
-                body = checkpoints();
-            } else if (path.equals("/jobs/" + JOB + "/checkpoints/config")) {
-                body = checkpointConfig();
-            } else if (path.startsWith("/jobs/")) {
-                status = 404;
-                String id = path.substring("/jobs/".length()).split("/")[0];
-                body = "{\"errors\":[\"org.apache.flink.runtime.rest.NotFoundException: Job " + id + " not found\\n\\tat ...\"]}";
-            } else {
-                status = 404;
-                body = "{\"errors\":[\"Not found: " + path + "\"]}";
-            }
-            byte[] out = body.getBytes(StandardCharsets.UTF_8);
-            ex.getResponseHeaders().set("Content-Type", "application/json; charset=UTF-8");
-            ex.sendResponseHeaders(status, out.length);
-            try (OutputStream os = ex.getResponseBody()) {
-                os.write(out);
-            }
-        }
-
-        static String config() {
-            return "{\"refresh-interval\":3000,\"timezone-name\":\"Coordinated Universal Time\",\"timezone-offset\":0,"
-                    + "\"flink-version\":\"2.1.0\",\"flink-revision\":\"4cb6bd3 @ 2025-07-24T10:12:37+02:00\","
-                    + "\"features\":{\"web-submit\":false,\"web-cancel\":false,\"web-rescale\":false,\"web-history\":false}}";
-        }
-
-        static String vertex(String id, String name, int parallelism, int max, long now) {
-            return "{\"id\":\"" + id + "\",\"slotSharingGroupId\":\"a6a8d0f5c2a3e0b8a9a1b2c3d4e5f607\",\"name\":\"" + name + "\","
-                    + "\"maxParallelism\":" + max + ",\"parallelism\":" + parallelism + ",\"status\":\"RUNNING\","
-                    + "\"start-time\":" + (now - 600_000) + ",\"end-time\":-1,\"duration\":600000,"
-                    + "\"tasks\":{\"RUNNING\":" + parallelism + "},"
-                    + "\"metrics\":{\"read-bytes\":0,\"read-bytes-complete\":true,\"write-bytes\":0,\"write-bytes-complete\":true,"
-                    + "\"read-records\":0,\"read-records-complete\":true,\"write-records\":0,\"write-records-complete\":true,"
-                    + "\"accumulated-backpressured-time\":0,\"accumulated-idle-time\":0,\"accumulated-busy-time\":\"NaN\"}}";
-        }
-
-        static String node(String id, int parallelism, String description, String... inputs) {
-            StringBuilder in = new StringBuilder();
-            for (int i = 0; i < inputs.length; i++) {
-                in.append(i > 0 ? "," : "").append("{\"num\":").append(i).append(",\"id\":\"").append(inputs[i])
-                        .append("\",\"ship_strategy\":\"REBALANCE\",\"exchange\":\"pipelined_bounded\"}");
-            }
-            return "{\"id\":\"" + id + "\",\"parallelism\":" + parallelism + ",\"operator\":\"\",\"operator_strategy\":\"\","
-                    + "\"description\":\"" + description + "\"" + (inputs.length > 0 ? ",\"inputs\":[" + in + "]" : "")
-                    + ",\"optimizer_properties\":{}}";
-        }
-
-        static String plan() {
-            return "{\"jid\":\"" + JOB + "\",\"name\":\"insert-into_default_catalog.default_database.fs_table\",\"type\":\"STREAMING\",\"nodes\":["
-                    + node(SOURCE, 4, "Source: orders -> streaming-writer") + ","
-                    + node(COORDINATOR, 1, "compact-coordinator", SOURCE) + ","
-                    + node(COMPACT, 4, "compact-operator", COORDINATOR) + ","
-                    + node(COMMITTER, 1, "PartitionCommitter -> Sink: end", COMPACT)
-                    + "]}";
-        }
-
-        static String streamNode(int id, int parallelism, String name, String vertex, int forwardFrom) {
-            return "{\"id\":\"" + id + "\",\"parallelism\":" + parallelism + ",\"operator\":\"" + name + "\",\"description\":\"" + name
-                    + "\",\"job_vertex_id\":\"" + vertex + "\",\"inputs\":["
-                    + (forwardFrom > 0 ? "{\"num\":0,\"id\":\"" + forwardFrom + "\",\"ship_strategy\":\"FORWARD\",\"exchange\":\"UNDEFINED\"}" : "")
-                    + "]}";
-        }
-
-        /** Flink 2.x lists every operator with its vertex: the chains, without guessing from names. */
-        static String streamGraph() {
-            return "{\"nodes\":["
-                    + streamNode(1, 4, "Source: orders", SOURCE, 0) + ","
-                    + streamNode(2, 4, "streaming-writer", SOURCE, 1) + ","
-                    + streamNode(3, 1, "compact-coordinator", COORDINATOR, 0) + ","
-                    + streamNode(4, 4, "compact-operator", COMPACT, 0) + ","
-                    + streamNode(5, 1, "PartitionCommitter", COMMITTER, 0) + ","
-                    + streamNode(6, 1, "Sink: end", COMMITTER, 5)
-                    + "]}";
-        }
-
-        static String jobDetails() {
-            long now = System.currentTimeMillis();
-            return "{\"jid\":\"" + JOB + "\",\"name\":\"insert-into_default_catalog.default_database.fs_table\",\"isStoppable\":false,"
-                    + "\"state\":\"RUNNING\",\"job-type\":\"STREAMING\",\"start-time\":" + (now - 600_000) + ",\"end-time\":-1,"
-                    + "\"duration\":600000,\"maxParallelism\":-1,\"now\":" + now + ","
-                    + "\"timestamps\":{\"RUNNING\":" + (now - 599_000) + ",\"CREATED\":" + (now - 600_000) + ",\"INITIALIZING\":" + (now - 600_000) + "},"
-                    + "\"vertices\":["
-                    + vertex(SOURCE, "Source: orders -> streaming-writer", 4, 128, now) + ","
-                    + vertex(COORDINATOR, "compact-coordinator", 1, 1, now) + ","
-                    + vertex(COMPACT, "compact-operator", 4, 128, now) + ","
-                    + vertex(COMMITTER, "PartitionCommitter -> Sink: end", 1, 1, now)
-                    + "],\"status-counts\":{\"RUNNING\":4,\"CREATED\":0,\"FINISHED\":0,\"CANCELED\":0,\"CANCELING\":0,\"FAILED\":0,"
-                    + "\"RECONCILING\":0,\"INITIALIZING\":0,\"SCHEDULED\":0,\"DEPLOYING\":0},"
-                    + "\"plan\":" + plan() + ",\"stream-graph\":" + streamGraph() + ",\"pending-operators\":0}";
-        }
-
-        String checkpoints() {
-            long now = System.currentTimeMillis();
-            String savepoint = "{\"className\":\"completed\",\"id\":1742,\"status\":\"COMPLETED\",\"is_savepoint\":true,"
-                    + "\"savepointFormat\":\"CANONICAL\",\"trigger_timestamp\":" + (now - 180_000) + ",\"latest_ack_timestamp\":" + (now - 179_000) + ","
-                    + "\"checkpointed_size\":11981,\"state_size\":11981,\"end_to_end_duration\":1000,\"alignment_buffered\":0,"
-                    + "\"processed_data\":0,\"persisted_data\":0,\"num_subtasks\":10,\"num_acknowledged_subtasks\":10,"
-                    + "\"checkpoint_type\":\"SAVEPOINT\",\"tasks\":{},\"external_path\":\"" + savepointPath + "\",\"discarded\":false}";
-            return "{\"counts\":{\"restored\":1,\"total\":1,\"in_progress\":0,\"completed\":1,\"failed\":0},"
-                    + "\"summary\":{},"
-                    + "\"latest\":{\"completed\":null,\"savepoint\":" + savepoint + ",\"failed\":null,"
-                    + "\"restored\":{\"id\":1742,\"restore_timestamp\":" + (now - 600_000) + ",\"is_savepoint\":true,\"external_path\":\"" + savepointPath + "\"}},"
-                    + "\"history\":[" + savepoint + "]}";
-        }
-
-        static String checkpointConfig() {
-            return "{\"mode\":\"exactly_once\",\"interval\":60000,\"timeout\":600000,\"min_pause\":0,\"max_concurrent\":1,"
-                    + "\"externalization\":{\"enabled\":true,\"delete_on_cancellation\":false},"
-                    + "\"state_backend\":\"HashMapStateBackend\",\"checkpoint_storage\":\"FileSystemCheckpointStorage\","
-                    + "\"unaligned_checkpoints\":false,\"tolerable_failed_checkpoints\":0,\"aligned_checkpoint_timeout\":0,"
-                    + "\"checkpoints_after_tasks_finish\":true,\"state_changelog_enabled\":false,"
-                    + "\"changelog_periodic_materialization_interval\":600000,\"changelog_storage\":\"memory\"}";
-        }
-
-        @Override
-        public void close() {
-            server.stop(0);
         }
     }
 }
