@@ -97,38 +97,7 @@ func TestWebPageInChromium(t *testing.T) {
 	h := startInProcess(t, Config{})
 	base := serveHarnessHTTP(t, h)
 
-	opts := []chromedp.ExecAllocatorOption{
-		chromedp.ExecPath(exe),
-		chromedp.Headless, chromedp.NoSandbox, chromedp.DisableGPU, chromedp.NoFirstRun, chromedp.NoDefaultBrowserCheck,
-		chromedp.Flag("disable-quic", true),
-		// Without these, Chromium phones home at start and, on a closed network, stalls or fails.
-		chromedp.Flag("disable-background-networking", true),
-		chromedp.Flag("disable-component-update", true),
-		chromedp.Flag("disable-sync", true),
-		chromedp.UserDataDir(t.TempDir()),
-		chromedp.WindowSize(1280, 1700),
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute) // a loaded CI machine
-	defer cancel()
-	actx, acancel := chromedp.NewExecAllocator(ctx, opts...)
-	defer acancel()
-	bctx, bcancel := chromedp.NewContext(actx)
-	defer bcancel()
-
-	if err := chromedp.Do(bctx); err != nil { // starts the browser and its tab
-		t.Fatalf("starting %s: %v", exe, err)
-	}
-	var mu sync.Mutex
-	var foreign []string
-	if err := chromedp.Listen(bctx, func(ev any) {
-		if e, ok := ev.(*network.EventRequestWillBeSent); ok && !strings.HasPrefix(e.Request.URL, base) && !strings.HasPrefix(e.Request.URL, "data:") {
-			mu.Lock()
-			foreign = append(foreign, e.Request.URL)
-			mu.Unlock()
-		}
-	}); err != nil {
-		t.Fatal(err)
-	}
+	bctx, foreign := browse(t, exe, base)
 
 	input := chromedp.CSS(`#vertices input[data-key="compact-operator"]`)
 	chart := `section[data-operator="compact-operator"] svg[data-state="expired-files"][data-measure="elements"]`
@@ -185,9 +154,124 @@ func TestWebPageInChromium(t *testing.T) {
 	if err != nil || !slices.Contains(u.Query()["set"], "compact-operator=8") || u.Query().Get("file") != "_metadata" {
 		t.Errorf("page URL %q does not hold the plan (set=compact-operator=8, file=_metadata)", location)
 	}
-	mu.Lock()
-	defer mu.Unlock()
-	if len(foreign) > 0 {
-		t.Errorf("the page requested other origins: %q", foreign)
+	if f := foreign(); len(f) > 0 {
+		t.Errorf("the page requested other origins: %q", f)
+	}
+}
+
+// browse starts a headless Chromium for the test and returns its tab's context and what the
+// page requested from origins other than base.
+func browse(t *testing.T, exe, base string) (context.Context, func() []string) {
+	t.Helper()
+	opts := []chromedp.ExecAllocatorOption{
+		chromedp.ExecPath(exe),
+		chromedp.Headless, chromedp.NoSandbox, chromedp.DisableGPU, chromedp.NoFirstRun, chromedp.NoDefaultBrowserCheck,
+		chromedp.Flag("disable-quic", true),
+		// Without these, Chromium phones home at start and, on a closed network, stalls or fails.
+		chromedp.Flag("disable-background-networking", true),
+		chromedp.Flag("disable-component-update", true),
+		chromedp.Flag("disable-sync", true),
+		chromedp.UserDataDir(t.TempDir()),
+		chromedp.WindowSize(1280, 1700),
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute) // a loaded CI machine
+	t.Cleanup(cancel)
+	actx, acancel := chromedp.NewExecAllocator(ctx, opts...)
+	t.Cleanup(acancel)
+	bctx, bcancel := chromedp.NewContext(actx)
+	t.Cleanup(bcancel)
+
+	if err := chromedp.Do(bctx); err != nil { // starts the browser and its tab
+		t.Fatalf("starting %s: %v", exe, err)
+	}
+	var mu sync.Mutex
+	var foreign []string
+	if err := chromedp.Listen(bctx, func(ev any) {
+		if e, ok := ev.(*network.EventRequestWillBeSent); ok && !strings.HasPrefix(e.Request.URL, base) && !strings.HasPrefix(e.Request.URL, "data:") {
+			mu.Lock()
+			foreign = append(foreign, e.Request.URL)
+			mu.Unlock()
+		}
+	}); err != nil {
+		t.Fatal(err)
+	}
+
+	return bctx, func() []string {
+		mu.Lock()
+		defer mu.Unlock()
+		return slices.Clone(foreign)
+	}
+}
+
+// TestWebPageFromLink opens the page from links, as a user pasting one would: a key that names
+// no operator keeps the plan form and flags the key (removing it checks again); a short ID in
+// the link shows its parallelism in the vertex's field; keyed state is charted per subtask.
+func TestWebPageFromLink(t *testing.T) {
+	exe := chromium(t)
+	td := testdataDir(t)
+	base := serveHarnessHTTP(t, startInProcess(t, Config{Allow: []string{td}}))
+	bctx, foreign := browse(t, exe, base)
+	open := func(dir string, set ...string) string {
+		q := url.Values{"uri": {filepath.Join(td, dir)}, "set": set}
+		return base + "/?" + q.Encode()
+	}
+	text := func(sel string) string {
+		v, err := chromedp.Run(bctx, chromedp.Text(chromedp.CSS(sel)))
+		if err != nil {
+			t.Fatalf("reading %s: %v", sel, err)
+		}
+		return v
+	}
+	count := func(sel string) int {
+		n, err := chromedp.Run(bctx, chromedp.Evaluate[int](`document.querySelectorAll('`+sel+`').length`))
+		if err != nil {
+			t.Fatalf("counting %s: %v", sel, err)
+		}
+		return n
+	}
+	t.Run("bad key", func(t *testing.T) {
+		if err := chromedp.Do(bctx,
+			chromedp.Navigate(open("compact-sink", "nosuch=3")),
+			chromedp.WaitVisible(chromedp.CSS(`#plan-problems`)),
+			chromedp.WaitVisible(chromedp.CSS(`#vertices input[data-key="compact-operator"]`)),
+		); err != nil {
+			t.Fatalf("driving the page: %v", err)
+		}
+		if problems, errText := text(`#plan-problems`), text(`#error`); !strings.Contains(problems, "set=nosuch=3") || !strings.Contains(errText, "nosuch") {
+			t.Errorf("flagged %q, error %q; want the key named in both", problems, errText)
+		}
+		if err := chromedp.Do(bctx,
+			chromedp.Click(chromedp.CSS(`#plan-problems button[data-key="nosuch"]`)),
+			chromedp.WaitVisible(chromedp.CSS(`#verdict`)),
+		); err != nil {
+			t.Fatalf("removing the key: %v", err)
+		}
+	})
+	t.Run("short ID", func(t *testing.T) {
+		if err := chromedp.Do(bctx,
+			chromedp.Navigate(open("compact-sink", "0d9ffb4f=8")),
+			chromedp.WaitVisible(chromedp.CSS(`#verdict.DENY`)),
+		); err != nil {
+			t.Fatalf("driving the page: %v", err)
+		}
+		v, err := chromedp.Run(bctx, chromedp.Value(chromedp.CSS(`#vertices input[data-key="0d9ffb4f"]`)))
+		if err != nil || v != "8" {
+			t.Fatalf("the field of the vertex the link sets to 8 shows %q (%v)", v, err)
+		}
+	})
+	t.Run("keyed chart", func(t *testing.T) {
+		chart := `svg[data-measure="keyed-bytes"]`
+		if err := chromedp.Do(bctx,
+			chromedp.Navigate(open("max-parallelism", "click-window=8")),
+			chromedp.WaitVisible(chromedp.CSS(chart)),
+		); err != nil {
+			t.Fatalf("driving the page: %v", err)
+		}
+		if after, before := count(chart+" rect.after"), count(chart+" rect.before"); after != 8 || before != 4 {
+			t.Errorf("keyed chart: %d after and %d before bars, want 8 and 4", after, before)
+		}
+	})
+	if f := foreign(); len(f) > 0 {
+		t.Errorf("the page requested other origins: %q", f)
 	}
 }

@@ -6,7 +6,7 @@
 const INLINE_INSPECT_LIMIT = 8 << 20; // InspectCheckpoint with inline bytes; larger files skip it
 const $ = (sel) => document.querySelector(sel);
 
-const state = { uri: '', fileName: '', file: null, set: {}, flinkVersion: '', failOn: 'error' };
+const state = { uri: '', fileName: '', file: null, set: {}, flinkVersion: '', failOn: 'error', inspected: null };
 
 function readURL() {
   const q = new URLSearchParams(location.search);
@@ -101,6 +101,7 @@ async function inspect() {
     return;
   }
   const r = await api('/v1/inspect', { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify({ checkpoint }) });
+  state.inspected = r.operators || [];
   renderOperators(r);
 }
 
@@ -126,19 +127,53 @@ function renderOperators(r) {
 
 // ---- plan ----
 
-// vertexKey is the key the plan uses for a vertex: a uid or name people recognise, else its ID.
+// names reports whether a plan key names the operator as the server resolves keys: its uid, its
+// name, its ID, or a prefix of 8 or more hex digits of the ID (any case).
+function names(key, op) {
+  if (key === op.uid || key === op.name) return true;
+  const k = key.toLowerCase(), id = (op.operatorId || '').toLowerCase();
+  return /^[0-9a-f]+$/.test(k) && (k === id || (k.length >= 8 && id.startsWith(k)));
+}
+
+// vertexKey is the key the plan uses for a vertex: the URL's key when one names an operator of it
+// (so the field shows the parallelism the link sets), else a uid or name people recognise, else
+// its ID.
 function vertexKey(ops) {
+  for (const k of Object.keys(state.set)) if (ops.some((op) => names(k, op))) return k;
   for (const op of ops) if (op.uid) return op.uid;
   for (const op of ops) if (op.name) return op.name;
   return ops[0].vertexId;
 }
 
-function renderVertices(report) {
+// vertexOps groups operators by vertex: a check's operators carry their vertex; an inspection's
+// (the plan form before any check succeeded) are each a vertex of their own, as the server
+// treats operators the plan does not chain.
+function vertexOps(operators) {
   const byVertex = new Map();
-  for (const op of report.operators || []) {
-    if (!byVertex.has(op.vertexId)) byVertex.set(op.vertexId, []);
-    byVertex.get(op.vertexId).push(op);
+  for (const op of operators) {
+    const o = op.vertexId ? op : { ...op, vertexId: op.operatorId, oldParallelism: op.parallelism };
+    if (!byVertex.has(o.vertexId)) byVertex.set(o.vertexId, []);
+    byVertex.get(o.vertexId).push(o);
   }
+  return byVertex;
+}
+
+// renderPlanProblems flags the URL's keys that name no operator of the checkpoint, each with a
+// button that drops it, so a bad link can be corrected in the form.
+function renderPlanProblems(byVertex) {
+  const all = [...byVertex.values()].flat();
+  const bad = Object.keys(state.set).filter((k) => !all.some((op) => names(k, op)));
+  const items = bad.map((k) => {
+    const drop = el('button', { type: 'button', class: 'drop-key', 'data-key': k }, 'Remove');
+    drop.addEventListener('click', () => { delete state.set[k]; writeURL(); renderVertices(all); check(); });
+    return el('li', {}, el('code', {}, `set=${k}=${state.set[k]}`), ' names no operator of this checkpoint. ', drop);
+  });
+  $('#plan-problems').replaceChildren(...items);
+  $('#plan-problems').hidden = !items.length;
+}
+
+function renderVertices(operators) {
+  const byVertex = vertexOps(operators);
   const box = $('#vertices');
   const rows = [];
   for (const [vid, ops] of byVertex) {
@@ -159,6 +194,7 @@ function renderVertices(report) {
       el('span', { class: 'muted' }, `stored ${ops[0].oldParallelism}, max ${ops[0].maxParallelism}`)));
   }
   box.replaceChildren(...rows);
+  renderPlanProblems(byVertex);
   $('#plan-section').hidden = false;
 }
 
@@ -172,7 +208,7 @@ async function check() {
   try {
     let r;
     if (state.uri) {
-      const plan = { parallelism: Object.fromEntries(Object.entries(state.set).map(([k, v]) => [k, Number(v)])) };
+      const plan = { vertexParallelism: Object.fromEntries(Object.entries(state.set).map(([k, v]) => [k, Number(v)])) };
       const options = { flinkVersion: state.flinkVersion, failLevel: 'SEVERITY_' + state.failOn.toUpperCase(), includeSubtasks: true };
       r = await api('/v1/check', { method: 'POST', headers: { 'Content-Type': 'application/json' },
         body: JSON.stringify({ checkpoint: { uri: state.uri }, plan, options }) });
@@ -186,9 +222,11 @@ async function check() {
       return;
     }
     const report = r.report || {};
-    if (!$('#vertices').children.length) renderVertices(report);
+    if (!$('#vertices').children.length) renderVertices(report.operators || []);
     renderReport(report);
   } catch (e) {
+    // A plan the server refuses (a bad key in the link) still gets its form, to correct it.
+    if (!$('#vertices').children.length && state.inspected) renderVertices(state.inspected);
     showError(e.message);
   } finally {
     button.disabled = false;
@@ -279,7 +317,16 @@ function operatorCharts(op) {
     series.push({ title: `${s.name}: elements`, note, before: pick(oldSubs, 'elements'), after: pick(newSubs, 'elements'), unit: fmtNum, state: s.name, measure: 'elements' });
     series.push({ title: `${s.name}: bytes`, note, before: pick(oldSubs, 'bytes'), after: pick(newSubs, 'bytes'), unit: fmtBytes, state: s.name, measure: 'bytes' });
   });
-  if (!(op.states || []).length) {
+  const keyedBefore = oldSubs.some((o) => Number(o.keyedBytes || 0) > 0);
+  const keyed = keyedBefore || newSubs.some((x) => Number(x.keyedOwnedBytes || 0) > 0);
+  if (keyed) {
+    // Keyed state (most of a RocksDB job's state): each new subtask owns a range of key groups.
+    series.push({ title: 'keyed state: bytes', note: 'the key groups each new subtask owns',
+      before: Array.from({ length: n }, (_, i) => { const o = oldSubs.find((x) => (x.index || 0) === i); return o ? Number(o.keyedBytes || 0) : null; }),
+      after: Array.from({ length: n }, (_, i) => { const x = newSubs.find((y) => (y.index || 0) === i); return x ? Number(x.keyedOwnedBytes || 0) : null; }),
+      unit: fmtBytes, state: '', measure: 'keyed-bytes' });
+  }
+  if (!(op.states || []).length && !keyed) {
     series.push({ title: 'all state: bytes', note: 'operator, keyed and channel state',
       before: Array.from({ length: n }, (_, i) => { const o = oldSubs.find((x) => (x.index || 0) === i); return o ? Number(o.bytes || 0) : null; }),
       after: Array.from({ length: n }, (_, i) => { const s = newSubs.find((x) => (x.index || 0) === i); return s ? Number(s.stateBytes || 0) + Number(s.keyedOwnedBytes || 0) : null; }),
