@@ -3,6 +3,8 @@ package main
 import (
 	"os"
 	"path/filepath"
+	"regexp"
+	"slices"
 	"strings"
 	"testing"
 
@@ -68,4 +70,92 @@ func missingPath(args []string) string {
 		}
 	}
 	return ""
+}
+
+// TestReadmeExamplesRun runs, from the repository root, every `preflight` command of the
+// README's shell blocks that uses only the repository's files, as printed (variables set earlier
+// in the block expanded, continuation lines joined, output folders moved to a scratch folder, a
+// daemon on loopback started here):
+// each must end with an answer, never a usage or internal error. Synopsis lines (placeholders
+// in capitals, [optional] parts) and commands naming clusters, buckets or servers are skipped.
+func TestReadmeExamplesRun(t *testing.T) {
+	t.Chdir(filepath.Join("..", ".."))
+	readme, err := os.ReadFile("README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ran, server := 0, ""
+	for _, cmd := range readmeCommands(string(readme)) {
+		words := shellWords(cmd)
+		args := words[1:]
+		for i, a := range args { // a daemon on loopback: a real one, started here
+			if i > 0 && args[i-1] == "--server" && strings.HasPrefix(a, "127.0.0.1:") {
+				if server == "" {
+					server = startServer(t)
+				}
+				args[i] = server
+			}
+		}
+		local := slices.DeleteFunc(slices.Clone(args), func(a string) bool { return a == server || a == "--server" })
+		if missing := missingPath(local); missing != "" {
+			t.Logf("not run here (%s is not in the repository): %s", missing, cmd)
+			continue
+		}
+		for i, a := range args {
+			if i > 0 && (args[i-1] == "--out" || args[i-1] == "--catalog-out") {
+				args[i] = filepath.Join(t.TempDir(), filepath.Base(a))
+			}
+		}
+		t.Logf("running: %s", cmd)
+		if got, _, stderr := runCLI(t, args...); got != exitAllow && got != exitDeny && got != exitAdjust {
+			t.Errorf("%s: exit %d: %s", cmd, got, stderr)
+		}
+		ran++
+	}
+	if ran < 5 {
+		t.Errorf("only %d README commands ran on the repository's files", ran)
+	}
+}
+
+var (
+	placeholder = regexp.MustCompile(`(^|[\s=/(])[A-Z][A-Z_-]{1,}[A-Z](\b|$)`)
+	shellVar    = regexp.MustCompile(`^([A-Za-z_][A-Za-z0-9_]*)=(\S+)$`)
+)
+
+// readmeCommands returns the runnable `preflight` command lines of the README's ```sh blocks.
+func readmeCommands(readme string) []string {
+	var out []string
+	inBlock, vars := false, map[string]string{}
+	lines := strings.Split(readme, "\n")
+	for i := 0; i < len(lines); i++ {
+		line := strings.TrimSpace(lines[i])
+		switch {
+		case strings.HasPrefix(line, "```"):
+			inBlock, vars = line == "```sh" || line == "```bash" || line == "```console", map[string]string{}
+			continue
+		case !inBlock:
+			continue
+		}
+		for strings.HasSuffix(line, `\`) && i+1 < len(lines) {
+			i++
+			line = strings.TrimSuffix(line, `\`) + " " + strings.TrimSpace(lines[i])
+		}
+		line = strings.TrimPrefix(line, "$ ")
+		if rest, ok := strings.CutPrefix(line, "go run ./client/preflight "); ok {
+			line = "preflight " + rest
+		}
+		if m := shellVar.FindStringSubmatch(line); m != nil {
+			vars[m[1]] = m[2]
+			continue
+		}
+		line, _, _ = strings.Cut(line, " #")
+		line, _, _ = strings.Cut(line, "|")
+		line = strings.TrimSpace(os.Expand(line, func(k string) string { return vars[k] }))
+		if !strings.HasPrefix(line, "preflight ") || strings.ContainsAny(line, "[]<>") || strings.Contains(line, "...") ||
+			placeholder.MatchString(line) {
+			continue
+		}
+		out = append(out, line)
+	}
+	return out
 }
