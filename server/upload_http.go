@@ -179,7 +179,8 @@ func chainStream(ints []grpc.StreamServerInterceptor) grpc.StreamServerIntercept
 //	inlineThreshold=20KiB     execution.checkpointing.data-inline-threshold
 //	jobmanagerMemory=2GiB     JobManager heap
 //	allowNonRestoredState=true
-//	includeSubtasks=true      per-subtask detail (for charts)
+//	includeSubtasks=true      per-subtask detail of every subtask
+//	chartSubtasks=true        per-subtask detail of the charted operators only (CheckOptions.chart_subtasks)
 //	name=LABEL                label for logs and the report
 func uploadHeader(q url.Values) (*pb.UploadHeader, error) {
 	h := &pb.UploadHeader{Plan: &pb.RescalePlan{}, Options: &pb.CheckOptions{}}
@@ -251,10 +252,12 @@ func applyUploadParam(h *pb.UploadHeader, key, v string) error {
 		return boolean(&h.Options.AllowNonRestoredState)
 	case "includeSubtasks":
 		return boolean(&h.Options.IncludeSubtasks)
+	case "chartSubtasks":
+		return boolean(&h.Options.ChartSubtasks)
 	case "name":
 		h.Name = v
 	default:
-		return fmt.Errorf("unknown query parameter %q (known: set, parallelism, flinkVersion, failOn, frameSize, inlineThreshold, jobmanagerMemory, allowNonRestoredState, includeSubtasks, name)", key)
+		return fmt.Errorf("unknown query parameter %q (known: set, parallelism, flinkVersion, failOn, frameSize, inlineThreshold, jobmanagerMemory, allowNonRestoredState, includeSubtasks, chartSubtasks, name)", key)
 	}
 	return nil
 }

@@ -25,7 +25,7 @@ import (
 // checkpointReport runs a check in-process or on the server. chart asks for the per-subtask
 // rows of the text report's chart: in-process only those rows are computed
 // (engine.SubtasksForChart; the text report shows no other rows, so opts.include_subtasks
-// does not change it); the server is asked for every subtask (include_subtasks).
+// does not change it); the server is asked for the same rows (chart_subtasks).
 //
 // table, when not nil, receives the operators table of an in-process chart check, row by row
 // (engine.CheckStream): the report then keeps only the operators the text shows besides the
@@ -45,8 +45,8 @@ func checkpointReport(cmd *cobra.Command, target string, plan *pb.RescalePlan, o
 			return eng.Check(ctx, in, plan, opts)
 		})
 	}
-	if chart {
-		opts.IncludeSubtasks = true
+	if chart && !opts.GetIncludeSubtasks() {
+		opts.ChartSubtasks = true // the rows the chart draws, not every subtask
 	}
 	c, err := dial(ctx, remote)
 	if err != nil {

@@ -110,7 +110,9 @@ func (e *Engine) checkInput(ctx context.Context, in Input, plan *pb.RescalePlan,
 	return e.check(ctx, layout, in.Source, plan, opts, SubtasksForChart, each)
 }
 
-// CheckLayout checks the plan against an already decoded layout (the server caches layouts). The
+// CheckLayout checks the plan against an already decoded layout (the server caches layouts), with
+// the per-subtask rows the options ask for (include_subtasks: all; chart_subtasks: those of
+// SubtasksForChart). The
 // plan and options are validated first (*PlanError, *OptionsError); the simulation, the rules,
 // the safe-parallelism search and the report stop when ctx ends and return ctx's error.
 func (e *Engine) CheckLayout(ctx context.Context, layout *checkpoint.Layout, source string, plan *pb.RescalePlan, opts *pb.CheckOptions) (*pb.RescaleReport, error) {
@@ -120,7 +122,11 @@ func (e *Engine) CheckLayout(ctx context.Context, layout *checkpoint.Layout, sou
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	return e.check(ctx, layout, source, plan, opts, SubtasksAsAsked, nil)
+	detail := SubtasksAsAsked
+	if opts.GetChartSubtasks() && !opts.GetIncludeSubtasks() {
+		detail = SubtasksForChart
+	}
+	return e.check(ctx, layout, source, plan, opts, detail, nil)
 }
 
 // Inspect decodes the stream and describes it, stopping when ctx ends.

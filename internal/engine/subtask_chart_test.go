@@ -5,6 +5,7 @@ import (
 	"context"
 	"testing"
 
+	"github.com/flinkpreflight/preflight/internal/checkpoint"
 	pb "github.com/flinkpreflight/preflight/proto/preflight/v1"
 )
 
@@ -69,6 +70,48 @@ func TestSubtaskChartData(t *testing.T) {
 			}
 			if empty != tt.wantEmpty {
 				t.Errorf("%d new subtasks without expired-files elements, want %d", empty, tt.wantEmpty)
+			}
+		})
+	}
+}
+
+// TestCheckLayoutChartSubtasks: chart_subtasks gives the rows the text chart draws (at most
+// ChartRows subtasks of at most ChartOperators operators), not every subtask as include_subtasks
+// does; include_subtasks wins when both are set.
+func TestCheckLayoutChartSubtasks(t *testing.T) {
+	l, err := checkpoint.ReadLayout(bytes.NewReader(readTestdata(t, "kafka-orphan-union")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	plan := &pb.RescalePlan{DefaultParallelism: 64}
+	for _, tc := range []struct {
+		name          string
+		opts          *pb.CheckOptions
+		wantAll       bool
+		wantOperators int // with rows, at most
+	}{
+		{"chart", &pb.CheckOptions{ChartSubtasks: true}, false, ChartOperators},
+		{"all", &pb.CheckOptions{IncludeSubtasks: true}, true, 0},
+		{"both", &pb.CheckOptions{IncludeSubtasks: true, ChartSubtasks: true}, true, 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			rep, err := New().CheckLayout(context.Background(), l, "kafka-orphan-union", plan, tc.opts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			withRows := 0
+			for _, op := range rep.GetOperators() {
+				n := len(op.GetSubtasks())
+				if n == 0 {
+					continue
+				}
+				withRows++
+				if tc.wantAll && n != int(op.GetNewParallelism()) || !tc.wantAll && n > ChartRows {
+					t.Errorf("%s: %d subtask rows at parallelism %d", op.GetName(), n, op.GetNewParallelism())
+				}
+			}
+			if withRows == 0 || !tc.wantAll && withRows > tc.wantOperators {
+				t.Errorf("%d operators with subtask rows", withRows)
 			}
 		})
 	}

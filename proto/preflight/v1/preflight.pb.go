@@ -665,8 +665,14 @@ type CheckOptions struct {
 	// "flink-connector-kafka", "flink-cdc", "paimon"): version-dependent catalog labels and bugs
 	// then apply exactly. A connector not named is assumed affected, and findings say so.
 	ConnectorVersions map[string]string `protobuf:"bytes,8,rep,name=connector_versions,json=connectorVersions,proto3" json:"connector_versions,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
-	unknownFields     protoimpl.UnknownFields
-	sizeCache         protoimpl.SizeCache
+	// Per-subtask detail only for a text report's before/after chart, without asking for every
+	// subtask: the operators a finding at WARNING or above names (else the one with the most state
+	// after the restore; at most 8), and of each at most 16 subtasks (the first and last four, the
+	// four with the least and the four with the most state). What `preflight check --server` asks
+	// for. Ignored when include_subtasks is set.
+	ChartSubtasks bool `protobuf:"varint,16,opt,name=chart_subtasks,json=chartSubtasks,proto3" json:"chart_subtasks,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *CheckOptions) Reset() {
@@ -753,6 +759,13 @@ func (x *CheckOptions) GetConnectorVersions() map[string]string {
 		return x.ConnectorVersions
 	}
 	return nil
+}
+
+func (x *CheckOptions) GetChartSubtasks() bool {
+	if x != nil {
+		return x.ChartSubtasks
+	}
+	return false
 }
 
 // CheckRescaleRequest checks a plan against a checkpoint.
@@ -4556,7 +4569,7 @@ const file_preflight_v1_preflight_proto_rawDesc = "" +
 	"\x05value\x18\x01 \x01(\x05R\x05value\x12\x1e\n" +
 	"\n" +
 	"configured\x18\x02 \x01(\bR\n" +
-	"configured\"\xa0\x04\n" +
+	"configured\"\xc7\x04\n" +
 	"\fCheckOptions\x12#\n" +
 	"\rflink_version\x18\x01 \x01(\tR\fflinkVersion\x12/\n" +
 	"\x14rpc_frame_size_bytes\x18\x02 \x01(\x03R\x11rpcFrameSizeBytes\x12?\n" +
@@ -4566,7 +4579,8 @@ const file_preflight_v1_preflight_proto_rawDesc = "" +
 	"fail_level\x18\x05 \x01(\x0e2\x16.preflight.v1.SeverityR\tfailLevel\x126\n" +
 	"\x17jobmanager_memory_bytes\x18\x06 \x01(\x03R\x15jobmanagerMemoryBytes\x12)\n" +
 	"\x10include_subtasks\x18\a \x01(\bR\x0fincludeSubtasks\x12`\n" +
-	"\x12connector_versions\x18\b \x03(\v21.preflight.v1.CheckOptions.ConnectorVersionsEntryR\x11connectorVersions\x1aD\n" +
+	"\x12connector_versions\x18\b \x03(\v21.preflight.v1.CheckOptions.ConnectorVersionsEntryR\x11connectorVersions\x12%\n" +
+	"\x0echart_subtasks\x18\x10 \x01(\bR\rchartSubtasks\x1aD\n" +
 	"\x16ConnectorVersionsEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"\xe4\x01\n" +
