@@ -67,9 +67,12 @@ func (inv *invocation) call(f *frame, c *call) (value, error) {
 	if name == "isRestored" && c.ref.Desc == "()Z" {
 		return value{k: kRestored, st: -1}, nil
 	}
+	if taskNames[name] && c.ref.Desc == "()I" {
+		return value{k: kTask, st: -1}, nil
+	}
 	if checkNames[name] && len(c.args) > 0 && c.args[0].k == kCheck {
 		chk := c.args[0]
-		if k, ok := enforcedEvents[count(chk.n)]; ok {
+		if k, ok := requiredEvent(count(chk.n), f.facts, chk.st); ok {
 			inv.record(k, chk.st, f, c.in)
 		}
 		if cnt := count(chk.n); cnt == cExact || cnt == cNonEmpty {
@@ -102,6 +105,9 @@ func (inv *invocation) call(f *frame, c *call) (value, error) {
 	if v, done := inv.onArguments(f, c); done {
 		return v, nil
 	}
+	if bodies := inv.a.enumBodies(c); len(bodies) > 0 && inv.depth < inv.a.opts.MaxDepth {
+		return inv.runEach(f, c, bodies)
+	}
 	if cls, m := inv.target(c); m != nil && m.Code != nil && inv.depth < inv.a.opts.MaxDepth {
 		args := c.args
 		if !c.static {
@@ -112,18 +118,68 @@ func (inv *invocation) call(f *frame, c *call) (value, error) {
 	if impls := inv.a.implementations(c); len(impls) > 0 && inv.depth < inv.a.opts.MaxDepth {
 		// An interface or abstract method: run each implementation the analysed class names
 		// (SinkWriterOperator's writerStateHandler is a Stateful… or Stateless…StateHandler).
-		ret := none
-		for _, im := range impls {
-			v, err := inv.a.run(im.cls, im.m, append([]value{inv.receiver(c, im.cls)}, c.args...), f.facts, inv.depth+1)
-			if err != nil {
-				return none, err
-			}
-			ret = join(ret, v)
-		}
-		return ret, nil
+		return inv.runEach(f, c, impls)
 	}
 	inv.escape(f, c)
 	return none, nil
+}
+
+// runEach runs every method a virtual call may reach and joins their results; the events of all
+// of them label the state, so the worst wins.
+func (inv *invocation) runEach(f *frame, c *call, impls []impl) (value, error) {
+	ret := none
+	for _, im := range impls {
+		v, err := inv.a.run(im.cls, im.m, append([]value{inv.receiver(c, im.cls)}, c.args...), f.facts, inv.depth+1)
+		if err != nil {
+			return none, err
+		}
+		ret = join(ret, v)
+	}
+	return ret, nil
+}
+
+// maxEnumBodies bounds the constant bodies followed for one call on an enum.
+const maxEnumBodies = 64
+
+// enumBodies returns the methods a virtual call on an enum type may run: the constant is chosen
+// at run time, and the only classes that can override the enum's methods are its constants'
+// bodies (an enum is implicitly final unless a constant has a body, and only its own constants
+// may extend it), compiled as anonymous inner classes of the enum whose superclass is the enum
+// and listed in its InnerClasses attribute. The result holds the enum's own method when it is
+// concrete and every body that declares the method; nil when the owner is not an enum in the
+// classes, the call is not virtual, or none of the bodies declares it (then the call is handled
+// as before: the enum's concrete method, or an escape for an abstract one whose bodies are
+// missing).
+func (a *analysis) enumBodies(c *call) []impl {
+	if c.static || c.in.Op == classfile.Invokespecial || c.recv.k == kThis {
+		return nil
+	}
+	e := a.set.load(c.ref.Class)
+	if e == nil || e.Access&classfile.AccEnum == 0 || e.Super != "java/lang/Enum" {
+		return nil
+	}
+	var out []impl
+	if m := e.Method(c.ref.Name, c.ref.Desc); m != nil && m.Code != nil && m.Access&classfile.AccAbstract == 0 {
+		out = append(out, impl{e, m})
+	}
+	bodies := 0
+	for _, ic := range e.InnerClasses {
+		if ic.Inner == e.Name || ic.Outer != "" || bodies == maxEnumBodies {
+			continue // a constant's body is anonymous: no outer class in its entry
+		}
+		b := a.set.load(ic.Inner)
+		if b == nil || b.Super != e.Name {
+			continue
+		}
+		bodies++
+		if m := b.Method(c.ref.Name, c.ref.Desc); m != nil && m.Code != nil && m.Access&classfile.AccAbstract == 0 {
+			out = append(out, impl{b, m})
+		}
+	}
+	if len(out) == 1 && out[0].cls == e {
+		return nil // no body overrides it: the enum's method, as target resolves it
+	}
+	return out
 }
 
 // receiver is the object a followed instance call runs on: the tracked receiver, or for one the
