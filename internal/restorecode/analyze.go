@@ -184,10 +184,14 @@ func (a *analysis) runRoot(m *classfile.Method) error {
 	if name, ok := map[string]string{"restoreState": listCheckpointedState, "restoreWriter": sinkWriterState}[m.Name]; ok {
 		at := event{cls: a.root.Name, method: m.Name, line: m.Code.Line(0), restored: true}
 		st := a.register(name, "", SplitDistribute, true, at)
+		restored := value{k: kIterable, st: st}
 		if name == sinkWriterState {
+			// SinkWriterOperator copies every restored element into a new list
+			// (StatefulSinkWriterStateHandler) and hands that list to restoreWriter.
 			args = append(args, none) // the writer's init context
+			restored.k = kCopy
 		}
-		args = append(args, value{k: kIterable, st: st})
+		args = append(args, restored)
 		a.events = append(a.events, event{k: evRead, st: st, cls: a.root.Name, method: m.Name, restored: true})
 		f.restored = true
 	}

@@ -83,6 +83,9 @@ func (inv *invocation) call(f *frame, c *call) (value, error) {
 	if passThrough[name] && len(c.args) > 0 && c.static {
 		return c.args[0], nil
 	}
+	if isLogger(c.ref.Class) {
+		return none, nil // a logger formats its arguments (toString), whatever their number
+	}
 	if name == "<init>" && c.recv.k == kNew && c.ref.Class == c.recv.s {
 		return none, inv.construct(f, c)
 	}
@@ -325,7 +328,7 @@ func (inv *invocation) copyAll(f *frame, c *call) bool {
 	}
 	e := inv.record(evAll, src.st, f, c.in)
 	e.filter, e.copy = src.n == 1, true
-	f.replace(dst, value{k: kCopy, st: src.st, n: src.n})
+	f.replace(dst, value{k: kCopy, st: src.st, n: src.n, s: dst.s})
 	return true
 }
 
@@ -333,7 +336,7 @@ func (inv *invocation) copyAll(f *frame, c *call) bool {
 func (inv *invocation) onArguments(f *frame, c *call) (value, bool) {
 	name := c.ref.Name
 	if c.recv.k == kList && name == "add" && argAt(c.args, 0).k == kElement {
-		f.replace(c.recv, value{k: kCopy, st: c.args[0].st})
+		f.replace(c.recv, value{k: kCopy, st: c.args[0].st, s: c.recv.s})
 		inv.copyPuts = append(inv.copyPuts, c.in.Off)
 		return none, true
 	}
@@ -412,9 +415,9 @@ func (inv *invocation) construct(f *frame, c *call) error {
 	case strings.HasSuffix(cls, "/SimpleVersionedListState") && arg0.k == kState:
 		res = arg0 // Flink's wrapper that (de)serializes each element: the same list
 	case isCopyConstructor(cls) && (arg0.k == kIterable || arg0.k == kCopy):
-		res = value{k: kCopy, st: arg0.st}
+		res = value{k: kCopy, st: arg0.st, s: setCount(cls)}
 	case isCopyConstructor(cls) && (len(c.args) == 0 || arg0.k == kInt || arg0.k == kNone):
-		res = value{k: kList, st: -1, id: c.recv.id}
+		res = value{k: kList, st: -1, id: c.recv.id, s: setCount(cls)}
 	default:
 		cc, m := inv.a.findMethod(cls, "<init>", c.ref.Desc)
 		if m == nil || m.Code == nil || cc.Name != cls || inv.depth >= inv.a.opts.MaxDepth {
@@ -427,6 +430,14 @@ func (inv *invocation) construct(f *frame, c *call) error {
 	}
 	f.replace(c.recv, res)
 	return nil
+}
+
+// setCount marks a set's copy as uncounted: equal elements collapse.
+func setCount(cls string) string {
+	if strings.HasSuffix(cls, "Set") {
+		return uncounted
+	}
+	return ""
 }
 
 func isCopyConstructor(cls string) bool {

@@ -59,7 +59,7 @@ func (inv *invocation) apply(f *frame, c *call, eff effect, subj value) value {
 		e.filter = subj.n == 1 || inv.lambdaFilters(c.args)
 		if list, ok := inv.addsTo(c); ok { // forEach(list::add): a copy
 			e.copy = true
-			f.replace(list, value{k: kCopy, st: st, n: subj.n})
+			f.replace(list, value{k: kCopy, st: st, n: subj.n, s: list.s})
 		}
 		return none
 	}

@@ -216,6 +216,21 @@ func registration(ref classfile.MemberRef) (string, bool) {
 	return mode, true
 }
 
+// loggers are the logging APIs whose calls only format their arguments (matched by suffix, so
+// shaded copies count): handing them the restored elements assumes nothing about their number.
+var loggers = []string{"org/slf4j/Logger", "org/apache/logging/log4j/Logger", "org/apache/log4j/Logger",
+	"org/apache/log4j/Category", "java/util/logging/Logger", "org/apache/commons/logging/Log",
+	"java/lang/System$Logger", "com/typesafe/scalalogging/Logger"}
+
+func isLogger(class string) bool {
+	for _, l := range loggers {
+		if hasSuffixClass(class, l) {
+			return true
+		}
+	}
+	return false
+}
+
 // checkNames throw unless their boolean argument holds (Guava's and Flink's Preconditions).
 var checkNames = map[string]bool{"checkArgument": true, "checkState": true}
 
