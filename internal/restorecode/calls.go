@@ -232,7 +232,23 @@ func (a *analysis) implementations(c *call) []impl {
 			try(cand.Name)
 		}
 	}
+	if len(out) == 0 && carriesRestored(c) {
+		// Nothing names an implementation: every one the inputs hold (the closed world of
+		// a job jar, which bundles its connectors), the worst label winning.
+		out = a.closedWorld(c)
+	}
 	return out
+}
+
+// carriesRestored reports whether a call's receiver or arguments hold the restored elements or
+// a state handle: only then does it matter which implementation runs.
+func carriesRestored(c *call) bool {
+	for _, v := range append([]value{c.recv}, c.args...) {
+		if v.k.restored() || v.k == kState {
+			return true
+		}
+	}
+	return false
 }
 
 // subtype reports whether class name extends or implements super within the classes (a few
