@@ -61,6 +61,12 @@ func (inv *invocation) popArgs(f *frame, in *classfile.Instruction, params []str
 
 func (inv *invocation) call(f *frame, c *call) (value, error) {
 	name := c.ref.Name
+	if c.ref.Class == inv.a.root.Name && inv.a.collect == nil {
+		if inv.a.called == nil {
+			inv.a.called = map[string]bool{}
+		}
+		inv.a.called[name+" "+c.ref.Desc] = true
+	}
 	if mode, ok := registration(c.ref); ok && !c.static && len(c.args) == 1 && strings.HasSuffix(c.ret, "State;") {
 		return inv.registerAt(f, c, mode), nil
 	}
@@ -69,6 +75,9 @@ func (inv *invocation) call(f *frame, c *call) (value, error) {
 	}
 	if taskNames[name] && c.ref.Desc == "()I" {
 		return value{k: kTask, st: -1}, nil
+	}
+	if v, ok := stateNames(c); ok {
+		return v, nil
 	}
 	if checkNames[name] && len(c.args) > 0 && c.args[0].k == kCheck {
 		chk := c.args[0]
@@ -183,6 +192,21 @@ func (a *analysis) enumBodies(c *call) []impl {
 		return nil // no body overrides it: the enum's method, as target resolves it
 	}
 	return out
+}
+
+// stateNames models OperatorStateStore.getRegisteredStateNames() (and the broadcast one), a
+// Set<String>, and its contains(): asked for a state descriptor instead of its name, the answer
+// is false (a descriptor never equals a String), so the code behind that test never runs
+// (FlinkKafkaProducer's migration of next-transactional-id-hint).
+func stateNames(c *call) (value, bool) {
+	switch {
+	case (c.ref.Name == "getRegisteredStateNames" || c.ref.Name == "getRegisteredBroadcastStateNames") &&
+		c.ref.Desc == "()Ljava/util/Set;":
+		return value{k: kNames, st: -1}, true
+	case c.recv.k == kNames && c.ref.Name == "contains" && argAt(c.args, 0).k == kDescriptor:
+		return value{k: kFalse, st: -1}, true
+	}
+	return none, false
 }
 
 // receiver is the object a followed instance call runs on: the tracked receiver, or for one the

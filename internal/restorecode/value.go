@@ -34,6 +34,8 @@ const (
 	kList                   // a new, empty local collection (id = allocation site)
 	kCheck                  // boolean: true iff the count n (a count constant) holds for the elements
 	kTask                   // int: this subtask's index or the parallelism
+	kNames                  // the Set<String> of registered state names (getRegisteredStateNames())
+	kFalse                  // boolean: false on every path (a state-name set asked for a descriptor)
 )
 
 // uncounted marks (in s) a kCopy whose size is not the number of elements: a set of them or of
@@ -67,6 +69,8 @@ func join(a, b value) value {
 	switch {
 	case a == b:
 		return a
+	case a.k == kFalse || b.k == kFalse:
+		return conflict // false only where every path says so: a branch on it is pruned
 	case a.k == kNone:
 		return b
 	case b.k == kNone:
