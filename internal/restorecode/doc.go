@@ -23,20 +23,22 @@
 // A test of the count is decisive when its failing edge is a short block ending in athrow, or
 // when javac materialises it as a boolean passed to Preconditions.checkArgument/checkState;
 // otherwise it only guards the reads behind it. Where the elements are already known not to be
-// empty, a check for exactly one can only fail on several (AT-MOST-ONE). A count check that runs
-// only on one edge of a test of the subtask index or the parallelism (getIndexOfThisSubtask,
-// getNumberOfParallelSubtasks), and a decisive comparison of the subtask index with a value read
-// from an element, assume how the elements are assigned to subtasks (ORDER-DEPENDENT, as
-// flink-connector-kafka's TransactionOwnership: "state not consecutively assigned", "not
-// uniformly assigned"). The size of a set of the elements or of a stream's collect() is not their
-// count. A local list that receives the elements one by one counts as a copy of them.
+// empty, a check for exactly one can only fail on several (AT-MOST-ONE). A comparison of the
+// subtask index or the parallelism (getIndexOfThisSubtask, getNumberOfParallelSubtasks) with a
+// value read from an element (the parallelism it was written at, the subtask that owned it)
+// assumes how the elements are assigned to subtasks across a rescale: when it is decisive, and for
+// a count check that runs only on one of its edges, the label is ORDER-DEPENDENT (as
+// flink-connector-kafka's TransactionOwnership: "state not consecutively assigned", and "not
+// uniformly assigned" only when not scaling down). A test against a constant (subtask == 0) says
+// nothing about the elements. The size of a set of the elements or of a stream's collect() is not
+// their count. A local list that receives the elements one by one counts as a copy of them.
 //
 // Each root is interpreted abstractly: a worklist over basic blocks (lowest block first) with
 // an operand stack and locals of abstract values (state handle, restored Iterable, iterator,
 // hasNext() result, element, copy, size, stream, optional, isRestored() result, constants,
 // lambdas) and facts that hold on every path (isRestored() was true; the elements are known to be
-// non-empty, exactly one, at most one; this iterator's hasNext() was true; on one edge of a test
-// of the subtask index or parallelism). Conditional branches add facts on their edges; a branch on
+// non-empty, exactly one, at most one; this iterator's hasNext() was true; on one edge of such a
+// comparison with the subtask index or parallelism). Conditional branches add facts on their edges; a branch on
 // a value that is false on every path takes one edge only (the set of registered state names
 // asked whether it contains a descriptor object rather than a name: never true). Calls are
 // followed into static, private, final and super methods and methods of the analysed object in
@@ -80,9 +82,9 @@
 //	                 unless the rest is read in a loop too (then MERGE-ALL)
 //	UNKNOWN          the Iterable, an iterator or stream over it is stored in a field or passed
 //	                 to code outside the classes
-//	ORDER-DEPENDENT  getLast/last, get(i) with a computed index outside a loop, a count check
-//	                 under a test of the subtask index or parallelism, a decisive comparison of
-//	                 the subtask index with an element's value
+//	ORDER-DEPENDENT  getLast/last, get(i) with a computed index outside a loop, a decisive
+//	                 comparison of the subtask index or parallelism with an element's value, or a
+//	                 count check that runs only on one edge of such a comparison
 //	UNION-FILTER     union state read in a loop that computes a remainder, asks for the subtask
 //	                 index or parallelism, tests membership, or puts elements into a map (kept by
 //	                 key for a later per-subtask pick, as FlinkKafkaConsumerBase does)

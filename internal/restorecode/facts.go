@@ -73,21 +73,23 @@ func (inv *invocation) branchFacts(f *frame, in *classfile.Instruction) (taken, 
 	return taken, fall
 }
 
-// taskFacts marks the two edges of a test of the subtask index or the parallelism, so that a
-// count check on one of them is known to depend on the assignment (ExactlyOnceKafkaWriter's
-// `if (parallelism >= owned) checkState(size == 1)`: only when not scaling down). A comparison
-// with a value read from an element that throws when it fails (`checkState(subtask <
-// element.maxParallelism)`) assumes which subtask receives which element: ORDER-DEPENDENT.
+// taskFacts handles a comparison of the subtask index or the parallelism with a value read from
+// the elements (the parallelism they were written at, the subtask that owned them). It marks the
+// two edges, so that a count check on one of them is known to depend on the assignment across a
+// rescale (TransactionOwnership's `if (parallelism >= owned) checkState(size == 1)`: only when
+// not scaling down); and when the comparison itself is decisive (`checkState(subtask <
+// element.maxParallelism)`) it assumes which subtask receives which element: ORDER-DEPENDENT. A
+// test against anything else (`subtask == 0`) says nothing about the elements.
 func (inv *invocation) taskFacts(f *frame, in *classfile.Instruction, a, b value) (taken, fall facts) {
-	id := int32(in.Off) * 2
-	taken, fall = f.facts.with(guard{gTaskEdge, id}), f.facts.with(guard{gTaskEdge, id + 1})
 	elem := a
 	if elem.k != kElement {
 		elem = b
 	}
 	if elem.k != kElement || elem.st < 0 {
-		return taken, fall
+		return f.facts, f.facts
 	}
+	id := int32(in.Off) * 2
+	taken, fall = f.facts.with(guard{gTaskEdge, id}), f.facts.with(guard{gTaskEdge, id + 1})
 	tb, nb := inv.blockAt[inv.at[in.Target]], inv.blockAt[inv.at[in.Off]]+1
 	if inv.throws(tb) != inv.throws(nb) {
 		inv.record(evLast, elem.st, f, in)

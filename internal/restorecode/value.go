@@ -90,7 +90,7 @@ const (
 	gNonEmpty gkind = iota + 1 // the state's elements are known not to be empty
 	gChecked                   // iterator id's hasNext() returned true
 	gNexted                    // iterator id's next() was called
-	gTaskEdge                  // on one edge of a test of the subtask index or parallelism (id: 2×offset + edge)
+	gTaskEdge                  // on one edge of a test of the subtask index or parallelism against an element's value (id: 2×offset + edge)
 )
 
 type guard struct {

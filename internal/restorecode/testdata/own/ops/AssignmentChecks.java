@@ -25,6 +25,7 @@ public class AssignmentChecks extends Base {
         total += subtaskBelow(copy(context, "subtask-below-element"));
         total += distinctValues(copy(context, "distinct-values"));
         total += afterParallelismTest(copy(context, "after-parallelism-test"));
+        total += onSubtaskZero(copy(context, "subtask-zero"));
     }
 
     /** Empty returns first: the size check can only fail on several elements (AT-MOST-ONE). */
@@ -36,17 +37,31 @@ public class AssignmentChecks extends Base {
         return 1;
     }
 
-    /** The size check runs only when the parallelism is at least a value read from the elements:
-     * an assumption about how they are assigned (ORDER-DEPENDENT). */
+    /** The size check runs only when the parallelism is at least a value read from the elements
+     * (the parallelism they were written at): an assumption about how they are assigned across a
+     * rescale (ORDER-DEPENDENT). */
     private static int whenNotScalingDown(List<String> s, int parallelism) {
-        int owned = 0;
-        for (String x : s) {
-            owned = Math.max(owned, x.length());
+        if (s.isEmpty()) {
+            return 0;
         }
+        int owned = s.iterator().next().length();
         if (parallelism >= owned) {
             Preconditions.checkArgument(s.size() == 1, "uniform"); // decisive when-not-scaling-down
         }
-        return owned;
+        int n = 0;
+        for (String x : s) {
+            n += x.length();
+        }
+        return n;
+    }
+
+    /** Near miss: a test of the subtask index against a constant says nothing about the
+     * elements; the size check under it stays EXACTLY-ONE. */
+    private int onSubtaskZero(List<String> s) {
+        if (task.getIndexOfThisSubtask() == 0) {
+            Preconditions.checkArgument(s.size() == 1, "one"); // decisive subtask-zero
+        }
+        return 0;
     }
 
     /** The subtask index checked against an element's value: which subtask gets which element. */
