@@ -117,7 +117,10 @@ func (inv *invocation) call(f *frame, c *call) (value, error) {
 	if v, done := inv.onArguments(f, c); done {
 		return v, nil
 	}
-	if bodies := inv.a.enumBodies(c); len(bodies) > 0 && inv.depth < inv.a.opts.MaxDepth {
+	if bodies, complete := inv.a.enumBodies(c); !complete {
+		inv.escape(f, c) // a constant's body is not among the classes: what it does is unknown
+		return none, nil
+	} else if len(bodies) > 0 && inv.depth < inv.a.opts.MaxDepth {
 		return inv.runEach(f, c, bodies)
 	}
 	if cls, m := inv.target(c); m != nil && m.Code != nil && inv.depth < inv.a.opts.MaxDepth {
@@ -160,38 +163,42 @@ const maxEnumBodies = 64
 // and listed in its InnerClasses attribute. The result holds the enum's own method when it is
 // concrete and every body that declares the method; nil when the owner is not an enum in the
 // classes, the call is not virtual, or none of the bodies declares it (then the call is handled
-// as before: the enum's concrete method, or an escape for an abstract one whose bodies are
-// missing).
-func (a *analysis) enumBodies(c *call) []impl {
+// as before: the enum's concrete method, or an escape for an abstract one). complete is false
+// when an anonymous class the enum lists is not among the classes (or has no readable class
+// file): a constant's body may be missing, and the call is an escape.
+func (a *analysis) enumBodies(c *call) (bodies []impl, complete bool) {
 	if c.static || c.in.Op == classfile.Invokespecial || c.recv.k == kThis {
-		return nil
+		return nil, true
 	}
 	e := a.set.load(c.ref.Class)
 	if e == nil || e.Access&classfile.AccEnum == 0 || e.Super != "java/lang/Enum" {
-		return nil
+		return nil, true
 	}
 	var out []impl
 	if m := e.Method(c.ref.Name, c.ref.Desc); m != nil && m.Code != nil && m.Access&classfile.AccAbstract == 0 {
 		out = append(out, impl{e, m})
 	}
-	bodies := 0
+	seen := 0
 	for _, ic := range e.InnerClasses {
-		if ic.Inner == e.Name || ic.Outer != "" || bodies == maxEnumBodies {
-			continue // a constant's body is anonymous: no outer class in its entry
+		if ic.Inner == e.Name || ic.Outer != "" || ic.Name != "" {
+			continue // a constant's body is anonymous: neither an outer class nor a simple name
 		}
 		b := a.set.load(ic.Inner)
-		if b == nil || b.Super != e.Name {
-			continue
+		if b == nil || seen == maxEnumBodies {
+			return nil, false
 		}
-		bodies++
+		if b.Super != e.Name {
+			continue // another anonymous class of the enum's code
+		}
+		seen++
 		if m := b.Method(c.ref.Name, c.ref.Desc); m != nil && m.Code != nil && m.Access&classfile.AccAbstract == 0 {
 			out = append(out, impl{b, m})
 		}
 	}
 	if len(out) == 1 && out[0].cls == e {
-		return nil // no body overrides it: the enum's method, as target resolves it
+		return nil, true // no body overrides it: the enum's method, as target resolves it
 	}
-	return out
+	return out, true
 }
 
 // stateNames models OperatorStateStore.getRegisteredStateNames() (and the broadcast one), a

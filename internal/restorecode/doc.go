@@ -45,7 +45,7 @@
 // the given classes, MaxDepth deep (default 5); recursion is cut. A virtual call runs the method
 // its declared type has in the classes, or on an enum every constant body that declares it (the
 // enum's anonymous subclasses in its InnerClasses; the constant is chosen at run time) besides
-// the enum's own. An interface or abstract call runs the implementations the analysed class
+// the enum's own, or escapes when one of those classes is missing. An interface or abstract call runs the implementations the analysed class
 // names, or the candidates that implement it; when neither exists and the call carries the
 // restored elements or a state handle, every implementation the inputs hold (the closed world of
 // a job jar, which bundles its connectors: at most 8 methods over at most 4,096 subtypes, each
