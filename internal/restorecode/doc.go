@@ -49,7 +49,8 @@
 // names, or the candidates that implement it; when neither exists and the call carries the
 // restored elements or a state handle, every implementation the inputs hold (the closed world of
 // a job jar, which bundles its connectors: at most 8 methods over at most 4,096 subtypes, each
-// concrete subtype resolving to code in the inputs, or the call stays an escape). The events of
+// concrete subtype resolving to code in the inputs, or the call stays an escape; classes outside
+// the inputs, such as Flink's own on the cluster's classpath, are not seen). The events of
 // all of them label the state, so the worst wins. Calls on a logger (SLF4J, Log4j, JUL,
 // commons-logging) only format their arguments and are not escapes. Library calls are modelled
 // by tables (models.go): receiver methods of Iterable, Iterator, Stream, Optional, ListState and
