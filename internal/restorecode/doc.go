@@ -33,32 +33,32 @@
 // nothing about the elements. The size of a set of the elements or of a stream's collect() is not
 // their count. A local list that receives the elements one by one counts as a copy of them.
 //
-// Each root is interpreted abstractly: a worklist over basic blocks (lowest block first) with
-// an operand stack and locals of abstract values (state handle, restored Iterable, iterator,
+// Each root is interpreted abstractly: a worklist over basic blocks (lowest block first) with an
+// operand stack and locals of abstract values (state handle, restored Iterable, iterator,
 // hasNext() result, element, copy, size, stream, optional, isRestored() result, constants,
 // lambdas) and facts that hold on every path (isRestored() was true; the elements are known to be
 // non-empty, exactly one, at most one; this iterator's hasNext() was true; on one edge of such a
-// comparison with the subtask index or parallelism). Conditional branches add facts on their edges; a branch on
-// a value that is false on every path takes one edge only (the set of registered state names
-// asked whether it contains a descriptor object rather than a name: never true). Calls are
-// followed into static, private, final and super methods and methods of the analysed object in
-// the given classes, MaxDepth deep (default 5); recursion is cut. A virtual call runs the method
-// its declared type has in the classes, or on an enum every constant body that declares it (the
-// enum's anonymous subclasses in its InnerClasses; the constant is chosen at run time) besides
-// the enum's own, or escapes when one of those classes is missing. An interface or abstract call runs the implementations the analysed class
-// names, or the candidates that implement it; when neither exists and the call carries the
-// restored elements or a state handle, every implementation the inputs hold (the closed world of
-// a job jar, which bundles its connectors: at most 8 methods over at most 4,096 subtypes, each
-// concrete subtype resolving to code in the inputs, or the call stays an escape; classes outside
-// the inputs, such as Flink's own on the cluster's classpath, are not seen). The events of
-// all of them label the state, so the worst wins. Calls on a logger (SLF4J, Log4j, JUL,
-// commons-logging) only format their arguments and are not escapes. Library calls are modelled
-// by tables (models.go): receiver methods of Iterable, Iterator, Stream, Optional, ListState and
-// BroadcastState, and static helpers matched by class-name suffix, so shaded copies count as
-// Guava's Iterables/Iterators/Lists, Flink's CollectionUtil, Kotlin's CollectionsKt (first,
-// single, …) and Scala's converters (asScala; head, headOption on the result). Loops are the
-// ranges of back edges; a next() is "in a loop over the iterator" when the same loop also calls
-// that iterator's hasNext().
+// comparison with the subtask index or parallelism). Conditional branches add facts on their
+// edges; a branch on a value that is false on every path takes one edge only (the set of
+// registered state names asked whether it contains a descriptor object rather than a name: never
+// true). Calls are followed into static, private, final and super methods and methods of the
+// analysed object in the given classes, MaxDepth deep (default 5); recursion is cut. A virtual
+// call runs the method its declared type has in the classes, or on an enum every constant body
+// that declares it (the enum's anonymous subclasses in its InnerClasses; the constant is chosen at
+// run time) besides the enum's own, or escapes when one of those classes is missing. An interface
+// or abstract call runs the implementations the analysed class names, or the candidates that
+// implement it; when neither exists and the call carries the restored elements or a state handle,
+// every implementation the inputs hold (the closed world of a job jar, which bundles its
+// connectors: at most 8 methods over at most 4,096 subtypes, each concrete subtype resolving to
+// code in the inputs, or the call stays an escape; classes outside the inputs, such as Flink's own
+// on the cluster's classpath, are not seen). The events of all of them label the state, so the
+// worst wins. Calls on a logger (SLF4J, Log4j, JUL, commons-logging) only format their arguments
+// and are not escapes. Library calls are modelled by tables (models.go): receiver methods of
+// Iterable, Iterator, Stream, Optional, ListState and BroadcastState, and static helpers matched
+// by class-name suffix, so shaded copies count as Guava's Iterables/Iterators/Lists, Flink's
+// CollectionUtil, Kotlin's CollectionsKt (first, single, …) and Scala's converters (asScala; head,
+// headOption on the result). Loops are the ranges of back edges; a next() is "in a loop over the
+// iterator" when the same loop also calls that iterator's hasNext().
 //
 // State names are constant-propagated: ldc strings, ConstantValue attributes, static fields set
 // once in <clinit>, fields every constructor sets to one constant (chaining into superclass
