@@ -164,8 +164,9 @@ var enforcedEvents = map[count]evKind{cExact: evOnly, cAtMost: evOnlyOr, cNonEmp
 
 // requiredEvent is the event of a check that throws unless count c holds, given the facts at the
 // check: where the elements are known not to be empty, "exactly one" can only fail on several
-// (AT-MOST-ONE); under a test of the subtask index or parallelism any count check is an
-// assumption about how the elements are assigned to subtasks (ORDER-DEPENDENT).
+// (AT-MOST-ONE); on one edge of a comparison of the subtask index or parallelism with an
+// element's value any count check is an assumption about how the elements are assigned to
+// subtasks (ORDER-DEPENDENT).
 func requiredEvent(c count, fs facts, st int32) (evKind, bool) {
 	k, ok := enforcedEvents[c]
 	switch {
