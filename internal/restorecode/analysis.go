@@ -28,6 +28,8 @@ type analysis struct {
 	consts    map[string]map[string]value // per class: fields assigned one constant in <clinit>/<init>
 	missed    bool                        // a field of the object was read before it was written
 	exhausted bool                        // the step budget ran out (reported once)
+	called    map[string]bool             // methods of the analysed class a call reached ("name desc")
+	silent    bool                        // registrations only: a method no restore path runs
 }
 
 type stateRec struct {

@@ -164,7 +164,10 @@ func analyzeClass(set *classSet, c *classfile.Class, jar string, opts Options, f
 	for i := range c.Methods {
 		m := &c.Methods[i]
 		if m.Code != nil && !a.visited[methodKey(c, m)] && callsRegistration(c, m) {
-			if err := a.runRoot(m); err != nil {
+			a.silent = a.neverCalled(m)
+			err := a.runRoot(m)
+			a.silent = false
+			if err != nil {
 				return nil, nil, err
 			}
 		}
@@ -184,10 +187,14 @@ func (a *analysis) runRoot(m *classfile.Method) error {
 	if name, ok := map[string]string{"restoreState": listCheckpointedState, "restoreWriter": sinkWriterState}[m.Name]; ok {
 		at := event{cls: a.root.Name, method: m.Name, line: m.Code.Line(0), restored: true}
 		st := a.register(name, "", SplitDistribute, true, at)
+		restored := value{k: kIterable, st: st}
 		if name == sinkWriterState {
+			// SinkWriterOperator copies every restored element into a new list
+			// (StatefulSinkWriterStateHandler) and hands that list to restoreWriter.
 			args = append(args, none) // the writer's init context
+			restored.k = kCopy
 		}
-		args = append(args, value{k: kIterable, st: st})
+		args = append(args, restored)
 		a.events = append(a.events, event{k: evRead, st: st, cls: a.root.Name, method: m.Name, restored: true})
 		f.restored = true
 	}
@@ -201,6 +208,67 @@ func (a *analysis) runRoot(m *classfile.Method) error {
 		return nil
 	}
 	return err
+}
+
+// neverCalled reports whether a private method of the analysed class is dead on the restore
+// path: every call of it sits in a method the analysis interpreted, none of them ran (they are in
+// code a branch never takes, such as FlinkKafkaProducer's migration behind a test that is always
+// false), and neither a nest member nor a method handle can reach it. Its states are then
+// registered but not read (NOT-READ).
+func (a *analysis) neverCalled(m *classfile.Method) bool {
+	c := a.root
+	if m.Access&classfile.AccPrivate == 0 || a.called[m.Name+" "+m.Desc] {
+		return false
+	}
+	classes := []*classfile.Class{c}
+	for _, n := range c.NestMembers {
+		if nc := a.set.load(n); nc != nil {
+			classes = append(classes, nc)
+		} else {
+			return false
+		}
+	}
+	sites := 0
+	for _, k := range classes {
+		for i, p := range k.Pool {
+			if p.Tag != classfile.TagMethodHandle {
+				continue
+			}
+			if h, ok := k.Pool.MethodHandle(uint16(i)); ok && h.Ref.Class == c.Name && h.Ref.Name == m.Name && h.Ref.Desc == m.Desc {
+				return false
+			}
+		}
+		for j := range k.Methods {
+			caller := &k.Methods[j]
+			n, ok := callSites(k, caller, c.Name, m)
+			if !ok || n > 0 && (k != c || !a.visited[methodKey(k, caller)]) {
+				return false
+			}
+			sites += n
+		}
+	}
+	return sites > 0
+}
+
+// callSites counts the invokes of cls.m in caller's code; ok is false when the code does not
+// decode.
+func callSites(k *classfile.Class, caller *classfile.Method, cls string, m *classfile.Method) (int, bool) {
+	if caller.Code == nil {
+		return 0, true
+	}
+	ins, err := classfile.DecodeAll(caller.Code.Bytes)
+	if err != nil {
+		return 0, false
+	}
+	n := 0
+	for _, in := range ins {
+		if in.Op >= classfile.Invokevirtual && in.Op <= classfile.Invokeinterface {
+			if ref, ok := k.Pool.Member(in.Index); ok && ref.Class == cls && ref.Name == m.Name && ref.Desc == m.Desc {
+				n++
+			}
+		}
+	}
+	return n, true
 }
 
 // callsRegistration reports whether m's code calls a registration method.

@@ -61,15 +61,27 @@ func (inv *invocation) popArgs(f *frame, in *classfile.Instruction, params []str
 
 func (inv *invocation) call(f *frame, c *call) (value, error) {
 	name := c.ref.Name
+	if c.ref.Class == inv.a.root.Name && inv.a.collect == nil {
+		if inv.a.called == nil {
+			inv.a.called = map[string]bool{}
+		}
+		inv.a.called[name+" "+c.ref.Desc] = true
+	}
 	if mode, ok := registration(c.ref); ok && !c.static && len(c.args) == 1 && strings.HasSuffix(c.ret, "State;") {
 		return inv.registerAt(f, c, mode), nil
 	}
 	if name == "isRestored" && c.ref.Desc == "()Z" {
 		return value{k: kRestored, st: -1}, nil
 	}
+	if taskNames[name] && c.ref.Desc == "()I" {
+		return value{k: kTask, st: -1}, nil
+	}
+	if v, ok := stateNames(c); ok {
+		return v, nil
+	}
 	if checkNames[name] && len(c.args) > 0 && c.args[0].k == kCheck {
 		chk := c.args[0]
-		if k, ok := enforcedEvents[count(chk.n)]; ok {
+		if k, ok := requiredEvent(count(chk.n), f.facts, chk.st); ok {
 			inv.record(k, chk.st, f, c.in)
 		}
 		if cnt := count(chk.n); cnt == cExact || cnt == cNonEmpty {
@@ -79,6 +91,9 @@ func (inv *invocation) call(f *frame, c *call) (value, error) {
 	}
 	if passThrough[name] && len(c.args) > 0 && c.static {
 		return c.args[0], nil
+	}
+	if isLogger(c.ref.Class) {
+		return none, nil // a logger formats its arguments (toString), whatever their number
 	}
 	if name == "<init>" && c.recv.k == kNew && c.ref.Class == c.recv.s {
 		return none, inv.construct(f, c)
@@ -102,6 +117,12 @@ func (inv *invocation) call(f *frame, c *call) (value, error) {
 	if v, done := inv.onArguments(f, c); done {
 		return v, nil
 	}
+	if bodies, complete := inv.a.enumBodies(c); !complete {
+		inv.escape(f, c) // a constant's body is not among the classes: what it does is unknown
+		return none, nil
+	} else if len(bodies) > 0 && inv.depth < inv.a.opts.MaxDepth {
+		return inv.runEach(f, c, bodies)
+	}
 	if cls, m := inv.target(c); m != nil && m.Code != nil && inv.depth < inv.a.opts.MaxDepth {
 		args := c.args
 		if !c.static {
@@ -112,18 +133,87 @@ func (inv *invocation) call(f *frame, c *call) (value, error) {
 	if impls := inv.a.implementations(c); len(impls) > 0 && inv.depth < inv.a.opts.MaxDepth {
 		// An interface or abstract method: run each implementation the analysed class names
 		// (SinkWriterOperator's writerStateHandler is a Stateful… or Stateless…StateHandler).
-		ret := none
-		for _, im := range impls {
-			v, err := inv.a.run(im.cls, im.m, append([]value{inv.receiver(c, im.cls)}, c.args...), f.facts, inv.depth+1)
-			if err != nil {
-				return none, err
-			}
-			ret = join(ret, v)
-		}
-		return ret, nil
+		return inv.runEach(f, c, impls)
 	}
 	inv.escape(f, c)
 	return none, nil
+}
+
+// runEach runs every method a virtual call may reach and joins their results; the events of all
+// of them label the state, so the worst wins.
+func (inv *invocation) runEach(f *frame, c *call, impls []impl) (value, error) {
+	ret := none
+	for _, im := range impls {
+		v, err := inv.a.run(im.cls, im.m, append([]value{inv.receiver(c, im.cls)}, c.args...), f.facts, inv.depth+1)
+		if err != nil {
+			return none, err
+		}
+		ret = join(ret, v)
+	}
+	return ret, nil
+}
+
+// maxEnumBodies bounds the constant bodies followed for one call on an enum.
+const maxEnumBodies = 64
+
+// enumBodies returns the methods a virtual call on an enum type may run: the constant is chosen
+// at run time, and the only classes that can override the enum's methods are its constants'
+// bodies (an enum is implicitly final unless a constant has a body, and only its own constants
+// may extend it), compiled as anonymous inner classes of the enum whose superclass is the enum
+// and listed in its InnerClasses attribute. The result holds the enum's own method when it is
+// concrete and every body that declares the method; nil when the owner is not an enum in the
+// classes, the call is not virtual, or none of the bodies declares it (then the call is handled
+// as before: the enum's concrete method, or an escape for an abstract one). complete is false
+// when an anonymous class the enum lists is not among the classes (or has no readable class
+// file): a constant's body may be missing, and the call is an escape.
+func (a *analysis) enumBodies(c *call) (bodies []impl, complete bool) {
+	if c.static || c.in.Op == classfile.Invokespecial || c.recv.k == kThis {
+		return nil, true
+	}
+	e := a.set.load(c.ref.Class)
+	if e == nil || e.Access&classfile.AccEnum == 0 || e.Super != "java/lang/Enum" {
+		return nil, true
+	}
+	var out []impl
+	if m := e.Method(c.ref.Name, c.ref.Desc); m != nil && m.Code != nil && m.Access&classfile.AccAbstract == 0 {
+		out = append(out, impl{e, m})
+	}
+	seen := 0
+	for _, ic := range e.InnerClasses {
+		if ic.Inner == e.Name || ic.Outer != "" || ic.Name != "" {
+			continue // a constant's body is anonymous: neither an outer class nor a simple name
+		}
+		b := a.set.load(ic.Inner)
+		if b == nil || seen == maxEnumBodies {
+			return nil, false
+		}
+		if b.Super != e.Name {
+			continue // another anonymous class of the enum's code
+		}
+		seen++
+		if m := b.Method(c.ref.Name, c.ref.Desc); m != nil && m.Code != nil && m.Access&classfile.AccAbstract == 0 {
+			out = append(out, impl{b, m})
+		}
+	}
+	if len(out) == 1 && out[0].cls == e {
+		return nil, true // no body overrides it: the enum's method, as target resolves it
+	}
+	return out, true
+}
+
+// stateNames models OperatorStateStore.getRegisteredStateNames() (and the broadcast one), a
+// Set<String>, and its contains(): asked for a state descriptor instead of its name, the answer
+// is false (a descriptor never equals a String), so the code behind that test never runs
+// (FlinkKafkaProducer's migration of next-transactional-id-hint).
+func stateNames(c *call) (value, bool) {
+	switch {
+	case (c.ref.Name == "getRegisteredStateNames" || c.ref.Name == "getRegisteredBroadcastStateNames") &&
+		c.ref.Desc == "()Ljava/util/Set;":
+		return value{k: kNames, st: -1}, true
+	case c.recv.k == kNames && c.ref.Name == "contains" && argAt(c.args, 0).k == kDescriptor:
+		return value{k: kFalse, st: -1}, true
+	}
+	return none, false
 }
 
 // receiver is the object a followed instance call runs on: the tracked receiver, or for one the
@@ -173,7 +263,23 @@ func (a *analysis) implementations(c *call) []impl {
 			try(cand.Name)
 		}
 	}
+	if len(out) == 0 && carriesRestored(c) {
+		// Nothing names an implementation: every one the inputs hold (the closed world of
+		// a job jar, which bundles its connectors), the worst label winning.
+		out = a.closedWorld(c)
+	}
 	return out
+}
+
+// carriesRestored reports whether a call's receiver or arguments hold the restored elements or
+// a state handle: only then does it matter which implementation runs.
+func carriesRestored(c *call) bool {
+	for _, v := range append([]value{c.recv}, c.args...) {
+		if v.k.restored() || v.k == kState {
+			return true
+		}
+	}
+	return false
 }
 
 // subtype reports whether class name extends or implements super within the classes (a few
@@ -269,7 +375,7 @@ func (inv *invocation) copyAll(f *frame, c *call) bool {
 	}
 	e := inv.record(evAll, src.st, f, c.in)
 	e.filter, e.copy = src.n == 1, true
-	f.replace(dst, value{k: kCopy, st: src.st, n: src.n})
+	f.replace(dst, value{k: kCopy, st: src.st, n: src.n, s: dst.s})
 	return true
 }
 
@@ -277,7 +383,7 @@ func (inv *invocation) copyAll(f *frame, c *call) bool {
 func (inv *invocation) onArguments(f *frame, c *call) (value, bool) {
 	name := c.ref.Name
 	if c.recv.k == kList && name == "add" && argAt(c.args, 0).k == kElement {
-		f.replace(c.recv, value{k: kCopy, st: c.args[0].st})
+		f.replace(c.recv, value{k: kCopy, st: c.args[0].st, s: c.recv.s})
 		inv.copyPuts = append(inv.copyPuts, c.in.Off)
 		return none, true
 	}
@@ -356,9 +462,9 @@ func (inv *invocation) construct(f *frame, c *call) error {
 	case strings.HasSuffix(cls, "/SimpleVersionedListState") && arg0.k == kState:
 		res = arg0 // Flink's wrapper that (de)serializes each element: the same list
 	case isCopyConstructor(cls) && (arg0.k == kIterable || arg0.k == kCopy):
-		res = value{k: kCopy, st: arg0.st}
+		res = value{k: kCopy, st: arg0.st, s: setCount(cls)}
 	case isCopyConstructor(cls) && (len(c.args) == 0 || arg0.k == kInt || arg0.k == kNone):
-		res = value{k: kList, st: -1, id: c.recv.id}
+		res = value{k: kList, st: -1, id: c.recv.id, s: setCount(cls)}
 	default:
 		cc, m := inv.a.findMethod(cls, "<init>", c.ref.Desc)
 		if m == nil || m.Code == nil || cc.Name != cls || inv.depth >= inv.a.opts.MaxDepth {
@@ -371,6 +477,14 @@ func (inv *invocation) construct(f *frame, c *call) error {
 	}
 	f.replace(c.recv, res)
 	return nil
+}
+
+// setCount marks a set's copy as uncounted: equal elements collapse.
+func setCount(cls string) string {
+	if strings.HasSuffix(cls, "Set") {
+		return uncounted
+	}
+	return ""
 }
 
 func isCopyConstructor(cls string) bool {

@@ -30,6 +30,9 @@ func (inv *invocation) apply(f *frame, c *call, eff effect, subj value) value {
 	case eGetIndex:
 		return inv.indexCall(f, c, subj)
 	case eSize:
+		if subj.k == kCopy && subj.s == uncounted {
+			return none // a set's size is the number of distinct values, not of elements
+		}
 		return value{k: kSize, st: st}
 	case eIsEmpty:
 		return value{k: kIsEmpty, st: st}
@@ -49,12 +52,14 @@ func (inv *invocation) apply(f *frame, c *call, eff effect, subj value) value {
 		return value{k: kOptional, st: st}
 	case eCopy:
 		return value{k: kCopy, st: st, n: subj.n}
+	case eDedup:
+		return value{k: kCopy, st: st, n: subj.n, s: uncounted}
 	case eAll, eKeyed:
 		e := inv.record(evAll, st, f, in)
 		e.filter = subj.n == 1 || inv.lambdaFilters(c.args)
 		if list, ok := inv.addsTo(c); ok { // forEach(list::add): a copy
 			e.copy = true
-			f.replace(list, value{k: kCopy, st: st, n: subj.n})
+			f.replace(list, value{k: kCopy, st: st, n: subj.n, s: list.s})
 		}
 		return none
 	}

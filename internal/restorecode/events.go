@@ -45,7 +45,7 @@ type eventKey struct {
 
 // record adds an event at in for state st under the frame's facts.
 func (inv *invocation) record(k evKind, st int32, f *frame, in *classfile.Instruction) *event {
-	if st < 0 || inv.a.collect != nil {
+	if st < 0 || inv.a.collect != nil || inv.a.silent {
 		return &event{}
 	}
 	e := event{k: k, st: st, cls: inv.cls.Name, method: inv.m.Name, off: in.Off, line: inv.m.Code.Line(in.Off),

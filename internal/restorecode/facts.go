@@ -44,9 +44,15 @@ func (inv *invocation) branchFacts(f *frame, in *classfile.Instruction) (taken, 
 	switch {
 	case in.Op >= classfile.Ifeq && in.Op <= classfile.Ifle:
 		v, rel = inv.cond[0], relation{op: int(in.Op - classfile.Ifeq)}
+		if v.k == kTask {
+			return inv.taskFacts(f, in, v, none)
+		}
 	case in.Op >= classfile.IfIcmpeq && in.Op <= classfile.IfIcmple:
 		a, b := inv.cond[0], inv.cond[1]
 		rel = relation{op: int(in.Op - classfile.IfIcmpeq)}
+		if a.k == kTask || b.k == kTask {
+			return inv.taskFacts(f, in, a, b)
+		}
 		switch {
 		case a.k == kSize && b.k == kInt:
 			v, rel.k = a, b.n
@@ -64,6 +70,32 @@ func (inv *invocation) branchFacts(f *frame, in *classfile.Instruction) (taken, 
 		taken.pend = pending{set: true, st: v.st, c1: countOf(v, rel), c0: countOf(v, rel.negate())}
 		fall.pend = pending{set: true, st: v.st, c1: taken.pend.c0, c0: taken.pend.c1}
 	}
+	return taken, fall
+}
+
+// taskFacts handles a comparison of the subtask index or the parallelism with a value read from
+// the elements (the parallelism they were written at, the subtask that owned them). It marks the
+// two edges, so that a count check on one of them is known to depend on the assignment across a
+// rescale (TransactionOwnership's `if (parallelism >= owned) checkState(size == 1)`: only when
+// not scaling down); and when the comparison itself is decisive (`checkState(subtask <
+// element.maxParallelism)`) it assumes which subtask receives which element: ORDER-DEPENDENT. A
+// test against anything else (`subtask == 0`) says nothing about the elements.
+func (inv *invocation) taskFacts(f *frame, in *classfile.Instruction, a, b value) (taken, fall facts) {
+	elem := a
+	if elem.k != kElement {
+		elem = b
+	}
+	if elem.k != kElement || elem.st < 0 {
+		return f.facts, f.facts
+	}
+	id := int32(in.Off) * 2
+	taken, fall = f.facts.with(guard{gTaskEdge, id}), f.facts.with(guard{gTaskEdge, id + 1})
+	tb, nb := inv.blockAt[inv.at[in.Target]], inv.blockAt[inv.at[in.Off]]+1
+	if inv.throws(tb) != inv.throws(nb) {
+		inv.record(evLast, elem.st, f, in)
+	}
+	taken.pend = pending{set: true, st: elem.st, c1: cOrder, c0: cOrder}
+	fall.pend = taken.pend
 	return taken, fall
 }
 
@@ -87,6 +119,7 @@ const (
 	cNonEmpty       // at least one
 	cExact          // exactly one
 	cAtMost         // at most one
+	cOrder          // a relation between an element's value and the subtask index or parallelism
 )
 
 const inf = 1 << 62
@@ -127,7 +160,24 @@ func (inv *invocation) factsFor(f facts, v value, rel relation) facts {
 }
 
 // enforcedEvents: a check whose failing edge throws requires the count it checks.
-var enforcedEvents = map[count]evKind{cExact: evOnly, cAtMost: evOnlyOr, cNonEmpty: evFirst}
+var enforcedEvents = map[count]evKind{cExact: evOnly, cAtMost: evOnlyOr, cNonEmpty: evFirst, cOrder: evLast}
+
+// requiredEvent is the event of a check that throws unless count c holds, given the facts at the
+// check: where the elements are known not to be empty, "exactly one" can only fail on several
+// (AT-MOST-ONE); on one edge of a comparison of the subtask index or parallelism with an
+// element's value any count check is an assumption about how the elements are assigned to
+// subtasks (ORDER-DEPENDENT).
+func requiredEvent(c count, fs facts, st int32) (evKind, bool) {
+	k, ok := enforcedEvents[c]
+	switch {
+	case !ok:
+	case fs.underTask():
+		k = evLast
+	case c == cExact && fs.has(gNonEmpty, st):
+		k = evOnlyOr
+	}
+	return k, ok
+}
 
 // enforced records a count check whose other edge throws at once (`if (size() != 1) throw`,
 // `if (!it.hasNext()) throw`): the restore fails unless the count holds.
@@ -146,7 +196,7 @@ func (inv *invocation) enforced(f *frame, in *classfile.Instruction, v value, re
 	default:
 		return
 	}
-	if k, ok := enforcedEvents[countOf(v, survivor)]; ok {
+	if k, ok := requiredEvent(countOf(v, survivor), f.facts, v.st); ok {
 		inv.record(k, v.st, f, in)
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -39,6 +40,25 @@ func FuzzAnalyze(f *testing.F) {
 					t.Fatalf("malformed state %+v", s)
 				}
 			}
+		}
+	})
+}
+
+// FuzzClassHeader: the closed world's header reader never panics, and where classfile.Parse
+// accepts the bytes it reads the same name, super class, interfaces and access flags.
+func FuzzClassHeader(f *testing.F) {
+	f.Add([]byte{0xCA, 0xFE, 0xBA, 0xBE, 0, 0, 0, 52})
+	if b, err := os.ReadFile("testdata/example/CompactLike.class"); err == nil {
+		f.Add(b)
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		name, super, ifaces, access, ok := classHeader(data)
+		c, err := classfile.Parse(data)
+		if err != nil {
+			return
+		}
+		if !ok || name != c.Name || super != c.Super || access != c.Access || !slices.Equal(ifaces, c.Interfaces) && len(ifaces)+len(c.Interfaces) > 0 {
+			t.Fatalf("header %q %q %q %#x %v, parsed %q %q %q %#x", name, super, ifaces, access, ok, c.Name, c.Super, c.Interfaces, c.Access)
 		}
 	})
 }

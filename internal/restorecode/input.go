@@ -30,7 +30,7 @@ type Input struct {
 type Options struct {
 	MaxEntries    int   // entries per jar or directory (default 200,000)
 	MaxClassBytes int64 // bytes per class file (default 8 MiB)
-	MaxDepth      int   // calls followed into helpers (default 4)
+	MaxDepth      int   // calls followed into helpers (default 5)
 	MaxSteps      int   // instructions interpreted per class (default 2,000,000)
 }
 
@@ -42,7 +42,7 @@ func (o Options) withDefaults() Options {
 		o.MaxClassBytes = 8 << 20
 	}
 	if o.MaxDepth <= 0 {
-		o.MaxDepth = 4
+		o.MaxDepth = 5
 	}
 	if o.MaxSteps <= 0 {
 		o.MaxSteps = 2_000_000
@@ -70,6 +70,7 @@ type classSet struct {
 	closers []io.Closer
 	// candidates are the parsed classes that declare a restore root or register state.
 	candidates []*classfile.Class
+	hier       *hierarchy // the subtype index, built on first use (hierarchy.go)
 }
 
 func (s *classSet) close() {

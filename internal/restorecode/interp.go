@@ -280,13 +280,16 @@ func (inv *invocation) successors(f *frame, last *classfile.Instruction, next in
 		if last.Op == classfile.Jsr || last.Op == classfile.JsrW {
 			return &interpError{last.Off, "jsr subroutines are not analysed"}
 		}
-		tf := f.clone()
-		tf.facts = taken
-		if err := inv.flow(inv.blockAt[inv.at[last.Target]], tf, q, last.Off); err != nil {
-			return err
+		never := inv.cond[0].k == kFalse && (last.Op == classfile.Ifeq || last.Op == classfile.Ifne)
+		if !never || last.Op == classfile.Ifeq {
+			tf := f.clone()
+			tf.facts = taken
+			if err := inv.flow(inv.blockAt[inv.at[last.Target]], tf, q, last.Off); err != nil {
+				return err
+			}
 		}
-		if last.Op == classfile.Goto || last.Op == classfile.GotoW {
-			return nil
+		if last.Op == classfile.Goto || last.Op == classfile.GotoW || never && last.Op == classfile.Ifeq {
+			return nil // ifeq on false always jumps: the code after it never runs
 		}
 		f.facts = fall
 	} else if last.EndsBlock() {

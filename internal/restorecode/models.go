@@ -34,6 +34,7 @@ const (
 	eOnlyOr           // requires at most one element
 	eLast             // takes the last element: depends on the order
 	eKeyed            // a broadcast state lookup by key: reads the whole map
+	eDedup            // result: a collection from the elements whose size is not their count (a set, collect)
 )
 
 // Methods called on a receiver the analysis tracks, by receiver group and method name.
@@ -48,7 +49,7 @@ var (
 		"forEach": eAll, "foreach": eAll, "size": eSize, "length": eSize, "isEmpty": eIsEmpty, "nonEmpty": eNonEmpty,
 		"get": eGetIndex, "apply": eGetIndex, "getFirst": eFirst, "head": eFirst, "headOption": eFindFirst,
 		"getLast": eLast, "last": eLast, "lastOption": eLast, "toArray": eCopy, "toList": eCopy, "toSeq": eCopy,
-		"toVector": eCopy, "toBuffer": eCopy, "toSet": eCopy, "toIndexedSeq": eCopy, "contains": eAll,
+		"toVector": eCopy, "toBuffer": eCopy, "toSet": eDedup, "toIndexedSeq": eCopy, "contains": eAll,
 		"containsAll": eAll, "subList": eSame, "asScala": eSame, "asJava": eSame, "map": eSame, "filter": eFilter,
 		"removeIf": eFilter, "foldLeft": eAll, "reduce": eAll, "max": eAll, "min": eAll, "sum": eAll,
 		"equals": eNone, "hashCode": eNone, "toString": eNone, "add": eNone, "addAll": eNone, "clear": eNone,
@@ -63,7 +64,7 @@ var (
 		"mapToInt": eSame, "mapToLong": eSame, "flatMap": eSame, "sorted": eSame, "distinct": eSame, "peek": eSame,
 		"boxed": eSame, "limit": eSame, "skip": eSame, "sequential": eSame, "parallel": eSame, "unordered": eSame,
 		"forEach": eAll, "forEachOrdered": eAll, "reduce": eAll, "anyMatch": eAll, "allMatch": eAll,
-		"noneMatch": eAll, "max": eAll, "min": eAll, "sum": eAll, "collect": eCopy, "toList": eCopy,
+		"noneMatch": eAll, "max": eAll, "min": eAll, "sum": eAll, "collect": eDedup, "toList": eCopy,
 		"toArray": eCopy, "count": eSize, "iterator": eIterator,
 	}
 	optionalMethods = map[string]effect{
@@ -125,9 +126,9 @@ var staticModels = []staticModel{
 	{"com/google/common/collect/Iterators", "toArray", -1, eCopy},
 	{"com/google/common/collect/Lists", "newArrayList", 1, eCopy},
 	{"com/google/common/collect/Lists", "newLinkedList", 1, eCopy},
-	{"com/google/common/collect/Sets", "newHashSet", 1, eCopy},
+	{"com/google/common/collect/Sets", "newHashSet", 1, eDedup},
 	{"com/google/common/collect/ImmutableList", "copyOf", 1, eCopy},
-	{"com/google/common/collect/ImmutableSet", "copyOf", 1, eCopy},
+	{"com/google/common/collect/ImmutableSet", "copyOf", 1, eDedup},
 	{"com/google/common/collect/FluentIterable", "from", 1, eSame},
 	{"com/google/common/collect/Streams", "stream", 1, eStream},
 	{"org/apache/flink/util/CollectionUtil", "iterableToList", 1, eCopy},
@@ -141,7 +142,7 @@ var staticModels = []staticModel{
 	{"java/util/Collections", "sort", -1, eNone},
 	{"java/util/Collections", "min", -1, eAll},
 	{"java/util/List", "copyOf", 1, eCopy},
-	{"java/util/Set", "copyOf", 1, eCopy},
+	{"java/util/Set", "copyOf", 1, eDedup},
 	{"kotlin/collections/CollectionsKt", "first", 1, eFirst},
 	{"kotlin/collections/CollectionsKt", "firstOrNull", 1, eFirstOr},
 	{"kotlin/collections/CollectionsKt", "single", 1, eOnly},
@@ -151,7 +152,7 @@ var staticModels = []staticModel{
 	{"kotlin/collections/CollectionsKt", "elementAt", 2, eGetIndex},
 	{"kotlin/collections/CollectionsKt", "toList", 1, eCopy},
 	{"kotlin/collections/CollectionsKt", "toMutableList", 1, eCopy},
-	{"kotlin/collections/CollectionsKt", "toSet", 1, eCopy},
+	{"kotlin/collections/CollectionsKt", "toSet", 1, eDedup},
 	{"kotlin/collections/CollectionsKt", "count", 1, eSize},
 	{"scala/collection/JavaConverters$", "", 1, eSame}, // every *AsScala*Converter
 	{"scala/collection/JavaConversions$", "", 1, eSame},
@@ -215,5 +216,26 @@ func registration(ref classfile.MemberRef) (string, bool) {
 	return mode, true
 }
 
+// loggers are the logging APIs whose calls only format their arguments (matched by suffix, so
+// shaded copies count): handing them the restored elements assumes nothing about their number.
+var loggers = []string{"org/slf4j/Logger", "org/apache/logging/log4j/Logger", "org/apache/log4j/Logger",
+	"org/apache/log4j/Category", "java/util/logging/Logger", "org/apache/commons/logging/Log",
+	"java/lang/System$Logger", "com/typesafe/scalalogging/Logger"}
+
+func isLogger(class string) bool {
+	for _, l := range loggers {
+		if hasSuffixClass(class, l) {
+			return true
+		}
+	}
+	return false
+}
+
 // checkNames throw unless their boolean argument holds (Guava's and Flink's Preconditions).
 var checkNames = map[string]bool{"checkArgument": true, "checkState": true}
+
+// taskNames return this subtask's index or the parallelism (TaskInfo, RuntimeContext): a test
+// of the elements against them, or a count check that runs only under a test of them, depends on
+// which subtask receives which elements.
+var taskNames = map[string]bool{"getIndexOfThisSubtask": true, "getNumberOfParallelSubtasks": true,
+	"getMaxNumberOfParallelSubtasks": true}

@@ -286,3 +286,26 @@ func TestJSON(t *testing.T) {
 		t.Errorf("got  %s\nwant %s", b, want)
 	}
 }
+
+// TestEnumBodyMissing: when a constant's body that the enum lists is not among the classes, the
+// call on the enum is an escape (UNKNOWN), not the label of the bodies that are there.
+func TestEnumBodyMissing(t *testing.T) {
+	dir, _ := analyzeOwn(t)
+	tmp := t.TempDir()
+	if err := os.CopyFS(tmp, os.DirFS(dir)); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Remove(filepath.Join(tmp, "ops", "PickMode$2.class")); err != nil {
+		t.Fatal(err)
+	}
+	rep, err := Analyze(context.Background(), []Input{{Path: tmp}}, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, st := findState(rep, "ops.EnumDispatch", "enum-first"); st == nil || st.Assumption != Unknown {
+		t.Errorf("enum-first without PickMode$2: %+v, want UNKNOWN", st)
+	}
+	if _, st := findState(rep, "ops.EnumDispatch", "enum-all"); st == nil || st.Assumption != MergeAll {
+		t.Errorf("enum-all: %+v, want MERGE-ALL (its bodies are all there)", st)
+	}
+}

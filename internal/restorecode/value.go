@@ -1,6 +1,10 @@
 package restorecode
 
-import "slices"
+import (
+	"cmp"
+	"math"
+	"slices"
+)
 
 // kind is what the analysis knows about one operand stack slot or local variable.
 type kind uint8
@@ -29,7 +33,14 @@ const (
 	kLambda                 // a lambda or method reference (id = index in the lambda table)
 	kList                   // a new, empty local collection (id = allocation site)
 	kCheck                  // boolean: true iff the count n (a count constant) holds for the elements
+	kTask                   // int: this subtask's index or the parallelism
+	kNames                  // the Set<String> of registered state names (getRegisteredStateNames())
+	kFalse                  // boolean: false on every path (a state-name set asked for a descriptor)
 )
+
+// uncounted marks (in s) a kCopy whose size is not the number of elements: a set of them or of
+// values read from them (Collectors.toSet(), Sets.newHashSet), or any stream collect().
+const uncounted = "uncounted"
 
 // restored reports whether the kind carries restored elements (what may escape).
 func (k kind) restored() bool {
@@ -58,6 +69,8 @@ func join(a, b value) value {
 	switch {
 	case a == b:
 		return a
+	case a.k == kFalse || b.k == kFalse:
+		return conflict // false only where every path says so: a branch on it is pruned
 	case a.k == kNone:
 		return b
 	case b.k == kNone:
@@ -77,6 +90,7 @@ const (
 	gNonEmpty gkind = iota + 1 // the state's elements are known not to be empty
 	gChecked                   // iterator id's hasNext() returned true
 	gNexted                    // iterator id's next() was called
+	gTaskEdge                  // on one edge of a test of the subtask index or parallelism against an element's value (id: 2×offset + edge)
 )
 
 type guard struct {
@@ -109,7 +123,7 @@ func cmpGuard(a, b guard) int {
 	if a.k != b.k {
 		return int(a.k) - int(b.k)
 	}
-	return int(a.id - b.id)
+	return cmp.Compare(a.id, b.id)
 }
 
 func (f facts) with(gs ...guard) facts {
@@ -120,6 +134,13 @@ func (f facts) with(gs ...guard) facts {
 		}
 	}
 	return out
+}
+
+// underTask reports whether the point is reached only on one edge of a test of the subtask index
+// or the parallelism (the edges' guards differ, so they vanish where the paths meet again).
+func (f facts) underTask() bool {
+	i, _ := slices.BinarySearchFunc(f.guards, guard{gTaskEdge, math.MinInt32}, cmpGuard)
+	return i < len(f.guards) && f.guards[i].k == gTaskEdge
 }
 
 // meet keeps what holds on both paths.

@@ -7,4 +7,6 @@ public interface OperatorStateStore {
     <S> ListState<S> getUnionListState(ListStateDescriptor<S> d) throws Exception;
 
     <K, V> BroadcastState<K, V> getBroadcastState(MapStateDescriptor<K, V> d) throws Exception;
+
+    java.util.Set<String> getRegisteredStateNames();
 }

@@ -1,0 +1,182 @@
+package restorecode
+
+import (
+	"encoding/binary"
+
+	"github.com/flinkpreflight/preflight/internal/classfile"
+)
+
+// The subtype index answers "which classes of the inputs extend or implement X" for the closed
+// world over the inputs: a call on an interface or abstract method whose receiver the analysis
+// cannot pin down may run any implementation among the classes, and none other when the inputs
+// are the whole job (a job jar bundles its connectors). It is built once per Analyze, on the
+// first call that needs it, from the class headers only (access flags, super class, interfaces),
+// so a jar whose restore code never needs it pays nothing.
+
+// Bounds of the closed world for one call.
+const (
+	maxClosedImpls = 8    // distinct methods followed; more and the call stays an escape
+	maxClosedVisit = 4096 // subtypes visited
+)
+
+type hierarchy struct {
+	kids  map[string][]string // super class or interface -> direct subtypes
+	flags map[string]uint16   // access flags per class
+}
+
+// index returns the subtype index, building it on first use from every class of the inputs.
+// The step budget of the analysis that asks is charged one step per class.
+func (a *analysis) index() *hierarchy {
+	s := a.set
+	if s.hier != nil {
+		return s.hier
+	}
+	h := &hierarchy{kids: map[string][]string{}, flags: map[string]uint16{}}
+	s.hier = h
+	var buf []byte
+	for i, name := range s.order {
+		if i%1024 == 0 && a.flag.Err() != nil {
+			return h
+		}
+		*a.steps++
+		e := s.byName[name]
+		if e.parsed {
+			if e.class != nil {
+				h.add(e.class.Name, e.class.Super, e.class.Interfaces, e.class.Access)
+			}
+			continue
+		}
+		b, err := e.read(buf)
+		if err != nil {
+			continue
+		}
+		buf = b
+		if cn, super, ifaces, access, ok := classHeader(b); ok {
+			h.add(cn, super, ifaces, access)
+		}
+	}
+	return h
+}
+
+func (h *hierarchy) add(name, super string, ifaces []string, access uint16) {
+	h.flags[name] = access
+	if super != "" && super != "java/lang/Object" {
+		h.kids[super] = append(h.kids[super], name)
+	}
+	for _, in := range ifaces {
+		h.kids[in] = append(h.kids[in], name)
+	}
+}
+
+// classHeader reads a class file's name, super class, interfaces and access flags without
+// parsing the rest; ok is false for anything malformed (such a class is left out).
+func classHeader(b []byte) (name, super string, ifaces []string, access uint16, ok bool) {
+	if len(b) < 10 || binary.BigEndian.Uint32(b) != classfile.Magic {
+		return "", "", nil, 0, false
+	}
+	n := int(binary.BigEndian.Uint16(b[8:]))
+	offs := make([]int, n) // offset of each constant, 0 for the unused slot after a long or double
+	off := 10
+	for i := 1; i < n; i++ {
+		if off >= len(b) {
+			return "", "", nil, 0, false
+		}
+		offs[i] = off
+		size, known := constSizes[b[off]]
+		switch {
+		case !known:
+			return "", "", nil, 0, false
+		case b[off] == classfile.TagUtf8 && off+3 <= len(b):
+			size = 3 + int(binary.BigEndian.Uint16(b[off+1:]))
+		case b[off] == classfile.TagLong || b[off] == classfile.TagDouble:
+			i++
+		}
+		off += size
+	}
+	className := func(at int) (string, bool) {
+		if at+2 > len(b) {
+			return "", false
+		}
+		i := int(binary.BigEndian.Uint16(b[at:]))
+		if i == 0 {
+			return "", true
+		}
+		if i >= n || offs[i] == 0 || b[offs[i]] != classfile.TagClass || offs[i]+3 > len(b) {
+			return "", false
+		}
+		u := int(binary.BigEndian.Uint16(b[offs[i]+1:]))
+		if u == 0 || u >= n || offs[u] == 0 || b[offs[u]] != classfile.TagUtf8 {
+			return "", false
+		}
+		l := int(binary.BigEndian.Uint16(b[offs[u]+1:]))
+		if offs[u]+3+l > len(b) {
+			return "", false
+		}
+		return string(b[offs[u]+3 : offs[u]+3+l]), true // binary names are ASCII in practice
+	}
+	if off+8 > len(b) {
+		return "", "", nil, 0, false
+	}
+	access = binary.BigEndian.Uint16(b[off:])
+	name, ok1 := className(off + 2)
+	super, ok2 := className(off + 4)
+	cnt := int(binary.BigEndian.Uint16(b[off+6:]))
+	if !ok1 || !ok2 || name == "" || off+8+2*cnt > len(b) {
+		return "", "", nil, 0, false
+	}
+	for k := 0; k < cnt; k++ {
+		in, ok := className(off + 8 + 2*k)
+		if !ok || in == "" {
+			return "", "", nil, 0, false
+		}
+		ifaces = append(ifaces, in)
+	}
+	return name, super, ifaces, access, true
+}
+
+// closedWorld returns the method every concrete subtype of the call's owner in the inputs runs
+// for it, or nil when one of them has no code to run in the inputs (it inherits the method from
+// outside them, or a default method), when there are more than the bounds allow, or when there
+// is none: the call then stays an escape.
+func (a *analysis) closedWorld(c *call) []impl {
+	h := a.index()
+	var out []impl
+	seen := map[string]bool{c.ref.Class: true}
+	queue := []string{c.ref.Class}
+	for len(queue) > 0 {
+		name := queue[0]
+		queue = queue[1:]
+		for _, k := range h.kids[name] {
+			if seen[k] {
+				continue
+			}
+			if seen[k] = true; len(seen) > maxClosedVisit {
+				return nil
+			}
+			queue = append(queue, k)
+			if h.flags[k]&(classfile.AccInterface|classfile.AccAbstract) != 0 {
+				continue
+			}
+			cls, m := a.findMethod(k, c.ref.Name, c.ref.Desc)
+			if m == nil || m.Code == nil || m.Access&classfile.AccAbstract != 0 {
+				return nil
+			}
+			if !containsImpl(out, m) {
+				if len(out) == maxClosedImpls {
+					return nil
+				}
+				out = append(out, impl{cls, m})
+			}
+		}
+	}
+	return out
+}
+
+func containsImpl(impls []impl, m *classfile.Method) bool {
+	for _, im := range impls {
+		if im.m == m {
+			return true
+		}
+	}
+	return false
+}

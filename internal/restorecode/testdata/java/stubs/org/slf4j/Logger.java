@@ -1,0 +1,8 @@
+// Stub of SLF4J's API for compiling the restore-analysis fixtures: only the members the fixtures
+// use, with the real packages, names and erased signatures. Not SLF4J's source.
+
+package org.slf4j;
+
+public interface Logger {
+    void info(String format, Object arg);
+}
