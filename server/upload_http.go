@@ -180,6 +180,8 @@ func chainStream(ints []grpc.StreamServerInterceptor) grpc.StreamServerIntercept
 //	jobmanagerMemory=2GiB     JobManager heap
 //	allowNonRestoredState=true
 //	includeSubtasks=true      per-subtask detail (for charts)
+//	jobJarUri=URI             job jar whose restore code is analyzed (repeatable; CheckOptions.job_jar_uris)
+//	catalogUri=URI            catalog file added to the server's (repeatable; CheckOptions.catalog_uris)
 //	name=LABEL                label for logs and the report
 func uploadHeader(q url.Values) (*pb.UploadHeader, error) {
 	h := &pb.UploadHeader{Plan: &pb.RescalePlan{}, Options: &pb.CheckOptions{}}
@@ -251,10 +253,14 @@ func applyUploadParam(h *pb.UploadHeader, key, v string) error {
 		return boolean(&h.Options.AllowNonRestoredState)
 	case "includeSubtasks":
 		return boolean(&h.Options.IncludeSubtasks)
+	case "jobJarUri":
+		h.Options.JobJarUris = append(h.Options.JobJarUris, v)
+	case "catalogUri":
+		h.Options.CatalogUris = append(h.Options.CatalogUris, v)
 	case "name":
 		h.Name = v
 	default:
-		return fmt.Errorf("unknown query parameter %q (known: set, parallelism, flinkVersion, failOn, frameSize, inlineThreshold, jobmanagerMemory, allowNonRestoredState, includeSubtasks, name)", key)
+		return fmt.Errorf("unknown query parameter %q (known: set, parallelism, flinkVersion, failOn, frameSize, inlineThreshold, jobmanagerMemory, allowNonRestoredState, includeSubtasks, jobJarUri, catalogUri, name)", key)
 	}
 	return nil
 }

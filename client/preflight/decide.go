@@ -106,6 +106,7 @@ func runDecide(cmd *cobra.Command, args []string, req *pb.DecideRequest, j *jobF
 			}
 			req.Checkpoint = &pb.CheckpointSource{Source: &pb.CheckpointSource_Uri{Uri: args[0]}, Latest: j.latest}
 		}
+		req.Options = remote.sendCode(req.Options)
 		c, err := dial(ctx, remote)
 		if err != nil {
 			return nil, err

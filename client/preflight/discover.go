@@ -149,7 +149,7 @@ func withJobVersion(opts *pb.CheckOptions, job *flinkrest.Job) {
 func discoveredReport(cmd *cobra.Command, args []string, plan *pb.RescalePlan, opts *pb.CheckOptions, remote remoteFlags, j *jobFlags) (*pb.RescaleReport, error) {
 	ctx := cmd.Context()
 	if remote.server != "" {
-		req := &pb.CheckRescaleRequest{Job: j.pbJob(), Plan: plan, Options: opts}
+		req := &pb.CheckRescaleRequest{Job: j.pbJob(), Plan: plan, Options: remote.sendCode(opts)}
 		if len(args) > 0 {
 			target := args[0]
 			if !isURI(target) && j.latest && j.restURL == "" {

@@ -654,8 +654,23 @@ type CheckOptions struct {
 	// "flink-connector-kafka", "flink-cdc", "paimon"): version-dependent catalog labels and bugs
 	// then apply exactly. A connector not named is assumed affected, and findings say so.
 	ConnectorVersions map[string]string `protobuf:"bytes,8,rep,name=connector_versions,json=connectorVersions,proto3" json:"connector_versions,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
-	unknownFields     protoimpl.UnknownFields
-	sizeCache         protoimpl.SizeCache
+	// Job jars (or folders of class files) whose operators' restore code the server analyzes, as
+	// `preflight analyze` and `check --job-jar` do, to judge operators the catalog does not know:
+	// an operator the analysis identifies gets the findings a catalog entry would give (PF101 where
+	// new subtasks receive no element and the code takes the first one). URIs as for checkpoints
+	// (file://, s3://, gs://, azblob://, http(s)://), each inside the server's allowlist; folders
+	// only as local paths. Each jar is bounded by the server's upload size limit and analyzed once
+	// per version (path, size and modification time, or ETag): later checks reuse the result.
+	// The analysis takes precedence over catalog_uris and the server's catalog; where it labels a
+	// state otherwise than the server's catalog, the server logs it.
+	JobJarUris []string `protobuf:"bytes,9,rep,name=job_jar_uris,json=jobJarUris,proto3" json:"job_jar_uris,omitempty"`
+	// Catalog files (the JSON `preflight analyze --catalog-out` writes, or any file in the shape of
+	// the built-in catalog), added to the server's catalog in order, as `check --catalog` does:
+	// CI analyzes the job jar once at build time and the checks read the result. URIs as for
+	// job_jar_uris, inside the allowlist, at most 16 MiB each.
+	CatalogUris   []string `protobuf:"bytes,10,rep,name=catalog_uris,json=catalogUris,proto3" json:"catalog_uris,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *CheckOptions) Reset() {
@@ -740,6 +755,20 @@ func (x *CheckOptions) GetIncludeSubtasks() bool {
 func (x *CheckOptions) GetConnectorVersions() map[string]string {
 	if x != nil {
 		return x.ConnectorVersions
+	}
+	return nil
+}
+
+func (x *CheckOptions) GetJobJarUris() []string {
+	if x != nil {
+		return x.JobJarUris
+	}
+	return nil
+}
+
+func (x *CheckOptions) GetCatalogUris() []string {
+	if x != nil {
+		return x.CatalogUris
 	}
 	return nil
 }
@@ -4518,7 +4547,7 @@ const file_preflight_v1_preflight_proto_rawDesc = "" +
 	"\x05value\x18\x01 \x01(\x05R\x05value\x12\x1e\n" +
 	"\n" +
 	"configured\x18\x02 \x01(\bR\n" +
-	"configured\"\xa0\x04\n" +
+	"configured\"\xe5\x04\n" +
 	"\fCheckOptions\x12#\n" +
 	"\rflink_version\x18\x01 \x01(\tR\fflinkVersion\x12/\n" +
 	"\x14rpc_frame_size_bytes\x18\x02 \x01(\x03R\x11rpcFrameSizeBytes\x12?\n" +
@@ -4528,7 +4557,11 @@ const file_preflight_v1_preflight_proto_rawDesc = "" +
 	"fail_level\x18\x05 \x01(\x0e2\x16.preflight.v1.SeverityR\tfailLevel\x126\n" +
 	"\x17jobmanager_memory_bytes\x18\x06 \x01(\x03R\x15jobmanagerMemoryBytes\x12)\n" +
 	"\x10include_subtasks\x18\a \x01(\bR\x0fincludeSubtasks\x12`\n" +
-	"\x12connector_versions\x18\b \x03(\v21.preflight.v1.CheckOptions.ConnectorVersionsEntryR\x11connectorVersions\x1aD\n" +
+	"\x12connector_versions\x18\b \x03(\v21.preflight.v1.CheckOptions.ConnectorVersionsEntryR\x11connectorVersions\x12 \n" +
+	"\fjob_jar_uris\x18\t \x03(\tR\n" +
+	"jobJarUris\x12!\n" +
+	"\fcatalog_uris\x18\n" +
+	" \x03(\tR\vcatalogUris\x1aD\n" +
 	"\x16ConnectorVersionsEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"\xe4\x01\n" +
