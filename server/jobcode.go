@@ -15,6 +15,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
@@ -229,6 +230,7 @@ func (s *Server) analyze(ctx context.Context, refs []*jarRef) (*findings.Catalog
 		return nil, err
 	}
 	defer g.release()
+	s.code.runs.Add(1)
 	inputs := make([]restorecode.Input, len(refs))
 	byPath := map[string]string{}
 	for i, r := range refs {
@@ -385,10 +387,11 @@ func folderIdentity(ctx context.Context, root string) (string, error) {
 type codeCaches struct {
 	analyses *boundedLRU // jar set identity → *findings.Catalog
 	engines  *boundedLRU // code key → *jobCode
+	runs     atomic.Int64 // analyses run (tests)
 }
 
-func newCodeCaches() codeCaches {
-	return codeCaches{analyses: newBoundedLRU(maxAnalyses), engines: newBoundedLRU(maxCodeEngines)}
+func newCodeCaches() *codeCaches {
+	return &codeCaches{analyses: newBoundedLRU(maxAnalyses), engines: newBoundedLRU(maxCodeEngines)}
 }
 
 // boundedLRU is a least-recently-used map of at most max entries.

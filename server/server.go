@@ -50,7 +50,7 @@ type Server struct {
 	// flights are the decodes and answers in progress that identical requests share (flight.go).
 	flights flightGroup
 	// code holds the analyses of job jars and the engines built with them (jobcode.go).
-	code codeCaches
+	code *codeCaches
 	// flightHook, when set (tests), runs in a flight's goroutine before its check.
 	flightHook func(ctx context.Context)
 	metrics    *metrics

@@ -96,39 +96,7 @@ func TestWebPageInChromium(t *testing.T) {
 	}
 	h := startInProcess(t, Config{})
 	base := serveHarnessHTTP(t, h)
-
-	opts := []chromedp.ExecAllocatorOption{
-		chromedp.ExecPath(exe),
-		chromedp.Headless, chromedp.NoSandbox, chromedp.DisableGPU, chromedp.NoFirstRun, chromedp.NoDefaultBrowserCheck,
-		chromedp.Flag("disable-quic", true),
-		// Without these, Chromium phones home at start and, on a closed network, stalls or fails.
-		chromedp.Flag("disable-background-networking", true),
-		chromedp.Flag("disable-component-update", true),
-		chromedp.Flag("disable-sync", true),
-		chromedp.UserDataDir(t.TempDir()),
-		chromedp.WindowSize(1280, 1700),
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute) // a loaded CI machine
-	defer cancel()
-	actx, acancel := chromedp.NewExecAllocator(ctx, opts...)
-	defer acancel()
-	bctx, bcancel := chromedp.NewContext(actx)
-	defer bcancel()
-
-	if err := chromedp.Do(bctx); err != nil { // starts the browser and its tab
-		t.Fatalf("starting %s: %v", exe, err)
-	}
-	var mu sync.Mutex
-	var foreign []string
-	if err := chromedp.Listen(bctx, func(ev any) {
-		if e, ok := ev.(*network.EventRequestWillBeSent); ok && !strings.HasPrefix(e.Request.URL, base) && !strings.HasPrefix(e.Request.URL, "data:") {
-			mu.Lock()
-			foreign = append(foreign, e.Request.URL)
-			mu.Unlock()
-		}
-	}); err != nil {
-		t.Fatal(err)
-	}
+	bctx, foreignRequests := startBrowser(t, exe, base)
 
 	input := chromedp.CSS(`#vertices input[data-key="compact-operator"]`)
 	chart := `section[data-operator="compact-operator"] svg[data-state="expired-files"][data-measure="elements"]`
@@ -185,9 +153,94 @@ func TestWebPageInChromium(t *testing.T) {
 	if err != nil || !slices.Contains(u.Query()["set"], "compact-operator=8") || u.Query().Get("file") != "_metadata" {
 		t.Errorf("page URL %q does not hold the plan (set=compact-operator=8, file=_metadata)", location)
 	}
-	mu.Lock()
-	defer mu.Unlock()
-	if len(foreign) > 0 {
+	if foreign := foreignRequests(); len(foreign) > 0 {
+		t.Errorf("the page requested other origins: %q", foreign)
+	}
+}
+
+// startBrowser starts a headless Chromium with one tab, for the test's life; foreign lists the
+// requests the page made to other origins than base.
+func startBrowser(t *testing.T, exe, base string) (bctx context.Context, foreign func() []string) {
+	t.Helper()
+	opts := []chromedp.ExecAllocatorOption{
+		chromedp.ExecPath(exe),
+		chromedp.Headless, chromedp.NoSandbox, chromedp.DisableGPU, chromedp.NoFirstRun, chromedp.NoDefaultBrowserCheck,
+		chromedp.Flag("disable-quic", true),
+		// Without these, Chromium phones home at start and, on a closed network, stalls or fails.
+		chromedp.Flag("disable-background-networking", true),
+		chromedp.Flag("disable-component-update", true),
+		chromedp.Flag("disable-sync", true),
+		chromedp.UserDataDir(t.TempDir()),
+		chromedp.WindowSize(1280, 1700),
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute) // a loaded CI machine
+	t.Cleanup(cancel)
+	actx, acancel := chromedp.NewExecAllocator(ctx, opts...)
+	t.Cleanup(acancel)
+	bctx, bcancel := chromedp.NewContext(actx)
+	t.Cleanup(bcancel)
+	if err := chromedp.Do(bctx); err != nil { // starts the browser and its tab
+		t.Fatalf("starting %s: %v", exe, err)
+	}
+	var mu sync.Mutex
+	var others []string
+	if err := chromedp.Listen(bctx, func(ev any) {
+		if e, ok := ev.(*network.EventRequestWillBeSent); ok && !strings.HasPrefix(e.Request.URL, base) && !strings.HasPrefix(e.Request.URL, "data:") {
+			mu.Lock()
+			others = append(others, e.Request.URL)
+			mu.Unlock()
+		}
+	}); err != nil {
+		t.Fatal(err)
+	}
+	return bctx, func() []string {
+		mu.Lock()
+		defer mu.Unlock()
+		return slices.Clone(others)
+	}
+}
+
+// TestWebPageJobJarInChromium: the page passes the job jars typed into its field to the check
+// (upload: the jobJarUri parameter): the custom operator at 8 is then DENY with PF101 naming the
+// class, method and line of the unguarded read, and the page URL keeps the jar.
+func TestWebPageJobJarInChromium(t *testing.T) {
+	exe := chromium(t)
+	dir := filepath.Join(testdataDir(t), "custom-operator")
+	jar := (&url.URL{Scheme: "file", Path: filepath.ToSlash(filepath.Join(dir, "job.jar"))}).String()
+	h := startInProcess(t, Config{Allow: []string{dir}})
+	base := serveHarnessHTTP(t, h)
+	bctx, foreignRequests := startBrowser(t, exe, base)
+	input := chromedp.CSS(`#vertices input[data-key="pending-commit-writer"]`)
+	err := chromedp.Do(bctx,
+		chromedp.Navigate(base+"/"),
+		chromedp.WaitVisible(chromedp.CSS(`#file`)),
+		chromedp.SetUploadFiles(chromedp.CSS(`#file`), []string{filepath.Join(dir, "_metadata")}),
+		chromedp.WaitVisible(input),
+		chromedp.WaitVisible(chromedp.CSS(`#verdict`)), // the first check, at the stored parallelism
+		chromedp.SendKeys(chromedp.CSS(`#jobJars`), jar),
+		chromedp.SetValue(input, ""),
+		chromedp.SendKeys(input, "8"+kb.Enter),
+		chromedp.WaitVisible(chromedp.CSS(`#verdict.DENY`)),
+	)
+	var result, location string
+	if err == nil {
+		result, err = chromedp.Run(bctx, chromedp.Text(chromedp.CSS(`#result`)))
+	}
+	if err == nil {
+		location, err = chromedp.Run(bctx, chromedp.Location())
+	}
+	if err != nil {
+		t.Fatalf("driving the page: %v", err)
+	}
+	for _, want := range []string{"DENY", "PF101", "PendingCommitOperator.initializeState, line 37", "restore code read from job.jar"} {
+		if !strings.Contains(result, want) {
+			t.Errorf("the result lacks %q:\n%.2000s", want, result)
+		}
+	}
+	if u, err := url.Parse(location); err != nil || u.Query().Get("jobJar") != jar {
+		t.Errorf("page URL %q does not hold the job jar %s", location, jar)
+	}
+	if foreign := foreignRequests(); len(foreign) > 0 {
 		t.Errorf("the page requested other origins: %q", foreign)
 	}
 }
