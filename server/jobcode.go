@@ -385,8 +385,8 @@ func folderIdentity(ctx context.Context, root string) (string, error) {
 
 // codeCaches holds the analyses and engines of job code, each a small LRU.
 type codeCaches struct {
-	analyses *boundedLRU // jar set identity → *findings.Catalog
-	engines  *boundedLRU // code key → *jobCode
+	analyses *boundedLRU  // jar set identity → *findings.Catalog
+	engines  *boundedLRU  // code key → *jobCode
 	runs     atomic.Int64 // analyses run (tests)
 }
 

@@ -54,7 +54,9 @@ func writeAnalyzedCatalog(t *testing.T, jar, out string) {
 	}
 }
 
-func fileURIOf(p string) string { return (&url.URL{Scheme: "file", Path: filepath.ToSlash(p)}).String() }
+func fileURIOf(p string) string {
+	return (&url.URL{Scheme: "file", Path: filepath.ToSlash(p)}).String()
+}
 
 // TestJobJarChecks checks testdata/custom-operator at parallelism 8 with the job code given
 // every way the API takes it, by URI, upload and HTTP: the three must agree.
