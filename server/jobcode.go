@@ -1,6 +1,7 @@
 package server
 
 import (
+	"bytes"
 	"container/list"
 	"context"
 	"crypto/sha256"
@@ -42,8 +43,10 @@ import (
 //
 // The analysis of a set of jars is computed once per identity (concurrent checks share the
 // flight) and kept in a bounded LRU (maxAnalyses entries), as are the engines built from them
-// (maxCodeEngines). An analysis holds a check slot and analysisBytes of the memory budget while
-// it runs (bench/README.md: 85 MiB peak RSS for a 100 MB jar of 30,000 classes).
+// (maxCodeEngines). An analysis holds a check slot and, from the memory budget,
+// analysisBaseBytes + the jars' sizes while it runs: a remote jar is held in memory (no
+// temporary file: the chart's root file system is read-only), and the analysis inflates one
+// class at a time (bench/README.md: 85 MiB peak RSS for a 100 MB jar of 30,000 classes).
 const (
 	maxJobJars      = 16       // job_jar_uris per check
 	maxCatalogURIs  = 16       // catalog_uris per check
@@ -55,7 +58,7 @@ const (
 	maxClassFolderEntries = 200_000
 	// analysisBaseBytes + the jars' bytes is the memory an analysis is granted: it inflates
 	// one class at a time and keeps the parsed candidates, which the bench measures below that.
-	analysisBaseBytes = 16 << 20
+	analysisBaseBytes = 32 << 20
 	// classFolderBytes stands for a folder's bytes in the estimate (its size is not summed).
 	classFolderBytes = 64 << 20
 )
@@ -234,15 +237,17 @@ func (s *Server) analyze(ctx context.Context, refs []*jarRef) (*findings.Catalog
 	inputs := make([]restorecode.Input, len(refs))
 	byPath := map[string]string{}
 	for i, r := range refs {
-		p := r.path
-		if p == "" {
-			if p, _, err = s.spool(ctx, r); err != nil {
-				return nil, fieldStatus(ctx, fmt.Sprintf("options.job_jar_uris[%d]", i), err)
-			}
-			defer os.Remove(p)
+		if r.path != "" {
+			inputs[i] = restorecode.Input{Path: r.path}
+			byPath[r.path] = r.uri
+			continue
 		}
-		inputs[i] = restorecode.Input{Path: p}
-		byPath[p] = r.uri
+		b, _, err := s.fetch(ctx, r)
+		if err != nil {
+			return nil, fieldStatus(ctx, fmt.Sprintf("options.job_jar_uris[%d]", i), err)
+		}
+		inputs[i] = restorecode.Input{Path: r.uri, Jar: bytes.NewReader(b), Size: int64(len(b))}
+		byPath[r.uri] = r.uri
 	}
 	rep, err := restorecode.Analyze(ctx, inputs, restorecode.Options{})
 	if err != nil {
@@ -273,46 +278,42 @@ type jarRef struct {
 	uri  string
 	id   string
 	size int64  // bytes, for the memory estimate
-	path string // a local jar or folder; "" for a remote jar
+	path string // a local jar or folder; "" for a remote jar, which is read into memory
 }
 
-// spool copies a remote jar into a temporary file (at most MaxUploadBytes, which the source's
-// limit enforces while reading) and checks that it is the version r identifies (r.id empty:
-// any). digest is the SHA-256 of its bytes.
-func (s *Server) spool(ctx context.Context, r *jarRef) (path, digest string, err error) {
+// fetch reads a remote jar (at most MaxUploadBytes, which the source's limit enforces while
+// reading; the analysis's memory grant counts them) and checks that it is the version r
+// identifies (r.id empty: any). digest is the SHA-256 of its bytes.
+func (s *Server) fetch(ctx context.Context, r *jarRef) (b []byte, digest string, err error) {
 	obj, err := s.sources.Open(ctx, r.uri)
 	if err != nil {
-		return "", "", err
+		return nil, "", err
 	}
 	defer obj.Close()
 	changed := status.Error(codes.Aborted, "the jar changed while it was being checked; ask again")
 	if obj.CacheKey != "" && r.id != "" && obj.CacheKey != r.id {
-		return "", "", changed
+		return nil, "", changed
 	}
-	f, err := os.CreateTemp("", "preflight-job-*.jar")
-	if err != nil {
-		return "", "", err
+	var buf bytes.Buffer
+	if obj.Size > 0 {
+		buf.Grow(int(min(obj.Size, s.cfg.MaxUploadBytes)))
 	}
-	h := sha256.New()
-	_, err = io.Copy(io.MultiWriter(f, h), obj)
-	if cerr := f.Close(); err == nil {
-		err = cerr
+	if _, err := buf.ReadFrom(obj); err != nil {
+		return nil, "", err
 	}
-	digest = "sha256:" + hex.EncodeToString(h.Sum(nil))
-	if err == nil && obj.CacheKey == "" && r.id != "" && digest != r.id {
-		err = changed
+	sum := sha256.Sum256(buf.Bytes())
+	digest = "sha256:" + hex.EncodeToString(sum[:])
+	if obj.CacheKey == "" && r.id != "" && digest != r.id {
+		return nil, "", changed
 	}
-	if err != nil {
-		os.Remove(f.Name())
-		return "", "", err
-	}
-	return f.Name(), digest, nil
+	return buf.Bytes(), digest, nil
 }
 
 // openJar vets a job jar URI against the allowlist and identifies its version: local files
 // and folders through Opener.LocalPath (as the classpath verb does), other URIs through
 // Opener.Open (a store's HEAD; the bytes are fetched only when the analysis is not cached,
-// except from a source that names no version: its bytes are then read to identify them).
+// except from a source that names no version: its bytes are then read once more to identify
+// them).
 func (s *Server) openJar(ctx context.Context, uri string) (*jarRef, error) {
 	if _, local := source.FilePath(uri); local {
 		p, err := s.sources.LocalPath(uri)
@@ -342,11 +343,10 @@ func (s *Server) openJar(ctx context.Context, uri string) (*jarRef, error) {
 		r.size = s.cfg.MaxUploadBytes
 	}
 	if r.id == "" {
-		p, digest, err := s.spool(ctx, r)
+		_, digest, err := s.fetch(ctx, r)
 		if err != nil {
 			return nil, err
 		}
-		os.Remove(p)
 		r.id = digest
 	}
 	return r, nil

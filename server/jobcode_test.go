@@ -72,7 +72,14 @@ func TestJobJarChecks(t *testing.T) {
 	}
 	web := httptest.NewServer(http.FileServer(http.Dir(co.dir)))
 	defer web.Close()
-	h := startInProcess(t, Config{Allow: []string{co.dir, scratch, web.URL + "/"}, EnableHTTPSources: true})
+	// A server that names no version (no ETag, no Last-Modified): the jar's bytes identify it.
+	jarBytes := readFile(t, co.jar)
+	bare := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/java-archive")
+		w.Write(jarBytes)
+	}))
+	defer bare.Close()
+	h := startInProcess(t, Config{Allow: []string{co.dir, scratch, web.URL + "/", bare.URL + "/"}, EnableHTTPSources: true})
 	ctx := context.Background()
 	const pf101 = "PendingCommitOperator.initializeState, line 37"
 	tests := []struct {
@@ -87,6 +94,7 @@ func TestJobJarChecks(t *testing.T) {
 		{"job jar", &pb.CheckOptions{JobJarUris: []string{fileURIOf(co.jar)}}, pb.Verdict_VERDICT_DENY, "PF101", pf101, codes.OK, ""},
 		{"job jar as a path", &pb.CheckOptions{JobJarUris: []string{co.jar}}, pb.Verdict_VERDICT_DENY, "PF101", pf101, codes.OK, ""},
 		{"job jar over http", &pb.CheckOptions{JobJarUris: []string{web.URL + "/job.jar"}}, pb.Verdict_VERDICT_DENY, "PF101", pf101, codes.OK, ""},
+		{"job jar over http without a version", &pb.CheckOptions{JobJarUris: []string{bare.URL + "/job.jar"}}, pb.Verdict_VERDICT_DENY, "PF101", pf101, codes.OK, ""},
 		{"analyzed catalog", &pb.CheckOptions{CatalogUris: []string{fileURIOf(catalog)}}, pb.Verdict_VERDICT_DENY, "PF101", pf101, codes.OK, ""},
 		{"without job code", nil, pb.Verdict_VERDICT_ALLOW, "PF170", "--job-jar", codes.OK, ""},
 		{"jar outside the allowlist", &pb.CheckOptions{JobJarUris: []string{fileURIOf(outsideJar)}}, 0, "", "", codes.PermissionDenied, "options.job_jar_uris[0]: "},
