@@ -67,6 +67,9 @@ const (
 type jobCode struct {
 	eng *engine.Engine
 	key string
+	// disagreements are where the analysis labels a state otherwise than a catalog entry for
+	// the same class (restorecode.Disagreements), logged with every check that uses it.
+	disagreements []string
 }
 
 type jobCodeKey struct{}
@@ -125,6 +128,9 @@ func (s *Server) withJobCode(ctx context.Context, opts *pb.CheckOptions) (contex
 		return nil, err
 	}
 	addLog(ctx, slog.Int("job_jars", len(jars)), slog.Int("catalog_uris", len(cats)))
+	for _, d := range jc.disagreements[:min(len(jc.disagreements), 10)] {
+		addLog(ctx, slog.String("catalog_disagreement", d))
+	}
 	return context.WithValue(ctx, jobCodeKey{}, jc), nil
 }
 
@@ -171,14 +177,13 @@ func (s *Server) codeEngine(ctx context.Context, key string, cats []string, cata
 			return nil, status.Error(codes.InvalidArgument, fmt.Sprintf("options.catalog_uris[%d]: %v", i, err))
 		}
 	}
+	jc := &jobCode{key: key}
 	if len(refs) > 0 {
 		analyzed, err := s.analysis(ctx, refs)
 		if err != nil {
 			return nil, err
 		}
-		for _, d := range restorecode.Disagreements(cat, analyzed) {
-			addLog(ctx, slog.String("catalog_disagreement", d))
-		}
+		jc.disagreements = restorecode.Disagreements(cat, analyzed)
 		b, err := json.Marshal(analyzed)
 		if err != nil {
 			return nil, err
@@ -187,7 +192,7 @@ func (s *Server) codeEngine(ctx context.Context, key string, cats []string, cata
 			return nil, err
 		}
 	}
-	jc := &jobCode{eng: engine.NewWithCatalog(cat), key: key}
+	jc.eng = engine.NewWithCatalog(cat)
 	s.code.engines.put(key, jc)
 	return jc, nil
 }

@@ -18,6 +18,7 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
+	"github.com/flinkpreflight/preflight/internal/findings"
 	"github.com/flinkpreflight/preflight/internal/restorecode"
 	pb "github.com/flinkpreflight/preflight/proto/preflight/v1"
 )
@@ -243,5 +244,48 @@ func TestJobJarDecide(t *testing.T) {
 		t.Fatalf("decide with a jar outside the allowlist: %v", resp)
 	} else if err != nil && status.Code(err) != codes.InvalidArgument {
 		t.Fatalf("decide with a jar outside the allowlist: %v", err)
+	}
+}
+
+// TestJobJarDisagreement: where the analysis labels a state otherwise than a catalog entry for
+// the same class, the analysis is used and every check's log says so.
+func TestJobJarDisagreement(t *testing.T) {
+	co := customOperatorFiles(t)
+	scratch := t.TempDir()
+	rep, err := restorecode.Analyze(context.Background(), []restorecode.Input{{Path: co.jar}}, restorecode.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	hand := rep.Catalog()
+	if len(hand.Entries) == 0 || len(hand.Entries[0].States) == 0 {
+		t.Fatalf("the analysis found no state: %+v", rep)
+	}
+	hand.Entries[0].ID = "hand-written-pending-commit"
+	hand.Entries[0].States[0].Assumption = findings.MergeAll
+	b, err := json.Marshal(hand)
+	if err != nil {
+		t.Fatal(err)
+	}
+	catalog := filepath.Join(scratch, "hand.json")
+	if err := os.WriteFile(catalog, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	h := startInProcess(t, Config{Allow: []string{co.dir, scratch}})
+	for range 2 { // the second check's engine comes from the cache: it logs too
+		report, err := h.c.Check(context.Background(), &pb.CheckRescaleRequest{
+			Checkpoint: &pb.CheckpointSource{Source: &pb.CheckpointSource_Uri{Uri: co.metadata}},
+			Plan:       &pb.RescalePlan{Parallelism: map[string]int32{"pending-commit-writer": 8}},
+			Options:    &pb.CheckOptions{CatalogUris: []string{fileURIOf(catalog)}, JobJarUris: []string{fileURIOf(co.jar)}, FlinkVersion: "1.19.1"},
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if report.GetVerdict() != pb.Verdict_VERDICT_DENY {
+			t.Fatalf("verdict %s, want DENY: the analysis takes precedence over the catalog file", report.GetVerdict())
+		}
+	}
+	logs := h.logs.String()
+	if n := strings.Count(logs, `"catalog_disagreement":"`); n != 2 || !strings.Contains(logs, `the catalog entry \"hand-written-pending-commit\" says MERGE-ALL`) {
+		t.Fatalf("%d disagreement log fields, want 2 naming the entry:\n%s", n, logs)
 	}
 }
