@@ -233,6 +233,11 @@ func (s *Server) analyze(ctx context.Context, refs []*jarRef) (*findings.Catalog
 	for _, r := range refs {
 		mem += r.size
 	}
+	if mem > s.cfg.MemoryBudget {
+		return nil, status.Errorf(codes.ResourceExhausted,
+			"analyzing the job jars needs an estimated %s of memory (%s + the jars' sizes), more than the server's memory budget of %s (--memory-budget)",
+			fmtBytes(mem), fmtBytes(analysisBaseBytes), fmtBytes(s.cfg.MemoryBudget))
+	}
 	g, err := s.adm.acquire(ctx, true, mem, false)
 	if err != nil {
 		return nil, err

@@ -102,6 +102,7 @@ func TestJobJarChecks(t *testing.T) {
 		{"catalog outside the allowlist", &pb.CheckOptions{CatalogUris: []string{fileURIOf(filepath.Join(outside, "c.json"))}}, 0, "", "", codes.PermissionDenied, "options.catalog_uris[0]: "},
 		{"missing jar", &pb.CheckOptions{JobJarUris: []string{fileURIOf(filepath.Join(co.dir, "nope.jar"))}}, 0, "", "", codes.NotFound, "options.job_jar_uris[0]: "},
 		{"not a jar", &pb.CheckOptions{JobJarUris: []string{fileURIOf(co.metadata)}}, 0, "", "", codes.InvalidArgument, "options.job_jar_uris: "},
+		{"too many jars", &pb.CheckOptions{JobJarUris: make([]string, maxJobJars+1)}, 0, "", "", codes.InvalidArgument, "options.job_jar_uris: 17 jars, at most 16"},
 		{"not a catalog", &pb.CheckOptions{CatalogUris: []string{fileURIOf(co.metadata)}}, 0, "", "", codes.InvalidArgument, "options.catalog_uris[0]: "},
 	}
 	plan := &pb.RescalePlan{Parallelism: map[string]int32{"pending-commit-writer": 8}}
@@ -287,5 +288,19 @@ func TestJobJarDisagreement(t *testing.T) {
 	logs := h.logs.String()
 	if n := strings.Count(logs, `"catalog_disagreement":"`); n != 2 || !strings.Contains(logs, `the catalog entry \"hand-written-pending-commit\" says MERGE-ALL`) {
 		t.Fatalf("%d disagreement log fields, want 2 naming the entry:\n%s", n, logs)
+	}
+}
+
+// TestJobJarMemoryBudget: an analysis that can never fit the memory budget is refused, naming
+// the estimate and the budget.
+func TestJobJarMemoryBudget(t *testing.T) {
+	co := customOperatorFiles(t)
+	h := startInProcess(t, Config{Allow: []string{co.dir}, MemoryBudget: 16 << 20})
+	_, err := h.c.Check(context.Background(), &pb.CheckRescaleRequest{
+		Checkpoint: &pb.CheckpointSource{Source: &pb.CheckpointSource_Uri{Uri: co.metadata}},
+		Options:    &pb.CheckOptions{JobJarUris: []string{fileURIOf(co.jar)}},
+	})
+	if status.Code(err) != codes.ResourceExhausted || !strings.Contains(err.Error(), "analyzing the job jars needs an estimated") {
+		t.Fatalf("got %v, want RESOURCE_EXHAUSTED naming the analysis's estimate", err)
 	}
 }

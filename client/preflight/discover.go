@@ -149,7 +149,8 @@ func withJobVersion(opts *pb.CheckOptions, job *flinkrest.Job) {
 func discoveredReport(cmd *cobra.Command, args []string, plan *pb.RescalePlan, opts *pb.CheckOptions, remote remoteFlags, j *jobFlags) (*pb.RescaleReport, error) {
 	ctx := cmd.Context()
 	if remote.server != "" {
-		req := &pb.CheckRescaleRequest{Job: j.pbJob(), Plan: plan, Options: remote.sendCode(opts)}
+		opts = remote.sendCode(opts)
+		req := &pb.CheckRescaleRequest{Job: j.pbJob(), Plan: plan, Options: opts}
 		if len(args) > 0 {
 			target := args[0]
 			if !isURI(target) && j.latest && j.restURL == "" {
