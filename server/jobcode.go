@@ -18,7 +18,9 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
 
 	"github.com/flinkpreflight/preflight/internal/engine"
@@ -74,6 +76,11 @@ type jobCode struct {
 
 type jobCodeKey struct{}
 
+// CatalogDisagreementHeader is the response header naming, one value each, where the analysis of
+// the job jars labels a state otherwise than a catalog entry for the same class (at most 10;
+// binary metadata, so any state name passes). It is client.CatalogDisagreementHeader.
+const CatalogDisagreementHeader = "preflight-catalog-disagreement-bin"
+
 // engine is the engine for the check running under ctx: the job code's, or the server's own.
 func (s *Server) engine(ctx context.Context) *engine.Engine {
 	if jc, ok := ctx.Value(jobCodeKey{}).(*jobCode); ok {
@@ -128,8 +135,15 @@ func (s *Server) withJobCode(ctx context.Context, opts *pb.CheckOptions) (contex
 		return nil, err
 	}
 	addLog(ctx, slog.Int("job_jars", len(jars)), slog.Int("catalog_uris", len(cats)))
-	for _, d := range jc.disagreements[:min(len(jc.disagreements), 10)] {
-		addLog(ctx, slog.String("catalog_disagreement", d))
+	if len(jc.disagreements) > 0 {
+		md := metadata.MD{}
+		for _, d := range jc.disagreements[:min(len(jc.disagreements), 10)] {
+			addLog(ctx, slog.String("catalog_disagreement", d))
+			md.Append(CatalogDisagreementHeader, d)
+		}
+		// The CLI prints them as it does in-process; best effort (a caller without a stream,
+		// such as a test calling the handler, has no header to set).
+		_ = grpc.SetHeader(ctx, md)
 	}
 	return context.WithValue(ctx, jobCodeKey{}, jc), nil
 }

@@ -112,7 +112,9 @@ func runDecide(cmd *cobra.Command, args []string, req *pb.DecideRequest, j *jobF
 			return nil, err
 		}
 		defer c.Close()
-		return c.Decide(ctx, req)
+		var notes serverNotes
+		defer notes.print(cmd.ErrOrStderr())
+		return c.Decide(notes.context(ctx), req)
 	}
 	eng, err := newEngine(cmd, remote.catalogs, remote.jobJars)
 	if err != nil {

@@ -172,7 +172,9 @@ func discoveredReport(cmd *cobra.Command, args []string, plan *pb.RescalePlan, o
 			return nil, err
 		}
 		defer c.Close()
-		rep, err := c.Check(ctx, req)
+		var notes serverNotes
+		rep, err := c.Check(notes.context(ctx), req)
+		notes.print(cmd.ErrOrStderr())
 		if err == nil && rep.GetCheckpointChoice() != nil {
 			fmt.Fprintf(cmd.ErrOrStderr(), "preflight: chose %s: %s\n", rep.GetCheckpointChoice().GetUri(), rep.GetCheckpointChoice().GetNote())
 		}

@@ -15,6 +15,7 @@ import (
 
 	"github.com/spf13/cobra"
 	"golang.org/x/term"
+	"google.golang.org/grpc/metadata"
 	"google.golang.org/protobuf/proto"
 
 	"github.com/flinkpreflight/preflight/client"
@@ -57,6 +58,9 @@ func checkpointReport(cmd *cobra.Command, target string, plan *pb.RescalePlan, o
 		return nil, err
 	}
 	defer c.Close()
+	var notes serverNotes
+	ctx = notes.context(ctx)
+	defer notes.print(cmd.ErrOrStderr())
 	if isURI(target) {
 		return c.Check(ctx, &pb.CheckRescaleRequest{Checkpoint: &pb.CheckpointSource{Source: &pb.CheckpointSource_Uri{Uri: target}}, Plan: plan, Options: opts})
 	}
@@ -69,6 +73,20 @@ func checkpointReport(cmd *cobra.Command, target string, plan *pb.RescalePlan, o
 	p := newProgress(cmd.ErrOrStderr(), size)
 	defer p.done()
 	return c.Upload(ctx, p.reader(f), &pb.UploadHeader{Plan: plan, Options: opts, SizeBytes: size, Name: f.Name()})
+}
+
+// serverNotes collects a check's response headers; print writes the catalog disagreements the
+// server found in the job jars' analysis to stderr, as newEngine does in-process.
+type serverNotes struct{ md metadata.MD }
+
+func (n *serverNotes) context(ctx context.Context) context.Context {
+	return client.WithHeader(ctx, &n.md)
+}
+
+func (n *serverNotes) print(w io.Writer) {
+	for _, d := range n.md.Get(client.CatalogDisagreementHeader) {
+		fmt.Fprintln(w, "preflight:", d)
+	}
 }
 
 // dial connects to the server of remote mode. The verbs that send --catalog and --job-jar to the

@@ -2,6 +2,7 @@ package main
 
 import (
 	"net"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -9,6 +10,7 @@ import (
 	"google.golang.org/protobuf/encoding/protojson"
 	"google.golang.org/protobuf/proto"
 
+	"github.com/flinkpreflight/preflight/client"
 	pb "github.com/flinkpreflight/preflight/proto/preflight/v1"
 	"github.com/flinkpreflight/preflight/server"
 )
@@ -126,5 +128,40 @@ func TestDecideJobJarEmbeddedAndRemoteAgree(t *testing.T) {
 	}
 	if embeddedCode != remoteCode || embedded != remote {
 		t.Fatalf("embedded %d, remote %d\n%s\n%s\n%s", embeddedCode, remoteCode, embedded, remote, stderr2)
+	}
+}
+
+// Where the job jar's analysis and a catalog entry for the same class disagree, stderr says so
+// in-process and with --server alike (the server sends it in a response header).
+func TestJobJarDisagreementOnStderr(t *testing.T) {
+	if server.CatalogDisagreementHeader != client.CatalogDisagreementHeader {
+		t.Fatalf("the server sends %q, the client reads %q", server.CatalogDisagreementHeader, client.CatalogDisagreementHeader)
+	}
+	scratch := t.TempDir()
+	catalog := filepath.Join(scratch, "hand.json")
+	if code, _, stderr := runCLI(t, "analyze", "../../testdata/custom-operator/job.jar", "--catalog-out", catalog); code != exitAllow {
+		t.Fatalf("analyze --catalog-out: exit %d: %s", code, stderr)
+	}
+	b, err := os.ReadFile(catalog)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The same entry as a hand-written one that says MERGE-ALL.
+	hand := strings.Replace(strings.Replace(string(b), `"analysis:`, `"hand:`, 1), `"ONE-UNGUARDED"`, `"MERGE-ALL"`, 1)
+	if err := os.WriteFile(catalog, []byte(hand), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	testdata, err := filepath.Abs("../../testdata")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := startServer(t, testdata, scratch)
+	args := []string{"check", "../../testdata/custom-operator", "--set", "pending-commit-writer=8", "--job-jar", "../../testdata/custom-operator/job.jar", "--catalog", catalog, "-o", "json"}
+	const want = `labels state "pending-commit" ONE-UNGUARDED, the catalog entry "hand:`
+	for name, args := range map[string][]string{"in-process": args, "server": append(args, "--server", addr, "--insecure")} {
+		code, _, stderr := runCLI(t, args...)
+		if code != exitDeny || !strings.Contains(stderr, "preflight: ") || !strings.Contains(stderr, want) {
+			t.Errorf("%s: exit %d, stderr %q; want DENY and %q", name, code, stderr, want)
+		}
 	}
 }
