@@ -662,7 +662,8 @@ type CheckOptions struct {
 	// only as local paths. Each jar is bounded by the server's upload size limit and analyzed once
 	// per version (path, size and modification time, or ETag): later checks reuse the result.
 	// The analysis takes precedence over catalog_uris and the server's catalog; where it labels a
-	// state otherwise than the server's catalog, the server logs it.
+	// state otherwise than a catalog entry for the same class, the response header
+	// preflight-catalog-disagreement-bin says so.
 	JobJarUris []string `protobuf:"bytes,9,rep,name=job_jar_uris,json=jobJarUris,proto3" json:"job_jar_uris,omitempty"`
 	// Catalog files (the JSON `preflight analyze --catalog-out` writes, or any file in the shape of
 	// the built-in catalog), added to the server's catalog in order, as `check --catalog` does:
