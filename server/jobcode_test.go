@@ -20,6 +20,7 @@ import (
 
 	"github.com/flinkpreflight/preflight/internal/findings"
 	"github.com/flinkpreflight/preflight/internal/restorecode"
+	"github.com/flinkpreflight/preflight/internal/source/s3test"
 	pb "github.com/flinkpreflight/preflight/proto/preflight/v1"
 )
 
@@ -302,5 +303,43 @@ func TestJobJarMemoryBudget(t *testing.T) {
 	})
 	if status.Code(err) != codes.ResourceExhausted || !strings.Contains(err.Error(), "analyzing the job jars needs an estimated") {
 		t.Fatalf("got %v, want RESOURCE_EXHAUSTED naming the analysis's estimate", err)
+	}
+}
+
+// TestE2ES3JobJar: the daemon reads the job jar and a catalog from S3, under the allowlist, as
+// it reads checkpoints there.
+func TestE2ES3JobJar(t *testing.T) {
+	co := customOperatorFiles(t)
+	g := s3test.Start(t) // exports the AWS credentials the daemon inherits
+	g.CreateBucket(t, "builds")
+	g.Put(t, "builds", "jobs/custom/chk-1/_metadata", bytes.NewReader(readFile(t, co.metadata)))
+	g.Put(t, "builds", "jobs/job.jar", bytes.NewReader(readFile(t, co.jar)))
+	catalog := filepath.Join(t.TempDir(), "job-catalog.json")
+	writeAnalyzedCatalog(t, co.jar, catalog)
+	g.Put(t, "builds", "jobs/job-catalog.json", bytes.NewReader(readFile(t, catalog)))
+	d := startDaemon(t, "--allow="+strings.Replace(g.BucketURL("builds"), "?", "/jobs?", 1))
+	c := d.client(t)
+	for _, opts := range []*pb.CheckOptions{
+		{JobJarUris: []string{"s3://builds/jobs/job.jar"}},
+		{CatalogUris: []string{"s3://builds/jobs/job-catalog.json"}},
+	} {
+		rep, err := c.Check(context.Background(), &pb.CheckRescaleRequest{
+			Checkpoint: &pb.CheckpointSource{Source: &pb.CheckpointSource_Uri{Uri: "s3://builds/jobs/custom/chk-1"}},
+			Plan:       &pb.RescalePlan{Parallelism: map[string]int32{"pending-commit-writer": 8}},
+			Options:    opts,
+		})
+		if err != nil {
+			t.Fatalf("%v: %v", opts, err)
+		}
+		if rep.GetVerdict() != pb.Verdict_VERDICT_DENY || !hasFinding(rep, "PF101", "PendingCommitOperator.initializeState, line 37") {
+			t.Fatalf("%v: %s, want DENY with PF101 naming the line", opts, newOutcome(rep, nil).brief())
+		}
+	}
+	_, err := c.Check(context.Background(), &pb.CheckRescaleRequest{
+		Checkpoint: &pb.CheckpointSource{Source: &pb.CheckpointSource_Uri{Uri: "s3://builds/jobs/custom/chk-1"}},
+		Options:    &pb.CheckOptions{JobJarUris: []string{"s3://builds/other/job.jar"}},
+	})
+	if status.Code(err) != codes.PermissionDenied || !strings.Contains(err.Error(), "options.job_jar_uris[0]") {
+		t.Fatalf("a jar outside the allowed prefix: %v, want PERMISSION_DENIED naming the field", err)
 	}
 }
