@@ -44,8 +44,9 @@ import (
 // never answered from the memo of a check without it or with another version of it.
 //
 // The analysis of a set of jars is computed once per identity (concurrent checks share the
-// flight) and kept in a bounded LRU (maxAnalyses entries), as are the engines built from them
-// (maxCodeEngines). An analysis holds a check slot and, from the memory budget,
+// flight) and kept in an LRU (maxAnalyses entries, maxCodeCacheBytes estimated bytes), as are
+// the engines built from them (maxCodeEngines, maxCodeCacheBytes): at most 128 MiB together,
+// outside the memory budget, as the daemon's baseline is. An analysis holds a check slot and, from the memory budget,
 // analysisBaseBytes + the jars' sizes while it runs: a remote jar is held in memory (no
 // temporary file: the chart's root file system is read-only), and the analysis inflates one
 // class at a time (bench/README.md: 85 MiB peak RSS for a 100 MB jar of 30,000 classes).
@@ -55,6 +56,13 @@ const (
 	maxCatalogBytes = 16 << 20 // one catalog file
 	maxAnalyses     = 32       // analyses kept
 	maxCodeEngines  = 32       // engines kept (catalog + analysis merged)
+	// maxCodeCacheBytes bounds each of the two LRUs in estimated bytes: codeBytesPerJSONByte ×
+	// the JSON of the catalog entries they hold (strings, slices and the parsed structs).
+	maxCodeCacheBytes    = 64 << 20
+	codeBytesPerJSONByte = 4
+	// engineBaseBytes is an engine's share of the built-in catalog (its clone copies the
+	// entries' headers, not their strings).
+	engineBaseBytes = 64 << 10
 	// maxClassFolderEntries bounds the files a class folder's identity walks
 	// (restorecode.Options.MaxEntries' default).
 	maxClassFolderEntries = 200_000
@@ -67,8 +75,9 @@ const (
 
 // jobCode is a check's job code: the engine with its catalog and the identity of what built it.
 type jobCode struct {
-	eng *engine.Engine
-	key string
+	eng   *engine.Engine
+	key   string
+	bytes int64 // estimated, for the LRU
 	// disagreements are where the analysis labels a state otherwise than a catalog entry for
 	// the same class (restorecode.Disagreements), logged with every check that uses it.
 	disagreements []string
@@ -186,40 +195,44 @@ func (s *Server) codeEngine(ctx context.Context, key string, cats []string, cata
 	if err != nil {
 		return nil, err
 	}
+	jc := &jobCode{key: key, bytes: engineBaseBytes}
 	for i, b := range catalogs {
+		jc.bytes += codeBytesPerJSONByte * int64(len(b))
 		if err := cat.MergeJSON(b, cats[i]); err != nil {
 			return nil, status.Error(codes.InvalidArgument, fmt.Sprintf("options.catalog_uris[%d]: %v", i, err))
 		}
 	}
-	jc := &jobCode{key: key}
 	if len(refs) > 0 {
-		analyzed, err := s.analysis(ctx, refs)
+		a, err := s.analysis(ctx, refs)
 		if err != nil {
 			return nil, err
 		}
-		jc.disagreements = restorecode.Disagreements(cat, analyzed)
-		b, err := json.Marshal(analyzed)
-		if err != nil {
-			return nil, err
-		}
-		if err := cat.MergeJSON(b, "job_jar_uris analysis"); err != nil {
+		jc.disagreements = restorecode.Disagreements(cat, a.cat)
+		jc.bytes += codeBytesPerJSONByte * int64(len(a.json))
+		if err := cat.MergeJSON(a.json, "job_jar_uris analysis"); err != nil {
 			return nil, err
 		}
 	}
 	jc.eng = engine.NewWithCatalog(cat)
-	s.code.engines.put(key, jc)
+	s.code.engines.put(key, jc, jc.bytes)
 	return jc, nil
+}
+
+// analyzed is what the analysis of a set of jars gives: catalog entries, also as JSON.
+type analyzed struct {
+	cat  *findings.Catalog
+	json []byte
 }
 
 // analysis returns the catalog entries the analysis of the jars gives, computed once per set
 // of jar versions.
-func (s *Server) analysis(ctx context.Context, refs []*jarRef) (*findings.Catalog, error) {
+func (s *Server) analysis(ctx context.Context, refs []*jarRef) (*analyzed, error) {
 	var key strings.Builder
 	for _, r := range refs {
 		fmt.Fprintf(&key, "%d:%s|%s\x00", len(r.uri), r.uri, r.id)
 	}
 	if v, ok := s.code.analyses.get(key.String()); ok {
-		return v.(*findings.Catalog), nil
+		return v.(*analyzed), nil
 	}
 	v, err, _ := s.flights.do(ctx, "analysis\x00"+key.String(), func(ctx context.Context) (any, error) {
 		if v, ok := s.code.analyses.get(key.String()); ok {
@@ -229,13 +242,18 @@ func (s *Server) analysis(ctx context.Context, refs []*jarRef) (*findings.Catalo
 		if err != nil {
 			return nil, err
 		}
-		s.code.analyses.put(key.String(), cat)
-		return cat, nil
+		b, err := json.Marshal(cat)
+		if err != nil {
+			return nil, err
+		}
+		a := &analyzed{cat: cat, json: b}
+		s.code.analyses.put(key.String(), a, codeBytesPerJSONByte*int64(len(b)))
+		return a, nil
 	})
 	if err != nil {
 		return nil, toStatus(ctx, err)
 	}
-	return v.(*findings.Catalog), nil
+	return v.(*analyzed), nil
 }
 
 // analyze runs the restore-code analysis under a check slot and its memory grant. Like the
@@ -409,30 +427,33 @@ func folderIdentity(ctx context.Context, root string) (string, error) {
 
 // codeCaches holds the analyses and engines of job code, each a small LRU.
 type codeCaches struct {
-	analyses *boundedLRU  // jar set identity → *findings.Catalog
+	analyses *boundedLRU  // jar set identity → *analyzed
 	engines  *boundedLRU  // code key → *jobCode
 	runs     atomic.Int64 // analyses run (tests)
 }
 
 func newCodeCaches() *codeCaches {
-	return &codeCaches{analyses: newBoundedLRU(maxAnalyses), engines: newBoundedLRU(maxCodeEngines)}
+	return &codeCaches{analyses: newBoundedLRU(maxAnalyses, maxCodeCacheBytes), engines: newBoundedLRU(maxCodeEngines, maxCodeCacheBytes)}
 }
 
-// boundedLRU is a least-recently-used map of at most max entries.
+// boundedLRU is a least-recently-used map of at most max entries and maxBytes estimated bytes.
 type boundedLRU struct {
-	mu    sync.Mutex
-	max   int
-	order *list.List // front = most recent; values are lruItem
-	byKey map[string]*list.Element
+	mu       sync.Mutex
+	max      int
+	maxBytes int64
+	bytes    int64
+	order    *list.List // front = most recent; values are lruItem
+	byKey    map[string]*list.Element
 }
 
 type lruItem struct {
-	key string
-	v   any
+	key   string
+	v     any
+	bytes int64
 }
 
-func newBoundedLRU(max int) *boundedLRU {
-	return &boundedLRU{max: max, order: list.New(), byKey: map[string]*list.Element{}}
+func newBoundedLRU(max int, maxBytes int64) *boundedLRU {
+	return &boundedLRU{max: max, maxBytes: maxBytes, order: list.New(), byKey: map[string]*list.Element{}}
 }
 
 func (c *boundedLRU) get(key string) (any, bool) {
@@ -446,18 +467,26 @@ func (c *boundedLRU) get(key string) (any, bool) {
 	return e.Value.(lruItem).v, true
 }
 
-func (c *boundedLRU) put(key string, v any) {
+// put keeps v (of the given estimated bytes), evicting the least recently used entries beyond
+// the bounds; a value larger than maxBytes is not kept.
+func (c *boundedLRU) put(key string, v any, bytes int64) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if e, ok := c.byKey[key]; ok {
-		e.Value = lruItem{key, v}
-		c.order.MoveToFront(e)
+		c.bytes -= e.Value.(lruItem).bytes
+		c.order.Remove(e)
+		delete(c.byKey, key)
+	}
+	if bytes > c.maxBytes {
 		return
 	}
-	c.byKey[key] = c.order.PushFront(lruItem{key, v})
-	for c.order.Len() > c.max {
+	c.byKey[key] = c.order.PushFront(lruItem{key, v, bytes})
+	c.bytes += bytes
+	for c.order.Len() > c.max || c.bytes > c.maxBytes {
 		last := c.order.Back()
+		it := last.Value.(lruItem)
 		c.order.Remove(last)
-		delete(c.byKey, last.Value.(lruItem).key)
+		delete(c.byKey, it.key)
+		c.bytes -= it.bytes
 	}
 }

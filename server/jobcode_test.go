@@ -10,6 +10,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -341,5 +342,35 @@ func TestE2ES3JobJar(t *testing.T) {
 	})
 	if status.Code(err) != codes.PermissionDenied || !strings.Contains(err.Error(), "options.job_jar_uris[0]") {
 		t.Fatalf("a jar outside the allowed prefix: %v, want PERMISSION_DENIED naming the field", err)
+	}
+}
+
+func TestBoundedLRU(t *testing.T) {
+	tests := []struct {
+		name     string
+		max      int
+		maxBytes int64
+		puts     []int64 // bytes of keys "0", "1", ... put in order ("0" is read after each put)
+		want     string  // keys kept, most recent first
+	}{
+		{"entries", 2, 100, []int64{1, 1, 1}, "0 2"},
+		{"bytes", 10, 100, []int64{40, 40, 40}, "0 2"},
+		{"too large to keep", 10, 100, []int64{10, 101}, "0"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c := newBoundedLRU(tt.max, tt.maxBytes)
+			for i, b := range tt.puts {
+				c.put(strconv.Itoa(i), i, b)
+				c.get("0")
+			}
+			var keys []string
+			for e := c.order.Front(); e != nil; e = e.Next() {
+				keys = append(keys, e.Value.(lruItem).key)
+			}
+			if got := strings.Join(keys, " "); got != tt.want || len(c.byKey) != len(keys) {
+				t.Fatalf("kept %q (index %d), want %q", got, len(c.byKey), tt.want)
+			}
+		})
 	}
 }
