@@ -19,6 +19,7 @@ import (
 	"google.golang.org/grpc/credentials"
 	"google.golang.org/grpc/credentials/insecure"
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
+	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
 
 	pb "github.com/flinkpreflight/preflight/proto/preflight/v1"
@@ -111,9 +112,30 @@ func (c *Client) Close() error { return c.conn.Close() }
 // Conn returns the underlying connection (for reflection or custom stubs).
 func (c *Client) Conn() *grpc.ClientConn { return c.conn }
 
+// CatalogDisagreementHeader is the response header (binary metadata, one value each) in which
+// the server names where the analysis of a check's job jars labels a state otherwise than a
+// catalog entry for the same class; the analysis is used. Read it with WithHeader.
+const CatalogDisagreementHeader = "preflight-catalog-disagreement-bin"
+
+type headerKey struct{}
+
+// WithHeader returns a context under which Check, Upload, CheckFile and Decide store the
+// server's response header in *md.
+func WithHeader(ctx context.Context, md *metadata.MD) context.Context {
+	return context.WithValue(ctx, headerKey{}, md)
+}
+
+// callOptions are the call options ctx asks for (WithHeader).
+func callOptions(ctx context.Context) []grpc.CallOption {
+	if md, ok := ctx.Value(headerKey{}).(*metadata.MD); ok {
+		return []grpc.CallOption{grpc.Header(md)}
+	}
+	return nil
+}
+
 // Check checks a plan against a checkpoint named by URI or given inline.
 func (c *Client) Check(ctx context.Context, req *pb.CheckRescaleRequest) (*pb.RescaleReport, error) {
-	resp, err := c.api.CheckRescale(ctx, req)
+	resp, err := c.api.CheckRescale(ctx, req, callOptions(ctx)...)
 	if err != nil {
 		return nil, err
 	}
@@ -147,7 +169,7 @@ func (c *Client) upload(callerCtx context.Context, r io.Reader, header *pb.Uploa
 	// A child context so that an early return (read error) cancels the stream instead of leaking it.
 	ctx, cancel := context.WithCancel(callerCtx)
 	defer cancel()
-	stream, err := c.api.CheckRescaleUpload(ctx)
+	stream, err := c.api.CheckRescaleUpload(ctx, callOptions(callerCtx)...)
 	if err != nil {
 		return nil, err
 	}

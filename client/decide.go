@@ -10,5 +10,5 @@ import (
 // the job or the checkpoint is not an error: the answer then follows req.OnFailure and has
 // Failed set. Errors are the caller's (INVALID_ARGUMENT) or the transport's.
 func (c *Client) Decide(ctx context.Context, req *pb.DecideRequest) (*pb.DecideResponse, error) {
-	return c.api.Decide(ctx, req)
+	return c.api.Decide(ctx, req, callOptions(ctx)...)
 }

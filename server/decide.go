@@ -65,6 +65,10 @@ func workContext(ctx context.Context) (context.Context, context.CancelFunc) {
 
 // decide runs discovery (when a job is named), reads the layout through the cache, and decides.
 func (s *Server) decide(ctx context.Context, req *pb.DecideRequest) (*pb.DecideResponse, error) {
+	ctx, err := s.withJobCode(ctx, req.GetOptions())
+	if err != nil {
+		return nil, err
+	}
 	d, err := s.discover(ctx, req.GetJob(), req.GetCheckpoint())
 	if err != nil {
 		return nil, err
@@ -76,7 +80,7 @@ func (s *Server) decide(ctx context.Context, req *pb.DecideRequest) (*pb.DecideR
 		return nil, err
 	}
 	defer slot.release()
-	return decision.Decide(ctx, s.cfg.Engine, decision.Input{
+	return decision.Decide(ctx, s.engine(ctx), decision.Input{
 		Layout: d.layout, Source: d.label, Job: d.job, Placement: d.placement, Choice: d.choice, Request: req,
 	})
 }
@@ -173,9 +177,9 @@ func (s *Server) checkDiscovered(ctx context.Context, req *pb.CheckRescaleReques
 	addLog(ctx, slog.String("source", d.label), slog.Int64("metadata_bytes", d.layout.Size))
 	var report *pb.RescaleReport
 	if d.placement != nil {
-		report, err = s.cfg.Engine.CheckJobLayout(ctx, d.layout, d.label, req.GetPlan(), opts, d.placement)
+		report, err = s.engine(ctx).CheckJobLayout(ctx, d.layout, d.label, req.GetPlan(), opts, d.placement)
 	} else {
-		report, err = s.cfg.Engine.CheckLayout(ctx, d.layout, d.label, req.GetPlan(), opts)
+		report, err = s.engine(ctx).CheckLayout(ctx, d.layout, d.label, req.GetPlan(), opts)
 	}
 	if err != nil {
 		return nil, toStatus(ctx, err)

@@ -218,7 +218,7 @@ func (b admissionBackend) Decide(ctx context.Context, t flinkadmission.Target, p
 		return nil, err
 	}
 	defer slot.release()
-	return decision.Decide(ctx, b.s.cfg.Engine, decision.Input{
+	return decision.Decide(ctx, b.s.engine(ctx), decision.Input{
 		Layout: d.layout, Source: d.label, Job: d.job, Placement: d.placement, Choice: d.choice,
 		Request: &pb.DecideRequest{Job: job, Checkpoint: src, ProposedParallelism: proposal},
 	})

@@ -73,14 +73,17 @@ func putKeyBuf(b *[]byte) {
 var deterministic = proto.MarshalOptions{Deterministic: true}
 
 // appendResultKey appends the result key of a question to b: the file version's identity and
-// label, the plan (memokey.go; l is the file's layout when at hand, to resolve operator names)
+// label, the identity of the job code the check runs with (jobcode.go: its jars' and catalogs'
+// versions; "" for none), the plan (memokey.go; l is the file's layout when at hand, to resolve operator names)
 // and the options. Each part is length-prefixed or self-delimiting, so no two different
 // questions share a key.
-func appendResultKey(b []byte, cacheKey, label string, l *checkpoint.Layout, plan *pb.RescalePlan, opts *pb.CheckOptions) ([]byte, error) {
+func appendResultKey(b []byte, cacheKey, label, code string, l *checkpoint.Layout, plan *pb.RescalePlan, opts *pb.CheckOptions) ([]byte, error) {
 	b = binary.AppendUvarint(b, uint64(len(cacheKey)))
 	b = append(b, cacheKey...)
 	b = binary.AppendUvarint(b, uint64(len(label)))
 	b = append(b, label...)
+	b = binary.AppendUvarint(b, uint64(len(code)))
+	b = append(b, code...)
 	b, err := appendPlanKey(b, l, plan)
 	if err != nil {
 		return nil, err

@@ -30,7 +30,7 @@ import (
 
 func resultKey(t *testing.T, cacheKey, label string, plan *pb.RescalePlan, opts *pb.CheckOptions) string {
 	t.Helper()
-	b, err := appendResultKey(nil, cacheKey, label, nil, plan, opts)
+	b, err := appendResultKey(nil, cacheKey, label, "", nil, plan, opts)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -36,8 +36,11 @@ func (e *flightError) Error() string { return e.err.Error() }
 // one checked does not take the flight's error but checks its own plan.
 func (s *Server) checkOnce(ctx context.Context, key []byte, l *checkpoint.Layout, label string, plan *pb.RescalePlan, opts *pb.CheckOptions) (*pb.CheckRescaleResponse, error) {
 	addLog(ctx, slog.String("source", label), slog.Int64("metadata_bytes", l.Size))
-	v, err, ran := s.flights.do(ctx, "result\x00"+string(key), func(ctx context.Context) (v any, err error) {
-		return s.fly(ctx, string(key), l, label, plan, opts)
+	// The key is copied here: key's buffer returns to a pool when this caller leaves, which it
+	// may do (its context ending) while the flight still runs.
+	k := string(key)
+	v, err, ran := s.flights.do(ctx, "result\x00"+k, func(ctx context.Context) (v any, err error) {
+		return s.fly(ctx, k, l, label, plan, opts)
 	})
 	if fe := (*flightError)(nil); errors.As(err, &fe) {
 		err = fe.err

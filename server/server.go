@@ -49,6 +49,8 @@ type Server struct {
 	idents  *sourceIdentities
 	// flights are the decodes and answers in progress that identical requests share (flight.go).
 	flights flightGroup
+	// code holds the analyses of job jars and the engines built with them (jobcode.go).
+	code *codeCaches
 	// flightHook, when set (tests), runs in a flight's goroutine before its check.
 	flightHook func(ctx context.Context)
 	metrics    *metrics
@@ -75,6 +77,7 @@ func New(cfg Config) (*Server, error) {
 	s.cache.maxResultBytes = cfg.ResultCacheBytes
 	s.cache.onEvictResult = func(r *memoResult) { s.encoded.Delete(r.resp) }
 	s.idents = newSourceIdentities(cfg.RevalidateInterval)
+	s.code = newCodeCaches()
 	reg := cfg.Registry
 	if reg == nil {
 		reg = newRegistry()

@@ -27,6 +27,11 @@ type service struct {
 }
 
 func (v *service) CheckRescale(ctx context.Context, req *pb.CheckRescaleRequest) (*pb.CheckRescaleResponse, error) {
+	// Job jars and catalog files are resolved first: their versions are part of the result key.
+	ctx, err := v.s.withJobCode(ctx, req.GetOptions())
+	if err != nil {
+		return nil, err
+	}
 	if req.GetJob() != nil || req.GetCheckpoint().GetLatest() {
 		return v.s.checkDiscovered(ctx, req) // autoscaler pre-flight (issue #11): server/decide.go
 	}
@@ -83,7 +88,7 @@ func (v *service) CheckRescale(ctx context.Context, req *pb.CheckRescaleRequest)
 // answerCached builds the result key of req for a file version (l: its layout, when at hand)
 // into *key and looks it up. On a miss *key keeps the key, for the flight that computes it.
 func (s *Server) answerCached(ctx context.Context, key *[]byte, cacheKey, label string, l *checkpoint.Layout, req *pb.CheckRescaleRequest) (*pb.CheckRescaleResponse, bool) {
-	b, err := appendResultKey((*key)[:0], cacheKey, label, l, req.GetPlan(), req.GetOptions())
+	b, err := appendResultKey((*key)[:0], cacheKey, label, codeKey(ctx), l, req.GetPlan(), req.GetOptions())
 	if err != nil {
 		*key = (*key)[:0]
 		return nil, false
@@ -127,6 +132,10 @@ func (v *service) CheckRescaleUpload(stream grpc.ClientStreamingServer[pb.CheckR
 	// Refused before the file is received, not after it has been decoded.
 	if err := engine.ValidateRequest(h.GetPlan(), h.GetOptions()); err != nil {
 		return toStatus(ctx, err)
+	}
+	ctx, err = v.s.withJobCode(ctx, h.GetOptions())
+	if err != nil {
+		return err
 	}
 	max := v.s.cfg.MaxUploadBytes
 	size := h.GetSizeBytes()
@@ -512,5 +521,5 @@ func (s *Server) checkReport(ctx context.Context, l *checkpoint.Layout, label st
 		return nil, err
 	}
 	defer slot.release()
-	return s.cfg.Engine.CheckLayout(ctx, l, label, plan, opts)
+	return s.engine(ctx).CheckLayout(ctx, l, label, plan, opts)
 }

@@ -181,6 +181,8 @@ func chainStream(ints []grpc.StreamServerInterceptor) grpc.StreamServerIntercept
 //	allowNonRestoredState=true
 //	includeSubtasks=true      per-subtask detail of every subtask
 //	chartSubtasks=true        per-subtask detail of the charted operators only (CheckOptions.chart_subtasks)
+//	jobJarUri=URI             job jar whose restore code is analyzed (repeatable; CheckOptions.job_jar_uris)
+//	catalogUri=URI            catalog file added to the server's (repeatable; CheckOptions.catalog_uris)
 //	name=LABEL                label for logs and the report
 func uploadHeader(q url.Values) (*pb.UploadHeader, error) {
 	h := &pb.UploadHeader{Plan: &pb.RescalePlan{}, Options: &pb.CheckOptions{}}
@@ -254,10 +256,14 @@ func applyUploadParam(h *pb.UploadHeader, key, v string) error {
 		return boolean(&h.Options.IncludeSubtasks)
 	case "chartSubtasks":
 		return boolean(&h.Options.ChartSubtasks)
+	case "jobJarUri":
+		h.Options.JobJarUris = append(h.Options.JobJarUris, v)
+	case "catalogUri":
+		h.Options.CatalogUris = append(h.Options.CatalogUris, v)
 	case "name":
 		h.Name = v
 	default:
-		return fmt.Errorf("unknown query parameter %q (known: set, parallelism, flinkVersion, failOn, frameSize, inlineThreshold, jobmanagerMemory, allowNonRestoredState, includeSubtasks, chartSubtasks, name)", key)
+		return fmt.Errorf("unknown query parameter %q (known: set, parallelism, flinkVersion, failOn, frameSize, inlineThreshold, jobmanagerMemory, allowNonRestoredState, includeSubtasks, chartSubtasks, jobJarUri, catalogUri, name)", key)
 	}
 	return nil
 }

@@ -275,3 +275,48 @@ func TestWebPageFromLink(t *testing.T) {
 		t.Errorf("the page requested other origins: %q", f)
 	}
 }
+
+// TestWebPageJobJarInChromium: the page passes the job jars typed into its field to the check
+// (upload: the jobJarUri parameter): the custom operator at 8 is then DENY with PF101 naming the
+// class, method and line of the unguarded read, and the page URL keeps the jar.
+func TestWebPageJobJarInChromium(t *testing.T) {
+	exe := chromium(t)
+	dir := filepath.Join(testdataDir(t), "custom-operator")
+	jar := (&url.URL{Scheme: "file", Path: filepath.ToSlash(filepath.Join(dir, "job.jar"))}).String()
+	h := startInProcess(t, Config{Allow: []string{dir}})
+	base := serveHarnessHTTP(t, h)
+	bctx, foreignRequests := browse(t, exe, base)
+	input := chromedp.CSS(`#vertices input[data-key="pending-commit-writer"]`)
+	err := chromedp.Do(bctx,
+		chromedp.Navigate(base+"/"),
+		chromedp.WaitVisible(chromedp.CSS(`#file`)),
+		chromedp.SetUploadFiles(chromedp.CSS(`#file`), []string{filepath.Join(dir, "_metadata")}),
+		chromedp.WaitVisible(input),
+		chromedp.WaitVisible(chromedp.CSS(`#verdict`)), // the first check, at the stored parallelism
+		chromedp.SendKeys(chromedp.CSS(`#jobJars`), jar),
+		chromedp.SetValue(input, ""),
+		chromedp.SendKeys(input, "8"+kb.Enter),
+		chromedp.WaitVisible(chromedp.CSS(`#verdict.DENY`)),
+	)
+	var result, location string
+	if err == nil {
+		result, err = chromedp.Run(bctx, chromedp.Text(chromedp.CSS(`#result`)))
+	}
+	if err == nil {
+		location, err = chromedp.Run(bctx, chromedp.Location())
+	}
+	if err != nil {
+		t.Fatalf("driving the page: %v", err)
+	}
+	for _, want := range []string{"DENY", "PF101", "PendingCommitOperator.initializeState, line 37", "restore code read from job.jar"} {
+		if !strings.Contains(result, want) {
+			t.Errorf("the result lacks %q:\n%.2000s", want, result)
+		}
+	}
+	if u, err := url.Parse(location); err != nil || u.Query().Get("jobJar") != jar {
+		t.Errorf("page URL %q does not hold the job jar %s", location, jar)
+	}
+	if foreign := foreignRequests(); len(foreign) > 0 {
+		t.Errorf("the page requested other origins: %q", foreign)
+	}
+}

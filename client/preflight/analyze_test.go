@@ -33,6 +33,11 @@ func TestAnalyzeInputErrors(t *testing.T) {
 	if err := os.WriteFile(garbage, []byte("not a zip"), 0o644); err != nil {
 		t.Fatal(err)
 	}
+	testdata, err := filepath.Abs("../../testdata")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := startServer(t, testdata)
 	for _, tc := range []struct {
 		args   []string
 		code   int
@@ -42,7 +47,9 @@ func TestAnalyzeInputErrors(t *testing.T) {
 		{[]string{"analyze", filepath.Join(dir, "missing.jar")}, exitUsage, "missing.jar"},
 		{[]string{"analyze", garbage}, exitUsage, "garbage.jar"},
 		{[]string{"check", "../../testdata/custom-operator", "--job-jar", garbage}, exitUsage, "garbage.jar"},
-		{[]string{"check", "../../testdata/custom-operator", "--job-jar", "x.jar", "--server", "127.0.0.1:1", "--insecure"}, exitUsage, "in-process only"},
+		// With --server the server reads the jar: one outside its allowlist is refused, named.
+		{[]string{"check", "../../testdata/custom-operator", "--set", "pending-commit-writer=8", "--job-jar", garbage, "--server", addr, "--insecure"}, exitUsage, "options.job_jar_uris[0]: permission denied: " + garbage},
+		{[]string{"inspect", "../../testdata/custom-operator", "--catalog", garbage, "--server", addr, "--insecure"}, exitUsage, "--catalog with --server applies to check and decide only"},
 	} {
 		code, _, stderr := runCLI(t, tc.args...)
 		if code != tc.code || !strings.Contains(stderr, tc.stderr) {

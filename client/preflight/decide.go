@@ -106,12 +106,15 @@ func runDecide(cmd *cobra.Command, args []string, req *pb.DecideRequest, j *jobF
 			}
 			req.Checkpoint = &pb.CheckpointSource{Source: &pb.CheckpointSource_Uri{Uri: args[0]}, Latest: j.latest}
 		}
+		req.Options = remote.sendCode(req.Options)
 		c, err := dial(ctx, remote)
 		if err != nil {
 			return nil, err
 		}
 		defer c.Close()
-		return c.Decide(ctx, req)
+		var notes serverNotes
+		defer notes.print(cmd.ErrOrStderr())
+		return c.Decide(notes.context(ctx), req)
 	}
 	eng, err := newEngine(cmd, remote.catalogs, remote.jobJars)
 	if err != nil {

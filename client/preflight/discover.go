@@ -149,6 +149,7 @@ func withJobVersion(opts *pb.CheckOptions, job *flinkrest.Job) {
 func discoveredReport(cmd *cobra.Command, args []string, plan *pb.RescalePlan, opts *pb.CheckOptions, remote remoteFlags, j *jobFlags) (*pb.RescaleReport, error) {
 	ctx := cmd.Context()
 	if remote.server != "" {
+		opts = remote.sendCode(opts)
 		req := &pb.CheckRescaleRequest{Job: j.pbJob(), Plan: plan, Options: opts}
 		if len(args) > 0 {
 			target := args[0]
@@ -171,7 +172,9 @@ func discoveredReport(cmd *cobra.Command, args []string, plan *pb.RescalePlan, o
 			return nil, err
 		}
 		defer c.Close()
-		rep, err := c.Check(ctx, req)
+		var notes serverNotes
+		rep, err := c.Check(notes.context(ctx), req)
+		notes.print(cmd.ErrOrStderr())
 		if err == nil && rep.GetCheckpointChoice() != nil {
 			fmt.Fprintf(cmd.ErrOrStderr(), "preflight: chose %s: %s\n", rep.GetCheckpointChoice().GetUri(), rep.GetCheckpointChoice().GetNote())
 		}

@@ -6,13 +6,17 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"net/url"
 	"os"
+	"path/filepath"
 	"strings"
 	"sync/atomic"
 	"time"
 
 	"github.com/spf13/cobra"
 	"golang.org/x/term"
+	"google.golang.org/grpc/metadata"
+	"google.golang.org/protobuf/proto"
 
 	"github.com/flinkpreflight/preflight/client"
 	"github.com/flinkpreflight/preflight/internal/engine"
@@ -48,11 +52,15 @@ func checkpointReport(cmd *cobra.Command, target string, plan *pb.RescalePlan, o
 	if chart && !opts.GetIncludeSubtasks() {
 		opts.ChartSubtasks = true // the rows the chart draws, not every subtask
 	}
+	opts = remote.sendCode(opts)
 	c, err := dial(ctx, remote)
 	if err != nil {
 		return nil, err
 	}
 	defer c.Close()
+	var notes serverNotes
+	ctx = notes.context(ctx)
+	defer notes.print(cmd.ErrOrStderr())
 	if isURI(target) {
 		return c.Check(ctx, &pb.CheckRescaleRequest{Checkpoint: &pb.CheckpointSource{Source: &pb.CheckpointSource_Uri{Uri: target}}, Plan: plan, Options: opts})
 	}
@@ -67,15 +75,66 @@ func checkpointReport(cmd *cobra.Command, target string, plan *pb.RescalePlan, o
 	return c.Upload(ctx, p.reader(f), &pb.UploadHeader{Plan: plan, Options: opts, SizeBytes: size, Name: f.Name()})
 }
 
-// dial connects to the server of remote mode.
+// serverNotes collects a check's response headers; print writes the catalog disagreements the
+// server found in the job jars' analysis to stderr, as newEngine does in-process.
+type serverNotes struct{ md metadata.MD }
+
+func (n *serverNotes) context(ctx context.Context) context.Context {
+	return client.WithHeader(ctx, &n.md)
+}
+
+func (n *serverNotes) print(w io.Writer) {
+	for _, d := range n.md.Get(client.CatalogDisagreementHeader) {
+		fmt.Fprintln(w, "preflight:", d)
+	}
+}
+
+// dial connects to the server of remote mode. The verbs that send --catalog and --job-jar to the
+// server (sendCode) have taken them out of remote; any left are refused.
 func dial(ctx context.Context, remote remoteFlags) (*client.Client, error) {
 	if len(remote.catalogs) > 0 {
-		return nil, usagef("--catalog applies in-process only; configure the server's catalog instead")
+		return nil, usagef("--catalog with --server applies to check and decide only")
 	}
 	if len(remote.jobJars) > 0 {
-		return nil, usagef("--job-jar applies in-process only; with --server, write a catalog with preflight analyze --catalog-out and configure it on the server")
+		return nil, usagef("--job-jar with --server applies to check and decide only")
 	}
 	return client.Dial(ctx, remote.server, remote.Options)
+}
+
+// sendCode returns opts (a copy when changed) asking the server to analyze the --job-jar jars and
+// read the --catalog files, and takes them out of r. Local paths go as file:/// URIs: the server
+// reads them itself, so they must lie inside its allowlist (a server on another machine needs
+// URIs it can read, such as s3://).
+func (r *remoteFlags) sendCode(opts *pb.CheckOptions) *pb.CheckOptions {
+	if len(r.jobJars) == 0 && len(r.catalogs) == 0 {
+		return opts
+	}
+	if opts == nil {
+		opts = &pb.CheckOptions{}
+	} else {
+		opts = proto.Clone(opts).(*pb.CheckOptions)
+	}
+	for _, p := range r.jobJars {
+		opts.JobJarUris = append(opts.JobJarUris, fileURI(p))
+	}
+	for _, p := range r.catalogs {
+		opts.CatalogUris = append(opts.CatalogUris, fileURI(p))
+	}
+	r.jobJars, r.catalogs = nil, nil
+	return opts
+}
+
+// fileURI is the file:/// URI of a local path (made absolute), or target itself when it is a
+// URI already.
+func fileURI(target string) string {
+	if isURI(target) {
+		return source.CanonicalFileURI(target)
+	}
+	abs, err := filepath.Abs(target)
+	if err != nil {
+		return target
+	}
+	return (&url.URL{Scheme: "file", Path: filepath.ToSlash(abs)}).String()
 }
 
 // runEmbedded opens the checkpoint and hands it to the in-process engine.

@@ -21,8 +21,8 @@ import (
 // remoteFlags select and secure the server in remote mode.
 type remoteFlags struct {
 	server   string
-	catalogs []string // in-process only: the server has its own catalog
-	jobJars  []string // in-process only: analyzed into catalog entries
+	catalogs []string // with --server: sent as CheckOptions.catalog_uris (sendCode)
+	jobJars  []string // analyzed into catalog entries; with --server, sent as job_jar_uris
 	client.Options
 }
 
@@ -39,12 +39,12 @@ func (r *remoteFlags) register(cmd *cobra.Command) {
 
 // jobJarFlag adds --job-jar to the verbs that judge a restore (check, decide).
 func (r *remoteFlags) jobJarFlag(cmd *cobra.Command) {
-	cmd.Flags().StringArrayVar(&r.jobJars, "job-jar", nil, "job jar (or folder of classes) whose operators' restore code is analyzed, as preflight analyze does, to judge operators the catalog does not know (repeatable)")
+	cmd.Flags().StringArrayVar(&r.jobJars, "job-jar", nil, "job jar (or folder of classes) whose operators' restore code is analyzed, as preflight analyze does, to judge operators the catalog does not know (repeatable); with --server the server reads it, so it must lie inside the server's allowlist (a local path is sent as its file:/// URI)")
 }
 
 // catalogFlag adds user catalog files to the built-in operator catalog.
 func catalogFlag(cmd *cobra.Command, paths *[]string) {
-	cmd.Flags().StringArrayVar(paths, "catalog", nil, "extra operator catalog file (JSON, same shape as the built-in one; repeatable)")
+	cmd.Flags().StringArrayVar(paths, "catalog", nil, "extra operator catalog file (JSON, same shape as the built-in one, e.g. from preflight analyze --catalog-out; repeatable); with --server the server reads it from its allowlist, as --job-jar")
 }
 
 // newEngine returns the in-process engine with the user's catalog files, if any, and the

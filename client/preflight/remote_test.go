@@ -2,12 +2,15 @@ package main
 
 import (
 	"net"
+	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"google.golang.org/protobuf/encoding/protojson"
 	"google.golang.org/protobuf/proto"
 
+	"github.com/flinkpreflight/preflight/client"
 	pb "github.com/flinkpreflight/preflight/proto/preflight/v1"
 	"github.com/flinkpreflight/preflight/server"
 )
@@ -41,7 +44,14 @@ func TestEmbeddedAndRemoteAgree(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	addr := startServer(t, testdata)
+	// A catalog written by preflight analyze --catalog-out, which the server reads from its
+	// allowlist (check --catalog --server sends its URI).
+	scratch := t.TempDir()
+	catalog := filepath.Join(scratch, "job-catalog.json")
+	if code, _, stderr := runCLI(t, "analyze", "../../testdata/custom-operator/job.jar", "--catalog-out", catalog); code != exitAllow {
+		t.Fatalf("analyze --catalog-out: exit %d: %s", code, stderr)
+	}
+	addr := startServer(t, testdata, scratch)
 	tests := []struct {
 		name     string
 		args     []string
@@ -52,6 +62,10 @@ func TestEmbeddedAndRemoteAgree(t *testing.T) {
 		{"compact sink unchanged", []string{"../../testdata/compact-sink", "--set", "compact-operator=4"}, exitAllow},
 		{"max parallelism", []string{"../../testdata/max-parallelism/_metadata", "-p", "200"}, exitDeny},
 		{"kafka orphan union", []string{"../../testdata/kafka-orphan-union", "-p", "4", "--flink-version", "1.19.1"}, -1},
+		// The job jar is analyzed by the server (job_jar_uris) as in-process: PF101, DENY.
+		{"custom operator with job jar", []string{"../../testdata/custom-operator/_metadata", "--set", "pending-commit-writer=8", "--job-jar", "../../testdata/custom-operator/job.jar"}, exitDeny},
+		{"custom operator with analyzed catalog", []string{"../../testdata/custom-operator/_metadata", "--set", "pending-commit-writer=8", "--catalog", catalog}, exitDeny},
+		{"custom operator without job jar", []string{"../../testdata/custom-operator/_metadata", "--set", "pending-commit-writer=8"}, exitAllow},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -94,4 +108,60 @@ func parseReport(t *testing.T, s string) *pb.RescaleReport {
 		t.Fatalf("not a RescaleReport: %v\n%s", err, s)
 	}
 	return &r
+}
+
+// decide --job-jar answers the same in-process and through a server that analyzes the jar
+// itself (job_jar_uris): VETO with PF101.
+func TestDecideJobJarEmbeddedAndRemoteAgree(t *testing.T) {
+	dir, err := filepath.Abs("../../testdata/custom-operator")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := startServer(t, dir)
+	args := []string{"decide", "--set", "pending-commit-writer=8", "--job-jar", "../../testdata/custom-operator/job.jar", "-o", "json"}
+	embeddedCode, embedded, stderr := runCLI(t, append(args, dir)...)
+	remoteCode, remote, stderr2 := runCLI(t, append(args, "file://"+dir, "--server", addr, "--insecure")...)
+	// The server labels the checkpoint with the URI it opened; the CLI with the path it was given.
+	remote = strings.ReplaceAll(remote, "file://"+dir+"/_metadata", dir)
+	if embeddedCode != exitDeny || !strings.Contains(embedded, "DECISION_ACTION_VETO") || !strings.Contains(embedded, "PF101") {
+		t.Fatalf("embedded: exit %d\n%s\n%s", embeddedCode, embedded, stderr)
+	}
+	if embeddedCode != remoteCode || embedded != remote {
+		t.Fatalf("embedded %d, remote %d\n%s\n%s\n%s", embeddedCode, remoteCode, embedded, remote, stderr2)
+	}
+}
+
+// Where the job jar's analysis and a catalog entry for the same class disagree, stderr says so
+// in-process and with --server alike (the server sends it in a response header).
+func TestJobJarDisagreementOnStderr(t *testing.T) {
+	if server.CatalogDisagreementHeader != client.CatalogDisagreementHeader {
+		t.Fatalf("the server sends %q, the client reads %q", server.CatalogDisagreementHeader, client.CatalogDisagreementHeader)
+	}
+	scratch := t.TempDir()
+	catalog := filepath.Join(scratch, "hand.json")
+	if code, _, stderr := runCLI(t, "analyze", "../../testdata/custom-operator/job.jar", "--catalog-out", catalog); code != exitAllow {
+		t.Fatalf("analyze --catalog-out: exit %d: %s", code, stderr)
+	}
+	b, err := os.ReadFile(catalog)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The same entry as a hand-written one that says MERGE-ALL.
+	hand := strings.Replace(strings.Replace(string(b), `"analysis:`, `"hand:`, 1), `"ONE-UNGUARDED"`, `"MERGE-ALL"`, 1)
+	if err := os.WriteFile(catalog, []byte(hand), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	testdata, err := filepath.Abs("../../testdata")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := startServer(t, testdata, scratch)
+	args := []string{"check", "../../testdata/custom-operator", "--set", "pending-commit-writer=8", "--job-jar", "../../testdata/custom-operator/job.jar", "--catalog", catalog, "-o", "json"}
+	const want = `labels state "pending-commit" ONE-UNGUARDED, the catalog entry "hand:`
+	for name, args := range map[string][]string{"in-process": args, "server": append(args, "--server", addr, "--insecure")} {
+		code, _, stderr := runCLI(t, args...)
+		if code != exitDeny || !strings.Contains(stderr, "preflight: ") || !strings.Contains(stderr, want) {
+			t.Errorf("%s: exit %d, stderr %q; want DENY and %q", name, code, stderr, want)
+		}
+	}
 }

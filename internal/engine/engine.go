@@ -54,6 +54,9 @@ func New() *Engine { return &Engine{catalog: findings.DefaultCatalog()} }
 // user's entries, see findings.LoadCatalog).
 func NewWithCatalog(cat *findings.Catalog) *Engine { return &Engine{catalog: cat} }
 
+// Catalog is the engine's operator catalog; callers must not modify it (extend a Clone).
+func (e *Engine) Catalog() *findings.Catalog { return e.catalog }
+
 // ReadLayout decodes the stream into a Layout, honouring ctx while reading: every read of the
 // stream checks it, so a decode stops within one buffer of the context's end. Malformed input
 // yields a *checkpoint.FormatError; a decode stopped by ctx yields ctx's error.

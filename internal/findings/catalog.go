@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -314,6 +315,16 @@ func LoadCatalog(paths ...string) (*Catalog, error) {
 		return nil, err
 	}
 	return c, nil
+}
+
+// Clone returns a copy of c that MergeJSON can extend without changing c (which may be shared,
+// as an engine's catalog is between requests).
+func (c *Catalog) Clone() (*Catalog, error) {
+	n := &Catalog{Entries: slices.Clone(c.Entries), Bugs: slices.Clone(c.Bugs)}
+	if err := n.index(); err != nil {
+		return nil, err
+	}
+	return n, nil
 }
 
 // MergeJSON merges a user catalog given as JSON bytes (for callers that do not read files).

@@ -162,3 +162,32 @@ func TestLoadCatalogUserEntries(t *testing.T) {
 		t.Error("missing file: want error")
 	}
 }
+
+// Clone gives a catalog that MergeJSON extends and overrides without changing the original,
+// which an engine shares between requests.
+func TestCatalogCloneLeavesOriginal(t *testing.T) {
+	orig := DefaultCatalog()
+	n, bugs := len(orig.Entries), len(orig.Bugs)
+	name := orig.Entry("sink-v2-writer").Name
+	c, err := orig.Clone()
+	if err != nil {
+		t.Fatal(err)
+	}
+	user := `{"entries": [{"id": "my-op", "name": "My operator", "fingerprint": {"uids": ["my-op"]},
+	  "states": [{"name": "x", "mode": "SPLIT_DISTRIBUTE", "assumption": "ONE-UNGUARDED"}]},
+	  {"id": "sink-v2-writer", "name": "overridden", "fingerprint": {"states": [{"name": "writer_raw_states"}]},
+	  "states": [{"name": "writer_raw_states", "assumption": "ONE-UNGUARDED"}]}]}`
+	if err := c.MergeJSON([]byte(user), "user.json"); err != nil {
+		t.Fatal(err)
+	}
+	if c.Entry("my-op") == nil || c.Entry("sink-v2-writer").Name != "overridden" {
+		t.Fatalf("the clone did not take the user entries")
+	}
+	if len(orig.Entries) != n || len(orig.Bugs) != bugs || orig.Entry("my-op") != nil || orig.Entry("sink-v2-writer").Name != name {
+		t.Fatalf("merging into the clone changed the original")
+	}
+	op := opWith("my-op", 2, 128, map[string]checkpoint.DistributionMode{"x": checkpoint.SplitDistribute})
+	if Identify(op, orig) != nil || Identify(op, c) == nil {
+		t.Fatalf("identification: the original must not know my-op, the clone must")
+	}
+}

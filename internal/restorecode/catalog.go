@@ -54,7 +54,7 @@ func catalogEntry(c ClassReport) (findings.CatalogEntry, bool) {
 	simple := c.Class[strings.LastIndexByte(c.Class, '.')+1:]
 	e := findings.CatalogEntry{
 		ID:    catalogIDPrefix + c.Class,
-		Name:  simple + " (restore code read from " + c.Jar + ")",
+		Name:  simple + " (restore code read from " + jarName(c.Jar) + ")",
 		Class: c.Class,
 		Notes: "Written by preflight analyze from the class's bytecode.",
 	}
@@ -83,6 +83,13 @@ func catalogEntry(c ClassReport) (findings.CatalogEntry, bool) {
 	// The job's own bytecode is more specific than a hand entry that shares its state names.
 	e.Fingerprint.Priority = 100
 	return e, true
+}
+
+// jarName is the last element of a jar's path or URI ("job.jar"): the entry's name then reads the
+// same whether the jar was analyzed in-process from a relative path or by the daemon from a URI.
+func jarName(jar string) string {
+	jar = strings.TrimRight(jar, "/\\")
+	return jar[strings.LastIndexAny(jar, "/\\")+1:]
 }
 
 // evidenceText names where the analysis saw the decisive instructions: "seen in

@@ -17,13 +17,17 @@ import (
 )
 
 // Input is one place to read classes from: a jar, a directory of classes, or a .class file at
-// Path, or, when Open is set, classes the caller already holds (Path is then only the name the
-// report uses).
+// Path, or, when Open or Jar is set, classes the caller already holds (Path is then only the name
+// the report uses).
 type Input struct {
 	Path string
 	// Open calls visit with the entry name and bytes of each class; visit's error stops it and is
 	// returned. The bytes must stay unchanged until Analyze returns.
 	Open func(ctx context.Context, visit func(entry string, class []byte) error) error
+	// Jar, when set, is a jar of Size bytes (a daemon's copy of a remote jar), read as a jar at
+	// Path is: entries inflated on demand, one at a time.
+	Jar  io.ReaderAt
+	Size int64
 }
 
 // Options bound the analysis. Zero fields take the defaults.
@@ -182,6 +186,12 @@ func (s *classSet) addInput(ctx context.Context, in Input) error {
 	switch {
 	case in.Open != nil:
 		return s.addOpen(ctx, in)
+	case in.Jar != nil:
+		zr, err := zip.NewReader(in.Jar, in.Size)
+		if err != nil {
+			return err
+		}
+		return s.addZip(ctx, in.Path, zr)
 	case strings.HasSuffix(in.Path, ".class"):
 		return s.addClassFile(in.Path, in.Path, in.Path)
 	}
@@ -279,6 +289,11 @@ func (s *classSet) addJar(ctx context.Context, path string) error {
 		return err
 	}
 	s.closers = append(s.closers, zr)
+	return s.addZip(ctx, path, &zr.Reader)
+}
+
+// addZip adds the class entries of a jar; path names it in the report.
+func (s *classSet) addZip(ctx context.Context, path string, zr *zip.Reader) error {
 	if len(zr.File) > s.opts.MaxEntries {
 		return fmt.Errorf("%s: %d entries exceeds the limit of %d", path, len(zr.File), s.opts.MaxEntries)
 	}

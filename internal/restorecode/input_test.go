@@ -2,6 +2,7 @@ package restorecode
 
 import (
 	"archive/zip"
+	"bytes"
 	"context"
 	"errors"
 	"os"
@@ -42,6 +43,10 @@ func TestInputs(t *testing.T) {
 		"ops/CompactLike.class": class, "ops/Broken.class": broken, "META-INF/versions/11/ops/X.class": {1},
 		"README.txt": []byte("not a class"),
 	})
+	jarBytes, err := os.ReadFile(jar)
+	if err != nil {
+		t.Fatal(err)
+	}
 	for _, tc := range []struct {
 		name     string
 		in       Input
@@ -51,6 +56,8 @@ func TestInputs(t *testing.T) {
 	}{
 		{"jar", Input{Path: jar}, Options{}, 1, "constant_pool_count"},
 		{"jar entries limit", Input{Path: jar}, Options{MaxEntries: 2}, 0, "exceeds the limit of 2"},
+		{"jar in memory", Input{Path: "s3://builds/job.jar", Jar: bytes.NewReader(jarBytes), Size: int64(len(jarBytes))}, Options{}, 1, "constant_pool_count"},
+		{"not a jar in memory", Input{Path: "s3://builds/job.jar", Jar: bytes.NewReader(class), Size: int64(len(class))}, Options{}, 0, "not a valid zip"},
 		{"class size limit", Input{Path: jar}, Options{MaxClassBytes: 1000}, 0, "exceeds the limit of 1000"},
 		{"class file", Input{Path: "testdata/example/CompactLike.class"}, Options{}, 1, ""},
 		{"missing", Input{Path: "testdata/nonexistent.jar"}, Options{}, 0, "no such file"},

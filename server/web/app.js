@@ -1,12 +1,12 @@
 // Flink Preflight's page: no framework and no network beyond preflightd's own API. The page state
-// (URI or file name, per-vertex parallelism, Flink version, fail level) lives in the query string,
+// (URI or file name, per-vertex parallelism, Flink version, fail level, job jars) lives in the query string,
 // so a link reproduces a check (a local file has to be chosen again: its name is in the link).
 'use strict';
 
 const INLINE_INSPECT_LIMIT = 8 << 20; // InspectCheckpoint with inline bytes; larger files skip it
 const $ = (sel) => document.querySelector(sel);
 
-const state = { uri: '', fileName: '', file: null, set: {}, flinkVersion: '', failOn: 'error', inspected: null };
+const state = { uri: '', fileName: '', file: null, set: {}, flinkVersion: '', failOn: 'error', inspected: null, jobJars: [] };
 
 function readURL() {
   const q = new URLSearchParams(location.search);
@@ -14,6 +14,7 @@ function readURL() {
   state.fileName = q.get('file') || '';
   state.flinkVersion = q.get('flinkVersion') || '';
   state.failOn = q.get('failOn') || 'error';
+  state.jobJars = q.getAll('jobJar');
   state.set = {};
   for (const s of q.getAll('set')) {
     const i = s.lastIndexOf('=');
@@ -28,6 +29,7 @@ function writeURL() {
   for (const [k, v] of Object.entries(state.set)) q.append('set', k + '=' + v);
   if (state.flinkVersion) q.set('flinkVersion', state.flinkVersion);
   if (state.failOn !== 'error') q.set('failOn', state.failOn);
+  for (const j of state.jobJars) q.append('jobJar', j);
   history.replaceState(null, '', q.toString() ? '?' + q.toString() : location.pathname);
 }
 
@@ -209,13 +211,15 @@ async function check() {
     let r;
     if (state.uri) {
       const plan = { vertexParallelism: Object.fromEntries(Object.entries(state.set).map(([k, v]) => [k, Number(v)])) };
-      const options = { flinkVersion: state.flinkVersion, failLevel: 'SEVERITY_' + state.failOn.toUpperCase(), includeSubtasks: true };
+      const options = { flinkVersion: state.flinkVersion, failLevel: 'SEVERITY_' + state.failOn.toUpperCase(), includeSubtasks: true,
+        jobJarUris: state.jobJars };
       r = await api('/v1/check', { method: 'POST', headers: { 'Content-Type': 'application/json' },
         body: JSON.stringify({ checkpoint: { uri: state.uri }, plan, options }) });
     } else if (state.file) {
       const q = new URLSearchParams({ includeSubtasks: 'true', name: state.file.name, failOn: state.failOn });
       for (const [k, v] of Object.entries(state.set)) q.append('set', k + '=' + v);
       if (state.flinkVersion) q.set('flinkVersion', state.flinkVersion);
+      for (const j of state.jobJars) q.append('jobJarUri', j);
       // The File streams from disk: the browser never holds a 168 MB checkpoint in memory.
       r = await api('/v1/check:upload?' + q, { method: 'POST', headers: { 'Content-Type': 'application/octet-stream' }, body: state.file });
     } else {
@@ -389,6 +393,7 @@ function init() {
   $('#uri').value = state.uri;
   $('#flinkVersion').value = state.flinkVersion;
   $('#failOn').value = state.failOn;
+  $('#jobJars').value = state.jobJars.join(' ');
   if (state.fileName && !state.uri) {
     $('#source-note').textContent = `This link was made with the file "${state.fileName}": choose it again to check it.`;
   }
@@ -409,11 +414,14 @@ function init() {
   });
   $('#flinkVersion').addEventListener('change', () => { state.flinkVersion = $('#flinkVersion').value.trim(); writeURL(); });
   $('#failOn').addEventListener('change', () => { state.failOn = $('#failOn').value; writeURL(); });
+  const readJobJars = () => { state.jobJars = $('#jobJars').value.split(/\s+/).filter(Boolean); };
+  $('#jobJars').addEventListener('change', () => { readJobJars(); writeURL(); });
   $('#plan-form').addEventListener('submit', (ev) => {
     ev.preventDefault();
     for (const input of document.querySelectorAll('#vertices input')) input.dispatchEvent(new Event('change'));
     state.flinkVersion = $('#flinkVersion').value.trim();
     state.failOn = $('#failOn').value;
+    readJobJars();
     writeURL();
     check();
   });

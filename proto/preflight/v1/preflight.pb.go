@@ -671,6 +671,22 @@ type CheckOptions struct {
 	// four with the least and the four with the most state). What `preflight check --server` asks
 	// for. Ignored when include_subtasks is set.
 	ChartSubtasks bool `protobuf:"varint,16,opt,name=chart_subtasks,json=chartSubtasks,proto3" json:"chart_subtasks,omitempty"`
+	// Job jars (or folders of class files) whose operators' restore code the server analyzes, as
+	// `preflight analyze` and `check --job-jar` do, to judge operators the catalog does not know:
+	// an operator the analysis identifies gets the findings a catalog entry would give (PF101 where
+	// new subtasks receive no element and the code takes the first one). URIs as for checkpoints
+	// (file://, s3://, gs://, azblob://, http(s)://), each inside the server's allowlist; folders
+	// only as local paths. Each jar is bounded by the server's upload size limit and analyzed once
+	// per version (path, size and modification time, or ETag): later checks reuse the result.
+	// The analysis takes precedence over catalog_uris and the server's catalog; where it labels a
+	// state otherwise than a catalog entry for the same class, the response header
+	// preflight-catalog-disagreement-bin says so.
+	JobJarUris []string `protobuf:"bytes,9,rep,name=job_jar_uris,json=jobJarUris,proto3" json:"job_jar_uris,omitempty"`
+	// Catalog files (the JSON `preflight analyze --catalog-out` writes, or any file in the shape of
+	// the built-in catalog), added to the server's catalog in order, as `check --catalog` does:
+	// CI analyzes the job jar once at build time and the checks read the result. URIs as for
+	// job_jar_uris, inside the allowlist, at most 16 MiB each.
+	CatalogUris   []string `protobuf:"bytes,10,rep,name=catalog_uris,json=catalogUris,proto3" json:"catalog_uris,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -766,6 +782,20 @@ func (x *CheckOptions) GetChartSubtasks() bool {
 		return x.ChartSubtasks
 	}
 	return false
+}
+
+func (x *CheckOptions) GetJobJarUris() []string {
+	if x != nil {
+		return x.JobJarUris
+	}
+	return nil
+}
+
+func (x *CheckOptions) GetCatalogUris() []string {
+	if x != nil {
+		return x.CatalogUris
+	}
+	return nil
 }
 
 // CheckRescaleRequest checks a plan against a checkpoint.
@@ -4569,7 +4599,7 @@ const file_preflight_v1_preflight_proto_rawDesc = "" +
 	"\x05value\x18\x01 \x01(\x05R\x05value\x12\x1e\n" +
 	"\n" +
 	"configured\x18\x02 \x01(\bR\n" +
-	"configured\"\xc7\x04\n" +
+	"configured\"\x8c\x05\n" +
 	"\fCheckOptions\x12#\n" +
 	"\rflink_version\x18\x01 \x01(\tR\fflinkVersion\x12/\n" +
 	"\x14rpc_frame_size_bytes\x18\x02 \x01(\x03R\x11rpcFrameSizeBytes\x12?\n" +
@@ -4580,7 +4610,11 @@ const file_preflight_v1_preflight_proto_rawDesc = "" +
 	"\x17jobmanager_memory_bytes\x18\x06 \x01(\x03R\x15jobmanagerMemoryBytes\x12)\n" +
 	"\x10include_subtasks\x18\a \x01(\bR\x0fincludeSubtasks\x12`\n" +
 	"\x12connector_versions\x18\b \x03(\v21.preflight.v1.CheckOptions.ConnectorVersionsEntryR\x11connectorVersions\x12%\n" +
-	"\x0echart_subtasks\x18\x10 \x01(\bR\rchartSubtasks\x1aD\n" +
+	"\x0echart_subtasks\x18\x10 \x01(\bR\rchartSubtasks\x12 \n" +
+	"\fjob_jar_uris\x18\t \x03(\tR\n" +
+	"jobJarUris\x12!\n" +
+	"\fcatalog_uris\x18\n" +
+	" \x03(\tR\vcatalogUris\x1aD\n" +
 	"\x16ConnectorVersionsEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"\xe4\x01\n" +
