@@ -46,7 +46,14 @@ var (
 	ErrPermissionDenied = &Error{Kind: PermissionDenied}
 	ErrTooLarge         = &Error{Kind: TooLarge}
 	ErrUnavailable      = &Error{Kind: Unavailable}
+	// ErrOutsideAllowlist matches the PermissionDenied errors that refuse a location outside the
+	// allowlist (as opposed to a store or file system that refused the read).
+	ErrOutsideAllowlist = &Error{Kind: PermissionDenied, Msg: msgOutside}
 )
+
+// msgOutside is the message of every refusal of a location outside the allowlist.
+const msgOutside = "outside the allowlist"
+
 
 // Error is every failure of Open and of reading an opened source.
 type Error struct {
@@ -96,6 +103,8 @@ func (e *Error) Is(target error) bool {
 	switch target {
 	case ErrInvalid, ErrNotFound, ErrPermissionDenied, ErrTooLarge, ErrUnavailable:
 		return target.(*Error).Kind == e.Kind
+	case ErrOutsideAllowlist:
+		return e.Kind == PermissionDenied && e.Msg == msgOutside
 	}
 	return false
 }

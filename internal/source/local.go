@@ -74,7 +74,7 @@ func (o *Opener) LocalPath(uri string) (string, error) {
 		return "", newError(Invalid, p, "", err)
 	}
 	if o.matchLocal(abs, true) == nil {
-		return "", newError(PermissionDenied, abs, "outside the allowlist", nil)
+		return "", newError(PermissionDenied, abs, msgOutside, nil)
 	}
 	resolved, err := o.resolve(abs, p)
 	if err != nil {
@@ -131,7 +131,7 @@ func (o *Opener) openLocal(p string) (*Object, error) {
 	// The lexical check comes first so that nothing about paths outside the allowlist (not even
 	// whether they exist) leaks to the caller.
 	if o.matchLocal(abs, true) == nil {
-		return nil, newError(PermissionDenied, shown, "outside the allowlist", nil)
+		return nil, newError(PermissionDenied, shown, msgOutside, nil)
 	}
 	resolved, err := o.resolve(abs, shown)
 	if err != nil {
@@ -153,7 +153,7 @@ func (o *Opener) openLocal(p string) (*Object, error) {
 	if rule.root != nil {
 		rel, err := filepath.Rel(rule.dir, resolved)
 		if err != nil {
-			return nil, newError(PermissionDenied, shown, "outside the allowlist", err)
+			return nil, newError(PermissionDenied, shown, msgOutside, err)
 		}
 		// os.Root refuses any symlink leaving the folder, which closes the window between
 		// resolving above and opening here.
@@ -225,7 +225,7 @@ func (o *Opener) latestLocal(p string) ([]Snapshot, []string, error) {
 		shown = filepath.ToSlash(filepath.Clean(p))
 	}
 	if o.matchLocal(abs, true) == nil {
-		return nil, nil, newError(PermissionDenied, shown, "outside the allowlist", nil)
+		return nil, nil, newError(PermissionDenied, shown, msgOutside, nil)
 	}
 	resolved, err := o.resolve(abs, shown)
 	if err != nil {

@@ -316,7 +316,7 @@ func (o *Opener) matchRemote(u *url.URL) (*remoteRule, error) {
 		}
 		return r, nil
 	}
-	return nil, newError(PermissionDenied, shown, "outside the allowlist", nil)
+	return nil, newError(PermissionDenied, shown, msgOutside, nil)
 }
 
 // underPrefix reports whether p is prefix or lies below it, on a segment boundary: prefix
