@@ -54,7 +54,6 @@ var (
 // msgOutside is the message of every refusal of a location outside the allowlist.
 const msgOutside = "outside the allowlist"
 
-
 // Error is every failure of Open and of reading an opened source.
 type Error struct {
 	Kind Kind

@@ -121,13 +121,13 @@ func TestVerifyLocal(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := map[string]pb.FileProblemKind{
-		"file://" + filepath.Join(sp, "ok"):                    pb.FileProblemKind_FILE_PROBLEM_KIND_UNSPECIFIED,
-		"file://" + filepath.Join(sp, "short"):                 pb.FileProblemKind_FILE_PROBLEM_KIND_WRONG_SIZE,
-		"file://" + filepath.Join(sp, "gone"):                  pb.FileProblemKind_FILE_PROBLEM_KIND_MISSING,
-		"file://" + filepath.Join(job, "shared", "sst-1"):      pb.FileProblemKind_FILE_PROBLEM_KIND_UNSPECIFIED,
-		"file://" + filepath.Join(job, "taskowned", "merged"):  pb.FileProblemKind_FILE_PROBLEM_KIND_UNSPECIFIED,
-		"file://" + filepath.Join(outside, "x"):                pb.FileProblemKind_FILE_PROBLEM_KIND_CANNOT_VERIFY,
-		"":                                                     pb.FileProblemKind_FILE_PROBLEM_KIND_CANNOT_VERIFY, // hdfs://
+		"file://" + filepath.Join(sp, "ok"):                   pb.FileProblemKind_FILE_PROBLEM_KIND_UNSPECIFIED,
+		"file://" + filepath.Join(sp, "short"):                pb.FileProblemKind_FILE_PROBLEM_KIND_WRONG_SIZE,
+		"file://" + filepath.Join(sp, "gone"):                 pb.FileProblemKind_FILE_PROBLEM_KIND_MISSING,
+		"file://" + filepath.Join(job, "shared", "sst-1"):     pb.FileProblemKind_FILE_PROBLEM_KIND_UNSPECIFIED,
+		"file://" + filepath.Join(job, "taskowned", "merged"): pb.FileProblemKind_FILE_PROBLEM_KIND_UNSPECIFIED,
+		"file://" + filepath.Join(outside, "x"):               pb.FileProblemKind_FILE_PROBLEM_KIND_CANNOT_VERIFY,
+		"":                                                    pb.FileProblemKind_FILE_PROBLEM_KIND_CANNOT_VERIFY, // hdfs://
 	}
 	if len(res.Files) != len(want) {
 		t.Fatalf("%d files listed, want %d: %+v", len(res.Files), len(want), res.Files)
