@@ -36,6 +36,7 @@ type checkFlags struct {
 	full            bool
 	remote          remoteFlags
 	job             jobFlags
+	verify          verifyFlags
 }
 
 func newCheckCommand(code *int) *cobra.Command {
@@ -78,6 +79,9 @@ CHECKPOINT is given, its newest restorable checkpoint or savepoint, which is nam
 			// when asked, as the API does. Text always shows the per-subtask chart: in-process only
 			// the chart's rows are computed (checkpointReport), a server is asked for every subtask.
 			opts.IncludeSubtasks = f.subtasks
+			if serverVerifies(f.remote, args) {
+				f.verify.options(opts)
+			}
 			var rep *pb.RescaleReport
 			var table *report.OperatorTable
 			if f.job.restURL != "" || f.job.latest {
@@ -91,6 +95,9 @@ CHECKPOINT is given, its newest restorable checkpoint or savepoint, which is nam
 			}
 			if err != nil {
 				return err
+			}
+			if !serverVerifies(f.remote, args) {
+				f.verify.apply(cmd.Context(), verifyTarget(rep, args), rep, opts)
 			}
 			lim := report.DefaultLimits
 			if f.full {
@@ -128,6 +135,7 @@ CHECKPOINT is given, its newest restorable checkpoint or savepoint, which is nam
 	f.remote.register(cmd)
 	f.remote.jobJarFlag(cmd)
 	f.job.register(cmd)
+	f.verify.register(cmd, false)
 	return cmd
 }
 

@@ -17,11 +17,13 @@ const (
 
 // Check opens the _metadata at uri through o (a file, a checkpoint folder or key prefix), lists
 // the files it references and verifies them through o, the stats within budget (0:
-// DefaultBudget) and ctx. Listing honours ctx only: an error means nothing was verified.
+// DefaultBudget, and at most half of what is left of ctx's deadline). Listing honours ctx only:
+// an error means nothing was verified; the Result then carries it (Result.Err), for a report
+// that says so instead of failing.
 func Check(ctx context.Context, o *source.Opener, uri string, budget time.Duration) (*Result, error) {
 	obj, err := o.Open(ctx, uri)
 	if err != nil {
-		return nil, err
+		return &Result{Err: err}, err
 	}
 	defer obj.Close()
 	return CheckReader(ctx, o, obj, obj.Size, obj.URI, budget)
@@ -33,10 +35,14 @@ func CheckReader(ctx context.Context, st Statter, r io.Reader, size int64, metad
 	start := time.Now()
 	files, err := List(ctx, r, size, metadataURI)
 	if err != nil {
-		return nil, err
+		return &Result{Err: err, Elapsed: time.Since(start)}, err
 	}
 	if budget <= 0 {
 		budget = DefaultBudget
+	}
+	// Half of what is left of the caller's deadline at most: the check must still answer.
+	if dl, ok := ctx.Deadline(); ok {
+		budget = min(budget, time.Until(dl)/2)
 	}
 	vctx, cancel := context.WithTimeout(ctx, budget)
 	defer cancel()

@@ -16,6 +16,10 @@ const namedFiles = 5
 // every problem (files not verified in time are only counted).
 func (r *Result) Summary() *pb.FileVerification {
 	v := &pb.FileVerification{Referenced: int64(len(r.Files)), ElapsedMs: r.Elapsed.Milliseconds()}
+	if r.Err != nil {
+		v.Summary = "state files not verified: " + publicMsg(r.Err)
+		return v
+	}
 	for i := range r.Files {
 		o := &r.Outcomes[i]
 		switch {
@@ -106,6 +110,11 @@ func summaryLine(v *pb.FileVerification) string {
 // refused) and one PF211 per reason files could not be verified, each naming the first files by
 // URI and counting the rest.
 func (r *Result) Findings() []*pb.Finding {
+	if r.Err != nil {
+		return []*pb.Finding{{RuleId: unverifiedRule.ID, Title: unverifiedRule.Title, Severity: pb.Severity_SEVERITY_WARNING,
+			Message:     "The state files the checkpoint references were not verified: reading _metadata again failed: " + publicMsg(r.Err) + ".",
+			Remediation: unverifiedRule.Remedies[0].Text}}
+	}
 	groups := map[string][]int{}
 	var order []string
 	for i := range r.Files {

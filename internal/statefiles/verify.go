@@ -35,6 +35,9 @@ type Result struct {
 	Files    []File
 	Outcomes []Outcome // one per file
 	Elapsed  time.Duration
+	// Err is why the files could not be listed (the _metadata could not be read again); nothing
+	// was verified then.
+	Err error
 }
 
 // Verify stats every file of files through st, at most concurrency at a time (0:
