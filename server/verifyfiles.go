@@ -46,7 +46,7 @@ func (s *Server) verifyFiles(ctx context.Context, src *pb.CheckpointSource, labe
 		return nil
 	}
 	sum := res.Summary()
-	addLog(ctx, slog.String("verify_files", sum.GetSummary()), slog.Int64("verify_files_ms", sum.GetElapsedMs()))
+	addLog(ctx, slog.String("verify_files", sum.GetSummary()), slog.Int64("verify_files_ms", res.Elapsed.Milliseconds()))
 	return res
 }
 

@@ -15,7 +15,7 @@ const namedFiles = 5
 // Summary is the FileVerification message of the result: the counts, the one-line summary and
 // every problem (files not verified in time are only counted).
 func (r *Result) Summary() *pb.FileVerification {
-	v := &pb.FileVerification{Referenced: int64(len(r.Files)), ElapsedMs: r.Elapsed.Milliseconds()}
+	v := &pb.FileVerification{Referenced: int64(len(r.Files))}
 	if r.Err != nil {
 		v.Summary = "state files not verified: " + publicMsg(r.Err)
 		return v

@@ -1294,9 +1294,7 @@ type FileVerification struct {
 	Summary string `protobuf:"bytes,8,opt,name=summary,proto3" json:"summary,omitempty"`
 	// Every file that is missing, wrong, refused or unverifiable, by URI (files not verified in
 	// time are only counted).
-	Problems []*FileProblem `protobuf:"bytes,9,rep,name=problems,proto3" json:"problems,omitempty"`
-	// How long the verification took.
-	ElapsedMs     int64 `protobuf:"varint,10,opt,name=elapsed_ms,json=elapsedMs,proto3" json:"elapsed_ms,omitempty"`
+	Problems      []*FileProblem `protobuf:"bytes,9,rep,name=problems,proto3" json:"problems,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1392,13 +1390,6 @@ func (x *FileVerification) GetProblems() []*FileProblem {
 		return x.Problems
 	}
 	return nil
-}
-
-func (x *FileVerification) GetElapsedMs() int64 {
-	if x != nil {
-		return x.ElapsedMs
-	}
-	return 0
 }
 
 // FileProblem is one state file that is not as the checkpoint records it.
@@ -4925,7 +4916,7 @@ const file_preflight_v1_preflight_proto_rawDesc = "" +
 	"checkpoint\x12K\n" +
 	"\x11checkpoint_choice\x18\v \x01(\v2\x1e.preflight.v1.CheckpointChoiceR\x10checkpointChoice\x12:\n" +
 	"\fjob_vertices\x18\f \x03(\v2\x17.preflight.v1.JobVertexR\vjobVertices\x12K\n" +
-	"\x11file_verification\x18\r \x01(\v2\x1e.preflight.v1.FileVerificationR\x10fileVerification\"\xd6\x02\n" +
+	"\x11file_verification\x18\r \x01(\v2\x1e.preflight.v1.FileVerificationR\x10fileVerification\"\xb7\x02\n" +
 	"\x10FileVerification\x12\x1e\n" +
 	"\n" +
 	"referenced\x18\x01 \x01(\x03R\n" +
@@ -4938,10 +4929,7 @@ const file_preflight_v1_preflight_proto_rawDesc = "" +
 	"\funverifiable\x18\x06 \x01(\x03R\funverifiable\x12!\n" +
 	"\fnot_verified\x18\a \x01(\x03R\vnotVerified\x12\x18\n" +
 	"\asummary\x18\b \x01(\tR\asummary\x125\n" +
-	"\bproblems\x18\t \x03(\v2\x19.preflight.v1.FileProblemR\bproblems\x12\x1d\n" +
-	"\n" +
-	"elapsed_ms\x18\n" +
-	" \x01(\x03R\telapsedMs\"\xab\x02\n" +
+	"\bproblems\x18\t \x03(\v2\x19.preflight.v1.FileProblemR\bproblems\"\xab\x02\n" +
 	"\vFileProblem\x12\x10\n" +
 	"\x03uri\x18\x01 \x01(\tR\x03uri\x12#\n" +
 	"\rrecorded_path\x18\x02 \x01(\tR\frecordedPath\x121\n" +
