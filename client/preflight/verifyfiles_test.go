@@ -45,6 +45,9 @@ func TestVerifyFilesS3(t *testing.T) {
 	intact, _ := s3Savepoint(t, gw, "sp-intact", 20)
 	damaged, names := s3Savepoint(t, gw, "sp-damaged", 20)
 	damage(t, gw, "sp-damaged", names)
+	// Fewer files than make a folder worth listing: each is statted (HEAD).
+	small, smallNames := s3Savepoint(t, gw, "sp-small", 8)
+	damage(t, gw, "sp-small", smallNames)
 	addr := startServer(t, gw.BucketURL("ckpt"))
 	reasons := []string{"are missing: `s3://ckpt/savepoints/sp-damaged/" + names[0] + "`", names[1], names[2],
 		"is not the size recorded: `s3://ckpt/savepoints/sp-damaged/" + names[3] + "` (recorded 240 bytes, found 1)"}
@@ -56,6 +59,9 @@ func TestVerifyFilesS3(t *testing.T) {
 	}{
 		{"check intact", []string{"check", intact, "--verify-files"}, exitAllow, []string{"state files: 20 files verified", "VERDICT: ALLOW"}},
 		{"check damaged", []string{"check", damaged, "--verify-files"}, exitDeny, append([]string{"state files: 4 of 20 files missing or wrong (16 verified)", "VERDICT: DENY", "PF210"}, reasons...)},
+		{"check damaged, files statted one by one", []string{"check", small, "--verify-files"}, exitDeny, []string{"4 of 8 files missing or wrong (4 verified)",
+			"3 of 8 state files the checkpoint references are missing: `s3://ckpt/savepoints/sp-small/" + smallNames[0] + "`",
+			"`s3://ckpt/savepoints/sp-small/" + smallNames[3] + "` (recorded 240 bytes, found 1)"}},
 		{"check damaged, verification off", []string{"check", damaged}, exitAllow, []string{"VERDICT: ALLOW"}},
 		{"decide intact", []string{"decide", intact, "--set", "op-1=1"}, exitAllow, []string{"DECISION: APPROVE", "state files: 20 files verified"}},
 		{"decide damaged", []string{"decide", damaged, "--set", "op-1=1"}, exitDeny, []string{"DECISION: VETO", "missing: s3://ckpt/savepoints/sp-damaged/" + names[0],

@@ -125,3 +125,46 @@ func (o *Opener) Identity(ctx context.Context, uri string) string {
 	}
 	return ""
 }
+
+// ListFolder hands fn the objects directly under the folder (key prefix) uri names, with their
+// sizes (-1 when the store does not say), until fn returns false or the listing ends; the
+// folder must lie inside the allowlist as for StatFile. One listing request answers for up to a
+// thousand objects, where StatFile asks once per object. Only object stores list: a local path
+// or an http(s) URI is Invalid (stat those one by one).
+func (o *Opener) ListFolder(ctx context.Context, uri string, fn func(name string, size int64) bool) error {
+	if _, local := FilePath(uri); local {
+		return newError(Invalid, uri, "local folders are not listed", nil)
+	}
+	u, err := url.Parse(uri)
+	if err != nil {
+		return newError(Invalid, "", "cannot parse URI", err)
+	}
+	if _, ok := driverFor(u.Scheme); !ok {
+		return newError(Invalid, redact(u), unsupportedScheme(u.Scheme), nil)
+	}
+	rule, err := o.matchRemote(u)
+	if err != nil {
+		return err
+	}
+	prefix := strings.TrimPrefix(u.Path, "/")
+	if prefix != "" && !strings.HasSuffix(prefix, "/") {
+		prefix += "/"
+	}
+	shown := rule.scheme + "://" + u.Host + "/" + prefix
+	b, err := o.bucket(ctx, rule)
+	if err != nil {
+		return o.storeError(ctx, rule, nil, u.Host, shown, err)
+	}
+	for e, err := range b.List(ctx, prefix) {
+		if err != nil {
+			return o.storeError(ctx, rule, nil, u.Host, shown, err)
+		}
+		if e.IsDir {
+			continue
+		}
+		if !fn(strings.TrimPrefix(e.Key, prefix), e.Size) {
+			return nil
+		}
+	}
+	return nil
+}

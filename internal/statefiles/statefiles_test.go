@@ -281,3 +281,47 @@ func TestSyntheticFolder(t *testing.T) {
 		}
 	}
 }
+
+// fakeStatter answers every stat with err (or size when err is nil).
+type fakeStatter struct {
+	err  error
+	size int64
+}
+
+func (f fakeStatter) StatFile(context.Context, string) (source.ObjectAttrs, error) {
+	return source.ObjectAttrs{Size: f.size}, f.err
+}
+
+func (fakeStatter) Identity(context.Context, string) string { return "AWS access key AKIAEXAMPLE (from EnvConfigCredentials)" }
+
+// TestCheckOutcomes: each error kind of package source becomes its outcome.
+func TestCheckOutcomes(t *testing.T) {
+	for _, c := range []struct {
+		name   string
+		st     fakeStatter
+		file   File
+		want   pb.FileProblemKind
+		detail string
+	}{
+		{"found", fakeStatter{size: 10}, File{URI: "s3://b/k", Size: 10, MinSize: 10}, pb.FileProblemKind_FILE_PROBLEM_KIND_UNSPECIFIED, ""},
+		{"segment end inside", fakeStatter{size: 10}, File{URI: "s3://b/k", Size: -1, MinSize: 8}, pb.FileProblemKind_FILE_PROBLEM_KIND_UNSPECIFIED, ""},
+		{"segment end past", fakeStatter{size: 10}, File{URI: "s3://b/k", Size: -1, MinSize: 12}, pb.FileProblemKind_FILE_PROBLEM_KIND_WRONG_SIZE, ""},
+		{"longer than recorded", fakeStatter{size: 11}, File{URI: "s3://b/k", Size: 10, MinSize: 10}, pb.FileProblemKind_FILE_PROBLEM_KIND_WRONG_SIZE, ""},
+		{"missing", fakeStatter{err: source.ErrNotFound}, File{URI: "s3://b/k", Size: 10}, pb.FileProblemKind_FILE_PROBLEM_KIND_MISSING, "no such file"},
+		{"refused", fakeStatter{err: &source.Error{Kind: source.PermissionDenied, Msg: "refused by the object store"}}, File{URI: "s3://b/k"},
+			pb.FileProblemKind_FILE_PROBLEM_KIND_PERMISSION_DENIED, "refused by the object store for AWS access key AKIAEXAMPLE"},
+		{"outside", fakeStatter{err: &source.Error{Kind: source.PermissionDenied, Msg: "outside the allowlist"}}, File{URI: "s3://b/k"},
+			pb.FileProblemKind_FILE_PROBLEM_KIND_CANNOT_VERIFY, "outside the allowlist"},
+		{"no driver", fakeStatter{err: &source.Error{Kind: source.Invalid, Msg: "unsupported scheme"}}, File{URI: "x://b/k"},
+			pb.FileProblemKind_FILE_PROBLEM_KIND_CANNOT_VERIFY, "unsupported scheme"},
+		{"store down", fakeStatter{err: &source.Error{Kind: source.Unavailable, Msg: "object store b unreachable"}}, File{URI: "s3://b/k"},
+			pb.FileProblemKind_FILE_PROBLEM_KIND_UNAVAILABLE, "unreachable"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			o := check(context.Background(), c.st, &c.file)
+			if o.Kind != c.want || !o.Checked || !strings.Contains(o.Detail, c.detail) {
+				t.Errorf("outcome %+v, want %v with %q", o, c.want, c.detail)
+			}
+		})
+	}
+}

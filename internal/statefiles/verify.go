@@ -3,6 +3,7 @@ package statefiles
 import (
 	"context"
 	"errors"
+	"strings"
 	"time"
 
 	"golang.org/x/sync/errgroup"
@@ -40,24 +41,64 @@ type Result struct {
 	Err error
 }
 
-// Verify stats every file of files through st, at most concurrency at a time (0:
+// Lister lists an object-store folder with the objects' sizes: *source.Opener.
+type Lister interface {
+	ListFolder(ctx context.Context, uri string, fn func(name string, size int64) bool) error
+}
+
+// listMin is how many referenced files of one object-store folder make listing the folder
+// cheaper than asking for each (a listing page holds a thousand objects).
+const listMin = 16
+
+// Verify checks every file of files through st, at most concurrency requests at a time (0:
 // DefaultConcurrency), until ctx ends: files not reached by then are counted as not verified,
-// and Verify returns without waiting for anything but the stats already running (which end
-// with ctx).
+// and Verify returns without waiting for anything but the requests already running (which end
+// with ctx). Files are statted one by one, except that when st is also a Lister, an
+// object-store folder holding listMin or more of them is listed instead (one request per
+// thousand objects, the sizes included); one file of each listed folder is still statted, so
+// that an identity that may list but not read is caught, and a folder that cannot be listed is
+// statted file by file.
 func Verify(ctx context.Context, st Statter, files []File, concurrency int) *Result {
 	if concurrency <= 0 {
 		concurrency = DefaultConcurrency
 	}
 	start := time.Now()
 	res := &Result{Files: files, Outcomes: make([]Outcome, len(files))}
+	todo := make([]bool, len(files)) // still to stat
+	var folders map[string][]int
+	lister, canList := st.(Lister)
+	for i := range files {
+		switch {
+		case files[i].URI == "":
+			res.Outcomes[i] = Outcome{Kind: pb.FileProblemKind_FILE_PROBLEM_KIND_CANNOT_VERIFY, Detail: files[i].Unverifiable, Checked: true}
+		case canList && isStore(files[i].URI):
+			if folders == nil {
+				folders = map[string][]int{}
+			}
+			dir := files[i].URI[:strings.LastIndex(files[i].URI, "/")+1]
+			folders[dir] = append(folders[dir], i)
+			todo[i] = true
+		default:
+			todo[i] = true
+		}
+	}
 	var g errgroup.Group
 	g.SetLimit(concurrency)
+	for dir, idx := range folders {
+		if len(idx) < listMin || ctx.Err() != nil {
+			continue
+		}
+		g.Go(func() error {
+			listFolder(ctx, st, lister, dir, idx, res, todo)
+			return nil
+		})
+	}
+	g.Wait()
 	for i := range files {
 		if ctx.Err() != nil {
 			break
 		}
-		if files[i].URI == "" {
-			res.Outcomes[i] = Outcome{Kind: pb.FileProblemKind_FILE_PROBLEM_KIND_CANNOT_VERIFY, Detail: files[i].Unverifiable, Checked: true}
+		if !todo[i] {
 			continue
 		}
 		g.Go(func() error {
@@ -70,6 +111,58 @@ func Verify(ctx context.Context, st Statter, files []File, concurrency int) *Res
 	g.Wait()
 	res.Elapsed = time.Since(start)
 	return res
+}
+
+// isStore reports whether uri names an object in a store (not a local file).
+func isStore(uri string) bool {
+	_, local := source.FilePath(uri)
+	return !local
+}
+
+// listFolder judges the files idx of one folder from its listing, clearing their todo marks.
+// The listing stops after twice the files plus a page more objects: a folder of many other
+// objects (a job's shared/) is not read whole, and the files not seen by then are statted.
+func listFolder(ctx context.Context, st Statter, l Lister, dir string, idx []int, res *Result, todo []bool) {
+	want := make(map[string]int, len(idx))
+	for _, i := range idx {
+		want[res.Files[i].URI[len(dir):]] = i
+	}
+	sizes := make(map[string]int64, len(idx))
+	limit, seen := 2*len(idx)+1000, 0
+	complete := true
+	err := l.ListFolder(ctx, dir, func(name string, size int64) bool {
+		if seen++; seen > limit {
+			complete = false
+			return false
+		}
+		if _, ok := want[name]; ok {
+			sizes[name] = size
+		}
+		return true
+	})
+	if err != nil || ctx.Err() != nil {
+		return // every file of the folder is statted instead
+	}
+	// One read permission sample: a listing succeeds for an identity that may not read.
+	for name := range sizes {
+		if o := check(ctx, st, &res.Files[want[name]]); o.Kind == pb.FileProblemKind_FILE_PROBLEM_KIND_PERMISSION_DENIED || !o.Checked {
+			return
+		}
+		break // one is enough: read permission is granted per bucket or prefix
+	}
+	for name, i := range want {
+		f := &res.Files[i]
+		size, found := sizes[name]
+		switch {
+		case found && size >= 0:
+			res.Outcomes[i] = judge(f, size)
+		case !found && complete:
+			res.Outcomes[i] = Outcome{Kind: pb.FileProblemKind_FILE_PROBLEM_KIND_MISSING, Detail: "no such object", Checked: true}
+		default:
+			continue // statted
+		}
+		todo[i] = false
+	}
 }
 
 // check stats one file and compares its size.
@@ -99,11 +192,15 @@ func check(ctx context.Context, st Statter, f *File) Outcome {
 		}
 		return Outcome{Kind: pb.FileProblemKind_FILE_PROBLEM_KIND_UNAVAILABLE, Detail: publicMsg(err), Checked: true}
 	}
-	wrong := attrs.Size < f.MinSize || (f.Size >= 0 && !f.SizeConflict && attrs.Size != f.Size)
-	if wrong {
-		return Outcome{Kind: pb.FileProblemKind_FILE_PROBLEM_KIND_WRONG_SIZE, Actual: attrs.Size, Checked: true}
+	return judge(f, attrs.Size)
+}
+
+// judge compares the size found with the recorded one.
+func judge(f *File, size int64) Outcome {
+	if size < f.MinSize || (f.Size >= 0 && !f.SizeConflict && size != f.Size) {
+		return Outcome{Kind: pb.FileProblemKind_FILE_PROBLEM_KIND_WRONG_SIZE, Actual: size, Checked: true}
 	}
-	return Outcome{Actual: attrs.Size, Checked: true}
+	return Outcome{Actual: size, Checked: true}
 }
 
 // publicMsg is a source error as a caller may see it.

@@ -91,7 +91,7 @@ func (b bucket) List(ctx context.Context, prefix string) iter.Seq2[source.ListEn
 				yield(source.ListEntry{}, err)
 				return
 			}
-			if !yield(source.ListEntry{Key: obj.Key, IsDir: obj.IsDir}, nil) {
+			if !yield(source.ListEntry{Key: obj.Key, IsDir: obj.IsDir, Size: obj.Size}, nil) {
 				return
 			}
 		}
