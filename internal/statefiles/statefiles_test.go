@@ -292,7 +292,9 @@ func (f fakeStatter) StatFile(context.Context, string) (source.ObjectAttrs, erro
 	return source.ObjectAttrs{Size: f.size}, f.err
 }
 
-func (fakeStatter) Identity(context.Context, string) string { return "AWS access key AKIAEXAMPLE (from EnvConfigCredentials)" }
+func (fakeStatter) Identity(context.Context, string) string {
+	return "AWS access key AKIAEXAMPLE (from EnvConfigCredentials)"
+}
 
 // TestCheckOutcomes: each error kind of package source becomes its outcome.
 func TestCheckOutcomes(t *testing.T) {
