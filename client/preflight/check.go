@@ -61,7 +61,8 @@ CHECKPOINT is given, its newest restorable checkpoint or savepoint, which is nam
   preflight check s3://bucket/savepoints/savepoint-1a2b3c --parallelism 12 --flink-version 1.19.1 -o json
   preflight check ./chk-42 --server preflight.internal:8443 --ca ca.pem --fail-on warning
   preflight check --flink-rest http://jobmanager:8081 --job 4a7f0c1e9b2d3a5c6e8f0a1b2c3d4e5f --set 0d9ffb4f280d028d86dadba01ac205d7=8
-  preflight check s3://bucket/checkpoints/4a7f0c1e9b2d3a5c6e8f0a1b2c3d4e5f --latest -p 8`,
+  preflight check s3://bucket/checkpoints/4a7f0c1e9b2d3a5c6e8f0a1b2c3d4e5f --latest -p 8
+  preflight check s3://bucket/savepoints/savepoint-1a2b3c --verify-files`,
 		Args: cobra.RangeArgs(0, 1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := f.job.validate(args); err != nil {
