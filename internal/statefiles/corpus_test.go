@@ -4,12 +4,13 @@ import (
 	"context"
 	"os"
 	"path/filepath"
-	"strings"
+	"slices"
 	"testing"
 	"time"
 
 	"github.com/flinkpreflight/preflight/internal/checkpoint"
 	"github.com/flinkpreflight/preflight/internal/corpus"
+	"github.com/flinkpreflight/preflight/internal/lifecycle"
 	"github.com/flinkpreflight/preflight/internal/source"
 	pb "github.com/flinkpreflight/preflight/proto/preflight/v1"
 )
@@ -45,10 +46,11 @@ func TestCorpusRelativeFiles(t *testing.T) {
 			t.Errorf("%s: %v", f.Path, err)
 			continue
 		}
+		sameAsPrune(t, f.Path, res.Files)
 		var missing []string
 		relFiles := 0
 		for i, file := range res.Files {
-			if !strings.HasPrefix(filepath.Clean(strings.TrimPrefix(file.URI, "file://")), dir) {
+			if !file.Relative {
 				continue // an absolute handle
 			}
 			relFiles++
@@ -95,4 +97,28 @@ func refCounts(t *testing.T, p string) (rel, abs int) {
 		t.Logf("%s: %v", p, err)
 	}
 	return rel, abs
+}
+
+// sameAsPrune checks that the relative files listed from the streaming decoder are those prune
+// keeps beside a pruned copy (lifecycle.RelativeFiles over the faithful model).
+func sameAsPrune(t *testing.T, p string, files []File) {
+	t.Helper()
+	b, err := os.ReadFile(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := checkpoint.ReadBytes(b)
+	if err != nil {
+		t.Fatalf("%s: %v", p, err)
+	}
+	var got []string
+	for _, f := range files {
+		if f.Relative {
+			got = append(got, f.Recorded)
+		}
+	}
+	slices.Sort(got)
+	if want := lifecycle.RelativeFiles(m); !slices.Equal(got, want) {
+		t.Errorf("%s: relative files %q, prune keeps %q", p, got, want)
+	}
 }

@@ -27,8 +27,10 @@ type File struct {
 	// URI is where Flink reads the file: a local path, file:// or object-store URI; "" when it
 	// cannot be verified here (Unverifiable says why).
 	URI string
-	// Recorded is the path as _metadata records it (relative for tag-6 handles).
+	// Recorded is the path as _metadata records it; Relative is set for a RelativeFileStateHandle's
+	// (tag 6), resolved against the folder of _metadata.
 	Recorded string
+	Relative bool
 	// Size is the size file handles recorded (-1 when only segments reference the file);
 	// MinSize the largest end of a segment in it (or Size).
 	Size, MinSize int64
@@ -58,7 +60,8 @@ func List(ctx context.Context, r io.Reader, size int64, metadataURI string) ([]F
 		}
 		f := byKey[key]
 		if f == nil {
-			f = &File{URI: uri, Recorded: ref.Path, Size: -1, Operator: ref.Operator, Subtask: ref.Subtask, Unverifiable: why}
+			f = &File{URI: uri, Recorded: ref.Path, Relative: ref.Kind == checkpoint.StreamRelativeFile, Size: -1,
+				Operator: ref.Operator, Subtask: ref.Subtask, Unverifiable: why}
 			byKey[key] = f
 			order = append(order, f)
 		}
