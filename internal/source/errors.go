@@ -46,13 +46,18 @@ var (
 	ErrPermissionDenied = &Error{Kind: PermissionDenied}
 	ErrTooLarge         = &Error{Kind: TooLarge}
 	ErrUnavailable      = &Error{Kind: Unavailable}
-	// ErrOutsideAllowlist matches the PermissionDenied errors that refuse a location outside the
-	// allowlist (as opposed to a store or file system that refused the read).
+	// ErrOutsideAllowlist matches the PermissionDenied errors of the allowlist itself: a location
+	// outside it, reached through a symlink leading out of it, or named with ".." (as opposed to
+	// a store or file system that refused the read).
 	ErrOutsideAllowlist = &Error{Kind: PermissionDenied, Msg: msgOutside}
 )
 
-// msgOutside is the message of every refusal of a location outside the allowlist.
-const msgOutside = "outside the allowlist"
+// The messages of the allowlist's refusals.
+const (
+	msgOutside        = "outside the allowlist"
+	msgSymlinkOutside = "resolves (through a symlink) outside the allowlist"
+	msgDotDot         = `".." is not allowed`
+)
 
 // Error is every failure of Open and of reading an opened source.
 type Error struct {
@@ -103,7 +108,7 @@ func (e *Error) Is(target error) bool {
 	case ErrInvalid, ErrNotFound, ErrPermissionDenied, ErrTooLarge, ErrUnavailable:
 		return target.(*Error).Kind == e.Kind
 	case ErrOutsideAllowlist:
-		return e.Kind == PermissionDenied && e.Msg == msgOutside
+		return e.Kind == PermissionDenied && (e.Msg == msgOutside || e.Msg == msgSymlinkOutside || e.Msg == msgDotDot)
 	}
 	return false
 }

@@ -67,7 +67,7 @@ func (o *Opener) LocalPath(uri string) (string, error) {
 		p = u.Path
 	}
 	if hasDotDot(p) {
-		return "", newError(PermissionDenied, p, `".." is not allowed`, nil)
+		return "", newError(PermissionDenied, p, msgDotDot, nil)
 	}
 	abs, err := filepath.Abs(p)
 	if err != nil {
@@ -122,7 +122,7 @@ func (o *Opener) openLocal(p string) (*Object, error) {
 		shown = filepath.ToSlash(filepath.Clean(p))
 	}
 	if hasDotDot(p) {
-		return nil, newError(PermissionDenied, shown, `".." is not allowed`, nil)
+		return nil, newError(PermissionDenied, shown, msgDotDot, nil)
 	}
 	abs, err := filepath.Abs(p)
 	if err != nil {
@@ -196,7 +196,7 @@ func (o *Opener) resolve(abs, shown string) (string, error) {
 		return "", localError(shown, err)
 	}
 	if o.matchLocal(resolved, false) == nil {
-		return "", newError(PermissionDenied, shown, "resolves (through a symlink) outside the allowlist", nil)
+		return "", newError(PermissionDenied, shown, msgSymlinkOutside, nil)
 	}
 	return resolved, nil
 }
@@ -214,7 +214,7 @@ func localError(p string, err error) error {
 
 func (o *Opener) latestLocal(p string) ([]Snapshot, []string, error) {
 	if hasDotDot(p) {
-		return nil, nil, newError(PermissionDenied, p, `".." is not allowed`, nil)
+		return nil, nil, newError(PermissionDenied, p, msgDotDot, nil)
 	}
 	abs, err := filepath.Abs(p)
 	if err != nil {

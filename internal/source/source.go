@@ -295,7 +295,7 @@ func redact(u *url.URL) string {
 func (o *Opener) matchRemote(u *url.URL) (*remoteRule, error) {
 	shown := redact(u)
 	if hasDotDot(u.Path) || hasDotDot(u.RawPath) {
-		return nil, newError(PermissionDenied, shown, `".." is not allowed`, nil)
+		return nil, newError(PermissionDenied, shown, msgDotDot, nil)
 	}
 	scheme := strings.ToLower(u.Scheme)
 	for _, r := range o.remote {

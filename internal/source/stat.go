@@ -59,7 +59,7 @@ func (o *Opener) StatFile(ctx context.Context, uri string) (ObjectAttrs, error) 
 // statLocal is StatFile of a local path.
 func (o *Opener) statLocal(p string) (ObjectAttrs, error) {
 	if hasDotDot(p) {
-		return ObjectAttrs{}, newError(PermissionDenied, p, `".." is not allowed`, nil)
+		return ObjectAttrs{}, newError(PermissionDenied, p, msgDotDot, nil)
 	}
 	abs, err := filepath.Abs(p)
 	if err != nil {

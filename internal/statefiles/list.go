@@ -147,13 +147,13 @@ func normalizeFlinkPath(p string) string {
 func Absolute(p string) (uri, why string) {
 	if local, ok := source.FilePath(p); ok {
 		if !strings.HasPrefix(local, "/") {
-			return "", fmt.Sprintf("%q is neither a URI nor an absolute path", p)
+			return "", "neither a URI nor an absolute path"
 		}
 		return "file://" + local, ""
 	}
 	u, err := url.Parse(p)
 	if err != nil || u.Host == "" {
-		return "", fmt.Sprintf("%q is not a URI this tool can read", p)
+		return "", "not a URI this tool can read"
 	}
 	scheme := strings.ToLower(u.Scheme)
 	switch scheme {

@@ -175,7 +175,7 @@ func check(ctx context.Context, st Statter, f *File) Outcome {
 		var se *source.Error
 		switch {
 		case errors.Is(err, source.ErrOutsideAllowlist):
-			return Outcome{Kind: pb.FileProblemKind_FILE_PROBLEM_KIND_CANNOT_VERIFY, Detail: "outside the allowlist", Checked: true}
+			return Outcome{Kind: pb.FileProblemKind_FILE_PROBLEM_KIND_CANNOT_VERIFY, Detail: errMsg(err), Checked: true}
 		case errors.Is(err, source.ErrNotFound):
 			return Outcome{Kind: pb.FileProblemKind_FILE_PROBLEM_KIND_MISSING, Detail: "no such file", Checked: true}
 		case errors.Is(err, source.ErrPermissionDenied):
@@ -188,9 +188,9 @@ func check(ctx context.Context, st Statter, f *File) Outcome {
 			}
 			return Outcome{Kind: pb.FileProblemKind_FILE_PROBLEM_KIND_PERMISSION_DENIED, Detail: d, Checked: true}
 		case errors.Is(err, source.ErrInvalid):
-			return Outcome{Kind: pb.FileProblemKind_FILE_PROBLEM_KIND_CANNOT_VERIFY, Detail: publicMsg(err), Checked: true}
+			return Outcome{Kind: pb.FileProblemKind_FILE_PROBLEM_KIND_CANNOT_VERIFY, Detail: errMsg(err), Checked: true}
 		}
-		return Outcome{Kind: pb.FileProblemKind_FILE_PROBLEM_KIND_UNAVAILABLE, Detail: publicMsg(err), Checked: true}
+		return Outcome{Kind: pb.FileProblemKind_FILE_PROBLEM_KIND_UNAVAILABLE, Detail: errMsg(err), Checked: true}
 	}
 	return judge(f, attrs.Size)
 }
@@ -201,6 +201,16 @@ func judge(f *File, size int64) Outcome {
 		return Outcome{Kind: pb.FileProblemKind_FILE_PROBLEM_KIND_WRONG_SIZE, Actual: size, Checked: true}
 	}
 	return Outcome{Actual: size, Checked: true}
+}
+
+// errMsg is a source error's message alone ("outside the allowlist"), the same for every file
+// it concerns, so that the findings group them.
+func errMsg(err error) string {
+	var se *source.Error
+	if errors.As(err, &se) && se.Msg != "" {
+		return se.Msg
+	}
+	return publicMsg(err)
 }
 
 // publicMsg is a source error as a caller may see it.
