@@ -33,7 +33,7 @@ func Check(ctx context.Context, o *source.Opener, uri string, budget time.Durati
 // ("" for an upload: relative files cannot be verified then).
 func CheckReader(ctx context.Context, st Statter, r io.Reader, size int64, metadataURI string, budget time.Duration) (*Result, error) {
 	start := time.Now()
-	files, err := List(ctx, r, size, metadataURI)
+	files, skipped, err := list(ctx, r, size, metadataURI, MaxFiles)
 	if err != nil {
 		return &Result{Err: err, Elapsed: time.Since(start)}, err
 	}
@@ -47,6 +47,7 @@ func CheckReader(ctx context.Context, st Statter, r io.Reader, size int64, metad
 	vctx, cancel := context.WithTimeout(ctx, budget)
 	defer cancel()
 	res := Verify(vctx, st, files, 0)
+	res.Skipped = skipped
 	res.Elapsed = time.Since(start)
 	return res, nil
 }

@@ -45,13 +45,25 @@ type File struct {
 	Unverifiable string
 }
 
+// MaxFiles bounds the distinct files one verification holds (about 300 bytes each with their
+// outcome): a _metadata of more file handles, hostile or not, does not grow it further; the
+// references past it are counted (Result.Skipped) and reported as not verified.
+const MaxFiles = 1 << 20
+
 // List reads the _metadata stream r (of the expected size, 0 when unknown) and returns every
 // distinct file it references, sorted by URI (then recorded path). metadataURI is where the
 // _metadata was read (its folder resolves relative handles); "" for an upload, whose relative
 // files are then unverifiable.
 func List(ctx context.Context, r io.Reader, size int64, metadataURI string) ([]File, error) {
+	files, _, err := list(ctx, r, size, metadataURI, MaxFiles)
+	return files, err
+}
+
+// list is List holding at most limit files; it returns how many references it skipped.
+func list(ctx context.Context, r io.Reader, size int64, metadataURI string, limit int) ([]File, int64, error) {
 	byKey := map[string]*File{}
 	var order []*File
+	var skipped int64
 	err := checkpoint.ReadFileRefs(ctx, r, size, func(ref checkpoint.FileRef) {
 		uri, why := Target(ref, metadataURI)
 		key := uri
@@ -59,6 +71,10 @@ func List(ctx context.Context, r io.Reader, size int64, metadataURI string) ([]F
 			key = "\x00" + ref.Path
 		}
 		f := byKey[key]
+		if f == nil && len(order) >= limit {
+			skipped++
+			return
+		}
 		if f == nil {
 			f = &File{URI: uri, Recorded: ref.Path, Relative: ref.Kind == checkpoint.StreamRelativeFile, Size: -1,
 				Operator: ref.Operator, Subtask: ref.Subtask, Unverifiable: why}
@@ -77,7 +93,7 @@ func List(ctx context.Context, r io.Reader, size int64, metadataURI string) ([]F
 		f.MinSize = max(f.MinSize, ref.MinSize())
 	})
 	if err != nil {
-		return nil, err
+		return nil, 0, err
 	}
 	out := make([]File, len(order))
 	for i, f := range order {
@@ -89,7 +105,7 @@ func List(ctx context.Context, r io.Reader, size int64, metadataURI string) ([]F
 		}
 		return out[i].Recorded < out[j].Recorded
 	})
-	return out, nil
+	return out, skipped, nil
 }
 
 // Target returns the URI Flink reads ref from, or "" and the reason it cannot be verified here.

@@ -51,6 +51,8 @@ func (r *Result) Summary() *pb.FileVerification {
 			OperatorId: f.Operator.String(), Subtask: int32(f.Subtask), Detail: o.Detail,
 		})
 	}
+	v.Referenced += r.Skipped
+	v.NotVerified += r.Skipped
 	v.Summary = summaryLine(v)
 	return v
 }
@@ -98,7 +100,7 @@ func summaryLine(v *pb.FileVerification) string {
 		rest = append(rest, units.Thousands(v.Unverifiable)+" cannot be verified")
 	}
 	if v.NotVerified > 0 {
-		rest = append(rest, units.Thousands(v.NotVerified)+" not verified in time")
+		rest = append(rest, units.Thousands(v.NotVerified)+" not verified")
 	}
 	if len(rest) > 0 {
 		s += " (" + strings.Join(rest, ", ") + ")"
@@ -137,6 +139,12 @@ func (r *Result) Findings() []*pb.Finding {
 	var out []*pb.Finding
 	for _, key := range order {
 		out = append(out, r.finding(key, groups[key]))
+	}
+	if r.Skipped > 0 {
+		out = append(out, &pb.Finding{RuleId: unverifiedRule.ID, Title: unverifiedRule.Title, Severity: pb.Severity_SEVERITY_WARNING,
+			Message: fmt.Sprintf("The checkpoint references more than %s distinct state files: %s references past them were not verified.",
+				units.Thousands(MaxFiles), units.Thousands(r.Skipped)),
+			Remediation: unverifiedRule.Remedies[0].Text})
 	}
 	sort.SliceStable(out, func(i, j int) bool { return out[i].GetSeverity() > out[j].GetSeverity() })
 	return out

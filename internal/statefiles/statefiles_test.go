@@ -214,7 +214,7 @@ func TestBudget(t *testing.T) {
 	cancel()
 	res := Verify(ctx, blockingStatter{}, files, 4)
 	sum := res.Summary()
-	if sum.GetNotVerified() != 100 || !strings.Contains(sum.GetSummary(), "100 not verified in time") {
+	if sum.GetNotVerified() != 100 || !strings.Contains(sum.GetSummary(), "100 not verified") {
 		t.Errorf("summary %+v", sum)
 	}
 	fs := res.Findings()
@@ -325,5 +325,28 @@ func TestCheckOutcomes(t *testing.T) {
 				t.Errorf("outcome %+v, want %v with %q", o, c.want, c.detail)
 			}
 		})
+	}
+}
+
+// TestListBound: past the bound, references are counted, not held, and reported.
+func TestListBound(t *testing.T) {
+	var handles []checkpoint.StreamStateHandle
+	for i := range 10 {
+		handles = append(handles, &checkpoint.RelativeFileStateHandle{RelativePath: "f" + itoa(i), StateSize: 1})
+	}
+	meta := withHandles(t, handles...)
+	files, skipped, err := list(context.Background(), bytes.NewReader(meta), 0, "/sp/_metadata", 4)
+	if err != nil || len(files) != 4 || skipped != 6 {
+		t.Fatalf("list: %d files, %d skipped, %v; want 4 and 6", len(files), skipped, err)
+	}
+	r := &Result{Files: files, Outcomes: make([]Outcome, 4), Skipped: skipped}
+	for i := range r.Outcomes {
+		r.Outcomes[i] = Outcome{Checked: true, Actual: 1}
+	}
+	if s := r.Summary().GetSummary(); s != "4 of 10 files verified (6 not verified)" {
+		t.Errorf("summary %q", s)
+	}
+	if fs := r.Findings(); len(fs) != 1 || fs[0].GetRuleId() != UnverifiedRuleID || !strings.Contains(fs[0].GetMessage(), "6 references") {
+		t.Errorf("findings %v", fs)
 	}
 }

@@ -36,6 +36,8 @@ type Result struct {
 	Files    []File
 	Outcomes []Outcome // one per file
 	Elapsed  time.Duration
+	// Skipped counts the file references past MaxFiles distinct files: not verified.
+	Skipped int64
 	// Err is why the files could not be listed (the _metadata could not be read again); nothing
 	// was verified then.
 	Err error
