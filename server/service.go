@@ -178,6 +178,10 @@ func (v *service) CheckRescaleUpload(stream grpc.ClientStreamingServer[pb.CheckR
 	if err != nil {
 		return toStatus(ctx, err)
 	}
+	if verifyFilesOn(h.GetOptions(), false) {
+		// The bytes are gone and name no folder: say so rather than pass the files.
+		report = withFiles(report, &statefiles.Result{Err: errUploadNotVerified}, h.GetOptions())
+	}
 	return stream.SendAndClose(&pb.CheckRescaleUploadResponse{Report: report})
 }
 

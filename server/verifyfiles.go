@@ -3,6 +3,7 @@ package server
 import (
 	"bytes"
 	"context"
+	"errors"
 	"log/slog"
 	"time"
 
@@ -15,6 +16,9 @@ import (
 // verify_files (issue #30): the state files a checkpoint references are statted through the
 // server's own sources (drivers and allowlist), after the check, never from a cache: files
 // change while _metadata stays the same.
+
+// errUploadNotVerified is why an upload's state files are not verified.
+var errUploadNotVerified = errors.New("an uploaded _metadata names no folder to resolve its relative files against; check it by URI (the CLI verifies a local file itself)")
 
 // verifyFilesOn is CheckOptions.verify_files, or def when unset (on for Decide and admission,
 // off for CheckRescale).

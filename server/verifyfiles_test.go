@@ -105,3 +105,19 @@ func TestVerifyFiles(t *testing.T) {
 		})
 	}
 }
+
+// TestVerifyFilesUpload: an upload asked to verify its files says it could not.
+func TestVerifyFilesUpload(t *testing.T) {
+	h := startInProcess(t, Config{})
+	m, err := os.ReadFile(filepath.Join(testdataDir(t), "compact-sink", "_metadata"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep, err := h.c.Upload(context.Background(), bytes.NewReader(m), &pb.UploadHeader{SizeBytes: int64(len(m)), Options: &pb.CheckOptions{VerifyFiles: proto.Bool(true)}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s := rep.GetFileVerification().GetSummary(); !strings.Contains(s, "not verified: an uploaded _metadata names no folder") {
+		t.Errorf("summary %q", s)
+	}
+}

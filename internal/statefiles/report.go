@@ -114,7 +114,7 @@ func summaryLine(v *pb.FileVerification) string {
 func (r *Result) Findings() []*pb.Finding {
 	if r.Err != nil {
 		return []*pb.Finding{{RuleId: unverifiedRule.ID, Title: unverifiedRule.Title, Severity: pb.Severity_SEVERITY_WARNING,
-			Message:     "The state files the checkpoint references were not verified: reading _metadata again failed: " + publicMsg(r.Err) + ".",
+			Message:     "The state files the checkpoint references were not verified: " + publicMsg(r.Err) + ".",
 			Remediation: unverifiedRule.Remedies[0].Text}}
 	}
 	groups := map[string][]int{}
