@@ -86,7 +86,11 @@ type bucket struct {
 	transport *http.Transport
 	http      *http.Client // through transport, with the credentials unless anonymous
 	pageSize  int          // maxResults of a listing page; 0 leaves it to the server (1,000)
+	identity  string       // who the requests are sent as, where known (source.Identifier)
 }
+
+// Identity names the identity the bucket reads as (source.Identifier).
+func (b *bucket) Identity(context.Context) string { return b.identity }
 
 // objectURL is the JSON API URL of an object (or, with key "", of the bucket's object list).
 func (b *bucket) objectURL(key string, q url.Values) string {
