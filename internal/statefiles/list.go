@@ -111,6 +111,11 @@ func list(ctx context.Context, r io.Reader, size int64, metadataURI string, limi
 // Target returns the URI Flink reads ref from, or "" and the reason it cannot be verified here.
 func Target(ref checkpoint.FileRef, metadataURI string) (uri, why string) {
 	if ref.Kind == checkpoint.StreamRelativeFile {
+		if colon, slash := strings.IndexByte(ref.Path, ':'), strings.IndexByte(ref.Path, '/'); colon > 0 && (slash < 0 || colon < slash) {
+			// Flink's Path(String) reads a scheme before the first slash: the child is then an
+			// absolute URI, and URI.resolve returns it as it is.
+			return Absolute(ref.Path)
+		}
 		if metadataURI == "" {
 			return "", "relative to the checkpoint folder, which an uploaded _metadata does not name"
 		}

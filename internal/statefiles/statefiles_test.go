@@ -35,6 +35,19 @@ func TestResolve(t *testing.T) {
 	}
 }
 
+func TestTargetOfRelative(t *testing.T) {
+	for _, c := range []struct{ rel, want string }{
+		{"a1b2", "s3://b/sp/a1b2"},
+		{"s3://other/x", "s3://other/x"}, // Flink's Path(String) parses the scheme: an absolute child
+		{"dir/a:b", "s3://b/sp/dir/a:b"}, // a colon after a slash is part of the path
+	} {
+		got, _ := Target(checkpoint.FileRef{Kind: checkpoint.StreamRelativeFile, Path: c.rel}, "s3://b/sp/_metadata")
+		if got != c.want {
+			t.Errorf("Target(%q) = %q, want %q", c.rel, got, c.want)
+		}
+	}
+}
+
 func TestAbsolute(t *testing.T) {
 	for _, c := range []struct{ in, want, why string }{
 		{"file:/flink/chk-1/abc", "file:///flink/chk-1/abc", ""},
