@@ -15,6 +15,7 @@ import (
 	"github.com/flinkpreflight/preflight/internal/decision"
 	"github.com/flinkpreflight/preflight/internal/flinkrest"
 	"github.com/flinkpreflight/preflight/internal/placement"
+	"github.com/flinkpreflight/preflight/internal/statefiles"
 	pb "github.com/flinkpreflight/preflight/proto/preflight/v1"
 )
 
@@ -75,14 +76,32 @@ func (s *Server) decide(ctx context.Context, req *pb.DecideRequest) (*pb.DecideR
 	}
 	defer d.mem.release()
 	addLog(ctx, slog.String("source", d.label), slog.Int64("metadata_bytes", d.layout.Size))
+	files := s.verifyFiles(ctx, readSource(req.GetCheckpoint(), d.label), d.label, req.GetOptions(), true, statefiles.DefaultBudget)
 	slot, err := s.adm.acquire(ctx, true, 0, false) // admission.go: the simulation holds a check slot
 	if err != nil {
 		return nil, err
 	}
 	defer slot.release()
-	return decision.Decide(ctx, s.engine(ctx), decision.Input{
-		Layout: d.layout, Source: d.label, Job: d.job, Placement: d.placement, Choice: d.choice, Request: req,
-	})
+	in := decision.Input{Layout: d.layout, Source: d.label, Job: d.job, Placement: d.placement, Choice: d.choice, Request: req}
+	in.Files, in.FileFindings = fileFacts(files)
+	return decision.Decide(ctx, s.engine(ctx), in)
+}
+
+// readSource is the source to verify the files of: the request's inline bytes, or the URI the
+// checkpoint was read from (a discovered one's label).
+func readSource(req *pb.CheckpointSource, label string) *pb.CheckpointSource {
+	if req.GetMetadata() != nil {
+		return req
+	}
+	return &pb.CheckpointSource{Source: &pb.CheckpointSource_Uri{Uri: label}}
+}
+
+// fileFacts are the summary and findings of a verification, nil when it did not run.
+func fileFacts(res *statefiles.Result) (*pb.FileVerification, []*pb.Finding) {
+	if res == nil {
+		return nil, nil
+	}
+	return res.Summary(), res.Findings()
 }
 
 // discovered is a checkpoint read for a request, with the job it belongs to when known.
@@ -185,6 +204,7 @@ func (s *Server) checkDiscovered(ctx context.Context, req *pb.CheckRescaleReques
 		return nil, toStatus(ctx, err)
 	}
 	report.CheckpointChoice = d.choice
+	report = withFiles(report, s.verifyFiles(ctx, readSource(req.GetCheckpoint(), d.label), d.label, opts, false, statefiles.DefaultBudget), opts)
 	addLog(ctx, slog.String("verdict", report.GetVerdict().String()), slog.Int("findings", len(report.GetFindings())))
 	s.metrics.verdicts.WithLabelValues(report.GetVerdict().String()).Inc()
 	return &pb.CheckRescaleResponse{Report: report}, nil

@@ -13,6 +13,7 @@ import (
 
 	flinkadmission "github.com/flinkpreflight/preflight/internal/admission"
 	"github.com/flinkpreflight/preflight/internal/decision"
+	"github.com/flinkpreflight/preflight/internal/statefiles"
 	pb "github.com/flinkpreflight/preflight/proto/preflight/v1"
 )
 
@@ -218,8 +219,11 @@ func (b admissionBackend) Decide(ctx context.Context, t flinkadmission.Target, p
 		return nil, err
 	}
 	defer slot.release()
-	return decision.Decide(ctx, b.s.engine(ctx), decision.Input{
+	in := decision.Input{
 		Layout: d.layout, Source: d.label, Job: d.job, Placement: d.placement, Choice: d.choice,
 		Request: &pb.DecideRequest{Job: job, Checkpoint: src, ProposedParallelism: proposal},
-	})
+	}
+	// verify_files is on for admission, with the short budget a webhook can afford.
+	in.Files, in.FileFindings = fileFacts(b.s.verifyFiles(ctx, readSource(src, d.label), d.label, nil, true, statefiles.AdmissionBudget))
+	return decision.Decide(ctx, b.s.engine(ctx), in)
 }

@@ -16,6 +16,7 @@ import (
 
 	"github.com/flinkpreflight/preflight/internal/checkpoint"
 	"github.com/flinkpreflight/preflight/internal/engine"
+	"github.com/flinkpreflight/preflight/internal/statefiles"
 	pb "github.com/flinkpreflight/preflight/proto/preflight/v1"
 )
 
@@ -32,8 +33,20 @@ func (v *service) CheckRescale(ctx context.Context, req *pb.CheckRescaleRequest)
 	if err != nil {
 		return nil, err
 	}
+	resp, label, err := v.checkRescale(ctx, req)
+	if err != nil || req.GetJob() != nil || req.GetCheckpoint().GetLatest() || !verifyFilesOn(req.GetOptions(), false) {
+		return resp, err
+	}
+	res := v.s.verifyFiles(ctx, req.GetCheckpoint(), label, req.GetOptions(), false, statefiles.DefaultBudget)
+	return &pb.CheckRescaleResponse{Report: withFiles(resp.GetReport(), res, req.GetOptions())}, nil
+}
+
+// checkRescale is CheckRescale without verify_files; it also returns the label of the file it
+// read (for a URI, the _metadata's URI).
+func (v *service) checkRescale(ctx context.Context, req *pb.CheckRescaleRequest) (*pb.CheckRescaleResponse, string, error) {
 	if req.GetJob() != nil || req.GetCheckpoint().GetLatest() {
-		return v.s.checkDiscovered(ctx, req) // autoscaler pre-flight (issue #11): server/decide.go
+		resp, err := v.s.checkDiscovered(ctx, req) // autoscaler pre-flight (issue #11): server/decide.go
+		return resp, "", err
 	}
 	// The same question about a file version checked within RevalidateInterval is answered from
 	// the result cache without asking the source (memo.go). A question found there is valid
@@ -52,37 +65,37 @@ func (v *service) CheckRescale(ctx context.Context, req *pb.CheckRescaleRequest)
 				}
 			}
 			if resp, ok := v.s.answerCached(ctx, key, id.cacheKey, id.uri, l, req); ok {
-				return resp, nil
+				return resp, id.uri, nil
 			}
 		}
 	}
 	// A plan or options out of bounds is refused before any byte is read.
 	if err := engine.ValidateRequest(req.GetPlan(), req.GetOptions()); err != nil {
-		return nil, toStatus(ctx, err)
+		return nil, "", toStatus(ctx, err)
 	}
 	layout, ref, mem, err := v.s.layoutOf(ctx, req.GetCheckpoint())
 	if err != nil {
-		return nil, toStatus(ctx, err)
+		return nil, "", toStatus(ctx, err)
 	}
 	defer mem.release()
 	if key != nil && ref.cacheKey != "" {
 		if resp, ok := v.s.answerCached(ctx, key, ref.cacheKey, ref.label, layout, req); ok {
-			return resp, nil
+			return resp, ref.label, nil
 		}
 	}
 	if key != nil && ref.cacheKey != "" && len(*key) > 0 {
 		// A first question: identical ones asked meanwhile share one computation (flight.go).
 		resp, err := v.s.checkOnce(ctx, *key, layout, ref.label, req.GetPlan(), req.GetOptions())
 		if err != nil {
-			return nil, toStatus(ctx, err)
+			return nil, "", toStatus(ctx, err)
 		}
-		return resp, nil
+		return resp, ref.label, nil
 	}
 	report, err := v.s.check(ctx, layout, ref.label, req.GetPlan(), req.GetOptions())
 	if err != nil {
-		return nil, toStatus(ctx, err)
+		return nil, "", toStatus(ctx, err)
 	}
-	return &pb.CheckRescaleResponse{Report: report}, nil
+	return &pb.CheckRescaleResponse{Report: report}, ref.label, nil
 }
 
 // answerCached builds the result key of req for a file version (l: its layout, when at hand)
@@ -173,6 +186,10 @@ func (v *service) CheckRescaleUpload(stream grpc.ClientStreamingServer[pb.CheckR
 	report, err := v.s.check(ctx, layout, label, h.GetPlan(), h.GetOptions())
 	if err != nil {
 		return toStatus(ctx, err)
+	}
+	if verifyFilesOn(h.GetOptions(), false) {
+		// The bytes are gone and name no folder: say so rather than pass the files.
+		report = withFiles(report, &statefiles.Result{Err: errUploadNotVerified}, h.GetOptions())
 	}
 	return stream.SendAndClose(&pb.CheckRescaleUploadResponse{Report: report})
 }

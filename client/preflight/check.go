@@ -36,6 +36,7 @@ type checkFlags struct {
 	full            bool
 	remote          remoteFlags
 	job             jobFlags
+	verify          verifyFlags
 }
 
 func newCheckCommand(code *int) *cobra.Command {
@@ -60,7 +61,8 @@ CHECKPOINT is given, its newest restorable checkpoint or savepoint, which is nam
   preflight check s3://bucket/savepoints/savepoint-1a2b3c --parallelism 12 --flink-version 1.19.1 -o json
   preflight check ./chk-42 --server preflight.internal:8443 --ca ca.pem --fail-on warning
   preflight check --flink-rest http://jobmanager:8081 --job 4a7f0c1e9b2d3a5c6e8f0a1b2c3d4e5f --set 0d9ffb4f280d028d86dadba01ac205d7=8
-  preflight check s3://bucket/checkpoints/4a7f0c1e9b2d3a5c6e8f0a1b2c3d4e5f --latest -p 8`,
+  preflight check s3://bucket/checkpoints/4a7f0c1e9b2d3a5c6e8f0a1b2c3d4e5f --latest -p 8
+  preflight check s3://bucket/savepoints/savepoint-1a2b3c --verify-files`,
 		Args: cobra.RangeArgs(0, 1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := f.job.validate(args); err != nil {
@@ -78,6 +80,9 @@ CHECKPOINT is given, its newest restorable checkpoint or savepoint, which is nam
 			// when asked, as the API does. Text always shows the per-subtask chart: in-process only
 			// the chart's rows are computed (checkpointReport), a server is asked for every subtask.
 			opts.IncludeSubtasks = f.subtasks
+			if serverVerifies(f.remote, args) {
+				f.verify.options(opts)
+			}
 			var rep *pb.RescaleReport
 			var table *report.OperatorTable
 			if f.job.restURL != "" || f.job.latest {
@@ -91,6 +96,9 @@ CHECKPOINT is given, its newest restorable checkpoint or savepoint, which is nam
 			}
 			if err != nil {
 				return err
+			}
+			if !serverVerifies(f.remote, args) {
+				f.verify.apply(cmd.Context(), verifyTarget(rep, args), rep, opts)
 			}
 			lim := report.DefaultLimits
 			if f.full {
@@ -128,6 +136,7 @@ CHECKPOINT is given, its newest restorable checkpoint or savepoint, which is nam
 	f.remote.register(cmd)
 	f.remote.jobJarFlag(cmd)
 	f.job.register(cmd)
+	f.verify.register(cmd, false)
 	return cmd
 }
 

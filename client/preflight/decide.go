@@ -29,6 +29,7 @@ func newDecideCommand(code *int) *cobra.Command {
 		check    checkFlags // the cluster options (--flink-version, --frame-size, ...)
 		job      jobFlags
 		remote   remoteFlags
+		verify   verifyFlags
 	)
 	cmd := &cobra.Command{
 		Use:   "decide [CHECKPOINT] --set VERTEX=P ...",
@@ -65,7 +66,10 @@ Exit codes: 0 APPROVE, 1 VETO, 4 ADJUST, 2 usage or input error, 3 internal or r
 			if failOpen {
 				req.OnFailure = pb.FailurePolicy_FAILURE_POLICY_FAIL_OPEN
 			}
-			resp, err := runDecide(cmd, args, req, &job, remote)
+			if remote.server != "" {
+				verify.options(req.Options)
+			}
+			resp, err := runDecide(cmd, args, req, &job, remote, &verify)
 			if err != nil {
 				return err
 			}
@@ -92,12 +96,13 @@ Exit codes: 0 APPROVE, 1 VETO, 4 ADJUST, 2 usage or input error, 3 internal or r
 	remote.register(cmd)
 	remote.jobJarFlag(cmd)
 	job.register(cmd)
+	verify.register(cmd, true)
 	return cmd
 }
 
 // runDecide decides in-process or on the server. In-process, failures to read the job or the
 // checkpoint follow the failure policy as the server's do; usage errors stay errors.
-func runDecide(cmd *cobra.Command, args []string, req *pb.DecideRequest, j *jobFlags, remote remoteFlags) (*pb.DecideResponse, error) {
+func runDecide(cmd *cobra.Command, args []string, req *pb.DecideRequest, j *jobFlags, remote remoteFlags, verify *verifyFlags) (*pb.DecideResponse, error) {
 	ctx := cmd.Context()
 	if remote.server != "" {
 		if len(args) > 0 {
@@ -131,7 +136,11 @@ func runDecide(cmd *cobra.Command, args []string, req *pb.DecideRequest, j *jobF
 		req.Options = &pb.CheckOptions{}
 	}
 	withJobVersion(req.Options, d.job)
-	return decision.Decide(ctx, eng, decision.Input{Layout: d.layout, Source: d.target, Job: d.job, Placement: d.placement, Choice: d.choice, Request: req})
+	in := decision.Input{Layout: d.layout, Source: d.target, Job: d.job, Placement: d.placement, Choice: d.choice, Request: req}
+	if res := verify.run(ctx, d.target); res != nil {
+		in.Files, in.FileFindings = res.Summary(), res.Findings()
+	}
+	return decision.Decide(ctx, eng, in)
 }
 
 // failureCode names a failure to read the job or checkpoint, and whether the failure policy

@@ -31,6 +31,9 @@ type decoder struct {
 	// mapped onto its OperatorLayout; the decoded record is then dropped, so the decoded model and
 	// the Layout are never both held for the whole file.
 	layout *Layout
+	// onOperator, when set in layout mode (ReadFileRefs), sees every decoded operator record
+	// before it is mapped and dropped.
+	onOperator func(*OperatorState)
 
 	path []pathSeg
 	// noPath skips the field path: a caller that can decode the same bytes again does so with

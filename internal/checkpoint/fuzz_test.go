@@ -2,6 +2,7 @@ package checkpoint
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"io"
 	"reflect"
@@ -85,7 +86,34 @@ func FuzzRead(f *testing.F) {
 				t.Fatalf("streaming layout differs from the model's")
 			}
 		}
+		// The file references, streamed, are those of the faithful model.
+		var refs []FileRef
+		rerr := ReadFileRefs(context.Background(), &chunkReader{b: b, n: 7}, 0, func(f FileRef) { refs = append(refs, f) })
+		if (rerr == nil) != (lerr == nil) {
+			t.Fatalf("ReadFileRefs: %v; ReadLayoutBytes: %v", rerr, lerr)
+		}
+		if err == nil && rerr == nil && !reflect.DeepEqual(refs, modelFileRefs(m)) {
+			t.Fatalf("streamed file references differ from the model's")
+		}
 	})
+}
+
+// modelFileRefs walks a decoded file's references as ReadFileRefs hands them out.
+func modelFileRefs(m *Metadata) []FileRef {
+	var out []FileRef
+	for _, op := range m.Operators {
+		for _, e := range op.Subtasks {
+			if e.State != nil {
+				e.State.fileRefs(func(f FileRef) { f.Operator, f.Subtask = op.ID, int(e.Index); out = append(out, f) })
+			}
+		}
+	}
+	for _, t := range m.Tasks {
+		for i := range t.Subtasks {
+			t.Subtasks[i].fileRefs(func(f FileRef) { f.Operator, f.Subtask = t.JobVertexID, int(t.Subtasks[i].Index); out = append(out, f) })
+		}
+	}
+	return out
 }
 
 func FuzzRoundTrip(f *testing.F) {

@@ -243,6 +243,9 @@ func (d *decoder) operators(version int32) []OperatorState {
 		for i := 0; i < int(n); i++ {
 			d.setIdx(i)
 			op := d.operator(version)
+			if d.onOperator != nil {
+				d.onOperator(&op)
+			}
 			d.layout.Operators = append(d.layout.Operators, operatorLayout(&op, d.stop))
 			d.shareEmptySubtasks(&d.layout.Operators[len(d.layout.Operators)-1])
 			// op's SubtaskStates are d.subScratch and its handles d.handles: drop them before the

@@ -34,6 +34,11 @@ type Input struct {
 	Placement *placement.Result    // with Job
 	Choice    *pb.CheckpointChoice // how the checkpoint was chosen, if discovered
 	Request   *pb.DecideRequest
+	// Files is what verify_files found (nil when it did not run) and FileFindings its findings:
+	// one at or above the fail level vetoes every vertex, since no parallelism restores from a
+	// checkpoint whose files are missing or wrong.
+	Files        *pb.FileVerification
+	FileFindings []*pb.Finding
 }
 
 // ErrNoProposal is returned for a request without proposed parallelism.
@@ -109,11 +114,47 @@ func Decide(ctx context.Context, eng *engine.Engine, in Input) (*pb.DecideRespon
 		resp.Parallelism[k] = vd.GetParallelism()
 	}
 	sort.SliceStable(resp.Vertices, func(a, b int) bool { return resp.Vertices[a].GetVertexId() < resp.Vertices[b].GetVertexId() })
+	resp.FileVerification = in.Files
+	vetoForFiles(resp, in.FileFindings, fail)
 	resp.Action = overall(resp.Vertices)
 	if resp.Action == pb.DecisionAction_DECISION_ACTION_VETO {
 		resp.Parallelism = nil // FLIP-575: an empty map vetoes the whole scaling
 	}
 	return resp, nil
+}
+
+// vetoForFiles vetoes every vertex when a finding of verify_files is at or above the fail level:
+// the restore cannot find its files, whatever the parallelism.
+func vetoForFiles(resp *pb.DecideResponse, fs []*pb.Finding, fail pb.Severity) {
+	var ids []string
+	msg := ""
+	for _, f := range fs {
+		if f.GetSeverity() < fail {
+			continue
+		}
+		resp.Findings = append(resp.Findings, f)
+		if !contains(ids, f.GetRuleId()) {
+			ids = append(ids, f.GetRuleId())
+		}
+		if msg == "" {
+			msg = firstSentence(f.GetMessage())
+		}
+	}
+	if len(ids) == 0 {
+		return
+	}
+	sort.Strings(ids)
+	for _, v := range resp.Vertices {
+		for _, id := range ids {
+			if !contains(v.FindingIds, id) {
+				v.FindingIds = append(v.FindingIds, id)
+			}
+		}
+		sort.Strings(v.FindingIds)
+		v.Action, v.Parallelism = pb.DecisionAction_DECISION_ACTION_VETO, v.GetCurrentParallelism()
+		v.Reason = fmt.Sprintf("Vetoed: %s: %s; no parallelism restores from this checkpoint. Keep %d.", strings.Join(ids, ", "), msg, v.GetCurrentParallelism())
+		resp.Parallelism[v.GetKey()] = v.GetParallelism()
+	}
 }
 
 func orEmpty(o *pb.CheckOptions) *pb.CheckOptions {

@@ -132,3 +132,41 @@ func TestNoProposal(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestDecideVetoesMissingFiles: a verify_files finding at or above the fail level vetoes every
+// vertex (no parallelism restores without the files); one below it changes nothing.
+func TestDecideVetoesMissingFiles(t *testing.T) {
+	l := compactSink(t)
+	eng := engine.New()
+	missing := &pb.Finding{RuleId: "PF210", Severity: pb.Severity_SEVERITY_ERROR, Message: "3 of 10,000 state files the checkpoint references are missing: `a`. The restore fails."}
+	unverified := &pb.Finding{RuleId: "PF211", Severity: pb.Severity_SEVERITY_WARNING, Message: "Cannot verify 1 of 10,000 state files."}
+	for _, c := range []struct {
+		name  string
+		fs    []*pb.Finding
+		fail  pb.Severity
+		want  pb.DecisionAction
+		ids   string
+		inMsg string
+	}{
+		{"missing files veto", []*pb.Finding{missing}, pb.Severity_SEVERITY_UNSPECIFIED, pb.DecisionAction_DECISION_ACTION_VETO, "PF210", "are missing: `a`; no parallelism restores"},
+		{"a warning does not veto", []*pb.Finding{unverified}, pb.Severity_SEVERITY_UNSPECIFIED, pb.DecisionAction_DECISION_ACTION_APPROVE, "", "without findings"},
+		{"a warning vetoes at fail level warning", []*pb.Finding{unverified}, pb.Severity_SEVERITY_WARNING, pb.DecisionAction_DECISION_ACTION_VETO, "PF211", "Cannot verify"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			resp, err := decision.Decide(context.Background(), eng, decision.Input{Layout: l, Source: "compact-sink",
+				Request:      &pb.DecideRequest{ProposedParallelism: map[string]int32{sourceChain: 2}, Options: &pb.CheckOptions{FailLevel: c.fail}},
+				Files:        &pb.FileVerification{Summary: "summary"},
+				FileFindings: c.fs})
+			if err != nil {
+				t.Fatal(err)
+			}
+			v := resp.GetVertices()[0]
+			if resp.GetAction() != c.want || strings.Join(v.GetFindingIds(), ",") != c.ids || !strings.Contains(v.GetReason(), c.inMsg) || resp.GetFileVerification().GetSummary() != "summary" {
+				t.Fatalf("decision %v, vertex %v", resp.GetAction(), v)
+			}
+			if c.want == pb.DecisionAction_DECISION_ACTION_VETO && (len(resp.GetParallelism()) != 0 || v.GetParallelism() != v.GetCurrentParallelism()) {
+				t.Errorf("a veto keeps the current parallelism and sends an empty map: %v, %v", resp.GetParallelism(), v)
+			}
+		})
+	}
+}

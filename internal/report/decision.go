@@ -6,6 +6,7 @@ import (
 	"strings"
 	"text/tabwriter"
 
+	"github.com/flinkpreflight/preflight/internal/units"
 	pb "github.com/flinkpreflight/preflight/proto/preflight/v1"
 )
 
@@ -57,8 +58,33 @@ func decisionHeader(b *strings.Builder, r *pb.DecideResponse) {
 	if n := r.GetCheckpointNote(); n != "" {
 		fmt.Fprintf(b, "chosen: %s\n", n)
 	}
+	if fv := r.GetFileVerification(); fv != nil {
+		fmt.Fprintf(b, "state files: %s\n", fv.GetSummary())
+		writeFileProblems(b, fv.GetProblems(), 10)
+	}
 	if r.GetFailed() {
 		fmt.Fprintf(b, "failed: %s\n", r.GetFailure())
 	}
 	b.WriteString("\n")
+}
+
+// writeFileProblems lists the first limit problems of a file verification, one a line, and
+// counts the rest.
+func writeFileProblems(b *strings.Builder, ps []*pb.FileProblem, limit int) {
+	for _, p := range ps[:min(len(ps), limit)] {
+		kind := strings.ToLower(strings.ReplaceAll(strings.TrimPrefix(p.GetKind().String(), "FILE_PROBLEM_KIND_"), "_", " "))
+		fmt.Fprintf(b, "  %s: %s", kind, p.GetUri())
+		switch {
+		case p.GetKind() == pb.FileProblemKind_FILE_PROBLEM_KIND_WRONG_SIZE && p.GetAtLeast():
+			fmt.Fprintf(b, " (at least %s bytes recorded, %s found)", units.Thousands(p.GetExpectedSize()), units.Thousands(p.GetActualSize()))
+		case p.GetKind() == pb.FileProblemKind_FILE_PROBLEM_KIND_WRONG_SIZE:
+			fmt.Fprintf(b, " (%s bytes recorded, %s found)", units.Thousands(p.GetExpectedSize()), units.Thousands(p.GetActualSize()))
+		case p.GetDetail() != "" && p.GetKind() != pb.FileProblemKind_FILE_PROBLEM_KIND_MISSING:
+			fmt.Fprintf(b, " (%s)", p.GetDetail())
+		}
+		b.WriteString("\n")
+	}
+	if rest := len(ps) - limit; rest > 0 {
+		fmt.Fprintf(b, "  and %s more (-o json lists them all)\n", units.Thousands(int64(rest)))
+	}
 }

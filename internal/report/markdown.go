@@ -20,6 +20,9 @@ func WriteMarkdownLimited(w io.Writer, r *pb.RescaleReport, lim Limits) error {
 	c := r.GetCheckpoint()
 	fmt.Fprintf(&b, "## Flink Preflight: **%s**\n\n", VerdictName(r.GetVerdict()))
 	fmt.Fprintf(&b, "`%s`: %s\n\n", c.GetSource(), checkpointLine(c))
+	if fv := r.GetFileVerification(); fv != nil {
+		fmt.Fprintf(&b, "State files: %s\n\n", fv.GetSummary())
+	}
 	idx := indexReferenced(r)
 	fs := r.GetFindings()
 	shown := fs[:min(len(fs), lim.Findings)]

@@ -54,6 +54,9 @@ func writeText(w io.Writer, r *pb.RescaleReport, t *OperatorTable, lim Limits) e
 	if line := checkpointLine(c); line != "" {
 		fmt.Fprintf(b, "  %s\n", line)
 	}
+	if fv := r.GetFileVerification(); fv != nil {
+		fmt.Fprintf(b, "  state files: %s\n", fv.GetSummary())
+	}
 	fmt.Fprintf(b, "\nVERDICT: %s\n", VerdictName(r.GetVerdict()))
 
 	if t.Len() > 0 {

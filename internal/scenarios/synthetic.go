@@ -3,9 +3,13 @@ package scenarios
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"encoding/binary"
 	"fmt"
 	"io"
+	"os"
+	"path/filepath"
+	"sort"
 
 	"github.com/flinkpreflight/preflight/internal/checkpoint"
 )
@@ -109,4 +113,39 @@ func (s Synthetic) operator(k int) checkpoint.OperatorState {
 		op.Subtasks = append(op.Subtasks, loc.subtaskWithOperatorState(name, i, states))
 	}
 	return op
+}
+
+// WriteSyntheticFolder writes the checkpoint as a savepoint folder: dir/_metadata and every
+// state file its relative handles reference, each of its recorded size (the bytes are zeros: the
+// folder is for tests that stat files, not read them). It returns the files' paths relative to
+// dir, sorted.
+func WriteSyntheticFolder(dir string, s Synthetic) ([]string, error) {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, err
+	}
+	var b bytes.Buffer
+	if err := WriteSynthetic(&b, s); err != nil {
+		return nil, err
+	}
+	if err := os.WriteFile(filepath.Join(dir, "_metadata"), b.Bytes(), 0o644); err != nil {
+		return nil, err
+	}
+	sizes := map[string]int64{}
+	err := checkpoint.ReadFileRefs(context.Background(), &b, 0, func(f checkpoint.FileRef) {
+		if f.Kind == checkpoint.StreamRelativeFile {
+			sizes[f.Path] = max(sizes[f.Path], f.MinSize())
+		}
+	})
+	if err != nil {
+		return nil, err
+	}
+	names := make([]string, 0, len(sizes))
+	for name, size := range sizes {
+		if err := os.WriteFile(filepath.Join(dir, name), make([]byte, size), 0o644); err != nil {
+			return nil, err
+		}
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	return names, nil
 }

@@ -59,6 +59,8 @@ type ObjectAttrs struct {
 type ListEntry struct {
 	Key   string
 	IsDir bool // a common prefix; Key ends in "/"
+	// Size is the object's size; -1 when the store did not say (0 for a common prefix).
+	Size int64
 }
 
 var (

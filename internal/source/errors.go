@@ -46,6 +46,17 @@ var (
 	ErrPermissionDenied = &Error{Kind: PermissionDenied}
 	ErrTooLarge         = &Error{Kind: TooLarge}
 	ErrUnavailable      = &Error{Kind: Unavailable}
+	// ErrOutsideAllowlist matches the PermissionDenied errors of the allowlist itself: a location
+	// outside it, reached through a symlink leading out of it, or named with ".." (as opposed to
+	// a store or file system that refused the read).
+	ErrOutsideAllowlist = &Error{Kind: PermissionDenied, Msg: msgOutside}
+)
+
+// The messages of the allowlist's refusals.
+const (
+	msgOutside        = "outside the allowlist"
+	msgSymlinkOutside = "resolves (through a symlink) outside the allowlist"
+	msgDotDot         = `".." is not allowed`
 )
 
 // Error is every failure of Open and of reading an opened source.
@@ -96,6 +107,8 @@ func (e *Error) Is(target error) bool {
 	switch target {
 	case ErrInvalid, ErrNotFound, ErrPermissionDenied, ErrTooLarge, ErrUnavailable:
 		return target.(*Error).Kind == e.Kind
+	case ErrOutsideAllowlist:
+		return e.Kind == PermissionDenied && (e.Msg == msgOutside || e.Msg == msgSymlinkOutside || e.Msg == msgDotDot)
 	}
 	return false
 }

@@ -67,14 +67,14 @@ func (o *Opener) LocalPath(uri string) (string, error) {
 		p = u.Path
 	}
 	if hasDotDot(p) {
-		return "", newError(PermissionDenied, p, `".." is not allowed`, nil)
+		return "", newError(PermissionDenied, p, msgDotDot, nil)
 	}
 	abs, err := filepath.Abs(p)
 	if err != nil {
 		return "", newError(Invalid, p, "", err)
 	}
 	if o.matchLocal(abs, true) == nil {
-		return "", newError(PermissionDenied, abs, "outside the allowlist", nil)
+		return "", newError(PermissionDenied, abs, msgOutside, nil)
 	}
 	resolved, err := o.resolve(abs, p)
 	if err != nil {
@@ -122,7 +122,7 @@ func (o *Opener) openLocal(p string) (*Object, error) {
 		shown = filepath.ToSlash(filepath.Clean(p))
 	}
 	if hasDotDot(p) {
-		return nil, newError(PermissionDenied, shown, `".." is not allowed`, nil)
+		return nil, newError(PermissionDenied, shown, msgDotDot, nil)
 	}
 	abs, err := filepath.Abs(p)
 	if err != nil {
@@ -131,7 +131,7 @@ func (o *Opener) openLocal(p string) (*Object, error) {
 	// The lexical check comes first so that nothing about paths outside the allowlist (not even
 	// whether they exist) leaks to the caller.
 	if o.matchLocal(abs, true) == nil {
-		return nil, newError(PermissionDenied, shown, "outside the allowlist", nil)
+		return nil, newError(PermissionDenied, shown, msgOutside, nil)
 	}
 	resolved, err := o.resolve(abs, shown)
 	if err != nil {
@@ -153,7 +153,7 @@ func (o *Opener) openLocal(p string) (*Object, error) {
 	if rule.root != nil {
 		rel, err := filepath.Rel(rule.dir, resolved)
 		if err != nil {
-			return nil, newError(PermissionDenied, shown, "outside the allowlist", err)
+			return nil, newError(PermissionDenied, shown, msgOutside, err)
 		}
 		// os.Root refuses any symlink leaving the folder, which closes the window between
 		// resolving above and opening here.
@@ -196,7 +196,7 @@ func (o *Opener) resolve(abs, shown string) (string, error) {
 		return "", localError(shown, err)
 	}
 	if o.matchLocal(resolved, false) == nil {
-		return "", newError(PermissionDenied, shown, "resolves (through a symlink) outside the allowlist", nil)
+		return "", newError(PermissionDenied, shown, msgSymlinkOutside, nil)
 	}
 	return resolved, nil
 }
@@ -214,7 +214,7 @@ func localError(p string, err error) error {
 
 func (o *Opener) latestLocal(p string) ([]Snapshot, []string, error) {
 	if hasDotDot(p) {
-		return nil, nil, newError(PermissionDenied, p, `".." is not allowed`, nil)
+		return nil, nil, newError(PermissionDenied, p, msgDotDot, nil)
 	}
 	abs, err := filepath.Abs(p)
 	if err != nil {
@@ -225,7 +225,7 @@ func (o *Opener) latestLocal(p string) ([]Snapshot, []string, error) {
 		shown = filepath.ToSlash(filepath.Clean(p))
 	}
 	if o.matchLocal(abs, true) == nil {
-		return nil, nil, newError(PermissionDenied, shown, "outside the allowlist", nil)
+		return nil, nil, newError(PermissionDenied, shown, msgOutside, nil)
 	}
 	resolved, err := o.resolve(abs, shown)
 	if err != nil {

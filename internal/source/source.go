@@ -295,7 +295,7 @@ func redact(u *url.URL) string {
 func (o *Opener) matchRemote(u *url.URL) (*remoteRule, error) {
 	shown := redact(u)
 	if hasDotDot(u.Path) || hasDotDot(u.RawPath) {
-		return nil, newError(PermissionDenied, shown, `".." is not allowed`, nil)
+		return nil, newError(PermissionDenied, shown, msgDotDot, nil)
 	}
 	scheme := strings.ToLower(u.Scheme)
 	for _, r := range o.remote {
@@ -316,7 +316,7 @@ func (o *Opener) matchRemote(u *url.URL) (*remoteRule, error) {
 		}
 		return r, nil
 	}
-	return nil, newError(PermissionDenied, shown, "outside the allowlist", nil)
+	return nil, newError(PermissionDenied, shown, msgOutside, nil)
 }
 
 // underPrefix reports whether p is prefix or lies below it, on a segment boundary: prefix

@@ -20,18 +20,33 @@ import (
 
 // Driver opens buckets through gocloud's default URL mux, so the allowlist entry's query
 // options are gocloud's (endpoint, region, use_path_style, ...).
-type Driver struct{}
+type Driver struct {
+	// Identity, when set, names the identity a bucket reads as (see source.Identifier): the
+	// store's package knows its SDK's credentials, this one does not.
+	Identity func(ctx context.Context, b *blob.Bucket) string
+}
 
 var _ source.Driver = Driver{}
 
 // OpenBucket opens the bucket u names (scheme://bucket?options).
-func (Driver) OpenBucket(ctx context.Context, u *url.URL) (source.Bucket, error) {
+func (d Driver) OpenBucket(ctx context.Context, u *url.URL) (source.Bucket, error) {
 	b, err := blob.DefaultURLMux().OpenBucketURL(ctx, u)
 	if err != nil {
 		return nil, err
 	}
+	if d.Identity != nil {
+		return identified{bucket{b}, d.Identity}, nil
+	}
 	return bucket{b}, nil
 }
+
+// identified is a bucket that names its identity.
+type identified struct {
+	bucket
+	identity func(ctx context.Context, b *blob.Bucket) string
+}
+
+func (b identified) Identity(ctx context.Context) string { return b.identity(ctx, b.b) }
 
 // ErrorKind classifies by gocloud's portable error codes.
 func (Driver) ErrorKind(err error) source.Kind {
@@ -76,7 +91,7 @@ func (b bucket) List(ctx context.Context, prefix string) iter.Seq2[source.ListEn
 				yield(source.ListEntry{}, err)
 				return
 			}
-			if !yield(source.ListEntry{Key: obj.Key, IsDir: obj.IsDir}, nil) {
+			if !yield(source.ListEntry{Key: obj.Key, IsDir: obj.IsDir, Size: obj.Size}, nil) {
 				return
 			}
 		}

@@ -86,7 +86,11 @@ type bucket struct {
 	transport *http.Transport
 	http      *http.Client // through transport, with the credentials unless anonymous
 	pageSize  int          // maxResults of a listing page; 0 leaves it to the server (1,000)
+	identity  string       // who the requests are sent as, where known (source.Identifier)
 }
+
+// Identity names the identity the bucket reads as (source.Identifier).
+func (b *bucket) Identity(context.Context) string { return b.identity }
 
 // objectURL is the JSON API URL of an object (or, with key "", of the bucket's object list).
 func (b *bucket) objectURL(key string, q url.Values) string {
@@ -280,6 +284,7 @@ func (e *ChecksumError) Error() string {
 type listPage struct {
 	Items []struct {
 		Name string `json:"name"`
+		Size string `json:"size"` // int64 as a JSON string
 	} `json:"items"`
 	Prefixes      []string `json:"prefixes"`
 	NextPageToken string   `json:"nextPageToken"`
@@ -302,7 +307,11 @@ func (b *bucket) List(ctx context.Context, prefix string) iter.Seq2[source.ListE
 				return
 			}
 			for _, it := range page.Items {
-				if !yield(source.ListEntry{Key: it.Name}, nil) {
+				size, err := strconv.ParseInt(it.Size, 10, 64)
+				if err != nil {
+					size = -1
+				}
+				if !yield(source.ListEntry{Key: it.Name, Size: size}, nil) {
 					return
 				}
 			}
@@ -332,7 +341,7 @@ func (b *bucket) List(ctx context.Context, prefix string) iter.Seq2[source.ListE
 func (b *bucket) listPage(ctx context.Context, prefix, token string) (*listPage, error) {
 	ctx, cancel := context.WithTimeout(ctx, listPageTimeout)
 	defer cancel()
-	q := url.Values{"delimiter": {"/"}, "fields": {"items(name),prefixes,nextPageToken"}}
+	q := url.Values{"delimiter": {"/"}, "fields": {"items(name,size),prefixes,nextPageToken"}}
 	if prefix != "" {
 		q.Set("prefix", prefix)
 	}

@@ -24,6 +24,7 @@ package gcs
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net"
@@ -96,6 +97,9 @@ func (Driver) OpenBucket(ctx context.Context, u *url.URL) (source.Bucket, error)
 		}
 		// The token source keeps the context for its own token requests: it must outlive this call.
 		ts = creds.TokenSource
+		b.identity = credentialsIdentity(creds.JSON)
+	} else {
+		b.identity = "anonymous requests"
 	}
 	if endpoint == "" {
 		endpoint = "https://storage." + defaultUniverse(opts.universeDomain)
@@ -236,3 +240,23 @@ func (e *CredentialsError) Error() string {
 }
 
 func (e *CredentialsError) Unwrap() error { return e.Err }
+
+// credentialsIdentity names the identity of Application Default Credentials from their JSON: a
+// service account's e-mail, or the kind of credentials ("" from the metadata server, whose
+// account this driver does not ask for).
+func credentialsIdentity(js []byte) string {
+	var c struct {
+		Type        string `json:"type"`
+		ClientEmail string `json:"client_email"`
+	}
+	if len(js) == 0 || json.Unmarshal(js, &c) != nil {
+		return ""
+	}
+	if c.ClientEmail != "" {
+		return "GCP service account " + c.ClientEmail
+	}
+	if c.Type != "" {
+		return "GCP credentials of type " + c.Type
+	}
+	return ""
+}

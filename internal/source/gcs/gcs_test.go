@@ -628,3 +628,17 @@ func TestEmulatorHost(t *testing.T) {
 		}
 	}
 }
+
+// TestCredentialsIdentity: refused reads name the service account, where the credentials say it.
+func TestCredentialsIdentity(t *testing.T) {
+	for _, c := range []struct{ json, want string }{
+		{`{"type":"service_account","client_email":"flink@proj.iam.gserviceaccount.com"}`, "GCP service account flink@proj.iam.gserviceaccount.com"},
+		{`{"type":"authorized_user"}`, "GCP credentials of type authorized_user"},
+		{``, ""},
+		{`not json`, ""},
+	} {
+		if got := credentialsIdentity([]byte(c.json)); got != c.want {
+			t.Errorf("credentialsIdentity(%s) = %q, want %q", c.json, got, c.want)
+		}
+	}
+}

@@ -6,6 +6,11 @@
 package s3
 
 import (
+	"context"
+	"fmt"
+
+	"github.com/aws/aws-sdk-go-v2/service/s3"
+	"gocloud.dev/blob"
 	_ "gocloud.dev/blob/s3blob" // registers s3:// with gocloud's URL mux
 
 	"github.com/flinkpreflight/preflight/internal/source"
@@ -15,4 +20,25 @@ import (
 // Scheme is the URI scheme this package serves.
 const Scheme = "s3"
 
-func init() { source.Register(Scheme, blobdriver.Driver{}) }
+func init() { source.Register(Scheme, blobdriver.Driver{Identity: identity}) }
+
+// identity names the AWS access key ID the bucket's client signs with, and where the SDK found
+// it (environment, shared credentials file, web identity, ...); never the secret.
+func identity(ctx context.Context, b *blob.Bucket) string {
+	var c *s3.Client
+	if !b.As(&c) || c == nil || c.Options().Credentials == nil {
+		return ""
+	}
+	creds, err := c.Options().Credentials.Retrieve(ctx)
+	if err != nil {
+		return fmt.Sprintf("no AWS credentials (%v)", err)
+	}
+	if creds.AccessKeyID == "" {
+		return "anonymous AWS requests"
+	}
+	s := "AWS access key " + creds.AccessKeyID
+	if creds.Source != "" {
+		s += " (from " + creds.Source + ")"
+	}
+	return s
+}

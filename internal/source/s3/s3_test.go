@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"strings"
 	"testing"
@@ -105,5 +106,58 @@ func TestLatestS3(t *testing.T) {
 	}
 	if _, _, err := o.Latest(context.Background(), "s3://ckpts/elsewhere"); err == nil {
 		t.Fatal("outside the allowlist")
+	}
+}
+
+// TestStatListIdentityS3: StatFile, ListFolder and Identity, the calls of verify_files, inside
+// and outside the allowlist.
+func TestStatListIdentityS3(t *testing.T) {
+	g := s3test.Start(t)
+	g.CreateBucket(t, "ckpts")
+	g.Put(t, "ckpts", "flink/sp-1/a", bytes.NewReader(make([]byte, 7)))
+	g.Put(t, "ckpts", "flink/sp-1/b", bytes.NewReader(make([]byte, 9)))
+	g.Put(t, "ckpts", "flink/sp-1/sub/c", bytes.NewReader(nil))
+	g.Put(t, "ckpts", "other/x", bytes.NewReader(nil))
+	entry := strings.Replace(g.BucketURL("ckpts"), "?", "/flink?", 1)
+	o, err := source.New(source.Config{Allow: []string{entry}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer o.Close()
+	ctx := context.Background()
+	for _, tc := range []struct {
+		uri     string
+		size    int64
+		outside bool
+		kind    source.Kind
+	}{
+		{"s3://ckpts/flink/sp-1/a", 7, false, 0},
+		{"s3://ckpts/flink/sp-1/missing", 0, false, source.NotFound},
+		{"s3://ckpts/other/x", 0, true, source.PermissionDenied},
+		{"s3://elsewhere/flink/sp-1/a", 0, true, source.PermissionDenied},
+		{"hdfs://nn/flink/a", 0, false, source.Invalid},
+	} {
+		a, err := o.StatFile(ctx, tc.uri)
+		var se *source.Error
+		switch {
+		case tc.kind == 0 && (err != nil || a.Size != tc.size):
+			t.Errorf("StatFile(%s) = %+v, %v; want size %d", tc.uri, a, err, tc.size)
+		case tc.kind != 0 && (!errors.As(err, &se) || se.Kind != tc.kind || errors.Is(err, source.ErrOutsideAllowlist) != tc.outside):
+			t.Errorf("StatFile(%s) err = %v, want %v (outside the allowlist: %v)", tc.uri, err, tc.kind, tc.outside)
+		}
+	}
+	var listed []string
+	err = o.ListFolder(ctx, "s3://ckpts/flink/sp-1", func(name string, size int64) bool {
+		listed = append(listed, fmt.Sprintf("%s=%d", name, size))
+		return true
+	})
+	if err != nil || strings.Join(listed, ",") != "a=7,b=9" {
+		t.Errorf("ListFolder = %v, %v; want a=7,b=9 (objects only, not sub/)", listed, err)
+	}
+	if err := o.ListFolder(ctx, "s3://ckpts/other", func(string, int64) bool { return true }); !errors.Is(err, source.ErrOutsideAllowlist) {
+		t.Errorf("ListFolder outside the allowlist: %v", err)
+	}
+	if id := o.Identity(ctx, "s3://ckpts/flink/sp-1/a"); !strings.Contains(id, "AWS access key "+s3test.AccessKey) {
+		t.Errorf("Identity = %q, want the access key ID", id)
 	}
 }

@@ -22,6 +22,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
+	"golang.org/x/sync/errgroup"
 )
 
 // Install is the command that provides the binary.
@@ -167,6 +168,44 @@ func (g *Gateway) Put(t testing.TB, bucket, key string, r io.ReadSeeker) {
 	_, err := g.client().PutObject(context.Background(), &s3.PutObjectInput{Bucket: aws.String(bucket), Key: aws.String(key), Body: r})
 	if err != nil {
 		t.Fatalf("put s3://%s/%s: %v", bucket, key, err)
+	}
+}
+
+// PutFolder uploads every file of the local folder dir (not its sub-folders) under prefix
+// ("savepoints/sp-1/"), 32 at a time.
+func (g *Gateway) PutFolder(t testing.TB, bucket, prefix, dir string) {
+	t.Helper()
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := g.client()
+	var eg errgroup.Group
+	eg.SetLimit(32)
+	for _, e := range entries {
+		if e.IsDir() {
+			continue
+		}
+		eg.Go(func() error {
+			f, err := os.Open(filepath.Join(dir, e.Name()))
+			if err != nil {
+				return err
+			}
+			defer f.Close()
+			_, err = c.PutObject(context.Background(), &s3.PutObjectInput{Bucket: aws.String(bucket), Key: aws.String(prefix + e.Name()), Body: f})
+			return err
+		})
+	}
+	if err := eg.Wait(); err != nil {
+		t.Fatalf("upload %s to s3://%s/%s: %v", dir, bucket, prefix, err)
+	}
+}
+
+// Delete removes an object.
+func (g *Gateway) Delete(t testing.TB, bucket, key string) {
+	t.Helper()
+	if _, err := g.client().DeleteObject(context.Background(), &s3.DeleteObjectInput{Bucket: aws.String(bucket), Key: aws.String(key)}); err != nil {
+		t.Fatalf("delete s3://%s/%s: %v", bucket, key, err)
 	}
 }
 

@@ -208,6 +208,71 @@ func (Verdict) EnumDescriptor() ([]byte, []int) {
 	return file_preflight_v1_preflight_proto_rawDescGZIP(), []int{2}
 }
 
+// FileProblemKind says what is wrong with a state file.
+type FileProblemKind int32
+
+const (
+	// Not set.
+	FileProblemKind_FILE_PROBLEM_KIND_UNSPECIFIED FileProblemKind = 0
+	// Not found.
+	FileProblemKind_FILE_PROBLEM_KIND_MISSING FileProblemKind = 1
+	// Another size than recorded.
+	FileProblemKind_FILE_PROBLEM_KIND_WRONG_SIZE FileProblemKind = 2
+	// Refused by the store or file system.
+	FileProblemKind_FILE_PROBLEM_KIND_PERMISSION_DENIED FileProblemKind = 3
+	// Outside the allowlist, no driver for its scheme, or no folder to resolve it against.
+	FileProblemKind_FILE_PROBLEM_KIND_CANNOT_VERIFY FileProblemKind = 4
+	// The store did not answer.
+	FileProblemKind_FILE_PROBLEM_KIND_UNAVAILABLE FileProblemKind = 5
+)
+
+// Enum value maps for FileProblemKind.
+var (
+	FileProblemKind_name = map[int32]string{
+		0: "FILE_PROBLEM_KIND_UNSPECIFIED",
+		1: "FILE_PROBLEM_KIND_MISSING",
+		2: "FILE_PROBLEM_KIND_WRONG_SIZE",
+		3: "FILE_PROBLEM_KIND_PERMISSION_DENIED",
+		4: "FILE_PROBLEM_KIND_CANNOT_VERIFY",
+		5: "FILE_PROBLEM_KIND_UNAVAILABLE",
+	}
+	FileProblemKind_value = map[string]int32{
+		"FILE_PROBLEM_KIND_UNSPECIFIED":       0,
+		"FILE_PROBLEM_KIND_MISSING":           1,
+		"FILE_PROBLEM_KIND_WRONG_SIZE":        2,
+		"FILE_PROBLEM_KIND_PERMISSION_DENIED": 3,
+		"FILE_PROBLEM_KIND_CANNOT_VERIFY":     4,
+		"FILE_PROBLEM_KIND_UNAVAILABLE":       5,
+	}
+)
+
+func (x FileProblemKind) Enum() *FileProblemKind {
+	p := new(FileProblemKind)
+	*p = x
+	return p
+}
+
+func (x FileProblemKind) String() string {
+	return protoimpl.X.EnumStringOf(x.Descriptor(), protoreflect.EnumNumber(x))
+}
+
+func (FileProblemKind) Descriptor() protoreflect.EnumDescriptor {
+	return file_preflight_v1_preflight_proto_enumTypes[3].Descriptor()
+}
+
+func (FileProblemKind) Type() protoreflect.EnumType {
+	return &file_preflight_v1_preflight_proto_enumTypes[3]
+}
+
+func (x FileProblemKind) Number() protoreflect.EnumNumber {
+	return protoreflect.EnumNumber(x)
+}
+
+// Deprecated: Use FileProblemKind.Descriptor instead.
+func (FileProblemKind) EnumDescriptor() ([]byte, []int) {
+	return file_preflight_v1_preflight_proto_rawDescGZIP(), []int{3}
+}
+
 // FailurePolicy is what Decide answers when the check cannot run (checkpoint or REST unreadable).
 type FailurePolicy int32
 
@@ -245,11 +310,11 @@ func (x FailurePolicy) String() string {
 }
 
 func (FailurePolicy) Descriptor() protoreflect.EnumDescriptor {
-	return file_preflight_v1_preflight_proto_enumTypes[3].Descriptor()
+	return file_preflight_v1_preflight_proto_enumTypes[4].Descriptor()
 }
 
 func (FailurePolicy) Type() protoreflect.EnumType {
-	return &file_preflight_v1_preflight_proto_enumTypes[3]
+	return &file_preflight_v1_preflight_proto_enumTypes[4]
 }
 
 func (x FailurePolicy) Number() protoreflect.EnumNumber {
@@ -258,7 +323,7 @@ func (x FailurePolicy) Number() protoreflect.EnumNumber {
 
 // Deprecated: Use FailurePolicy.Descriptor instead.
 func (FailurePolicy) EnumDescriptor() ([]byte, []int) {
-	return file_preflight_v1_preflight_proto_rawDescGZIP(), []int{3}
+	return file_preflight_v1_preflight_proto_rawDescGZIP(), []int{4}
 }
 
 // DecisionAction is the answer for one vertex or for the whole proposal.
@@ -302,11 +367,11 @@ func (x DecisionAction) String() string {
 }
 
 func (DecisionAction) Descriptor() protoreflect.EnumDescriptor {
-	return file_preflight_v1_preflight_proto_enumTypes[4].Descriptor()
+	return file_preflight_v1_preflight_proto_enumTypes[5].Descriptor()
 }
 
 func (DecisionAction) Type() protoreflect.EnumType {
-	return &file_preflight_v1_preflight_proto_enumTypes[4]
+	return &file_preflight_v1_preflight_proto_enumTypes[5]
 }
 
 func (x DecisionAction) Number() protoreflect.EnumNumber {
@@ -315,7 +380,7 @@ func (x DecisionAction) Number() protoreflect.EnumNumber {
 
 // Deprecated: Use DecisionAction.Descriptor instead.
 func (DecisionAction) EnumDescriptor() ([]byte, []int) {
-	return file_preflight_v1_preflight_proto_rawDescGZIP(), []int{4}
+	return file_preflight_v1_preflight_proto_rawDescGZIP(), []int{5}
 }
 
 // CheckpointSource names the `_metadata` to read.
@@ -686,9 +751,20 @@ type CheckOptions struct {
 	// the built-in catalog), added to the server's catalog in order, as `check --catalog` does:
 	// CI analyzes the job jar once at build time and the checks read the result. URIs as for
 	// job_jar_uris, inside the allowlist, at most 16 MiB each.
-	CatalogUris   []string `protobuf:"bytes,10,rep,name=catalog_uris,json=catalogUris,proto3" json:"catalog_uris,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	CatalogUris []string `protobuf:"bytes,10,rep,name=catalog_uris,json=catalogUris,proto3" json:"catalog_uris,omitempty"`
+	// Stat every state file the checkpoint references (operator and keyed state files, file-merging
+	// segments, channel state, changelog files; relative handles resolved against the checkpoint
+	// folder as Flink resolves them) through the server's source drivers and allowlist, and compare
+	// the recorded sizes: a missing, truncated or unreadable file is an ERROR (PF210), a file that
+	// cannot be verified a WARNING (PF211). Unset: on for Decide (and the Kubernetes admission
+	// path), off for CheckRescale.
+	VerifyFiles *bool `protobuf:"varint,11,opt,name=verify_files,json=verifyFiles,proto3,oneof" json:"verify_files,omitempty"`
+	// How long the verification may take, in milliseconds; files not verified by then are counted
+	// in a WARNING. 0: 10 s (2 s on the Kubernetes admission path), always within the request's
+	// deadline.
+	VerifyFilesBudgetMs int64 `protobuf:"varint,12,opt,name=verify_files_budget_ms,json=verifyFilesBudgetMs,proto3" json:"verify_files_budget_ms,omitempty"`
+	unknownFields       protoimpl.UnknownFields
+	sizeCache           protoimpl.SizeCache
 }
 
 func (x *CheckOptions) Reset() {
@@ -796,6 +872,20 @@ func (x *CheckOptions) GetCatalogUris() []string {
 		return x.CatalogUris
 	}
 	return nil
+}
+
+func (x *CheckOptions) GetVerifyFiles() bool {
+	if x != nil && x.VerifyFiles != nil {
+		return *x.VerifyFiles
+	}
+	return false
+}
+
+func (x *CheckOptions) GetVerifyFilesBudgetMs() int64 {
+	if x != nil {
+		return x.VerifyFilesBudgetMs
+	}
+	return 0
 }
 
 // CheckRescaleRequest checks a plan against a checkpoint.
@@ -1141,9 +1231,12 @@ type RescaleReport struct {
 	CheckpointChoice *CheckpointChoice `protobuf:"bytes,11,opt,name=checkpoint_choice,json=checkpointChoice,proto3" json:"checkpoint_choice,omitempty"`
 	// Autoscaler pre-flight (issue #11): the job's vertices as Flink reports them, with the
 	// checkpoint operators placed in each (when the job was read from Flink's REST API).
-	JobVertices   []*JobVertex `protobuf:"bytes,12,rep,name=job_vertices,json=jobVertices,proto3" json:"job_vertices,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	JobVertices []*JobVertex `protobuf:"bytes,12,rep,name=job_vertices,json=jobVertices,proto3" json:"job_vertices,omitempty"`
+	// The state files the checkpoint references and what verify_files found; absent when the
+	// verification did not run.
+	FileVerification *FileVerification `protobuf:"bytes,13,opt,name=file_verification,json=fileVerification,proto3" json:"file_verification,omitempty"`
+	unknownFields    protoimpl.UnknownFields
+	sizeCache        protoimpl.SizeCache
 }
 
 func (x *RescaleReport) Reset() {
@@ -1225,6 +1318,253 @@ func (x *RescaleReport) GetJobVertices() []*JobVertex {
 	return nil
 }
 
+func (x *RescaleReport) GetFileVerification() *FileVerification {
+	if x != nil {
+		return x.FileVerification
+	}
+	return nil
+}
+
+// FileVerification is what verify_files found: counts of the distinct files the checkpoint
+// references, and every file that is not as recorded.
+type FileVerification struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Distinct files referenced (file-merging segments of one physical file count once).
+	Referenced int64 `protobuf:"varint,1,opt,name=referenced,proto3" json:"referenced,omitempty"`
+	// Found with the recorded size.
+	Verified int64 `protobuf:"varint,2,opt,name=verified,proto3" json:"verified,omitempty"`
+	// Not found.
+	Missing int64 `protobuf:"varint,3,opt,name=missing,proto3" json:"missing,omitempty"`
+	// Found with another size than recorded (shorter than a segment's end).
+	WrongSize int64 `protobuf:"varint,4,opt,name=wrong_size,json=wrongSize,proto3" json:"wrong_size,omitempty"`
+	// The store or file system refused to say (permission denied).
+	Denied int64 `protobuf:"varint,5,opt,name=denied,proto3" json:"denied,omitempty"`
+	// Not verifiable here: outside the allowlist, a scheme without a driver (hdfs://), a relative
+	// file of an uploaded _metadata (no folder).
+	Unverifiable int64 `protobuf:"varint,6,opt,name=unverifiable,proto3" json:"unverifiable,omitempty"`
+	// Not verified: the budget or deadline ran out, or the store did not answer.
+	NotVerified int64 `protobuf:"varint,7,opt,name=not_verified,json=notVerified,proto3" json:"not_verified,omitempty"`
+	// One line, e.g. "10,000 files verified" or "4 of 10,000 files missing or wrong".
+	Summary string `protobuf:"bytes,8,opt,name=summary,proto3" json:"summary,omitempty"`
+	// Every file that is missing, wrong, refused or unverifiable, by URI (files not verified in
+	// time are only counted).
+	Problems      []*FileProblem `protobuf:"bytes,9,rep,name=problems,proto3" json:"problems,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *FileVerification) Reset() {
+	*x = FileVerification{}
+	mi := &file_preflight_v1_preflight_proto_msgTypes[11]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *FileVerification) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*FileVerification) ProtoMessage() {}
+
+func (x *FileVerification) ProtoReflect() protoreflect.Message {
+	mi := &file_preflight_v1_preflight_proto_msgTypes[11]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use FileVerification.ProtoReflect.Descriptor instead.
+func (*FileVerification) Descriptor() ([]byte, []int) {
+	return file_preflight_v1_preflight_proto_rawDescGZIP(), []int{11}
+}
+
+func (x *FileVerification) GetReferenced() int64 {
+	if x != nil {
+		return x.Referenced
+	}
+	return 0
+}
+
+func (x *FileVerification) GetVerified() int64 {
+	if x != nil {
+		return x.Verified
+	}
+	return 0
+}
+
+func (x *FileVerification) GetMissing() int64 {
+	if x != nil {
+		return x.Missing
+	}
+	return 0
+}
+
+func (x *FileVerification) GetWrongSize() int64 {
+	if x != nil {
+		return x.WrongSize
+	}
+	return 0
+}
+
+func (x *FileVerification) GetDenied() int64 {
+	if x != nil {
+		return x.Denied
+	}
+	return 0
+}
+
+func (x *FileVerification) GetUnverifiable() int64 {
+	if x != nil {
+		return x.Unverifiable
+	}
+	return 0
+}
+
+func (x *FileVerification) GetNotVerified() int64 {
+	if x != nil {
+		return x.NotVerified
+	}
+	return 0
+}
+
+func (x *FileVerification) GetSummary() string {
+	if x != nil {
+		return x.Summary
+	}
+	return ""
+}
+
+func (x *FileVerification) GetProblems() []*FileProblem {
+	if x != nil {
+		return x.Problems
+	}
+	return nil
+}
+
+// FileProblem is one state file that is not as the checkpoint records it.
+type FileProblem struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Where Flink will read the file (a relative handle resolved against the checkpoint folder).
+	Uri string `protobuf:"bytes,1,opt,name=uri,proto3" json:"uri,omitempty"`
+	// The path as _metadata records it.
+	RecordedPath string `protobuf:"bytes,2,opt,name=recorded_path,json=recordedPath,proto3" json:"recorded_path,omitempty"`
+	// What is wrong.
+	Kind FileProblemKind `protobuf:"varint,3,opt,name=kind,proto3,enum=preflight.v1.FileProblemKind" json:"kind,omitempty"`
+	// The recorded size: exact for file handles, the least size (largest segment end) when
+	// at_least is set.
+	ExpectedSize int64 `protobuf:"varint,4,opt,name=expected_size,json=expectedSize,proto3" json:"expected_size,omitempty"`
+	// expected_size is a lower bound (file-merging segments).
+	AtLeast bool `protobuf:"varint,5,opt,name=at_least,json=atLeast,proto3" json:"at_least,omitempty"`
+	// The size found (WRONG_SIZE), else 0.
+	ActualSize int64 `protobuf:"varint,6,opt,name=actual_size,json=actualSize,proto3" json:"actual_size,omitempty"`
+	// The first operator (hex ID) whose state references the file, and its subtask.
+	OperatorId string `protobuf:"bytes,7,opt,name=operator_id,json=operatorId,proto3" json:"operator_id,omitempty"`
+	// The subtask index of that reference.
+	Subtask int32 `protobuf:"varint,8,opt,name=subtask,proto3" json:"subtask,omitempty"`
+	// The store's or file system's words, the identity refused, or why it cannot be verified.
+	Detail        string `protobuf:"bytes,9,opt,name=detail,proto3" json:"detail,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *FileProblem) Reset() {
+	*x = FileProblem{}
+	mi := &file_preflight_v1_preflight_proto_msgTypes[12]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *FileProblem) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*FileProblem) ProtoMessage() {}
+
+func (x *FileProblem) ProtoReflect() protoreflect.Message {
+	mi := &file_preflight_v1_preflight_proto_msgTypes[12]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use FileProblem.ProtoReflect.Descriptor instead.
+func (*FileProblem) Descriptor() ([]byte, []int) {
+	return file_preflight_v1_preflight_proto_rawDescGZIP(), []int{12}
+}
+
+func (x *FileProblem) GetUri() string {
+	if x != nil {
+		return x.Uri
+	}
+	return ""
+}
+
+func (x *FileProblem) GetRecordedPath() string {
+	if x != nil {
+		return x.RecordedPath
+	}
+	return ""
+}
+
+func (x *FileProblem) GetKind() FileProblemKind {
+	if x != nil {
+		return x.Kind
+	}
+	return FileProblemKind_FILE_PROBLEM_KIND_UNSPECIFIED
+}
+
+func (x *FileProblem) GetExpectedSize() int64 {
+	if x != nil {
+		return x.ExpectedSize
+	}
+	return 0
+}
+
+func (x *FileProblem) GetAtLeast() bool {
+	if x != nil {
+		return x.AtLeast
+	}
+	return false
+}
+
+func (x *FileProblem) GetActualSize() int64 {
+	if x != nil {
+		return x.ActualSize
+	}
+	return 0
+}
+
+func (x *FileProblem) GetOperatorId() string {
+	if x != nil {
+		return x.OperatorId
+	}
+	return ""
+}
+
+func (x *FileProblem) GetSubtask() int32 {
+	if x != nil {
+		return x.Subtask
+	}
+	return 0
+}
+
+func (x *FileProblem) GetDetail() string {
+	if x != nil {
+		return x.Detail
+	}
+	return ""
+}
+
 // Finding is one problem or fact about the planned restore.
 type Finding struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -1270,7 +1610,7 @@ type Finding struct {
 
 func (x *Finding) Reset() {
 	*x = Finding{}
-	mi := &file_preflight_v1_preflight_proto_msgTypes[11]
+	mi := &file_preflight_v1_preflight_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1282,7 +1622,7 @@ func (x *Finding) String() string {
 func (*Finding) ProtoMessage() {}
 
 func (x *Finding) ProtoReflect() protoreflect.Message {
-	mi := &file_preflight_v1_preflight_proto_msgTypes[11]
+	mi := &file_preflight_v1_preflight_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1295,7 +1635,7 @@ func (x *Finding) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Finding.ProtoReflect.Descriptor instead.
 func (*Finding) Descriptor() ([]byte, []int) {
-	return file_preflight_v1_preflight_proto_rawDescGZIP(), []int{11}
+	return file_preflight_v1_preflight_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *Finding) GetRuleId() string {
@@ -1422,7 +1762,7 @@ type SafeParallelism struct {
 
 func (x *SafeParallelism) Reset() {
 	*x = SafeParallelism{}
-	mi := &file_preflight_v1_preflight_proto_msgTypes[12]
+	mi := &file_preflight_v1_preflight_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1434,7 +1774,7 @@ func (x *SafeParallelism) String() string {
 func (*SafeParallelism) ProtoMessage() {}
 
 func (x *SafeParallelism) ProtoReflect() protoreflect.Message {
-	mi := &file_preflight_v1_preflight_proto_msgTypes[12]
+	mi := &file_preflight_v1_preflight_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1447,7 +1787,7 @@ func (x *SafeParallelism) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SafeParallelism.ProtoReflect.Descriptor instead.
 func (*SafeParallelism) Descriptor() ([]byte, []int) {
-	return file_preflight_v1_preflight_proto_rawDescGZIP(), []int{12}
+	return file_preflight_v1_preflight_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *SafeParallelism) GetVertexId() string {
@@ -1514,7 +1854,7 @@ type CheckpointSummary struct {
 
 func (x *CheckpointSummary) Reset() {
 	*x = CheckpointSummary{}
-	mi := &file_preflight_v1_preflight_proto_msgTypes[13]
+	mi := &file_preflight_v1_preflight_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1526,7 +1866,7 @@ func (x *CheckpointSummary) String() string {
 func (*CheckpointSummary) ProtoMessage() {}
 
 func (x *CheckpointSummary) ProtoReflect() protoreflect.Message {
-	mi := &file_preflight_v1_preflight_proto_msgTypes[13]
+	mi := &file_preflight_v1_preflight_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1539,7 +1879,7 @@ func (x *CheckpointSummary) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CheckpointSummary.ProtoReflect.Descriptor instead.
 func (*CheckpointSummary) Descriptor() ([]byte, []int) {
-	return file_preflight_v1_preflight_proto_rawDescGZIP(), []int{13}
+	return file_preflight_v1_preflight_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *CheckpointSummary) GetFormatVersion() int32 {
@@ -1667,7 +2007,7 @@ type OperatorAssignment struct {
 
 func (x *OperatorAssignment) Reset() {
 	*x = OperatorAssignment{}
-	mi := &file_preflight_v1_preflight_proto_msgTypes[14]
+	mi := &file_preflight_v1_preflight_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1679,7 +2019,7 @@ func (x *OperatorAssignment) String() string {
 func (*OperatorAssignment) ProtoMessage() {}
 
 func (x *OperatorAssignment) ProtoReflect() protoreflect.Message {
-	mi := &file_preflight_v1_preflight_proto_msgTypes[14]
+	mi := &file_preflight_v1_preflight_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1692,7 +2032,7 @@ func (x *OperatorAssignment) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use OperatorAssignment.ProtoReflect.Descriptor instead.
 func (*OperatorAssignment) Descriptor() ([]byte, []int) {
-	return file_preflight_v1_preflight_proto_rawDescGZIP(), []int{14}
+	return file_preflight_v1_preflight_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *OperatorAssignment) GetOperatorId() string {
@@ -1846,7 +2186,7 @@ type StateAssignment struct {
 
 func (x *StateAssignment) Reset() {
 	*x = StateAssignment{}
-	mi := &file_preflight_v1_preflight_proto_msgTypes[15]
+	mi := &file_preflight_v1_preflight_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1858,7 +2198,7 @@ func (x *StateAssignment) String() string {
 func (*StateAssignment) ProtoMessage() {}
 
 func (x *StateAssignment) ProtoReflect() protoreflect.Message {
-	mi := &file_preflight_v1_preflight_proto_msgTypes[15]
+	mi := &file_preflight_v1_preflight_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1871,7 +2211,7 @@ func (x *StateAssignment) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StateAssignment.ProtoReflect.Descriptor instead.
 func (*StateAssignment) Descriptor() ([]byte, []int) {
-	return file_preflight_v1_preflight_proto_rawDescGZIP(), []int{15}
+	return file_preflight_v1_preflight_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *StateAssignment) GetName() string {
@@ -1949,7 +2289,7 @@ type KeyedAssignment struct {
 
 func (x *KeyedAssignment) Reset() {
 	*x = KeyedAssignment{}
-	mi := &file_preflight_v1_preflight_proto_msgTypes[16]
+	mi := &file_preflight_v1_preflight_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1961,7 +2301,7 @@ func (x *KeyedAssignment) String() string {
 func (*KeyedAssignment) ProtoMessage() {}
 
 func (x *KeyedAssignment) ProtoReflect() protoreflect.Message {
-	mi := &file_preflight_v1_preflight_proto_msgTypes[16]
+	mi := &file_preflight_v1_preflight_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1974,7 +2314,7 @@ func (x *KeyedAssignment) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use KeyedAssignment.ProtoReflect.Descriptor instead.
 func (*KeyedAssignment) Descriptor() ([]byte, []int) {
-	return file_preflight_v1_preflight_proto_rawDescGZIP(), []int{16}
+	return file_preflight_v1_preflight_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *KeyedAssignment) GetHandleKinds() []string {
@@ -2047,7 +2387,7 @@ type SubtaskAssignment struct {
 
 func (x *SubtaskAssignment) Reset() {
 	*x = SubtaskAssignment{}
-	mi := &file_preflight_v1_preflight_proto_msgTypes[17]
+	mi := &file_preflight_v1_preflight_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2059,7 +2399,7 @@ func (x *SubtaskAssignment) String() string {
 func (*SubtaskAssignment) ProtoMessage() {}
 
 func (x *SubtaskAssignment) ProtoReflect() protoreflect.Message {
-	mi := &file_preflight_v1_preflight_proto_msgTypes[17]
+	mi := &file_preflight_v1_preflight_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2072,7 +2412,7 @@ func (x *SubtaskAssignment) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SubtaskAssignment.ProtoReflect.Descriptor instead.
 func (*SubtaskAssignment) Descriptor() ([]byte, []int) {
-	return file_preflight_v1_preflight_proto_rawDescGZIP(), []int{17}
+	return file_preflight_v1_preflight_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *SubtaskAssignment) GetIndex() int32 {
@@ -2183,7 +2523,7 @@ type SubtaskStateShare struct {
 
 func (x *SubtaskStateShare) Reset() {
 	*x = SubtaskStateShare{}
-	mi := &file_preflight_v1_preflight_proto_msgTypes[18]
+	mi := &file_preflight_v1_preflight_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2195,7 +2535,7 @@ func (x *SubtaskStateShare) String() string {
 func (*SubtaskStateShare) ProtoMessage() {}
 
 func (x *SubtaskStateShare) ProtoReflect() protoreflect.Message {
-	mi := &file_preflight_v1_preflight_proto_msgTypes[18]
+	mi := &file_preflight_v1_preflight_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2208,7 +2548,7 @@ func (x *SubtaskStateShare) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SubtaskStateShare.ProtoReflect.Descriptor instead.
 func (*SubtaskStateShare) Descriptor() ([]byte, []int) {
-	return file_preflight_v1_preflight_proto_rawDescGZIP(), []int{18}
+	return file_preflight_v1_preflight_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *SubtaskStateShare) GetName() string {
@@ -2258,7 +2598,7 @@ type OldSubtaskState struct {
 
 func (x *OldSubtaskState) Reset() {
 	*x = OldSubtaskState{}
-	mi := &file_preflight_v1_preflight_proto_msgTypes[19]
+	mi := &file_preflight_v1_preflight_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2270,7 +2610,7 @@ func (x *OldSubtaskState) String() string {
 func (*OldSubtaskState) ProtoMessage() {}
 
 func (x *OldSubtaskState) ProtoReflect() protoreflect.Message {
-	mi := &file_preflight_v1_preflight_proto_msgTypes[19]
+	mi := &file_preflight_v1_preflight_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2283,7 +2623,7 @@ func (x *OldSubtaskState) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use OldSubtaskState.ProtoReflect.Descriptor instead.
 func (*OldSubtaskState) Descriptor() ([]byte, []int) {
-	return file_preflight_v1_preflight_proto_rawDescGZIP(), []int{19}
+	return file_preflight_v1_preflight_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *OldSubtaskState) GetIndex() int32 {
@@ -2332,7 +2672,7 @@ type InspectCheckpointRequest struct {
 
 func (x *InspectCheckpointRequest) Reset() {
 	*x = InspectCheckpointRequest{}
-	mi := &file_preflight_v1_preflight_proto_msgTypes[20]
+	mi := &file_preflight_v1_preflight_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2344,7 +2684,7 @@ func (x *InspectCheckpointRequest) String() string {
 func (*InspectCheckpointRequest) ProtoMessage() {}
 
 func (x *InspectCheckpointRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_preflight_v1_preflight_proto_msgTypes[20]
+	mi := &file_preflight_v1_preflight_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2357,7 +2697,7 @@ func (x *InspectCheckpointRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use InspectCheckpointRequest.ProtoReflect.Descriptor instead.
 func (*InspectCheckpointRequest) Descriptor() ([]byte, []int) {
-	return file_preflight_v1_preflight_proto_rawDescGZIP(), []int{20}
+	return file_preflight_v1_preflight_proto_rawDescGZIP(), []int{22}
 }
 
 func (x *InspectCheckpointRequest) GetCheckpoint() *CheckpointSource {
@@ -2380,7 +2720,7 @@ type InspectCheckpointResponse struct {
 
 func (x *InspectCheckpointResponse) Reset() {
 	*x = InspectCheckpointResponse{}
-	mi := &file_preflight_v1_preflight_proto_msgTypes[21]
+	mi := &file_preflight_v1_preflight_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2392,7 +2732,7 @@ func (x *InspectCheckpointResponse) String() string {
 func (*InspectCheckpointResponse) ProtoMessage() {}
 
 func (x *InspectCheckpointResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_preflight_v1_preflight_proto_msgTypes[21]
+	mi := &file_preflight_v1_preflight_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2405,7 +2745,7 @@ func (x *InspectCheckpointResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use InspectCheckpointResponse.ProtoReflect.Descriptor instead.
 func (*InspectCheckpointResponse) Descriptor() ([]byte, []int) {
-	return file_preflight_v1_preflight_proto_rawDescGZIP(), []int{21}
+	return file_preflight_v1_preflight_proto_rawDescGZIP(), []int{23}
 }
 
 func (x *InspectCheckpointResponse) GetCheckpoint() *CheckpointSummary {
@@ -2464,7 +2804,7 @@ type OperatorInfo struct {
 
 func (x *OperatorInfo) Reset() {
 	*x = OperatorInfo{}
-	mi := &file_preflight_v1_preflight_proto_msgTypes[22]
+	mi := &file_preflight_v1_preflight_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2476,7 +2816,7 @@ func (x *OperatorInfo) String() string {
 func (*OperatorInfo) ProtoMessage() {}
 
 func (x *OperatorInfo) ProtoReflect() protoreflect.Message {
-	mi := &file_preflight_v1_preflight_proto_msgTypes[22]
+	mi := &file_preflight_v1_preflight_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2489,7 +2829,7 @@ func (x *OperatorInfo) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use OperatorInfo.ProtoReflect.Descriptor instead.
 func (*OperatorInfo) Descriptor() ([]byte, []int) {
-	return file_preflight_v1_preflight_proto_rawDescGZIP(), []int{22}
+	return file_preflight_v1_preflight_proto_rawDescGZIP(), []int{24}
 }
 
 func (x *OperatorInfo) GetOperatorId() string {
@@ -2618,7 +2958,7 @@ type StateInfo struct {
 
 func (x *StateInfo) Reset() {
 	*x = StateInfo{}
-	mi := &file_preflight_v1_preflight_proto_msgTypes[23]
+	mi := &file_preflight_v1_preflight_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2630,7 +2970,7 @@ func (x *StateInfo) String() string {
 func (*StateInfo) ProtoMessage() {}
 
 func (x *StateInfo) ProtoReflect() protoreflect.Message {
-	mi := &file_preflight_v1_preflight_proto_msgTypes[23]
+	mi := &file_preflight_v1_preflight_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2643,7 +2983,7 @@ func (x *StateInfo) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StateInfo.ProtoReflect.Descriptor instead.
 func (*StateInfo) Descriptor() ([]byte, []int) {
-	return file_preflight_v1_preflight_proto_rawDescGZIP(), []int{23}
+	return file_preflight_v1_preflight_proto_rawDescGZIP(), []int{25}
 }
 
 func (x *StateInfo) GetName() string {
@@ -2705,7 +3045,7 @@ type MetadataFormatError struct {
 
 func (x *MetadataFormatError) Reset() {
 	*x = MetadataFormatError{}
-	mi := &file_preflight_v1_preflight_proto_msgTypes[24]
+	mi := &file_preflight_v1_preflight_proto_msgTypes[26]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2717,7 +3057,7 @@ func (x *MetadataFormatError) String() string {
 func (*MetadataFormatError) ProtoMessage() {}
 
 func (x *MetadataFormatError) ProtoReflect() protoreflect.Message {
-	mi := &file_preflight_v1_preflight_proto_msgTypes[24]
+	mi := &file_preflight_v1_preflight_proto_msgTypes[26]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2730,7 +3070,7 @@ func (x *MetadataFormatError) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use MetadataFormatError.ProtoReflect.Descriptor instead.
 func (*MetadataFormatError) Descriptor() ([]byte, []int) {
-	return file_preflight_v1_preflight_proto_rawDescGZIP(), []int{24}
+	return file_preflight_v1_preflight_proto_rawDescGZIP(), []int{26}
 }
 
 func (x *MetadataFormatError) GetOffset() int64 {
@@ -2775,7 +3115,7 @@ type FlinkJob struct {
 
 func (x *FlinkJob) Reset() {
 	*x = FlinkJob{}
-	mi := &file_preflight_v1_preflight_proto_msgTypes[25]
+	mi := &file_preflight_v1_preflight_proto_msgTypes[27]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2787,7 +3127,7 @@ func (x *FlinkJob) String() string {
 func (*FlinkJob) ProtoMessage() {}
 
 func (x *FlinkJob) ProtoReflect() protoreflect.Message {
-	mi := &file_preflight_v1_preflight_proto_msgTypes[25]
+	mi := &file_preflight_v1_preflight_proto_msgTypes[27]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2800,7 +3140,7 @@ func (x *FlinkJob) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use FlinkJob.ProtoReflect.Descriptor instead.
 func (*FlinkJob) Descriptor() ([]byte, []int) {
-	return file_preflight_v1_preflight_proto_rawDescGZIP(), []int{25}
+	return file_preflight_v1_preflight_proto_rawDescGZIP(), []int{27}
 }
 
 func (x *FlinkJob) GetRestUrl() string {
@@ -2840,7 +3180,7 @@ type CheckpointChoice struct {
 
 func (x *CheckpointChoice) Reset() {
 	*x = CheckpointChoice{}
-	mi := &file_preflight_v1_preflight_proto_msgTypes[26]
+	mi := &file_preflight_v1_preflight_proto_msgTypes[28]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2852,7 +3192,7 @@ func (x *CheckpointChoice) String() string {
 func (*CheckpointChoice) ProtoMessage() {}
 
 func (x *CheckpointChoice) ProtoReflect() protoreflect.Message {
-	mi := &file_preflight_v1_preflight_proto_msgTypes[26]
+	mi := &file_preflight_v1_preflight_proto_msgTypes[28]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2865,7 +3205,7 @@ func (x *CheckpointChoice) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CheckpointChoice.ProtoReflect.Descriptor instead.
 func (*CheckpointChoice) Descriptor() ([]byte, []int) {
-	return file_preflight_v1_preflight_proto_rawDescGZIP(), []int{26}
+	return file_preflight_v1_preflight_proto_rawDescGZIP(), []int{28}
 }
 
 func (x *CheckpointChoice) GetUri() string {
@@ -2938,7 +3278,7 @@ type JobVertex struct {
 
 func (x *JobVertex) Reset() {
 	*x = JobVertex{}
-	mi := &file_preflight_v1_preflight_proto_msgTypes[27]
+	mi := &file_preflight_v1_preflight_proto_msgTypes[29]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2950,7 +3290,7 @@ func (x *JobVertex) String() string {
 func (*JobVertex) ProtoMessage() {}
 
 func (x *JobVertex) ProtoReflect() protoreflect.Message {
-	mi := &file_preflight_v1_preflight_proto_msgTypes[27]
+	mi := &file_preflight_v1_preflight_proto_msgTypes[29]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2963,7 +3303,7 @@ func (x *JobVertex) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use JobVertex.ProtoReflect.Descriptor instead.
 func (*JobVertex) Descriptor() ([]byte, []int) {
-	return file_preflight_v1_preflight_proto_rawDescGZIP(), []int{27}
+	return file_preflight_v1_preflight_proto_rawDescGZIP(), []int{29}
 }
 
 func (x *JobVertex) GetId() string {
@@ -3032,7 +3372,7 @@ type DecideRequest struct {
 
 func (x *DecideRequest) Reset() {
 	*x = DecideRequest{}
-	mi := &file_preflight_v1_preflight_proto_msgTypes[28]
+	mi := &file_preflight_v1_preflight_proto_msgTypes[30]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3044,7 +3384,7 @@ func (x *DecideRequest) String() string {
 func (*DecideRequest) ProtoMessage() {}
 
 func (x *DecideRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_preflight_v1_preflight_proto_msgTypes[28]
+	mi := &file_preflight_v1_preflight_proto_msgTypes[30]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3057,7 +3397,7 @@ func (x *DecideRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DecideRequest.ProtoReflect.Descriptor instead.
 func (*DecideRequest) Descriptor() ([]byte, []int) {
-	return file_preflight_v1_preflight_proto_rawDescGZIP(), []int{28}
+	return file_preflight_v1_preflight_proto_rawDescGZIP(), []int{30}
 }
 
 func (x *DecideRequest) GetCheckpoint() *CheckpointSource {
@@ -3131,7 +3471,7 @@ type VertexDecision struct {
 
 func (x *VertexDecision) Reset() {
 	*x = VertexDecision{}
-	mi := &file_preflight_v1_preflight_proto_msgTypes[29]
+	mi := &file_preflight_v1_preflight_proto_msgTypes[31]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3143,7 +3483,7 @@ func (x *VertexDecision) String() string {
 func (*VertexDecision) ProtoMessage() {}
 
 func (x *VertexDecision) ProtoReflect() protoreflect.Message {
-	mi := &file_preflight_v1_preflight_proto_msgTypes[29]
+	mi := &file_preflight_v1_preflight_proto_msgTypes[31]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3156,7 +3496,7 @@ func (x *VertexDecision) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use VertexDecision.ProtoReflect.Descriptor instead.
 func (*VertexDecision) Descriptor() ([]byte, []int) {
-	return file_preflight_v1_preflight_proto_rawDescGZIP(), []int{29}
+	return file_preflight_v1_preflight_proto_rawDescGZIP(), []int{31}
 }
 
 func (x *VertexDecision) GetVertexId() string {
@@ -3250,13 +3590,15 @@ type DecideResponse struct {
 	Findings []*Finding `protobuf:"bytes,8,rep,name=findings,proto3" json:"findings,omitempty"`
 	// How the checkpoint was chosen, in full.
 	CheckpointChoice *CheckpointChoice `protobuf:"bytes,9,opt,name=checkpoint_choice,json=checkpointChoice,proto3" json:"checkpoint_choice,omitempty"`
+	// What verify_files found (on by default for Decide); absent when it did not run.
+	FileVerification *FileVerification `protobuf:"bytes,10,opt,name=file_verification,json=fileVerification,proto3" json:"file_verification,omitempty"`
 	unknownFields    protoimpl.UnknownFields
 	sizeCache        protoimpl.SizeCache
 }
 
 func (x *DecideResponse) Reset() {
 	*x = DecideResponse{}
-	mi := &file_preflight_v1_preflight_proto_msgTypes[30]
+	mi := &file_preflight_v1_preflight_proto_msgTypes[32]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3268,7 +3610,7 @@ func (x *DecideResponse) String() string {
 func (*DecideResponse) ProtoMessage() {}
 
 func (x *DecideResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_preflight_v1_preflight_proto_msgTypes[30]
+	mi := &file_preflight_v1_preflight_proto_msgTypes[32]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3281,7 +3623,7 @@ func (x *DecideResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DecideResponse.ProtoReflect.Descriptor instead.
 func (*DecideResponse) Descriptor() ([]byte, []int) {
-	return file_preflight_v1_preflight_proto_rawDescGZIP(), []int{30}
+	return file_preflight_v1_preflight_proto_rawDescGZIP(), []int{32}
 }
 
 func (x *DecideResponse) GetAction() DecisionAction {
@@ -3347,6 +3689,13 @@ func (x *DecideResponse) GetCheckpointChoice() *CheckpointChoice {
 	return nil
 }
 
+func (x *DecideResponse) GetFileVerification() *FileVerification {
+	if x != nil {
+		return x.FileVerification
+	}
+	return nil
+}
+
 // ClasspathCheckRequest names the job jar and the cluster to check it against. Every URI is a
 // local path or file:// URI inside the server's allowlist.
 type ClasspathCheckRequest struct {
@@ -3373,7 +3722,7 @@ type ClasspathCheckRequest struct {
 
 func (x *ClasspathCheckRequest) Reset() {
 	*x = ClasspathCheckRequest{}
-	mi := &file_preflight_v1_preflight_proto_msgTypes[31]
+	mi := &file_preflight_v1_preflight_proto_msgTypes[33]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3385,7 +3734,7 @@ func (x *ClasspathCheckRequest) String() string {
 func (*ClasspathCheckRequest) ProtoMessage() {}
 
 func (x *ClasspathCheckRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_preflight_v1_preflight_proto_msgTypes[31]
+	mi := &file_preflight_v1_preflight_proto_msgTypes[33]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3398,7 +3747,7 @@ func (x *ClasspathCheckRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ClasspathCheckRequest.ProtoReflect.Descriptor instead.
 func (*ClasspathCheckRequest) Descriptor() ([]byte, []int) {
-	return file_preflight_v1_preflight_proto_rawDescGZIP(), []int{31}
+	return file_preflight_v1_preflight_proto_rawDescGZIP(), []int{33}
 }
 
 func (x *ClasspathCheckRequest) GetJobJarUri() string {
@@ -3468,7 +3817,7 @@ type ClasspathCheckResponse struct {
 
 func (x *ClasspathCheckResponse) Reset() {
 	*x = ClasspathCheckResponse{}
-	mi := &file_preflight_v1_preflight_proto_msgTypes[32]
+	mi := &file_preflight_v1_preflight_proto_msgTypes[34]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3480,7 +3829,7 @@ func (x *ClasspathCheckResponse) String() string {
 func (*ClasspathCheckResponse) ProtoMessage() {}
 
 func (x *ClasspathCheckResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_preflight_v1_preflight_proto_msgTypes[32]
+	mi := &file_preflight_v1_preflight_proto_msgTypes[34]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3493,7 +3842,7 @@ func (x *ClasspathCheckResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ClasspathCheckResponse.ProtoReflect.Descriptor instead.
 func (*ClasspathCheckResponse) Descriptor() ([]byte, []int) {
-	return file_preflight_v1_preflight_proto_rawDescGZIP(), []int{32}
+	return file_preflight_v1_preflight_proto_rawDescGZIP(), []int{34}
 }
 
 func (x *ClasspathCheckResponse) GetReport() *ClasspathReport {
@@ -3522,7 +3871,7 @@ type ClasspathReport struct {
 
 func (x *ClasspathReport) Reset() {
 	*x = ClasspathReport{}
-	mi := &file_preflight_v1_preflight_proto_msgTypes[33]
+	mi := &file_preflight_v1_preflight_proto_msgTypes[35]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3534,7 +3883,7 @@ func (x *ClasspathReport) String() string {
 func (*ClasspathReport) ProtoMessage() {}
 
 func (x *ClasspathReport) ProtoReflect() protoreflect.Message {
-	mi := &file_preflight_v1_preflight_proto_msgTypes[33]
+	mi := &file_preflight_v1_preflight_proto_msgTypes[35]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3547,7 +3896,7 @@ func (x *ClasspathReport) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ClasspathReport.ProtoReflect.Descriptor instead.
 func (*ClasspathReport) Descriptor() ([]byte, []int) {
-	return file_preflight_v1_preflight_proto_rawDescGZIP(), []int{33}
+	return file_preflight_v1_preflight_proto_rawDescGZIP(), []int{35}
 }
 
 func (x *ClasspathReport) GetVerdict() Verdict {
@@ -3604,7 +3953,7 @@ type ClasspathFindingDetail struct {
 
 func (x *ClasspathFindingDetail) Reset() {
 	*x = ClasspathFindingDetail{}
-	mi := &file_preflight_v1_preflight_proto_msgTypes[34]
+	mi := &file_preflight_v1_preflight_proto_msgTypes[36]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3616,7 +3965,7 @@ func (x *ClasspathFindingDetail) String() string {
 func (*ClasspathFindingDetail) ProtoMessage() {}
 
 func (x *ClasspathFindingDetail) ProtoReflect() protoreflect.Message {
-	mi := &file_preflight_v1_preflight_proto_msgTypes[34]
+	mi := &file_preflight_v1_preflight_proto_msgTypes[36]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3629,7 +3978,7 @@ func (x *ClasspathFindingDetail) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ClasspathFindingDetail.ProtoReflect.Descriptor instead.
 func (*ClasspathFindingDetail) Descriptor() ([]byte, []int) {
-	return file_preflight_v1_preflight_proto_rawDescGZIP(), []int{34}
+	return file_preflight_v1_preflight_proto_rawDescGZIP(), []int{36}
 }
 
 func (x *ClasspathFindingDetail) GetPackages() []string {
@@ -3694,7 +4043,7 @@ type JarSummary struct {
 
 func (x *JarSummary) Reset() {
 	*x = JarSummary{}
-	mi := &file_preflight_v1_preflight_proto_msgTypes[35]
+	mi := &file_preflight_v1_preflight_proto_msgTypes[37]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3706,7 +4055,7 @@ func (x *JarSummary) String() string {
 func (*JarSummary) ProtoMessage() {}
 
 func (x *JarSummary) ProtoReflect() protoreflect.Message {
-	mi := &file_preflight_v1_preflight_proto_msgTypes[35]
+	mi := &file_preflight_v1_preflight_proto_msgTypes[37]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3719,7 +4068,7 @@ func (x *JarSummary) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use JarSummary.ProtoReflect.Descriptor instead.
 func (*JarSummary) Descriptor() ([]byte, []int) {
-	return file_preflight_v1_preflight_proto_rawDescGZIP(), []int{35}
+	return file_preflight_v1_preflight_proto_rawDescGZIP(), []int{37}
 }
 
 func (x *JarSummary) GetPath() string {
@@ -3814,7 +4163,7 @@ type ClassloadingSummary struct {
 
 func (x *ClassloadingSummary) Reset() {
 	*x = ClassloadingSummary{}
-	mi := &file_preflight_v1_preflight_proto_msgTypes[36]
+	mi := &file_preflight_v1_preflight_proto_msgTypes[38]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3826,7 +4175,7 @@ func (x *ClassloadingSummary) String() string {
 func (*ClassloadingSummary) ProtoMessage() {}
 
 func (x *ClassloadingSummary) ProtoReflect() protoreflect.Message {
-	mi := &file_preflight_v1_preflight_proto_msgTypes[36]
+	mi := &file_preflight_v1_preflight_proto_msgTypes[38]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3839,7 +4188,7 @@ func (x *ClassloadingSummary) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ClassloadingSummary.ProtoReflect.Descriptor instead.
 func (*ClassloadingSummary) Descriptor() ([]byte, []int) {
-	return file_preflight_v1_preflight_proto_rawDescGZIP(), []int{36}
+	return file_preflight_v1_preflight_proto_rawDescGZIP(), []int{38}
 }
 
 func (x *ClassloadingSummary) GetFlinkVersion() string {
@@ -3925,7 +4274,7 @@ type PluginSummary struct {
 
 func (x *PluginSummary) Reset() {
 	*x = PluginSummary{}
-	mi := &file_preflight_v1_preflight_proto_msgTypes[37]
+	mi := &file_preflight_v1_preflight_proto_msgTypes[39]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3937,7 +4286,7 @@ func (x *PluginSummary) String() string {
 func (*PluginSummary) ProtoMessage() {}
 
 func (x *PluginSummary) ProtoReflect() protoreflect.Message {
-	mi := &file_preflight_v1_preflight_proto_msgTypes[37]
+	mi := &file_preflight_v1_preflight_proto_msgTypes[39]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3950,7 +4299,7 @@ func (x *PluginSummary) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PluginSummary.ProtoReflect.Descriptor instead.
 func (*PluginSummary) Descriptor() ([]byte, []int) {
-	return file_preflight_v1_preflight_proto_rawDescGZIP(), []int{37}
+	return file_preflight_v1_preflight_proto_rawDescGZIP(), []int{39}
 }
 
 func (x *PluginSummary) GetName() string {
@@ -3984,7 +4333,7 @@ type DiffCheckpointsRequest struct {
 
 func (x *DiffCheckpointsRequest) Reset() {
 	*x = DiffCheckpointsRequest{}
-	mi := &file_preflight_v1_preflight_proto_msgTypes[38]
+	mi := &file_preflight_v1_preflight_proto_msgTypes[40]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3996,7 +4345,7 @@ func (x *DiffCheckpointsRequest) String() string {
 func (*DiffCheckpointsRequest) ProtoMessage() {}
 
 func (x *DiffCheckpointsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_preflight_v1_preflight_proto_msgTypes[38]
+	mi := &file_preflight_v1_preflight_proto_msgTypes[40]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4009,7 +4358,7 @@ func (x *DiffCheckpointsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DiffCheckpointsRequest.ProtoReflect.Descriptor instead.
 func (*DiffCheckpointsRequest) Descriptor() ([]byte, []int) {
-	return file_preflight_v1_preflight_proto_rawDescGZIP(), []int{38}
+	return file_preflight_v1_preflight_proto_rawDescGZIP(), []int{40}
 }
 
 func (x *DiffCheckpointsRequest) GetOldCheckpoint() *CheckpointSource {
@@ -4059,7 +4408,7 @@ type DiffCheckpointsResponse struct {
 
 func (x *DiffCheckpointsResponse) Reset() {
 	*x = DiffCheckpointsResponse{}
-	mi := &file_preflight_v1_preflight_proto_msgTypes[39]
+	mi := &file_preflight_v1_preflight_proto_msgTypes[41]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4071,7 +4420,7 @@ func (x *DiffCheckpointsResponse) String() string {
 func (*DiffCheckpointsResponse) ProtoMessage() {}
 
 func (x *DiffCheckpointsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_preflight_v1_preflight_proto_msgTypes[39]
+	mi := &file_preflight_v1_preflight_proto_msgTypes[41]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4084,7 +4433,7 @@ func (x *DiffCheckpointsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DiffCheckpointsResponse.ProtoReflect.Descriptor instead.
 func (*DiffCheckpointsResponse) Descriptor() ([]byte, []int) {
-	return file_preflight_v1_preflight_proto_rawDescGZIP(), []int{39}
+	return file_preflight_v1_preflight_proto_rawDescGZIP(), []int{41}
 }
 
 func (x *DiffCheckpointsResponse) GetOldCheckpoint() *LifecycleCheckpoint {
@@ -4139,7 +4488,7 @@ type LifecycleCheckpoint struct {
 
 func (x *LifecycleCheckpoint) Reset() {
 	*x = LifecycleCheckpoint{}
-	mi := &file_preflight_v1_preflight_proto_msgTypes[40]
+	mi := &file_preflight_v1_preflight_proto_msgTypes[42]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4151,7 +4500,7 @@ func (x *LifecycleCheckpoint) String() string {
 func (*LifecycleCheckpoint) ProtoMessage() {}
 
 func (x *LifecycleCheckpoint) ProtoReflect() protoreflect.Message {
-	mi := &file_preflight_v1_preflight_proto_msgTypes[40]
+	mi := &file_preflight_v1_preflight_proto_msgTypes[42]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4164,7 +4513,7 @@ func (x *LifecycleCheckpoint) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LifecycleCheckpoint.ProtoReflect.Descriptor instead.
 func (*LifecycleCheckpoint) Descriptor() ([]byte, []int) {
-	return file_preflight_v1_preflight_proto_rawDescGZIP(), []int{40}
+	return file_preflight_v1_preflight_proto_rawDescGZIP(), []int{42}
 }
 
 func (x *LifecycleCheckpoint) GetSource() string {
@@ -4226,7 +4575,7 @@ type LifecycleOperatorDiff struct {
 
 func (x *LifecycleOperatorDiff) Reset() {
 	*x = LifecycleOperatorDiff{}
-	mi := &file_preflight_v1_preflight_proto_msgTypes[41]
+	mi := &file_preflight_v1_preflight_proto_msgTypes[43]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4238,7 +4587,7 @@ func (x *LifecycleOperatorDiff) String() string {
 func (*LifecycleOperatorDiff) ProtoMessage() {}
 
 func (x *LifecycleOperatorDiff) ProtoReflect() protoreflect.Message {
-	mi := &file_preflight_v1_preflight_proto_msgTypes[41]
+	mi := &file_preflight_v1_preflight_proto_msgTypes[43]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4251,7 +4600,7 @@ func (x *LifecycleOperatorDiff) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LifecycleOperatorDiff.ProtoReflect.Descriptor instead.
 func (*LifecycleOperatorDiff) Descriptor() ([]byte, []int) {
-	return file_preflight_v1_preflight_proto_rawDescGZIP(), []int{41}
+	return file_preflight_v1_preflight_proto_rawDescGZIP(), []int{43}
 }
 
 func (x *LifecycleOperatorDiff) GetId() string {
@@ -4362,7 +4711,7 @@ type LifecycleStateDiff struct {
 
 func (x *LifecycleStateDiff) Reset() {
 	*x = LifecycleStateDiff{}
-	mi := &file_preflight_v1_preflight_proto_msgTypes[42]
+	mi := &file_preflight_v1_preflight_proto_msgTypes[44]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4374,7 +4723,7 @@ func (x *LifecycleStateDiff) String() string {
 func (*LifecycleStateDiff) ProtoMessage() {}
 
 func (x *LifecycleStateDiff) ProtoReflect() protoreflect.Message {
-	mi := &file_preflight_v1_preflight_proto_msgTypes[42]
+	mi := &file_preflight_v1_preflight_proto_msgTypes[44]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4387,7 +4736,7 @@ func (x *LifecycleStateDiff) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LifecycleStateDiff.ProtoReflect.Descriptor instead.
 func (*LifecycleStateDiff) Descriptor() ([]byte, []int) {
-	return file_preflight_v1_preflight_proto_rawDescGZIP(), []int{42}
+	return file_preflight_v1_preflight_proto_rawDescGZIP(), []int{44}
 }
 
 func (x *LifecycleStateDiff) GetName() string {
@@ -4488,7 +4837,7 @@ type LifecycleFinding struct {
 
 func (x *LifecycleFinding) Reset() {
 	*x = LifecycleFinding{}
-	mi := &file_preflight_v1_preflight_proto_msgTypes[43]
+	mi := &file_preflight_v1_preflight_proto_msgTypes[45]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4500,7 +4849,7 @@ func (x *LifecycleFinding) String() string {
 func (*LifecycleFinding) ProtoMessage() {}
 
 func (x *LifecycleFinding) ProtoReflect() protoreflect.Message {
-	mi := &file_preflight_v1_preflight_proto_msgTypes[43]
+	mi := &file_preflight_v1_preflight_proto_msgTypes[45]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4513,7 +4862,7 @@ func (x *LifecycleFinding) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LifecycleFinding.ProtoReflect.Descriptor instead.
 func (*LifecycleFinding) Descriptor() ([]byte, []int) {
-	return file_preflight_v1_preflight_proto_rawDescGZIP(), []int{43}
+	return file_preflight_v1_preflight_proto_rawDescGZIP(), []int{45}
 }
 
 func (x *LifecycleFinding) GetId() string {
@@ -4599,7 +4948,7 @@ const file_preflight_v1_preflight_proto_rawDesc = "" +
 	"\x05value\x18\x01 \x01(\x05R\x05value\x12\x1e\n" +
 	"\n" +
 	"configured\x18\x02 \x01(\bR\n" +
-	"configured\"\x8c\x05\n" +
+	"configured\"\xfa\x05\n" +
 	"\fCheckOptions\x12#\n" +
 	"\rflink_version\x18\x01 \x01(\tR\fflinkVersion\x12/\n" +
 	"\x14rpc_frame_size_bytes\x18\x02 \x01(\x03R\x11rpcFrameSizeBytes\x12?\n" +
@@ -4614,10 +4963,13 @@ const file_preflight_v1_preflight_proto_rawDesc = "" +
 	"\fjob_jar_uris\x18\t \x03(\tR\n" +
 	"jobJarUris\x12!\n" +
 	"\fcatalog_uris\x18\n" +
-	" \x03(\tR\vcatalogUris\x1aD\n" +
+	" \x03(\tR\vcatalogUris\x12&\n" +
+	"\fverify_files\x18\v \x01(\bH\x00R\vverifyFiles\x88\x01\x01\x123\n" +
+	"\x16verify_files_budget_ms\x18\f \x01(\x03R\x13verifyFilesBudgetMs\x1aD\n" +
 	"\x16ConnectorVersionsEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
-	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"\xe4\x01\n" +
+	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01B\x0f\n" +
+	"\r_verify_files\"\xe4\x01\n" +
 	"\x13CheckRescaleRequest\x12>\n" +
 	"\n" +
 	"checkpoint\x18\x01 \x01(\v2\x1e.preflight.v1.CheckpointSourceR\n" +
@@ -4638,7 +4990,7 @@ const file_preflight_v1_preflight_proto_rawDesc = "" +
 	"\x14CheckRescaleResponse\x123\n" +
 	"\x06report\x18\x01 \x01(\v2\x1b.preflight.v1.RescaleReportR\x06report\"Q\n" +
 	"\x1aCheckRescaleUploadResponse\x123\n" +
-	"\x06report\x18\x01 \x01(\v2\x1b.preflight.v1.RescaleReportR\x06report\"\xc7\x03\n" +
+	"\x06report\x18\x01 \x01(\v2\x1b.preflight.v1.RescaleReportR\x06report\"\x94\x04\n" +
 	"\rRescaleReport\x12/\n" +
 	"\averdict\x18\x01 \x01(\x0e2\x15.preflight.v1.VerdictR\averdict\x121\n" +
 	"\bfindings\x18\x02 \x03(\v2\x15.preflight.v1.FindingR\bfindings\x12>\n" +
@@ -4648,7 +5000,33 @@ const file_preflight_v1_preflight_proto_rawDesc = "" +
 	"checkpoint\x18\x05 \x01(\v2\x1f.preflight.v1.CheckpointSummaryR\n" +
 	"checkpoint\x12K\n" +
 	"\x11checkpoint_choice\x18\v \x01(\v2\x1e.preflight.v1.CheckpointChoiceR\x10checkpointChoice\x12:\n" +
-	"\fjob_vertices\x18\f \x03(\v2\x17.preflight.v1.JobVertexR\vjobVertices\"\x8d\x04\n" +
+	"\fjob_vertices\x18\f \x03(\v2\x17.preflight.v1.JobVertexR\vjobVertices\x12K\n" +
+	"\x11file_verification\x18\r \x01(\v2\x1e.preflight.v1.FileVerificationR\x10fileVerification\"\xb7\x02\n" +
+	"\x10FileVerification\x12\x1e\n" +
+	"\n" +
+	"referenced\x18\x01 \x01(\x03R\n" +
+	"referenced\x12\x1a\n" +
+	"\bverified\x18\x02 \x01(\x03R\bverified\x12\x18\n" +
+	"\amissing\x18\x03 \x01(\x03R\amissing\x12\x1d\n" +
+	"\n" +
+	"wrong_size\x18\x04 \x01(\x03R\twrongSize\x12\x16\n" +
+	"\x06denied\x18\x05 \x01(\x03R\x06denied\x12\"\n" +
+	"\funverifiable\x18\x06 \x01(\x03R\funverifiable\x12!\n" +
+	"\fnot_verified\x18\a \x01(\x03R\vnotVerified\x12\x18\n" +
+	"\asummary\x18\b \x01(\tR\asummary\x125\n" +
+	"\bproblems\x18\t \x03(\v2\x19.preflight.v1.FileProblemR\bproblems\"\xab\x02\n" +
+	"\vFileProblem\x12\x10\n" +
+	"\x03uri\x18\x01 \x01(\tR\x03uri\x12#\n" +
+	"\rrecorded_path\x18\x02 \x01(\tR\frecordedPath\x121\n" +
+	"\x04kind\x18\x03 \x01(\x0e2\x1d.preflight.v1.FileProblemKindR\x04kind\x12#\n" +
+	"\rexpected_size\x18\x04 \x01(\x03R\fexpectedSize\x12\x19\n" +
+	"\bat_least\x18\x05 \x01(\bR\aatLeast\x12\x1f\n" +
+	"\vactual_size\x18\x06 \x01(\x03R\n" +
+	"actualSize\x12\x1f\n" +
+	"\voperator_id\x18\a \x01(\tR\n" +
+	"operatorId\x12\x18\n" +
+	"\asubtask\x18\b \x01(\x05R\asubtask\x12\x16\n" +
+	"\x06detail\x18\t \x01(\tR\x06detail\"\x8d\x04\n" +
 	"\aFinding\x12\x17\n" +
 	"\arule_id\x18\x01 \x01(\tR\x06ruleId\x12\x14\n" +
 	"\x05title\x18\x02 \x01(\tR\x05title\x122\n" +
@@ -4839,7 +5217,7 @@ const file_preflight_v1_preflight_proto_rawDesc = "" +
 	"\x06reason\x18\b \x01(\tR\x06reason\x12'\n" +
 	"\x0fmax_parallelism\x18\t \x01(\x05R\x0emaxParallelism\x12\x10\n" +
 	"\x03key\x18\n" +
-	" \x01(\tR\x03key\"\x8c\x04\n" +
+	" \x01(\tR\x03key\"\xd9\x04\n" +
 	"\x0eDecideResponse\x124\n" +
 	"\x06action\x18\x01 \x01(\x0e2\x1c.preflight.v1.DecisionActionR\x06action\x128\n" +
 	"\bvertices\x18\x02 \x03(\v2\x1c.preflight.v1.VertexDecisionR\bvertices\x12O\n" +
@@ -4851,7 +5229,9 @@ const file_preflight_v1_preflight_proto_rawDesc = "" +
 	"\x06failed\x18\x06 \x01(\bR\x06failed\x12\x18\n" +
 	"\afailure\x18\a \x01(\tR\afailure\x121\n" +
 	"\bfindings\x18\b \x03(\v2\x15.preflight.v1.FindingR\bfindings\x12K\n" +
-	"\x11checkpoint_choice\x18\t \x01(\v2\x1e.preflight.v1.CheckpointChoiceR\x10checkpointChoice\x1a>\n" +
+	"\x11checkpoint_choice\x18\t \x01(\v2\x1e.preflight.v1.CheckpointChoiceR\x10checkpointChoice\x12K\n" +
+	"\x11file_verification\x18\n" +
+	" \x01(\v2\x1e.preflight.v1.FileVerificationR\x10fileVerification\x1a>\n" +
 	"\x10ParallelismEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\x05R\x05value:\x028\x01\"\xc7\x02\n" +
@@ -4976,7 +5356,14 @@ const file_preflight_v1_preflight_proto_rawDesc = "" +
 	"\x13VERDICT_UNSPECIFIED\x10\x00\x12\x11\n" +
 	"\rVERDICT_ALLOW\x10\x01\x12\x1f\n" +
 	"\x1bVERDICT_ALLOW_WITH_WARNINGS\x10\x02\x12\x10\n" +
-	"\fVERDICT_DENY\x10\x03*m\n" +
+	"\fVERDICT_DENY\x10\x03*\xe6\x01\n" +
+	"\x0fFileProblemKind\x12!\n" +
+	"\x1dFILE_PROBLEM_KIND_UNSPECIFIED\x10\x00\x12\x1d\n" +
+	"\x19FILE_PROBLEM_KIND_MISSING\x10\x01\x12 \n" +
+	"\x1cFILE_PROBLEM_KIND_WRONG_SIZE\x10\x02\x12'\n" +
+	"#FILE_PROBLEM_KIND_PERMISSION_DENIED\x10\x03\x12#\n" +
+	"\x1fFILE_PROBLEM_KIND_CANNOT_VERIFY\x10\x04\x12!\n" +
+	"\x1dFILE_PROBLEM_KIND_UNAVAILABLE\x10\x05*m\n" +
 	"\rFailurePolicy\x12\x1e\n" +
 	"\x1aFAILURE_POLICY_UNSPECIFIED\x10\x00\x12\x1e\n" +
 	"\x1aFAILURE_POLICY_FAIL_CLOSED\x10\x01\x12\x1c\n" +
@@ -5006,151 +5393,158 @@ func file_preflight_v1_preflight_proto_rawDescGZIP() []byte {
 	return file_preflight_v1_preflight_proto_rawDescData
 }
 
-var file_preflight_v1_preflight_proto_enumTypes = make([]protoimpl.EnumInfo, 5)
-var file_preflight_v1_preflight_proto_msgTypes = make([]protoimpl.MessageInfo, 52)
+var file_preflight_v1_preflight_proto_enumTypes = make([]protoimpl.EnumInfo, 6)
+var file_preflight_v1_preflight_proto_msgTypes = make([]protoimpl.MessageInfo, 54)
 var file_preflight_v1_preflight_proto_goTypes = []any{
 	(SubtaskMapper)(0),                 // 0: preflight.v1.SubtaskMapper
 	(Severity)(0),                      // 1: preflight.v1.Severity
 	(Verdict)(0),                       // 2: preflight.v1.Verdict
-	(FailurePolicy)(0),                 // 3: preflight.v1.FailurePolicy
-	(DecisionAction)(0),                // 4: preflight.v1.DecisionAction
-	(*CheckpointSource)(nil),           // 5: preflight.v1.CheckpointSource
-	(*RescalePlan)(nil),                // 6: preflight.v1.RescalePlan
-	(*Vertex)(nil),                     // 7: preflight.v1.Vertex
-	(*MaxParallelism)(nil),             // 8: preflight.v1.MaxParallelism
-	(*CheckOptions)(nil),               // 9: preflight.v1.CheckOptions
-	(*CheckRescaleRequest)(nil),        // 10: preflight.v1.CheckRescaleRequest
-	(*CheckRescaleUploadRequest)(nil),  // 11: preflight.v1.CheckRescaleUploadRequest
-	(*UploadHeader)(nil),               // 12: preflight.v1.UploadHeader
-	(*CheckRescaleResponse)(nil),       // 13: preflight.v1.CheckRescaleResponse
-	(*CheckRescaleUploadResponse)(nil), // 14: preflight.v1.CheckRescaleUploadResponse
-	(*RescaleReport)(nil),              // 15: preflight.v1.RescaleReport
-	(*Finding)(nil),                    // 16: preflight.v1.Finding
-	(*SafeParallelism)(nil),            // 17: preflight.v1.SafeParallelism
-	(*CheckpointSummary)(nil),          // 18: preflight.v1.CheckpointSummary
-	(*OperatorAssignment)(nil),         // 19: preflight.v1.OperatorAssignment
-	(*StateAssignment)(nil),            // 20: preflight.v1.StateAssignment
-	(*KeyedAssignment)(nil),            // 21: preflight.v1.KeyedAssignment
-	(*SubtaskAssignment)(nil),          // 22: preflight.v1.SubtaskAssignment
-	(*SubtaskStateShare)(nil),          // 23: preflight.v1.SubtaskStateShare
-	(*OldSubtaskState)(nil),            // 24: preflight.v1.OldSubtaskState
-	(*InspectCheckpointRequest)(nil),   // 25: preflight.v1.InspectCheckpointRequest
-	(*InspectCheckpointResponse)(nil),  // 26: preflight.v1.InspectCheckpointResponse
-	(*OperatorInfo)(nil),               // 27: preflight.v1.OperatorInfo
-	(*StateInfo)(nil),                  // 28: preflight.v1.StateInfo
-	(*MetadataFormatError)(nil),        // 29: preflight.v1.MetadataFormatError
-	(*FlinkJob)(nil),                   // 30: preflight.v1.FlinkJob
-	(*CheckpointChoice)(nil),           // 31: preflight.v1.CheckpointChoice
-	(*JobVertex)(nil),                  // 32: preflight.v1.JobVertex
-	(*DecideRequest)(nil),              // 33: preflight.v1.DecideRequest
-	(*VertexDecision)(nil),             // 34: preflight.v1.VertexDecision
-	(*DecideResponse)(nil),             // 35: preflight.v1.DecideResponse
-	(*ClasspathCheckRequest)(nil),      // 36: preflight.v1.ClasspathCheckRequest
-	(*ClasspathCheckResponse)(nil),     // 37: preflight.v1.ClasspathCheckResponse
-	(*ClasspathReport)(nil),            // 38: preflight.v1.ClasspathReport
-	(*ClasspathFindingDetail)(nil),     // 39: preflight.v1.ClasspathFindingDetail
-	(*JarSummary)(nil),                 // 40: preflight.v1.JarSummary
-	(*ClassloadingSummary)(nil),        // 41: preflight.v1.ClassloadingSummary
-	(*PluginSummary)(nil),              // 42: preflight.v1.PluginSummary
-	(*DiffCheckpointsRequest)(nil),     // 43: preflight.v1.DiffCheckpointsRequest
-	(*DiffCheckpointsResponse)(nil),    // 44: preflight.v1.DiffCheckpointsResponse
-	(*LifecycleCheckpoint)(nil),        // 45: preflight.v1.LifecycleCheckpoint
-	(*LifecycleOperatorDiff)(nil),      // 46: preflight.v1.LifecycleOperatorDiff
-	(*LifecycleStateDiff)(nil),         // 47: preflight.v1.LifecycleStateDiff
-	(*LifecycleFinding)(nil),           // 48: preflight.v1.LifecycleFinding
-	nil,                                // 49: preflight.v1.RescalePlan.VertexParallelismEntry
-	nil,                                // 50: preflight.v1.RescalePlan.MaxParallelismEntry
-	nil,                                // 51: preflight.v1.RescalePlan.InputChannelMappersEntry
-	nil,                                // 52: preflight.v1.RescalePlan.OutputChannelMappersEntry
-	nil,                                // 53: preflight.v1.RescalePlan.ParallelismEntry
-	nil,                                // 54: preflight.v1.CheckOptions.ConnectorVersionsEntry
-	nil,                                // 55: preflight.v1.DecideRequest.ProposedParallelismEntry
-	nil,                                // 56: preflight.v1.DecideResponse.ParallelismEntry
+	(FileProblemKind)(0),               // 3: preflight.v1.FileProblemKind
+	(FailurePolicy)(0),                 // 4: preflight.v1.FailurePolicy
+	(DecisionAction)(0),                // 5: preflight.v1.DecisionAction
+	(*CheckpointSource)(nil),           // 6: preflight.v1.CheckpointSource
+	(*RescalePlan)(nil),                // 7: preflight.v1.RescalePlan
+	(*Vertex)(nil),                     // 8: preflight.v1.Vertex
+	(*MaxParallelism)(nil),             // 9: preflight.v1.MaxParallelism
+	(*CheckOptions)(nil),               // 10: preflight.v1.CheckOptions
+	(*CheckRescaleRequest)(nil),        // 11: preflight.v1.CheckRescaleRequest
+	(*CheckRescaleUploadRequest)(nil),  // 12: preflight.v1.CheckRescaleUploadRequest
+	(*UploadHeader)(nil),               // 13: preflight.v1.UploadHeader
+	(*CheckRescaleResponse)(nil),       // 14: preflight.v1.CheckRescaleResponse
+	(*CheckRescaleUploadResponse)(nil), // 15: preflight.v1.CheckRescaleUploadResponse
+	(*RescaleReport)(nil),              // 16: preflight.v1.RescaleReport
+	(*FileVerification)(nil),           // 17: preflight.v1.FileVerification
+	(*FileProblem)(nil),                // 18: preflight.v1.FileProblem
+	(*Finding)(nil),                    // 19: preflight.v1.Finding
+	(*SafeParallelism)(nil),            // 20: preflight.v1.SafeParallelism
+	(*CheckpointSummary)(nil),          // 21: preflight.v1.CheckpointSummary
+	(*OperatorAssignment)(nil),         // 22: preflight.v1.OperatorAssignment
+	(*StateAssignment)(nil),            // 23: preflight.v1.StateAssignment
+	(*KeyedAssignment)(nil),            // 24: preflight.v1.KeyedAssignment
+	(*SubtaskAssignment)(nil),          // 25: preflight.v1.SubtaskAssignment
+	(*SubtaskStateShare)(nil),          // 26: preflight.v1.SubtaskStateShare
+	(*OldSubtaskState)(nil),            // 27: preflight.v1.OldSubtaskState
+	(*InspectCheckpointRequest)(nil),   // 28: preflight.v1.InspectCheckpointRequest
+	(*InspectCheckpointResponse)(nil),  // 29: preflight.v1.InspectCheckpointResponse
+	(*OperatorInfo)(nil),               // 30: preflight.v1.OperatorInfo
+	(*StateInfo)(nil),                  // 31: preflight.v1.StateInfo
+	(*MetadataFormatError)(nil),        // 32: preflight.v1.MetadataFormatError
+	(*FlinkJob)(nil),                   // 33: preflight.v1.FlinkJob
+	(*CheckpointChoice)(nil),           // 34: preflight.v1.CheckpointChoice
+	(*JobVertex)(nil),                  // 35: preflight.v1.JobVertex
+	(*DecideRequest)(nil),              // 36: preflight.v1.DecideRequest
+	(*VertexDecision)(nil),             // 37: preflight.v1.VertexDecision
+	(*DecideResponse)(nil),             // 38: preflight.v1.DecideResponse
+	(*ClasspathCheckRequest)(nil),      // 39: preflight.v1.ClasspathCheckRequest
+	(*ClasspathCheckResponse)(nil),     // 40: preflight.v1.ClasspathCheckResponse
+	(*ClasspathReport)(nil),            // 41: preflight.v1.ClasspathReport
+	(*ClasspathFindingDetail)(nil),     // 42: preflight.v1.ClasspathFindingDetail
+	(*JarSummary)(nil),                 // 43: preflight.v1.JarSummary
+	(*ClassloadingSummary)(nil),        // 44: preflight.v1.ClassloadingSummary
+	(*PluginSummary)(nil),              // 45: preflight.v1.PluginSummary
+	(*DiffCheckpointsRequest)(nil),     // 46: preflight.v1.DiffCheckpointsRequest
+	(*DiffCheckpointsResponse)(nil),    // 47: preflight.v1.DiffCheckpointsResponse
+	(*LifecycleCheckpoint)(nil),        // 48: preflight.v1.LifecycleCheckpoint
+	(*LifecycleOperatorDiff)(nil),      // 49: preflight.v1.LifecycleOperatorDiff
+	(*LifecycleStateDiff)(nil),         // 50: preflight.v1.LifecycleStateDiff
+	(*LifecycleFinding)(nil),           // 51: preflight.v1.LifecycleFinding
+	nil,                                // 52: preflight.v1.RescalePlan.VertexParallelismEntry
+	nil,                                // 53: preflight.v1.RescalePlan.MaxParallelismEntry
+	nil,                                // 54: preflight.v1.RescalePlan.InputChannelMappersEntry
+	nil,                                // 55: preflight.v1.RescalePlan.OutputChannelMappersEntry
+	nil,                                // 56: preflight.v1.RescalePlan.ParallelismEntry
+	nil,                                // 57: preflight.v1.CheckOptions.ConnectorVersionsEntry
+	nil,                                // 58: preflight.v1.DecideRequest.ProposedParallelismEntry
+	nil,                                // 59: preflight.v1.DecideResponse.ParallelismEntry
 }
 var file_preflight_v1_preflight_proto_depIdxs = []int32{
-	49, // 0: preflight.v1.RescalePlan.vertex_parallelism:type_name -> preflight.v1.RescalePlan.VertexParallelismEntry
-	7,  // 1: preflight.v1.RescalePlan.vertices:type_name -> preflight.v1.Vertex
-	50, // 2: preflight.v1.RescalePlan.max_parallelism:type_name -> preflight.v1.RescalePlan.MaxParallelismEntry
-	51, // 3: preflight.v1.RescalePlan.input_channel_mappers:type_name -> preflight.v1.RescalePlan.InputChannelMappersEntry
-	52, // 4: preflight.v1.RescalePlan.output_channel_mappers:type_name -> preflight.v1.RescalePlan.OutputChannelMappersEntry
-	53, // 5: preflight.v1.RescalePlan.parallelism:type_name -> preflight.v1.RescalePlan.ParallelismEntry
+	52, // 0: preflight.v1.RescalePlan.vertex_parallelism:type_name -> preflight.v1.RescalePlan.VertexParallelismEntry
+	8,  // 1: preflight.v1.RescalePlan.vertices:type_name -> preflight.v1.Vertex
+	53, // 2: preflight.v1.RescalePlan.max_parallelism:type_name -> preflight.v1.RescalePlan.MaxParallelismEntry
+	54, // 3: preflight.v1.RescalePlan.input_channel_mappers:type_name -> preflight.v1.RescalePlan.InputChannelMappersEntry
+	55, // 4: preflight.v1.RescalePlan.output_channel_mappers:type_name -> preflight.v1.RescalePlan.OutputChannelMappersEntry
+	56, // 5: preflight.v1.RescalePlan.parallelism:type_name -> preflight.v1.RescalePlan.ParallelismEntry
 	1,  // 6: preflight.v1.CheckOptions.fail_level:type_name -> preflight.v1.Severity
-	54, // 7: preflight.v1.CheckOptions.connector_versions:type_name -> preflight.v1.CheckOptions.ConnectorVersionsEntry
-	5,  // 8: preflight.v1.CheckRescaleRequest.checkpoint:type_name -> preflight.v1.CheckpointSource
-	6,  // 9: preflight.v1.CheckRescaleRequest.plan:type_name -> preflight.v1.RescalePlan
-	9,  // 10: preflight.v1.CheckRescaleRequest.options:type_name -> preflight.v1.CheckOptions
-	30, // 11: preflight.v1.CheckRescaleRequest.job:type_name -> preflight.v1.FlinkJob
-	12, // 12: preflight.v1.CheckRescaleUploadRequest.header:type_name -> preflight.v1.UploadHeader
-	6,  // 13: preflight.v1.UploadHeader.plan:type_name -> preflight.v1.RescalePlan
-	9,  // 14: preflight.v1.UploadHeader.options:type_name -> preflight.v1.CheckOptions
-	15, // 15: preflight.v1.CheckRescaleResponse.report:type_name -> preflight.v1.RescaleReport
-	15, // 16: preflight.v1.CheckRescaleUploadResponse.report:type_name -> preflight.v1.RescaleReport
+	57, // 7: preflight.v1.CheckOptions.connector_versions:type_name -> preflight.v1.CheckOptions.ConnectorVersionsEntry
+	6,  // 8: preflight.v1.CheckRescaleRequest.checkpoint:type_name -> preflight.v1.CheckpointSource
+	7,  // 9: preflight.v1.CheckRescaleRequest.plan:type_name -> preflight.v1.RescalePlan
+	10, // 10: preflight.v1.CheckRescaleRequest.options:type_name -> preflight.v1.CheckOptions
+	33, // 11: preflight.v1.CheckRescaleRequest.job:type_name -> preflight.v1.FlinkJob
+	13, // 12: preflight.v1.CheckRescaleUploadRequest.header:type_name -> preflight.v1.UploadHeader
+	7,  // 13: preflight.v1.UploadHeader.plan:type_name -> preflight.v1.RescalePlan
+	10, // 14: preflight.v1.UploadHeader.options:type_name -> preflight.v1.CheckOptions
+	16, // 15: preflight.v1.CheckRescaleResponse.report:type_name -> preflight.v1.RescaleReport
+	16, // 16: preflight.v1.CheckRescaleUploadResponse.report:type_name -> preflight.v1.RescaleReport
 	2,  // 17: preflight.v1.RescaleReport.verdict:type_name -> preflight.v1.Verdict
-	16, // 18: preflight.v1.RescaleReport.findings:type_name -> preflight.v1.Finding
-	19, // 19: preflight.v1.RescaleReport.operators:type_name -> preflight.v1.OperatorAssignment
-	17, // 20: preflight.v1.RescaleReport.safe_parallelism:type_name -> preflight.v1.SafeParallelism
-	18, // 21: preflight.v1.RescaleReport.checkpoint:type_name -> preflight.v1.CheckpointSummary
-	31, // 22: preflight.v1.RescaleReport.checkpoint_choice:type_name -> preflight.v1.CheckpointChoice
-	32, // 23: preflight.v1.RescaleReport.job_vertices:type_name -> preflight.v1.JobVertex
-	1,  // 24: preflight.v1.Finding.severity:type_name -> preflight.v1.Severity
-	20, // 25: preflight.v1.OperatorAssignment.states:type_name -> preflight.v1.StateAssignment
-	21, // 26: preflight.v1.OperatorAssignment.keyed:type_name -> preflight.v1.KeyedAssignment
-	22, // 27: preflight.v1.OperatorAssignment.subtasks:type_name -> preflight.v1.SubtaskAssignment
-	24, // 28: preflight.v1.OperatorAssignment.old_subtasks:type_name -> preflight.v1.OldSubtaskState
-	23, // 29: preflight.v1.SubtaskAssignment.states:type_name -> preflight.v1.SubtaskStateShare
-	23, // 30: preflight.v1.OldSubtaskState.states:type_name -> preflight.v1.SubtaskStateShare
-	5,  // 31: preflight.v1.InspectCheckpointRequest.checkpoint:type_name -> preflight.v1.CheckpointSource
-	18, // 32: preflight.v1.InspectCheckpointResponse.checkpoint:type_name -> preflight.v1.CheckpointSummary
-	27, // 33: preflight.v1.InspectCheckpointResponse.operators:type_name -> preflight.v1.OperatorInfo
-	28, // 34: preflight.v1.OperatorInfo.states:type_name -> preflight.v1.StateInfo
-	5,  // 35: preflight.v1.DecideRequest.checkpoint:type_name -> preflight.v1.CheckpointSource
-	30, // 36: preflight.v1.DecideRequest.job:type_name -> preflight.v1.FlinkJob
-	55, // 37: preflight.v1.DecideRequest.proposed_parallelism:type_name -> preflight.v1.DecideRequest.ProposedParallelismEntry
-	9,  // 38: preflight.v1.DecideRequest.options:type_name -> preflight.v1.CheckOptions
-	3,  // 39: preflight.v1.DecideRequest.on_failure:type_name -> preflight.v1.FailurePolicy
-	4,  // 40: preflight.v1.VertexDecision.action:type_name -> preflight.v1.DecisionAction
-	4,  // 41: preflight.v1.DecideResponse.action:type_name -> preflight.v1.DecisionAction
-	34, // 42: preflight.v1.DecideResponse.vertices:type_name -> preflight.v1.VertexDecision
-	56, // 43: preflight.v1.DecideResponse.parallelism:type_name -> preflight.v1.DecideResponse.ParallelismEntry
-	16, // 44: preflight.v1.DecideResponse.findings:type_name -> preflight.v1.Finding
-	31, // 45: preflight.v1.DecideResponse.checkpoint_choice:type_name -> preflight.v1.CheckpointChoice
-	1,  // 46: preflight.v1.ClasspathCheckRequest.fail_level:type_name -> preflight.v1.Severity
-	38, // 47: preflight.v1.ClasspathCheckResponse.report:type_name -> preflight.v1.ClasspathReport
-	2,  // 48: preflight.v1.ClasspathReport.verdict:type_name -> preflight.v1.Verdict
-	16, // 49: preflight.v1.ClasspathReport.findings:type_name -> preflight.v1.Finding
-	39, // 50: preflight.v1.ClasspathReport.details:type_name -> preflight.v1.ClasspathFindingDetail
-	40, // 51: preflight.v1.ClasspathReport.job_jar:type_name -> preflight.v1.JarSummary
-	41, // 52: preflight.v1.ClasspathReport.cluster:type_name -> preflight.v1.ClassloadingSummary
-	40, // 53: preflight.v1.ClassloadingSummary.lib:type_name -> preflight.v1.JarSummary
-	42, // 54: preflight.v1.ClassloadingSummary.plugins:type_name -> preflight.v1.PluginSummary
-	5,  // 55: preflight.v1.DiffCheckpointsRequest.old_checkpoint:type_name -> preflight.v1.CheckpointSource
-	5,  // 56: preflight.v1.DiffCheckpointsRequest.new_checkpoint:type_name -> preflight.v1.CheckpointSource
-	45, // 57: preflight.v1.DiffCheckpointsResponse.old_checkpoint:type_name -> preflight.v1.LifecycleCheckpoint
-	45, // 58: preflight.v1.DiffCheckpointsResponse.new_checkpoint:type_name -> preflight.v1.LifecycleCheckpoint
-	46, // 59: preflight.v1.DiffCheckpointsResponse.operators:type_name -> preflight.v1.LifecycleOperatorDiff
-	48, // 60: preflight.v1.DiffCheckpointsResponse.findings:type_name -> preflight.v1.LifecycleFinding
-	47, // 61: preflight.v1.LifecycleOperatorDiff.states:type_name -> preflight.v1.LifecycleStateDiff
-	1,  // 62: preflight.v1.LifecycleFinding.severity:type_name -> preflight.v1.Severity
-	8,  // 63: preflight.v1.RescalePlan.MaxParallelismEntry.value:type_name -> preflight.v1.MaxParallelism
-	0,  // 64: preflight.v1.RescalePlan.InputChannelMappersEntry.value:type_name -> preflight.v1.SubtaskMapper
-	0,  // 65: preflight.v1.RescalePlan.OutputChannelMappersEntry.value:type_name -> preflight.v1.SubtaskMapper
-	10, // 66: preflight.v1.PreflightService.CheckRescale:input_type -> preflight.v1.CheckRescaleRequest
-	11, // 67: preflight.v1.PreflightService.CheckRescaleUpload:input_type -> preflight.v1.CheckRescaleUploadRequest
-	25, // 68: preflight.v1.PreflightService.InspectCheckpoint:input_type -> preflight.v1.InspectCheckpointRequest
-	36, // 69: preflight.v1.PreflightService.ClasspathCheck:input_type -> preflight.v1.ClasspathCheckRequest
-	33, // 70: preflight.v1.PreflightService.Decide:input_type -> preflight.v1.DecideRequest
-	43, // 71: preflight.v1.PreflightService.DiffCheckpoints:input_type -> preflight.v1.DiffCheckpointsRequest
-	13, // 72: preflight.v1.PreflightService.CheckRescale:output_type -> preflight.v1.CheckRescaleResponse
-	14, // 73: preflight.v1.PreflightService.CheckRescaleUpload:output_type -> preflight.v1.CheckRescaleUploadResponse
-	26, // 74: preflight.v1.PreflightService.InspectCheckpoint:output_type -> preflight.v1.InspectCheckpointResponse
-	37, // 75: preflight.v1.PreflightService.ClasspathCheck:output_type -> preflight.v1.ClasspathCheckResponse
-	35, // 76: preflight.v1.PreflightService.Decide:output_type -> preflight.v1.DecideResponse
-	44, // 77: preflight.v1.PreflightService.DiffCheckpoints:output_type -> preflight.v1.DiffCheckpointsResponse
-	72, // [72:78] is the sub-list for method output_type
-	66, // [66:72] is the sub-list for method input_type
-	66, // [66:66] is the sub-list for extension type_name
-	66, // [66:66] is the sub-list for extension extendee
-	0,  // [0:66] is the sub-list for field type_name
+	19, // 18: preflight.v1.RescaleReport.findings:type_name -> preflight.v1.Finding
+	22, // 19: preflight.v1.RescaleReport.operators:type_name -> preflight.v1.OperatorAssignment
+	20, // 20: preflight.v1.RescaleReport.safe_parallelism:type_name -> preflight.v1.SafeParallelism
+	21, // 21: preflight.v1.RescaleReport.checkpoint:type_name -> preflight.v1.CheckpointSummary
+	34, // 22: preflight.v1.RescaleReport.checkpoint_choice:type_name -> preflight.v1.CheckpointChoice
+	35, // 23: preflight.v1.RescaleReport.job_vertices:type_name -> preflight.v1.JobVertex
+	17, // 24: preflight.v1.RescaleReport.file_verification:type_name -> preflight.v1.FileVerification
+	18, // 25: preflight.v1.FileVerification.problems:type_name -> preflight.v1.FileProblem
+	3,  // 26: preflight.v1.FileProblem.kind:type_name -> preflight.v1.FileProblemKind
+	1,  // 27: preflight.v1.Finding.severity:type_name -> preflight.v1.Severity
+	23, // 28: preflight.v1.OperatorAssignment.states:type_name -> preflight.v1.StateAssignment
+	24, // 29: preflight.v1.OperatorAssignment.keyed:type_name -> preflight.v1.KeyedAssignment
+	25, // 30: preflight.v1.OperatorAssignment.subtasks:type_name -> preflight.v1.SubtaskAssignment
+	27, // 31: preflight.v1.OperatorAssignment.old_subtasks:type_name -> preflight.v1.OldSubtaskState
+	26, // 32: preflight.v1.SubtaskAssignment.states:type_name -> preflight.v1.SubtaskStateShare
+	26, // 33: preflight.v1.OldSubtaskState.states:type_name -> preflight.v1.SubtaskStateShare
+	6,  // 34: preflight.v1.InspectCheckpointRequest.checkpoint:type_name -> preflight.v1.CheckpointSource
+	21, // 35: preflight.v1.InspectCheckpointResponse.checkpoint:type_name -> preflight.v1.CheckpointSummary
+	30, // 36: preflight.v1.InspectCheckpointResponse.operators:type_name -> preflight.v1.OperatorInfo
+	31, // 37: preflight.v1.OperatorInfo.states:type_name -> preflight.v1.StateInfo
+	6,  // 38: preflight.v1.DecideRequest.checkpoint:type_name -> preflight.v1.CheckpointSource
+	33, // 39: preflight.v1.DecideRequest.job:type_name -> preflight.v1.FlinkJob
+	58, // 40: preflight.v1.DecideRequest.proposed_parallelism:type_name -> preflight.v1.DecideRequest.ProposedParallelismEntry
+	10, // 41: preflight.v1.DecideRequest.options:type_name -> preflight.v1.CheckOptions
+	4,  // 42: preflight.v1.DecideRequest.on_failure:type_name -> preflight.v1.FailurePolicy
+	5,  // 43: preflight.v1.VertexDecision.action:type_name -> preflight.v1.DecisionAction
+	5,  // 44: preflight.v1.DecideResponse.action:type_name -> preflight.v1.DecisionAction
+	37, // 45: preflight.v1.DecideResponse.vertices:type_name -> preflight.v1.VertexDecision
+	59, // 46: preflight.v1.DecideResponse.parallelism:type_name -> preflight.v1.DecideResponse.ParallelismEntry
+	19, // 47: preflight.v1.DecideResponse.findings:type_name -> preflight.v1.Finding
+	34, // 48: preflight.v1.DecideResponse.checkpoint_choice:type_name -> preflight.v1.CheckpointChoice
+	17, // 49: preflight.v1.DecideResponse.file_verification:type_name -> preflight.v1.FileVerification
+	1,  // 50: preflight.v1.ClasspathCheckRequest.fail_level:type_name -> preflight.v1.Severity
+	41, // 51: preflight.v1.ClasspathCheckResponse.report:type_name -> preflight.v1.ClasspathReport
+	2,  // 52: preflight.v1.ClasspathReport.verdict:type_name -> preflight.v1.Verdict
+	19, // 53: preflight.v1.ClasspathReport.findings:type_name -> preflight.v1.Finding
+	42, // 54: preflight.v1.ClasspathReport.details:type_name -> preflight.v1.ClasspathFindingDetail
+	43, // 55: preflight.v1.ClasspathReport.job_jar:type_name -> preflight.v1.JarSummary
+	44, // 56: preflight.v1.ClasspathReport.cluster:type_name -> preflight.v1.ClassloadingSummary
+	43, // 57: preflight.v1.ClassloadingSummary.lib:type_name -> preflight.v1.JarSummary
+	45, // 58: preflight.v1.ClassloadingSummary.plugins:type_name -> preflight.v1.PluginSummary
+	6,  // 59: preflight.v1.DiffCheckpointsRequest.old_checkpoint:type_name -> preflight.v1.CheckpointSource
+	6,  // 60: preflight.v1.DiffCheckpointsRequest.new_checkpoint:type_name -> preflight.v1.CheckpointSource
+	48, // 61: preflight.v1.DiffCheckpointsResponse.old_checkpoint:type_name -> preflight.v1.LifecycleCheckpoint
+	48, // 62: preflight.v1.DiffCheckpointsResponse.new_checkpoint:type_name -> preflight.v1.LifecycleCheckpoint
+	49, // 63: preflight.v1.DiffCheckpointsResponse.operators:type_name -> preflight.v1.LifecycleOperatorDiff
+	51, // 64: preflight.v1.DiffCheckpointsResponse.findings:type_name -> preflight.v1.LifecycleFinding
+	50, // 65: preflight.v1.LifecycleOperatorDiff.states:type_name -> preflight.v1.LifecycleStateDiff
+	1,  // 66: preflight.v1.LifecycleFinding.severity:type_name -> preflight.v1.Severity
+	9,  // 67: preflight.v1.RescalePlan.MaxParallelismEntry.value:type_name -> preflight.v1.MaxParallelism
+	0,  // 68: preflight.v1.RescalePlan.InputChannelMappersEntry.value:type_name -> preflight.v1.SubtaskMapper
+	0,  // 69: preflight.v1.RescalePlan.OutputChannelMappersEntry.value:type_name -> preflight.v1.SubtaskMapper
+	11, // 70: preflight.v1.PreflightService.CheckRescale:input_type -> preflight.v1.CheckRescaleRequest
+	12, // 71: preflight.v1.PreflightService.CheckRescaleUpload:input_type -> preflight.v1.CheckRescaleUploadRequest
+	28, // 72: preflight.v1.PreflightService.InspectCheckpoint:input_type -> preflight.v1.InspectCheckpointRequest
+	39, // 73: preflight.v1.PreflightService.ClasspathCheck:input_type -> preflight.v1.ClasspathCheckRequest
+	36, // 74: preflight.v1.PreflightService.Decide:input_type -> preflight.v1.DecideRequest
+	46, // 75: preflight.v1.PreflightService.DiffCheckpoints:input_type -> preflight.v1.DiffCheckpointsRequest
+	14, // 76: preflight.v1.PreflightService.CheckRescale:output_type -> preflight.v1.CheckRescaleResponse
+	15, // 77: preflight.v1.PreflightService.CheckRescaleUpload:output_type -> preflight.v1.CheckRescaleUploadResponse
+	29, // 78: preflight.v1.PreflightService.InspectCheckpoint:output_type -> preflight.v1.InspectCheckpointResponse
+	40, // 79: preflight.v1.PreflightService.ClasspathCheck:output_type -> preflight.v1.ClasspathCheckResponse
+	38, // 80: preflight.v1.PreflightService.Decide:output_type -> preflight.v1.DecideResponse
+	47, // 81: preflight.v1.PreflightService.DiffCheckpoints:output_type -> preflight.v1.DiffCheckpointsResponse
+	76, // [76:82] is the sub-list for method output_type
+	70, // [70:76] is the sub-list for method input_type
+	70, // [70:70] is the sub-list for extension type_name
+	70, // [70:70] is the sub-list for extension extendee
+	0,  // [0:70] is the sub-list for field type_name
 }
 
 func init() { file_preflight_v1_preflight_proto_init() }
@@ -5162,6 +5556,7 @@ func file_preflight_v1_preflight_proto_init() {
 		(*CheckpointSource_Uri)(nil),
 		(*CheckpointSource_Metadata)(nil),
 	}
+	file_preflight_v1_preflight_proto_msgTypes[4].OneofWrappers = []any{}
 	file_preflight_v1_preflight_proto_msgTypes[6].OneofWrappers = []any{
 		(*CheckRescaleUploadRequest_Header)(nil),
 		(*CheckRescaleUploadRequest_Chunk)(nil),
@@ -5171,8 +5566,8 @@ func file_preflight_v1_preflight_proto_init() {
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_preflight_v1_preflight_proto_rawDesc), len(file_preflight_v1_preflight_proto_rawDesc)),
-			NumEnums:      5,
-			NumMessages:   52,
+			NumEnums:      6,
+			NumMessages:   54,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

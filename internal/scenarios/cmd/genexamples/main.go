@@ -5,6 +5,7 @@
 //	go run ./internal/scenarios/cmd/genexamples -kafka-bytes 176160768 -kafka-out /tmp/big/_metadata
 //	go run ./internal/scenarios/cmd/genexamples -synthetic operators=100000,split=1 -synthetic-out /tmp/ops/_metadata
 //	go run ./internal/scenarios/cmd/genexamples -synthetic parallelism=4096,split=1,union=1 -synthetic-out /tmp/union/_metadata
+//	go run ./internal/scenarios/cmd/genexamples -synthetic operators=10000,split=1 -synthetic-out /tmp/sp-1/_metadata -synthetic-files
 //
 // Files that would change are replaced only with -force; every write is atomic.
 package main
@@ -29,9 +30,10 @@ func main() {
 	force := flag.Bool("force", false, "replace existing files whose content differs")
 	synthetic := flag.String("synthetic", "", "also write a synthetic scale checkpoint: operators=N,parallelism=P,maxparallelism=M,split=S,union=U,broadcast=B,elements=E,elementsize=Z (see scenarios.Synthetic)")
 	syntheticOut := flag.String("synthetic-out", "", "where to write the synthetic checkpoint (required with -synthetic)")
+	syntheticFiles := flag.Bool("synthetic-files", false, "also write every state file the synthetic checkpoint references beside it, of its recorded size (a savepoint folder for verify_files)")
 	flag.Parse()
 	if *synthetic != "" {
-		if err := writeSynthetic(*synthetic, *syntheticOut, *force); err != nil {
+		if err := writeSynthetic(*synthetic, *syntheticOut, *force, *syntheticFiles); err != nil {
 			fmt.Fprintln(os.Stderr, "genexamples:", err)
 			os.Exit(2)
 		}
@@ -72,7 +74,7 @@ func main() {
 }
 
 // writeSynthetic parses the -synthetic spec and writes the file.
-func writeSynthetic(spec, path string, force bool) error {
+func writeSynthetic(spec, path string, force, files bool) error {
 	if path == "" {
 		return fmt.Errorf("-synthetic needs -synthetic-out")
 	}
@@ -87,6 +89,14 @@ func writeSynthetic(spec, path string, force bool) error {
 			return fmt.Errorf("-synthetic %q: want key=non-negative integer with keys operators, parallelism, maxparallelism, split, union, broadcast, elements, elementsize", kv)
 		}
 		*dst = n
+	}
+	if files {
+		names, err := scenarios.WriteSyntheticFolder(filepath.Dir(path), s)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(os.Stderr, "wrote %s and %d state files beside it\n", path, len(names))
+		return nil
 	}
 	if err := scenarios.WriteFile(path, force, func(w io.Writer) error { return scenarios.WriteSynthetic(w, s) }); err != nil {
 		return err
