@@ -1,6 +1,6 @@
 // Package client is the Go client of the Preflight gRPC service, for platforms and autoscalers
 // that integrate with a running preflightd. It dials (plain, TLS or mutual TLS), sends checks by URI
-// or inline bytes, and streams local _metadata files through CheckRescaleUpload in fixed-size
+// or inline bytes, and streams local _metadata files through CheckRescaleUploadStream in fixed-size
 // chunks so that neither side holds the whole file. It holds no analysis logic: answers come from
 // the server.
 package client
@@ -133,13 +133,71 @@ func callOptions(ctx context.Context) []grpc.CallOption {
 	return nil
 }
 
-// Check checks a plan against a checkpoint named by URI or given inline.
+// Check checks a plan against a checkpoint named by URI or given inline. It asks
+// CheckRescaleStream, so no message of the answer exceeds about 1 MiB however large the report
+// (every subtask of a high parallelism, a hundred thousand operators), and joins the pieces.
 func (c *Client) Check(ctx context.Context, req *pb.CheckRescaleRequest) (*pb.RescaleReport, error) {
-	resp, err := c.api.CheckRescale(ctx, req, callOptions(ctx)...)
+	stream, err := c.api.CheckRescaleStream(ctx, req, callOptions(ctx)...)
 	if err != nil {
 		return nil, err
 	}
-	return resp.GetReport(), nil
+	return receivePieces(stream)
+}
+
+// receivePieces joins a report answered in pieces (CheckRescalePiece): the pages' operators and
+// findings in order, an item continued over several pages merged into one, and the last
+// piece's report.
+func receivePieces(stream interface {
+	Recv() (*pb.CheckRescalePiece, error)
+}) (*pb.RescaleReport, error) {
+	var ops []*pb.OperatorAssignment
+	var findings []*pb.Finding
+	for {
+		p, err := stream.Recv()
+		if errors.Is(err, io.EOF) {
+			return nil, errors.New("client: the server's answer ended before its report")
+		}
+		if err != nil {
+			return nil, err
+		}
+		switch {
+		case p.GetReport() != nil:
+			// The report is the last piece; reading on to the end of the stream completes the
+			// call (its header and trailer reach the caller's call options).
+			if _, err := stream.Recv(); !errors.Is(err, io.EOF) {
+				if err == nil {
+					err = errors.New("client: the server's answer goes on after its report")
+				}
+				return nil, err
+			}
+			rep := p.GetReport()
+			rep.Operators, rep.Findings = ops, findings
+			return rep, nil
+		case p.GetOperators() != nil:
+			page := p.GetOperators()
+			ops = joinPage(ops, page.GetOperators(), page.GetContinued(), func(last, next *pb.OperatorAssignment) {
+				last.Subtasks = append(last.Subtasks, next.GetSubtasks()...)
+				last.OldSubtasks = append(last.OldSubtasks, next.GetOldSubtasks()...)
+			})
+		case p.GetFindings() != nil:
+			page := p.GetFindings()
+			findings = joinPage(findings, page.GetFindings(), page.GetContinued(), func(last, next *pb.Finding) {
+				last.StateNames = append(last.StateNames, next.GetStateNames()...)
+			})
+		}
+	}
+}
+
+// joinPage appends a page's items to all; the first continues the last of all when continued.
+func joinPage[T any](all, page []T, continued bool, merge func(last, next T)) []T {
+	for i, it := range page {
+		if i == 0 && continued && len(all) > 0 {
+			merge(all[len(all)-1], it)
+			continue
+		}
+		all = append(all, it)
+	}
+	return all
 }
 
 // Inspect describes a checkpoint.
@@ -159,7 +217,7 @@ func (c *Client) Health(ctx context.Context) error {
 	return nil
 }
 
-// Upload streams r through CheckRescaleUpload: the header, then ChunkSize chunks. Memory use is one
+// Upload streams r through CheckRescaleUploadStream: the header, then ChunkSize chunks. Memory use is one
 // chunk whatever the file size.
 func (c *Client) Upload(ctx context.Context, r io.Reader, header *pb.UploadHeader) (*pb.RescaleReport, error) {
 	return c.upload(ctx, r, header, nil)
@@ -169,7 +227,7 @@ func (c *Client) upload(callerCtx context.Context, r io.Reader, header *pb.Uploa
 	// A child context so that an early return (read error) cancels the stream instead of leaking it.
 	ctx, cancel := context.WithCancel(callerCtx)
 	defer cancel()
-	stream, err := c.api.CheckRescaleUpload(ctx, callOptions(callerCtx)...)
+	stream, err := c.api.CheckRescaleUploadStream(ctx, callOptions(callerCtx)...)
 	if err != nil {
 		return nil, err
 	}
@@ -206,28 +264,31 @@ func (c *Client) upload(callerCtx context.Context, r io.Reader, header *pb.Uploa
 			return nil, fmt.Errorf("client: read upload: %w", rerr)
 		}
 	}
-	resp, err := stream.CloseAndRecv()
-	if err != nil {
+	if err := stream.CloseSend(); err != nil {
 		return nil, err
 	}
-	return resp.GetReport(), nil
+	return receivePieces(stream)
 }
 
 // recvStatus turns a failed Send into the server's status: gRPC reports io.EOF from Send when the
 // server has already answered (for example RESOURCE_EXHAUSTED past the upload limit), and the real
 // error is only available from RecvMsg.
-func recvStatus(stream grpc.ClientStreamingClient[pb.CheckRescaleUploadRequest, pb.CheckRescaleUploadResponse], sendErr error) error {
+func recvStatus(stream grpc.BidiStreamingClient[pb.CheckRescaleUploadRequest, pb.CheckRescalePiece], sendErr error) error {
 	if !errors.Is(sendErr, io.EOF) {
 		return sendErr
 	}
-	if _, err := stream.CloseAndRecv(); err != nil {
-		return err
+	for {
+		if _, err := stream.Recv(); err != nil {
+			if errors.Is(err, io.EOF) {
+				return sendErr
+			}
+			return err
+		}
 	}
-	return sendErr
 }
 
 // CheckFile streams a local _metadata file, or the _metadata of a checkpoint folder, through
-// CheckRescaleUpload. progress, if not nil, is called with the bytes sent so far after each chunk.
+// CheckRescaleUploadStream. progress, if not nil, is called with the bytes sent so far after each chunk.
 func (c *Client) CheckFile(ctx context.Context, path string, plan *pb.RescalePlan, opts *pb.CheckOptions, progress func(sent int64)) (*pb.RescaleReport, error) {
 	f, size, err := OpenMetadata(path)
 	if err != nil {

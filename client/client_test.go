@@ -3,10 +3,12 @@ package client
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"io"
 	"net"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"go.uber.org/goleak"
@@ -32,7 +34,7 @@ type fakeServer struct {
 	got    bytes.Buffer
 }
 
-func (f *fakeServer) CheckRescaleUpload(stream grpc.ClientStreamingServer[pb.CheckRescaleUploadRequest, pb.CheckRescaleUploadResponse]) error {
+func (f *fakeServer) CheckRescaleUploadStream(stream grpc.BidiStreamingServer[pb.CheckRescaleUploadRequest, pb.CheckRescalePiece]) error {
 	first, err := stream.Recv()
 	if err != nil {
 		return err
@@ -41,10 +43,10 @@ func (f *fakeServer) CheckRescaleUpload(stream grpc.ClientStreamingServer[pb.Che
 	for {
 		msg, err := stream.Recv()
 		if err == io.EOF {
-			return stream.SendAndClose(&pb.CheckRescaleUploadResponse{Report: &pb.RescaleReport{
+			return stream.Send(&pb.CheckRescalePiece{Piece: &pb.CheckRescalePiece_Report{Report: &pb.RescaleReport{
 				Verdict:    pb.Verdict_VERDICT_ALLOW,
 				Checkpoint: &pb.CheckpointSummary{SizeBytes: int64(f.got.Len())},
-			}})
+			}}})
 		}
 		if err != nil {
 			return err
@@ -59,9 +61,15 @@ func (f *fakeServer) CheckRescaleUpload(stream grpc.ClientStreamingServer[pb.Che
 
 func startFake(t *testing.T, f *fakeServer) *Client {
 	t.Helper()
+	return startFakeServer(t, f)
+}
+
+// startFakeServer serves srv on an in-memory listener and returns a client of it.
+func startFakeServer(t *testing.T, srv pb.PreflightServiceServer) *Client {
+	t.Helper()
 	lis := bufconn.Listen(1 << 20)
 	s := grpc.NewServer()
-	pb.RegisterPreflightServiceServer(s, f)
+	pb.RegisterPreflightServiceServer(s, srv)
 	hs := health.NewServer()
 	hs.SetServingStatus(pb.PreflightService_ServiceDesc.ServiceName, healthpb.HealthCheckResponse_SERVING)
 	healthpb.RegisterHealthServer(s, hs)
@@ -173,4 +181,63 @@ func equalInts(a, b []int) bool {
 		}
 	}
 	return true
+}
+
+// pieceServer answers CheckRescaleStream with the given pieces.
+type pieceServer struct {
+	pb.UnimplementedPreflightServiceServer
+	pieces []*pb.CheckRescalePiece
+}
+
+func (p *pieceServer) CheckRescaleStream(_ *pb.CheckRescaleRequest, stream grpc.ServerStreamingServer[pb.CheckRescalePiece]) error {
+	for _, piece := range p.pieces {
+		if err := stream.Send(piece); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// TestCheckJoinsPieces: the pages' operators in order, a continued operator's rows appended to
+// the one before, the last piece's report; a stream without a report is an error.
+func TestCheckJoinsPieces(t *testing.T) {
+	page := func(continued bool, ops ...*pb.OperatorAssignment) *pb.CheckRescalePiece {
+		return &pb.CheckRescalePiece{Piece: &pb.CheckRescalePiece_Operators{Operators: &pb.OperatorPage{Operators: ops, Continued: continued}}}
+	}
+	sub := func(i int32) *pb.SubtaskAssignment { return &pb.SubtaskAssignment{Index: i} }
+	report := &pb.CheckRescalePiece{Piece: &pb.CheckRescalePiece_Report{Report: &pb.RescaleReport{Verdict: pb.Verdict_VERDICT_DENY}}}
+	for _, tc := range []struct {
+		name    string
+		pieces  []*pb.CheckRescalePiece
+		want    string // operator IDs and their subtask counts
+		wantErr string
+	}{
+		{"pages", []*pb.CheckRescalePiece{page(false, &pb.OperatorAssignment{OperatorId: "a"}), page(false, &pb.OperatorAssignment{OperatorId: "b"}), report}, "a:0 b:0", ""},
+		{"continued", []*pb.CheckRescalePiece{
+			page(false, &pb.OperatorAssignment{OperatorId: "a", Subtasks: []*pb.SubtaskAssignment{sub(0), sub(1)}}),
+			page(true, &pb.OperatorAssignment{OperatorId: "a", Subtasks: []*pb.SubtaskAssignment{sub(2)}, OldSubtasks: []*pb.OldSubtaskState{{Index: 0}}}),
+			page(false, &pb.OperatorAssignment{OperatorId: "b"}), report}, "a:3 b:0", ""},
+		{"no report", []*pb.CheckRescalePiece{page(false, &pb.OperatorAssignment{OperatorId: "a"})}, "", "ended before its report"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c := startFakeServer(t, &pieceServer{pieces: tc.pieces})
+			rep, err := c.Check(context.Background(), &pb.CheckRescaleRequest{})
+			if tc.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+					t.Fatalf("err = %v, want %q", err, tc.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got []string
+			for _, op := range rep.GetOperators() {
+				got = append(got, fmt.Sprintf("%s:%d", op.GetOperatorId(), len(op.GetSubtasks())))
+			}
+			if strings.Join(got, " ") != tc.want || rep.GetVerdict() != pb.Verdict_VERDICT_DENY {
+				t.Errorf("joined %q (%v), want %q", got, rep.GetVerdict(), tc.want)
+			}
+		})
+	}
 }

@@ -474,7 +474,7 @@ func TestCacheAndMetrics(t *testing.T) {
 	rec := httptest.NewRecorder()
 	h.s.HTTPHandler().ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/metrics", nil))
 	for _, want := range []string{
-		`preflight_rpc_requests_total{code="OK",method="/preflight.v1.PreflightService/CheckRescale"} 4`,
+		`preflight_rpc_requests_total{code="OK",method="/preflight.v1.PreflightService/CheckRescaleStream"} 4`,
 		`preflight_verdicts_total{verdict="VERDICT_DENY"} 3`,
 		`preflight_layout_cache_requests_total{result="hit"} 2`,
 		`preflight_metadata_decoded_bytes_total`,

@@ -131,32 +131,66 @@ func (v *service) InspectCheckpoint(ctx context.Context, req *pb.InspectCheckpoi
 // simulation only, so slow or stalled senders cannot occupy the slots. A client that sends no
 // message for UploadIdleTimeout is cut off.
 func (v *service) CheckRescaleUpload(stream grpc.ClientStreamingServer[pb.CheckRescaleUploadRequest, pb.CheckRescaleUploadResponse]) error {
+	report, err := v.uploadReport(stream)
+	if err != nil {
+		return err
+	}
+	return stream.SendAndClose(&pb.CheckRescaleUploadResponse{Report: report})
+}
+
+// CheckRescaleStream is CheckRescale answered in pieces (pieces.go).
+func (v *service) CheckRescaleStream(req *pb.CheckRescaleRequest, stream grpc.ServerStreamingServer[pb.CheckRescalePiece]) error {
+	resp, err := v.CheckRescale(stream.Context(), req)
+	if err != nil {
+		return err
+	}
+	return sendPieces(resp.GetReport(), stream.Send)
+}
+
+// CheckRescaleUploadStream is CheckRescaleUpload answered in pieces (pieces.go).
+func (v *service) CheckRescaleUploadStream(stream grpc.BidiStreamingServer[pb.CheckRescaleUploadRequest, pb.CheckRescalePiece]) error {
+	report, err := v.uploadReport(stream)
+	if err != nil {
+		return err
+	}
+	return sendPieces(report, stream.Send)
+}
+
+// uploadStream is what an upload handler reads: the client side of CheckRescaleUpload or
+// CheckRescaleUploadStream.
+type uploadStream interface {
+	Context() context.Context
+	Recv() (*pb.CheckRescaleUploadRequest, error)
+}
+
+// uploadReport receives an upload, decoding while it arrives, and checks it.
+func (v *service) uploadReport(stream uploadStream) (*pb.RescaleReport, error) {
 	ctx := stream.Context()
 	rx := v.s.receive(ctx, stream)
 	defer rx.stop()
 	first, err := rx.next()
 	if err != nil {
-		return toStatus(ctx, err)
+		return nil, toStatus(ctx, err)
 	}
 	h := first.GetHeader()
 	if h == nil {
-		return errInvalid("the first message of an upload must be the header")
+		return nil, errInvalid("the first message of an upload must be the header")
 	}
 	// Refused before the file is received, not after it has been decoded.
 	if err := engine.ValidateRequest(h.GetPlan(), h.GetOptions()); err != nil {
-		return toStatus(ctx, err)
+		return nil, toStatus(ctx, err)
 	}
 	ctx, err = v.s.withJobCode(ctx, h.GetOptions())
 	if err != nil {
-		return err
+		return nil, err
 	}
 	max := v.s.cfg.MaxUploadBytes
 	size := h.GetSizeBytes()
 	switch {
 	case size < 0:
-		return errInvalid("upload header: size_bytes %d is negative", size)
+		return nil, errInvalid("upload header: size_bytes %d is negative", size)
 	case size > max:
-		return toStatus(ctx, &limitError{fmt.Sprintf("upload of %d bytes exceeds the limit of %d bytes", size, max)})
+		return nil, toStatus(ctx, &limitError{fmt.Sprintf("upload of %d bytes exceeds the limit of %d bytes", size, max)})
 	}
 	label := h.GetName()
 	if label == "" {
@@ -164,7 +198,7 @@ func (v *service) CheckRescaleUpload(stream grpc.ClientStreamingServer[pb.CheckR
 	}
 	mem, err := v.s.adm.acquire(ctx, false, estimateBytes(size), true)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	defer mem.release()
 	v.s.metrics.receiving.Inc()
@@ -180,18 +214,18 @@ func (v *service) CheckRescaleUpload(stream grpc.ClientStreamingServer[pb.CheckR
 	}
 	v.s.metrics.receiving.Dec()
 	if err != nil {
-		return toStatus(ctx, err)
+		return nil, toStatus(ctx, err)
 	}
 	mem.received()
 	report, err := v.s.check(ctx, layout, label, h.GetPlan(), h.GetOptions())
 	if err != nil {
-		return toStatus(ctx, err)
+		return nil, toStatus(ctx, err)
 	}
 	if verifyFilesOn(h.GetOptions(), false) {
 		// The bytes are gone and name no folder: say so rather than pass the files.
 		report = withFiles(report, &statefiles.Result{Err: errUploadNotVerified}, h.GetOptions())
 	}
-	return stream.SendAndClose(&pb.CheckRescaleUploadResponse{Report: report})
+	return report, nil
 }
 
 // uploadReader presents the chunks of an upload as a stream of bytes, enforcing the size limit,
@@ -266,7 +300,7 @@ type recvResult struct {
 	err error
 }
 
-func (s *Server) receive(ctx context.Context, stream grpc.ClientStreamingServer[pb.CheckRescaleUploadRequest, pb.CheckRescaleUploadResponse]) *receiver {
+func (s *Server) receive(ctx context.Context, stream uploadStream) *receiver {
 	r := &receiver{ctx: ctx, msgs: make(chan recvResult), done: make(chan struct{}), idle: s.cfg.UploadIdleTimeout, m: s.metrics}
 	go func() {
 		for {

@@ -1048,6 +1048,225 @@ func (*CheckRescaleUploadRequest_Header) isCheckRescaleUploadRequest_Message() {
 
 func (*CheckRescaleUploadRequest_Chunk) isCheckRescaleUploadRequest_Message() {}
 
+// CheckRescalePiece is one message of a report answered in pieces (CheckRescaleStream). Joining
+// the pieces gives the report CheckRescale would have answered: the operators of the pages in
+// order, an operator continued over several pages merged into one (its subtasks and old_subtasks
+// appended), the findings likewise (a continued finding's state_names appended), and the fields
+// of the last piece's report.
+type CheckRescalePiece struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Types that are valid to be assigned to Piece:
+	//
+	//	*CheckRescalePiece_Operators
+	//	*CheckRescalePiece_Report
+	//	*CheckRescalePiece_Findings
+	Piece         isCheckRescalePiece_Piece `protobuf_oneof:"piece"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *CheckRescalePiece) Reset() {
+	*x = CheckRescalePiece{}
+	mi := &file_preflight_v1_preflight_proto_msgTypes[7]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *CheckRescalePiece) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*CheckRescalePiece) ProtoMessage() {}
+
+func (x *CheckRescalePiece) ProtoReflect() protoreflect.Message {
+	mi := &file_preflight_v1_preflight_proto_msgTypes[7]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use CheckRescalePiece.ProtoReflect.Descriptor instead.
+func (*CheckRescalePiece) Descriptor() ([]byte, []int) {
+	return file_preflight_v1_preflight_proto_rawDescGZIP(), []int{7}
+}
+
+func (x *CheckRescalePiece) GetPiece() isCheckRescalePiece_Piece {
+	if x != nil {
+		return x.Piece
+	}
+	return nil
+}
+
+func (x *CheckRescalePiece) GetOperators() *OperatorPage {
+	if x != nil {
+		if x, ok := x.Piece.(*CheckRescalePiece_Operators); ok {
+			return x.Operators
+		}
+	}
+	return nil
+}
+
+func (x *CheckRescalePiece) GetReport() *RescaleReport {
+	if x != nil {
+		if x, ok := x.Piece.(*CheckRescalePiece_Report); ok {
+			return x.Report
+		}
+	}
+	return nil
+}
+
+func (x *CheckRescalePiece) GetFindings() *FindingPage {
+	if x != nil {
+		if x, ok := x.Piece.(*CheckRescalePiece_Findings); ok {
+			return x.Findings
+		}
+	}
+	return nil
+}
+
+type isCheckRescalePiece_Piece interface {
+	isCheckRescalePiece_Piece()
+}
+
+type CheckRescalePiece_Operators struct {
+	// Operators of the report, in report order.
+	Operators *OperatorPage `protobuf:"bytes,1,opt,name=operators,proto3,oneof"`
+}
+
+type CheckRescalePiece_Report struct {
+	// The last piece: the report, with its operators and findings empty.
+	Report *RescaleReport `protobuf:"bytes,2,opt,name=report,proto3,oneof"`
+}
+
+type CheckRescalePiece_Findings struct {
+	// Findings of the report, in report order (after every operator page).
+	Findings *FindingPage `protobuf:"bytes,3,opt,name=findings,proto3,oneof"`
+}
+
+func (*CheckRescalePiece_Operators) isCheckRescalePiece_Piece() {}
+
+func (*CheckRescalePiece_Report) isCheckRescalePiece_Piece() {}
+
+func (*CheckRescalePiece_Findings) isCheckRescalePiece_Piece() {}
+
+// FindingPage is a page of a report's findings. Its first finding may continue the last of the
+// previous page: then it has only rule_id, operator_id and the next state_names.
+type FindingPage struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The findings.
+	Findings []*Finding `protobuf:"bytes,1,rep,name=findings,proto3" json:"findings,omitempty"`
+	// The first finding continues the last of the previous page.
+	Continued     bool `protobuf:"varint,2,opt,name=continued,proto3" json:"continued,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *FindingPage) Reset() {
+	*x = FindingPage{}
+	mi := &file_preflight_v1_preflight_proto_msgTypes[8]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *FindingPage) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*FindingPage) ProtoMessage() {}
+
+func (x *FindingPage) ProtoReflect() protoreflect.Message {
+	mi := &file_preflight_v1_preflight_proto_msgTypes[8]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use FindingPage.ProtoReflect.Descriptor instead.
+func (*FindingPage) Descriptor() ([]byte, []int) {
+	return file_preflight_v1_preflight_proto_rawDescGZIP(), []int{8}
+}
+
+func (x *FindingPage) GetFindings() []*Finding {
+	if x != nil {
+		return x.Findings
+	}
+	return nil
+}
+
+func (x *FindingPage) GetContinued() bool {
+	if x != nil {
+		return x.Continued
+	}
+	return false
+}
+
+// OperatorPage is a page of a report's operators. Its first operator may continue the last of
+// the previous page: then it has only operator_id, continued, and the next subtasks and
+// old_subtasks.
+type OperatorPage struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The operators.
+	Operators []*OperatorAssignment `protobuf:"bytes,1,rep,name=operators,proto3" json:"operators,omitempty"`
+	// The first operator continues the last of the previous page.
+	Continued     bool `protobuf:"varint,2,opt,name=continued,proto3" json:"continued,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *OperatorPage) Reset() {
+	*x = OperatorPage{}
+	mi := &file_preflight_v1_preflight_proto_msgTypes[9]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *OperatorPage) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*OperatorPage) ProtoMessage() {}
+
+func (x *OperatorPage) ProtoReflect() protoreflect.Message {
+	mi := &file_preflight_v1_preflight_proto_msgTypes[9]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use OperatorPage.ProtoReflect.Descriptor instead.
+func (*OperatorPage) Descriptor() ([]byte, []int) {
+	return file_preflight_v1_preflight_proto_rawDescGZIP(), []int{9}
+}
+
+func (x *OperatorPage) GetOperators() []*OperatorAssignment {
+	if x != nil {
+		return x.Operators
+	}
+	return nil
+}
+
+func (x *OperatorPage) GetContinued() bool {
+	if x != nil {
+		return x.Continued
+	}
+	return false
+}
+
 // UploadHeader starts an upload.
 type UploadHeader struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -1065,7 +1284,7 @@ type UploadHeader struct {
 
 func (x *UploadHeader) Reset() {
 	*x = UploadHeader{}
-	mi := &file_preflight_v1_preflight_proto_msgTypes[7]
+	mi := &file_preflight_v1_preflight_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1077,7 +1296,7 @@ func (x *UploadHeader) String() string {
 func (*UploadHeader) ProtoMessage() {}
 
 func (x *UploadHeader) ProtoReflect() protoreflect.Message {
-	mi := &file_preflight_v1_preflight_proto_msgTypes[7]
+	mi := &file_preflight_v1_preflight_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1090,7 +1309,7 @@ func (x *UploadHeader) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use UploadHeader.ProtoReflect.Descriptor instead.
 func (*UploadHeader) Descriptor() ([]byte, []int) {
-	return file_preflight_v1_preflight_proto_rawDescGZIP(), []int{7}
+	return file_preflight_v1_preflight_proto_rawDescGZIP(), []int{10}
 }
 
 func (x *UploadHeader) GetPlan() *RescalePlan {
@@ -1132,7 +1351,7 @@ type CheckRescaleResponse struct {
 
 func (x *CheckRescaleResponse) Reset() {
 	*x = CheckRescaleResponse{}
-	mi := &file_preflight_v1_preflight_proto_msgTypes[8]
+	mi := &file_preflight_v1_preflight_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1144,7 +1363,7 @@ func (x *CheckRescaleResponse) String() string {
 func (*CheckRescaleResponse) ProtoMessage() {}
 
 func (x *CheckRescaleResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_preflight_v1_preflight_proto_msgTypes[8]
+	mi := &file_preflight_v1_preflight_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1157,7 +1376,7 @@ func (x *CheckRescaleResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CheckRescaleResponse.ProtoReflect.Descriptor instead.
 func (*CheckRescaleResponse) Descriptor() ([]byte, []int) {
-	return file_preflight_v1_preflight_proto_rawDescGZIP(), []int{8}
+	return file_preflight_v1_preflight_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *CheckRescaleResponse) GetReport() *RescaleReport {
@@ -1178,7 +1397,7 @@ type CheckRescaleUploadResponse struct {
 
 func (x *CheckRescaleUploadResponse) Reset() {
 	*x = CheckRescaleUploadResponse{}
-	mi := &file_preflight_v1_preflight_proto_msgTypes[9]
+	mi := &file_preflight_v1_preflight_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1190,7 +1409,7 @@ func (x *CheckRescaleUploadResponse) String() string {
 func (*CheckRescaleUploadResponse) ProtoMessage() {}
 
 func (x *CheckRescaleUploadResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_preflight_v1_preflight_proto_msgTypes[9]
+	mi := &file_preflight_v1_preflight_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1203,7 +1422,7 @@ func (x *CheckRescaleUploadResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CheckRescaleUploadResponse.ProtoReflect.Descriptor instead.
 func (*CheckRescaleUploadResponse) Descriptor() ([]byte, []int) {
-	return file_preflight_v1_preflight_proto_rawDescGZIP(), []int{9}
+	return file_preflight_v1_preflight_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *CheckRescaleUploadResponse) GetReport() *RescaleReport {
@@ -1241,7 +1460,7 @@ type RescaleReport struct {
 
 func (x *RescaleReport) Reset() {
 	*x = RescaleReport{}
-	mi := &file_preflight_v1_preflight_proto_msgTypes[10]
+	mi := &file_preflight_v1_preflight_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1253,7 +1472,7 @@ func (x *RescaleReport) String() string {
 func (*RescaleReport) ProtoMessage() {}
 
 func (x *RescaleReport) ProtoReflect() protoreflect.Message {
-	mi := &file_preflight_v1_preflight_proto_msgTypes[10]
+	mi := &file_preflight_v1_preflight_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1266,7 +1485,7 @@ func (x *RescaleReport) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RescaleReport.ProtoReflect.Descriptor instead.
 func (*RescaleReport) Descriptor() ([]byte, []int) {
-	return file_preflight_v1_preflight_proto_rawDescGZIP(), []int{10}
+	return file_preflight_v1_preflight_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *RescaleReport) GetVerdict() Verdict {
@@ -1355,7 +1574,7 @@ type FileVerification struct {
 
 func (x *FileVerification) Reset() {
 	*x = FileVerification{}
-	mi := &file_preflight_v1_preflight_proto_msgTypes[11]
+	mi := &file_preflight_v1_preflight_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1367,7 +1586,7 @@ func (x *FileVerification) String() string {
 func (*FileVerification) ProtoMessage() {}
 
 func (x *FileVerification) ProtoReflect() protoreflect.Message {
-	mi := &file_preflight_v1_preflight_proto_msgTypes[11]
+	mi := &file_preflight_v1_preflight_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1380,7 +1599,7 @@ func (x *FileVerification) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use FileVerification.ProtoReflect.Descriptor instead.
 func (*FileVerification) Descriptor() ([]byte, []int) {
-	return file_preflight_v1_preflight_proto_rawDescGZIP(), []int{11}
+	return file_preflight_v1_preflight_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *FileVerification) GetReferenced() int64 {
@@ -1474,7 +1693,7 @@ type FileProblem struct {
 
 func (x *FileProblem) Reset() {
 	*x = FileProblem{}
-	mi := &file_preflight_v1_preflight_proto_msgTypes[12]
+	mi := &file_preflight_v1_preflight_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1486,7 +1705,7 @@ func (x *FileProblem) String() string {
 func (*FileProblem) ProtoMessage() {}
 
 func (x *FileProblem) ProtoReflect() protoreflect.Message {
-	mi := &file_preflight_v1_preflight_proto_msgTypes[12]
+	mi := &file_preflight_v1_preflight_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1499,7 +1718,7 @@ func (x *FileProblem) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use FileProblem.ProtoReflect.Descriptor instead.
 func (*FileProblem) Descriptor() ([]byte, []int) {
-	return file_preflight_v1_preflight_proto_rawDescGZIP(), []int{12}
+	return file_preflight_v1_preflight_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *FileProblem) GetUri() string {
@@ -1610,7 +1829,7 @@ type Finding struct {
 
 func (x *Finding) Reset() {
 	*x = Finding{}
-	mi := &file_preflight_v1_preflight_proto_msgTypes[13]
+	mi := &file_preflight_v1_preflight_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1622,7 +1841,7 @@ func (x *Finding) String() string {
 func (*Finding) ProtoMessage() {}
 
 func (x *Finding) ProtoReflect() protoreflect.Message {
-	mi := &file_preflight_v1_preflight_proto_msgTypes[13]
+	mi := &file_preflight_v1_preflight_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1635,7 +1854,7 @@ func (x *Finding) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Finding.ProtoReflect.Descriptor instead.
 func (*Finding) Descriptor() ([]byte, []int) {
-	return file_preflight_v1_preflight_proto_rawDescGZIP(), []int{13}
+	return file_preflight_v1_preflight_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *Finding) GetRuleId() string {
@@ -1762,7 +1981,7 @@ type SafeParallelism struct {
 
 func (x *SafeParallelism) Reset() {
 	*x = SafeParallelism{}
-	mi := &file_preflight_v1_preflight_proto_msgTypes[14]
+	mi := &file_preflight_v1_preflight_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1774,7 +1993,7 @@ func (x *SafeParallelism) String() string {
 func (*SafeParallelism) ProtoMessage() {}
 
 func (x *SafeParallelism) ProtoReflect() protoreflect.Message {
-	mi := &file_preflight_v1_preflight_proto_msgTypes[14]
+	mi := &file_preflight_v1_preflight_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1787,7 +2006,7 @@ func (x *SafeParallelism) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SafeParallelism.ProtoReflect.Descriptor instead.
 func (*SafeParallelism) Descriptor() ([]byte, []int) {
-	return file_preflight_v1_preflight_proto_rawDescGZIP(), []int{14}
+	return file_preflight_v1_preflight_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *SafeParallelism) GetVertexId() string {
@@ -1854,7 +2073,7 @@ type CheckpointSummary struct {
 
 func (x *CheckpointSummary) Reset() {
 	*x = CheckpointSummary{}
-	mi := &file_preflight_v1_preflight_proto_msgTypes[15]
+	mi := &file_preflight_v1_preflight_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1866,7 +2085,7 @@ func (x *CheckpointSummary) String() string {
 func (*CheckpointSummary) ProtoMessage() {}
 
 func (x *CheckpointSummary) ProtoReflect() protoreflect.Message {
-	mi := &file_preflight_v1_preflight_proto_msgTypes[15]
+	mi := &file_preflight_v1_preflight_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1879,7 +2098,7 @@ func (x *CheckpointSummary) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CheckpointSummary.ProtoReflect.Descriptor instead.
 func (*CheckpointSummary) Descriptor() ([]byte, []int) {
-	return file_preflight_v1_preflight_proto_rawDescGZIP(), []int{15}
+	return file_preflight_v1_preflight_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *CheckpointSummary) GetFormatVersion() int32 {
@@ -2007,7 +2226,7 @@ type OperatorAssignment struct {
 
 func (x *OperatorAssignment) Reset() {
 	*x = OperatorAssignment{}
-	mi := &file_preflight_v1_preflight_proto_msgTypes[16]
+	mi := &file_preflight_v1_preflight_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2019,7 +2238,7 @@ func (x *OperatorAssignment) String() string {
 func (*OperatorAssignment) ProtoMessage() {}
 
 func (x *OperatorAssignment) ProtoReflect() protoreflect.Message {
-	mi := &file_preflight_v1_preflight_proto_msgTypes[16]
+	mi := &file_preflight_v1_preflight_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2032,7 +2251,7 @@ func (x *OperatorAssignment) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use OperatorAssignment.ProtoReflect.Descriptor instead.
 func (*OperatorAssignment) Descriptor() ([]byte, []int) {
-	return file_preflight_v1_preflight_proto_rawDescGZIP(), []int{16}
+	return file_preflight_v1_preflight_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *OperatorAssignment) GetOperatorId() string {
@@ -2186,7 +2405,7 @@ type StateAssignment struct {
 
 func (x *StateAssignment) Reset() {
 	*x = StateAssignment{}
-	mi := &file_preflight_v1_preflight_proto_msgTypes[17]
+	mi := &file_preflight_v1_preflight_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2198,7 +2417,7 @@ func (x *StateAssignment) String() string {
 func (*StateAssignment) ProtoMessage() {}
 
 func (x *StateAssignment) ProtoReflect() protoreflect.Message {
-	mi := &file_preflight_v1_preflight_proto_msgTypes[17]
+	mi := &file_preflight_v1_preflight_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2211,7 +2430,7 @@ func (x *StateAssignment) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StateAssignment.ProtoReflect.Descriptor instead.
 func (*StateAssignment) Descriptor() ([]byte, []int) {
-	return file_preflight_v1_preflight_proto_rawDescGZIP(), []int{17}
+	return file_preflight_v1_preflight_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *StateAssignment) GetName() string {
@@ -2289,7 +2508,7 @@ type KeyedAssignment struct {
 
 func (x *KeyedAssignment) Reset() {
 	*x = KeyedAssignment{}
-	mi := &file_preflight_v1_preflight_proto_msgTypes[18]
+	mi := &file_preflight_v1_preflight_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2301,7 +2520,7 @@ func (x *KeyedAssignment) String() string {
 func (*KeyedAssignment) ProtoMessage() {}
 
 func (x *KeyedAssignment) ProtoReflect() protoreflect.Message {
-	mi := &file_preflight_v1_preflight_proto_msgTypes[18]
+	mi := &file_preflight_v1_preflight_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2314,7 +2533,7 @@ func (x *KeyedAssignment) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use KeyedAssignment.ProtoReflect.Descriptor instead.
 func (*KeyedAssignment) Descriptor() ([]byte, []int) {
-	return file_preflight_v1_preflight_proto_rawDescGZIP(), []int{18}
+	return file_preflight_v1_preflight_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *KeyedAssignment) GetHandleKinds() []string {
@@ -2387,7 +2606,7 @@ type SubtaskAssignment struct {
 
 func (x *SubtaskAssignment) Reset() {
 	*x = SubtaskAssignment{}
-	mi := &file_preflight_v1_preflight_proto_msgTypes[19]
+	mi := &file_preflight_v1_preflight_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2399,7 +2618,7 @@ func (x *SubtaskAssignment) String() string {
 func (*SubtaskAssignment) ProtoMessage() {}
 
 func (x *SubtaskAssignment) ProtoReflect() protoreflect.Message {
-	mi := &file_preflight_v1_preflight_proto_msgTypes[19]
+	mi := &file_preflight_v1_preflight_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2412,7 +2631,7 @@ func (x *SubtaskAssignment) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SubtaskAssignment.ProtoReflect.Descriptor instead.
 func (*SubtaskAssignment) Descriptor() ([]byte, []int) {
-	return file_preflight_v1_preflight_proto_rawDescGZIP(), []int{19}
+	return file_preflight_v1_preflight_proto_rawDescGZIP(), []int{22}
 }
 
 func (x *SubtaskAssignment) GetIndex() int32 {
@@ -2523,7 +2742,7 @@ type SubtaskStateShare struct {
 
 func (x *SubtaskStateShare) Reset() {
 	*x = SubtaskStateShare{}
-	mi := &file_preflight_v1_preflight_proto_msgTypes[20]
+	mi := &file_preflight_v1_preflight_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2535,7 +2754,7 @@ func (x *SubtaskStateShare) String() string {
 func (*SubtaskStateShare) ProtoMessage() {}
 
 func (x *SubtaskStateShare) ProtoReflect() protoreflect.Message {
-	mi := &file_preflight_v1_preflight_proto_msgTypes[20]
+	mi := &file_preflight_v1_preflight_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2548,7 +2767,7 @@ func (x *SubtaskStateShare) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SubtaskStateShare.ProtoReflect.Descriptor instead.
 func (*SubtaskStateShare) Descriptor() ([]byte, []int) {
-	return file_preflight_v1_preflight_proto_rawDescGZIP(), []int{20}
+	return file_preflight_v1_preflight_proto_rawDescGZIP(), []int{23}
 }
 
 func (x *SubtaskStateShare) GetName() string {
@@ -2598,7 +2817,7 @@ type OldSubtaskState struct {
 
 func (x *OldSubtaskState) Reset() {
 	*x = OldSubtaskState{}
-	mi := &file_preflight_v1_preflight_proto_msgTypes[21]
+	mi := &file_preflight_v1_preflight_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2610,7 +2829,7 @@ func (x *OldSubtaskState) String() string {
 func (*OldSubtaskState) ProtoMessage() {}
 
 func (x *OldSubtaskState) ProtoReflect() protoreflect.Message {
-	mi := &file_preflight_v1_preflight_proto_msgTypes[21]
+	mi := &file_preflight_v1_preflight_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2623,7 +2842,7 @@ func (x *OldSubtaskState) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use OldSubtaskState.ProtoReflect.Descriptor instead.
 func (*OldSubtaskState) Descriptor() ([]byte, []int) {
-	return file_preflight_v1_preflight_proto_rawDescGZIP(), []int{21}
+	return file_preflight_v1_preflight_proto_rawDescGZIP(), []int{24}
 }
 
 func (x *OldSubtaskState) GetIndex() int32 {
@@ -2672,7 +2891,7 @@ type InspectCheckpointRequest struct {
 
 func (x *InspectCheckpointRequest) Reset() {
 	*x = InspectCheckpointRequest{}
-	mi := &file_preflight_v1_preflight_proto_msgTypes[22]
+	mi := &file_preflight_v1_preflight_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2684,7 +2903,7 @@ func (x *InspectCheckpointRequest) String() string {
 func (*InspectCheckpointRequest) ProtoMessage() {}
 
 func (x *InspectCheckpointRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_preflight_v1_preflight_proto_msgTypes[22]
+	mi := &file_preflight_v1_preflight_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2697,7 +2916,7 @@ func (x *InspectCheckpointRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use InspectCheckpointRequest.ProtoReflect.Descriptor instead.
 func (*InspectCheckpointRequest) Descriptor() ([]byte, []int) {
-	return file_preflight_v1_preflight_proto_rawDescGZIP(), []int{22}
+	return file_preflight_v1_preflight_proto_rawDescGZIP(), []int{25}
 }
 
 func (x *InspectCheckpointRequest) GetCheckpoint() *CheckpointSource {
@@ -2720,7 +2939,7 @@ type InspectCheckpointResponse struct {
 
 func (x *InspectCheckpointResponse) Reset() {
 	*x = InspectCheckpointResponse{}
-	mi := &file_preflight_v1_preflight_proto_msgTypes[23]
+	mi := &file_preflight_v1_preflight_proto_msgTypes[26]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2732,7 +2951,7 @@ func (x *InspectCheckpointResponse) String() string {
 func (*InspectCheckpointResponse) ProtoMessage() {}
 
 func (x *InspectCheckpointResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_preflight_v1_preflight_proto_msgTypes[23]
+	mi := &file_preflight_v1_preflight_proto_msgTypes[26]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2745,7 +2964,7 @@ func (x *InspectCheckpointResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use InspectCheckpointResponse.ProtoReflect.Descriptor instead.
 func (*InspectCheckpointResponse) Descriptor() ([]byte, []int) {
-	return file_preflight_v1_preflight_proto_rawDescGZIP(), []int{23}
+	return file_preflight_v1_preflight_proto_rawDescGZIP(), []int{26}
 }
 
 func (x *InspectCheckpointResponse) GetCheckpoint() *CheckpointSummary {
@@ -2804,7 +3023,7 @@ type OperatorInfo struct {
 
 func (x *OperatorInfo) Reset() {
 	*x = OperatorInfo{}
-	mi := &file_preflight_v1_preflight_proto_msgTypes[24]
+	mi := &file_preflight_v1_preflight_proto_msgTypes[27]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2816,7 +3035,7 @@ func (x *OperatorInfo) String() string {
 func (*OperatorInfo) ProtoMessage() {}
 
 func (x *OperatorInfo) ProtoReflect() protoreflect.Message {
-	mi := &file_preflight_v1_preflight_proto_msgTypes[24]
+	mi := &file_preflight_v1_preflight_proto_msgTypes[27]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2829,7 +3048,7 @@ func (x *OperatorInfo) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use OperatorInfo.ProtoReflect.Descriptor instead.
 func (*OperatorInfo) Descriptor() ([]byte, []int) {
-	return file_preflight_v1_preflight_proto_rawDescGZIP(), []int{24}
+	return file_preflight_v1_preflight_proto_rawDescGZIP(), []int{27}
 }
 
 func (x *OperatorInfo) GetOperatorId() string {
@@ -2958,7 +3177,7 @@ type StateInfo struct {
 
 func (x *StateInfo) Reset() {
 	*x = StateInfo{}
-	mi := &file_preflight_v1_preflight_proto_msgTypes[25]
+	mi := &file_preflight_v1_preflight_proto_msgTypes[28]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2970,7 +3189,7 @@ func (x *StateInfo) String() string {
 func (*StateInfo) ProtoMessage() {}
 
 func (x *StateInfo) ProtoReflect() protoreflect.Message {
-	mi := &file_preflight_v1_preflight_proto_msgTypes[25]
+	mi := &file_preflight_v1_preflight_proto_msgTypes[28]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2983,7 +3202,7 @@ func (x *StateInfo) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StateInfo.ProtoReflect.Descriptor instead.
 func (*StateInfo) Descriptor() ([]byte, []int) {
-	return file_preflight_v1_preflight_proto_rawDescGZIP(), []int{25}
+	return file_preflight_v1_preflight_proto_rawDescGZIP(), []int{28}
 }
 
 func (x *StateInfo) GetName() string {
@@ -3045,7 +3264,7 @@ type MetadataFormatError struct {
 
 func (x *MetadataFormatError) Reset() {
 	*x = MetadataFormatError{}
-	mi := &file_preflight_v1_preflight_proto_msgTypes[26]
+	mi := &file_preflight_v1_preflight_proto_msgTypes[29]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3057,7 +3276,7 @@ func (x *MetadataFormatError) String() string {
 func (*MetadataFormatError) ProtoMessage() {}
 
 func (x *MetadataFormatError) ProtoReflect() protoreflect.Message {
-	mi := &file_preflight_v1_preflight_proto_msgTypes[26]
+	mi := &file_preflight_v1_preflight_proto_msgTypes[29]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3070,7 +3289,7 @@ func (x *MetadataFormatError) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use MetadataFormatError.ProtoReflect.Descriptor instead.
 func (*MetadataFormatError) Descriptor() ([]byte, []int) {
-	return file_preflight_v1_preflight_proto_rawDescGZIP(), []int{26}
+	return file_preflight_v1_preflight_proto_rawDescGZIP(), []int{29}
 }
 
 func (x *MetadataFormatError) GetOffset() int64 {
@@ -3115,7 +3334,7 @@ type FlinkJob struct {
 
 func (x *FlinkJob) Reset() {
 	*x = FlinkJob{}
-	mi := &file_preflight_v1_preflight_proto_msgTypes[27]
+	mi := &file_preflight_v1_preflight_proto_msgTypes[30]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3127,7 +3346,7 @@ func (x *FlinkJob) String() string {
 func (*FlinkJob) ProtoMessage() {}
 
 func (x *FlinkJob) ProtoReflect() protoreflect.Message {
-	mi := &file_preflight_v1_preflight_proto_msgTypes[27]
+	mi := &file_preflight_v1_preflight_proto_msgTypes[30]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3140,7 +3359,7 @@ func (x *FlinkJob) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use FlinkJob.ProtoReflect.Descriptor instead.
 func (*FlinkJob) Descriptor() ([]byte, []int) {
-	return file_preflight_v1_preflight_proto_rawDescGZIP(), []int{27}
+	return file_preflight_v1_preflight_proto_rawDescGZIP(), []int{30}
 }
 
 func (x *FlinkJob) GetRestUrl() string {
@@ -3180,7 +3399,7 @@ type CheckpointChoice struct {
 
 func (x *CheckpointChoice) Reset() {
 	*x = CheckpointChoice{}
-	mi := &file_preflight_v1_preflight_proto_msgTypes[28]
+	mi := &file_preflight_v1_preflight_proto_msgTypes[31]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3192,7 +3411,7 @@ func (x *CheckpointChoice) String() string {
 func (*CheckpointChoice) ProtoMessage() {}
 
 func (x *CheckpointChoice) ProtoReflect() protoreflect.Message {
-	mi := &file_preflight_v1_preflight_proto_msgTypes[28]
+	mi := &file_preflight_v1_preflight_proto_msgTypes[31]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3205,7 +3424,7 @@ func (x *CheckpointChoice) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CheckpointChoice.ProtoReflect.Descriptor instead.
 func (*CheckpointChoice) Descriptor() ([]byte, []int) {
-	return file_preflight_v1_preflight_proto_rawDescGZIP(), []int{28}
+	return file_preflight_v1_preflight_proto_rawDescGZIP(), []int{31}
 }
 
 func (x *CheckpointChoice) GetUri() string {
@@ -3278,7 +3497,7 @@ type JobVertex struct {
 
 func (x *JobVertex) Reset() {
 	*x = JobVertex{}
-	mi := &file_preflight_v1_preflight_proto_msgTypes[29]
+	mi := &file_preflight_v1_preflight_proto_msgTypes[32]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3290,7 +3509,7 @@ func (x *JobVertex) String() string {
 func (*JobVertex) ProtoMessage() {}
 
 func (x *JobVertex) ProtoReflect() protoreflect.Message {
-	mi := &file_preflight_v1_preflight_proto_msgTypes[29]
+	mi := &file_preflight_v1_preflight_proto_msgTypes[32]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3303,7 +3522,7 @@ func (x *JobVertex) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use JobVertex.ProtoReflect.Descriptor instead.
 func (*JobVertex) Descriptor() ([]byte, []int) {
-	return file_preflight_v1_preflight_proto_rawDescGZIP(), []int{29}
+	return file_preflight_v1_preflight_proto_rawDescGZIP(), []int{32}
 }
 
 func (x *JobVertex) GetId() string {
@@ -3372,7 +3591,7 @@ type DecideRequest struct {
 
 func (x *DecideRequest) Reset() {
 	*x = DecideRequest{}
-	mi := &file_preflight_v1_preflight_proto_msgTypes[30]
+	mi := &file_preflight_v1_preflight_proto_msgTypes[33]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3384,7 +3603,7 @@ func (x *DecideRequest) String() string {
 func (*DecideRequest) ProtoMessage() {}
 
 func (x *DecideRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_preflight_v1_preflight_proto_msgTypes[30]
+	mi := &file_preflight_v1_preflight_proto_msgTypes[33]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3397,7 +3616,7 @@ func (x *DecideRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DecideRequest.ProtoReflect.Descriptor instead.
 func (*DecideRequest) Descriptor() ([]byte, []int) {
-	return file_preflight_v1_preflight_proto_rawDescGZIP(), []int{30}
+	return file_preflight_v1_preflight_proto_rawDescGZIP(), []int{33}
 }
 
 func (x *DecideRequest) GetCheckpoint() *CheckpointSource {
@@ -3471,7 +3690,7 @@ type VertexDecision struct {
 
 func (x *VertexDecision) Reset() {
 	*x = VertexDecision{}
-	mi := &file_preflight_v1_preflight_proto_msgTypes[31]
+	mi := &file_preflight_v1_preflight_proto_msgTypes[34]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3483,7 +3702,7 @@ func (x *VertexDecision) String() string {
 func (*VertexDecision) ProtoMessage() {}
 
 func (x *VertexDecision) ProtoReflect() protoreflect.Message {
-	mi := &file_preflight_v1_preflight_proto_msgTypes[31]
+	mi := &file_preflight_v1_preflight_proto_msgTypes[34]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3496,7 +3715,7 @@ func (x *VertexDecision) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use VertexDecision.ProtoReflect.Descriptor instead.
 func (*VertexDecision) Descriptor() ([]byte, []int) {
-	return file_preflight_v1_preflight_proto_rawDescGZIP(), []int{31}
+	return file_preflight_v1_preflight_proto_rawDescGZIP(), []int{34}
 }
 
 func (x *VertexDecision) GetVertexId() string {
@@ -3598,7 +3817,7 @@ type DecideResponse struct {
 
 func (x *DecideResponse) Reset() {
 	*x = DecideResponse{}
-	mi := &file_preflight_v1_preflight_proto_msgTypes[32]
+	mi := &file_preflight_v1_preflight_proto_msgTypes[35]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3610,7 +3829,7 @@ func (x *DecideResponse) String() string {
 func (*DecideResponse) ProtoMessage() {}
 
 func (x *DecideResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_preflight_v1_preflight_proto_msgTypes[32]
+	mi := &file_preflight_v1_preflight_proto_msgTypes[35]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3623,7 +3842,7 @@ func (x *DecideResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DecideResponse.ProtoReflect.Descriptor instead.
 func (*DecideResponse) Descriptor() ([]byte, []int) {
-	return file_preflight_v1_preflight_proto_rawDescGZIP(), []int{32}
+	return file_preflight_v1_preflight_proto_rawDescGZIP(), []int{35}
 }
 
 func (x *DecideResponse) GetAction() DecisionAction {
@@ -3722,7 +3941,7 @@ type ClasspathCheckRequest struct {
 
 func (x *ClasspathCheckRequest) Reset() {
 	*x = ClasspathCheckRequest{}
-	mi := &file_preflight_v1_preflight_proto_msgTypes[33]
+	mi := &file_preflight_v1_preflight_proto_msgTypes[36]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3734,7 +3953,7 @@ func (x *ClasspathCheckRequest) String() string {
 func (*ClasspathCheckRequest) ProtoMessage() {}
 
 func (x *ClasspathCheckRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_preflight_v1_preflight_proto_msgTypes[33]
+	mi := &file_preflight_v1_preflight_proto_msgTypes[36]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3747,7 +3966,7 @@ func (x *ClasspathCheckRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ClasspathCheckRequest.ProtoReflect.Descriptor instead.
 func (*ClasspathCheckRequest) Descriptor() ([]byte, []int) {
-	return file_preflight_v1_preflight_proto_rawDescGZIP(), []int{33}
+	return file_preflight_v1_preflight_proto_rawDescGZIP(), []int{36}
 }
 
 func (x *ClasspathCheckRequest) GetJobJarUri() string {
@@ -3817,7 +4036,7 @@ type ClasspathCheckResponse struct {
 
 func (x *ClasspathCheckResponse) Reset() {
 	*x = ClasspathCheckResponse{}
-	mi := &file_preflight_v1_preflight_proto_msgTypes[34]
+	mi := &file_preflight_v1_preflight_proto_msgTypes[37]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3829,7 +4048,7 @@ func (x *ClasspathCheckResponse) String() string {
 func (*ClasspathCheckResponse) ProtoMessage() {}
 
 func (x *ClasspathCheckResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_preflight_v1_preflight_proto_msgTypes[34]
+	mi := &file_preflight_v1_preflight_proto_msgTypes[37]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3842,7 +4061,7 @@ func (x *ClasspathCheckResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ClasspathCheckResponse.ProtoReflect.Descriptor instead.
 func (*ClasspathCheckResponse) Descriptor() ([]byte, []int) {
-	return file_preflight_v1_preflight_proto_rawDescGZIP(), []int{34}
+	return file_preflight_v1_preflight_proto_rawDescGZIP(), []int{37}
 }
 
 func (x *ClasspathCheckResponse) GetReport() *ClasspathReport {
@@ -3871,7 +4090,7 @@ type ClasspathReport struct {
 
 func (x *ClasspathReport) Reset() {
 	*x = ClasspathReport{}
-	mi := &file_preflight_v1_preflight_proto_msgTypes[35]
+	mi := &file_preflight_v1_preflight_proto_msgTypes[38]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3883,7 +4102,7 @@ func (x *ClasspathReport) String() string {
 func (*ClasspathReport) ProtoMessage() {}
 
 func (x *ClasspathReport) ProtoReflect() protoreflect.Message {
-	mi := &file_preflight_v1_preflight_proto_msgTypes[35]
+	mi := &file_preflight_v1_preflight_proto_msgTypes[38]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3896,7 +4115,7 @@ func (x *ClasspathReport) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ClasspathReport.ProtoReflect.Descriptor instead.
 func (*ClasspathReport) Descriptor() ([]byte, []int) {
-	return file_preflight_v1_preflight_proto_rawDescGZIP(), []int{35}
+	return file_preflight_v1_preflight_proto_rawDescGZIP(), []int{38}
 }
 
 func (x *ClasspathReport) GetVerdict() Verdict {
@@ -3953,7 +4172,7 @@ type ClasspathFindingDetail struct {
 
 func (x *ClasspathFindingDetail) Reset() {
 	*x = ClasspathFindingDetail{}
-	mi := &file_preflight_v1_preflight_proto_msgTypes[36]
+	mi := &file_preflight_v1_preflight_proto_msgTypes[39]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3965,7 +4184,7 @@ func (x *ClasspathFindingDetail) String() string {
 func (*ClasspathFindingDetail) ProtoMessage() {}
 
 func (x *ClasspathFindingDetail) ProtoReflect() protoreflect.Message {
-	mi := &file_preflight_v1_preflight_proto_msgTypes[36]
+	mi := &file_preflight_v1_preflight_proto_msgTypes[39]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3978,7 +4197,7 @@ func (x *ClasspathFindingDetail) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ClasspathFindingDetail.ProtoReflect.Descriptor instead.
 func (*ClasspathFindingDetail) Descriptor() ([]byte, []int) {
-	return file_preflight_v1_preflight_proto_rawDescGZIP(), []int{36}
+	return file_preflight_v1_preflight_proto_rawDescGZIP(), []int{39}
 }
 
 func (x *ClasspathFindingDetail) GetPackages() []string {
@@ -4043,7 +4262,7 @@ type JarSummary struct {
 
 func (x *JarSummary) Reset() {
 	*x = JarSummary{}
-	mi := &file_preflight_v1_preflight_proto_msgTypes[37]
+	mi := &file_preflight_v1_preflight_proto_msgTypes[40]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4055,7 +4274,7 @@ func (x *JarSummary) String() string {
 func (*JarSummary) ProtoMessage() {}
 
 func (x *JarSummary) ProtoReflect() protoreflect.Message {
-	mi := &file_preflight_v1_preflight_proto_msgTypes[37]
+	mi := &file_preflight_v1_preflight_proto_msgTypes[40]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4068,7 +4287,7 @@ func (x *JarSummary) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use JarSummary.ProtoReflect.Descriptor instead.
 func (*JarSummary) Descriptor() ([]byte, []int) {
-	return file_preflight_v1_preflight_proto_rawDescGZIP(), []int{37}
+	return file_preflight_v1_preflight_proto_rawDescGZIP(), []int{40}
 }
 
 func (x *JarSummary) GetPath() string {
@@ -4163,7 +4382,7 @@ type ClassloadingSummary struct {
 
 func (x *ClassloadingSummary) Reset() {
 	*x = ClassloadingSummary{}
-	mi := &file_preflight_v1_preflight_proto_msgTypes[38]
+	mi := &file_preflight_v1_preflight_proto_msgTypes[41]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4175,7 +4394,7 @@ func (x *ClassloadingSummary) String() string {
 func (*ClassloadingSummary) ProtoMessage() {}
 
 func (x *ClassloadingSummary) ProtoReflect() protoreflect.Message {
-	mi := &file_preflight_v1_preflight_proto_msgTypes[38]
+	mi := &file_preflight_v1_preflight_proto_msgTypes[41]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4188,7 +4407,7 @@ func (x *ClassloadingSummary) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ClassloadingSummary.ProtoReflect.Descriptor instead.
 func (*ClassloadingSummary) Descriptor() ([]byte, []int) {
-	return file_preflight_v1_preflight_proto_rawDescGZIP(), []int{38}
+	return file_preflight_v1_preflight_proto_rawDescGZIP(), []int{41}
 }
 
 func (x *ClassloadingSummary) GetFlinkVersion() string {
@@ -4274,7 +4493,7 @@ type PluginSummary struct {
 
 func (x *PluginSummary) Reset() {
 	*x = PluginSummary{}
-	mi := &file_preflight_v1_preflight_proto_msgTypes[39]
+	mi := &file_preflight_v1_preflight_proto_msgTypes[42]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4286,7 +4505,7 @@ func (x *PluginSummary) String() string {
 func (*PluginSummary) ProtoMessage() {}
 
 func (x *PluginSummary) ProtoReflect() protoreflect.Message {
-	mi := &file_preflight_v1_preflight_proto_msgTypes[39]
+	mi := &file_preflight_v1_preflight_proto_msgTypes[42]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4299,7 +4518,7 @@ func (x *PluginSummary) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PluginSummary.ProtoReflect.Descriptor instead.
 func (*PluginSummary) Descriptor() ([]byte, []int) {
-	return file_preflight_v1_preflight_proto_rawDescGZIP(), []int{39}
+	return file_preflight_v1_preflight_proto_rawDescGZIP(), []int{42}
 }
 
 func (x *PluginSummary) GetName() string {
@@ -4333,7 +4552,7 @@ type DiffCheckpointsRequest struct {
 
 func (x *DiffCheckpointsRequest) Reset() {
 	*x = DiffCheckpointsRequest{}
-	mi := &file_preflight_v1_preflight_proto_msgTypes[40]
+	mi := &file_preflight_v1_preflight_proto_msgTypes[43]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4345,7 +4564,7 @@ func (x *DiffCheckpointsRequest) String() string {
 func (*DiffCheckpointsRequest) ProtoMessage() {}
 
 func (x *DiffCheckpointsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_preflight_v1_preflight_proto_msgTypes[40]
+	mi := &file_preflight_v1_preflight_proto_msgTypes[43]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4358,7 +4577,7 @@ func (x *DiffCheckpointsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DiffCheckpointsRequest.ProtoReflect.Descriptor instead.
 func (*DiffCheckpointsRequest) Descriptor() ([]byte, []int) {
-	return file_preflight_v1_preflight_proto_rawDescGZIP(), []int{40}
+	return file_preflight_v1_preflight_proto_rawDescGZIP(), []int{43}
 }
 
 func (x *DiffCheckpointsRequest) GetOldCheckpoint() *CheckpointSource {
@@ -4408,7 +4627,7 @@ type DiffCheckpointsResponse struct {
 
 func (x *DiffCheckpointsResponse) Reset() {
 	*x = DiffCheckpointsResponse{}
-	mi := &file_preflight_v1_preflight_proto_msgTypes[41]
+	mi := &file_preflight_v1_preflight_proto_msgTypes[44]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4420,7 +4639,7 @@ func (x *DiffCheckpointsResponse) String() string {
 func (*DiffCheckpointsResponse) ProtoMessage() {}
 
 func (x *DiffCheckpointsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_preflight_v1_preflight_proto_msgTypes[41]
+	mi := &file_preflight_v1_preflight_proto_msgTypes[44]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4433,7 +4652,7 @@ func (x *DiffCheckpointsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DiffCheckpointsResponse.ProtoReflect.Descriptor instead.
 func (*DiffCheckpointsResponse) Descriptor() ([]byte, []int) {
-	return file_preflight_v1_preflight_proto_rawDescGZIP(), []int{41}
+	return file_preflight_v1_preflight_proto_rawDescGZIP(), []int{44}
 }
 
 func (x *DiffCheckpointsResponse) GetOldCheckpoint() *LifecycleCheckpoint {
@@ -4488,7 +4707,7 @@ type LifecycleCheckpoint struct {
 
 func (x *LifecycleCheckpoint) Reset() {
 	*x = LifecycleCheckpoint{}
-	mi := &file_preflight_v1_preflight_proto_msgTypes[42]
+	mi := &file_preflight_v1_preflight_proto_msgTypes[45]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4500,7 +4719,7 @@ func (x *LifecycleCheckpoint) String() string {
 func (*LifecycleCheckpoint) ProtoMessage() {}
 
 func (x *LifecycleCheckpoint) ProtoReflect() protoreflect.Message {
-	mi := &file_preflight_v1_preflight_proto_msgTypes[42]
+	mi := &file_preflight_v1_preflight_proto_msgTypes[45]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4513,7 +4732,7 @@ func (x *LifecycleCheckpoint) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LifecycleCheckpoint.ProtoReflect.Descriptor instead.
 func (*LifecycleCheckpoint) Descriptor() ([]byte, []int) {
-	return file_preflight_v1_preflight_proto_rawDescGZIP(), []int{42}
+	return file_preflight_v1_preflight_proto_rawDescGZIP(), []int{45}
 }
 
 func (x *LifecycleCheckpoint) GetSource() string {
@@ -4575,7 +4794,7 @@ type LifecycleOperatorDiff struct {
 
 func (x *LifecycleOperatorDiff) Reset() {
 	*x = LifecycleOperatorDiff{}
-	mi := &file_preflight_v1_preflight_proto_msgTypes[43]
+	mi := &file_preflight_v1_preflight_proto_msgTypes[46]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4587,7 +4806,7 @@ func (x *LifecycleOperatorDiff) String() string {
 func (*LifecycleOperatorDiff) ProtoMessage() {}
 
 func (x *LifecycleOperatorDiff) ProtoReflect() protoreflect.Message {
-	mi := &file_preflight_v1_preflight_proto_msgTypes[43]
+	mi := &file_preflight_v1_preflight_proto_msgTypes[46]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4600,7 +4819,7 @@ func (x *LifecycleOperatorDiff) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LifecycleOperatorDiff.ProtoReflect.Descriptor instead.
 func (*LifecycleOperatorDiff) Descriptor() ([]byte, []int) {
-	return file_preflight_v1_preflight_proto_rawDescGZIP(), []int{43}
+	return file_preflight_v1_preflight_proto_rawDescGZIP(), []int{46}
 }
 
 func (x *LifecycleOperatorDiff) GetId() string {
@@ -4711,7 +4930,7 @@ type LifecycleStateDiff struct {
 
 func (x *LifecycleStateDiff) Reset() {
 	*x = LifecycleStateDiff{}
-	mi := &file_preflight_v1_preflight_proto_msgTypes[44]
+	mi := &file_preflight_v1_preflight_proto_msgTypes[47]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4723,7 +4942,7 @@ func (x *LifecycleStateDiff) String() string {
 func (*LifecycleStateDiff) ProtoMessage() {}
 
 func (x *LifecycleStateDiff) ProtoReflect() protoreflect.Message {
-	mi := &file_preflight_v1_preflight_proto_msgTypes[44]
+	mi := &file_preflight_v1_preflight_proto_msgTypes[47]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4736,7 +4955,7 @@ func (x *LifecycleStateDiff) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LifecycleStateDiff.ProtoReflect.Descriptor instead.
 func (*LifecycleStateDiff) Descriptor() ([]byte, []int) {
-	return file_preflight_v1_preflight_proto_rawDescGZIP(), []int{44}
+	return file_preflight_v1_preflight_proto_rawDescGZIP(), []int{47}
 }
 
 func (x *LifecycleStateDiff) GetName() string {
@@ -4837,7 +5056,7 @@ type LifecycleFinding struct {
 
 func (x *LifecycleFinding) Reset() {
 	*x = LifecycleFinding{}
-	mi := &file_preflight_v1_preflight_proto_msgTypes[45]
+	mi := &file_preflight_v1_preflight_proto_msgTypes[48]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4849,7 +5068,7 @@ func (x *LifecycleFinding) String() string {
 func (*LifecycleFinding) ProtoMessage() {}
 
 func (x *LifecycleFinding) ProtoReflect() protoreflect.Message {
-	mi := &file_preflight_v1_preflight_proto_msgTypes[45]
+	mi := &file_preflight_v1_preflight_proto_msgTypes[48]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4862,7 +5081,7 @@ func (x *LifecycleFinding) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LifecycleFinding.ProtoReflect.Descriptor instead.
 func (*LifecycleFinding) Descriptor() ([]byte, []int) {
-	return file_preflight_v1_preflight_proto_rawDescGZIP(), []int{45}
+	return file_preflight_v1_preflight_proto_rawDescGZIP(), []int{48}
 }
 
 func (x *LifecycleFinding) GetId() string {
@@ -4980,7 +5199,18 @@ const file_preflight_v1_preflight_proto_rawDesc = "" +
 	"\x19CheckRescaleUploadRequest\x124\n" +
 	"\x06header\x18\x01 \x01(\v2\x1a.preflight.v1.UploadHeaderH\x00R\x06header\x12\x16\n" +
 	"\x05chunk\x18\x02 \x01(\fH\x00R\x05chunkB\t\n" +
-	"\amessage\"\xa6\x01\n" +
+	"\amessage\"\xc8\x01\n" +
+	"\x11CheckRescalePiece\x12:\n" +
+	"\toperators\x18\x01 \x01(\v2\x1a.preflight.v1.OperatorPageH\x00R\toperators\x125\n" +
+	"\x06report\x18\x02 \x01(\v2\x1b.preflight.v1.RescaleReportH\x00R\x06report\x127\n" +
+	"\bfindings\x18\x03 \x01(\v2\x19.preflight.v1.FindingPageH\x00R\bfindingsB\a\n" +
+	"\x05piece\"^\n" +
+	"\vFindingPage\x121\n" +
+	"\bfindings\x18\x01 \x03(\v2\x15.preflight.v1.FindingR\bfindings\x12\x1c\n" +
+	"\tcontinued\x18\x02 \x01(\bR\tcontinued\"l\n" +
+	"\fOperatorPage\x12>\n" +
+	"\toperators\x18\x01 \x03(\v2 .preflight.v1.OperatorAssignmentR\toperators\x12\x1c\n" +
+	"\tcontinued\x18\x02 \x01(\bR\tcontinued\"\xa6\x01\n" +
 	"\fUploadHeader\x12-\n" +
 	"\x04plan\x18\x01 \x01(\v2\x19.preflight.v1.RescalePlanR\x04plan\x124\n" +
 	"\aoptions\x18\x02 \x01(\v2\x1a.preflight.v1.CheckOptionsR\aoptions\x12\x1d\n" +
@@ -5372,10 +5602,12 @@ const file_preflight_v1_preflight_proto_rawDesc = "" +
 	"\x1bDECISION_ACTION_UNSPECIFIED\x10\x00\x12\x1b\n" +
 	"\x17DECISION_ACTION_APPROVE\x10\x01\x12\x1a\n" +
 	"\x16DECISION_ACTION_ADJUST\x10\x02\x12\x18\n" +
-	"\x14DECISION_ACTION_VETO\x10\x032\xbc\x04\n" +
+	"\x14DECISION_ACTION_VETO\x10\x032\x82\x06\n" +
 	"\x10PreflightService\x12U\n" +
 	"\fCheckRescale\x12!.preflight.v1.CheckRescaleRequest\x1a\".preflight.v1.CheckRescaleResponse\x12i\n" +
-	"\x12CheckRescaleUpload\x12'.preflight.v1.CheckRescaleUploadRequest\x1a(.preflight.v1.CheckRescaleUploadResponse(\x01\x12d\n" +
+	"\x12CheckRescaleUpload\x12'.preflight.v1.CheckRescaleUploadRequest\x1a(.preflight.v1.CheckRescaleUploadResponse(\x01\x12Z\n" +
+	"\x12CheckRescaleStream\x12!.preflight.v1.CheckRescaleRequest\x1a\x1f.preflight.v1.CheckRescalePiece0\x01\x12h\n" +
+	"\x18CheckRescaleUploadStream\x12'.preflight.v1.CheckRescaleUploadRequest\x1a\x1f.preflight.v1.CheckRescalePiece(\x010\x01\x12d\n" +
 	"\x11InspectCheckpoint\x12&.preflight.v1.InspectCheckpointRequest\x1a'.preflight.v1.InspectCheckpointResponse\x12[\n" +
 	"\x0eClasspathCheck\x12#.preflight.v1.ClasspathCheckRequest\x1a$.preflight.v1.ClasspathCheckResponse\x12C\n" +
 	"\x06Decide\x12\x1b.preflight.v1.DecideRequest\x1a\x1c.preflight.v1.DecideResponse\x12^\n" +
@@ -5394,7 +5626,7 @@ func file_preflight_v1_preflight_proto_rawDescGZIP() []byte {
 }
 
 var file_preflight_v1_preflight_proto_enumTypes = make([]protoimpl.EnumInfo, 6)
-var file_preflight_v1_preflight_proto_msgTypes = make([]protoimpl.MessageInfo, 54)
+var file_preflight_v1_preflight_proto_msgTypes = make([]protoimpl.MessageInfo, 57)
 var file_preflight_v1_preflight_proto_goTypes = []any{
 	(SubtaskMapper)(0),                 // 0: preflight.v1.SubtaskMapper
 	(Severity)(0),                      // 1: preflight.v1.Severity
@@ -5409,142 +5641,154 @@ var file_preflight_v1_preflight_proto_goTypes = []any{
 	(*CheckOptions)(nil),               // 10: preflight.v1.CheckOptions
 	(*CheckRescaleRequest)(nil),        // 11: preflight.v1.CheckRescaleRequest
 	(*CheckRescaleUploadRequest)(nil),  // 12: preflight.v1.CheckRescaleUploadRequest
-	(*UploadHeader)(nil),               // 13: preflight.v1.UploadHeader
-	(*CheckRescaleResponse)(nil),       // 14: preflight.v1.CheckRescaleResponse
-	(*CheckRescaleUploadResponse)(nil), // 15: preflight.v1.CheckRescaleUploadResponse
-	(*RescaleReport)(nil),              // 16: preflight.v1.RescaleReport
-	(*FileVerification)(nil),           // 17: preflight.v1.FileVerification
-	(*FileProblem)(nil),                // 18: preflight.v1.FileProblem
-	(*Finding)(nil),                    // 19: preflight.v1.Finding
-	(*SafeParallelism)(nil),            // 20: preflight.v1.SafeParallelism
-	(*CheckpointSummary)(nil),          // 21: preflight.v1.CheckpointSummary
-	(*OperatorAssignment)(nil),         // 22: preflight.v1.OperatorAssignment
-	(*StateAssignment)(nil),            // 23: preflight.v1.StateAssignment
-	(*KeyedAssignment)(nil),            // 24: preflight.v1.KeyedAssignment
-	(*SubtaskAssignment)(nil),          // 25: preflight.v1.SubtaskAssignment
-	(*SubtaskStateShare)(nil),          // 26: preflight.v1.SubtaskStateShare
-	(*OldSubtaskState)(nil),            // 27: preflight.v1.OldSubtaskState
-	(*InspectCheckpointRequest)(nil),   // 28: preflight.v1.InspectCheckpointRequest
-	(*InspectCheckpointResponse)(nil),  // 29: preflight.v1.InspectCheckpointResponse
-	(*OperatorInfo)(nil),               // 30: preflight.v1.OperatorInfo
-	(*StateInfo)(nil),                  // 31: preflight.v1.StateInfo
-	(*MetadataFormatError)(nil),        // 32: preflight.v1.MetadataFormatError
-	(*FlinkJob)(nil),                   // 33: preflight.v1.FlinkJob
-	(*CheckpointChoice)(nil),           // 34: preflight.v1.CheckpointChoice
-	(*JobVertex)(nil),                  // 35: preflight.v1.JobVertex
-	(*DecideRequest)(nil),              // 36: preflight.v1.DecideRequest
-	(*VertexDecision)(nil),             // 37: preflight.v1.VertexDecision
-	(*DecideResponse)(nil),             // 38: preflight.v1.DecideResponse
-	(*ClasspathCheckRequest)(nil),      // 39: preflight.v1.ClasspathCheckRequest
-	(*ClasspathCheckResponse)(nil),     // 40: preflight.v1.ClasspathCheckResponse
-	(*ClasspathReport)(nil),            // 41: preflight.v1.ClasspathReport
-	(*ClasspathFindingDetail)(nil),     // 42: preflight.v1.ClasspathFindingDetail
-	(*JarSummary)(nil),                 // 43: preflight.v1.JarSummary
-	(*ClassloadingSummary)(nil),        // 44: preflight.v1.ClassloadingSummary
-	(*PluginSummary)(nil),              // 45: preflight.v1.PluginSummary
-	(*DiffCheckpointsRequest)(nil),     // 46: preflight.v1.DiffCheckpointsRequest
-	(*DiffCheckpointsResponse)(nil),    // 47: preflight.v1.DiffCheckpointsResponse
-	(*LifecycleCheckpoint)(nil),        // 48: preflight.v1.LifecycleCheckpoint
-	(*LifecycleOperatorDiff)(nil),      // 49: preflight.v1.LifecycleOperatorDiff
-	(*LifecycleStateDiff)(nil),         // 50: preflight.v1.LifecycleStateDiff
-	(*LifecycleFinding)(nil),           // 51: preflight.v1.LifecycleFinding
-	nil,                                // 52: preflight.v1.RescalePlan.VertexParallelismEntry
-	nil,                                // 53: preflight.v1.RescalePlan.MaxParallelismEntry
-	nil,                                // 54: preflight.v1.RescalePlan.InputChannelMappersEntry
-	nil,                                // 55: preflight.v1.RescalePlan.OutputChannelMappersEntry
-	nil,                                // 56: preflight.v1.RescalePlan.ParallelismEntry
-	nil,                                // 57: preflight.v1.CheckOptions.ConnectorVersionsEntry
-	nil,                                // 58: preflight.v1.DecideRequest.ProposedParallelismEntry
-	nil,                                // 59: preflight.v1.DecideResponse.ParallelismEntry
+	(*CheckRescalePiece)(nil),          // 13: preflight.v1.CheckRescalePiece
+	(*FindingPage)(nil),                // 14: preflight.v1.FindingPage
+	(*OperatorPage)(nil),               // 15: preflight.v1.OperatorPage
+	(*UploadHeader)(nil),               // 16: preflight.v1.UploadHeader
+	(*CheckRescaleResponse)(nil),       // 17: preflight.v1.CheckRescaleResponse
+	(*CheckRescaleUploadResponse)(nil), // 18: preflight.v1.CheckRescaleUploadResponse
+	(*RescaleReport)(nil),              // 19: preflight.v1.RescaleReport
+	(*FileVerification)(nil),           // 20: preflight.v1.FileVerification
+	(*FileProblem)(nil),                // 21: preflight.v1.FileProblem
+	(*Finding)(nil),                    // 22: preflight.v1.Finding
+	(*SafeParallelism)(nil),            // 23: preflight.v1.SafeParallelism
+	(*CheckpointSummary)(nil),          // 24: preflight.v1.CheckpointSummary
+	(*OperatorAssignment)(nil),         // 25: preflight.v1.OperatorAssignment
+	(*StateAssignment)(nil),            // 26: preflight.v1.StateAssignment
+	(*KeyedAssignment)(nil),            // 27: preflight.v1.KeyedAssignment
+	(*SubtaskAssignment)(nil),          // 28: preflight.v1.SubtaskAssignment
+	(*SubtaskStateShare)(nil),          // 29: preflight.v1.SubtaskStateShare
+	(*OldSubtaskState)(nil),            // 30: preflight.v1.OldSubtaskState
+	(*InspectCheckpointRequest)(nil),   // 31: preflight.v1.InspectCheckpointRequest
+	(*InspectCheckpointResponse)(nil),  // 32: preflight.v1.InspectCheckpointResponse
+	(*OperatorInfo)(nil),               // 33: preflight.v1.OperatorInfo
+	(*StateInfo)(nil),                  // 34: preflight.v1.StateInfo
+	(*MetadataFormatError)(nil),        // 35: preflight.v1.MetadataFormatError
+	(*FlinkJob)(nil),                   // 36: preflight.v1.FlinkJob
+	(*CheckpointChoice)(nil),           // 37: preflight.v1.CheckpointChoice
+	(*JobVertex)(nil),                  // 38: preflight.v1.JobVertex
+	(*DecideRequest)(nil),              // 39: preflight.v1.DecideRequest
+	(*VertexDecision)(nil),             // 40: preflight.v1.VertexDecision
+	(*DecideResponse)(nil),             // 41: preflight.v1.DecideResponse
+	(*ClasspathCheckRequest)(nil),      // 42: preflight.v1.ClasspathCheckRequest
+	(*ClasspathCheckResponse)(nil),     // 43: preflight.v1.ClasspathCheckResponse
+	(*ClasspathReport)(nil),            // 44: preflight.v1.ClasspathReport
+	(*ClasspathFindingDetail)(nil),     // 45: preflight.v1.ClasspathFindingDetail
+	(*JarSummary)(nil),                 // 46: preflight.v1.JarSummary
+	(*ClassloadingSummary)(nil),        // 47: preflight.v1.ClassloadingSummary
+	(*PluginSummary)(nil),              // 48: preflight.v1.PluginSummary
+	(*DiffCheckpointsRequest)(nil),     // 49: preflight.v1.DiffCheckpointsRequest
+	(*DiffCheckpointsResponse)(nil),    // 50: preflight.v1.DiffCheckpointsResponse
+	(*LifecycleCheckpoint)(nil),        // 51: preflight.v1.LifecycleCheckpoint
+	(*LifecycleOperatorDiff)(nil),      // 52: preflight.v1.LifecycleOperatorDiff
+	(*LifecycleStateDiff)(nil),         // 53: preflight.v1.LifecycleStateDiff
+	(*LifecycleFinding)(nil),           // 54: preflight.v1.LifecycleFinding
+	nil,                                // 55: preflight.v1.RescalePlan.VertexParallelismEntry
+	nil,                                // 56: preflight.v1.RescalePlan.MaxParallelismEntry
+	nil,                                // 57: preflight.v1.RescalePlan.InputChannelMappersEntry
+	nil,                                // 58: preflight.v1.RescalePlan.OutputChannelMappersEntry
+	nil,                                // 59: preflight.v1.RescalePlan.ParallelismEntry
+	nil,                                // 60: preflight.v1.CheckOptions.ConnectorVersionsEntry
+	nil,                                // 61: preflight.v1.DecideRequest.ProposedParallelismEntry
+	nil,                                // 62: preflight.v1.DecideResponse.ParallelismEntry
 }
 var file_preflight_v1_preflight_proto_depIdxs = []int32{
-	52, // 0: preflight.v1.RescalePlan.vertex_parallelism:type_name -> preflight.v1.RescalePlan.VertexParallelismEntry
+	55, // 0: preflight.v1.RescalePlan.vertex_parallelism:type_name -> preflight.v1.RescalePlan.VertexParallelismEntry
 	8,  // 1: preflight.v1.RescalePlan.vertices:type_name -> preflight.v1.Vertex
-	53, // 2: preflight.v1.RescalePlan.max_parallelism:type_name -> preflight.v1.RescalePlan.MaxParallelismEntry
-	54, // 3: preflight.v1.RescalePlan.input_channel_mappers:type_name -> preflight.v1.RescalePlan.InputChannelMappersEntry
-	55, // 4: preflight.v1.RescalePlan.output_channel_mappers:type_name -> preflight.v1.RescalePlan.OutputChannelMappersEntry
-	56, // 5: preflight.v1.RescalePlan.parallelism:type_name -> preflight.v1.RescalePlan.ParallelismEntry
+	56, // 2: preflight.v1.RescalePlan.max_parallelism:type_name -> preflight.v1.RescalePlan.MaxParallelismEntry
+	57, // 3: preflight.v1.RescalePlan.input_channel_mappers:type_name -> preflight.v1.RescalePlan.InputChannelMappersEntry
+	58, // 4: preflight.v1.RescalePlan.output_channel_mappers:type_name -> preflight.v1.RescalePlan.OutputChannelMappersEntry
+	59, // 5: preflight.v1.RescalePlan.parallelism:type_name -> preflight.v1.RescalePlan.ParallelismEntry
 	1,  // 6: preflight.v1.CheckOptions.fail_level:type_name -> preflight.v1.Severity
-	57, // 7: preflight.v1.CheckOptions.connector_versions:type_name -> preflight.v1.CheckOptions.ConnectorVersionsEntry
+	60, // 7: preflight.v1.CheckOptions.connector_versions:type_name -> preflight.v1.CheckOptions.ConnectorVersionsEntry
 	6,  // 8: preflight.v1.CheckRescaleRequest.checkpoint:type_name -> preflight.v1.CheckpointSource
 	7,  // 9: preflight.v1.CheckRescaleRequest.plan:type_name -> preflight.v1.RescalePlan
 	10, // 10: preflight.v1.CheckRescaleRequest.options:type_name -> preflight.v1.CheckOptions
-	33, // 11: preflight.v1.CheckRescaleRequest.job:type_name -> preflight.v1.FlinkJob
-	13, // 12: preflight.v1.CheckRescaleUploadRequest.header:type_name -> preflight.v1.UploadHeader
-	7,  // 13: preflight.v1.UploadHeader.plan:type_name -> preflight.v1.RescalePlan
-	10, // 14: preflight.v1.UploadHeader.options:type_name -> preflight.v1.CheckOptions
-	16, // 15: preflight.v1.CheckRescaleResponse.report:type_name -> preflight.v1.RescaleReport
-	16, // 16: preflight.v1.CheckRescaleUploadResponse.report:type_name -> preflight.v1.RescaleReport
-	2,  // 17: preflight.v1.RescaleReport.verdict:type_name -> preflight.v1.Verdict
-	19, // 18: preflight.v1.RescaleReport.findings:type_name -> preflight.v1.Finding
-	22, // 19: preflight.v1.RescaleReport.operators:type_name -> preflight.v1.OperatorAssignment
-	20, // 20: preflight.v1.RescaleReport.safe_parallelism:type_name -> preflight.v1.SafeParallelism
-	21, // 21: preflight.v1.RescaleReport.checkpoint:type_name -> preflight.v1.CheckpointSummary
-	34, // 22: preflight.v1.RescaleReport.checkpoint_choice:type_name -> preflight.v1.CheckpointChoice
-	35, // 23: preflight.v1.RescaleReport.job_vertices:type_name -> preflight.v1.JobVertex
-	17, // 24: preflight.v1.RescaleReport.file_verification:type_name -> preflight.v1.FileVerification
-	18, // 25: preflight.v1.FileVerification.problems:type_name -> preflight.v1.FileProblem
-	3,  // 26: preflight.v1.FileProblem.kind:type_name -> preflight.v1.FileProblemKind
-	1,  // 27: preflight.v1.Finding.severity:type_name -> preflight.v1.Severity
-	23, // 28: preflight.v1.OperatorAssignment.states:type_name -> preflight.v1.StateAssignment
-	24, // 29: preflight.v1.OperatorAssignment.keyed:type_name -> preflight.v1.KeyedAssignment
-	25, // 30: preflight.v1.OperatorAssignment.subtasks:type_name -> preflight.v1.SubtaskAssignment
-	27, // 31: preflight.v1.OperatorAssignment.old_subtasks:type_name -> preflight.v1.OldSubtaskState
-	26, // 32: preflight.v1.SubtaskAssignment.states:type_name -> preflight.v1.SubtaskStateShare
-	26, // 33: preflight.v1.OldSubtaskState.states:type_name -> preflight.v1.SubtaskStateShare
-	6,  // 34: preflight.v1.InspectCheckpointRequest.checkpoint:type_name -> preflight.v1.CheckpointSource
-	21, // 35: preflight.v1.InspectCheckpointResponse.checkpoint:type_name -> preflight.v1.CheckpointSummary
-	30, // 36: preflight.v1.InspectCheckpointResponse.operators:type_name -> preflight.v1.OperatorInfo
-	31, // 37: preflight.v1.OperatorInfo.states:type_name -> preflight.v1.StateInfo
-	6,  // 38: preflight.v1.DecideRequest.checkpoint:type_name -> preflight.v1.CheckpointSource
-	33, // 39: preflight.v1.DecideRequest.job:type_name -> preflight.v1.FlinkJob
-	58, // 40: preflight.v1.DecideRequest.proposed_parallelism:type_name -> preflight.v1.DecideRequest.ProposedParallelismEntry
-	10, // 41: preflight.v1.DecideRequest.options:type_name -> preflight.v1.CheckOptions
-	4,  // 42: preflight.v1.DecideRequest.on_failure:type_name -> preflight.v1.FailurePolicy
-	5,  // 43: preflight.v1.VertexDecision.action:type_name -> preflight.v1.DecisionAction
-	5,  // 44: preflight.v1.DecideResponse.action:type_name -> preflight.v1.DecisionAction
-	37, // 45: preflight.v1.DecideResponse.vertices:type_name -> preflight.v1.VertexDecision
-	59, // 46: preflight.v1.DecideResponse.parallelism:type_name -> preflight.v1.DecideResponse.ParallelismEntry
-	19, // 47: preflight.v1.DecideResponse.findings:type_name -> preflight.v1.Finding
-	34, // 48: preflight.v1.DecideResponse.checkpoint_choice:type_name -> preflight.v1.CheckpointChoice
-	17, // 49: preflight.v1.DecideResponse.file_verification:type_name -> preflight.v1.FileVerification
-	1,  // 50: preflight.v1.ClasspathCheckRequest.fail_level:type_name -> preflight.v1.Severity
-	41, // 51: preflight.v1.ClasspathCheckResponse.report:type_name -> preflight.v1.ClasspathReport
-	2,  // 52: preflight.v1.ClasspathReport.verdict:type_name -> preflight.v1.Verdict
-	19, // 53: preflight.v1.ClasspathReport.findings:type_name -> preflight.v1.Finding
-	42, // 54: preflight.v1.ClasspathReport.details:type_name -> preflight.v1.ClasspathFindingDetail
-	43, // 55: preflight.v1.ClasspathReport.job_jar:type_name -> preflight.v1.JarSummary
-	44, // 56: preflight.v1.ClasspathReport.cluster:type_name -> preflight.v1.ClassloadingSummary
-	43, // 57: preflight.v1.ClassloadingSummary.lib:type_name -> preflight.v1.JarSummary
-	45, // 58: preflight.v1.ClassloadingSummary.plugins:type_name -> preflight.v1.PluginSummary
-	6,  // 59: preflight.v1.DiffCheckpointsRequest.old_checkpoint:type_name -> preflight.v1.CheckpointSource
-	6,  // 60: preflight.v1.DiffCheckpointsRequest.new_checkpoint:type_name -> preflight.v1.CheckpointSource
-	48, // 61: preflight.v1.DiffCheckpointsResponse.old_checkpoint:type_name -> preflight.v1.LifecycleCheckpoint
-	48, // 62: preflight.v1.DiffCheckpointsResponse.new_checkpoint:type_name -> preflight.v1.LifecycleCheckpoint
-	49, // 63: preflight.v1.DiffCheckpointsResponse.operators:type_name -> preflight.v1.LifecycleOperatorDiff
-	51, // 64: preflight.v1.DiffCheckpointsResponse.findings:type_name -> preflight.v1.LifecycleFinding
-	50, // 65: preflight.v1.LifecycleOperatorDiff.states:type_name -> preflight.v1.LifecycleStateDiff
-	1,  // 66: preflight.v1.LifecycleFinding.severity:type_name -> preflight.v1.Severity
-	9,  // 67: preflight.v1.RescalePlan.MaxParallelismEntry.value:type_name -> preflight.v1.MaxParallelism
-	0,  // 68: preflight.v1.RescalePlan.InputChannelMappersEntry.value:type_name -> preflight.v1.SubtaskMapper
-	0,  // 69: preflight.v1.RescalePlan.OutputChannelMappersEntry.value:type_name -> preflight.v1.SubtaskMapper
-	11, // 70: preflight.v1.PreflightService.CheckRescale:input_type -> preflight.v1.CheckRescaleRequest
-	12, // 71: preflight.v1.PreflightService.CheckRescaleUpload:input_type -> preflight.v1.CheckRescaleUploadRequest
-	28, // 72: preflight.v1.PreflightService.InspectCheckpoint:input_type -> preflight.v1.InspectCheckpointRequest
-	39, // 73: preflight.v1.PreflightService.ClasspathCheck:input_type -> preflight.v1.ClasspathCheckRequest
-	36, // 74: preflight.v1.PreflightService.Decide:input_type -> preflight.v1.DecideRequest
-	46, // 75: preflight.v1.PreflightService.DiffCheckpoints:input_type -> preflight.v1.DiffCheckpointsRequest
-	14, // 76: preflight.v1.PreflightService.CheckRescale:output_type -> preflight.v1.CheckRescaleResponse
-	15, // 77: preflight.v1.PreflightService.CheckRescaleUpload:output_type -> preflight.v1.CheckRescaleUploadResponse
-	29, // 78: preflight.v1.PreflightService.InspectCheckpoint:output_type -> preflight.v1.InspectCheckpointResponse
-	40, // 79: preflight.v1.PreflightService.ClasspathCheck:output_type -> preflight.v1.ClasspathCheckResponse
-	38, // 80: preflight.v1.PreflightService.Decide:output_type -> preflight.v1.DecideResponse
-	47, // 81: preflight.v1.PreflightService.DiffCheckpoints:output_type -> preflight.v1.DiffCheckpointsResponse
-	76, // [76:82] is the sub-list for method output_type
-	70, // [70:76] is the sub-list for method input_type
-	70, // [70:70] is the sub-list for extension type_name
-	70, // [70:70] is the sub-list for extension extendee
-	0,  // [0:70] is the sub-list for field type_name
+	36, // 11: preflight.v1.CheckRescaleRequest.job:type_name -> preflight.v1.FlinkJob
+	16, // 12: preflight.v1.CheckRescaleUploadRequest.header:type_name -> preflight.v1.UploadHeader
+	15, // 13: preflight.v1.CheckRescalePiece.operators:type_name -> preflight.v1.OperatorPage
+	19, // 14: preflight.v1.CheckRescalePiece.report:type_name -> preflight.v1.RescaleReport
+	14, // 15: preflight.v1.CheckRescalePiece.findings:type_name -> preflight.v1.FindingPage
+	22, // 16: preflight.v1.FindingPage.findings:type_name -> preflight.v1.Finding
+	25, // 17: preflight.v1.OperatorPage.operators:type_name -> preflight.v1.OperatorAssignment
+	7,  // 18: preflight.v1.UploadHeader.plan:type_name -> preflight.v1.RescalePlan
+	10, // 19: preflight.v1.UploadHeader.options:type_name -> preflight.v1.CheckOptions
+	19, // 20: preflight.v1.CheckRescaleResponse.report:type_name -> preflight.v1.RescaleReport
+	19, // 21: preflight.v1.CheckRescaleUploadResponse.report:type_name -> preflight.v1.RescaleReport
+	2,  // 22: preflight.v1.RescaleReport.verdict:type_name -> preflight.v1.Verdict
+	22, // 23: preflight.v1.RescaleReport.findings:type_name -> preflight.v1.Finding
+	25, // 24: preflight.v1.RescaleReport.operators:type_name -> preflight.v1.OperatorAssignment
+	23, // 25: preflight.v1.RescaleReport.safe_parallelism:type_name -> preflight.v1.SafeParallelism
+	24, // 26: preflight.v1.RescaleReport.checkpoint:type_name -> preflight.v1.CheckpointSummary
+	37, // 27: preflight.v1.RescaleReport.checkpoint_choice:type_name -> preflight.v1.CheckpointChoice
+	38, // 28: preflight.v1.RescaleReport.job_vertices:type_name -> preflight.v1.JobVertex
+	20, // 29: preflight.v1.RescaleReport.file_verification:type_name -> preflight.v1.FileVerification
+	21, // 30: preflight.v1.FileVerification.problems:type_name -> preflight.v1.FileProblem
+	3,  // 31: preflight.v1.FileProblem.kind:type_name -> preflight.v1.FileProblemKind
+	1,  // 32: preflight.v1.Finding.severity:type_name -> preflight.v1.Severity
+	26, // 33: preflight.v1.OperatorAssignment.states:type_name -> preflight.v1.StateAssignment
+	27, // 34: preflight.v1.OperatorAssignment.keyed:type_name -> preflight.v1.KeyedAssignment
+	28, // 35: preflight.v1.OperatorAssignment.subtasks:type_name -> preflight.v1.SubtaskAssignment
+	30, // 36: preflight.v1.OperatorAssignment.old_subtasks:type_name -> preflight.v1.OldSubtaskState
+	29, // 37: preflight.v1.SubtaskAssignment.states:type_name -> preflight.v1.SubtaskStateShare
+	29, // 38: preflight.v1.OldSubtaskState.states:type_name -> preflight.v1.SubtaskStateShare
+	6,  // 39: preflight.v1.InspectCheckpointRequest.checkpoint:type_name -> preflight.v1.CheckpointSource
+	24, // 40: preflight.v1.InspectCheckpointResponse.checkpoint:type_name -> preflight.v1.CheckpointSummary
+	33, // 41: preflight.v1.InspectCheckpointResponse.operators:type_name -> preflight.v1.OperatorInfo
+	34, // 42: preflight.v1.OperatorInfo.states:type_name -> preflight.v1.StateInfo
+	6,  // 43: preflight.v1.DecideRequest.checkpoint:type_name -> preflight.v1.CheckpointSource
+	36, // 44: preflight.v1.DecideRequest.job:type_name -> preflight.v1.FlinkJob
+	61, // 45: preflight.v1.DecideRequest.proposed_parallelism:type_name -> preflight.v1.DecideRequest.ProposedParallelismEntry
+	10, // 46: preflight.v1.DecideRequest.options:type_name -> preflight.v1.CheckOptions
+	4,  // 47: preflight.v1.DecideRequest.on_failure:type_name -> preflight.v1.FailurePolicy
+	5,  // 48: preflight.v1.VertexDecision.action:type_name -> preflight.v1.DecisionAction
+	5,  // 49: preflight.v1.DecideResponse.action:type_name -> preflight.v1.DecisionAction
+	40, // 50: preflight.v1.DecideResponse.vertices:type_name -> preflight.v1.VertexDecision
+	62, // 51: preflight.v1.DecideResponse.parallelism:type_name -> preflight.v1.DecideResponse.ParallelismEntry
+	22, // 52: preflight.v1.DecideResponse.findings:type_name -> preflight.v1.Finding
+	37, // 53: preflight.v1.DecideResponse.checkpoint_choice:type_name -> preflight.v1.CheckpointChoice
+	20, // 54: preflight.v1.DecideResponse.file_verification:type_name -> preflight.v1.FileVerification
+	1,  // 55: preflight.v1.ClasspathCheckRequest.fail_level:type_name -> preflight.v1.Severity
+	44, // 56: preflight.v1.ClasspathCheckResponse.report:type_name -> preflight.v1.ClasspathReport
+	2,  // 57: preflight.v1.ClasspathReport.verdict:type_name -> preflight.v1.Verdict
+	22, // 58: preflight.v1.ClasspathReport.findings:type_name -> preflight.v1.Finding
+	45, // 59: preflight.v1.ClasspathReport.details:type_name -> preflight.v1.ClasspathFindingDetail
+	46, // 60: preflight.v1.ClasspathReport.job_jar:type_name -> preflight.v1.JarSummary
+	47, // 61: preflight.v1.ClasspathReport.cluster:type_name -> preflight.v1.ClassloadingSummary
+	46, // 62: preflight.v1.ClassloadingSummary.lib:type_name -> preflight.v1.JarSummary
+	48, // 63: preflight.v1.ClassloadingSummary.plugins:type_name -> preflight.v1.PluginSummary
+	6,  // 64: preflight.v1.DiffCheckpointsRequest.old_checkpoint:type_name -> preflight.v1.CheckpointSource
+	6,  // 65: preflight.v1.DiffCheckpointsRequest.new_checkpoint:type_name -> preflight.v1.CheckpointSource
+	51, // 66: preflight.v1.DiffCheckpointsResponse.old_checkpoint:type_name -> preflight.v1.LifecycleCheckpoint
+	51, // 67: preflight.v1.DiffCheckpointsResponse.new_checkpoint:type_name -> preflight.v1.LifecycleCheckpoint
+	52, // 68: preflight.v1.DiffCheckpointsResponse.operators:type_name -> preflight.v1.LifecycleOperatorDiff
+	54, // 69: preflight.v1.DiffCheckpointsResponse.findings:type_name -> preflight.v1.LifecycleFinding
+	53, // 70: preflight.v1.LifecycleOperatorDiff.states:type_name -> preflight.v1.LifecycleStateDiff
+	1,  // 71: preflight.v1.LifecycleFinding.severity:type_name -> preflight.v1.Severity
+	9,  // 72: preflight.v1.RescalePlan.MaxParallelismEntry.value:type_name -> preflight.v1.MaxParallelism
+	0,  // 73: preflight.v1.RescalePlan.InputChannelMappersEntry.value:type_name -> preflight.v1.SubtaskMapper
+	0,  // 74: preflight.v1.RescalePlan.OutputChannelMappersEntry.value:type_name -> preflight.v1.SubtaskMapper
+	11, // 75: preflight.v1.PreflightService.CheckRescale:input_type -> preflight.v1.CheckRescaleRequest
+	12, // 76: preflight.v1.PreflightService.CheckRescaleUpload:input_type -> preflight.v1.CheckRescaleUploadRequest
+	11, // 77: preflight.v1.PreflightService.CheckRescaleStream:input_type -> preflight.v1.CheckRescaleRequest
+	12, // 78: preflight.v1.PreflightService.CheckRescaleUploadStream:input_type -> preflight.v1.CheckRescaleUploadRequest
+	31, // 79: preflight.v1.PreflightService.InspectCheckpoint:input_type -> preflight.v1.InspectCheckpointRequest
+	42, // 80: preflight.v1.PreflightService.ClasspathCheck:input_type -> preflight.v1.ClasspathCheckRequest
+	39, // 81: preflight.v1.PreflightService.Decide:input_type -> preflight.v1.DecideRequest
+	49, // 82: preflight.v1.PreflightService.DiffCheckpoints:input_type -> preflight.v1.DiffCheckpointsRequest
+	17, // 83: preflight.v1.PreflightService.CheckRescale:output_type -> preflight.v1.CheckRescaleResponse
+	18, // 84: preflight.v1.PreflightService.CheckRescaleUpload:output_type -> preflight.v1.CheckRescaleUploadResponse
+	13, // 85: preflight.v1.PreflightService.CheckRescaleStream:output_type -> preflight.v1.CheckRescalePiece
+	13, // 86: preflight.v1.PreflightService.CheckRescaleUploadStream:output_type -> preflight.v1.CheckRescalePiece
+	32, // 87: preflight.v1.PreflightService.InspectCheckpoint:output_type -> preflight.v1.InspectCheckpointResponse
+	43, // 88: preflight.v1.PreflightService.ClasspathCheck:output_type -> preflight.v1.ClasspathCheckResponse
+	41, // 89: preflight.v1.PreflightService.Decide:output_type -> preflight.v1.DecideResponse
+	50, // 90: preflight.v1.PreflightService.DiffCheckpoints:output_type -> preflight.v1.DiffCheckpointsResponse
+	83, // [83:91] is the sub-list for method output_type
+	75, // [75:83] is the sub-list for method input_type
+	75, // [75:75] is the sub-list for extension type_name
+	75, // [75:75] is the sub-list for extension extendee
+	0,  // [0:75] is the sub-list for field type_name
 }
 
 func init() { file_preflight_v1_preflight_proto_init() }
@@ -5561,13 +5805,18 @@ func file_preflight_v1_preflight_proto_init() {
 		(*CheckRescaleUploadRequest_Header)(nil),
 		(*CheckRescaleUploadRequest_Chunk)(nil),
 	}
+	file_preflight_v1_preflight_proto_msgTypes[7].OneofWrappers = []any{
+		(*CheckRescalePiece_Operators)(nil),
+		(*CheckRescalePiece_Report)(nil),
+		(*CheckRescalePiece_Findings)(nil),
+	}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_preflight_v1_preflight_proto_rawDesc), len(file_preflight_v1_preflight_proto_rawDesc)),
 			NumEnums:      6,
-			NumMessages:   54,
+			NumMessages:   57,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

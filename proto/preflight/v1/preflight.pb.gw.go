@@ -62,6 +62,29 @@ func local_request_PreflightService_CheckRescale_0(ctx context.Context, marshale
 	return msg, metadata, err
 }
 
+func request_PreflightService_CheckRescaleStream_0(ctx context.Context, marshaler runtime.Marshaler, client PreflightServiceClient, req *http.Request, pathParams map[string]string) (PreflightService_CheckRescaleStreamClient, runtime.ServerMetadata, error) {
+	var (
+		protoReq CheckRescaleRequest
+		metadata runtime.ServerMetadata
+	)
+	if err := marshaler.NewDecoder(req.Body).Decode(&protoReq); err != nil && !errors.Is(err, io.EOF) {
+		return nil, metadata, status.Errorf(codes.InvalidArgument, "%v", err)
+	}
+	if req.Body != nil {
+		_, _ = io.Copy(io.Discard, req.Body)
+	}
+	stream, err := client.CheckRescaleStream(ctx, &protoReq)
+	if err != nil {
+		return nil, metadata, err
+	}
+	header, err := stream.Header()
+	if err != nil {
+		return nil, metadata, err
+	}
+	metadata.HeaderMD = header
+	return stream, metadata, nil
+}
+
 func request_PreflightService_InspectCheckpoint_0(ctx context.Context, marshaler runtime.Marshaler, client PreflightServiceClient, req *http.Request, pathParams map[string]string) (proto.Message, runtime.ServerMetadata, error) {
 	var (
 		protoReq InspectCheckpointRequest
@@ -195,6 +218,13 @@ func RegisterPreflightServiceHandlerServer(ctx context.Context, mux *runtime.Ser
 			return
 		}
 		forward_PreflightService_CheckRescale_0(annotatedContext, mux, outboundMarshaler, w, req, resp, mux.GetForwardResponseOptions()...)
+	})
+
+	mux.Handle(http.MethodPost, pattern_PreflightService_CheckRescaleStream_0, func(w http.ResponseWriter, req *http.Request, pathParams map[string]string) {
+		err := status.Error(codes.Unimplemented, "streaming calls are not yet supported in the in-process transport")
+		_, outboundMarshaler := runtime.MarshalerForRequest(mux, req)
+		runtime.HTTPError(ctx, mux, outboundMarshaler, w, req, err)
+		return
 	})
 	mux.Handle(http.MethodPost, pattern_PreflightService_InspectCheckpoint_0, func(w http.ResponseWriter, req *http.Request, pathParams map[string]string) {
 		ctx, cancel := context.WithCancel(req.Context())
@@ -333,6 +363,23 @@ func RegisterPreflightServiceHandlerClient(ctx context.Context, mux *runtime.Ser
 		}
 		forward_PreflightService_CheckRescale_0(annotatedContext, mux, outboundMarshaler, w, req, resp, mux.GetForwardResponseOptions()...)
 	})
+	mux.Handle(http.MethodPost, pattern_PreflightService_CheckRescaleStream_0, func(w http.ResponseWriter, req *http.Request, pathParams map[string]string) {
+		ctx, cancel := context.WithCancel(req.Context())
+		defer cancel()
+		inboundMarshaler, outboundMarshaler := runtime.MarshalerForRequest(mux, req)
+		annotatedContext, err := runtime.AnnotateContext(ctx, mux, req, "/preflight.v1.PreflightService/CheckRescaleStream", runtime.WithHTTPPathPattern("/v1/check:stream"))
+		if err != nil {
+			runtime.HTTPError(ctx, mux, outboundMarshaler, w, req, err)
+			return
+		}
+		resp, md, err := request_PreflightService_CheckRescaleStream_0(annotatedContext, inboundMarshaler, client, req, pathParams)
+		annotatedContext = runtime.NewServerMetadataContext(annotatedContext, md)
+		if err != nil {
+			runtime.HTTPError(annotatedContext, mux, outboundMarshaler, w, req, err)
+			return
+		}
+		forward_PreflightService_CheckRescaleStream_0(annotatedContext, mux, outboundMarshaler, w, req, func() (proto.Message, error) { return resp.Recv() }, mux.GetForwardResponseOptions()...)
+	})
 	mux.Handle(http.MethodPost, pattern_PreflightService_InspectCheckpoint_0, func(w http.ResponseWriter, req *http.Request, pathParams map[string]string) {
 		ctx, cancel := context.WithCancel(req.Context())
 		defer cancel()
@@ -405,17 +452,19 @@ func RegisterPreflightServiceHandlerClient(ctx context.Context, mux *runtime.Ser
 }
 
 var (
-	pattern_PreflightService_CheckRescale_0      = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1}, []string{"v1", "check"}, ""))
-	pattern_PreflightService_InspectCheckpoint_0 = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1}, []string{"v1", "inspect"}, ""))
-	pattern_PreflightService_ClasspathCheck_0    = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1}, []string{"v1", "classpath"}, ""))
-	pattern_PreflightService_Decide_0            = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1}, []string{"v1", "decide"}, ""))
-	pattern_PreflightService_DiffCheckpoints_0   = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1}, []string{"v1", "diff"}, ""))
+	pattern_PreflightService_CheckRescale_0       = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1}, []string{"v1", "check"}, ""))
+	pattern_PreflightService_CheckRescaleStream_0 = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1}, []string{"v1", "check"}, "stream"))
+	pattern_PreflightService_InspectCheckpoint_0  = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1}, []string{"v1", "inspect"}, ""))
+	pattern_PreflightService_ClasspathCheck_0     = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1}, []string{"v1", "classpath"}, ""))
+	pattern_PreflightService_Decide_0             = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1}, []string{"v1", "decide"}, ""))
+	pattern_PreflightService_DiffCheckpoints_0    = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1}, []string{"v1", "diff"}, ""))
 )
 
 var (
-	forward_PreflightService_CheckRescale_0      = runtime.ForwardResponseMessage
-	forward_PreflightService_InspectCheckpoint_0 = runtime.ForwardResponseMessage
-	forward_PreflightService_ClasspathCheck_0    = runtime.ForwardResponseMessage
-	forward_PreflightService_Decide_0            = runtime.ForwardResponseMessage
-	forward_PreflightService_DiffCheckpoints_0   = runtime.ForwardResponseMessage
+	forward_PreflightService_CheckRescale_0       = runtime.ForwardResponseMessage
+	forward_PreflightService_CheckRescaleStream_0 = runtime.ForwardResponseStream
+	forward_PreflightService_InspectCheckpoint_0  = runtime.ForwardResponseMessage
+	forward_PreflightService_ClasspathCheck_0     = runtime.ForwardResponseMessage
+	forward_PreflightService_Decide_0             = runtime.ForwardResponseMessage
+	forward_PreflightService_DiffCheckpoints_0    = runtime.ForwardResponseMessage
 )

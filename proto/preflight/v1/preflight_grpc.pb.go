@@ -23,12 +23,14 @@ import (
 const _ = grpc.SupportPackageIsVersion9
 
 const (
-	PreflightService_CheckRescale_FullMethodName       = "/preflight.v1.PreflightService/CheckRescale"
-	PreflightService_CheckRescaleUpload_FullMethodName = "/preflight.v1.PreflightService/CheckRescaleUpload"
-	PreflightService_InspectCheckpoint_FullMethodName  = "/preflight.v1.PreflightService/InspectCheckpoint"
-	PreflightService_ClasspathCheck_FullMethodName     = "/preflight.v1.PreflightService/ClasspathCheck"
-	PreflightService_Decide_FullMethodName             = "/preflight.v1.PreflightService/Decide"
-	PreflightService_DiffCheckpoints_FullMethodName    = "/preflight.v1.PreflightService/DiffCheckpoints"
+	PreflightService_CheckRescale_FullMethodName             = "/preflight.v1.PreflightService/CheckRescale"
+	PreflightService_CheckRescaleUpload_FullMethodName       = "/preflight.v1.PreflightService/CheckRescaleUpload"
+	PreflightService_CheckRescaleStream_FullMethodName       = "/preflight.v1.PreflightService/CheckRescaleStream"
+	PreflightService_CheckRescaleUploadStream_FullMethodName = "/preflight.v1.PreflightService/CheckRescaleUploadStream"
+	PreflightService_InspectCheckpoint_FullMethodName        = "/preflight.v1.PreflightService/InspectCheckpoint"
+	PreflightService_ClasspathCheck_FullMethodName           = "/preflight.v1.PreflightService/ClasspathCheck"
+	PreflightService_Decide_FullMethodName                   = "/preflight.v1.PreflightService/Decide"
+	PreflightService_DiffCheckpoints_FullMethodName          = "/preflight.v1.PreflightService/DiffCheckpoints"
 )
 
 // PreflightServiceClient is the client API for PreflightService service.
@@ -44,6 +46,14 @@ type PreflightServiceClient interface {
 	// first one message with the header, then the file in chunks. The server decodes while receiving,
 	// in constant memory, up to its configured size limit.
 	CheckRescaleUpload(ctx context.Context, opts ...grpc.CallOption) (grpc.ClientStreamingClient[CheckRescaleUploadRequest, CheckRescaleUploadResponse], error)
+	// CheckRescaleStream is CheckRescale answered in pieces of at most about 1 MiB, for reports too
+	// large for one message (every subtask of a high parallelism with include_subtasks, or a
+	// hundred thousand operators): the operators in pages, an operator whose subtask rows do not fit
+	// one page continued over the next, and last the report without its operators. Over HTTP: POST
+	// /v1/check:stream, one JSON object per line.
+	CheckRescaleStream(ctx context.Context, in *CheckRescaleRequest, opts ...grpc.CallOption) (grpc.ServerStreamingClient[CheckRescalePiece], error)
+	// CheckRescaleUploadStream is CheckRescaleUpload answered in pieces, as CheckRescaleStream.
+	CheckRescaleUploadStream(ctx context.Context, opts ...grpc.CallOption) (grpc.BidiStreamingClient[CheckRescaleUploadRequest, CheckRescalePiece], error)
 	// InspectCheckpoint decodes a checkpoint and summarises its operators and states.
 	InspectCheckpoint(ctx context.Context, in *InspectCheckpointRequest, opts ...grpc.CallOption) (*InspectCheckpointResponse, error)
 	// Classpath pre-flight (issue #13): ClasspathCheck indexes a job jar and the cluster's class
@@ -96,6 +106,38 @@ func (c *preflightServiceClient) CheckRescaleUpload(ctx context.Context, opts ..
 
 // This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
 type PreflightService_CheckRescaleUploadClient = grpc.ClientStreamingClient[CheckRescaleUploadRequest, CheckRescaleUploadResponse]
+
+func (c *preflightServiceClient) CheckRescaleStream(ctx context.Context, in *CheckRescaleRequest, opts ...grpc.CallOption) (grpc.ServerStreamingClient[CheckRescalePiece], error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	stream, err := c.cc.NewStream(ctx, &PreflightService_ServiceDesc.Streams[1], PreflightService_CheckRescaleStream_FullMethodName, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	x := &grpc.GenericClientStream[CheckRescaleRequest, CheckRescalePiece]{ClientStream: stream}
+	if err := x.ClientStream.SendMsg(in); err != nil {
+		return nil, err
+	}
+	if err := x.ClientStream.CloseSend(); err != nil {
+		return nil, err
+	}
+	return x, nil
+}
+
+// This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
+type PreflightService_CheckRescaleStreamClient = grpc.ServerStreamingClient[CheckRescalePiece]
+
+func (c *preflightServiceClient) CheckRescaleUploadStream(ctx context.Context, opts ...grpc.CallOption) (grpc.BidiStreamingClient[CheckRescaleUploadRequest, CheckRescalePiece], error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	stream, err := c.cc.NewStream(ctx, &PreflightService_ServiceDesc.Streams[2], PreflightService_CheckRescaleUploadStream_FullMethodName, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	x := &grpc.GenericClientStream[CheckRescaleUploadRequest, CheckRescalePiece]{ClientStream: stream}
+	return x, nil
+}
+
+// This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
+type PreflightService_CheckRescaleUploadStreamClient = grpc.BidiStreamingClient[CheckRescaleUploadRequest, CheckRescalePiece]
 
 func (c *preflightServiceClient) InspectCheckpoint(ctx context.Context, in *InspectCheckpointRequest, opts ...grpc.CallOption) (*InspectCheckpointResponse, error) {
 	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
@@ -150,6 +192,14 @@ type PreflightServiceServer interface {
 	// first one message with the header, then the file in chunks. The server decodes while receiving,
 	// in constant memory, up to its configured size limit.
 	CheckRescaleUpload(grpc.ClientStreamingServer[CheckRescaleUploadRequest, CheckRescaleUploadResponse]) error
+	// CheckRescaleStream is CheckRescale answered in pieces of at most about 1 MiB, for reports too
+	// large for one message (every subtask of a high parallelism with include_subtasks, or a
+	// hundred thousand operators): the operators in pages, an operator whose subtask rows do not fit
+	// one page continued over the next, and last the report without its operators. Over HTTP: POST
+	// /v1/check:stream, one JSON object per line.
+	CheckRescaleStream(*CheckRescaleRequest, grpc.ServerStreamingServer[CheckRescalePiece]) error
+	// CheckRescaleUploadStream is CheckRescaleUpload answered in pieces, as CheckRescaleStream.
+	CheckRescaleUploadStream(grpc.BidiStreamingServer[CheckRescaleUploadRequest, CheckRescalePiece]) error
 	// InspectCheckpoint decodes a checkpoint and summarises its operators and states.
 	InspectCheckpoint(context.Context, *InspectCheckpointRequest) (*InspectCheckpointResponse, error)
 	// Classpath pre-flight (issue #13): ClasspathCheck indexes a job jar and the cluster's class
@@ -185,6 +235,12 @@ func (UnimplementedPreflightServiceServer) CheckRescale(context.Context, *CheckR
 }
 func (UnimplementedPreflightServiceServer) CheckRescaleUpload(grpc.ClientStreamingServer[CheckRescaleUploadRequest, CheckRescaleUploadResponse]) error {
 	return status.Error(codes.Unimplemented, "method CheckRescaleUpload not implemented")
+}
+func (UnimplementedPreflightServiceServer) CheckRescaleStream(*CheckRescaleRequest, grpc.ServerStreamingServer[CheckRescalePiece]) error {
+	return status.Error(codes.Unimplemented, "method CheckRescaleStream not implemented")
+}
+func (UnimplementedPreflightServiceServer) CheckRescaleUploadStream(grpc.BidiStreamingServer[CheckRescaleUploadRequest, CheckRescalePiece]) error {
+	return status.Error(codes.Unimplemented, "method CheckRescaleUploadStream not implemented")
 }
 func (UnimplementedPreflightServiceServer) InspectCheckpoint(context.Context, *InspectCheckpointRequest) (*InspectCheckpointResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method InspectCheckpoint not implemented")
@@ -243,6 +299,24 @@ func _PreflightService_CheckRescaleUpload_Handler(srv interface{}, stream grpc.S
 
 // This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
 type PreflightService_CheckRescaleUploadServer = grpc.ClientStreamingServer[CheckRescaleUploadRequest, CheckRescaleUploadResponse]
+
+func _PreflightService_CheckRescaleStream_Handler(srv interface{}, stream grpc.ServerStream) error {
+	m := new(CheckRescaleRequest)
+	if err := stream.RecvMsg(m); err != nil {
+		return err
+	}
+	return srv.(PreflightServiceServer).CheckRescaleStream(m, &grpc.GenericServerStream[CheckRescaleRequest, CheckRescalePiece]{ServerStream: stream})
+}
+
+// This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
+type PreflightService_CheckRescaleStreamServer = grpc.ServerStreamingServer[CheckRescalePiece]
+
+func _PreflightService_CheckRescaleUploadStream_Handler(srv interface{}, stream grpc.ServerStream) error {
+	return srv.(PreflightServiceServer).CheckRescaleUploadStream(&grpc.GenericServerStream[CheckRescaleUploadRequest, CheckRescalePiece]{ServerStream: stream})
+}
+
+// This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
+type PreflightService_CheckRescaleUploadStreamServer = grpc.BidiStreamingServer[CheckRescaleUploadRequest, CheckRescalePiece]
 
 func _PreflightService_InspectCheckpoint_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
 	in := new(InspectCheckpointRequest)
@@ -348,6 +422,17 @@ var PreflightService_ServiceDesc = grpc.ServiceDesc{
 		{
 			StreamName:    "CheckRescaleUpload",
 			Handler:       _PreflightService_CheckRescaleUpload_Handler,
+			ClientStreams: true,
+		},
+		{
+			StreamName:    "CheckRescaleStream",
+			Handler:       _PreflightService_CheckRescaleStream_Handler,
+			ServerStreams: true,
+		},
+		{
+			StreamName:    "CheckRescaleUploadStream",
+			Handler:       _PreflightService_CheckRescaleUploadStream_Handler,
+			ServerStreams: true,
 			ClientStreams: true,
 		},
 	},

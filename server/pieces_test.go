@@ -1,0 +1,192 @@
+package server
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials/insecure"
+	"google.golang.org/grpc/test/bufconn"
+	"google.golang.org/protobuf/encoding/protojson"
+	"google.golang.org/protobuf/proto"
+
+	"github.com/flinkpreflight/preflight/client"
+	"github.com/flinkpreflight/preflight/internal/scenarios"
+	pb "github.com/flinkpreflight/preflight/proto/preflight/v1"
+)
+
+// TestReportInPieces (issue #29): a union operator at parallelism 1536 restored at 3072 with
+// every subtask's detail is a report of 9 MiB (4096 → 8192, 64 MiB, with PREFLIGHT_BIG=1). Through CheckRescaleStream and
+// CheckRescaleUploadStream, a client that accepts no message over gRPC's default 4 MiB gets the
+// same report as CheckRescale answers in one message; every piece stays under pieceBytes plus a
+// row, and over HTTP (/v1/check:stream) every line under 4 MiB.
+func TestReportInPieces(t *testing.T) {
+	dir := t.TempDir()
+	var buf bytes.Buffer
+	oldP := 1536
+	if os.Getenv("PREFLIGHT_BIG") == "1" {
+		oldP = 4096
+	}
+	if err := scenarios.WriteSynthetic(&buf, scenarios.SyntheticUnion(oldP)); err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(dir, "_metadata")
+	if err := os.WriteFile(path, buf.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	h := startInProcess(t, Config{Allow: []string{dir}})
+	req := &pb.CheckRescaleRequest{Checkpoint: &pb.CheckpointSource{Source: &pb.CheckpointSource_Uri{Uri: path}},
+		Plan: &pb.RescalePlan{DefaultParallelism: int32(2 * oldP)}, Options: &pb.CheckOptions{IncludeSubtasks: true}}
+	ctx := context.Background()
+
+	whole, err := pb.NewPreflightServiceClient(dialHarness(t, h, grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(64<<20)))).CheckRescale(ctx, req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	size := proto.Size(whole.GetReport())
+	if size <= 4<<20 {
+		t.Fatalf("the report is %d bytes: too small to need pieces", size)
+	}
+	small := client.New(dialHarness(t, h)) // gRPC's default limit: no message over 4 MiB
+	for name, check := range map[string]func() (*pb.RescaleReport, error){
+		"uri":    func() (*pb.RescaleReport, error) { return small.Check(ctx, req) },
+		"upload": func() (*pb.RescaleReport, error) { return small.CheckFile(ctx, path, req.Plan, req.Options, nil) },
+	} {
+		got, err := check()
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		got.Checkpoint.Source, whole.Report.Checkpoint.Source = "", "" // an upload names its file otherwise
+		if !proto.Equal(got, whole.GetReport()) {
+			t.Errorf("%s: the joined report differs from CheckRescale's", name)
+		}
+	}
+	var pieces int
+	if err := sendPieces(whole.GetReport(), func(p *pb.CheckRescalePiece) error {
+		pieces++
+		if n := proto.Size(p); n > pieceBytes+64<<10 {
+			t.Errorf("piece %d: %d bytes", pieces, n)
+		}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("%d → %d: _metadata %d bytes, report %d bytes in %d pieces", oldP, 2*oldP, buf.Len(), size, pieces)
+
+	base := serveHarnessHTTP(t, h)
+	body, _ := protojson.Marshal(req)
+	resp, err := http.Post(base+"/v1/check:stream", "application/json", bytes.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	dec := json.NewDecoder(resp.Body)
+	lines, longest := 0, 0
+	for dec.More() {
+		var line json.RawMessage
+		if err := dec.Decode(&line); err != nil {
+			t.Fatal(err)
+		}
+		lines, longest = lines+1, max(longest, len(line))
+		if strings.Contains(string(line), `"error"`) {
+			t.Fatalf("HTTP stream error: %.300s", line)
+		}
+	}
+	if lines != pieces || longest > 4<<20 {
+		t.Errorf("HTTP: %d lines (want %d), the longest %d bytes", lines, pieces, longest)
+	}
+}
+
+// dialHarness connects to h's gRPC server with opts.
+func dialHarness(t *testing.T, h *harness, opts ...grpc.DialOption) *grpc.ClientConn {
+	t.Helper()
+	lis := bufconn.Listen(1 << 20)
+	go h.s.ServeGRPC(lis)
+	conn, err := grpc.NewClient("passthrough:///bufnet", append([]grpc.DialOption{
+		grpc.WithContextDialer(func(ctx context.Context, _ string) (net.Conn, error) { return lis.DialContext(ctx) }),
+		grpc.WithTransportCredentials(insecure.NewCredentials())}, opts...)...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { conn.Close() })
+	return conn
+}
+
+// piecesOf answers CheckRescaleStream with sendPieces of a fixed report.
+type piecesOf struct {
+	pb.UnimplementedPreflightServiceServer
+	rep *pb.RescaleReport
+}
+
+func (p piecesOf) CheckRescaleStream(_ *pb.CheckRescaleRequest, stream grpc.ServerStreamingServer[pb.CheckRescalePiece]) error {
+	return sendPieces(p.rep, stream.Send)
+}
+
+// TestPiecesRoundTrip: reports of every shape that outgrows one message (many operators, one
+// operator with very many subtasks, many findings, one finding with very many state names)
+// reach a client that accepts no message over 4 MiB, equal to what was sent.
+func TestPiecesRoundTrip(t *testing.T) {
+	many := func(n int, f func(i int) string) []string {
+		out := make([]string, n)
+		for i := range out {
+			out[i] = f(i)
+		}
+		return out
+	}
+	var ops []*pb.OperatorAssignment
+	for i := range 20_000 {
+		ops = append(ops, &pb.OperatorAssignment{OperatorId: fmt.Sprintf("%032x", i), Name: "op", NewParallelism: 2})
+	}
+	big := &pb.OperatorAssignment{OperatorId: "big", Name: "big"}
+	for i := range 30_000 {
+		big.Subtasks = append(big.Subtasks, &pb.SubtaskAssignment{Index: int32(i), States: []*pb.SubtaskStateShare{{Name: "offsets", Mode: "UNION", Elements: 4096, Bytes: 1 << 20}}})
+		big.OldSubtasks = append(big.OldSubtasks, &pb.OldSubtaskState{Index: int32(i), Bytes: 100})
+	}
+	var findings []*pb.Finding
+	for i := range 20_000 {
+		findings = append(findings, &pb.Finding{RuleId: "PF170", OperatorId: fmt.Sprintf("%032x", i), Message: strings.Repeat("m", 200)})
+	}
+	names := &pb.Finding{RuleId: "PF170", OperatorId: "big", StateName: "s0", StateNames: many(300_000, func(i int) string { return fmt.Sprintf("state-%07d", i) })}
+	for _, tc := range []struct {
+		name string
+		rep  *pb.RescaleReport
+	}{
+		{"empty", &pb.RescaleReport{Verdict: pb.Verdict_VERDICT_ALLOW}},
+		{"many operators", &pb.RescaleReport{Operators: ops}},
+		{"one operator with many subtasks", &pb.RescaleReport{Operators: []*pb.OperatorAssignment{ops[0], big, ops[1]}}},
+		{"many findings", &pb.RescaleReport{Findings: findings, Verdict: pb.Verdict_VERDICT_DENY}},
+		{"one finding with many names", &pb.RescaleReport{Findings: []*pb.Finding{findings[0], names, findings[1]}}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			lis := bufconn.Listen(1 << 20)
+			s := grpc.NewServer()
+			pb.RegisterPreflightServiceServer(s, piecesOf{rep: tc.rep})
+			go s.Serve(lis)
+			t.Cleanup(s.Stop)
+			conn, err := grpc.NewClient("passthrough:///bufnet",
+				grpc.WithContextDialer(func(ctx context.Context, _ string) (net.Conn, error) { return lis.DialContext(ctx) }),
+				grpc.WithTransportCredentials(insecure.NewCredentials()))
+			if err != nil {
+				t.Fatal(err)
+			}
+			c := client.New(conn)
+			defer c.Close()
+			got, err := c.Check(context.Background(), &pb.CheckRescaleRequest{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !proto.Equal(got, tc.rep) {
+				t.Errorf("joined report differs: %d operators, %d findings, want %d, %d",
+					len(got.GetOperators()), len(got.GetFindings()), len(tc.rep.GetOperators()), len(tc.rep.GetFindings()))
+			}
+		})
+	}
+}
