@@ -107,7 +107,7 @@ func TestJobJarChecks(t *testing.T) {
 		{"too many jars", &pb.CheckOptions{JobJarUris: make([]string, maxJobJars+1)}, 0, "", "", codes.InvalidArgument, "options.job_jar_uris: 17 jars, at most 16"},
 		{"not a catalog", &pb.CheckOptions{CatalogUris: []string{fileURIOf(co.metadata)}}, 0, "", "", codes.InvalidArgument, "options.catalog_uris[0]: "},
 	}
-	plan := &pb.RescalePlan{Parallelism: map[string]int32{"pending-commit-writer": 8}}
+	plan := &pb.RescalePlan{VertexParallelism: map[string]int32{"pending-commit-writer": 8}}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			sc := scenario{name: tt.name, path: co.metadata, plan: plan, opts: tt.opts}
@@ -154,7 +154,7 @@ func TestJobJarMemo(t *testing.T) {
 	}
 	h := startInProcess(t, Config{Allow: []string{co.dir, jars}})
 	ctx := context.Background()
-	plan := &pb.RescalePlan{Parallelism: map[string]int32{"pending-commit-writer": 8}}
+	plan := &pb.RescalePlan{VertexParallelism: map[string]int32{"pending-commit-writer": 8}}
 	check := func(opts *pb.CheckOptions) pb.Verdict {
 		t.Helper()
 		rep, err := h.c.Check(ctx, &pb.CheckRescaleRequest{
@@ -277,7 +277,7 @@ func TestJobJarDisagreement(t *testing.T) {
 	for range 2 { // the second check's engine comes from the cache: it logs too
 		report, err := h.c.Check(context.Background(), &pb.CheckRescaleRequest{
 			Checkpoint: &pb.CheckpointSource{Source: &pb.CheckpointSource_Uri{Uri: co.metadata}},
-			Plan:       &pb.RescalePlan{Parallelism: map[string]int32{"pending-commit-writer": 8}},
+			Plan:       &pb.RescalePlan{VertexParallelism: map[string]int32{"pending-commit-writer": 8}},
 			Options:    &pb.CheckOptions{CatalogUris: []string{fileURIOf(catalog)}, JobJarUris: []string{fileURIOf(co.jar)}, FlinkVersion: "1.19.1"},
 		})
 		if err != nil {
@@ -326,7 +326,7 @@ func TestE2ES3JobJar(t *testing.T) {
 	} {
 		rep, err := c.Check(context.Background(), &pb.CheckRescaleRequest{
 			Checkpoint: &pb.CheckpointSource{Source: &pb.CheckpointSource_Uri{Uri: "s3://builds/jobs/custom/chk-1"}},
-			Plan:       &pb.RescalePlan{Parallelism: map[string]int32{"pending-commit-writer": 8}},
+			Plan:       &pb.RescalePlan{VertexParallelism: map[string]int32{"pending-commit-writer": 8}},
 			Options:    opts,
 		})
 		if err != nil {
