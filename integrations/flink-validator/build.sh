@@ -30,11 +30,25 @@ build_jar() {
 	mkdir -p "$out/stubs" "$out/classes"
 	# The operator and Flink mirror: compile-time (and test-time) only, never in the jar.
 	javac "${javac_flags[@]}" -d "$out/stubs" $(find spi-stubs/src -name '*.java' | sort)
-	javac "${javac_flags[@]}" -cp "$out/stubs" -d "$out/classes" $(find src/main/java -name '*.java' | sort)
+	common_sources "$out/common"
+	javac "${javac_flags[@]}" -cp "$out/stubs" -d "$out/classes" $(find src/main/java "$out/common" -name '*.java' | sort)
 	cp -r src/main/resources/. "$out/classes/"
 	jar --create --file "$jarfile" -C "$out/classes" .
 	echo "built $jarfile ($(wc -c <"$jarfile") bytes)"
 	check_api
+}
+
+# ../common: the JSON codec, HTTP call, option parsing and logging shared with integrations/flink-autoscaler,
+# compiled into this jar's own package (the package line rewritten), so that the jar ships only
+# com/github/flinkpreflight/validator/ and two plugins in one class loader never share a class.
+# $1: where the rewritten sources go.
+common_sources() {
+	rm -rf "$1"
+	mkdir -p "$1"
+	local f
+	for f in ../common/src/com/github/flinkpreflight/common/*.java; do
+		sed '1s/^package com\.github\.flinkpreflight\.common;$/package com.github.flinkpreflight.validator;/' "$f" >"$1/${f##*/}"
+	done
 }
 
 # The stubs could offer what the real classes do not: every operator, Flink, fabric8 or Jackson

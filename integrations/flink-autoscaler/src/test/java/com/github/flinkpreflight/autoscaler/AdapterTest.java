@@ -189,7 +189,7 @@ public final class AdapterTest {
             {" 3 SECONDS ", Duration.ofSeconds(3)},
         };
         for (Object[] d : durations) {
-            eq(AdapterConfig.parseDuration("k", (String) d[0]), d[1], "duration " + d[0]);
+            eq(Options.parseDuration("k", (String) d[0]), d[1], "duration " + d[0]);
         }
         Object[][] sizes = {
             {"10485760b", 10485760L},
@@ -199,7 +199,7 @@ public final class AdapterTest {
             {"64 kibibytes", 64L << 10},
         };
         for (Object[] s : sizes) {
-            eq(AdapterConfig.parseMemorySize("k", (String) s[0]), s[1], "size " + s[0]);
+            eq(Options.parseMemorySize("k", (String) s[0]), s[1], "size " + s[0]);
         }
         eq(AdapterConfig.parsePolicy(null), AdapterConfig.FailurePolicy.FAIL_CLOSED, "default policy");
         eq(AdapterConfig.parsePolicy("FAIL_OPEN"), AdapterConfig.FailurePolicy.FAIL_OPEN, "policy FAIL_OPEN");
@@ -248,8 +248,8 @@ public final class AdapterTest {
                 String[] kv = c[1].split("=", 2);
                 conf.put(kv[0], kv[1]);
             }
-            AdapterConfig.ConfigException e =
-                    expectThrows(AdapterConfig.ConfigException.class, () -> AdapterConfig.parse(conf), c[1]);
+            ConfigException e =
+                    expectThrows(ConfigException.class, () -> AdapterConfig.parse(conf), c[1]);
             contains(e.getMessage(), c[2], "error for " + c[0] + " " + c[1]);
         }
     }

@@ -160,7 +160,7 @@ public final class ValidatorTest {
             try {
                 ValidatorConfig.parse(m);
                 throw new AssertionError(b[0] + "=" + b[1] + " accepted");
-            } catch (ValidatorConfig.ConfigException e) {
+            } catch (ConfigException e) {
                 contains(e.getMessage(), ValidatorConfig.PREFIX + b[0], "the error names the key");
             }
         }
