@@ -24,15 +24,6 @@ import java.util.concurrent.TimeoutException;
  */
 final class JsonPost {
 
-    /** No answer: transport error, timeout, or an answer over the size limit. */
-    static final class Failure extends Exception {
-        private static final long serialVersionUID = 1L;
-
-        Failure(String message, Throwable cause) {
-            super(message, cause);
-        }
-    }
-
     /** An answer: its HTTP status and its body as text. */
     static final class Answer {
         final int status;
@@ -65,7 +56,7 @@ final class JsonPost {
      * value, name, value, …), and waits at most {@code requestTimeout} for the whole answer.
      */
     Answer post(URI uri, String body, Duration connectTimeout, Duration requestTimeout, String... headers)
-            throws Failure {
+            throws CallException {
         HttpRequest.Builder b =
                 HttpRequest.newBuilder(uri)
                         .timeout(requestTimeout)
@@ -89,7 +80,7 @@ final class JsonPost {
     }
 
     private HttpResponse<byte[]> send(HttpClient client, HttpRequest http, Duration timeout)
-            throws Failure {
+            throws CallException {
         CompletableFuture<HttpResponse<byte[]>> future =
                 client.sendAsync(http, info -> new LimitedBody(maxAnswerBytes));
         URI uri = http.uri();
@@ -98,18 +89,18 @@ final class JsonPost {
             return future.get(timeout.toMillis(), TimeUnit.MILLISECONDS);
         } catch (TimeoutException e) {
             future.cancel(true);
-            throw new Failure("no answer from " + uri + " within " + timeout.toMillis() + " ms", null);
+            throw new CallException("no answer from " + uri + " within " + timeout.toMillis() + " ms");
         } catch (InterruptedException e) {
             future.cancel(true);
             Thread.currentThread().interrupt();
-            throw new Failure("interrupted while waiting for " + uri, e);
+            throw new CallException("interrupted while waiting for " + uri, e);
         } catch (ExecutionException e) {
             Throwable c = e.getCause() == null ? e : e.getCause();
             if (c instanceof java.net.http.HttpTimeoutException) {
-                throw new Failure(
+                throw new CallException(
                         "no answer from " + uri + " within the configured timeouts: " + c.getMessage(), c);
             }
-            throw new Failure(
+            throw new CallException(
                     "cannot reach " + uri + ": " + c.getClass().getSimpleName()
                             + (c.getMessage() == null ? "" : " " + c.getMessage()),
                     c);

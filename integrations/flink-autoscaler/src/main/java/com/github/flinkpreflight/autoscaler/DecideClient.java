@@ -29,19 +29,6 @@ final class DecideClient {
         }
     }
 
-    /** No usable decision: transport error, timeout, HTTP error or an unreadable answer. */
-    static final class DecideException extends Exception {
-        private static final long serialVersionUID = 1L;
-
-        DecideException(String message) {
-            super(message);
-        }
-
-        DecideException(String message, Throwable cause) {
-            super(message, cause);
-        }
-    }
-
     private final JsonPost http = new JsonPost(MAX_ANSWER_BYTES);
 
     /** The DecideRequest JSON (protojson names; enums by name; int64 as a string). */
@@ -79,30 +66,25 @@ final class DecideClient {
         return ms <= 99_999_999L ? ms + "m" : Math.min(ms / 1000, 99_999_999L) + "S";
     }
 
-    Decision decide(AdapterConfig cfg, Request req, String requestId) throws DecideException {
+    Decision decide(AdapterConfig cfg, Request req, String requestId) throws CallException {
         URI uri = JsonPost.resolve(cfg.serviceUrl, "v1/decide");
-        JsonPost.Answer resp;
-        try {
-            resp =
-                    http.post(
-                            uri,
-                            requestBody(cfg, req),
-                            cfg.connectTimeout,
-                            cfg.requestTimeout,
-                            "Grpc-Timeout",
-                            grpcTimeout(cfg.requestTimeout),
-                            "X-Request-Id",
-                            requestId);
-        } catch (JsonPost.Failure e) {
-            throw new DecideException(e.getMessage(), e.getCause());
-        }
+        JsonPost.Answer resp =
+                http.post(
+                        uri,
+                        requestBody(cfg, req),
+                        cfg.connectTimeout,
+                        cfg.requestTimeout,
+                        "Grpc-Timeout",
+                        grpcTimeout(cfg.requestTimeout),
+                        "X-Request-Id",
+                        requestId);
         if (resp.status != 200) {
-            throw new DecideException(uri + " answered HTTP " + resp.status + errorMessage(resp.body));
+            throw new CallException(uri + " answered HTTP " + resp.status + errorMessage(resp.body));
         }
         try {
             return Decision.parse(resp.body);
         } catch (Json.ParseException e) {
-            throw new DecideException("unreadable answer from " + uri + ": " + e.getMessage(), e);
+            throw new CallException("unreadable answer from " + uri + ": " + e.getMessage(), e);
         }
     }
 

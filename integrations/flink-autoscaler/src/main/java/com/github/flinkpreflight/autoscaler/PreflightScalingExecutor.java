@@ -105,7 +105,7 @@ public class PreflightScalingExecutor<KEY> implements ScalingExecutorPlugin<KEY>
         Decision d;
         try {
             d = client.decide(cfg, new DecideClient.Request(restUrl, jobId.toString(), proposed), requestId);
-        } catch (DecideClient.DecideException e) {
+        } catch (CallException e) {
             return onFailure(
                     cfg.onFailure, cfg.dryRun, job, e.getMessage() + " [request " + requestId + "]", summaries);
         }

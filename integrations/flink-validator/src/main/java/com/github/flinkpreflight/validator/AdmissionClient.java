@@ -65,19 +65,6 @@ final class AdmissionClient {
         }
     }
 
-    /** No usable answer: transport error, timeout, HTTP error or an unreadable answer. */
-    static final class AdmissionException extends Exception {
-        private static final long serialVersionUID = 1L;
-
-        AdmissionException(String message) {
-            super(message);
-        }
-
-        AdmissionException(String message, Throwable cause) {
-            super(message, cause);
-        }
-    }
-
     private final JsonPost http = new JsonPost(MAX_ANSWER_BYTES);
 
     /** The route under the service URL's own path (a reverse-proxy prefix), with the query. */
@@ -88,31 +75,20 @@ final class AdmissionClient {
     }
 
     Answer admit(ValidatorConfig cfg, String resourceJson, String requestId)
-            throws AdmissionException {
+            throws CallException {
         URI uri = endpoint(cfg);
-        JsonPost.Answer resp;
-        try {
-            resp =
-                    http.post(
-                            uri,
-                            resourceJson,
-                            cfg.connectTimeout,
-                            cfg.requestTimeout,
-                            "X-Request-Id",
-                            requestId);
-        } catch (JsonPost.Failure e) {
-            throw new AdmissionException(e.getMessage(), e.getCause());
-        }
+        JsonPost.Answer resp =
+                http.post(uri, resourceJson, cfg.connectTimeout, cfg.requestTimeout, "X-Request-Id", requestId);
         if (resp.status != 200) {
             String s = resp.body.strip();
-            throw new AdmissionException(
+            throw new CallException(
                     uri.getHost() + ":" + uri.getPort() + " answered HTTP " + resp.status
                             + (s.isEmpty() ? "" : ": " + (s.length() > 300 ? s.substring(0, 300) + "..." : s)));
         }
         try {
             return Answer.parse(resp.body);
         } catch (Json.ParseException e) {
-            throw new AdmissionException("unreadable answer from " + uri + ": " + e.getMessage(), e);
+            throw new CallException("unreadable answer from " + uri + ": " + e.getMessage(), e);
         }
     }
 }

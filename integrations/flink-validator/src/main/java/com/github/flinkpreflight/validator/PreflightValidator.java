@@ -87,7 +87,7 @@ final class PreflightValidator {
             AdmissionClient.Answer a;
             try {
                 a = client.admit(cfg, json, id);
-            } catch (AdmissionClient.AdmissionException e) {
+            } catch (CallException e) {
                 return failure(cfg.failClosed, cfg.dryRun, what, e.getMessage() + " [request " + id + "]");
             }
             return verdict(cfg, a, what, id);
