@@ -6,6 +6,8 @@
 #   jarfile   the jar to build, under $out
 #   api       grep -E pattern of the bytecode references to foreign classes spi-stubs/used-api.txt lists
 #   api_what  what those classes are, for the messages (Flink)
+# and define run_unit; they may define check_stubs, run with the test class path after the tests
+# compile. Then `dispatch "$what"` runs the step asked for.
 
 out=build
 # Java 11 bytecode: the operator image runs 17, older operators (1.10 - 1.15) and standalone
@@ -71,6 +73,9 @@ build_tests() {
 	rm -rf "$out/test-classes"
 	mkdir -p "$out/test-classes"
 	javac "${javac_flags[@]}" -cp "$out/stubs:$jarfile" -d "$out/test-classes" $(find src/test/java ../testing/src -name '*.java' | sort)
+	if declare -F check_stubs >/dev/null; then
+		check_stubs "$out/stubs:$out/test-classes"
+	fi
 }
 
 # Runs the test class $1 (in the plugin's package) with the arguments that follow.
@@ -89,4 +94,18 @@ run_e2e() {
 		(cd ../.. && "${GO:-go}" build -o "$daemon" ./server/preflightd)
 	fi
 	run_test EndToEndTest "$daemon" "$(cd ../.. && pwd)"
+}
+
+# $1: jar, unit (jar + unit tests), e2e (jar + the end-to-end test) or test (all).
+dispatch() {
+	case $1 in
+	jar) build_jar ;;
+	unit) build_jar && build_tests && run_unit ;;
+	e2e) build_jar && build_tests && run_e2e ;;
+	test) build_jar && build_tests && run_unit && run_e2e ;;
+	*)
+		echo "usage: $0 [jar|unit|e2e|test]" >&2
+		exit 2
+		;;
+	esac
 }

@@ -24,13 +24,4 @@ run_unit() {
 	run_test AdapterTest "$jarfile"
 }
 
-case $what in
-jar) build_jar ;;
-unit) build_jar && build_tests && run_unit ;;
-e2e) build_jar && build_tests && run_e2e ;;
-test) build_jar && build_tests && run_unit && run_e2e ;;
-*)
-	echo "usage: $0 [jar|unit|e2e|test]" >&2
-	exit 2
-	;;
-esac
+dispatch "$what"

@@ -70,22 +70,8 @@ check_stubs() {
 	echo "stubs: $checked classes match the real signatures recorded in spi-stubs/real-api.txt"
 }
 
-build_tests_and_stubs() {
-	build_tests
-	check_stubs "$out/stubs:$out/test-classes"
-}
-
 run_unit() {
 	run_test ValidatorTest "$jarfile" "$(cd ../.. && pwd)"
 }
 
-case $what in
-jar) build_jar ;;
-unit) build_jar && build_tests_and_stubs && run_unit ;;
-e2e) build_jar && build_tests_and_stubs && run_e2e ;;
-test) build_jar && build_tests_and_stubs && run_unit && run_e2e ;;
-*)
-	echo "usage: $0 [jar|unit|e2e|test]" >&2
-	exit 2
-	;;
-esac
+dispatch "$what"

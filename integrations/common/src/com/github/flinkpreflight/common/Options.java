@@ -50,10 +50,7 @@ final class Options {
      */
     static Duration parseDuration(String key, String v) throws ConfigException {
         String s = trimmed(v).toLowerCase(Locale.ROOT);
-        int i = 0;
-        while (i < s.length() && Character.isDigit(s.charAt(i))) {
-            i++;
-        }
+        int i = digits(s);
         if (i == 0) {
             throw new ConfigException("'" + key + "' is not a duration: '" + v + "' (e.g. 30 s)");
         }
@@ -115,6 +112,15 @@ final class Options {
         }
     }
 
+    /** How many digits (Character.isDigit) {@code s} starts with. */
+    private static int digits(String s) {
+        int i = 0;
+        while (i < s.length() && Character.isDigit(s.charAt(i))) {
+            i++;
+        }
+        return i;
+    }
+
     /** A positive duration, or {@code dflt} when the value is blank. */
     static Duration positiveDuration(String key, String v, Duration dflt)
             throws ConfigException {
@@ -134,10 +140,7 @@ final class Options {
      */
     static long parseMemorySize(String key, String v) throws ConfigException {
         String s = trimmed(v).toLowerCase(Locale.ROOT);
-        int i = 0;
-        while (i < s.length() && Character.isDigit(s.charAt(i))) {
-            i++;
-        }
+        int i = digits(s);
         if (i == 0) {
             throw new ConfigException("'" + key + "' is not a memory size: " + v);
         }
