@@ -114,7 +114,7 @@ func TestAutoscalerSimulation(t *testing.T) {
 				}
 				// The same proposal over HTTP gives the same decision.
 				body, _ := protojson.Marshal(req)
-				hresp, err := http.Post("http://"+d.httpAddr+"/v1/decide", "application/json", bytes.NewReader(body))
+				hresp, err := http.Post("http://"+d.HTTPAddr+"/v1/decide", "application/json", bytes.NewReader(body))
 				if err != nil {
 					t.Fatal(err)
 				}

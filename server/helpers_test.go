@@ -1,7 +1,6 @@
 package server
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"log/slog"
@@ -10,7 +9,6 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
-	"sync"
 	"testing"
 
 	"go.uber.org/goleak"
@@ -22,6 +20,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/flinkpreflight/preflight/client"
+	"github.com/flinkpreflight/preflight/internal/testutil"
 	pb "github.com/flinkpreflight/preflight/proto/preflight/v1"
 	"github.com/prometheus/client_golang/prometheus"
 )
@@ -137,22 +136,7 @@ func (o outcome) brief() string {
 }
 
 // syncBuffer collects logs written from handler goroutines.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
+type syncBuffer = testutil.SyncBuffer
 
 // harness is an in-process server reached through bufconn.
 type harness struct {
