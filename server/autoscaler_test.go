@@ -4,8 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"io"
-	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
@@ -114,15 +112,10 @@ func TestAutoscalerSimulation(t *testing.T) {
 				}
 				// The same proposal over HTTP gives the same decision.
 				body, _ := protojson.Marshal(req)
-				hresp, err := http.Post("http://"+d.HTTPAddr+"/v1/decide", "application/json", bytes.NewReader(body))
-				if err != nil {
-					t.Fatal(err)
-				}
-				b, _ := io.ReadAll(hresp.Body)
-				hresp.Body.Close()
+				code, b := post(t, "http://"+d.HTTPAddr+"/v1/decide", body)
 				var viaHTTP pb.DecideResponse
-				if err := protojson.Unmarshal(b, &viaHTTP); err != nil || hresp.StatusCode != 200 {
-					t.Fatalf("%s over HTTP: %d %s", r.name, hresp.StatusCode, b)
+				if err := protojson.Unmarshal(b, &viaHTTP); err != nil || code != 200 {
+					t.Fatalf("%s over HTTP: %d %s", r.name, code, b)
 				}
 				if protojson.Format(&viaHTTP) != protojson.Format(resp) {
 					t.Errorf("%s: HTTP answer differs:\n%s\nvs\n%s", r.name, protojson.Format(&viaHTTP), protojson.Format(resp))

@@ -127,13 +127,7 @@ func (d *daemon) postJSON(t testing.TB, path string, msg proto.Message) (int, []
 	if err != nil {
 		t.Fatal(err)
 	}
-	resp, err := http.Post("http://"+d.HTTPAddr+path, "application/json", bytes.NewReader(body))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	b, _ := io.ReadAll(resp.Body)
-	return resp.StatusCode, b
+	return post(t, "http://"+d.HTTPAddr+path, body)
 }
 
 // reflectionCaller calls CheckRescale the way grpcurl does: descriptors come from the server's

@@ -1,10 +1,13 @@
 package server
 
 import (
+	"bytes"
 	"context"
 	"fmt"
+	"io"
 	"log/slog"
 	"net"
+	"net/http"
 	"os"
 	"path/filepath"
 	"sort"
@@ -133,6 +136,22 @@ func (o outcome) brief() string {
 		ids = append(ids, f.GetRuleId())
 	}
 	return fmt.Sprintf("%s [%s]", o.report.GetVerdict(), strings.Join(ids, " "))
+}
+
+// post sends body to url as JSON and returns the answer's status and body; a transport error
+// fails the test.
+func post(t testing.TB, url string, body []byte) (int, []byte) {
+	t.Helper()
+	resp, err := http.Post(url, "application/json", bytes.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return resp.StatusCode, b
 }
 
 // syncBuffer collects logs written from handler goroutines.
