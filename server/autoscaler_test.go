@@ -16,6 +16,8 @@ import (
 	"github.com/flinkpreflight/preflight/internal/flinkrest/flinkresttest"
 	"github.com/flinkpreflight/preflight/internal/scenarios"
 	pb "github.com/flinkpreflight/preflight/proto/preflight/v1"
+
+	"github.com/flinkpreflight/preflight/internal/testutil"
 )
 
 // threeVertexJob writes a job's checkpoint folder (chk-1741, chk-1742, and chk-1743 still in
@@ -39,12 +41,7 @@ func threeVertexJob(t *testing.T) (dir string, vertices []flinkresttest.Vertex) 
 	dir = t.TempDir()
 	for i, name := range []string{"chk-1741", "chk-1742"} {
 		p := filepath.Join(dir, "job", name, "_metadata")
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(p, buf.Bytes(), 0o644); err != nil {
-			t.Fatal(err)
-		}
+		testutil.WriteFile(t, p, buf.Bytes())
 		ts := time.Now().Add(time.Duration(i-3) * time.Minute)
 		os.Chtimes(p, ts, ts)
 	}
