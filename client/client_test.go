@@ -8,6 +8,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -106,7 +107,7 @@ func TestCheckFileChunksAndProgress(t *testing.T) {
 			if !bytes.Equal(f.got.Bytes(), data) {
 				t.Fatalf("server got %d bytes, want %d identical", f.got.Len(), len(data))
 			}
-			if want := []int{ChunkSize, ChunkSize, len(data) - 2*ChunkSize}; !equalInts(f.chunks, want) {
+			if want := []int{ChunkSize, ChunkSize, len(data) - 2*ChunkSize}; !slices.Equal(f.chunks, want) {
 				t.Errorf("chunks = %v, want %v", f.chunks, want)
 			}
 			if f.header.GetSizeBytes() != int64(len(data)) || f.header.GetPlan().GetDefaultParallelism() != 3 {
@@ -169,18 +170,6 @@ func TestOptionsValidation(t *testing.T) {
 			}
 		})
 	}
-}
-
-func equalInts(a, b []int) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
 }
 
 // pieceServer answers CheckRescaleStream with the given pieces.

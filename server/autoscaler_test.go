@@ -4,8 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"io"
-	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
@@ -18,6 +16,8 @@ import (
 	"github.com/flinkpreflight/preflight/internal/flinkrest/flinkresttest"
 	"github.com/flinkpreflight/preflight/internal/scenarios"
 	pb "github.com/flinkpreflight/preflight/proto/preflight/v1"
+
+	"github.com/flinkpreflight/preflight/internal/testutil"
 )
 
 // threeVertexJob writes a job's checkpoint folder (chk-1741, chk-1742, and chk-1743 still in
@@ -41,12 +41,7 @@ func threeVertexJob(t *testing.T) (dir string, vertices []flinkresttest.Vertex) 
 	dir = t.TempDir()
 	for i, name := range []string{"chk-1741", "chk-1742"} {
 		p := filepath.Join(dir, "job", name, "_metadata")
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(p, buf.Bytes(), 0o644); err != nil {
-			t.Fatal(err)
-		}
+		testutil.WriteFile(t, p, buf.Bytes())
 		ts := time.Now().Add(time.Duration(i-3) * time.Minute)
 		os.Chtimes(p, ts, ts)
 	}
@@ -114,15 +109,10 @@ func TestAutoscalerSimulation(t *testing.T) {
 				}
 				// The same proposal over HTTP gives the same decision.
 				body, _ := protojson.Marshal(req)
-				hresp, err := http.Post("http://"+d.httpAddr+"/v1/decide", "application/json", bytes.NewReader(body))
-				if err != nil {
-					t.Fatal(err)
-				}
-				b, _ := io.ReadAll(hresp.Body)
-				hresp.Body.Close()
+				code, b := post(t, "http://"+d.HTTPAddr+"/v1/decide", body)
 				var viaHTTP pb.DecideResponse
-				if err := protojson.Unmarshal(b, &viaHTTP); err != nil || hresp.StatusCode != 200 {
-					t.Fatalf("%s over HTTP: %d %s", r.name, hresp.StatusCode, b)
+				if err := protojson.Unmarshal(b, &viaHTTP); err != nil || code != 200 {
+					t.Fatalf("%s over HTTP: %d %s", r.name, code, b)
 				}
 				if protojson.Format(&viaHTTP) != protojson.Format(resp) {
 					t.Errorf("%s: HTTP answer differs:\n%s\nvs\n%s", r.name, protojson.Format(&viaHTTP), protojson.Format(resp))

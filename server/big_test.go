@@ -102,7 +102,7 @@ func report(t *testing.T, path string, d *daemon, size, baseKB int64, took time.
 // procStatus reads a field of /proc/PID/status in kB.
 func procStatus(t *testing.T, d *daemon, field string) int64 {
 	t.Helper()
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(d.cmd.Process.Pid) + "/status")
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(d.Cmd.Process.Pid) + "/status")
 	if err != nil {
 		t.Skipf("no /proc: %v", err)
 	}

@@ -1,10 +1,7 @@
 package server
 
 import (
-	"bytes"
 	"context"
-	"io"
-	"net/http"
 	"net/http/httptest"
 	"path/filepath"
 	"strings"
@@ -173,14 +170,9 @@ func TestDecideOverHTTP(t *testing.T) {
 	srv := httptest.NewServer(h.s.HTTPHandler())
 	defer srv.Close()
 	body := `{"job":{"restUrl":"` + fake.URL + `","jobId":"` + flinkresttest.DefaultJobID + `"},"proposedParallelism":{"` + vCompactOp + `":8,"` + vSourceChain + `":8}}`
-	resp, err := http.Post(srv.URL+"/v1/decide", "application/json", bytes.NewBufferString(body))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	b, _ := io.ReadAll(resp.Body)
-	if resp.StatusCode != 200 {
-		t.Fatalf("%d %s", resp.StatusCode, b)
+	code, b := post(t, srv.URL+"/v1/decide", []byte(body))
+	if code != 200 {
+		t.Fatalf("%d %s", code, b)
 	}
 	var out pb.DecideResponse
 	if err := protojson.Unmarshal(b, &out); err != nil {

@@ -5,7 +5,6 @@ package server
 // upload), plus real S3 (versitygw), TLS, draining on SIGTERM and, opt-in, the 168 MB file.
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"crypto/ecdsa"
@@ -47,6 +46,7 @@ import (
 
 	"github.com/flinkpreflight/preflight/client"
 	"github.com/flinkpreflight/preflight/internal/source/s3test"
+	"github.com/flinkpreflight/preflight/internal/testutil"
 	pb "github.com/flinkpreflight/preflight/proto/preflight/v1"
 )
 
@@ -93,71 +93,27 @@ func daemonBinary(t testing.TB) string {
 	return binPath
 }
 
-// daemon is a running preflightd.
-type daemon struct {
-	cmd      *exec.Cmd
-	grpcAddr string
-	httpAddr string
-	stderr   *syncBuffer
-	done     chan struct{}
-	waitErr  error
-}
+// daemon is a running preflightd, stopped when the test ends.
+type daemon struct{ *testutil.Daemon }
 
 func startDaemon(t testing.TB, args ...string) *daemon {
 	t.Helper()
-	bin := daemonBinary(t)
-	d := &daemon{stderr: &syncBuffer{}, done: make(chan struct{})}
-	d.cmd = exec.Command(bin, append([]string{"--grpc-addr=127.0.0.1:0", "--http-addr=127.0.0.1:0", "--log-level=debug"}, args...)...)
-	d.cmd.Stderr = d.stderr
-	stdout, err := d.cmd.StdoutPipe()
+	d, err := testutil.StartDaemon(daemonBinary(t), nil, append([]string{"--grpc-addr=127.0.0.1:0", "--http-addr=127.0.0.1:0", "--log-level=debug"}, args...)...)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := d.cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	addrs := make(chan [2]string, 1)
-	go func() {
-		var a [2]string
-		sc := bufio.NewScanner(stdout)
-		for sc.Scan() {
-			if v, ok := strings.CutPrefix(sc.Text(), "grpc-addr="); ok {
-				a[0] = v
-			}
-			if v, ok := strings.CutPrefix(sc.Text(), "http-addr="); ok {
-				a[1] = v
-				addrs <- a
-			}
-		}
-		io.Copy(io.Discard, stdout)
-	}()
-	go func() { d.waitErr = d.cmd.Wait(); close(d.done) }()
 	t.Cleanup(func() {
-		d.cmd.Process.Signal(syscall.SIGTERM)
-		select {
-		case <-d.done:
-		case <-time.After(10 * time.Second):
-			d.cmd.Process.Kill()
-			<-d.done
-		}
+		d.Stop()
 		if t.Failed() {
-			t.Logf("preflightd %v log:\n%s", args, d.stderr.String())
+			t.Logf("preflightd %v log:\n%s", args, d.Stderr.String())
 		}
 	})
-	select {
-	case a := <-addrs:
-		d.grpcAddr, d.httpAddr = a[0], a[1]
-	case <-d.done:
-		t.Fatalf("preflightd exited: %v\n%s", d.waitErr, d.stderr.String())
-	case <-time.After(20 * time.Second):
-		t.Fatalf("preflightd printed no addresses\n%s", d.stderr.String())
-	}
-	return d
+	return &daemon{d}
 }
 
 func (d *daemon) client(t testing.TB) *client.Client {
 	t.Helper()
-	c, err := client.Dial(context.Background(), d.grpcAddr, client.Options{Insecure: true})
+	c, err := client.Dial(context.Background(), d.GRPCAddr, client.Options{Insecure: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -171,13 +127,7 @@ func (d *daemon) postJSON(t testing.TB, path string, msg proto.Message) (int, []
 	if err != nil {
 		t.Fatal(err)
 	}
-	resp, err := http.Post("http://"+d.httpAddr+path, "application/json", bytes.NewReader(body))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	b, _ := io.ReadAll(resp.Body)
-	return resp.StatusCode, b
+	return post(t, "http://"+d.HTTPAddr+path, body)
 }
 
 // reflectionCaller calls CheckRescale the way grpcurl does: descriptors come from the server's
@@ -280,7 +230,7 @@ func TestE2ESameAnswerEveryPath(t *testing.T) {
 	}
 	d := startDaemon(t, args...)
 	c := d.client(t)
-	refl := newReflectionCaller(t, d.grpcAddr)
+	refl := newReflectionCaller(t, d.GRPCAddr)
 	ctx := context.Background()
 	for _, sc := range checkScenarios(t) {
 		t.Run(sc.name, func(t *testing.T) {
@@ -458,8 +408,8 @@ func TestE2EDrain(t *testing.T) {
 		done <- result{rep, err}
 	}()
 	// The upload is in flight once the server counts it.
-	waitFor(t, func() bool { return metricValue(t, d, "preflight_uploads_receiving") == 1 })
-	d.cmd.Process.Signal(syscall.SIGTERM)
+	waitFor(t, func() bool { return d.Metric("preflight_uploads_receiving") == 1 })
+	d.Cmd.Process.Signal(syscall.SIGTERM)
 	hc := healthpb.NewHealthClient(c.Conn())
 	waitFor(t, func() bool {
 		resp, err := hc.Check(context.Background(), &healthpb.HealthCheckRequest{})
@@ -471,9 +421,9 @@ func TestE2EDrain(t *testing.T) {
 		t.Fatalf("in-flight upload during drain: %v %v", res.rep, res.err)
 	}
 	select {
-	case <-d.done:
-		if d.waitErr != nil {
-			t.Fatalf("exit: %v", d.waitErr)
+	case <-d.Done:
+		if d.WaitErr != nil {
+			t.Fatalf("exit: %v", d.WaitErr)
 		}
 	case <-time.After(15 * time.Second):
 		t.Fatal("daemon did not exit after draining")
@@ -483,23 +433,6 @@ func TestE2EDrain(t *testing.T) {
 type gateReader struct{ c chan struct{} }
 
 func (g gateReader) Read([]byte) (int, error) { <-g.c; return 0, io.EOF }
-
-func metricValue(t testing.TB, d *daemon, name string) float64 {
-	t.Helper()
-	resp, err := http.Get("http://" + d.httpAddr + "/metrics")
-	if err != nil {
-		return -1
-	}
-	defer resp.Body.Close()
-	sc := bufio.NewScanner(resp.Body)
-	for sc.Scan() {
-		if v, ok := strings.CutPrefix(sc.Text(), name+" "); ok {
-			f, _ := strconv.ParseFloat(v, 64)
-			return f
-		}
-	}
-	return -1
-}
 
 // TestE2EMutualTLS runs the daemon with --tls-cert/--tls-key/--tls-client-ca.
 func TestE2EMutualTLS(t *testing.T) {
@@ -521,7 +454,7 @@ func TestE2EMutualTLS(t *testing.T) {
 		{"wrong server name", client.Options{CAFile: p("ca.pem"), CertFile: p("client.pem"), KeyFile: p("client-key.pem"), ServerName: "other.example"}, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			c, err := client.Dial(ctx, d.grpcAddr, tc.opts)
+			c, err := client.Dial(ctx, d.GRPCAddr, tc.opts)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -542,7 +475,7 @@ func TestE2EMutualTLS(t *testing.T) {
 		pool.AddCert(ca)
 		tr := &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool, Certificates: []tls.Certificate{cert}}}
 		defer tr.CloseIdleConnections()
-		resp, err := (&http.Client{Transport: tr}).Get("https://" + d.httpAddr + "/healthz")
+		resp, err := (&http.Client{Transport: tr}).Get("https://" + d.HTTPAddr + "/healthz")
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -48,7 +48,7 @@ func BenchmarkFlinkAdmissionS3(b *testing.B) {
 	b.SetBytes(int64(file.Len()))
 	for b.Loop() {
 		start := time.Now()
-		resp, err := http.Post("http://"+d.httpAddr+FlinkAdmissionPath, "application/json", bytes.NewReader(body))
+		resp, err := http.Post("http://"+d.HTTPAddr+FlinkAdmissionPath, "application/json", bytes.NewReader(body))
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -3,7 +3,6 @@ package server
 import (
 	"bytes"
 	"encoding/json"
-	"io"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -70,14 +69,9 @@ type reviewAnswer struct {
 
 func postReview(t *testing.T, srv *httptest.Server, body []byte) reviewAnswer {
 	t.Helper()
-	resp, err := http.Post(srv.URL+FlinkAdmissionPath, "application/json", bytes.NewReader(body))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	b, _ := io.ReadAll(resp.Body)
-	if resp.StatusCode != 200 {
-		t.Fatalf("%d %s", resp.StatusCode, b)
+	code, b := post(t, srv.URL+FlinkAdmissionPath, body)
+	if code != 200 {
+		t.Fatalf("%d %s", code, b)
 	}
 	var out reviewAnswer
 	dec := json.NewDecoder(bytes.NewReader(b))

@@ -1,7 +1,6 @@
 package server
 
 import (
-	"io"
 	"net/http"
 	"strings"
 	"testing"
@@ -47,14 +46,9 @@ func TestJSONBodyErrors(t *testing.T) {
 // parallelism answers 400 naming plan.parallelism and the field to use.
 func TestHTTPJSONErrorsNameTheField(t *testing.T) {
 	base := serveHarnessHTTP(t, startInProcess(t, Config{}))
-	resp, err := http.Post(base+"/v1/check", "application/json", strings.NewReader(`{"checkpoint":{"uri":"/x"},"plan":{"parallelism":2}}`))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	b, _ := io.ReadAll(resp.Body)
-	if resp.StatusCode != http.StatusBadRequest || !strings.Contains(string(b), "plan.parallelism") || !strings.Contains(string(b), "plan.defaultParallelism") {
-		t.Fatalf("HTTP %d %s", resp.StatusCode, b)
+	code, b := post(t, base+"/v1/check", []byte(`{"checkpoint":{"uri":"/x"},"plan":{"parallelism":2}}`))
+	if code != http.StatusBadRequest || !strings.Contains(string(b), "plan.parallelism") || !strings.Contains(string(b), "plan.defaultParallelism") {
+		t.Fatalf("HTTP %d %s", code, b)
 	}
 }
 
@@ -71,14 +65,9 @@ func TestHTTPVertexParallelism(t *testing.T) {
 		{"both disagree", `{"parallelism":{"compact-operator":8},"vertexParallelism":{"compact-operator":4}}`, "is 8 in parallelism (the deprecated name) and 4 in vertex_parallelism"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			resp, err := http.Post(base+"/v1/check", "application/json", strings.NewReader(`{"checkpoint":`+uri+`,"plan":`+tc.plan+`}`))
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer resp.Body.Close()
-			b, _ := io.ReadAll(resp.Body)
+			code, b := post(t, base+"/v1/check", []byte(`{"checkpoint":`+uri+`,"plan":`+tc.plan+`}`))
 			if !strings.Contains(string(b), tc.want) {
-				t.Fatalf("HTTP %d %s, want %s", resp.StatusCode, b, tc.want)
+				t.Fatalf("HTTP %d %s, want %s", code, b, tc.want)
 			}
 		})
 	}

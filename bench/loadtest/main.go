@@ -12,7 +12,6 @@
 package main
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -21,7 +20,6 @@ import (
 	"fmt"
 	"io"
 	"net"
-	"net/http"
 	"net/url"
 	"os"
 	"os/exec"
@@ -30,7 +28,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -39,6 +36,7 @@ import (
 
 	"github.com/flinkpreflight/preflight/internal/checkpoint"
 	"github.com/flinkpreflight/preflight/internal/engine"
+	"github.com/flinkpreflight/preflight/internal/testutil"
 	pb "github.com/flinkpreflight/preflight/proto/preflight/v1"
 )
 
@@ -216,99 +214,24 @@ func yes(ok bool) string {
 
 // --- preflightd ---------------------------------------------------------------------------
 
-type daemon struct {
-	cmd    *exec.Cmd
-	addr   string
-	http   string // when started with --http-addr
-	opsURL string // when started with --ops-addr
-	stderr *bytes.Buffer
-	done   chan struct{}
-}
+type daemon struct{ *testutil.Daemon }
 
+// startDaemon starts o.bin's preflightd with only the gRPC listener and args (which may turn the
+// HTTP and ops listeners on), env added to the environment.
 func startDaemon(o options, env []string, args ...string) (*daemon, error) {
-	d := &daemon{stderr: &bytes.Buffer{}, done: make(chan struct{})}
-	d.cmd = exec.Command(filepath.Join(o.bin, "preflightd"), append([]string{"--grpc-addr=127.0.0.1:0", "--http-addr=", "--log-level=warn"}, args...)...)
-	d.cmd.Env = append(os.Environ(), env...)
-	d.cmd.Stderr = d.stderr
-	stdout, err := d.cmd.StdoutPipe()
+	d, err := testutil.StartDaemon(filepath.Join(o.bin, "preflightd"), env, append([]string{"--grpc-addr=127.0.0.1:0", "--http-addr=", "--log-level=warn"}, args...)...)
 	if err != nil {
 		return nil, err
 	}
-	if err := d.cmd.Start(); err != nil {
-		return nil, err
-	}
-	wantHTTP := slices.ContainsFunc(args, func(a string) bool { return strings.HasPrefix(a, "--http-addr=") && a != "--http-addr=" })
-	wantOps := slices.ContainsFunc(args, func(a string) bool { return strings.HasPrefix(a, "--ops-addr=") && a != "--ops-addr=" })
-	addr := make(chan [3]string, 1)
-	go func() {
-		var a [3]string
-		sent := false
-		sc := bufio.NewScanner(stdout)
-		for sc.Scan() {
-			if v, ok := strings.CutPrefix(sc.Text(), "grpc-addr="); ok {
-				a[0] = v
-			}
-			if v, ok := strings.CutPrefix(sc.Text(), "http-addr="); ok {
-				a[1] = v
-			}
-			if v, ok := strings.CutPrefix(sc.Text(), "ops-addr="); ok {
-				a[2] = v
-			}
-			if !sent && a[0] != "" && (!wantHTTP || a[1] != "") && (!wantOps || a[2] != "") {
-				addr <- a
-				sent = true
-			}
-		}
-	}()
-	go func() { d.cmd.Wait(); close(d.done) }()
-	select {
-	case a := <-addr:
-		d.addr, d.http, d.opsURL = a[0], a[1], a[2]
-		return d, nil
-	case <-d.done:
-		return nil, fmt.Errorf("preflightd exited: %s", d.stderr)
-	case <-time.After(20 * time.Second):
-		d.stop()
-		return nil, errors.New("preflightd printed no address in 20s")
-	}
+	return &daemon{d}, nil
 }
-
-func (d *daemon) stop() {
-	d.cmd.Process.Signal(syscall.SIGTERM)
-	select {
-	case <-d.done:
-	case <-time.After(10 * time.Second):
-		d.cmd.Process.Kill()
-		<-d.done
-	}
-}
-
-// metric reads a sample from the daemon's /metrics (-1 when absent).
-func (d *daemon) metric(name string) float64 { return scrape(d.http, name) }
 
 // ops reads a sample from the /metrics of the daemon's ops listener.
-func (d *daemon) ops(name string) float64 { return scrape(d.opsURL, name) }
-
-func scrape(addr, name string) float64 {
-	c := http.Client{Timeout: 10 * time.Second}
-	resp, err := c.Get("http://" + addr + "/metrics")
-	if err != nil {
-		return -1
-	}
-	defer resp.Body.Close()
-	sc := bufio.NewScanner(resp.Body)
-	for sc.Scan() {
-		if v, ok := strings.CutPrefix(sc.Text(), name+" "); ok {
-			f, _ := strconv.ParseFloat(v, 64)
-			return f
-		}
-	}
-	return -1
-}
+func (d *daemon) ops(name string) float64 { return testutil.Scrape(d.OpsAddr, name) }
 
 // status reads a field of /proc/PID/status in bytes.
 func (d *daemon) status(field string) int64 {
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(d.cmd.Process.Pid) + "/status")
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(d.Cmd.Process.Pid) + "/status")
 	if err != nil {
 		return -1
 	}
@@ -442,7 +365,7 @@ func benchCold(o options, name, path string, big bool, gw *gateway) ([]row, erro
 		}
 		base := d.status("VmRSS")
 		ctx, cancel := context.WithTimeout(context.Background(), o.stepTimeout)
-		cmd := exec.CommandContext(ctx, filepath.Join(o.bin, "preflight"), "check", p.target, "--server", d.addr, "--insecure", "--parallelism", "8", "-o", "json")
+		cmd := exec.CommandContext(ctx, filepath.Join(o.bin, "preflight"), "check", p.target, "--server", d.GRPCAddr, "--insecure", "--parallelism", "8", "-o", "json")
 		var stdout, stderr bytes.Buffer
 		cmd.Stdout, cmd.Stderr = &stdout, &stderr
 		start := time.Now()
@@ -450,11 +373,11 @@ func benchCold(o options, name, path string, big bool, gw *gateway) ([]row, erro
 		wall := time.Since(start)
 		cancel()
 		peak := d.status("VmHWM")
-		d.stop()
+		d.Stop()
 		// Exit 1 is a DENY: a valid answer (the orphan-union file is denied).
 		var ee *exec.ExitError
 		if err != nil && !(errors.As(err, &ee) && ee.ExitCode() == 1) {
-			return nil, fmt.Errorf("preflight check %s: %v\n%s\n%s", p.target, err, stderr.String(), d.stderr)
+			return nil, fmt.Errorf("preflight check %s: %v\n%s\n%s", p.target, err, stderr.String(), d.Stderr)
 		}
 		var rep struct {
 			Verdict    string `json:"verdict"`

@@ -160,7 +160,7 @@ func soak(o options) ([]row, error) {
 	if err != nil {
 		return nil, err
 	}
-	defer d.stop()
+	defer d.Stop()
 	cases, err := soakCases(o, allow)
 	if err != nil {
 		return nil, err
@@ -175,7 +175,7 @@ func soak(o options) ([]row, error) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Minute)
 	defer cancel()
-	c, err := client.Dial(ctx, d.addr, client.Options{Insecure: true})
+	c, err := client.Dial(ctx, d.GRPCAddr, client.Options{Insecure: true})
 	if err != nil {
 		return nil, err
 	}

@@ -59,7 +59,7 @@ func (g *ghzReport) errors() int64 {
 
 // cpu is the daemon's user + system CPU time so far (/proc/PID/stat; -1 if unreadable).
 func (d *daemon) cpu() time.Duration {
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(d.cmd.Process.Pid) + "/stat")
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(d.Cmd.Process.Pid) + "/stat")
 	if err != nil {
 		return -1
 	}
@@ -83,7 +83,7 @@ func runGhz(o options, conc, requests int, d *daemon, call, data, out string) (*
 	defer cancel()
 	cmd := exec.CommandContext(ctx, filepath.Join(o.bin, "ghz"), "--insecure", "--call", call, "-d", data,
 		"-c", strconv.Itoa(conc), "-n", strconv.Itoa(requests), "--timeout", o.genTimeout.String(),
-		"-O", "json", "-o", out, d.addr)
+		"-O", "json", "-o", out, d.GRPCAddr)
 	if b, err := cmd.CombinedOutput(); err != nil {
 		return nil, fmt.Errorf("ghz %s: %v\n%s", call, err, b)
 	}
@@ -155,7 +155,7 @@ func benchThroughput(o options) ([]row, error) {
 	if err != nil {
 		return nil, err
 	}
-	defer d.stop()
+	defer d.Stop()
 	calls, err := throughputCalls(o)
 	if err != nil {
 		return nil, err
@@ -169,7 +169,7 @@ func benchThroughput(o options) ([]row, error) {
 			sends: func(n int) int { return n }})
 	}
 	if o.gen == "both" || o.gen == "native" {
-		ng, err := newNativeGen(d.addr, o.genConns, o.genCodec, o.genTimeout)
+		ng, err := newNativeGen(d.GRPCAddr, o.genConns, o.genCodec, o.genTimeout)
 		if err != nil {
 			return nil, err
 		}
@@ -276,11 +276,11 @@ func benchThroughput(o options) ([]row, error) {
 // it, else from the layout cache. A request that joins a computation in flight counts as
 // "shared", not as a hit.
 func checkCaches(d *daemon, sent, firstAsks int) error {
-	hits := d.metric(`preflight_layout_cache_requests_total{result="hit"}`) + max(0, d.metric(`preflight_layout_cache_requests_total{result="shared"}`))
-	misses := d.metric(`preflight_layout_cache_requests_total{result="miss"}`)
+	hits := d.Metric(`preflight_layout_cache_requests_total{result="hit"}`) + max(0, d.Metric(`preflight_layout_cache_requests_total{result="shared"}`))
+	misses := d.Metric(`preflight_layout_cache_requests_total{result="miss"}`)
 	// Absent (-1) when the daemon runs without a result cache.
-	rhits := max(0, d.metric(`preflight_result_cache_requests_total{result="hit"}`)) + max(0, d.metric(`preflight_result_cache_requests_total{result="shared"}`))
-	rmisses := max(0, d.metric(`preflight_result_cache_requests_total{result="miss"}`))
+	rhits := max(0, d.Metric(`preflight_result_cache_requests_total{result="hit"}`)) + max(0, d.Metric(`preflight_result_cache_requests_total{result="shared"}`))
+	rmisses := max(0, d.Metric(`preflight_result_cache_requests_total{result="miss"}`))
 	logf("(a) layout cache: %.0f hits (with shared), %.0f misses; result cache: %.0f hits (with shared), %.0f misses; %d checks sent", hits, misses, rhits, rmisses, sent)
 	total := float64(sent)
 	switch {

@@ -6,52 +6,19 @@
 #   ./build.sh e2e    jar + the end-to-end test against a real preflightd (built with go unless PREFLIGHTD is set)
 #   ./build.sh test   unit + e2e (what `make java-validator-test` runs)
 #
-# Without a JDK it says so and exits 0, so `make test` passes on machines without Java; CI installs
-# default-jdk-headless (see .ci/run).
+# Without a JDK it says so and exits 0. The steps are ../common/build-lib.sh's.
 set -euo pipefail
 cd "$(dirname "$0")"
 
 what=${1:-test}
-for tool in javac jar java javap; do
-	if ! command -v "$tool" >/dev/null 2>&1; then
-		echo "java-validator-test: SKIPPED: no JDK ($tool not on PATH); install one (Debian: apt-get install default-jdk-headless) to build and test integrations/flink-validator"
-		exit 0
-	fi
-done
-
-out=build
-jarfile=$out/flink-preflight-validator.jar
-# Java 11 bytecode: operators 1.10 - 1.15 and main run on 11 or 17. Warnings are errors, except
-# javac's notes on --release itself.
-javac_flags=(-encoding UTF-8 --release 11 -Xlint:all -Xlint:-options -Werror)
-
-build_jar() {
-	rm -rf "$out/stubs" "$out/classes" "$jarfile"
-	mkdir -p "$out/stubs" "$out/classes"
-	# The operator and Flink mirror: compile-time (and test-time) only, never in the jar.
-	javac "${javac_flags[@]}" -d "$out/stubs" $(find spi-stubs/src -name '*.java' | sort)
-	javac "${javac_flags[@]}" -cp "$out/stubs" -d "$out/classes" $(find src/main/java -name '*.java' | sort)
-	cp -r src/main/resources/. "$out/classes/"
-	jar --create --file "$jarfile" -C "$out/classes" .
-	echo "built $jarfile ($(wc -c <"$jarfile") bytes)"
-	check_api
-}
-
-# The stubs could offer what the real classes do not: every operator, Flink, fabric8 or Jackson
-# member the bytecode references (or names for reflection) must be one listed in
-# spi-stubs/used-api.txt, each checked against the real API (spi-stubs/real-api.txt).
-check_api() {
-	local classes
-	classes=$(cd "$out/classes" && find . -name '*.class' | sed 's|^\./||; s|\.class$||; s|/|.|g' | sort)
-	# shellcheck disable=SC2086
-	if ! diff <(grep -v '^#' spi-stubs/used-api.txt) \
-		<(javap -c -p -cp "$out/classes" $classes |
-			grep -oE '((Method|InterfaceMethod|Field|class) (org/apache/flink|io/fabric8|com/fasterxml)/[^ ]*|String (com\.fasterxml|io\.fabric8)\.[A-Za-z.]*|String writeValueAsString)' | sort -u); then
-		echo "the plugin's references to operator/Flink/Jackson classes changed (< listed, > used): check them against the real API (spi-stubs/real-api.txt), then update spi-stubs/used-api.txt" >&2
-		return 1
-	fi
-	echo "operator/Flink API used by the plugin: $(grep -vc '^#' spi-stubs/used-api.txt) references, all listed in spi-stubs/used-api.txt"
-}
+target=java-validator-test
+pkg=validator
+jarfile=build/flink-preflight-validator.jar
+api='((Method|InterfaceMethod|Field|class) (org/apache/flink|io/fabric8|com/fasterxml)/[^ ]*|String (com\.fasterxml|io\.fabric8)\.[A-Za-z.]*|String writeValueAsString)'
+api_what=operator/Flink/Jackson
+# shellcheck source=../common/build-lib.sh
+. ../common/build-lib.sh
+require_jdk
 
 # Each stub against the real signatures recorded in spi-stubs/real-api.txt (format: its header).
 # $1: class path holding the compiled stubs (and the test-only stand-ins).
@@ -103,35 +70,8 @@ check_stubs() {
 	echo "stubs: $checked classes match the real signatures recorded in spi-stubs/real-api.txt"
 }
 
-build_tests() {
-	rm -rf "$out/test-classes"
-	mkdir -p "$out/test-classes"
-	# ../testing: the fake Flink REST endpoint and the preflightd runner shared with integrations/flink-autoscaler.
-	javac "${javac_flags[@]}" -cp "$out/stubs:$jarfile" -d "$out/test-classes" $(find src/test/java ../testing/src -name '*.java' | sort)
-	check_stubs "$out/stubs:$out/test-classes"
-}
-
 run_unit() {
-	java -cp "$out/stubs:$jarfile:$out/test-classes" com.github.flinkpreflight.validator.ValidatorTest "$jarfile" "$(cd ../.. && pwd)"
+	run_test ValidatorTest "$jarfile" "$(cd ../.. && pwd)"
 }
 
-run_e2e() {
-	local daemon=${PREFLIGHTD:-}
-	if [ -z "$daemon" ]; then
-		daemon=$PWD/$out/preflightd
-		echo "building preflightd into $daemon"
-		(cd ../.. && "${GO:-go}" build -o "$daemon" ./server/preflightd)
-	fi
-	java -cp "$out/stubs:$jarfile:$out/test-classes" com.github.flinkpreflight.validator.EndToEndTest "$daemon" "$(cd ../.. && pwd)"
-}
-
-case $what in
-jar) build_jar ;;
-unit) build_jar && build_tests && run_unit ;;
-e2e) build_jar && build_tests && run_e2e ;;
-test) build_jar && build_tests && run_unit && run_e2e ;;
-*)
-	echo "usage: $0 [jar|unit|e2e|test]" >&2
-	exit 2
-	;;
-esac
+dispatch "$what"

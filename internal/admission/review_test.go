@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"maps"
 	"os"
 	"path/filepath"
 	"strings"
@@ -105,7 +106,7 @@ func TestReview(t *testing.T) {
 			if !tt.allowed && a.Code != 403 {
 				t.Errorf("code %d", a.Code)
 			}
-			if tt.called && (b.target != tt.target || !sameProposal(b.proposal, tt.proposal)) {
+			if tt.called && (b.target != tt.target || !maps.Equal(b.proposal, tt.proposal)) {
 				t.Errorf("target %+v proposal %v", b.target, b.proposal)
 			}
 			for _, w := range tt.wantInMsg {
@@ -118,18 +119,6 @@ func TestReview(t *testing.T) {
 			}
 		})
 	}
-}
-
-func sameProposal(a, b map[string]int32) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for k, v := range a {
-		if b[k] != v {
-			return false
-		}
-	}
-	return true
 }
 
 func TestReviewFailurePolicy(t *testing.T) {
@@ -192,7 +181,7 @@ func TestNestedConfiguration(t *testing.T) {
 	"status":{"jobStatus":{"jobId":"` + jobID + `"},"reconciliationStatus":{"lastReconciledSpec":"{\"job\":{},\"flinkConfiguration\":{\"parallelism.default\":\"4\"}}"}}}`
 	b := &fakeBackend{}
 	a := Review(context.Background(), []byte(doc), Config{}, b)
-	if a.Allowed || b.target.RESTURL != "http://x-rest.n:9091" || !sameProposal(b.proposal, map[string]int32{vCompact: 8, vSource: 8}) {
+	if a.Allowed || b.target.RESTURL != "http://x-rest.n:9091" || !maps.Equal(b.proposal, map[string]int32{vCompact: 8, vSource: 8}) {
 		t.Fatalf("%+v target %+v proposal %v", a, b.target, b.proposal)
 	}
 }

@@ -13,6 +13,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/flinkpreflight/preflight/internal/testutil"
 )
 
 // batchFiles writes generated files to a temporary folder: small ones (read whole), one above
@@ -32,12 +34,7 @@ func batchFiles(t testing.TB) ([]string, [][]byte) {
 	var paths []string
 	for i, b := range contents {
 		p := filepath.Join(dir, "chk-"+string(rune('a'+i)), "_metadata")
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(p, b, 0o644); err != nil {
-			t.Fatal(err)
-		}
+		testutil.WriteFile(t, p, b)
 		paths = append(paths, p)
 	}
 	return paths, contents

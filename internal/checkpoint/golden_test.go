@@ -3,6 +3,7 @@ package checkpoint
 import (
 	"bytes"
 	"encoding/json"
+	"maps"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -103,7 +104,7 @@ func TestFixturesGolden(t *testing.T) {
 			checkOperators(t, m, &want)
 			if want.HandleTagCounts != nil {
 				got := handleTagCounts(m)
-				if !equalCounts(got, want.HandleTagCounts) {
+				if !maps.Equal(got, want.HandleTagCounts) {
 					t.Errorf("handle tag counts %v, want %v", got, want.HandleTagCounts)
 				}
 			}
@@ -187,18 +188,6 @@ func checkOperators(t *testing.T, m *Metadata, want *expectedFile) {
 			t.Errorf("operator %d has coordinator state, want none", i)
 		}
 	}
-}
-
-func equalCounts(a, b map[string]int) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for k, v := range a {
-		if b[k] != v {
-			return false
-		}
-	}
-	return true
 }
 
 // handleTagCounts counts the non-null handles of m by space and tag, the way expected.json does:

@@ -5,6 +5,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -156,7 +157,7 @@ func TestWide(t *testing.T) {
 	var src strings.Builder
 	src.WriteString("class W { int f() {\n")
 	for i := 0; i < 300; i++ {
-		src.WriteString("int v" + itoa(i) + " = " + itoa(i) + ";\n")
+		src.WriteString("int v" + strconv.Itoa(i) + " = " + strconv.Itoa(i) + ";\n")
 	}
 	src.WriteString("v299 += 1000; v298++; return v299 + v298; } }\n")
 	p := filepath.Join(t.TempDir(), "W.java")
@@ -176,17 +177,6 @@ func TestWide(t *testing.T) {
 	if !wideIinc || !wideLoad {
 		t.Errorf("wide iinc %v, wide iload %v", wideIinc, wideLoad)
 	}
-}
-
-func itoa(i int) string {
-	if i == 0 {
-		return "0"
-	}
-	s := ""
-	for ; i > 0; i /= 10 {
-		s = string(rune('0'+i%10)) + s
-	}
-	return s
 }
 
 // TestJar parses every class of a real jar (Debian's Guava) when it is installed.

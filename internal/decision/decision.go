@@ -10,6 +10,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 
@@ -162,15 +163,6 @@ func orEmpty(o *pb.CheckOptions) *pb.CheckOptions {
 		return &pb.CheckOptions{}
 	}
 	return o
-}
-
-func contains(xs []string, x string) bool {
-	for _, y := range xs {
-		if y == x {
-			return true
-		}
-	}
-	return false
 }
 
 func overall(vs []*pb.VertexDecision) pb.DecisionAction {
@@ -348,7 +340,7 @@ func (d *decider) denying(t target) ([]string, string) {
 	}
 	for _, i := range idx {
 		f := d.rep.GetFindings()[i]
-		if !contains(ids, f.GetRuleId()) {
+		if !slices.Contains(ids, f.GetRuleId()) {
 			ids = append(ids, f.GetRuleId())
 		}
 		if msg == "" {
@@ -385,7 +377,7 @@ func (d *decider) vertex(key string, proposed int32, align bool) (*pb.VertexDeci
 	if p == t.current {
 		return veto("the current parallelism itself does not restore cleanly, so there is nothing to adjust to."), nil
 	}
-	if contains(ids, engine.UnplacedRuleID) {
+	if slices.Contains(ids, engine.UnplacedRuleID) {
 		return veto("an operator of the checkpoint cannot be placed in one vertex, so no parallelism of this vertex can be checked."), nil
 	}
 	c, err := d.nearestSafe(key, t, p, align)

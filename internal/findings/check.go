@@ -22,18 +22,25 @@ func Check(layout *checkpoint.Layout, plan rescale.Plan, result *rescale.Result,
 // over operators, states and subtasks and the safe-parallelism search with its re-simulations
 // check it.
 func CheckContext(ctx context.Context, layout *checkpoint.Layout, plan rescale.Plan, result *rescale.Result, cat *Catalog, opts Options) (rep Report, err error) {
+	err = withContext(ctx, layout, plan, result, cat, opts, func(c *Context, rules []Rule) {
+		fs := runRules(c, rules)
+		rep = Report{Findings: fs, Verdict: verdictOf(fs, opts.failLevel())}
+		rep.Safe = safeParallelism(c, rules, fs)
+	})
+	return rep, err
+}
+
+// withContext runs fn with the rule Context of a check and the enabled rules; it returns ctx's
+// error when ctx ends during fn (the rules' loops check it through c.stop).
+func withContext(ctx context.Context, layout *checkpoint.Layout, plan rescale.Plan, result *rescale.Result, cat *Catalog, opts Options, fn func(c *Context, rules []Rule)) (err error) {
 	stop, release := cancel.Watch(ctx)
 	defer release()
 	defer cancel.Recover(&err)
 	if opts.AllowNonRestoredState {
 		plan.AllowNonRestoredState = true
 	}
-	c := newStoppableContext(ctx, stop, layout, plan, result, cat, opts, nil)
-	rules := enabledRules(opts)
-	fs := runRules(c, rules)
-	rep = Report{Findings: fs, Verdict: verdictOf(fs, opts.failLevel())}
-	rep.Safe = safeParallelism(c, rules, fs)
-	return rep, nil
+	fn(newStoppableContext(ctx, stop, layout, plan, result, cat, opts, nil), enabledRules(opts))
+	return nil
 }
 
 func enabledRules(opts Options) []Rule {

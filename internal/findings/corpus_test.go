@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/flinkpreflight/preflight/internal/checkpoint"
+	"github.com/flinkpreflight/preflight/internal/checkpoint/checkpointtest"
 	corpustest "github.com/flinkpreflight/preflight/internal/corpus"
 	"github.com/flinkpreflight/preflight/internal/rescale"
 )
@@ -125,15 +126,7 @@ func logCounts(t *testing.T, title string, m map[string]int) {
 func TestCorpusJobWideParallelismPinned(t *testing.T) {
 	cat := DefaultCatalog()
 	pinnedFiles := 0
-	for _, rel := range corpustest.Metadata(t) {
-		b, err := os.ReadFile(rel)
-		if err != nil {
-			continue
-		}
-		l, err := checkpoint.ReadLayoutBytes(b)
-		if err != nil {
-			continue
-		}
+	for rel, l := range checkpointtest.Decodable(corpustest.Metadata(t)) {
 		jobWide := rescale.Plan{DefaultParallelism: 2}
 		if res, err := rescale.Simulate(l, jobWide); err == nil {
 			for _, f := range Check(l, jobWide, res, cat, Options{}).Findings {

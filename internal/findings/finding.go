@@ -136,19 +136,8 @@ func subtaskList(idx []int32) string { return units.Ranges(idx) }
 // bytesText renders a byte count for messages: "168.0 MiB = 176160768 bytes".
 func bytesText(n int64) string { return units.BytesExact(n) }
 
-// Plurals. Every finding text that counts something goes through these, so that no message
-// says "1 operators" or "subtasks 0" when none is affected.
-
-// plural renders "1 element", "3 elements", "0 elements" (regular nouns: noun + "s").
-func plural(n int64, noun string) string { return pluralOf(n, noun, noun+"s") }
-
-// pluralOf renders n with the singular or the plural form: "1 entry", "2 entries".
-func pluralOf(n int64, one, many string) string {
-	if n == 1 {
-		return "1 " + one
-	}
-	return fmt.Sprintf("%d %s", n, many)
-}
+// Plurals. Every finding text that counts something goes through these (and units.Plural), so
+// that no message says "1 operators" or "subtasks 0" when none is affected.
 
 // verbFor picks the verb form agreeing with a count: verbFor(1, "owns", "own") = "owns".
 func verbFor(n int, one, many string) string {

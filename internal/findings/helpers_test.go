@@ -3,6 +3,7 @@ package findings
 import (
 	"bytes"
 	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/flinkpreflight/preflight/internal/checkpoint"
@@ -138,6 +139,29 @@ func byRule(r Report, id string) []Finding {
 		}
 	}
 	return out
+}
+
+// soleFinding checks rule id's findings in rep. When fires is false it fails the test on any of
+// them and returns false; otherwise it wants exactly one, of severity want, whose message holds
+// every fragment, and returns it.
+func soleFinding(t *testing.T, rep Report, id string, fires bool, want Severity, fragments ...string) (Finding, bool) {
+	t.Helper()
+	fs := byRule(rep, id)
+	if !fires {
+		if len(fs) != 0 {
+			t.Fatalf("%s fired:\n%s", id, dump(rep))
+		}
+		return Finding{}, false
+	}
+	if len(fs) != 1 || fs[0].Severity != want {
+		t.Fatalf("want one %s %s:\n%s", id, want, dump(rep))
+	}
+	for _, fr := range fragments {
+		if !strings.Contains(fs[0].Message, fr) {
+			t.Errorf("%s message lacks %q:\n%s", id, fr, fs[0].Message)
+		}
+	}
+	return fs[0], true
 }
 
 func dump(r Report) string {

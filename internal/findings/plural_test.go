@@ -4,11 +4,6 @@ import "testing"
 
 func TestPluralHelpers(t *testing.T) {
 	tests := []struct{ got, want string }{
-		{plural(1, "element"), "1 element"},
-		{plural(0, "element"), "0 elements"},
-		{plural(3, "element"), "3 elements"},
-		{pluralOf(1, "entry", "entries"), "1 entry"},
-		{pluralOf(2, "entry", "entries"), "2 entries"},
 		{subtasksText(nil), "no new subtask"},
 		{subtasksText([]int32{3}), "new subtask 3"},
 		{subtasksText([]int32{0, 2, 3, 4}), "new subtasks 0, 2-4"},

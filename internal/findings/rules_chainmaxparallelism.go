@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/flinkpreflight/preflight/internal/rescale"
+	"github.com/flinkpreflight/preflight/internal/units"
 )
 
 // chainedMaxParallelism is PF113.
@@ -102,7 +103,7 @@ func (r ChainedMaxParallelismRule) Check(c *Context) []Finding {
 			f.VertexID = v.ID.String()
 			f.AffectedSubtasks = rangeFrom(0, int32(v.NewParallelism))
 			head := fmt.Sprintf("Vertex %s chains operators that were checkpointed in different vertices and stored different max parallelisms (%s); %s holds keyed state written with %s.",
-				v.Name, strings.Join(per, "; "), opLabel(op, c.Entry(op)), plural(int64(op.CheckpointMaxParallelism), "key group"))
+				v.Name, strings.Join(per, "; "), opLabel(op, c.Entry(op)), units.Plural(int64(op.CheckpointMaxParallelism), "key group"))
 			switch {
 			case c.Options.FlinkVersion == "":
 				f.Message = head + " Flink versions without the FLINK-40113 fix restore it under whichever max parallelism is applied last and lose the keyed state of the other value silently; fixed versions refuse the restore with an IllegalStateException. " + note

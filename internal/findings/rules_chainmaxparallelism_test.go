@@ -1,7 +1,6 @@
 package findings
 
 import (
-	"strings"
 	"testing"
 
 	"github.com/flinkpreflight/preflight/internal/rescale"
@@ -36,27 +35,19 @@ func TestChainedMaxParallelismRule(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			l := layoutOf(t, 5, tc.ops...)
 			rep := check(t, l, tc.plan, nil, Options{FlinkVersion: tc.version})
-			fs := byRule(rep, "PF113")
-			if tc.want == nil {
-				if len(fs) != 0 {
-					t.Fatalf("PF113 fired:\n%s", dump(rep))
-				}
+			f, fired := soleFinding(t, rep, "PF113", tc.want != nil, Error, tc.want...)
+			if !fired {
 				return
 			}
-			if len(fs) != 1 || fs[0].Severity != Error || fs[0].OperatorUID != "keyed" {
-				t.Fatalf("want one PF113 ERROR on the keyed operator:\n%s", dump(rep))
-			}
-			for _, w := range tc.want {
-				if !strings.Contains(fs[0].Message, w) {
-					t.Errorf("message lacks %q:\n%s", w, fs[0].Message)
-				}
+			if f.OperatorUID != "keyed" {
+				t.Fatalf("want PF113 on the keyed operator:\n%s", dump(rep))
 			}
 			if rep.Verdict != Deny {
 				t.Errorf("verdict %s, want DENY", rep.Verdict)
 			}
 			// No parallelism resolves it: the safe-parallelism search finds none.
 			for _, s := range rep.Safe {
-				if s.VertexID == fs[0].VertexID && (s.Below != 0 || s.Above != 0) {
+				if s.VertexID == f.VertexID && (s.Below != 0 || s.Above != 0) {
 					t.Errorf("safe parallelism %+v, want none", s)
 				}
 			}

@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/flinkpreflight/preflight/internal/rescale"
+	"github.com/flinkpreflight/preflight/internal/units"
 )
 
 // channelState is PF150.
@@ -44,7 +45,7 @@ func (r ChannelStateRule) Check(c *Context) []Finding {
 			if cd.Input {
 				kind = "input-channel"
 			}
-			state := fmt.Sprintf("%s of %s state (%s)", bytesText(cd.Bytes), kind, plural(int64(cd.Handles), "handle"))
+			state := fmt.Sprintf("%s of %s state (%s)", bytesText(cd.Bytes), kind, units.Plural(int64(cd.Handles), "handle"))
 			var f Finding
 			switch cd.Status {
 			case rescale.ChannelUnsupported:

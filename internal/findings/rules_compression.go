@@ -6,6 +6,7 @@ import (
 
 	"github.com/flinkpreflight/preflight/internal/checkpoint"
 	"github.com/flinkpreflight/preflight/internal/rescale"
+	"github.com/flinkpreflight/preflight/internal/units"
 )
 
 // compressedOperatorState is PF135.
@@ -114,7 +115,7 @@ func (r CompressedOperatorStateRule) Check(c *Context) []Finding {
 				f := c.finding(r, Error, op)
 				f.AffectedSubtasks = rangeFrom(0, int32(op.NewParallelism))
 				f.Message = strings.TrimSpace(fmt.Sprintf("%s was checkpointed with snapshot compression, and %s of its %s %s a broadcast state next to other states. Flink %s reads such a stream in map order and cannot seek back in the compressed data: the restore fails at any parallelism. %s",
-					upperFirst(label), pluralOf(int64(broadcastMixed), "stream", "streams"), plural(int64(compressed), "compressed stream"), verbFor(broadcastMixed, "holds", "hold"), versionOr(c, "1.18.0/1.18.1"), note))
+					upperFirst(label), units.Plural(int64(broadcastMixed), "stream", "streams"), units.Plural(int64(compressed), "compressed stream"), verbFor(broadcastMixed, "holds", "hold"), versionOr(c, "1.18.0/1.18.1"), note))
 				f.Remediation = compressedOperatorState.remedy("affected")
 				f.References = compressedOperatorState.refs()
 				out = append(out, f)
@@ -128,7 +129,7 @@ func (r CompressedOperatorStateRule) Check(c *Context) []Finding {
 		f.AffectedSubtasks = rangeFrom(0, int32(op.NewParallelism))
 		f.References = compressedOperatorState.refs()
 		what := fmt.Sprintf("%s was checkpointed with snapshot compression; %s of its %s %s several list states, and the parallelism changes %d -> %d, so new subtasks read slices of several states from one compressed stream.",
-			upperFirst(label), pluralOf(int64(multiList), "stream", "streams"), plural(int64(compressed), "compressed stream"), verbFor(multiList, "holds", "hold"), v.OldParallelism, v.NewParallelism)
+			upperFirst(label), units.Plural(int64(multiList), "stream", "streams"), units.Plural(int64(compressed), "compressed stream"), verbFor(multiList, "holds", "hold"), v.OldParallelism, v.NewParallelism)
 		if applies {
 			f.Message = strings.TrimSpace(what + " Flink " + versionOr(c, "1.18.0/1.18.1") + " continues reading where the previous state ended instead of seeking to each slice: elements are lost (for a source, splits disappear) or the restore fails. " + note)
 			f.Remediation = compressedOperatorState.remedy("affected")

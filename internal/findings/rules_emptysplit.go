@@ -78,7 +78,7 @@ func (r UnknownOperatorEmptySplitRule) finding(c *Context, v *rescale.VertexAssi
 	consequence, n := g.key, len(g.affected)
 	if len(g.names) == 1 {
 		f.Message = fmt.Sprintf("At parallelism %d, %s of %s %s no element of `%s` (SPLIT_DISTRIBUTE, %s in the checkpoint). %s still restored, with an empty list; check that the operator tolerates that.%s",
-			v.NewParallelism, subtasksText(g.affected), opLabel(op, e), verbFor(n, "receives", "receive"), g.names[0], plural(g.elements, "element"),
+			v.NewParallelism, subtasksText(g.affected), opLabel(op, e), verbFor(n, "receives", "receive"), g.names[0], units.Plural(g.elements, "element"),
 			verbFor(n, "It is", "They are"), consequence)
 	} else {
 		f.Message = fmt.Sprintf("At parallelism %d, %s of %s %s no element of some of its %s SPLIT_DISTRIBUTE states: %s (%s in the checkpoint) each leave some of them empty. %s still restored, with empty lists; check that the operator tolerates that.%s",

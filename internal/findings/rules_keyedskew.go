@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/flinkpreflight/preflight/internal/rescale"
+	"github.com/flinkpreflight/preflight/internal/units"
 )
 
 // keyedSkew is PF140.
@@ -65,7 +66,7 @@ func (r KeyedSkewRule) Check(c *Context) []Finding {
 				}
 			}
 			msg = fmt.Sprintf("At parallelism %d with max parallelism %d, %s of %s %s against a mean of %.2f (max/mean %.2f).",
-				v.NewParallelism, v.MaxParallelism, subtasksText(affected), opLabel(op, c.Entry(op)), verbFor(len(affected), "owns", "own")+" "+plural(int64(most), "key group"), mean, kgRatio)
+				v.NewParallelism, v.MaxParallelism, subtasksText(affected), opLabel(op, c.Entry(op)), verbFor(len(affected), "owns", "own")+" "+units.Plural(int64(most), "key group"), mean, kgRatio)
 		default:
 			return
 		}

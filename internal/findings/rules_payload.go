@@ -5,6 +5,7 @@ import (
 
 	"github.com/flinkpreflight/preflight/internal/checkpoint"
 	"github.com/flinkpreflight/preflight/internal/rescale"
+	"github.com/flinkpreflight/preflight/internal/units"
 )
 
 // vertexPayload is the restore part of one subtask's TaskDeploymentDescriptor, summed over
@@ -162,7 +163,7 @@ func (r FrameSizeRule) Check(c *Context) []Finding {
 		floor := unionPayloadFloor(c, v)
 		if sev == Error {
 			f.Message = fmt.Sprintf("Deploying vertex %s at parallelism %d: the restore state of %s reaches %s per TaskDeploymentDescriptor (largest: subtask %d with %s inline and %s = %s of offsets), above the RPC frame size of %s. Flink fails the deployment with \"The rpc invocation size %d exceeds the maximum akka framesize.\"",
-				v.Name, v.NewParallelism, subtasksText(affected), bytesText(worst.bytes), worst.subtask, bytesText(worst.inline), plural(worst.offsets, "offset"), bytesText(8*worst.offsets), bytesText(frame), worst.bytes)
+				v.Name, v.NewParallelism, subtasksText(affected), bytesText(worst.bytes), worst.subtask, bytesText(worst.inline), units.Plural(worst.offsets, "offset"), bytesText(8*worst.offsets), bytesText(frame), worst.bytes)
 		} else {
 			f.Message = fmt.Sprintf("Deploying vertex %s at parallelism %d: %s up to %s of restore state per TaskDeploymentDescriptor, more than 80%% of the RPC frame size of %s.",
 				v.Name, v.NewParallelism, subtasksVerb(affected, "carry"), bytesText(worst.bytes), bytesText(frame))

@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/flinkpreflight/preflight/internal/rescale"
+	"github.com/flinkpreflight/preflight/internal/units"
 )
 
 // stateRuleHit is one catalog state rule that applies to an operator of the simulation.
@@ -100,7 +101,7 @@ func (h stateRuleHit) describeState() string {
 		return fmt.Sprintf("`%s` (absent from the checkpoint)", h.rule.Name)
 	}
 	s := h.op.States[h.k]
-	return fmt.Sprintf("`%s` (%s, %s in the checkpoint, written at parallelism %d)", s.Name, s.Mode, plural(s.Elements, "element"), h.op.OldParallelism)
+	return fmt.Sprintf("`%s` (%s, %s in the checkpoint, written at parallelism %d)", s.Name, s.Mode, units.Plural(s.Elements, "element"), h.op.OldParallelism)
 }
 
 // stateSafeAt decides, for a state rule, whether new parallelism p keeps every new subtask's
@@ -310,7 +311,7 @@ func (r FirstOnlyRule) Check(c *Context) []Finding {
 		writers, nWriters := intList(oldDropped)
 		f.Message = strings.TrimSpace(fmt.Sprintf("Restoring %s at parallelism %d: %s several elements of %s and %s only the first; %s written by %s %s %s dropped. %s",
 			opLabel(h.op, h.e), h.op.NewParallelism, subtasksVerb(affected, "receive"), h.describeState(), verbFor(len(affected), "keeps", "keep"),
-			plural(dropped, "element"), verbFor(nWriters, "old subtask", "old subtasks"), writers, verbFor(int(dropped), "is", "are"), strings.TrimSpace(h.rule.Consequence+" "+h.note)))
+			units.Plural(dropped, "element"), verbFor(nWriters, "old subtask", "old subtasks"), writers, verbFor(int(dropped), "is", "are"), strings.TrimSpace(h.rule.Consequence+" "+h.note)))
 		f.Remediation = h.remediation()
 		f.References = h.references(c)
 		out = append(out, f)

@@ -1,6 +1,7 @@
 package findings
 
 import (
+	"slices"
 	"strings"
 	"testing"
 
@@ -154,7 +155,7 @@ func TestRules(t *testing.T) {
 			if f.Severity != tc.want {
 				t.Errorf("severity %s, want %s", f.Severity, tc.want)
 			}
-			if tc.subtasks != nil && !equalInt32(f.AffectedSubtasks, tc.subtasks) {
+			if tc.subtasks != nil && !slices.Equal(f.AffectedSubtasks, tc.subtasks) {
 				t.Errorf("affected subtasks %v, want %v", f.AffectedSubtasks, tc.subtasks)
 			}
 			if tc.msg != "" && !strings.Contains(f.Message, tc.msg) {
@@ -165,18 +166,6 @@ func TestRules(t *testing.T) {
 			}
 		})
 	}
-}
-
-func equalInt32(a, b []int32) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
 }
 
 func TestRulesHaveMetadata(t *testing.T) {

@@ -198,7 +198,7 @@ func unionWhy(h unionHit, e *CatalogEntry, us []unionStat, ks []int) string {
 		case unclaimedUnion:
 			return fmt.Sprintf("`%s` is not a state that %s registers.", u.name, e.Name)
 		}
-		return fmt.Sprintf("Every one of the %d old subtasks stored the same %s of `%s` (heuristic: legitimate union users write only their own share).", len(u.perSubtask), plural(u.perSubtask[0], "element"), u.name)
+		return fmt.Sprintf("Every one of the %d old subtasks stored the same %s of `%s` (heuristic: legitimate union users write only their own share).", len(u.perSubtask), units.Plural(u.perSubtask[0], "element"), u.name)
 	}
 	names := make([]string, len(ks))
 	for i, k := range ks {
@@ -234,13 +234,13 @@ func (r OrphanUnionRule) finding(c *Context, op *rescale.OperatorAssignment, e *
 	p := int64(op.NewParallelism)
 	next := p * elements
 	f.AffectedSubtasks = rangeFrom(0, int32(p))
-	holder := "each of the " + plural(p, "new subtask") + " holds"
+	holder := "each of the " + units.Plural(p, "new subtask") + " holds"
 	if p == 1 {
 		holder = "the new subtask holds"
 	}
 	f.Message = fmt.Sprintf("%s holds %s: %s %s %s (%s) in this checkpoint, written by %s. Forecast: after this restore %s all %s and writes them back, so the next checkpoint holds %s (%s) with %s of offsets in _metadata; restoring that checkpoint ships %s (%s of offsets) in every subtask's TaskDeploymentDescriptor, and each further restore multiplies it by the parallelism again.",
-		upperFirst(opLabel(op, e)), what, unionWhy(h, e, us, ks), it, plural(elements, "element"), bytesText(bytes), plural(int64(len(first.perSubtask)), "old subtask"), holder, plural(elements, "element"),
-		plural(next, "element"), bytesText(p*bytes), bytesText(8*next), plural(next, "element"), bytesText(8*next))
+		upperFirst(opLabel(op, e)), what, unionWhy(h, e, us, ks), it, units.Plural(elements, "element"), bytesText(bytes), units.Plural(int64(len(first.perSubtask)), "old subtask"), holder, units.Plural(elements, "element"),
+		units.Plural(next, "element"), bytesText(p*bytes), bytesText(8*next), units.Plural(next, "element"), bytesText(8*next))
 	f.Message += " " + frameForecast(8*elements, p, c.Options.frameSize())
 	if bytes > 0 && bytes < c.Options.inlineThreshold() {
 		f.Message += fmt.Sprintf(" While each subtask's stream stays under the inline threshold (%s) the element bytes travel inline too.", bytesText(c.Options.inlineThreshold()))

@@ -74,7 +74,7 @@ func TestScenarioOutcomes(t *testing.T) {
 			if tc.state != "" && f.StateName != tc.state {
 				t.Errorf("state %q, want %q", f.StateName, tc.state)
 			}
-			if tc.subtasks != nil && !equalInt32(f.AffectedSubtasks, tc.subtasks) {
+			if tc.subtasks != nil && !slices.Equal(f.AffectedSubtasks, tc.subtasks) {
 				t.Errorf("subtasks %v, want %v", f.AffectedSubtasks, tc.subtasks)
 			}
 			if !strings.Contains(f.Message, tc.msg) {

@@ -5,12 +5,12 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
-	"os"
 	"reflect"
 	"slices"
 	"testing"
 
 	"github.com/flinkpreflight/preflight/internal/checkpoint"
+	"github.com/flinkpreflight/preflight/internal/checkpoint/checkpointtest"
 	corpustest "github.com/flinkpreflight/preflight/internal/corpus"
 	"github.com/flinkpreflight/preflight/internal/rescale"
 )
@@ -159,15 +159,7 @@ func TestSessionMatchesCheckOnCorpus(t *testing.T) {
 		files = files[:60]
 	}
 	compared := 0
-	for _, rel := range files {
-		b, err := os.ReadFile(rel)
-		if err != nil {
-			continue
-		}
-		l, err := checkpoint.ReadLayoutBytes(b)
-		if err != nil {
-			continue
-		}
+	for rel, l := range checkpointtest.Decodable(files) {
 		twice := map[string]int{}
 		for _, op := range l.Operators {
 			if op.Parallelism > 0 {

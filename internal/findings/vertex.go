@@ -3,7 +3,6 @@ package findings
 import (
 	"context"
 
-	"github.com/flinkpreflight/preflight/internal/cancel"
 	"github.com/flinkpreflight/preflight/internal/checkpoint"
 	"github.com/flinkpreflight/preflight/internal/rescale"
 )
@@ -18,17 +17,12 @@ func CheckVertex(layout *checkpoint.Layout, plan rescale.Plan, result *rescale.R
 
 // CheckVertexContext is CheckVertex that stops when ctx ends, returning ctx's error.
 func CheckVertexContext(ctx context.Context, layout *checkpoint.Layout, plan rescale.Plan, result *rescale.Result, cat *Catalog, opts Options, vertexID string) (out []Finding, err error) {
-	stop, release := cancel.Watch(ctx)
-	defer release()
-	defer cancel.Recover(&err)
-	if opts.AllowNonRestoredState {
-		plan.AllowNonRestoredState = true
-	}
-	c := newStoppableContext(ctx, stop, layout, plan, result, cat, opts, nil)
-	for _, f := range runRules(c, enabledRules(opts)) {
-		if f.VertexID == vertexID {
-			out = append(out, f)
+	err = withContext(ctx, layout, plan, result, cat, opts, func(c *Context, rules []Rule) {
+		for _, f := range runRules(c, rules) {
+			if f.VertexID == vertexID {
+				out = append(out, f)
+			}
 		}
-	}
-	return out, nil
+	})
+	return out, err
 }

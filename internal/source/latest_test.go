@@ -7,18 +7,15 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/flinkpreflight/preflight/internal/testutil"
 )
 
 func TestLatestLocal(t *testing.T) {
 	root := t.TempDir()
 	write := func(rel string, age time.Duration) {
 		p := filepath.Join(root, rel)
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(p, []byte("x"), 0o644); err != nil {
-			t.Fatal(err)
-		}
+		testutil.WriteFile(t, p, []byte("x"))
 		ts := time.Now().Add(-age)
 		if err := os.Chtimes(p, ts, ts); err != nil {
 			t.Fatal(err)

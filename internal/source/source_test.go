@@ -37,15 +37,7 @@ func tree(t *testing.T) string {
 		"allowed/exact/_metadata":  "exact",
 		"allowed/exact/_metadata2": "exact2",
 	}
-	for name, body := range files {
-		p := filepath.Join(dir, name)
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
+	writeTree(t, dir, files)
 	links := map[string]string{
 		"allowed/chk-2/_metadata": "../chk-1/_metadata",
 		"allowed/escape-file":     "../secret/_metadata",

@@ -13,6 +13,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/flinkpreflight/preflight/internal/testutil"
 )
 
 // dirDriver is a Driver over local folders, one folder per bucket under root: a store made of
@@ -106,13 +108,7 @@ func registerForTest(t *testing.T, scheme string, d Driver) {
 func writeTree(t *testing.T, root string, files map[string]string) {
 	t.Helper()
 	for name, body := range files {
-		p := filepath.Join(root, filepath.FromSlash(name))
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
-			t.Fatal(err)
-		}
+		testutil.WriteFile(t, filepath.Join(root, filepath.FromSlash(name)), []byte(body))
 	}
 }
 

@@ -1,10 +1,11 @@
 // Package checkpointtest builds checkpoint layouts for tests: from a Metadata written through the
-// real encoder and read back through the real decoder, or from a _metadata file. Test failures
+// real encoder and read back through the real decoder, or from _metadata files. Test failures
 // (an encode or decode error, a missing file) stop the test.
 package checkpointtest
 
 import (
 	"bytes"
+	"iter"
 	"os"
 	"testing"
 
@@ -23,6 +24,26 @@ func Layout(tb testing.TB, m *checkpoint.Metadata) *checkpoint.Layout {
 		tb.Fatal(err)
 	}
 	return l
+}
+
+// Decodable yields the path and layout of each _metadata file in paths that reads and decodes,
+// passing over the others (corpus tests that check something of every decodable file).
+func Decodable(paths []string) iter.Seq2[string, *checkpoint.Layout] {
+	return func(yield func(string, *checkpoint.Layout) bool) {
+		for _, p := range paths {
+			b, err := os.ReadFile(p)
+			if err != nil {
+				continue
+			}
+			l, err := checkpoint.ReadLayoutBytes(b)
+			if err != nil {
+				continue
+			}
+			if !yield(p, l) {
+				return
+			}
+		}
+	}
 }
 
 // File decodes the _metadata file at path.

@@ -1,6 +1,5 @@
 package com.github.flinkpreflight.autoscaler;
 
-import java.math.BigDecimal;
 import java.net.URI;
 import java.time.Duration;
 import java.util.Locale;
@@ -40,15 +39,6 @@ final class AdapterConfig {
 
         FailurePolicy(String protoName) {
             this.protoName = protoName;
-        }
-    }
-
-    /** A missing or malformed option. */
-    static final class ConfigException extends Exception {
-        private static final long serialVersionUID = 1L;
-
-        ConfigException(String message) {
-            super(message);
         }
     }
 
@@ -101,11 +91,11 @@ final class AdapterConfig {
 
     /** The dry-run flag alone, read leniently: only a clear "true" is a dry run. */
     static boolean dryRunOf(Map<String, String> conf) {
-        return "true".equalsIgnoreCase(trimmed(conf.get(DRY_RUN)));
+        return "true".equalsIgnoreCase(Options.trimmed(conf.get(DRY_RUN)));
     }
 
     static AdapterConfig parse(Map<String, String> conf) throws ConfigException {
-        String url = trimmed(conf.get(URL));
+        String url = Options.trimmed(conf.get(URL));
         if (url.isEmpty()) {
             throw new ConfigException(
                     "'"
@@ -114,37 +104,35 @@ final class AdapterConfig {
                             + " job.autoscaler.scaling.custom-executor.<name>.url:"
                             + " http://preflightd:8080");
         }
-        String rest = trimmed(conf.get(FLINK_REST_URL));
-        String version = trimmed(conf.get(FLINK_VERSION));
+        String rest = Options.trimmed(conf.get(FLINK_REST_URL));
+        String version = Options.trimmed(conf.get(FLINK_VERSION));
         if (version.isEmpty()) {
-            version = operatorFlinkVersion(trimmed(conf.get(OPERATOR_FLINK_VERSION)));
+            version = operatorFlinkVersion(Options.trimmed(conf.get(OPERATOR_FLINK_VERSION)));
         }
         long frame = 0;
         for (String key : FRAME_SIZE_KEYS) {
-            String v = trimmed(conf.get(key));
+            String v = Options.trimmed(conf.get(key));
             if (!v.isEmpty()) {
-                frame = parseMemorySize(key, v);
+                frame = Options.parseMemorySize(key, v);
                 break;
             }
         }
         return new AdapterConfig(
-                httpUri(URL, url),
+                Options.httpUri(URL, url),
                 parsePolicy(conf.get(ON_FAILURE)),
-                positiveDuration(CONNECT_TIMEOUT, conf.get(CONNECT_TIMEOUT), DEFAULT_CONNECT_TIMEOUT),
-                positiveDuration(REQUEST_TIMEOUT, conf.get(REQUEST_TIMEOUT), DEFAULT_REQUEST_TIMEOUT),
-                rest.isEmpty() ? null : httpUri(FLINK_REST_URL, rest),
+                Options.positiveDuration(
+                        CONNECT_TIMEOUT, conf.get(CONNECT_TIMEOUT), DEFAULT_CONNECT_TIMEOUT),
+                Options.positiveDuration(
+                        REQUEST_TIMEOUT, conf.get(REQUEST_TIMEOUT), DEFAULT_REQUEST_TIMEOUT),
+                rest.isEmpty() ? null : Options.httpUri(FLINK_REST_URL, rest),
                 version,
                 frame,
-                parseBoolean(ALIGN_TO_KEY_GROUPS, conf.get(ALIGN_TO_KEY_GROUPS)),
-                parseBoolean(DRY_RUN, conf.get(DRY_RUN)));
-    }
-
-    private static String trimmed(String s) {
-        return s == null ? "" : s.trim();
+                Options.parseBoolean(ALIGN_TO_KEY_GROUPS, conf.get(ALIGN_TO_KEY_GROUPS)),
+                Options.parseBoolean(DRY_RUN, conf.get(DRY_RUN)));
     }
 
     static FailurePolicy parsePolicy(String v) throws ConfigException {
-        String s = trimmed(v).toLowerCase(Locale.ROOT).replace('_', '-');
+        String s = Options.trimmed(v).toLowerCase(Locale.ROOT).replace('_', '-');
         switch (s) {
             case "":
             case "fail-closed":
@@ -156,167 +144,6 @@ final class AdapterConfig {
             default:
                 throw new ConfigException(
                         "'" + ON_FAILURE + "' is '" + v + "': use fail-closed or fail-open");
-        }
-    }
-
-    static boolean parseBoolean(String key, String v) throws ConfigException {
-        String s = trimmed(v).toLowerCase(Locale.ROOT);
-        if (s.isEmpty() || s.equals("false")) {
-            return false;
-        }
-        if (s.equals("true")) {
-            return true;
-        }
-        throw new ConfigException("'" + key + "' is '" + v + "': use true or false");
-    }
-
-    /** An absolute http(s) URI with a host, as the service and Flink's REST API need. */
-    static URI httpUri(String key, String v) throws ConfigException {
-        URI u;
-        try {
-            u = new URI(v);
-        } catch (java.net.URISyntaxException e) {
-            throw new ConfigException("'" + key + "' is not a URL: " + v);
-        }
-        String scheme = u.getScheme() == null ? "" : u.getScheme().toLowerCase(Locale.ROOT);
-        if (!(scheme.equals("http") || scheme.equals("https")) || u.getHost() == null) {
-            throw new ConfigException("'" + key + "' is not an http(s) URL with a host: " + v);
-        }
-        return u;
-    }
-
-    /**
-     * Flink's duration syntax (TimeUtils.parseDuration): a number and an optional unit, blanks
-     * allowed between; no unit means milliseconds.
-     */
-    static Duration parseDuration(String key, String v) throws ConfigException {
-        String s = trimmed(v).toLowerCase(Locale.ROOT);
-        int i = 0;
-        while (i < s.length() && Character.isDigit(s.charAt(i))) {
-            i++;
-        }
-        if (i == 0) {
-            throw new ConfigException("'" + key + "' is not a duration: '" + v + "' (e.g. 30 s)");
-        }
-        long n;
-        try {
-            n = Long.parseLong(s.substring(0, i));
-        } catch (NumberFormatException e) {
-            throw new ConfigException("'" + key + "' is too large: " + v);
-        }
-        String unit = s.substring(i).trim();
-        try {
-            switch (unit) {
-                case "":
-                case "ms":
-                case "milli":
-                case "millis":
-                case "millisecond":
-                case "milliseconds":
-                    return Duration.ofMillis(n);
-                case "ns":
-                case "nano":
-                case "nanos":
-                case "nanosecond":
-                case "nanoseconds":
-                    return Duration.ofNanos(n);
-                case "us":
-                case "µs":
-                case "micro":
-                case "micros":
-                case "microsecond":
-                case "microseconds":
-                    return Duration.ofNanos(Math.multiplyExact(n, 1000L));
-                case "s":
-                case "sec":
-                case "secs":
-                case "second":
-                case "seconds":
-                    return Duration.ofSeconds(n);
-                case "m":
-                case "min":
-                case "mins":
-                case "minute":
-                case "minutes":
-                    return Duration.ofMinutes(n);
-                case "h":
-                case "hour":
-                case "hours":
-                    return Duration.ofHours(n);
-                case "d":
-                case "day":
-                case "days":
-                    return Duration.ofDays(n);
-                default:
-                    throw new ConfigException(
-                            "'" + key + "' has an unknown time unit '" + unit + "': " + v);
-            }
-        } catch (ArithmeticException e) {
-            throw new ConfigException("'" + key + "' is too large: " + v);
-        }
-    }
-
-    private static Duration positiveDuration(String key, String v, Duration dflt)
-            throws ConfigException {
-        if (trimmed(v).isEmpty()) {
-            return dflt;
-        }
-        Duration d = parseDuration(key, v);
-        if (d.isZero() || d.isNegative()) {
-            throw new ConfigException("'" + key + "' must be positive: " + v);
-        }
-        return d;
-    }
-
-    /**
-     * Flink's memory size syntax (MemorySize.parseBytes): a number and an optional unit, all units
-     * binary: b, k/kb/kibibytes, m/mb/mebibytes, g/gb/gibibytes, t/tb/tebibytes.
-     */
-    static long parseMemorySize(String key, String v) throws ConfigException {
-        String s = trimmed(v).toLowerCase(Locale.ROOT);
-        int i = 0;
-        while (i < s.length() && Character.isDigit(s.charAt(i))) {
-            i++;
-        }
-        if (i == 0) {
-            throw new ConfigException("'" + key + "' is not a memory size: " + v);
-        }
-        String unit = s.substring(i).trim();
-        int shift;
-        switch (unit) {
-            case "":
-            case "b":
-            case "bytes":
-                shift = 0;
-                break;
-            case "k":
-            case "kb":
-            case "kibibytes":
-                shift = 10;
-                break;
-            case "m":
-            case "mb":
-            case "mebibytes":
-                shift = 20;
-                break;
-            case "g":
-            case "gb":
-            case "gibibytes":
-                shift = 30;
-                break;
-            case "t":
-            case "tb":
-            case "tebibytes":
-                shift = 40;
-                break;
-            default:
-                throw new ConfigException("'" + key + "' has an unknown size unit: " + v);
-        }
-        try {
-            BigDecimal n = new BigDecimal(s.substring(0, i));
-            return n.multiply(BigDecimal.valueOf(1L << shift)).longValueExact();
-        } catch (ArithmeticException e) {
-            throw new ConfigException("'" + key + "' is too large: " + v);
         }
     }
 

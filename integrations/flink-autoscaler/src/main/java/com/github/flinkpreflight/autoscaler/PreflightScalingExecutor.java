@@ -33,7 +33,7 @@ import java.util.concurrent.ThreadLocalRandom;
  */
 public class PreflightScalingExecutor<KEY> implements ScalingExecutorPlugin<KEY> {
 
-    private static final AdapterLog LOG = AdapterLog.forClass(PreflightScalingExecutor.class);
+    private static final PluginLog LOG = PluginLog.forClass(PreflightScalingExecutor.class, "apply");
 
     private final DecideClient client = new DecideClient();
 
@@ -67,7 +67,7 @@ public class PreflightScalingExecutor<KEY> implements ScalingExecutorPlugin<KEY>
             AdapterConfig cfg;
             try {
                 cfg = AdapterConfig.parse(conf);
-            } catch (AdapterConfig.ConfigException e) {
+            } catch (ConfigException e) {
                 return onFailure(policy, dryRun, job, "configuration: " + e.getMessage(), scalingSummaries);
             }
             return decide(context, cfg, job, scalingSummaries);
@@ -105,7 +105,7 @@ public class PreflightScalingExecutor<KEY> implements ScalingExecutorPlugin<KEY>
         Decision d;
         try {
             d = client.decide(cfg, new DecideClient.Request(restUrl, jobId.toString(), proposed), requestId);
-        } catch (DecideClient.DecideException e) {
+        } catch (CallException e) {
             return onFailure(
                     cfg.onFailure, cfg.dryRun, job, e.getMessage() + " [request " + requestId + "]", summaries);
         }
@@ -235,7 +235,7 @@ public class PreflightScalingExecutor<KEY> implements ScalingExecutorPlugin<KEY>
         try (RestClusterClient<String> rest = context.getRestClusterClient()) {
             String url = rest.getWebInterfaceURL();
             // RestClusterClient answers "Unknown address." when it cannot find the endpoint.
-            URI u = AdapterConfig.httpUri("REST client address", url == null ? "" : url.trim());
+            URI u = Options.httpUri("REST client address", url == null ? "" : url.trim());
             return stripTrailingSlash(u.toString());
         }
     }

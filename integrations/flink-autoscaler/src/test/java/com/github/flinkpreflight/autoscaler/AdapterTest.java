@@ -1,16 +1,18 @@
 package com.github.flinkpreflight.autoscaler;
 
-import static com.github.flinkpreflight.autoscaler.TestSupport.check;
-import static com.github.flinkpreflight.autoscaler.TestSupport.contains;
-import static com.github.flinkpreflight.autoscaler.TestSupport.eq;
-import static com.github.flinkpreflight.autoscaler.TestSupport.expectThrows;
+import static com.github.flinkpreflight.autoscaler.TestSupport.json;
 import static com.github.flinkpreflight.autoscaler.TestSupport.summaries;
+import static com.github.flinkpreflight.testing.Checks.check;
+import static com.github.flinkpreflight.testing.Checks.contains;
+import static com.github.flinkpreflight.testing.Checks.eq;
+import static com.github.flinkpreflight.testing.Checks.expectThrows;
 
-import com.github.flinkpreflight.autoscaler.TestSupport.Answer;
 import com.github.flinkpreflight.autoscaler.TestSupport.Ctx;
-import com.github.flinkpreflight.autoscaler.TestSupport.FakeService;
-import com.github.flinkpreflight.autoscaler.TestSupport.LogCapture;
-import com.github.flinkpreflight.autoscaler.TestSupport.Seen;
+import com.github.flinkpreflight.testing.Checks;
+import com.github.flinkpreflight.testing.FakeService.Answer;
+import com.github.flinkpreflight.testing.FakeService.Seen;
+import com.github.flinkpreflight.testing.FakeService;
+import com.github.flinkpreflight.testing.LogCapture;
 
 import org.apache.flink.api.common.JobID;
 import org.apache.flink.autoscaler.ScalingExecutorPlugin;
@@ -49,7 +51,7 @@ public final class AdapterTest {
         adapterJar = args.length > 0 ? args[0] : null;
         // The adapter's lines go to LogCapture in the tests that check them, not to the console.
         java.util.logging.LogManager.getLogManager().reset();
-        Map<String, TestSupport.Body> t = new LinkedHashMap<>();
+        Map<String, Checks.Body> t = new LinkedHashMap<>();
         t.put("JsonRoundTrip", AdapterTest::jsonRoundTrip);
         t.put("JsonMalformed", AdapterTest::jsonMalformed);
         t.put("DecoderSurvivesMutatedAnswers", AdapterTest::mutatedAnswers);
@@ -74,7 +76,7 @@ public final class AdapterTest {
         t.put("ConcurrentJobs", AdapterTest::concurrentJobs);
         t.put("LinkageErrorFollowsPolicy", AdapterTest::linkageError);
         t.put("ServiceLoaderFindsThePlugin", AdapterTest::serviceLoader);
-        System.exit(TestSupport.runAll("AdapterTest", t) == 0 ? 0 : 1);
+        System.exit(Checks.runAll("AdapterTest", t) == 0 ? 0 : 1);
     }
 
     // ---------------------------------------------------------------------------------------
@@ -189,7 +191,7 @@ public final class AdapterTest {
             {" 3 SECONDS ", Duration.ofSeconds(3)},
         };
         for (Object[] d : durations) {
-            eq(AdapterConfig.parseDuration("k", (String) d[0]), d[1], "duration " + d[0]);
+            eq(Options.parseDuration("k", (String) d[0]), d[1], "duration " + d[0]);
         }
         Object[][] sizes = {
             {"10485760b", 10485760L},
@@ -199,7 +201,7 @@ public final class AdapterTest {
             {"64 kibibytes", 64L << 10},
         };
         for (Object[] s : sizes) {
-            eq(AdapterConfig.parseMemorySize("k", (String) s[0]), s[1], "size " + s[0]);
+            eq(Options.parseMemorySize("k", (String) s[0]), s[1], "size " + s[0]);
         }
         eq(AdapterConfig.parsePolicy(null), AdapterConfig.FailurePolicy.FAIL_CLOSED, "default policy");
         eq(AdapterConfig.parsePolicy("FAIL_OPEN"), AdapterConfig.FailurePolicy.FAIL_OPEN, "policy FAIL_OPEN");
@@ -248,8 +250,8 @@ public final class AdapterTest {
                 String[] kv = c[1].split("=", 2);
                 conf.put(kv[0], kv[1]);
             }
-            AdapterConfig.ConfigException e =
-                    expectThrows(AdapterConfig.ConfigException.class, () -> AdapterConfig.parse(conf), c[1]);
+            ConfigException e =
+                    expectThrows(ConfigException.class, () -> AdapterConfig.parse(conf), c[1]);
             contains(e.getMessage(), c[2], "error for " + c[0] + " " + c[1]);
         }
     }
@@ -306,7 +308,7 @@ public final class AdapterTest {
     }
 
     static void approve() throws Exception {
-        try (FakeService svc = new FakeService(); LogCapture log = new LogCapture()) {
+        try (FakeService svc = new FakeService("/v1/decide"); LogCapture log = new LogCapture(PreflightScalingExecutor.class)) {
             svc.answer = s -> Answer.ok(answer("APPROVE", par(V1, 8, V2, 2), ""));
             Ctx ctx = new Ctx().plugin("url", svc.url());
             Map<JobVertexID, ScalingSummary> in = summaries(V1, 4, 8, V2, 3, 2);
@@ -315,7 +317,7 @@ public final class AdapterTest {
             eq(svc.seen.size(), 1, "one call");
             Seen s = svc.seen.get(0);
             eq(s.method + " " + s.path, "POST /v1/decide", "endpoint");
-            Map<String, Object> req = s.json();
+            Map<String, Object> req = json(s);
             eq(Json.write(req.get("job")), "{\"restUrl\":\"http://my-job-rest.flink-ns:8081\",\"jobId\":\"0123456789abcdef0123456789abcdef\"}", "job from the context");
             eq(Json.write(req.get("proposedParallelism")), "{\"" + V1 + "\":8,\"" + V2 + "\":2}", "proposal");
             eq(req.get("onFailure"), "FAILURE_POLICY_FAIL_CLOSED", "policy sent");
@@ -330,7 +332,7 @@ public final class AdapterTest {
     }
 
     static void adjust() throws Exception {
-        try (FakeService svc = new FakeService(); LogCapture log = new LogCapture()) {
+        try (FakeService svc = new FakeService("/v1/decide"); LogCapture log = new LogCapture(PreflightScalingExecutor.class)) {
             String vertices =
                     "\"vertices\":[{\"vertexId\":\"" + V1 + "\",\"name\":\"compact-operator\",\"currentParallelism\":4,"
                             + "\"proposedParallelism\":8,\"action\":\"DECISION_ACTION_ADJUST\",\"parallelism\":4,"
@@ -356,7 +358,7 @@ public final class AdapterTest {
     }
 
     static void adjustToCurrent() throws Exception {
-        try (FakeService svc = new FakeService()) {
+        try (FakeService svc = new FakeService("/v1/decide")) {
             svc.answer = s -> Answer.ok(answer("ADJUST", par(V1, 4, V2, 10), ""));
             Map<JobVertexID, ScalingSummary> in = summaries(V1, 4, 8, V2, 8, 12);
             Map<JobVertexID, ScalingSummary> out =
@@ -376,7 +378,7 @@ public final class AdapterTest {
         };
         for (String a : answers) {
             for (String policy : new String[] {"fail-closed", "fail-open"}) {
-                try (FakeService svc = new FakeService(); LogCapture log = new LogCapture()) {
+                try (FakeService svc = new FakeService("/v1/decide"); LogCapture log = new LogCapture(PreflightScalingExecutor.class)) {
                     svc.answer = s -> Answer.ok(a);
                     Map<JobVertexID, ScalingSummary> in = summaries(V1, 4, 8, V2, 4, 8);
                     Map<JobVertexID, ScalingSummary> out =
@@ -398,7 +400,7 @@ public final class AdapterTest {
     }
 
     static void veto() throws Exception {
-        try (FakeService svc = new FakeService(); LogCapture log = new LogCapture()) {
+        try (FakeService svc = new FakeService("/v1/decide"); LogCapture log = new LogCapture(PreflightScalingExecutor.class)) {
             String vertices =
                     "\"vertices\":[{\"vertexId\":\"" + V1 + "\",\"name\":\"compact-operator\",\"currentParallelism\":4,"
                             + "\"proposedParallelism\":8,\"action\":\"DECISION_ACTION_VETO\",\"parallelism\":4,"
@@ -425,14 +427,14 @@ public final class AdapterTest {
             {"VETO", "fail-closed"},
         };
         for (String[] c : cases) {
-            try (FakeService svc = new FakeService(); LogCapture log = new LogCapture()) {
+            try (FakeService svc = new FakeService("/v1/decide"); LogCapture log = new LogCapture(PreflightScalingExecutor.class)) {
                 svc.answer = s -> Answer.ok("{\"action\":\"DECISION_ACTION_" + c[0] + "\",\"failed\":true,"
                         + "\"failure\":\"no completed checkpoint for job 0123...\"}");
                 Map<JobVertexID, ScalingSummary> in = summaries(V1, 4, 8);
                 Map<JobVertexID, ScalingSummary> out =
                         new PreflightScalingExecutor<String>().apply(new Ctx().plugin("url", svc.url()).plugin("on-failure", c[1]).build(), in);
                 expectPolicy(c[1], in, out, c[0]);
-                eq(svc.seen.get(0).json().get("onFailure"), c[1].equals("fail-open") ? "FAILURE_POLICY_FAIL_OPEN" : "FAILURE_POLICY_FAIL_CLOSED", "policy sent");
+                eq(json(svc.seen.get(0)).get("onFailure"), c[1].equals("fail-open") ? "FAILURE_POLICY_FAIL_OPEN" : "FAILURE_POLICY_FAIL_CLOSED", "policy sent");
                 contains(log.all(), "Preflight could not check job flink-ns/my-job", "failure logged");
                 contains(log.all(), "no completed checkpoint for job 0123...", "failure text logged");
             }
@@ -450,7 +452,7 @@ public final class AdapterTest {
         };
         for (Object[] c : cases) {
             for (String policy : new String[] {"fail-closed", "fail-open"}) {
-                try (FakeService svc = new FakeService(); LogCapture log = new LogCapture()) {
+                try (FakeService svc = new FakeService("/v1/decide"); LogCapture log = new LogCapture(PreflightScalingExecutor.class)) {
                     svc.answer = s -> new Answer((Integer) c[0], (String) c[1], 0);
                     Map<JobVertexID, ScalingSummary> in = summaries(V1, 4, 8);
                     Map<JobVertexID, ScalingSummary> out =
@@ -462,7 +464,7 @@ public final class AdapterTest {
             }
         }
         // A server without the decision API (path unknown) is a failure too.
-        try (FakeService svc = new FakeService(); LogCapture log = new LogCapture()) {
+        try (FakeService svc = new FakeService("/v1/decide"); LogCapture log = new LogCapture(PreflightScalingExecutor.class)) {
             Map<JobVertexID, ScalingSummary> in = summaries(V1, 4, 8);
             Map<JobVertexID, ScalingSummary> out =
                     new PreflightScalingExecutor<String>().apply(new Ctx().plugin("url", svc.url() + "/wrong-prefix").build(), in);
@@ -478,7 +480,7 @@ public final class AdapterTest {
             port = s.getLocalPort();
         } // closed: connections are refused
         for (String policy : new String[] {"fail-closed", "fail-open"}) {
-            try (LogCapture log = new LogCapture()) {
+            try (LogCapture log = new LogCapture(PreflightScalingExecutor.class)) {
                 Map<JobVertexID, ScalingSummary> in = summaries(V1, 4, 8);
                 long start = System.nanoTime();
                 Map<JobVertexID, ScalingSummary> out =
@@ -494,7 +496,7 @@ public final class AdapterTest {
 
     static void timeout() throws Exception {
         for (String policy : new String[] {"fail-closed", "fail-open"}) {
-            try (FakeService svc = new FakeService(); LogCapture log = new LogCapture()) {
+            try (FakeService svc = new FakeService("/v1/decide"); LogCapture log = new LogCapture(PreflightScalingExecutor.class)) {
                 svc.answer = s -> new Answer(200, answer("APPROVE", null, ""), 5_000);
                 Map<JobVertexID, ScalingSummary> in = summaries(V1, 4, 8);
                 long start = System.nanoTime();
@@ -523,7 +525,7 @@ public final class AdapterTest {
             {"x".repeat(DecideClient.MAX_ANSWER_BYTES + 1), "larger than"},
         };
         for (String[] c : cases) {
-            try (FakeService svc = new FakeService(); LogCapture log = new LogCapture()) {
+            try (FakeService svc = new FakeService("/v1/decide"); LogCapture log = new LogCapture(PreflightScalingExecutor.class)) {
                 svc.answer = s -> Answer.ok(c[0]);
                 Map<JobVertexID, ScalingSummary> in = summaries(V1, 4, 8);
                 Map<JobVertexID, ScalingSummary> out =
@@ -534,7 +536,7 @@ public final class AdapterTest {
             }
         }
         // Numbers as strings and enums as numbers are valid protojson.
-        try (FakeService svc = new FakeService()) {
+        try (FakeService svc = new FakeService("/v1/decide")) {
             svc.answer = s -> Answer.ok("{\"action\":2,\"parallelism\":{\"" + V1 + "\":\"6\"}}");
             Map<JobVertexID, ScalingSummary> out =
                     new PreflightScalingExecutor<String>().apply(new Ctx().plugin("url", svc.url()).build(), summaries(V1, 4, 8));
@@ -543,7 +545,7 @@ public final class AdapterTest {
     }
 
     static void missingUrl() throws Exception {
-        try (LogCapture log = new LogCapture()) {
+        try (LogCapture log = new LogCapture(PreflightScalingExecutor.class)) {
             Map<JobVertexID, ScalingSummary> in = summaries(V1, 4, 8);
             Ctx ctx = new Ctx();
             Map<JobVertexID, ScalingSummary> out = new PreflightScalingExecutor<String>().apply(ctx.build(), in);
@@ -563,7 +565,7 @@ public final class AdapterTest {
     }
 
     static void noJobIdOrRest() throws Exception {
-        try (FakeService svc = new FakeService(); LogCapture log = new LogCapture()) {
+        try (FakeService svc = new FakeService("/v1/decide"); LogCapture log = new LogCapture(PreflightScalingExecutor.class)) {
             svc.answer = s -> Answer.ok(answer("APPROVE", null, ""));
             Map<JobVertexID, ScalingSummary> in = summaries(V1, 4, 8);
             Ctx ctx = new Ctx().plugin("url", svc.url());
@@ -581,11 +583,11 @@ public final class AdapterTest {
     }
 
     static void restOverride() throws Exception {
-        try (FakeService svc = new FakeService()) {
+        try (FakeService svc = new FakeService("/v1/decide")) {
             svc.answer = s -> Answer.ok(answer("APPROVE", null, ""));
             Ctx ctx = new Ctx().plugin("url", svc.url()).plugin("flink-rest-url", "https://jm.example:443");
             new PreflightScalingExecutor<String>().apply(ctx.build(), summaries(V1, 4, 8));
-            eq(Json.write(svc.seen.get(0).json().get("job")), "{\"restUrl\":\"https://jm.example:443\",\"jobId\":\"0123456789abcdef0123456789abcdef\"}", "override used");
+            eq(Json.write(json(svc.seen.get(0)).get("job")), "{\"restUrl\":\"https://jm.example:443\",\"jobId\":\"0123456789abcdef0123456789abcdef\"}", "override used");
             eq(ctx.restClientsOpened.get(), 0, "the REST client is not needed");
             // A trailing slash from the REST client is dropped.
             ctx = new Ctx().plugin("url", svc.url());
@@ -596,7 +598,7 @@ public final class AdapterTest {
     }
 
     static void dryRun() throws Exception {
-        try (FakeService svc = new FakeService(); LogCapture log = new LogCapture()) {
+        try (FakeService svc = new FakeService("/v1/decide"); LogCapture log = new LogCapture(PreflightScalingExecutor.class)) {
             svc.answer = s -> Answer.ok(answer("VETO", null, ""));
             Map<JobVertexID, ScalingSummary> in = summaries(V1, 4, 8);
             Map<JobVertexID, ScalingSummary> out =
@@ -611,7 +613,7 @@ public final class AdapterTest {
     }
 
     static void emptyProposal() throws Exception {
-        try (FakeService svc = new FakeService()) {
+        try (FakeService svc = new FakeService("/v1/decide")) {
             PreflightScalingExecutor<String> p = new PreflightScalingExecutor<>();
             Map<JobVertexID, ScalingSummary> empty = Collections.emptyMap();
             check(p.apply(new Ctx().plugin("url", svc.url()).build(), empty) == empty, "empty in, empty out");
@@ -622,10 +624,10 @@ public final class AdapterTest {
 
     /** One plugin instance serves many jobs at once; every job gets its own answer. */
     static void concurrentJobs() throws Exception {
-        try (FakeService svc = new FakeService()) {
+        try (FakeService svc = new FakeService("/v1/decide")) {
             svc.answer = s -> {
                 try {
-                    Map<?, ?> req = s.json();
+                    Map<?, ?> req = json(s);
                     String job = (String) ((Map<?, ?>) req.get("job")).get("jobId");
                     int n = Integer.parseInt(job.substring(30), 16); // job i proposes V1 -> i+2
                     return new Answer(200, answer(n % 3 == 0 ? "VETO" : "ADJUST", par(V1, n + 1), ""), 20);
@@ -669,7 +671,7 @@ public final class AdapterTest {
      */
     static void linkageError() throws Exception {
         for (String policy : new String[] {"fail-closed", "fail-open"}) {
-            try (LogCapture log = new LogCapture()) {
+            try (LogCapture log = new LogCapture(PreflightScalingExecutor.class)) {
                 Ctx c = new Ctx().plugin("url", "http://127.0.0.1:1").plugin("on-failure", policy);
                 ScalingExecutorPlugin.Context<String> broken =
                         new ScalingExecutorPlugin.Context<String>(c.build(), new org.apache.flink.configuration.Configuration()) {

@@ -1,12 +1,13 @@
 package com.github.flinkpreflight.autoscaler;
 
-import static com.github.flinkpreflight.autoscaler.TestSupport.check;
-import static com.github.flinkpreflight.autoscaler.TestSupport.contains;
-import static com.github.flinkpreflight.autoscaler.TestSupport.eq;
+import static com.github.flinkpreflight.testing.Checks.check;
+import static com.github.flinkpreflight.testing.Checks.contains;
+import static com.github.flinkpreflight.testing.Checks.eq;
 
 import com.github.flinkpreflight.autoscaler.TestSupport.Ctx;
-import com.github.flinkpreflight.autoscaler.TestSupport.LogCapture;
+import com.github.flinkpreflight.testing.Checks;
 import com.github.flinkpreflight.testing.FakeFlinkRest;
+import com.github.flinkpreflight.testing.LogCapture;
 import com.github.flinkpreflight.testing.Preflightd;
 
 import org.apache.flink.api.common.JobID;
@@ -51,12 +52,12 @@ public final class EndToEndTest {
         int failed;
         try (FakeFlinkRest flink = new FakeFlinkRest(savepoint, JOB);
                 Preflightd daemon = Preflightd.start(args[0], "--allow", savepoint.getParent().toString(), "--allow", flink.url() + "/")) {
-            Map<String, TestSupport.Body> t = new LinkedHashMap<>();
+            Map<String, Checks.Body> t = new LinkedHashMap<>();
             t.put("SafeScaleUpApproved", () -> safeScaleUp(daemon, flink));
             t.put("CompactOperatorScaleUpVetoed", () -> compactScaleUp(daemon, flink));
             t.put("MisalignedScaleUpAdjusted", () -> misaligned(daemon, flink));
             t.put("UnknownJobFollowsPolicy", () -> unknownJob(daemon, flink));
-            failed = TestSupport.runAll("EndToEndTest", t);
+            failed = Checks.runAll("EndToEndTest", t);
             if (failed > 0) {
                 System.out.println("--- preflightd log ---\n" + daemon.log());
                 System.out.println("--- fake Flink REST requests ---\n" + String.join("\n", flink.requests));
@@ -79,7 +80,7 @@ public final class EndToEndTest {
     }
 
     static void safeScaleUp(Preflightd daemon, FakeFlinkRest flink) throws Exception {
-        try (LogCapture log = new LogCapture()) {
+        try (LogCapture log = new LogCapture(PreflightScalingExecutor.class)) {
             Map<JobVertexID, ScalingSummary> in = TestSupport.summaries(SOURCE, 4, 8);
             Map<JobVertexID, ScalingSummary> out = new PreflightScalingExecutor<String>().apply(ctx(daemon, flink).build(), in);
             check(out == in, "a safe scale-up is approved as proposed; log:\n" + log.all());
@@ -99,7 +100,7 @@ public final class EndToEndTest {
     }
 
     static void compactScaleUp(Preflightd daemon, FakeFlinkRest flink) throws Exception {
-        try (LogCapture log = new LogCapture()) {
+        try (LogCapture log = new LogCapture(PreflightScalingExecutor.class)) {
             // The autoscaler raises the source and the compaction together.
             Map<JobVertexID, ScalingSummary> in = TestSupport.summaries(SOURCE, 4, 8, COMPACT, 4, 8);
             Map<JobVertexID, ScalingSummary> out = new PreflightScalingExecutor<String>().apply(ctx(daemon, flink).build(), in);
@@ -113,7 +114,7 @@ public final class EndToEndTest {
     }
 
     static void misaligned(Preflightd daemon, FakeFlinkRest flink) throws Exception {
-        try (LogCapture log = new LogCapture()) {
+        try (LogCapture log = new LogCapture(PreflightScalingExecutor.class)) {
             // 5 does not divide the max parallelism 128; aligned, the nearest above is 8.
             Map<JobVertexID, ScalingSummary> in = TestSupport.summaries(SOURCE, 4, 5);
             Map<JobVertexID, ScalingSummary> out =
@@ -130,7 +131,7 @@ public final class EndToEndTest {
 
     static void unknownJob(Preflightd daemon, FakeFlinkRest flink) throws Exception {
         for (String policy : new String[] {"fail-closed", "fail-open"}) {
-            try (LogCapture log = new LogCapture()) {
+            try (LogCapture log = new LogCapture(PreflightScalingExecutor.class)) {
                 Ctx c = ctx(daemon, flink).plugin("on-failure", policy);
                 c.jobId = JobID.fromHexString("00000000000000000000000000000bad");
                 Map<JobVertexID, ScalingSummary> in = TestSupport.summaries(SOURCE, 4, 8);

@@ -21,7 +21,7 @@ import java.util.function.Supplier;
  */
 final class PreflightValidator {
 
-    private static final ValidatorLog LOG = ValidatorLog.forClass(PreflightValidator.class);
+    private static final PluginLog LOG = PluginLog.forClass(PreflightValidator.class, "validate");
 
     private final ResourceJson mapper = new ResourceJson();
     private final AdmissionClient client = new AdmissionClient();
@@ -51,7 +51,7 @@ final class PreflightValidator {
             LOG.info("Preflight validator: preflightd at " + c.serviceUrl + ", on-failure "
                     + (c.failClosed ? "fail-closed" : "fail-open") + ", request timeout "
                     + c.requestTimeout.toMillis() + " ms" + (c.dryRun ? ", dry run" : ""));
-        } catch (ValidatorConfig.ConfigException e) {
+        } catch (ConfigException e) {
             config = null;
             configError = e.getMessage();
             LOG.warn("Preflight validator: bad configuration, every change follows on-failure ("
@@ -87,7 +87,7 @@ final class PreflightValidator {
             AdmissionClient.Answer a;
             try {
                 a = client.admit(cfg, json, id);
-            } catch (AdmissionClient.AdmissionException e) {
+            } catch (CallException e) {
                 return failure(cfg.failClosed, cfg.dryRun, what, e.getMessage() + " [request " + id + "]");
             }
             return verdict(cfg, a, what, id);

@@ -1,13 +1,14 @@
 package com.github.flinkpreflight.validator;
 
-import static com.github.flinkpreflight.validator.TestSupport.check;
+import static com.github.flinkpreflight.testing.Checks.check;
+import static com.github.flinkpreflight.testing.Checks.contains;
+import static com.github.flinkpreflight.testing.Checks.eq;
 import static com.github.flinkpreflight.validator.TestSupport.conf;
-import static com.github.flinkpreflight.validator.TestSupport.contains;
-import static com.github.flinkpreflight.validator.TestSupport.eq;
 
+import com.github.flinkpreflight.testing.Checks;
 import com.github.flinkpreflight.testing.FakeFlinkRest;
+import com.github.flinkpreflight.testing.LogCapture;
 import com.github.flinkpreflight.testing.Preflightd;
-import com.github.flinkpreflight.validator.TestSupport.LogCapture;
 
 import org.apache.flink.configuration.Configuration;
 import org.apache.flink.kubernetes.operator.api.FlinkDeployment;
@@ -63,7 +64,7 @@ public final class EndToEndTest {
                         "--admission-flink-rest", "http://127.0.0.1:{port}")) {
             flink = f;
             daemon = d;
-            Map<String, TestSupport.Body> t = new LinkedHashMap<>();
+            Map<String, Checks.Body> t = new LinkedHashMap<>();
             t.put("OverridesCompactUpDenied", () -> denied("deployment-overrides-4-to-8.json", "compact-operator", "4 -> 8"));
             t.put("JobParallelismUpDenied", () -> denied("deployment-parallelism-4-to-8.json", "compact-operator", "4 -> 8"));
             t.put("CompactDownAllowed", () -> allowed("deployment-compact-down.json", true));
@@ -71,7 +72,7 @@ public final class EndToEndTest {
             t.put("ImageOnlyAllowedWithoutREST", () -> allowed("deployment-image-only.json", false));
             t.put("SessionJobUpDenied", EndToEndTest::sessionJob);
             t.put("RESTDownFollowsPolicy", EndToEndTest::restDown);
-            failed = TestSupport.runAll("EndToEndTest", t);
+            failed = Checks.runAll("EndToEndTest", t);
             if (failed > 0) {
                 System.out.println("--- preflightd log ---\n" + d.log());
                 System.out.println("--- fake Flink REST requests ---\n" + String.join("\n", f.requests));
@@ -117,7 +118,7 @@ public final class EndToEndTest {
     static void allowed(String fixture, boolean restUsed) throws Exception {
         for (Map.Entry<String, Function<FlinkDeployment, Optional<String>>> p : plugins("url", daemon.url, "on-failure", "fail-closed").entrySet()) {
             int before = flink.requests.size();
-            try (LogCapture log = new LogCapture()) {
+            try (LogCapture log = new LogCapture(PreflightValidator.class)) {
                 eq(p.getValue().apply(deployment(fixture, flink.port())), Optional.empty(), p.getKey() + ": allowed; log:\n" + log.all());
                 eq(flink.requests.size() > before, restUsed, p.getKey() + ": Flink REST called");
                 contains(log.all(), "Preflight", "preflightd's answer is logged");
@@ -143,7 +144,7 @@ public final class EndToEndTest {
         String host = "127.0.0.1:" + down;
         for (String policy : new String[] {"fail-open", "fail-closed"}) {
             for (Map.Entry<String, Function<FlinkDeployment, Optional<String>>> p : plugins("url", daemon.url, "on-failure", policy).entrySet()) {
-                try (LogCapture log = new LogCapture()) {
+                try (LogCapture log = new LogCapture(PreflightValidator.class)) {
                     Optional<String> out = p.getValue().apply(deployment("deployment-overrides-4-to-8.json", down));
                     if (policy.equals("fail-open")) {
                         eq(out, Optional.empty(), p.getKey() + ": fail-open allows; log:\n" + log.all());

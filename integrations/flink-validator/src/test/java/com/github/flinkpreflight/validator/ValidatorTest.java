@@ -1,13 +1,14 @@
 package com.github.flinkpreflight.validator;
 
-import static com.github.flinkpreflight.validator.TestSupport.check;
+import static com.github.flinkpreflight.testing.Checks.check;
+import static com.github.flinkpreflight.testing.Checks.contains;
+import static com.github.flinkpreflight.testing.Checks.eq;
 import static com.github.flinkpreflight.validator.TestSupport.conf;
-import static com.github.flinkpreflight.validator.TestSupport.contains;
-import static com.github.flinkpreflight.validator.TestSupport.eq;
 
-import com.github.flinkpreflight.validator.TestSupport.Answer;
-import com.github.flinkpreflight.validator.TestSupport.FakeService;
-import com.github.flinkpreflight.validator.TestSupport.LogCapture;
+import com.github.flinkpreflight.testing.Checks;
+import com.github.flinkpreflight.testing.FakeService.Answer;
+import com.github.flinkpreflight.testing.FakeService;
+import com.github.flinkpreflight.testing.LogCapture;
 
 import org.apache.flink.configuration.Configuration;
 import org.apache.flink.kubernetes.operator.api.FlinkDeployment;
@@ -53,7 +54,7 @@ public final class ValidatorTest {
         LogManager.getLogManager().reset();
         jar = Paths.get(args[0]);
         repo = args[1];
-        Map<String, TestSupport.Body> t = new LinkedHashMap<>();
+        Map<String, Checks.Body> t = new LinkedHashMap<>();
         t.put("ServiceLoaderFindsBothPackages", ValidatorTest::serviceLoader);
         t.put("JarShipsNoOperatorClass", ValidatorTest::jarContents);
         t.put("Options", ValidatorTest::options);
@@ -67,7 +68,7 @@ public final class ValidatorTest {
         t.put("MapperFailureFollowsPolicy", ValidatorTest::mapperFailure);
         t.put("DryRunAllows", ValidatorTest::dryRun);
         t.put("SessionJobAndSnapshot", ValidatorTest::sessionJobAndSnapshot);
-        System.exit(TestSupport.runAll("ValidatorTest", t) == 0 ? 0 : 1);
+        System.exit(Checks.runAll("ValidatorTest", t) == 0 ? 0 : 1);
     }
 
     static PreflightValidator validator(Map<String, String> c) {
@@ -160,14 +161,14 @@ public final class ValidatorTest {
             try {
                 ValidatorConfig.parse(m);
                 throw new AssertionError(b[0] + "=" + b[1] + " accepted");
-            } catch (ValidatorConfig.ConfigException e) {
+            } catch (ConfigException e) {
                 contains(e.getMessage(), ValidatorConfig.PREFIX + b[0], "the error names the key");
             }
         }
     }
 
     static void badOptions() throws Exception {
-        try (LogCapture log = new LogCapture()) {
+        try (LogCapture log = new LogCapture(PreflightValidator.class)) {
             eq(validator(conf()).validate(overrides()), Optional.empty(), "no url, fail-open: allowed");
             contains(log.all(), "'" + ValidatorConfig.PREFIX + "url' is not set", "the reason is logged");
             Optional<String> out = validator(conf("on-failure", "fail-closed")).validate(overrides());
@@ -189,7 +190,7 @@ public final class ValidatorTest {
             FlinkDeployment d = overrides();
             eq(validator(conf("url", svc.url() + "/prefix/", "request-timeout", "8000")).validate(d), Optional.empty(), "allowed");
             eq(svc.seen.size(), 1, "one call");
-            TestSupport.Seen s = svc.seen.get(0);
+            FakeService.Seen s = svc.seen.get(0);
             eq(s.method, "POST", "method");
             eq(s.pathAndQuery, "/prefix/v1/admission/flink/resource?onFailure=open&timeout=7200ms", "path and query");
             eq(s.header("Content-Type"), "application/json", "content type");
@@ -199,7 +200,7 @@ public final class ValidatorTest {
     }
 
     static void allowedAndDenied() throws Exception {
-        try (FakeService svc = new FakeService(); LogCapture log = new LogCapture()) {
+        try (FakeService svc = new FakeService(); LogCapture log = new LogCapture(PreflightValidator.class)) {
             PreflightValidator v = validator(conf("url", svc.url()));
             svc.answer = s -> Answer.ok(ALLOWED);
             eq(v.validate(overrides()), Optional.empty(), "allowed");
@@ -297,7 +298,7 @@ public final class ValidatorTest {
     }
 
     static void dryRun() throws Exception {
-        try (FakeService svc = new FakeService(); LogCapture log = new LogCapture()) {
+        try (FakeService svc = new FakeService(); LogCapture log = new LogCapture(PreflightValidator.class)) {
             svc.answer = s -> Answer.ok(DENIED);
             eq(validator(conf("url", svc.url(), "dry-run", "true", "on-failure", "fail-closed")).validate(overrides()), Optional.empty(),
                     "a dry run allows a denied change");

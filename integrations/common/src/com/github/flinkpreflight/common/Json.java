@@ -1,4 +1,4 @@
-package com.github.flinkpreflight.validator;
+package com.github.flinkpreflight.common;
 
 import java.math.BigDecimal;
 import java.util.ArrayList;
@@ -8,9 +8,9 @@ import java.util.List;
 import java.util.Map;
 
 /**
- * The little JSON the validator needs (RFC 8259; the autoscaler adapter's codec), because a
- * plugin jar should not bring a JSON library into the operator. Values map to
- * {@code Map<String, Object>} (insertion ordered), {@code List<Object>}, {@code String}, {@code BigDecimal}, {@code Boolean} and {@code null}.
+ * The little JSON the plugins need (RFC 8259), because a plugin jar should not bring a JSON
+ * library into the operator. Values map to {@code Map<String, Object>} (insertion ordered),
+ * {@code List<Object>}, {@code String}, {@code BigDecimal}, {@code Boolean} and {@code null}.
  */
 final class Json {
 
