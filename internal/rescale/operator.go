@@ -49,6 +49,9 @@ type operatorSim struct {
 	stop *cancel.Flag
 	// handleSizing is Plan.HandleMaps.
 	handleSizing HandleMapSizing
+	// sizes are the element sizes of the entries whose elements differ in size (oldEntry.sizes
+	// indexes them), of every name of the operator.
+	sizes []*checkpoint.ElementSizes
 	// keptMask marks the streams of old handles without state names that new subtask j keeps at
 	// unchanged parallelism (no StateDistribution accounts for them).
 	keptMask []uint64
@@ -124,7 +127,6 @@ type stateLists struct {
 	lists [][]oldEntry // per (mode, name), in first-appearance order; capacity oldP
 	lens  []int        // their lengths while filling (no slice-header writes in the loop)
 	slab  []oldEntry   // backing store for new lists
-	sizes [][]*checkpoint.ElementSizes
 	keys  []stateKey
 	index map[stateKey]int // built beyond 16 names; below, a linear search is faster
 	order []int            // list of state k of the previous handle: handles usually list names alike
@@ -183,7 +185,7 @@ func (g *stateLists) addHandle(j int, h *checkpoint.OperatorStateHandleLayout) {
 			// states the Layout merges. Java's map cannot hold it twice; merge the entries.
 			prev := &checkpoint.StateEntryLayout{Elements: list[n-1].n, Bytes: list[n-1].bytes}
 			if x := list[n-1].sizes; x >= 0 {
-				prev.Sizes = *g.sizes[li][x]
+				prev.Sizes = *g.sim.sizes[x]
 			} else if list[n-1].uniform >= 0 {
 				prev.Sizes.Append(list[n-1].uniform, list[n-1].n)
 			}
@@ -194,7 +196,7 @@ func (g *stateLists) addHandle(j int, h *checkpoint.OperatorStateHandleLayout) {
 			g.hModes = append(g.hModes, st.Mode)
 			g.hFresh = append(g.hFresh, n == 0)
 		}
-		list[n] = g.entry(j, li, st)
+		list[n] = g.entry(j, st)
 		g.lens[li] = n + 1
 	}
 }
@@ -249,12 +251,11 @@ func (g *stateLists) newList(key stateKey, handleStates int) int {
 	g.lists = append(g.lists, g.slab[:oldP:oldP])
 	g.lens = append(g.lens, 0)
 	g.slab = g.slab[oldP:]
-	g.sizes = append(g.sizes, nil)
 	return li
 }
 
-// entry is old subtask j's entry of list li, keeping its element sizes only where needed.
-func (g *stateLists) entry(j, li int, st *checkpoint.StateEntryLayout) oldEntry {
+// entry is old subtask j's entry of a name, keeping its element sizes only where needed.
+func (g *stateLists) entry(j int, st *checkpoint.StateEntryLayout) oldEntry {
 	e := oldEntry{old: int32(j), sizes: -1, n: max(st.Elements, 0), bytes: st.Bytes, uniform: -1}
 	switch runs := st.Sizes.Runs(); {
 	case st.Mode != checkpoint.SplitDistribute:
@@ -265,11 +266,8 @@ func (g *stateLists) entry(j, li int, st *checkpoint.StateEntryLayout) oldEntry 
 	case e.n == 0:
 		e.uniform = 0
 	case st.Sizes.Len() == e.n:
-		if g.sizes[li] == nil {
-			g.sizes[li] = make([]*checkpoint.ElementSizes, 0, g.sim.oldP)
-		}
-		e.sizes = int32(len(g.sizes[li]))
-		g.sizes[li] = append(g.sizes[li], &st.Sizes)
+		e.sizes = int32(len(g.sim.sizes))
+		g.sim.sizes = append(g.sim.sizes, &st.Sizes)
 	}
 	return e
 }
@@ -305,9 +303,8 @@ func (sim *operatorSim) distributions(g *stateLists, grouping *nameGrouping, pat
 			sim.stop.Check()
 			s := &dists[li]
 			name, entries := g.keys[li].name, g.lists[li]
-			*s = StateDistribution{Name: name, Mode: mode, Raw: raw, OldEntries: len(entries), NewParallelism: sim.newP}
-			s.d = stateDist{op: sim, mode: mode, path: path, newP: sim.newP, entries: entries, sizes: g.sizes[li], streamBase: streamBase,
-				nameOverhead: PayloadEntryOverhead + int64(len(name))}
+			*s = StateDistribution{Name: name, Mode: mode, Raw: raw, OldEntries: len(entries), NewParallelism: sim.newP,
+				path: path, op: sim, entries: entries}
 			start = sim.setUpDistribution(s, start)
 			out = append(out, s)
 		}
@@ -318,8 +315,7 @@ func (sim *operatorSim) distributions(g *stateLists, grouping *nameGrouping, pat
 // setUpDistribution fills s's totals and its distribution's cursors from its entries; start is
 // the SPLIT_DISTRIBUTE cursor's start for s, and the one for the next name is returned.
 func (sim *operatorSim) setUpDistribution(s *StateDistribution, start int64) int64 {
-	d := &s.d
-	entries := d.entries
+	entries := s.entries
 	var pre int64
 	for e := range entries {
 		entries[e].pre = pre
@@ -327,23 +323,15 @@ func (sim *operatorSim) setUpDistribution(s *StateDistribution, start int64) int
 		s.Bytes += entries[e].bytes
 	}
 	s.Elements = pre
-	if d.path != PathRescale {
-		d.byOld = make([]int32, sim.oldP)
-		for j := range d.byOld {
-			d.byOld[j] = -1
-		}
-		for e := range entries {
-			d.byOld[entries[e].old] = int32(e)
-		}
+	if s.Mode == checkpoint.Broadcast && s.path == PathUnchangedWithUnion {
+		s.partial = broadcastPartiallyReported(entries, sim.oldP)
 	}
-	if d.mode == checkpoint.Broadcast && d.path == PathUnchangedWithUnion {
-		d.partial = broadcastPartiallyReported(entries, sim.oldP)
-	}
-	if d.mode == checkpoint.SplitDistribute && d.path == PathRescale {
+	if s.Mode == checkpoint.SplitDistribute && s.path == PathRescale {
 		n := int64(sim.newP)
-		d.start, d.base, d.rem = start, s.Elements/n, s.Elements%n
-		start = (start + d.rem) % n
+		s.start = int32(start)
+		start = (start + s.Elements%n) % n
 	}
+	d := s.dist()
 	if d.mode == checkpoint.Union {
 		for e := range entries {
 			sim.markUnion(d.stream(&entries[e]))
@@ -494,11 +482,9 @@ func (d *stateDist) eachWhole(i int, f func(e int)) {
 		f(i % len(d.entries))
 	default:
 		own := int32(-1)
-		if i < len(d.byOld) {
-			own = d.byOld[i]
-		}
-		if own >= 0 {
-			f(int(own))
+		if e := d.firstFrom(i); e < len(d.entries) && int(d.entries[e].old) == i {
+			own = int32(e)
+			f(e)
 		}
 		if d.partial {
 			if e := i % len(d.entries); int32(e) != own {

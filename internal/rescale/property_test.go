@@ -495,7 +495,7 @@ func checkSummaries(t *testing.T, a *OperatorAssignment) {
 		}
 		ss := s.Summary
 		if ss.MinElements != lo || ss.MaxElements != hi || ss.MinBytes != blo || ss.MaxBytes != bhi || ss.EmptySubtasks != empty || ss.AbsentSubtasks != absent {
-			t.Fatalf("%s %v: summary %+v, shares min/max %d/%d bytes %d/%d empty %d absent %d", s.Name, s.d.path, ss, lo, hi, blo, bhi, empty, absent)
+			t.Fatalf("%s %v: summary %+v, shares min/max %d/%d bytes %d/%d empty %d absent %d", s.Name, s.path, ss, lo, hi, blo, bhi, empty, absent)
 		}
 	}
 }
