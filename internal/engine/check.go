@@ -34,6 +34,13 @@ const (
 // ChartRows is the most subtasks SubtasksForChart keeps per operator.
 const ChartRows = 16
 
+// StreamStates is how many of an operator's states CheckStream's messages describe: the first
+// three, which report.WriteText's operators table names (the others it counts).
+const StreamStates = 3
+
+// uncounted stands for every state a CheckStream message does not describe (nothing writes it).
+var uncounted = &pb.StateAssignment{}
+
 // ChartOperators is the most operators SubtasksForChart gives rows: report.MaxCharts, the
 // charts report.WriteText draws (engine cannot import report, whose tests import engine).
 const ChartOperators = 8
@@ -178,11 +185,18 @@ func (b *reportBuilder) add(res *rescale.Result, fs []findings.Finding) {
 			referenced[f.VertexID] = true
 		}
 	}
+	// The states each message describes; with each set, the rest point to uncounted.
+	described := func(op *rescale.OperatorAssignment) int {
+		if b.each != nil {
+			return min(len(op.States), StreamStates)
+		}
+		return len(op.States)
+	}
 	n, nStates := 0, 0
 	for _, v := range res.Vertices {
 		n += len(v.Operators)
 		for _, op := range v.Operators {
-			nStates += len(op.States)
+			nStates += described(op)
 		}
 	}
 	// The messages of one kind come from one allocation each per range rather than one per
@@ -199,7 +213,7 @@ func (b *reportBuilder) add(res *rescale.Result, fs []findings.Finding) {
 			b.stop.Check()
 			a := &opMsgs[0]
 			opMsgs = opMsgs[1:]
-			k := len(op.States)
+			k := described(op)
 			operatorAssignment(b.stop, v, vid, op, a, stateMsgs[:k:k], statePtrs[:0:k])
 			stateMsgs, statePtrs = stateMsgs[k:], statePtrs[k:]
 			// The ranges list the operators setShortIDs was given, in its order.
@@ -365,8 +379,9 @@ func chartRows(stop *cancel.Flag, op *rescale.OperatorAssignment) []int {
 // operatorAssignment summarises what the simulator gave one operator, without subtasks. vid is
 // the vertex ID's hex, shared by the operators of the vertex (and by the head operator's ID). It
 // checks stop per state (runs under cancel.Recover).
-// operatorAssignment fills out with the operator's report, its states in stateMsgs (one per
-// state of op) listed through statePtrs (capacity len(op.States)).
+// operatorAssignment fills out with the operator's report, its states in stateMsgs listed through
+// statePtrs (capacity len(stateMsgs)). Where stateMsgs is shorter than op.States (CheckStream),
+// the states beyond it are listed as uncounted, the one empty message they share.
 func operatorAssignment(stop *cancel.Flag, v *rescale.VertexAssignment, vid string, op *rescale.OperatorAssignment, out *pb.OperatorAssignment, stateMsgs []pb.StateAssignment, statePtrs []*pb.StateAssignment) {
 	s := op.Summary
 	id := vid
@@ -391,8 +406,15 @@ func operatorAssignment(stop *cancel.Flag, v *rescale.VertexAssignment, vid stri
 	if len(op.States) > 0 {
 		out.States = statePtrs
 	}
+	if len(stateMsgs) < len(op.States) {
+		out.States = make([]*pb.StateAssignment, 0, len(op.States))
+	}
 	for i, st := range op.States {
 		stop.Check()
+		if i >= len(stateMsgs) {
+			out.States = append(out.States, uncounted)
+			continue
+		}
 		sm := &stateMsgs[i]
 		*sm = pb.StateAssignment{
 			Name:                  st.Name,
