@@ -424,7 +424,7 @@ func operatorAssignment(stop *cancel.Flag, v *rescale.VertexAssignment, vid stri
 			Bytes:                 st.Bytes,
 			MinElementsPerSubtask: st.Summary.MinElements,
 			MaxElementsPerSubtask: st.Summary.MaxElements,
-			EmptySubtasks:         int32(st.Summary.EmptySubtasks),
+			EmptySubtasks:         st.Summary.EmptySubtasks,
 		}
 		out.States = append(out.States, sm)
 	}

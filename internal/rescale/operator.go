@@ -306,7 +306,7 @@ func (sim *operatorSim) distributions(g *stateLists, grouping *nameGrouping, pat
 			sim.stop.Check()
 			s := &dists[li]
 			name, entries := g.keys[li].name, g.lists[li]
-			*s = StateDistribution{Name: name, Mode: mode, Raw: raw, OldEntries: len(entries), NewParallelism: sim.newP,
+			*s = StateDistribution{Name: name, Mode: mode, Raw: raw, OldEntries: int32(len(entries)), NewParallelism: int32(sim.newP),
 				path: path, op: sim, entries: entries}
 			start = sim.setUpDistribution(s, start)
 			out = append(out, s)
@@ -402,7 +402,7 @@ func (d *stateDist) analyticSummary(s *StateDistribution) StateSummary {
 			sum.MaxElements++
 		}
 		if d.base == 0 {
-			sum.EmptySubtasks = int(newP - d.rem)
+			sum.EmptySubtasks = int32(newP - d.rem)
 			sum.AbsentSubtasks = sum.EmptySubtasks
 		}
 		sum.TotalElements = s.Elements
@@ -411,7 +411,7 @@ func (d *stateDist) analyticSummary(s *StateDistribution) StateSummary {
 		sum.MinElements, sum.MaxElements = s.Elements, s.Elements
 		sum.MinBytes, sum.MaxBytes = s.Bytes, s.Bytes
 		if s.Elements == 0 {
-			sum.EmptySubtasks = d.newP
+			sum.EmptySubtasks = int32(d.newP)
 		}
 		sum.TotalElements = newP * s.Elements
 	case s.Mode == checkpoint.Broadcast && d.path == PathRescale:
@@ -425,7 +425,7 @@ func (d *stateDist) analyticSummary(s *StateDistribution) StateSummary {
 			}
 			en := &d.entries[e]
 			if en.n == 0 {
-				sum.EmptySubtasks += int(cnt)
+				sum.EmptySubtasks += int32(cnt)
 			}
 			sum.TotalElements += cnt * en.n
 			widen(&sum.MinElements, &sum.MaxElements, en.n)
@@ -436,7 +436,7 @@ func (d *stateDist) analyticSummary(s *StateDistribution) StateSummary {
 		sum.MinElements, sum.MinBytes = -1, -1
 		if len(d.entries) < d.newP {
 			sum.MinElements, sum.MinBytes = 0, 0
-			sum.AbsentSubtasks = d.newP - len(d.entries)
+			sum.AbsentSubtasks = int32(d.newP - len(d.entries))
 			sum.EmptySubtasks = sum.AbsentSubtasks
 		}
 		for e := range d.entries {

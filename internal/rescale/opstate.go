@@ -129,7 +129,7 @@ func (s *StateDistribution) Share(i int) Share {
 func (s *StateDistribution) ShareCounts(i int) Share {
 	var sh Share
 	if s.Mode == checkpoint.Union {
-		if i >= 0 && i < s.NewParallelism {
+		if i >= 0 && i < int(s.NewParallelism) {
 			sh = Share{Present: len(s.entries) > 0, Elements: s.Elements, Bytes: s.Bytes}
 		}
 		return sh

@@ -304,8 +304,8 @@ type StateDistribution struct {
 	// Elements and Bytes in the checkpoint (all old subtasks).
 	Elements, Bytes int64
 	// OldEntries is the number of old handles that list the name (including empty entries).
-	OldEntries     int
-	NewParallelism int
+	OldEntries     int32
+	NewParallelism int32
 	Summary        StateSummary
 
 	op      *operatorSim
@@ -315,7 +315,7 @@ type StateDistribution struct {
 // dist returns the working view of the distribution (see stateDist): what it derives from the
 // name, the mode and the operator is not kept per name.
 func (s *StateDistribution) dist() stateDist {
-	d := stateDist{op: s.op, mode: s.Mode, path: s.path, partial: s.partial, newP: s.NewParallelism, entries: s.entries,
+	d := stateDist{op: s.op, mode: s.Mode, path: s.path, partial: s.partial, newP: int(s.NewParallelism), entries: s.entries,
 		start: int64(s.start), nameOverhead: s.nameOverhead()}
 	if s.op != nil {
 		d.sizes = s.op.sizes
@@ -339,10 +339,10 @@ type StateSummary struct {
 	MinElements, MaxElements int64
 	MinBytes, MaxBytes       int64
 	// EmptySubtasks receive no element of the name (an empty entry counts as none).
-	EmptySubtasks int
+	EmptySubtasks int32
 	// AbsentSubtasks have no entry for the name at all, not even an empty one; after restore the
 	// name exists in their backend only if another restored stream's meta info lists it.
-	AbsentSubtasks int
+	AbsentSubtasks int32
 	// TotalElements is the sum over new subtasks (UNION: NewParallelism × Elements).
 	TotalElements int64
 }
