@@ -218,7 +218,7 @@ func (g *stateLists) listOf(k int, key stateKey, handleStates int) int {
 		}
 	} else {
 		if g.index == nil {
-			g.index = make(map[stateKey]int, len(g.keys))
+			g.index = make(map[stateKey]int, max(len(g.keys), handleStates))
 			for x, k := range g.keys {
 				g.index[k] = x
 			}
@@ -244,6 +244,13 @@ func (g *stateLists) newList(key stateKey, handleStates int) int {
 	li := len(g.lists)
 	if g.index != nil {
 		g.index[key] = li
+	}
+	if li == 0 {
+		// Sized for the first handle's names (usually all of them): grown by appending, the
+		// tables of 300,000 names would leave about three times their size as garbage.
+		n := max(handleStates, 1)
+		g.keys, g.hashes = make([]stateKey, 0, n), make([]int32, 0, n)
+		g.lists, g.lens = make([][]oldEntry, 0, n), make([]int, 0, n)
 	}
 	g.keys = append(g.keys, key)
 	g.hashes = append(g.hashes, javaSpread(JavaStringHashCode(key.name)))
