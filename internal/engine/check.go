@@ -185,10 +185,16 @@ func (b *reportBuilder) add(res *rescale.Result, fs []findings.Finding) {
 			referenced[f.VertexID] = true
 		}
 	}
-	// The states each message describes; with each set, the rest point to uncounted.
+	// The states each message describes from the range's slab of messages: with each set, the
+	// rest point to uncounted; on the API path without subtasks, an operator of many states has
+	// its own messages and releases its states as they are converted (releaseStates).
+	release := b.each == nil && b.detail == SubtasksAsAsked && !b.include
 	described := func(op *rescale.OperatorAssignment) int {
-		if b.each != nil {
+		switch {
+		case b.each != nil:
 			return min(len(op.States), StreamStates)
+		case release && len(op.States) > releaseChunk:
+			return 0
 		}
 		return len(op.States)
 	}
@@ -213,9 +219,13 @@ func (b *reportBuilder) add(res *rescale.Result, fs []findings.Finding) {
 			b.stop.Check()
 			a := &opMsgs[0]
 			opMsgs = opMsgs[1:]
-			k := described(op)
-			operatorAssignment(b.stop, v, vid, op, a, stateMsgs[:k:k], statePtrs[:0:k])
-			stateMsgs, statePtrs = stateMsgs[k:], statePtrs[k:]
+			operatorAssignment(v, vid, op, a)
+			if k := described(op); k > 0 || len(op.States) == 0 {
+				stateMessages(b.stop, op, a, stateMsgs[:k:k], statePtrs[:0:k])
+				stateMsgs, statePtrs = stateMsgs[k:], statePtrs[k:]
+			} else {
+				releaseStates(b.stop, op, a)
+			}
 			// The ranges list the operators setShortIDs was given, in its order.
 			a.ShortId = prefix(a.OperatorId, int(b.shortLen[b.next]))
 			b.next++
@@ -376,13 +386,10 @@ func chartRows(stop *cancel.Flag, op *rescale.OperatorAssignment) []int {
 	return rows
 }
 
-// operatorAssignment summarises what the simulator gave one operator, without subtasks. vid is
-// the vertex ID's hex, shared by the operators of the vertex (and by the head operator's ID). It
-// checks stop per state (runs under cancel.Recover).
-// operatorAssignment fills out with the operator's report, its states in stateMsgs listed through
-// statePtrs (capacity len(stateMsgs)). Where stateMsgs is shorter than op.States (CheckStream),
-// the states beyond it are listed as uncounted, the one empty message they share.
-func operatorAssignment(stop *cancel.Flag, v *rescale.VertexAssignment, vid string, op *rescale.OperatorAssignment, out *pb.OperatorAssignment, stateMsgs []pb.StateAssignment, statePtrs []*pb.StateAssignment) {
+// operatorAssignment fills out with what the simulator gave one operator, without states
+// (stateMessages or releaseStates) and subtasks. vid is the vertex ID's hex, shared by the
+// operators of the vertex (and by the head operator's ID).
+func operatorAssignment(v *rescale.VertexAssignment, vid string, op *rescale.OperatorAssignment, out *pb.OperatorAssignment) {
 	s := op.Summary
 	id := vid
 	if op.ID != v.ID {
@@ -402,31 +409,6 @@ func operatorAssignment(stop *cancel.Flag, v *rescale.VertexAssignment, vid stri
 		TotalPayloadBytes:      s.TotalPayloadBytes,
 		Position:               int32(op.LayoutIndex() + 1),
 		UidByHash:              op.UIDByHash,
-	}
-	if len(op.States) > 0 {
-		out.States = statePtrs
-	}
-	if len(stateMsgs) < len(op.States) {
-		out.States = make([]*pb.StateAssignment, 0, len(op.States))
-	}
-	for i, st := range op.States {
-		stop.Check()
-		if i >= len(stateMsgs) {
-			out.States = append(out.States, uncounted)
-			continue
-		}
-		sm := &stateMsgs[i]
-		*sm = pb.StateAssignment{
-			Name:                  st.Name,
-			Mode:                  st.Mode.String(),
-			Raw:                   st.Raw,
-			Elements:              st.Elements,
-			Bytes:                 st.Bytes,
-			MinElementsPerSubtask: st.Summary.MinElements,
-			MaxElementsPerSubtask: st.Summary.MaxElements,
-			EmptySubtasks:         st.Summary.EmptySubtasks,
-		}
-		out.States = append(out.States, sm)
 	}
 	if op.ManagedKeyed != nil || op.RawKeyed != nil {
 		k := &pb.KeyedAssignment{
@@ -504,4 +486,62 @@ func probeOptions(opts *pb.CheckOptions) findings.Options {
 		o.FailLevel = findings.Severity(pb.Severity_SEVERITY_ERROR)
 	}
 	return o
+}
+
+// releaseChunk is how many state messages releaseStates allocates at a time, and the fewest
+// states for which an operator's states are released as they are converted.
+const releaseChunk = 4096
+
+// stateMessages lists op's states in out, their messages in stateMsgs through statePtrs
+// (capacity len(stateMsgs)). Where stateMsgs is shorter than op.States (CheckStream), the states
+// beyond it are listed as uncounted, the one empty message they share. It checks stop per state
+// (runs under cancel.Recover).
+func stateMessages(stop *cancel.Flag, op *rescale.OperatorAssignment, out *pb.OperatorAssignment, stateMsgs []pb.StateAssignment, statePtrs []*pb.StateAssignment) {
+	if len(op.States) > 0 {
+		out.States = statePtrs
+	}
+	if len(stateMsgs) < len(op.States) {
+		out.States = make([]*pb.StateAssignment, 0, len(op.States))
+	}
+	for i, st := range op.States {
+		stop.Check()
+		if i >= len(stateMsgs) {
+			out.States = append(out.States, uncounted)
+			continue
+		}
+		stateMessage(st, &stateMsgs[i])
+		out.States = append(out.States, &stateMsgs[i])
+	}
+}
+
+// releaseStates lists op's states in out, their messages releaseChunk at a time, and drops each
+// state from op once converted: each StateDistribution is its own allocation, so an operator of
+// 300,000 states holds about its simulation or its messages at any time, not both. Only for the
+// API report without subtasks, which reads nothing of op's states afterwards.
+func releaseStates(stop *cancel.Flag, op *rescale.OperatorAssignment, out *pb.OperatorAssignment) {
+	out.States = make([]*pb.StateAssignment, len(op.States))
+	var msgs []pb.StateAssignment
+	for i, st := range op.States {
+		stop.Check()
+		if len(msgs) == 0 {
+			msgs = make([]pb.StateAssignment, min(len(op.States)-i, releaseChunk))
+		}
+		stateMessage(st, &msgs[0])
+		out.States[i], msgs = &msgs[0], msgs[1:]
+		op.States[i] = nil
+	}
+}
+
+// stateMessage fills sm with what the report says of one state.
+func stateMessage(st *rescale.StateDistribution, sm *pb.StateAssignment) {
+	*sm = pb.StateAssignment{
+		Name:                  st.Name,
+		Mode:                  st.Mode.String(),
+		Raw:                   st.Raw,
+		Elements:              st.Elements,
+		Bytes:                 st.Bytes,
+		MinElementsPerSubtask: st.Summary.MinElements,
+		MaxElementsPerSubtask: st.Summary.MaxElements,
+		EmptySubtasks:         st.Summary.EmptySubtasks,
+	}
 }

@@ -169,7 +169,7 @@ func (sim *operatorSim) buildOperatorStates(raw bool) ([]*StateDistribution, Ope
 	// names the index alone is 20 MB.
 	g.index, g.lens, g.order, g.hIDs, g.hModes, g.hFresh = nil, nil, nil, nil, nil, nil
 	path := g.path()
-	return sim.distributions(g, grouping, path, raw, streamBase), path
+	return sim.distributions(g, grouping, path, raw), path
 }
 
 // addHandle adds the entries of old subtask j's handle h to their names' lists.
@@ -301,19 +301,19 @@ func (g *stateLists) path() OperatorPath {
 }
 
 // distributions sets up each name's distribution in Flink's iteration order of the modes' maps.
-func (sim *operatorSim) distributions(g *stateLists, grouping *nameGrouping, path OperatorPath, raw bool, streamBase int32) []*StateDistribution {
+func (sim *operatorSim) distributions(g *stateLists, grouping *nameGrouping, path OperatorPath, raw bool) []*StateDistribution {
 	var start int64
 	out := make([]*StateDistribution, 0, len(g.keys))
-	dists := make([]StateDistribution, len(g.keys))
 	for mode := checkpoint.SplitDistribute; mode <= checkpoint.Broadcast; mode++ {
 		// Flink's iteration order of the mode's HashMap; only SPLIT_DISTRIBUTE's matters (the
 		// cursor's start carries over from name to name), the others are listed alike.
 		sim.stop.Check()
 		for _, li := range grouping.order(mode) {
 			sim.stop.Check()
-			s := &dists[li]
+			// One allocation per name, not one for all: a caller that converts the states one by
+			// one can release each (engine's report of 300,000 names).
 			name, entries := g.keys[li].name, g.lists[li]
-			*s = StateDistribution{Name: name, Mode: mode, Raw: raw, OldEntries: int32(len(entries)), NewParallelism: int32(sim.newP),
+			s := &StateDistribution{Name: name, Mode: mode, Raw: raw, OldEntries: int32(len(entries)), NewParallelism: int32(sim.newP),
 				path: path, op: sim, entries: entries}
 			start = sim.setUpDistribution(s, start)
 			out = append(out, s)
