@@ -169,22 +169,7 @@ func (b *reportBuilder) setShortIDs(ops iter.Seq[checkpoint.OperatorID]) {
 // range's vertices from res as it goes.
 func (b *reportBuilder) add(res *rescale.Result, fs []findings.Finding) {
 	b.addFindings(fs)
-	named := map[string]bool{} // operators charted: named at WARNING or above
-	// Operators whose label the text takes from the report (report.indexReferenced): named by
-	// a finding without their name or uid, or heading a vertex a finding names.
-	referenced := map[string]bool{}
-	for _, f := range fs {
-		b.stop.Check()
-		if f.OperatorID != "" && f.Severity >= findings.Warning {
-			named[f.OperatorID] = true
-		}
-		if b.each != nil {
-			if f.OperatorName == "" && f.OperatorUID == "" {
-				referenced[f.OperatorID] = true
-			}
-			referenced[f.VertexID] = true
-		}
-	}
+	named, referenced := b.namedBy(fs)
 	// The states each message describes from the range's slab of messages: with each set, the
 	// rest point to uncounted; on the API path without subtasks, an operator of many states has
 	// its own messages and releases its states as they are converted (releaseStates).
@@ -275,6 +260,26 @@ func (b *reportBuilder) add(res *rescale.Result, fs []findings.Finding) {
 			}
 		}
 	}
+}
+
+// namedBy returns the operators fs names at WARNING or above (charted), and those whose label the
+// text takes from the report (report.indexReferenced): named by a finding without their name or
+// uid, or heading a vertex a finding names.
+func (b *reportBuilder) namedBy(fs []findings.Finding) (named, referenced map[string]bool) {
+	named, referenced = map[string]bool{}, map[string]bool{}
+	for _, f := range fs {
+		b.stop.Check()
+		if f.OperatorID != "" && f.Severity >= findings.Warning {
+			named[f.OperatorID] = true
+		}
+		if b.each != nil {
+			if f.OperatorName == "" && f.OperatorUID == "" {
+				referenced[f.OperatorID] = true
+			}
+			referenced[f.VertexID] = true
+		}
+	}
+	return named, referenced
 }
 
 // chart adds the rows report.WriteText's chart shows for op to its message a.
