@@ -21,6 +21,7 @@ PREFLIGHT=${PREFLIGHT:-$WORK/bin/preflight}
 # name | generator spec | check arguments
 cases=(
 	"operators-100k|operators=100000,split=1|-p 1"
+	"operators-100k-findings-p2|operators=100000,split=1|-p 2"
 	"union-4096-to-4096|parallelism=4096,maxparallelism=32768,split=1,union=1|-p 4096"
 	"union-4096-to-8192|parallelism=4096,maxparallelism=32768,split=1,union=1|-p 8192"
 	"union-16384-to-32768-deny|parallelism=16384,maxparallelism=32768,split=1,union=1|-p 32768 --frame-size 1MiB"

@@ -43,7 +43,7 @@
 //
 // The Layout's bytes per record (64-bit): OperatorLayout 120 plus its name and uid; per subtask
 // a SubtaskLayout (112 as allocated); per operator-state handle 80 plus its path; per named
-// state entry 96, plus 16 per size run of SPLIT_DISTRIBUTE states (one slice for up to 8 runs,
+// state entry 88, plus 16 per size run of SPLIT_DISTRIBUTE states (one slice for up to 8 runs,
 // beyond that 16 more per run for the prefix sums); per keyed handle 216 plus 2, 4 or 8 per
 // key group of key-group handles (the width that holds its largest key group); per channel-state handle 72. An operator at parallelism 1 with one
 // SPLIT_DISTRIBUTE state in a savepoint-relative file (145 bytes of _metadata) takes about 515

@@ -131,20 +131,21 @@ func (c Compression) String() string {
 
 // StateEntryLayout is one named state of an operator state handle.
 type StateEntryLayout struct {
-	Name     string
-	Mode     DistributionMode
-	Elements int64 // number of offsets: list elements (one for a broadcast state)
-	Bytes    int64 // sum of the element sizes
-	// Sizes holds the per-element sizes, run-length encoded, for SPLIT_DISTRIBUTE states (the
-	// simulator cuts them into contiguous runs). UNION and BROADCAST states are handed out whole,
-	// so only Elements and Bytes are kept for them.
-	Sizes ElementSizes
+	Name string
+	Mode DistributionMode
 	// SizesApproximate is set when the sizes are not exact: this state's offsets interleave with
 	// another state's in the stream (so an element's end is not the next offset), its offsets do
 	// not ascend, the stream is shorter than the last offset, or ReadLayout's budget of one million
 	// size runs was spent and the remaining sizes were folded into their average (Bytes and the
-	// element count stay exact in that case).
+	// element count stay exact in that case). (Beside Mode: one entry exists per name and
+	// subtask, 88 bytes.)
 	SizesApproximate bool
+	Elements         int64 // number of offsets: list elements (one for a broadcast state)
+	Bytes            int64 // sum of the element sizes
+	// Sizes holds the per-element sizes, run-length encoded, for SPLIT_DISTRIBUTE states (the
+	// simulator cuts them into contiguous runs). UNION and BROADCAST states are handed out whole,
+	// so only Elements and Bytes are kept for them.
+	Sizes ElementSizes
 }
 
 // StreamKind says where a stream handle's bytes live.

@@ -14,7 +14,7 @@ const (
 	operatorBytes      = 120 // OperatorLayout, in a slice
 	subtaskBytes       = 104 // SubtaskLayout, in a slice
 	operatorHandleSize = 80  // OperatorStateHandleLayout, allocated alone (72, size class 80)
-	stateEntryBytes    = 96  // StateEntryLayout, in a slice
+	stateEntryBytes    = 88  // StateEntryLayout, in a slice
 	streamRefBytes     = 48  // StreamRef, allocated alone (40, size class 48)
 	keyedHandleBytes   = 224 // KeyedStateHandleLayout, allocated alone (216, size class 224)
 	keyedNestedBytes   = 216 // KeyedStateHandleLayout, in a slice (changelog)

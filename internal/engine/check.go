@@ -34,6 +34,13 @@ const (
 // ChartRows is the most subtasks SubtasksForChart keeps per operator.
 const ChartRows = 16
 
+// StreamStates is how many of an operator's states CheckStream's messages describe: the first
+// three, which report.WriteText's operators table names (the others it counts).
+const StreamStates = 3
+
+// uncounted stands for every state a CheckStream message does not describe (nothing writes it).
+var uncounted = &pb.StateAssignment{}
+
 // ChartOperators is the most operators SubtasksForChart gives rows: report.MaxCharts, the
 // charts report.WriteText draws (engine cannot import report, whose tests import engine).
 const ChartOperators = 8
@@ -162,27 +169,25 @@ func (b *reportBuilder) setShortIDs(ops iter.Seq[checkpoint.OperatorID]) {
 // range's vertices from res as it goes.
 func (b *reportBuilder) add(res *rescale.Result, fs []findings.Finding) {
 	b.addFindings(fs)
-	named := map[string]bool{} // operators charted: named at WARNING or above
-	// Operators whose label the text takes from the report (report.indexReferenced): named by
-	// a finding without their name or uid, or heading a vertex a finding names.
-	referenced := map[string]bool{}
-	for _, f := range fs {
-		b.stop.Check()
-		if f.OperatorID != "" && f.Severity >= findings.Warning {
-			named[f.OperatorID] = true
+	named, referenced := b.namedBy(fs)
+	// The states each message describes from the range's slab of messages: with each set, the
+	// rest point to uncounted; on the API path without subtasks, an operator of many states has
+	// its own messages and releases its states as they are converted (releaseStates).
+	release := b.each == nil && b.detail == SubtasksAsAsked && !b.include
+	described := func(op *rescale.OperatorAssignment) int {
+		switch {
+		case b.each != nil:
+			return min(len(op.States), StreamStates)
+		case release && len(op.States) > releaseChunk:
+			return 0
 		}
-		if b.each != nil {
-			if f.OperatorName == "" && f.OperatorUID == "" {
-				referenced[f.OperatorID] = true
-			}
-			referenced[f.VertexID] = true
-		}
+		return len(op.States)
 	}
 	n, nStates := 0, 0
 	for _, v := range res.Vertices {
 		n += len(v.Operators)
 		for _, op := range v.Operators {
-			nStates += len(op.States)
+			nStates += described(op)
 		}
 	}
 	// The messages of one kind come from one allocation each per range rather than one per
@@ -199,9 +204,13 @@ func (b *reportBuilder) add(res *rescale.Result, fs []findings.Finding) {
 			b.stop.Check()
 			a := &opMsgs[0]
 			opMsgs = opMsgs[1:]
-			k := len(op.States)
-			operatorAssignment(b.stop, v, vid, op, a, stateMsgs[:k:k], statePtrs[:0:k])
-			stateMsgs, statePtrs = stateMsgs[k:], statePtrs[k:]
+			operatorAssignment(v, vid, op, a)
+			if k := described(op); k > 0 || len(op.States) == 0 {
+				stateMessages(b.stop, op, a, stateMsgs[:k:k], statePtrs[:0:k])
+				stateMsgs, statePtrs = stateMsgs[k:], statePtrs[k:]
+			} else {
+				releaseStates(b.stop, op, a)
+			}
 			// The ranges list the operators setShortIDs was given, in its order.
 			a.ShortId = prefix(a.OperatorId, int(b.shortLen[b.next]))
 			b.next++
@@ -251,6 +260,26 @@ func (b *reportBuilder) add(res *rescale.Result, fs []findings.Finding) {
 			}
 		}
 	}
+}
+
+// namedBy returns the operators fs names at WARNING or above (charted), and those whose label the
+// text takes from the report (report.indexReferenced): named by a finding without their name or
+// uid, or heading a vertex a finding names.
+func (b *reportBuilder) namedBy(fs []findings.Finding) (named, referenced map[string]bool) {
+	named, referenced = map[string]bool{}, map[string]bool{}
+	for _, f := range fs {
+		b.stop.Check()
+		if f.OperatorID != "" && f.Severity >= findings.Warning {
+			named[f.OperatorID] = true
+		}
+		if b.each != nil {
+			if f.OperatorName == "" && f.OperatorUID == "" {
+				referenced[f.OperatorID] = true
+			}
+			referenced[f.VertexID] = true
+		}
+	}
+	return named, referenced
 }
 
 // chart adds the rows report.WriteText's chart shows for op to its message a.
@@ -362,12 +391,10 @@ func chartRows(stop *cancel.Flag, op *rescale.OperatorAssignment) []int {
 	return rows
 }
 
-// operatorAssignment summarises what the simulator gave one operator, without subtasks. vid is
-// the vertex ID's hex, shared by the operators of the vertex (and by the head operator's ID). It
-// checks stop per state (runs under cancel.Recover).
-// operatorAssignment fills out with the operator's report, its states in stateMsgs (one per
-// state of op) listed through statePtrs (capacity len(op.States)).
-func operatorAssignment(stop *cancel.Flag, v *rescale.VertexAssignment, vid string, op *rescale.OperatorAssignment, out *pb.OperatorAssignment, stateMsgs []pb.StateAssignment, statePtrs []*pb.StateAssignment) {
+// operatorAssignment fills out with what the simulator gave one operator, without states
+// (stateMessages or releaseStates) and subtasks. vid is the vertex ID's hex, shared by the
+// operators of the vertex (and by the head operator's ID).
+func operatorAssignment(v *rescale.VertexAssignment, vid string, op *rescale.OperatorAssignment, out *pb.OperatorAssignment) {
 	s := op.Summary
 	id := vid
 	if op.ID != v.ID {
@@ -387,24 +414,6 @@ func operatorAssignment(stop *cancel.Flag, v *rescale.VertexAssignment, vid stri
 		TotalPayloadBytes:      s.TotalPayloadBytes,
 		Position:               int32(op.LayoutIndex() + 1),
 		UidByHash:              op.UIDByHash,
-	}
-	if len(op.States) > 0 {
-		out.States = statePtrs
-	}
-	for i, st := range op.States {
-		stop.Check()
-		sm := &stateMsgs[i]
-		*sm = pb.StateAssignment{
-			Name:                  st.Name,
-			Mode:                  st.Mode.String(),
-			Raw:                   st.Raw,
-			Elements:              st.Elements,
-			Bytes:                 st.Bytes,
-			MinElementsPerSubtask: st.Summary.MinElements,
-			MaxElementsPerSubtask: st.Summary.MaxElements,
-			EmptySubtasks:         int32(st.Summary.EmptySubtasks),
-		}
-		out.States = append(out.States, sm)
 	}
 	if op.ManagedKeyed != nil || op.RawKeyed != nil {
 		k := &pb.KeyedAssignment{
@@ -482,4 +491,62 @@ func probeOptions(opts *pb.CheckOptions) findings.Options {
 		o.FailLevel = findings.Severity(pb.Severity_SEVERITY_ERROR)
 	}
 	return o
+}
+
+// releaseChunk is how many state messages releaseStates allocates at a time, and the fewest
+// states for which an operator's states are released as they are converted.
+const releaseChunk = 4096
+
+// stateMessages lists op's states in out, their messages in stateMsgs through statePtrs
+// (capacity len(stateMsgs)). Where stateMsgs is shorter than op.States (CheckStream), the states
+// beyond it are listed as uncounted, the one empty message they share. It checks stop per state
+// (runs under cancel.Recover).
+func stateMessages(stop *cancel.Flag, op *rescale.OperatorAssignment, out *pb.OperatorAssignment, stateMsgs []pb.StateAssignment, statePtrs []*pb.StateAssignment) {
+	if len(op.States) > 0 {
+		out.States = statePtrs
+	}
+	if len(stateMsgs) < len(op.States) {
+		out.States = make([]*pb.StateAssignment, 0, len(op.States))
+	}
+	for i, st := range op.States {
+		stop.Check()
+		if i >= len(stateMsgs) {
+			out.States = append(out.States, uncounted)
+			continue
+		}
+		stateMessage(st, &stateMsgs[i])
+		out.States = append(out.States, &stateMsgs[i])
+	}
+}
+
+// releaseStates lists op's states in out, their messages releaseChunk at a time, and drops each
+// state from op once converted: each StateDistribution is its own allocation, so an operator of
+// 300,000 states holds about its simulation or its messages at any time, not both. Only for the
+// API report without subtasks, which reads nothing of op's states afterwards.
+func releaseStates(stop *cancel.Flag, op *rescale.OperatorAssignment, out *pb.OperatorAssignment) {
+	out.States = make([]*pb.StateAssignment, len(op.States))
+	var msgs []pb.StateAssignment
+	for i, st := range op.States {
+		stop.Check()
+		if len(msgs) == 0 {
+			msgs = make([]pb.StateAssignment, min(len(op.States)-i, releaseChunk))
+		}
+		stateMessage(st, &msgs[0])
+		out.States[i], msgs = &msgs[0], msgs[1:]
+		op.States[i] = nil
+	}
+}
+
+// stateMessage fills sm with what the report says of one state.
+func stateMessage(st *rescale.StateDistribution, sm *pb.StateAssignment) {
+	*sm = pb.StateAssignment{
+		Name:                  st.Name,
+		Mode:                  st.Mode.String(),
+		Raw:                   st.Raw,
+		Elements:              st.Elements,
+		Bytes:                 st.Bytes,
+		MinElementsPerSubtask: st.Summary.MinElements,
+		MaxElementsPerSubtask: st.Summary.MaxElements,
+		EmptySubtasks:         st.Summary.EmptySubtasks,
+	}
 }

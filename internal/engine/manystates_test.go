@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"google.golang.org/protobuf/encoding/protojson"
+	"google.golang.org/protobuf/proto"
 
 	"github.com/flinkpreflight/preflight/internal/report"
 	"github.com/flinkpreflight/preflight/internal/scenarios"
@@ -158,6 +159,41 @@ func TestManyStatesReportStaysShort(t *testing.T) {
 	for i := range n {
 		if name := "split-" + strconv.Itoa(i); !seen[name] {
 			t.Fatalf("state_names lacks %s", name)
+		}
+	}
+}
+
+// TestReleasedStatesMatch: the API report converts an operator of more than releaseChunk states
+// a chunk at a time and releases each state (releaseStates); its states must be those of the
+// report that keeps them (with subtasks, which reads them again).
+func TestReleasedStatesMatch(t *testing.T) {
+	n := 2*releaseChunk + 7
+	path := filepath.Join(t.TempDir(), "_metadata")
+	spec := scenarios.Synthetic{Operators: 1, Parallelism: 3, Split: n, Elements: 2}
+	if err := scenarios.WriteFile(path, false, func(w io.Writer) error { return scenarios.WriteSynthetic(w, spec) }); err != nil {
+		t.Fatal(err)
+	}
+	check := func(include bool) *pb.RescaleReport {
+		f, err := os.Open(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer f.Close()
+		rep, err := New().Check(context.Background(), Input{Reader: f, Source: path}, &pb.RescalePlan{DefaultParallelism: 5},
+			&pb.CheckOptions{IncludeSubtasks: include})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return rep
+	}
+	released, kept := check(false), check(true)
+	a, b := released.GetOperators()[0].GetStates(), kept.GetOperators()[0].GetStates()
+	if len(a) != n || len(b) != n {
+		t.Fatalf("%d and %d states, want %d", len(a), len(b), n)
+	}
+	for i := range a {
+		if !proto.Equal(a[i], b[i]) {
+			t.Fatalf("state %d: released %v, kept %v", i, a[i], b[i])
 		}
 	}
 }

@@ -80,6 +80,9 @@ func BenchmarkScale(b *testing.B) {
 		large bool
 	}{
 		{"operators-100k", scenarios.SyntheticOperators(100_000), 1, false},
+		// Rescaled to 2, each operator's one element leaves a subtask empty: 100,000 PF170
+		// findings, one per operator (issue 29).
+		{"operators-100k-findings-p2", scenarios.SyntheticOperators(100_000), 2, false},
 		{"operators-1M-stateless", scenarios.Synthetic{Operators: 1_000_000, Parallelism: 1}, 1, true},
 		{"union-4096-to-4096", scenarios.SyntheticUnion(4096), 4096, false},
 		{"union-4096-to-8192", scenarios.SyntheticUnion(4096), 8192, false},

@@ -340,22 +340,37 @@ func stateIndex(op *rescale.OperatorAssignment, name string) int {
 // subtasksWhere lists the new subtasks i of op for which pred(share of state k, n) is true. n is
 // the number of subtasks the call stands for: 1, except for a UNION state, whose share is the
 // same for every subtask and is built and judged once (n = parallelism), so that the cost stays
-// linear in old + new parallelism. It checks c's stop per subtask.
+// linear in old + new parallelism. It checks c's stop per subtask. pred sees the share's counts
+// (rescale.StateDistribution.ShareCounts: no Slices, nothing allocated per subtask);
+// subtasksWhereSlices gives it the slices too.
 func subtasksWhere(c *Context, op *rescale.OperatorAssignment, k int, pred func(sh rescale.Share, n int) bool) []int32 {
+	return subtasksBy(c, op, k, false, pred)
+}
+
+// subtasksWhereSlices is subtasksWhere with each share's Slices.
+func subtasksWhereSlices(c *Context, op *rescale.OperatorAssignment, k int, pred func(sh rescale.Share, n int) bool) []int32 {
+	return subtasksBy(c, op, k, true, pred)
+}
+
+func subtasksBy(c *Context, op *rescale.OperatorAssignment, k int, slices bool, pred func(sh rescale.Share, n int) bool) []int32 {
 	var out []int32
 	if k < 0 || k >= len(op.States) {
 		return nil
 	}
 	s := op.States[k]
+	share := s.ShareCounts
+	if slices {
+		share = s.Share
+	}
 	if s.Mode == checkpoint.Union {
-		if op.NewParallelism > 0 && pred(s.Share(0), op.NewParallelism) {
+		if op.NewParallelism > 0 && pred(share(0), op.NewParallelism) {
 			return rangeFrom(0, int32(op.NewParallelism))
 		}
 		return nil
 	}
 	for i := 0; i < op.NewParallelism; i++ {
 		c.stop.Check()
-		if pred(s.Share(i), 1) {
+		if pred(share(i), 1) {
 			out = append(out, int32(i))
 		}
 	}

@@ -283,7 +283,7 @@ func (r FirstOnlyRule) Check(c *Context) []Finding {
 		}
 		var dropped int64
 		var oldDropped []int
-		affected := subtasksWhere(c, h.op, h.k, func(s rescale.Share, n int) bool {
+		affected := subtasksWhereSlices(c, h.op, h.k, func(s rescale.Share, n int) bool {
 			if s.Elements < 2 {
 				return false
 			}

@@ -93,13 +93,22 @@ func write[M proto.Message](w io.Writer, f Format, m M, text, markdown func(io.W
 
 // WriteJSON writes any API message as indented protojson with a trailing newline. protojson
 // varies its whitespace on purpose; re-indenting makes the CLI's output stable for diffs and CI.
-// The indented text is streamed to w, not built: only protojson's compact form is held.
+// The indented text is streamed to w, not built. A RescaleReport is marshalled in pieces
+// (jsonpieces.go), so that only a piece's compact form is held, never the whole report's.
 func WriteJSON(w io.Writer, m proto.Message) error {
+	d := newIndenter(w)
+	if rep, ok := m.(*pb.RescaleReport); ok && len(rep.GetOperators()) > 0 {
+		if err := writeReportJSON(d, rep); err != nil {
+			return err
+		}
+		return d.finish()
+	}
 	b, err := protojson.Marshal(m)
 	if err != nil {
 		return err
 	}
-	return indentJSON(w, b)
+	d.write(b)
+	return d.finish()
 }
 
 // SeverityName is the short upper-case name of a severity.

@@ -125,7 +125,8 @@
 // Memory (what a Result holds): per vertex a VertexAssignment; per operator an
 // OperatorAssignment and, when restored, its operatorSim with one stream slot per old subtask
 // that has operator state (two with raw operator state) and, for keyed state, a handle index per
-// old subtask; per named state a StateDistribution and one old entry per old subtask that lists
+// old subtask; per named state a StateDistribution (128 bytes: the cursor's working view,
+// stateDist, is built on demand from it) and one old entry (40 bytes) per old subtask that lists
 // it. Nothing is kept per new subtask: the operator pass uses a few words per new subtask of
 // scratch, reused across operators. Simulate builds no map entry per operator unless the plan has
 // keys to resolve.

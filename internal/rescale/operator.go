@@ -49,6 +49,9 @@ type operatorSim struct {
 	stop *cancel.Flag
 	// handleSizing is Plan.HandleMaps.
 	handleSizing HandleMapSizing
+	// sizes are the element sizes of the entries whose elements differ in size (oldEntry.sizes
+	// indexes them), of every name of the operator.
+	sizes []*checkpoint.ElementSizes
 	// keptMask marks the streams of old handles without state names that new subtask j keeps at
 	// unchanged parallelism (no StateDistribution accounts for them).
 	keptMask []uint64
@@ -124,7 +127,6 @@ type stateLists struct {
 	lists [][]oldEntry // per (mode, name), in first-appearance order; capacity oldP
 	lens  []int        // their lengths while filling (no slice-header writes in the loop)
 	slab  []oldEntry   // backing store for new lists
-	sizes [][]*checkpoint.ElementSizes
 	keys  []stateKey
 	index map[stateKey]int // built beyond 16 names; below, a linear search is faster
 	order []int            // list of state k of the previous handle: handles usually list names alike
@@ -163,8 +165,11 @@ func (sim *operatorSim) buildOperatorStates(raw bool) ([]*StateDistribution, Ope
 	for li := range g.lists {
 		g.lists[li] = g.lists[li][:g.lens[li]]
 	}
+	// What only the grouping needed goes before the distributions are allocated: at 300,000
+	// names the index alone is 20 MB.
+	g.index, g.lens, g.order, g.hIDs, g.hModes, g.hFresh = nil, nil, nil, nil, nil, nil
 	path := g.path()
-	return sim.distributions(g, grouping, path, raw, streamBase), path
+	return sim.distributions(g, grouping, path, raw), path
 }
 
 // addHandle adds the entries of old subtask j's handle h to their names' lists.
@@ -183,7 +188,7 @@ func (g *stateLists) addHandle(j int, h *checkpoint.OperatorStateHandleLayout) {
 			// states the Layout merges. Java's map cannot hold it twice; merge the entries.
 			prev := &checkpoint.StateEntryLayout{Elements: list[n-1].n, Bytes: list[n-1].bytes}
 			if x := list[n-1].sizes; x >= 0 {
-				prev.Sizes = *g.sizes[li][x]
+				prev.Sizes = *g.sim.sizes[x]
 			} else if list[n-1].uniform >= 0 {
 				prev.Sizes.Append(list[n-1].uniform, list[n-1].n)
 			}
@@ -194,7 +199,7 @@ func (g *stateLists) addHandle(j int, h *checkpoint.OperatorStateHandleLayout) {
 			g.hModes = append(g.hModes, st.Mode)
 			g.hFresh = append(g.hFresh, n == 0)
 		}
-		list[n] = g.entry(j, li, st)
+		list[n] = g.entry(j, st)
 		g.lens[li] = n + 1
 	}
 }
@@ -213,7 +218,7 @@ func (g *stateLists) listOf(k int, key stateKey, handleStates int) int {
 		}
 	} else {
 		if g.index == nil {
-			g.index = make(map[stateKey]int, len(g.keys))
+			g.index = make(map[stateKey]int, max(len(g.keys), handleStates))
 			for x, k := range g.keys {
 				g.index[k] = x
 			}
@@ -240,6 +245,13 @@ func (g *stateLists) newList(key stateKey, handleStates int) int {
 	if g.index != nil {
 		g.index[key] = li
 	}
+	if li == 0 {
+		// Sized for the first handle's names (usually all of them): grown by appending, the
+		// tables of 300,000 names would leave about three times their size as garbage.
+		n := max(handleStates, 1)
+		g.keys, g.hashes = make([]stateKey, 0, n), make([]int32, 0, n)
+		g.lists, g.lens = make([][]oldEntry, 0, n), make([]int, 0, n)
+	}
 	g.keys = append(g.keys, key)
 	g.hashes = append(g.hashes, javaSpread(JavaStringHashCode(key.name)))
 	if len(g.slab) < oldP {
@@ -249,12 +261,11 @@ func (g *stateLists) newList(key stateKey, handleStates int) int {
 	g.lists = append(g.lists, g.slab[:oldP:oldP])
 	g.lens = append(g.lens, 0)
 	g.slab = g.slab[oldP:]
-	g.sizes = append(g.sizes, nil)
 	return li
 }
 
-// entry is old subtask j's entry of list li, keeping its element sizes only where needed.
-func (g *stateLists) entry(j, li int, st *checkpoint.StateEntryLayout) oldEntry {
+// entry is old subtask j's entry of a name, keeping its element sizes only where needed.
+func (g *stateLists) entry(j int, st *checkpoint.StateEntryLayout) oldEntry {
 	e := oldEntry{old: int32(j), sizes: -1, n: max(st.Elements, 0), bytes: st.Bytes, uniform: -1}
 	switch runs := st.Sizes.Runs(); {
 	case st.Mode != checkpoint.SplitDistribute:
@@ -265,11 +276,8 @@ func (g *stateLists) entry(j, li int, st *checkpoint.StateEntryLayout) oldEntry 
 	case e.n == 0:
 		e.uniform = 0
 	case st.Sizes.Len() == e.n:
-		if g.sizes[li] == nil {
-			g.sizes[li] = make([]*checkpoint.ElementSizes, 0, g.sim.oldP)
-		}
-		e.sizes = int32(len(g.sizes[li]))
-		g.sizes[li] = append(g.sizes[li], &st.Sizes)
+		e.sizes = int32(len(g.sim.sizes))
+		g.sim.sizes = append(g.sim.sizes, &st.Sizes)
 	}
 	return e
 }
@@ -293,21 +301,20 @@ func (g *stateLists) path() OperatorPath {
 }
 
 // distributions sets up each name's distribution in Flink's iteration order of the modes' maps.
-func (sim *operatorSim) distributions(g *stateLists, grouping *nameGrouping, path OperatorPath, raw bool, streamBase int32) []*StateDistribution {
+func (sim *operatorSim) distributions(g *stateLists, grouping *nameGrouping, path OperatorPath, raw bool) []*StateDistribution {
 	var start int64
 	out := make([]*StateDistribution, 0, len(g.keys))
-	dists := make([]StateDistribution, len(g.keys))
 	for mode := checkpoint.SplitDistribute; mode <= checkpoint.Broadcast; mode++ {
 		// Flink's iteration order of the mode's HashMap; only SPLIT_DISTRIBUTE's matters (the
 		// cursor's start carries over from name to name), the others are listed alike.
 		sim.stop.Check()
 		for _, li := range grouping.order(mode) {
 			sim.stop.Check()
-			s := &dists[li]
+			// One allocation per name, not one for all: a caller that converts the states one by
+			// one can release each (engine's report of 300,000 names).
 			name, entries := g.keys[li].name, g.lists[li]
-			*s = StateDistribution{Name: name, Mode: mode, Raw: raw, OldEntries: len(entries), NewParallelism: sim.newP}
-			s.d = stateDist{op: sim, mode: mode, path: path, newP: sim.newP, entries: entries, sizes: g.sizes[li], streamBase: streamBase,
-				nameOverhead: PayloadEntryOverhead + int64(len(name))}
+			s := &StateDistribution{Name: name, Mode: mode, Raw: raw, OldEntries: int32(len(entries)), NewParallelism: int32(sim.newP),
+				path: path, op: sim, entries: entries}
 			start = sim.setUpDistribution(s, start)
 			out = append(out, s)
 		}
@@ -318,8 +325,7 @@ func (sim *operatorSim) distributions(g *stateLists, grouping *nameGrouping, pat
 // setUpDistribution fills s's totals and its distribution's cursors from its entries; start is
 // the SPLIT_DISTRIBUTE cursor's start for s, and the one for the next name is returned.
 func (sim *operatorSim) setUpDistribution(s *StateDistribution, start int64) int64 {
-	d := &s.d
-	entries := d.entries
+	entries := s.entries
 	var pre int64
 	for e := range entries {
 		entries[e].pre = pre
@@ -327,23 +333,15 @@ func (sim *operatorSim) setUpDistribution(s *StateDistribution, start int64) int
 		s.Bytes += entries[e].bytes
 	}
 	s.Elements = pre
-	if d.path != PathRescale {
-		d.byOld = make([]int32, sim.oldP)
-		for j := range d.byOld {
-			d.byOld[j] = -1
-		}
-		for e := range entries {
-			d.byOld[entries[e].old] = int32(e)
-		}
+	if s.Mode == checkpoint.Broadcast && s.path == PathUnchangedWithUnion {
+		s.partial = broadcastPartiallyReported(entries, sim.oldP)
 	}
-	if d.mode == checkpoint.Broadcast && d.path == PathUnchangedWithUnion {
-		d.partial = broadcastPartiallyReported(entries, sim.oldP)
-	}
-	if d.mode == checkpoint.SplitDistribute && d.path == PathRescale {
+	if s.Mode == checkpoint.SplitDistribute && s.path == PathRescale {
 		n := int64(sim.newP)
-		d.start, d.base, d.rem = start, s.Elements/n, s.Elements%n
-		start = (start + d.rem) % n
+		s.start = int32(start)
+		start = (start + s.Elements%n) % n
 	}
+	d := s.dist()
 	if d.mode == checkpoint.Union {
 		for e := range entries {
 			sim.markUnion(d.stream(&entries[e]))
@@ -411,7 +409,7 @@ func (d *stateDist) analyticSummary(s *StateDistribution) StateSummary {
 			sum.MaxElements++
 		}
 		if d.base == 0 {
-			sum.EmptySubtasks = int(newP - d.rem)
+			sum.EmptySubtasks = int32(newP - d.rem)
 			sum.AbsentSubtasks = sum.EmptySubtasks
 		}
 		sum.TotalElements = s.Elements
@@ -420,7 +418,7 @@ func (d *stateDist) analyticSummary(s *StateDistribution) StateSummary {
 		sum.MinElements, sum.MaxElements = s.Elements, s.Elements
 		sum.MinBytes, sum.MaxBytes = s.Bytes, s.Bytes
 		if s.Elements == 0 {
-			sum.EmptySubtasks = d.newP
+			sum.EmptySubtasks = int32(d.newP)
 		}
 		sum.TotalElements = newP * s.Elements
 	case s.Mode == checkpoint.Broadcast && d.path == PathRescale:
@@ -434,7 +432,7 @@ func (d *stateDist) analyticSummary(s *StateDistribution) StateSummary {
 			}
 			en := &d.entries[e]
 			if en.n == 0 {
-				sum.EmptySubtasks += int(cnt)
+				sum.EmptySubtasks += int32(cnt)
 			}
 			sum.TotalElements += cnt * en.n
 			widen(&sum.MinElements, &sum.MaxElements, en.n)
@@ -445,7 +443,7 @@ func (d *stateDist) analyticSummary(s *StateDistribution) StateSummary {
 		sum.MinElements, sum.MinBytes = -1, -1
 		if len(d.entries) < d.newP {
 			sum.MinElements, sum.MinBytes = 0, 0
-			sum.AbsentSubtasks = d.newP - len(d.entries)
+			sum.AbsentSubtasks = int32(d.newP - len(d.entries))
 			sum.EmptySubtasks = sum.AbsentSubtasks
 		}
 		for e := range d.entries {
@@ -494,11 +492,9 @@ func (d *stateDist) eachWhole(i int, f func(e int)) {
 		f(i % len(d.entries))
 	default:
 		own := int32(-1)
-		if i < len(d.byOld) {
-			own = d.byOld[i]
-		}
-		if own >= 0 {
-			f(int(own))
+		if e := d.firstFrom(i); e < len(d.entries) && int(d.entries[e].old) == i {
+			own = int32(e)
+			f(e)
 		}
 		if d.partial {
 			if e := i % len(d.entries); int32(e) != own {

@@ -10,7 +10,7 @@ import (
 // subtask's handle. It holds no pointer, so that the garbage collector need not scan entries.
 type oldEntry struct {
 	old int32 // old subtask index; the stream id is old + stateDist.streamBase
-	// sizes indexes stateDist.sizes for entries whose elements differ in size; -1 otherwise.
+	// sizes indexes operatorSim.sizes for entries whose elements differ in size; -1 otherwise.
 	sizes int32
 	n     int64 // elements (offsets)
 	pre   int64 // elements of the name before this entry, in Flink's traversal order
@@ -39,13 +39,13 @@ func (d *stateDist) sum(e *oldEntry, from, count int64) int64 {
 	return e.bytes*(from+count)/e.n - e.bytes*from/e.n
 }
 
-// stateDist is the compact representation of one named state's distribution. Nothing per new
-// subtask is stored: SPLIT_DISTRIBUTE keeps the cursor parameters (start, base, remainder) and the
+// stateDist is the working view of one named state's distribution, built on demand from the few
+// fields a StateDistribution keeps (dist). Nothing per new subtask is stored: SPLIT_DISTRIBUTE keeps the cursor parameters (start, base, remainder) and the
 // prefix sums of the concatenated old entries; UNION gives everyone everything; BROADCAST maps
 // subtask i to entry i mod n.
 type stateDist struct {
 	op    *operatorSim
-	sizes []*checkpoint.ElementSizes // element sizes of the entries that need them
+	sizes []*checkpoint.ElementSizes // element sizes of the entries that need them (the operator's)
 	// streamBase maps an entry's old subtask to its stream id: 0 for managed, oldP for raw.
 	// (The small fields are kept together: one stateDist exists per state and operator.)
 	streamBase int32
@@ -55,14 +55,18 @@ type stateDist struct {
 	partial bool
 	newP    int
 	entries []oldEntry
-	// byOld maps an old subtask to its entry index, -1 when it has none (unchanged paths).
-	byOld []int32
 	// SPLIT_DISTRIBUTE on PathRescale: run k (k = 0..newP-1) goes to subtask (start+k) mod newP;
 	// the first rem runs have base+1 elements, the others base.
 	start, base, rem int64
 	// nameOverhead is the payload estimate of one entry of this name (PayloadEntryOverhead plus
 	// the name's bytes).
 	nameOverhead int64
+}
+
+// firstFrom returns the first entry of old subtask i or a later one (entries are in old-subtask
+// order, one per old subtask); len(entries) when there is none.
+func (d *stateDist) firstFrom(i int) int {
+	return sort.Search(len(d.entries), func(e int) bool { return int(d.entries[e].old) >= i })
 }
 
 // endOf returns the element index just past entry e.
@@ -106,11 +110,12 @@ func (d *stateDist) runOf(i int) int64 {
 // the slices.
 func (s *StateDistribution) Share(i int) Share {
 	var sh Share
-	s.d.walk(i, func(e int, first, count, bytes int64) {
-		en := &s.d.entries[e]
+	d := s.dist()
+	d.walk(i, func(e int, first, count, bytes int64) {
+		en := &d.entries[e]
 		sh.Slices = append(sh.Slices, Slice{
 			OldSubtask: int(en.old), First: first, Elements: count, Bytes: bytes,
-			Stream: s.d.op.streams[s.d.stream(en)].ref,
+			Stream: d.op.streams[d.stream(en)].ref,
 		})
 		sh.Elements += count
 		sh.Bytes += bytes
@@ -124,12 +129,13 @@ func (s *StateDistribution) Share(i int) Share {
 func (s *StateDistribution) ShareCounts(i int) Share {
 	var sh Share
 	if s.Mode == checkpoint.Union {
-		if i >= 0 && i < s.d.newP {
-			sh = Share{Present: len(s.d.entries) > 0, Elements: s.Elements, Bytes: s.Bytes}
+		if i >= 0 && i < int(s.NewParallelism) {
+			sh = Share{Present: len(s.entries) > 0, Elements: s.Elements, Bytes: s.Bytes}
 		}
 		return sh
 	}
-	s.d.walk(i, func(_ int, _, count, bytes int64) {
+	d := s.dist()
+	d.walk(i, func(_ int, _, count, bytes int64) {
 		sh.Present = true
 		sh.Elements += count
 		sh.Bytes += bytes

@@ -410,7 +410,7 @@ func checkStateInvariants(t *testing.T, s *StateDistribution, oldP, newP int, un
 			t.Fatalf("%s: %d of %d elements assigned", s.Name, total, s.Elements)
 		}
 	case checkpoint.Broadcast:
-		if uniformBroadcast && s.OldEntries == oldP && oldP != newP {
+		if uniformBroadcast && int(s.OldEntries) == oldP && oldP != newP {
 			for j := 0; j < oldP; j++ {
 				want := newP / oldP
 				if j < newP%oldP {
@@ -494,8 +494,8 @@ func checkSummaries(t *testing.T, a *OperatorAssignment) {
 			}
 		}
 		ss := s.Summary
-		if ss.MinElements != lo || ss.MaxElements != hi || ss.MinBytes != blo || ss.MaxBytes != bhi || ss.EmptySubtasks != empty || ss.AbsentSubtasks != absent {
-			t.Fatalf("%s %v: summary %+v, shares min/max %d/%d bytes %d/%d empty %d absent %d", s.Name, s.d.path, ss, lo, hi, blo, bhi, empty, absent)
+		if ss.MinElements != lo || ss.MaxElements != hi || ss.MinBytes != blo || ss.MaxBytes != bhi || int(ss.EmptySubtasks) != empty || int(ss.AbsentSubtasks) != absent {
+			t.Fatalf("%s %v: summary %+v, shares min/max %d/%d bytes %d/%d empty %d absent %d", s.Name, s.path, ss, lo, hi, blo, bhi, empty, absent)
 		}
 	}
 }

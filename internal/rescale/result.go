@@ -294,25 +294,55 @@ type StateDistribution struct {
 	Name string
 	Mode checkpoint.DistributionMode
 	Raw  bool
+	// path is the list's repartitioning path: PathUnchanged, PathUnchangedWithUnion or
+	// PathRescale; partial marks a BROADCAST name "partially reported" (§1.3) on
+	// PathUnchangedWithUnion. start is where the SPLIT_DISTRIBUTE cursor starts on PathRescale.
+	// (The small fields are kept together: one StateDistribution exists per state and operator.)
+	path    OperatorPath
+	partial bool
+	start   int32
 	// Elements and Bytes in the checkpoint (all old subtasks).
 	Elements, Bytes int64
 	// OldEntries is the number of old handles that list the name (including empty entries).
-	OldEntries     int
-	NewParallelism int
+	OldEntries     int32
+	NewParallelism int32
 	Summary        StateSummary
 
-	d stateDist
+	op      *operatorSim
+	entries []oldEntry // the name's old entries, in Flink's traversal order
 }
+
+// dist returns the working view of the distribution (see stateDist): what it derives from the
+// name, the mode and the operator is not kept per name.
+func (s *StateDistribution) dist() stateDist {
+	d := stateDist{op: s.op, mode: s.Mode, path: s.path, partial: s.partial, newP: int(s.NewParallelism), entries: s.entries,
+		start: int64(s.start), nameOverhead: s.nameOverhead()}
+	if s.op != nil {
+		d.sizes = s.op.sizes
+		if s.Raw {
+			d.streamBase = int32(s.op.oldP)
+		}
+	}
+	if s.Mode == checkpoint.SplitDistribute && s.path == PathRescale && s.NewParallelism > 0 {
+		n := int64(s.NewParallelism)
+		d.base, d.rem = s.Elements/n, s.Elements%n
+	}
+	return d
+}
+
+// nameOverhead is the payload estimate of one entry of the name: PayloadEntryOverhead plus the
+// name's bytes.
+func (s *StateDistribution) nameOverhead() int64 { return PayloadEntryOverhead + int64(len(s.Name)) }
 
 // StateSummary aggregates one named state over the new subtasks.
 type StateSummary struct {
 	MinElements, MaxElements int64
 	MinBytes, MaxBytes       int64
 	// EmptySubtasks receive no element of the name (an empty entry counts as none).
-	EmptySubtasks int
+	EmptySubtasks int32
 	// AbsentSubtasks have no entry for the name at all, not even an empty one; after restore the
 	// name exists in their backend only if another restored stream's meta info lists it.
-	AbsentSubtasks int
+	AbsentSubtasks int32
 	// TotalElements is the sum over new subtasks (UNION: NewParallelism × Elements).
 	TotalElements int64
 }

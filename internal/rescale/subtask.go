@@ -72,7 +72,7 @@ func (a *OperatorAssignment) Subtask(i int) SubtaskAssignment {
 			if !has(id) {
 				countStream(id, false)
 			}
-			st.PayloadBytes += s.d.nameOverhead + 8*sl.Elements
+			st.PayloadBytes += s.nameOverhead() + 8*sl.Elements
 		}
 	}
 	for _, k := range []*KeyedDistribution{a.ManagedKeyed, a.RawKeyed} {
@@ -190,10 +190,11 @@ func (a *OperatorAssignment) SubtaskTotals(i int) SubtaskAssignment {
 			st.Elements += s.Elements
 			st.StateBytes += s.Bytes
 			st.Offsets += s.Elements
-			st.PayloadBytes += int64(len(s.d.entries))*s.d.nameOverhead + 8*s.Elements
+			st.PayloadBytes += int64(len(s.entries))*s.nameOverhead() + 8*s.Elements
 			continue
 		}
-		d := &s.d
+		sd := s.dist()
+		d := &sd
 		d.walk(i, func(e int, _, count, bytes int64) {
 			st.Elements += count
 			st.StateBytes += bytes
@@ -248,7 +249,7 @@ func (a *OperatorAssignment) UnionPayloadBytes() int64 {
 	n := a.sim.unionCost
 	for _, s := range a.States {
 		if s.Mode == checkpoint.Union {
-			n += int64(len(s.d.entries))*s.d.nameOverhead + 8*s.Elements
+			n += int64(len(s.entries))*s.nameOverhead() + 8*s.Elements
 		}
 	}
 	return n
@@ -284,7 +285,8 @@ func (a *OperatorAssignment) SplitPayloadFloor() PayloadFloor {
 		if s.Mode != checkpoint.SplitDistribute {
 			continue
 		}
-		d := &s.d
+		sd := s.dist()
+		d := &sd
 		sf := SplitFloor{EntryBytes: d.nameOverhead}
 		for e := range d.entries {
 			en := &d.entries[e]
@@ -374,7 +376,8 @@ func (a *OperatorAssignment) OldSubtasksRead(i int) []int {
 		mark(i) // an old handle without names, kept by the subtask of the same index
 	}
 	for _, s := range a.States {
-		d := &s.d
+		sd := s.dist()
+		d := &sd
 		if s.Mode == checkpoint.Union {
 			for e := range d.entries {
 				mark(int(d.entries[e].old))

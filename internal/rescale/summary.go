@@ -55,7 +55,7 @@ func (sim *operatorSim) startAccumulators(sc *scratch) {
 		if s.Mode == checkpoint.Union {
 			init.elems += s.Elements
 			init.sbytes += s.Bytes
-			init.payload += int64(len(s.d.entries))*s.d.nameOverhead + 8*s.Elements
+			init.payload += int64(len(s.entries))*s.nameOverhead() + 8*s.Elements
 		}
 	}
 	init.payload += sim.unionCost
@@ -87,7 +87,7 @@ func (sim *operatorSim) operatorStatePass(sc *scratch) {
 		sc.bits = make([]uint64, block*w)
 	}
 	for _, s := range a.States {
-		if s.Mode == checkpoint.SplitDistribute && s.d.path == PathRescale {
+		if s.Mode == checkpoint.SplitDistribute && s.path == PathRescale {
 			s.Summary.MinBytes, s.Summary.MaxBytes = -1, 0
 		}
 	}
@@ -111,14 +111,14 @@ func (sim *operatorSim) operatorStatePass(sc *scratch) {
 		}
 		for _, s := range a.States {
 			sim.stop.Check()
-			if s.Mode == checkpoint.Broadcast && s.d.path == PathRescale {
+			if s.Mode == checkpoint.Broadcast && s.path == PathRescale {
 				continue // in bgroups
 			}
 			p.state(s, b0, b1)
 		}
 	}
 	for _, s := range a.States {
-		if s.Mode == checkpoint.SplitDistribute && s.d.path == PathRescale && s.d.base == 0 && s.d.rem < int64(newP) {
+		if s.Mode == checkpoint.SplitDistribute && s.path == PathRescale && s.Elements < int64(newP) {
 			s.Summary.MinBytes = 0 // the runs without elements
 		}
 	}
@@ -228,19 +228,17 @@ func (p *pass) whole(t int, d *stateDist, en *oldEntry) {
 }
 
 func (p *pass) state(s *StateDistribution, b0, b1 int) {
-	d := &s.d
+	sd := s.dist()
+	d := &sd
 	sc := p.sc
 	switch {
 	case s.Mode == checkpoint.Union:
 		return // added as a constant by summarize
 	case d.path != PathRescale && !d.partial:
 		// Unchanged parallelism: subtask t keeps old subtask t's entry.
-		for t := b0; t < b1 && t < len(d.byOld); t++ {
-			x := d.byOld[t]
-			if x < 0 {
-				continue
-			}
-			p.whole(t, d, &d.entries[x])
+		// Entries are in old-subtask order, one per old subtask.
+		for e := d.firstFrom(b0); e < len(d.entries) && int(d.entries[e].old) < b1; e++ {
+			p.whole(int(d.entries[e].old), d, &d.entries[e])
 		}
 		return
 	case s.Mode != checkpoint.SplitDistribute || d.path != PathRescale:
@@ -327,15 +325,16 @@ type broadcastGroup struct {
 
 func broadcastGroups(states []*StateDistribution) []*broadcastGroup {
 	var groups []*broadcastGroup
-	var firsts []*stateDist
+	var firsts []stateDist
 	for _, s := range states {
-		d := &s.d
+		sd := s.dist()
+		d := &sd
 		if s.Mode != checkpoint.Broadcast || d.path != PathRescale {
 			continue
 		}
 		var g *broadcastGroup
-		for k, f := range firsts {
-			if sameOldSubtasks(f, d) {
+		for k := range firsts {
+			if sameOldSubtasks(&firsts[k], d) {
 				g = groups[k]
 				break
 			}
@@ -347,7 +346,7 @@ func broadcastGroups(states []*StateDistribution) []*broadcastGroup {
 				g.stream[e] = d.stream(&d.entries[e])
 			}
 			groups = append(groups, g)
-			firsts = append(firsts, d)
+			firsts = append(firsts, *d)
 		}
 		for e := range d.entries {
 			en := &d.entries[e]

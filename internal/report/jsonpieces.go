@@ -1,0 +1,121 @@
+package report
+
+import (
+	"bytes"
+	"errors"
+
+	"google.golang.org/protobuf/encoding/protojson"
+	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/reflect/protoreflect"
+
+	pb "github.com/flinkpreflight/preflight/proto/preflight/v1"
+)
+
+// jsonChunk is how many operators, or states of one operator, are marshalled at a time: a
+// report of 300,000 states is about 45 MB of compact JSON at once, a chunk about 0.6 MB.
+const jsonChunk = 4096
+
+var errJSONPieces = errors.New("report: protojson's output of a piece is not as expected")
+
+// writeReportJSON writes rep as protojson.Marshal would, indented, a piece at a time: the report
+// with one empty operator standing for its list, then the operators a chunk at a time, an
+// operator of many states with its states a chunk at a time. protojson writes a message the same
+// whether nested or alone, and the indenter drops the whitespace it varies, so the bytes are
+// those of the whole report marshalled at once (TestWriteJSONPieces).
+func writeReportJSON(d *indenter, rep *pb.RescaleReport) error {
+	head, tail, err := marshalAround(rep, "operators", &pb.OperatorAssignment{})
+	if err != nil {
+		return err
+	}
+	d.write(head)
+	ops := rep.GetOperators()
+	first := true
+	for len(ops) > 0 {
+		if !first {
+			d.write([]byte{','})
+		}
+		first = false
+		if len(ops[0].GetStates()) > jsonChunk {
+			if err := writeOperatorJSON(d, ops[0]); err != nil {
+				return err
+			}
+			ops = ops[1:]
+			continue
+		}
+		// Operators up to jsonChunk of them or states, stopping before one of many states.
+		n, states := 0, 0
+		for n < len(ops) && n < jsonChunk && len(ops[n].GetStates()) <= jsonChunk && states < jsonChunk {
+			states += len(ops[n].GetStates())
+			n++
+		}
+		if err := writeList(d, &pb.RescaleReport{Operators: ops[:n]}, `{"operators":[`); err != nil {
+			return err
+		}
+		ops = ops[n:]
+	}
+	d.write(tail)
+	return nil
+}
+
+// writeOperatorJSON writes one operator with its states a chunk at a time.
+func writeOperatorJSON(d *indenter, op *pb.OperatorAssignment) error {
+	head, tail, err := marshalAround(op, "states", &pb.StateAssignment{})
+	if err != nil {
+		return err
+	}
+	d.write(head)
+	states := op.GetStates()
+	for k := 0; k < len(states); k += jsonChunk {
+		if k > 0 {
+			d.write([]byte{','})
+		}
+		if err := writeList(d, &pb.OperatorAssignment{States: states[k:min(k+jsonChunk, len(states))]}, `{"states":[`); err != nil {
+			return err
+		}
+	}
+	d.write(tail)
+	return nil
+}
+
+// writeList writes the elements of the one list field m sets, without the brackets: m marshals
+// as prefix, the elements, "]}".
+func writeList(d *indenter, m proto.Message, prefix string) error {
+	b, err := protojson.Marshal(m)
+	if err != nil {
+		return err
+	}
+	if !bytes.HasPrefix(b, []byte(prefix)) || !bytes.HasSuffix(b, []byte("]}")) {
+		return errJSONPieces
+	}
+	d.write(b[len(prefix) : len(b)-2])
+	return nil
+}
+
+// marshalAround marshals m with its list field name replaced by one empty element, and returns
+// what comes before the list's elements (ending in '[') and after them (starting with ']').
+// m's other fields are shared, not copied.
+func marshalAround(m proto.Message, name protoreflect.Name, empty proto.Message) (head, tail []byte, err error) {
+	src := m.ProtoReflect()
+	field := src.Descriptor().Fields().ByName(name)
+	if field == nil || !field.IsList() {
+		return nil, nil, errJSONPieces
+	}
+	shell := src.New()
+	src.Range(func(fd protoreflect.FieldDescriptor, v protoreflect.Value) bool {
+		if fd != field {
+			shell.Set(fd, v)
+		}
+		return true
+	})
+	shell.Mutable(field).List().Append(protoreflect.ValueOfMessage(empty.ProtoReflect()))
+	b, err := protojson.Marshal(shell.Interface())
+	if err != nil {
+		return nil, nil, err
+	}
+	marker := []byte(`"` + field.JSONName() + `":[{}]`)
+	if bytes.Count(b, marker) != 1 {
+		return nil, nil, errJSONPieces
+	}
+	at := bytes.Index(b, marker)
+	return b[:at+len(marker)-3], b[at+len(marker)-1:], nil
+}
