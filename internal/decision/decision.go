@@ -134,7 +134,7 @@ func vetoForFiles(resp *pb.DecideResponse, fs []*pb.Finding, fail pb.Severity) {
 			continue
 		}
 		resp.Findings = append(resp.Findings, f)
-		if !contains(ids, f.GetRuleId()) {
+		if !slices.Contains(ids, f.GetRuleId()) {
 			ids = append(ids, f.GetRuleId())
 		}
 		if msg == "" {
@@ -147,7 +147,7 @@ func vetoForFiles(resp *pb.DecideResponse, fs []*pb.Finding, fail pb.Severity) {
 	sort.Strings(ids)
 	for _, v := range resp.Vertices {
 		for _, id := range ids {
-			if !contains(v.FindingIds, id) {
+			if !slices.Contains(v.FindingIds, id) {
 				v.FindingIds = append(v.FindingIds, id)
 			}
 		}
