@@ -109,7 +109,7 @@ func NewDecoder() *Decoder { return &Decoder{} }
 // ReadLayoutFile decodes the Layout of the file at name. Errors name the path: the os error of
 // the open or read, or the *FormatError (errors.As finds it) prefixed with the path. When ctx
 // ends, the read stops with ctx's error: between reads of a large file, and between the decoded
-// records (each state entry, subtask and operator) of any file, as ReadLayoutContext does.
+// records (each state entry, subtask and operator) of any file, as ReadLayoutSized does.
 func (x *Decoder) ReadLayoutFile(ctx context.Context, name string) (*Layout, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err

@@ -50,7 +50,7 @@ type decoder struct {
 
 	// sizeHint is the stream's expected length (0: unknown), for count's first allocation.
 	sizeHint int64
-	// stop, when set (ReadLayoutContext), is checked per state entry and per subtask record: the
+	// stop, when set (ReadLayoutSized), is checked per state entry and per subtask record: the
 	// conversion of a buffered record into its Layout (a million state names) reads nothing, so
 	// the reader's context checks would not see its end.
 	stop *cancel.Flag

@@ -55,7 +55,7 @@
 // records decoded. Nothing in a Layout is shared with another Layout or reused after it is
 // returned: a Layout belongs to whoever got it.
 //
-// ReadLayoutContext stops when its context ends, also between reads: the conversion of a
+// ReadLayoutSized stops when its context ends, also between reads: the conversion of a
 // buffered record (a subtask listing a million state names) checks it per entry.
 //
 // OperatorIDFromUID computes the OperatorID Flink derives from a user-set UID (murmur3_128).

@@ -18,18 +18,13 @@ func ReadLayout(r io.Reader) (*Layout, error) {
 	return readLayout(newReaderDecoder(r))
 }
 
-// ReadLayoutContext is ReadLayout stopping when ctx ends, with ctx's error: r's reads are
-// checked by the caller (a reader that checks ctx), and the work between reads (each state
-// entry, each subtask record, each converted operator) checks ctx here. Without this, the
-// conversion of the last buffered record (a subtask with a million state names) ran for seconds
-// after the deadline.
-func ReadLayoutContext(ctx context.Context, r io.Reader) (l *Layout, err error) {
-	return ReadLayoutSized(ctx, r, 0)
-}
-
-// ReadLayoutSized is ReadLayoutContext for a stream whose length the caller expects (a file's
-// size, an object's, an upload's header; 0 when unknown). The size only lets the decoder size
-// its arrays once instead of growing them; a stream of another length decodes the same.
+// ReadLayoutSized is ReadLayout stopping when ctx ends, with ctx's error, for a stream whose
+// length the caller expects (a file's size, an object's, an upload's header; 0 when unknown).
+// r's reads are checked by the caller (a reader that checks ctx), and the work between reads
+// (each state entry, each subtask record, each converted operator) checks ctx here: without
+// this, the conversion of the last buffered record (a subtask with a million state names) ran
+// for seconds after the deadline. The size only lets the decoder size its arrays once instead
+// of growing them; a stream of another length decodes the same.
 func ReadLayoutSized(ctx context.Context, r io.Reader, size int64) (l *Layout, err error) {
 	stop, release := cancel.Watch(ctx)
 	defer release()

@@ -16,7 +16,7 @@ func TestReadLayoutSizedSameLayout(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		want, err := ReadLayoutContext(context.Background(), bytes.NewReader(b))
+		want, err := ReadLayoutSized(context.Background(), bytes.NewReader(b), 0)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -30,7 +30,7 @@ func TestReadLayoutSizedSameLayout(t *testing.T) {
 				t.Errorf("%s, hint %d: another Layout", name, hint)
 			}
 		}
-		_, wantErr := ReadLayoutContext(context.Background(), bytes.NewReader(b[:n/2]))
+		_, wantErr := ReadLayoutSized(context.Background(), bytes.NewReader(b[:n/2]), 0)
 		for _, hint := range []int64{n / 2, n, 1 << 40} {
 			if _, err := ReadLayoutSized(context.Background(), bytes.NewReader(b[:n/2]), hint); err == nil || wantErr == nil || err.Error() != wantErr.Error() {
 				t.Errorf("%s truncated, hint %d: %v, want %v", name, hint, err, wantErr)
