@@ -18,6 +18,8 @@ var kafkaTxnTimeout = RuleMeta{
 	ID:       "PF193",
 	Title:    "Exactly-once Kafka sink restored from a snapshot older than the transaction timeout",
 	Severity: Warning,
+	Grading: "INFO when _metadata says the snapshot is a stop-with-savepoint (suspend or terminate): the sink committed " +
+		"its transactions when the job stopped, unless the stop failed.",
 	Cause: "An exactly-once Kafka sink (FlinkKafkaProducer, KafkaSink) commits the transactions of a checkpoint after the " +
 		"checkpoint completes, and on restore commits again those the snapshot lists as pending. Once the snapshot is older " +
 		"than transaction.timeout.ms (1 hour unless the job sets it; the broker caps it at transaction.max.timeout.ms, 15 " +
@@ -47,7 +49,7 @@ type KafkaTxnTimeoutRule struct{}
 func (KafkaTxnTimeoutRule) Meta() *RuleMeta { return &kafkaTxnTimeout }
 
 func (r KafkaTxnTimeoutRule) Check(c *Context) []Finding {
-	if c.Options.SnapshotTime.IsZero() {
+	if c.Options.SnapshotTime.IsZero() || c.Layout == nil {
 		return nil
 	}
 	now := c.Options.Now
@@ -62,19 +64,23 @@ func (r KafkaTxnTimeoutRule) Check(c *Context) []Finding {
 	if age <= timeout {
 		return nil
 	}
+	sev, stopped := Warning, ""
+	if p := c.Layout.Properties; p != nil && p.Savepoint && (p.PostCheckpointAct == "SUSPEND" || p.PostCheckpointAct == "TERMINATE") {
+		sev, stopped = Info, " This snapshot is a stop-with-savepoint, after which the sink commits its transactions, so only a stop that failed after the savepoint leaves any open."
+	}
 	var out []Finding
 	c.operators(func(_ *rescale.VertexAssignment, op *rescale.OperatorAssignment) {
 		sink := kafkaSinkKind(c, op)
 		if sink == "" {
 			return
 		}
-		f := c.finding(r, Warning, op)
+		f := c.finding(r, sev, op)
 		f.Message = fmt.Sprintf("%s is a Kafka sink (%s). The snapshot was taken %s ago (%s), longer than the transaction "+
 			"timeout of %s%s. If the sink is exactly-once and the transactions this snapshot lists were not committed before "+
 			"the job stopped, the broker has aborted them: the restore succeeds with a ProducerFencedException or "+
-			"InvalidTxnStateException warning and their records are lost (FLINK-8086, FLINK-23839).",
+			"InvalidTxnStateException warning and their records are lost (FLINK-8086, FLINK-23839).%s",
 			upperFirst(opLabel(op, c.Entry(op))), sink, age.Round(time.Second), c.Options.SnapshotTime.UTC().Format(time.RFC3339),
-			timeout, timeoutText)
+			timeout, timeoutText, stopped)
 		f.Remediation = kafkaTxnTimeout.remedy("")
 		f.References = kafkaTxnTimeout.refs()
 		out = append(out, f)

@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/flinkpreflight/preflight/internal/checkpoint"
 	"github.com/flinkpreflight/preflight/internal/rescale"
 )
 
@@ -22,17 +23,27 @@ func TestKafkaTxnTimeoutRule(t *testing.T) {
 		timeout time.Duration
 		noTime  bool
 		fires   bool
+		props   *checkpoint.CheckpointProperties
+		want    Severity // when it fires; SeverityUnspecified = Warning
 	}{
-		{"producer, default timeout + 1s", producer, time.Hour + time.Second, 0, false, true},
-		{"producer, default timeout - 1s", producer, time.Hour - time.Second, 0, false, false},
-		{"producer, exactly the timeout", producer, time.Hour, 0, false, false},
-		{"producer, 15 min timeout + 1s", producer, 15*time.Minute + time.Second, 15 * time.Minute, false, true},
-		{"producer, 15 min timeout - 1s", producer, 15*time.Minute - time.Second, 15 * time.Minute, false, false},
-		{"producer, 2 h timeout, 90 min old", producer, 90 * time.Minute, 2 * time.Hour, false, false},
-		{"producer, snapshot time unknown", producer, 48 * time.Hour, 0, true, false},
-		{"KafkaSink writer", sink, 2 * time.Hour, 0, false, true},
-		{"KafkaSink committer", committer, 2 * time.Hour, 0, false, true},
-		{"FileSink writer", fileSink, 2 * time.Hour, 0, false, false},
+		{"producer, default timeout + 1s", producer, time.Hour + time.Second, 0, false, true, nil, 0},
+		{"producer, default timeout - 1s", producer, time.Hour - time.Second, 0, false, false, nil, 0},
+		{"producer, exactly the timeout", producer, time.Hour, 0, false, false, nil, 0},
+		{"producer, 15 min timeout + 1s", producer, 15*time.Minute + time.Second, 15 * time.Minute, false, true, nil, 0},
+		{"producer, 15 min timeout - 1s", producer, 15*time.Minute - time.Second, 15 * time.Minute, false, false, nil, 0},
+		{"producer, 2 h timeout, 90 min old", producer, 90 * time.Minute, 2 * time.Hour, false, false, nil, 0},
+		{"producer, snapshot time unknown", producer, 48 * time.Hour, 0, true, false, nil, 0},
+		{"KafkaSink writer", sink, 2 * time.Hour, 0, false, true, nil, 0},
+		{"KafkaSink committer", committer, 2 * time.Hour, 0, false, true, nil, 0},
+		{"FileSink writer", fileSink, 2 * time.Hour, 0, false, false, nil, 0},
+		{"stop-with-savepoint (suspend)", producer, 2 * time.Hour, 0, false, true,
+			&checkpoint.CheckpointProperties{Savepoint: true, Name: "Suspend Savepoint", PostCheckpointAct: "SUSPEND"}, Info},
+		{"stop-with-savepoint (terminate)", sink, 2 * time.Hour, 0, false, true,
+			&checkpoint.CheckpointProperties{Savepoint: true, Name: "Terminate Savepoint", PostCheckpointAct: "TERMINATE"}, Info},
+		{"savepoint, job kept running", producer, 2 * time.Hour, 0, false, true,
+			&checkpoint.CheckpointProperties{Savepoint: true, Name: "Savepoint", PostCheckpointAct: "NONE"}, Warning},
+		{"checkpoint", producer, 2 * time.Hour, 0, false, true,
+			&checkpoint.CheckpointProperties{Name: "Checkpoint", SharingStrategy: "FORWARD_BACKWARD"}, Warning},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -40,15 +51,21 @@ func TestKafkaTxnTimeoutRule(t *testing.T) {
 			if tt.noTime {
 				opts.SnapshotTime = time.Time{}
 			}
-			fs := byRule(check(t, layoutOf(t, 5, tt.op), rescale.Plan{}, nil, opts), "PF193")
+			l := layoutOf(t, 5, tt.op)
+			l.Properties = tt.props
+			fs := byRule(check(t, l, rescale.Plan{}, nil, opts), "PF193")
 			if !tt.fires {
 				if len(fs) != 0 {
 					t.Fatalf("want silence, got %+v", fs)
 				}
 				return
 			}
-			if len(fs) != 1 || fs[0].Severity != Warning || fs[0].OperatorUID != tt.op.uid {
-				t.Fatalf("got %+v, want one WARNING on %s", fs, tt.op.uid)
+			want := tt.want
+			if want == SeverityUnspecified {
+				want = Warning
+			}
+			if len(fs) != 1 || fs[0].Severity != want || fs[0].OperatorUID != tt.op.uid {
+				t.Fatalf("got %+v, want one %v on %s", fs, want, tt.op.uid)
 			}
 			for _, s := range []string{"FLINK-8086", "FLINK-23839", tt.op.uid, "2026-12-05T06:00:00Z", "ProducerFencedException"} {
 				if !strings.Contains(fs[0].Message, s) {
