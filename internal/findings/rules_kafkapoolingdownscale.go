@@ -19,7 +19,8 @@ var kafkaPoolingDownscale = RuleMeta{
 		"offset, so read_committed consumers stall, without any error in Flink, until transaction.timeout.ms expires " +
 		"(FLINK-40626, unfixed in every release; apache/flink-connector-kafka#314). The INCREMENTING strategy (the " +
 		"default, and 3.x) probes the ids of removed subtasks (j % newParallelism, FLINK-23854) and is not affected; " +
-		"_metadata does not tell the two apart, so the finding is conditional.",
+		"_metadata does not tell the two apart, so the finding is conditional. After a stop-with-savepoint (the " +
+		"_metadata properties say SUSPEND or TERMINATE) every transaction was committed and the rule is silent.",
 	Remedies: []Remedy{{Text: "Before the scale-down, stop the job with a savepoint (flink stop drains the sink and commits " +
 		"its transactions) and restore from that savepoint; or keep the parallelism. If it already happened, watch the " +
 		"read_committed consumers' lag and abort hanging transactions with kafka-transactions.sh find-hanging / abort, or " +
@@ -43,7 +44,7 @@ func (KafkaPoolingDownscaleRule) Meta() *RuleMeta { return &kafkaPoolingDownscal
 
 func (r KafkaPoolingDownscaleRule) Check(c *Context) []Finding {
 	applies, note := kafkaPoolingDownscale.Bugs[0].Applies(c.Options)
-	if !applies {
+	if !applies || c.Layout == nil || stopWithSavepoint(c.Layout) {
 		return nil
 	}
 	var out []Finding

@@ -4,6 +4,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/flinkpreflight/preflight/internal/checkpoint"
 	"github.com/flinkpreflight/preflight/internal/rescale"
 )
 
@@ -16,14 +17,16 @@ func TestKafkaPoolingDownscaleRule(t *testing.T) {
 		newP      int
 		connector string
 		want      string // "" = silent; else a text the message holds
+		stopped   bool   // the snapshot is a stop-with-savepoint
 	}{
-		{"4 -> 3 on 4.0.0", sink, 3, "4.0.0", "which includes 4.0.0"},
-		{"4 -> 2 on 5.0.0 (unfixed)", sink, 2, "5.0.0", "scaled down from 4 to 2"},
-		{"4 -> 3 on 3.4.0 (no POOLING)", sink, 3, "3.4.0", ""},
-		{"4 -> 3, connector unknown", sink, 3, "", "assumed affected"},
-		{"4 -> 4", sink, 4, "4.0.1", ""},
-		{"4 -> 5 (scale-up)", sink, 5, "4.0.1", ""},
-		{"FileSink 4 -> 2", fileSink, 2, "4.0.1", ""},
+		{"4 -> 3 on 4.0.0", sink, 3, "4.0.0", "which includes 4.0.0", false},
+		{"4 -> 2 on 5.0.0 (unfixed)", sink, 2, "5.0.0", "scaled down from 4 to 2", false},
+		{"4 -> 3 on 3.4.0 (no POOLING)", sink, 3, "3.4.0", "", false},
+		{"4 -> 3, connector unknown", sink, 3, "", "assumed affected", false},
+		{"4 -> 4", sink, 4, "4.0.1", "", false},
+		{"4 -> 5 (scale-up)", sink, 5, "4.0.1", "", false},
+		{"FileSink 4 -> 2", fileSink, 2, "4.0.1", "", false},
+		{"4 -> 2 from a stop-with-savepoint", sink, 2, "4.0.1", "", true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -31,7 +34,11 @@ func TestKafkaPoolingDownscaleRule(t *testing.T) {
 			if tt.connector != "" {
 				opts.ConnectorVersions = map[string]string{kafkaConnector: tt.connector}
 			}
-			fs := byRule(check(t, layoutOf(t, 5, tt.op), rescale.Plan{Parallelism: par(tt.op.uid, tt.newP)}, nil, opts), "PF194")
+			l := layoutOf(t, 5, tt.op)
+			if tt.stopped {
+				l.Properties = &checkpoint.CheckpointProperties{Savepoint: true, Name: "Suspend Savepoint", PostCheckpointAct: "SUSPEND"}
+			}
+			fs := byRule(check(t, l, rescale.Plan{Parallelism: par(tt.op.uid, tt.newP)}, nil, opts), "PF194")
 			if tt.want == "" {
 				if len(fs) != 0 {
 					t.Fatalf("want silence, got %+v", fs)

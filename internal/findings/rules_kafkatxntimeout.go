@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/flinkpreflight/preflight/internal/checkpoint"
 	"github.com/flinkpreflight/preflight/internal/rescale"
 )
 
@@ -65,7 +66,7 @@ func (r KafkaTxnTimeoutRule) Check(c *Context) []Finding {
 		return nil
 	}
 	sev, stopped := Warning, ""
-	if p := c.Layout.Properties; p != nil && p.Savepoint && (p.PostCheckpointAct == "SUSPEND" || p.PostCheckpointAct == "TERMINATE") {
+	if stopWithSavepoint(c.Layout) {
 		sev, stopped = Info, " This snapshot is a stop-with-savepoint, after which the sink commits its transactions, so only a stop that failed after the savepoint leaves any open."
 	}
 	var out []Finding
@@ -106,4 +107,12 @@ func kafkaSinkKind(c *Context, op *rescale.OperatorAssignment) string {
 		return "KafkaSink"
 	}
 	return ""
+}
+
+// stopWithSavepoint reports whether _metadata's properties (format 4+) say the snapshot is a
+// savepoint that suspended or terminated the job: its sinks committed their transactions when
+// the job stopped.
+func stopWithSavepoint(l *checkpoint.Layout) bool {
+	p := l.Properties
+	return p != nil && p.Savepoint && (p.PostCheckpointAct == "SUSPEND" || p.PostCheckpointAct == "TERMINATE")
 }
