@@ -32,7 +32,8 @@ var changelogNoClaim = RuleMeta{
 		"on 1.15-1.19 -restoreMode CLAIM or execution.savepoint-restore-mode: CLAIM); Flink then owns the snapshot and may " +
 		"delete it, so copy it first if you need to keep it. Or disable the changelog backend (state.changelog.enabled: false) " +
 		"for this restore; re-enable it after the first completed checkpoint."}},
-	References: []string{"FLINK-38307", "FLINK-40476", "FLINK-25192", "https://github.com/apache/flink/pull/29025",
+	References: []string{"https://issues.apache.org/jira/browse/FLINK-38307", "https://issues.apache.org/jira/browse/FLINK-40476",
+		"https://issues.apache.org/jira/browse/FLINK-25192", "https://github.com/apache/flink/pull/29025",
 		"https://nightlies.apache.org/flink/flink-docs-stable/docs/ops/state/savepoints/#resuming-from-savepoints"},
 }
 

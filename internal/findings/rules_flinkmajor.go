@@ -30,7 +30,8 @@ var flinkMajorUpgrade = RuleMeta{
 			"serializers and migrate via a savepoint on 1.20, or rewrite the state with the State Processor API)."},
 	},
 	References: []string{"https://nightlies.apache.org/flink/flink-docs-release-2.0/release-notes/flink-2.0/",
-		"FLINK-3154", "FLINK-34037", "FLINK-37660", "FLINK-36001"},
+		"https://issues.apache.org/jira/browse/FLINK-3154", "https://issues.apache.org/jira/browse/FLINK-34037",
+		"https://issues.apache.org/jira/browse/FLINK-37660", "https://issues.apache.org/jira/browse/FLINK-36001"},
 }
 
 func init() { register(FlinkMajorUpgradeRule{}) }
