@@ -5,6 +5,7 @@ import (
 
 	"errors"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
@@ -30,6 +31,9 @@ type checkFlags struct {
 	frameSize       int64
 	inlineThreshold int64
 	jmMemory        int64
+	restoreMode     string
+	txnTimeout      time.Duration
+	snapshotTime    string
 	failOn          string
 	output          string
 	subtasks        bool
@@ -128,6 +132,7 @@ CHECKPOINT is given, its newest restorable checkpoint or savepoint, which is nam
 	fl.StringVar(&f.flinkVersion, "flink-version", "", "Flink version of the restoring cluster, e.g. 1.19.1 (unknown: version-dependent bugs are assumed to apply)")
 	connectorFlag(fl, &f.connectors)
 	checkSizeFlags(fl, &f)
+	restoreFlags(fl, &f)
 	fl.StringVar(&f.failOn, "fail-on", "error", "lowest severity that fails the check: info, warning or error")
 	fl.BoolVar(&f.subtasks, "subtasks", false, "include per-subtask detail in -o json (operators[].subtasks, the API's include_subtasks)")
 	fl.BoolVar(&f.full, "full", false, fmt.Sprintf("text and Markdown show every finding and operator (default: the first %d findings, most severe first, and %d operators, counting the rest)",
@@ -195,7 +200,19 @@ func (f *checkFlags) plan() (*pb.RescalePlan, *pb.CheckOptions, error) {
 		plan.Vertices = append(plan.Vertices, &pb.Vertex{Id: head, Operators: members})
 	}
 	opts := &pb.CheckOptions{FlinkVersion: f.flinkVersion, AllowNonRestoredState: f.allowNonRestore,
-		RpcFrameSizeBytes: f.frameSize, InlineStateThresholdBytes: f.inlineThreshold, JobmanagerMemoryBytes: f.jmMemory}
+		RpcFrameSizeBytes: f.frameSize, InlineStateThresholdBytes: f.inlineThreshold, JobmanagerMemoryBytes: f.jmMemory,
+		RestoreMode: f.restoreMode, KafkaTransactionTimeoutMs: f.txnTimeout.Milliseconds(), SnapshotTime: f.snapshotTime}
+	if f.restoreMode != "" && engine.RestoreMode(f.restoreMode) == "" {
+		return nil, nil, usagef("--restore-mode %q: want claim, no-claim or legacy", f.restoreMode)
+	}
+	if f.txnTimeout < 0 {
+		return nil, nil, usagef("--kafka-transaction-timeout %s: cannot be negative", f.txnTimeout)
+	}
+	if f.snapshotTime != "" {
+		if _, err := time.Parse(time.RFC3339, f.snapshotTime); err != nil {
+			return nil, nil, usagef("--snapshot-time %q: want an RFC 3339 time, e.g. 2026-12-05T06:00:00Z", f.snapshotTime)
+		}
+	}
 	for _, c := range f.connectors {
 		name, version, err := findings.ParseConnectorVersion(c)
 		if err != nil {
@@ -242,6 +259,14 @@ func checkSizeFlags(fl *pflag.FlagSet, f *checkFlags) {
 	sizeFlag(fl, &f.frameSize, "frame-size", 10<<20, "RPC frame size of the cluster (pekko.framesize)")
 	sizeFlag(fl, &f.inlineThreshold, "inline-threshold", 20<<10, "execution.checkpointing.data-inline-threshold of the cluster")
 	sizeFlag(fl, &f.jmMemory, "jm-memory", 0, "JobManager heap available for the restore (0: unknown)")
+}
+
+// restoreFlags registers how the job is restored, which check and decide share: the restore
+// mode, the Kafka transaction timeout and when the snapshot was taken.
+func restoreFlags(fl *pflag.FlagSet, f *checkFlags) {
+	fl.StringVar(&f.restoreMode, "restore-mode", "", "how the job is restored: claim, no-claim or legacy (Flink's -claimMode; unset: Flink's default no-claim is assumed)")
+	fl.DurationVar(&f.txnTimeout, "kafka-transaction-timeout", 0, "transaction.timeout.ms of the job's Kafka producers, e.g. 15m (0: the connector's default, 1h)")
+	fl.StringVar(&f.snapshotTime, "snapshot-time", "", "when the checkpoint was taken, RFC 3339, e.g. 2026-12-05T06:00:00Z (for rules that depend on its age)")
 }
 
 // channelMappers reads KEY=MAPPER flags: the mapper by its Flink name (round-robin or

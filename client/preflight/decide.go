@@ -90,6 +90,7 @@ Exit codes: 0 APPROVE, 1 VETO, 4 ADJUST, 2 usage or input error, 3 internal or r
 	fl.StringVar(&check.flinkVersion, "flink-version", "", "Flink version of the restoring cluster (default with --flink-rest: the cluster's)")
 	connectorFlag(fl, &check.connectors)
 	checkSizeFlags(fl, &check)
+	restoreFlags(fl, &check)
 	fl.StringVar(&check.failOn, "fail-on", "error", "lowest severity that vetoes: info, warning or error")
 	fl.BoolVar(&check.allowNonRestore, "allow-non-restored-state", false, "the restore uses --allowNonRestoredState")
 	outputFlag(cmd, &output)

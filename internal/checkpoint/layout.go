@@ -52,7 +52,7 @@ type OperatorLayout struct {
 	MaxParallelism int
 	ChainLength    int // formats 1 and 2 only; 0 otherwise
 	// CoordinatorState is the operator coordinator's inline state (format 3+); nil when absent.
-	CoordinatorState *StreamRef
+	CoordinatorState *CoordinatorStateRef
 	FullyFinished    bool
 	Subtasks         []SubtaskLayout // in file order; finished subtasks have Finished set and nothing else
 	Offset           int64           // byte offset of the record in the file
@@ -192,6 +192,20 @@ type StreamRef struct {
 	// physical file, or, for inline streams, the handle name (a label; nothing is read from it).
 	Path         string
 	SegmentStart int64 // tag 15
+}
+
+// CoordinatorStateRef is an operator coordinator's state: its stream (always inline) and its
+// first bytes, which for a source coordinator are its serde version and the split enumerator's
+// serializer version (SourceCoordinator.writeCoordinatorSerdeVersion, then the enumerator
+// checkpoint serializer's version: both big-endian i32).
+type CoordinatorStateRef struct {
+	StreamRef
+	Head [8]byte // the first min(Size, 8) bytes; see Prefix
+}
+
+// Prefix returns the state's first bytes, at most eight.
+func (c *CoordinatorStateRef) Prefix() []byte {
+	return c.Head[:min(max(c.Size, 0), int64(len(c.Head)))]
 }
 
 // Inline reports whether the stream's bytes are stored in _metadata.

@@ -106,8 +106,8 @@ func operatorLayout(op *OperatorState, stop *cancel.Flag) OperatorLayout {
 		ChainLength: int(op.ChainLength), FullyFinished: op.FullyFinished, Offset: op.offset,
 	}
 	if op.CoordinatorState != nil {
-		r := streamRef(op.CoordinatorState)
-		o.CoordinatorState = &r
+		o.CoordinatorState = &CoordinatorStateRef{StreamRef: streamRef(op.CoordinatorState)}
+		copy(o.CoordinatorState.Head[:], op.CoordinatorState.prefix())
 	}
 	o.Subtasks = make([]SubtaskLayout, 0, len(op.Subtasks))
 	for _, e := range op.Subtasks {

@@ -16,6 +16,7 @@ const (
 	operatorHandleSize = 80  // OperatorStateHandleLayout, allocated alone (72, size class 80)
 	stateEntryBytes    = 88  // StateEntryLayout, in a slice
 	streamRefBytes     = 48  // StreamRef, allocated alone (40, size class 48)
+	coordinatorBytes   = 48  // CoordinatorStateRef, allocated alone (48)
 	keyedHandleBytes   = 224 // KeyedStateHandleLayout, allocated alone (216, size class 224)
 	keyedNestedBytes   = 216 // KeyedStateHandleLayout, in a slice (changelog)
 	channelBytes       = 72  // ChannelStateLayout, in a slice
@@ -43,7 +44,7 @@ func (l *Layout) RetainedBytes() int64 {
 		op := &l.Operators[i]
 		n += int64(len(op.Name) + len(op.UID))
 		if op.CoordinatorState != nil {
-			n += streamRefBytes + int64(len(op.CoordinatorState.Path))
+			n += coordinatorBytes + int64(len(op.CoordinatorState.Path))
 		}
 		if emptySubtasks(op.Subtasks) {
 			sharedEmpty = max(sharedEmpty, len(op.Subtasks))

@@ -25,6 +25,7 @@ func TestRetainedRecordSizes(t *testing.T) {
 		{"OperatorStateHandleLayout", operatorHandleSize, unsafe.Sizeof(OperatorStateHandleLayout{}), true},
 		{"StateEntryLayout", stateEntryBytes, unsafe.Sizeof(StateEntryLayout{}), false},
 		{"StreamRef", streamRefBytes, unsafe.Sizeof(StreamRef{}), true},
+		{"CoordinatorStateRef", coordinatorBytes, unsafe.Sizeof(CoordinatorStateRef{}), true},
 		{"KeyedStateHandleLayout", keyedHandleBytes, unsafe.Sizeof(KeyedStateHandleLayout{}), true},
 		{"KeyedStateHandleLayout in a slice", keyedNestedBytes, unsafe.Sizeof(KeyedStateHandleLayout{}), false},
 		{"ChannelStateLayout", channelBytes, unsafe.Sizeof(ChannelStateLayout{}), false},

@@ -176,11 +176,13 @@ type ByteStreamStateHandle struct {
 
 	n int64 // data length when Data was not kept (ReadLayout)
 	// head keeps the first bytes when Data is not kept: enough for an operator-state stream's
-	// header version and compression flag (Layout's OperatorStateHandleLayout.Compression).
-	head [5]byte
+	// header version and compression flag (Layout's OperatorStateHandleLayout.Compression) and
+	// for a source coordinator's two version numbers (CoordinatorStateRef.Head). Eight bytes
+	// cost nothing: the record's size stays 56 bytes.
+	head [8]byte
 }
 
-// prefix returns the first bytes of the data, at most five.
+// prefix returns the first bytes of the data, at most eight.
 func (h *ByteStreamStateHandle) prefix() []byte {
 	if h.Data != nil {
 		return h.Data[:min(len(h.Data), len(h.head))]

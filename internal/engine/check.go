@@ -5,6 +5,7 @@ import (
 	"iter"
 	"slices"
 	"sort"
+	"time"
 
 	"google.golang.org/protobuf/proto"
 
@@ -472,15 +473,28 @@ func subtaskAssignment(op *rescale.OperatorAssignment, i int) *pb.SubtaskAssignm
 // findingsOptions is the rules' view of the request's check options.
 func findingsOptions(opts *pb.CheckOptions) findings.Options {
 	return findings.Options{
-		FlinkVersion:          opts.GetFlinkVersion(),
-		ConnectorVersions:     opts.GetConnectorVersions(),
-		RPCFrameSize:          opts.GetRpcFrameSizeBytes(),
-		InlineThreshold:       opts.GetInlineStateThresholdBytes(),
-		JobManagerMemory:      opts.GetJobmanagerMemoryBytes(),
-		AllowNonRestoredState: opts.GetAllowNonRestoredState(),
+		FlinkVersion:            opts.GetFlinkVersion(),
+		ConnectorVersions:       opts.GetConnectorVersions(),
+		RPCFrameSize:            opts.GetRpcFrameSizeBytes(),
+		InlineThreshold:         opts.GetInlineStateThresholdBytes(),
+		JobManagerMemory:        opts.GetJobmanagerMemoryBytes(),
+		AllowNonRestoredState:   opts.GetAllowNonRestoredState(),
+		RestoreMode:             RestoreMode(opts.GetRestoreMode()),
+		KafkaTransactionTimeout: time.Duration(opts.GetKafkaTransactionTimeoutMs()) * time.Millisecond,
+		SnapshotTime:            snapshotTime(opts.GetSnapshotTime()),
 		// The API's severities and the rules' share ordinals.
 		FailLevel: findings.Severity(opts.GetFailLevel()),
 	}
+}
+
+// snapshotTime parses CheckOptions.snapshot_time (validated by ValidateRequest); the zero time
+// when it is empty or malformed.
+func snapshotTime(s string) time.Time {
+	t, err := time.Parse(time.RFC3339, s)
+	if err != nil {
+		return time.Time{}
+	}
+	return t
 }
 
 // probeOptions is findingsOptions with an unset fail level meaning ERROR: a probe must decide

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"strings"
+	"time"
 
 	"github.com/flinkpreflight/preflight/internal/findings"
 	"github.com/flinkpreflight/preflight/internal/rescale"
@@ -149,10 +151,33 @@ func validateOptions(o *pb.CheckOptions) error {
 			return &OptionsError{Field: s.field, Value: fmt.Sprint(s.v), Msg: "a size cannot be negative (0 means the default)"}
 		}
 	}
+	if o.GetRestoreMode() != "" && RestoreMode(o.GetRestoreMode()) == "" {
+		return &OptionsError{Field: "restore_mode", Value: o.GetRestoreMode(), Msg: "unknown restore mode (want claim, no-claim or legacy)"}
+	}
+	if o.GetKafkaTransactionTimeoutMs() < 0 {
+		return &OptionsError{Field: "kafka_transaction_timeout_ms", Value: fmt.Sprint(o.GetKafkaTransactionTimeoutMs()), Msg: "a timeout cannot be negative (0 means the default, one hour)"}
+	}
+	if t := o.GetSnapshotTime(); t != "" {
+		if _, err := time.Parse(time.RFC3339, t); err != nil {
+			return &OptionsError{Field: "snapshot_time", Value: t, Msg: "not an RFC 3339 time, e.g. 2026-12-05T06:00:00Z"}
+		}
+	}
 	if _, known := pb.Severity_name[int32(o.GetFailLevel())]; !known {
 		return &OptionsError{Field: "fail_level", Value: fmt.Sprint(int32(o.GetFailLevel())), Msg: "unknown severity (want INFO, WARNING or ERROR)"}
 	}
 	return nil
+}
+
+// RestoreMode normalizes a restore mode as the API and the CLI accept it ("CLAIM", "no_claim",
+// "No-Claim", ...) to findings.RestoreClaim, RestoreNoClaim or RestoreLegacy; "" when s is none.
+func RestoreMode(s string) string {
+	switch m := strings.ReplaceAll(strings.ToLower(strings.TrimSpace(s)), "_", "-"); m {
+	case findings.RestoreClaim, findings.RestoreNoClaim, findings.RestoreLegacy:
+		return m
+	case "noclaim":
+		return findings.RestoreNoClaim
+	}
+	return ""
 }
 
 // sortedKeys returns m's keys in order, so that the first error reported does not depend on map

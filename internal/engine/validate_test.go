@@ -49,6 +49,12 @@ func TestValidateRequest(t *testing.T) {
 		{"negative frame size", nil, &pb.CheckOptions{RpcFrameSizeBytes: -1}, "rpc_frame_size_bytes", "negative"},
 		{"negative jm memory", nil, &pb.CheckOptions{JobmanagerMemoryBytes: -5}, "jobmanager_memory_bytes", "negative"},
 		{"unknown fail level", nil, &pb.CheckOptions{FailLevel: 99}, "fail_level", "unknown severity"},
+		{"restore mode NO_CLAIM", nil, &pb.CheckOptions{RestoreMode: "NO_CLAIM"}, "", ""},
+		{"restore mode legacy", nil, &pb.CheckOptions{RestoreMode: "legacy"}, "", ""},
+		{"restore mode unknown", nil, &pb.CheckOptions{RestoreMode: "steal"}, "restore_mode", "want claim, no-claim or legacy"},
+		{"negative transaction timeout", nil, &pb.CheckOptions{KafkaTransactionTimeoutMs: -1}, "kafka_transaction_timeout_ms", "negative"},
+		{"snapshot time", nil, &pb.CheckOptions{SnapshotTime: "2026-12-05T06:00:00+01:00"}, "", ""},
+		{"snapshot time malformed", nil, &pb.CheckOptions{SnapshotTime: "2026-12-05 06:00"}, "snapshot_time", "RFC 3339"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

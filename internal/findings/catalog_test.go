@@ -80,7 +80,7 @@ func TestIdentify(t *testing.T) {
 	cat := DefaultCatalog()
 	S, U := checkpoint.SplitDistribute, checkpoint.Union
 	withCoord := func(op *checkpoint.OperatorLayout) *checkpoint.OperatorLayout {
-		op.CoordinatorState = &checkpoint.StreamRef{Kind: checkpoint.StreamInline, Size: 200}
+		op.CoordinatorState = &checkpoint.CoordinatorStateRef{StreamRef: checkpoint.StreamRef{Kind: checkpoint.StreamInline, Size: 200}}
 		return op
 	}
 	named := func(op *checkpoint.OperatorLayout, name, uid string) *checkpoint.OperatorLayout {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/flinkpreflight/preflight/internal/cancel"
 	"github.com/flinkpreflight/preflight/internal/checkpoint"
@@ -43,6 +44,18 @@ type Options struct {
 	FailLevel Severity
 	// Disabled rule IDs.
 	Disabled []string
+	// RestoreMode is how the job is restored: RestoreClaim, RestoreNoClaim or RestoreLegacy
+	// (--restore-mode; Flink's -claimMode / execution.state-recovery.claim-mode); "" = not given,
+	// Flink's default NO_CLAIM is assumed and the findings say so.
+	RestoreMode string
+	// KafkaTransactionTimeout is the Kafka producers' transaction.timeout.ms; 0 = the
+	// connector's default, one hour.
+	KafkaTransactionTimeout time.Duration
+	// SnapshotTime is when the checkpoint was taken (--snapshot-time, or the _metadata object's
+	// modification time); zero = unknown, and the rules that need the snapshot's age are silent.
+	SnapshotTime time.Time
+	// Now is the time the restore happens; zero = time.Now().
+	Now time.Time
 	// MaxResimulations bounds the re-simulations per vertex of the safe-parallelism search when
 	// no rule can state a bound; 0 = 32.
 	MaxResimulations int

@@ -287,9 +287,10 @@ func WriteRulesMarkdown(w io.Writer, docs []RuleDoc, bugs []BugDoc) error {
 		}
 		fmt.Fprintf(&b, "Cause: %s\n\n", d.Cause)
 		if len(d.Bugs) > 0 {
-			b.WriteString("| Issue | Affected Flink versions | Fixed in | What happens |\n|---|---|---|---|\n")
+			b.WriteString("| Issue | Affected versions | Fixed in | What happens |\n|---|---|---|---|\n")
 			for _, bug := range d.Bugs {
-				fmt.Fprintf(&b, "| %s | %s | %s | %s |\n", bug.ID, mdCell(strings.Join(bug.Affected, "; ")), mdCell(bug.FixedIn), mdCell(bug.Summary))
+				affected := componentTitle(bug.Component) + " " + strings.Join(bug.Affected, "; ")
+				fmt.Fprintf(&b, "| %s | %s | %s | %s |\n", bug.ID, mdCell(affected), mdCell(bug.FixedIn), mdCell(bug.Summary))
 			}
 			b.WriteString("\n")
 		}

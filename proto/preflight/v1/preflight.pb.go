@@ -763,8 +763,21 @@ type CheckOptions struct {
 	// in a WARNING. 0: 10 s (2 s on the Kubernetes admission path), always within the request's
 	// deadline.
 	VerifyFilesBudgetMs int64 `protobuf:"varint,12,opt,name=verify_files_budget_ms,json=verifyFilesBudgetMs,proto3" json:"verify_files_budget_ms,omitempty"`
-	unknownFields       protoimpl.UnknownFields
-	sizeCache           protoimpl.SizeCache
+	// How the job is restored: "claim", "no-claim" or "legacy" (Flink's -claimMode, before 1.20
+	// -restoreMode; execution.state-recovery.claim-mode). Case and "_" or "-" do not matter. Empty:
+	// not given; Flink's default, NO_CLAIM, is assumed and the findings say so (PF191: a
+	// Changelog state backend checkpoint restored in NO_CLAIM mode cannot checkpoint again).
+	RestoreMode string `protobuf:"bytes,20,opt,name=restore_mode,json=restoreMode,proto3" json:"restore_mode,omitempty"`
+	// transaction.timeout.ms of the job's Kafka producers (FlinkKafkaProducer, KafkaSink), in
+	// milliseconds. 0: the connector's default, one hour. PF193 compares it with the snapshot's
+	// age.
+	KafkaTransactionTimeoutMs int64 `protobuf:"varint,21,opt,name=kafka_transaction_timeout_ms,json=kafkaTransactionTimeoutMs,proto3" json:"kafka_transaction_timeout_ms,omitempty"`
+	// When the checkpoint or savepoint was taken, in RFC 3339 (e.g. "2026-12-05T06:00:00Z"), for
+	// the rules that depend on the snapshot's age (PF193). _metadata records no time. Empty:
+	// unknown, and those rules are silent.
+	SnapshotTime  string `protobuf:"bytes,22,opt,name=snapshot_time,json=snapshotTime,proto3" json:"snapshot_time,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *CheckOptions) Reset() {
@@ -886,6 +899,27 @@ func (x *CheckOptions) GetVerifyFilesBudgetMs() int64 {
 		return x.VerifyFilesBudgetMs
 	}
 	return 0
+}
+
+func (x *CheckOptions) GetRestoreMode() string {
+	if x != nil {
+		return x.RestoreMode
+	}
+	return ""
+}
+
+func (x *CheckOptions) GetKafkaTransactionTimeoutMs() int64 {
+	if x != nil {
+		return x.KafkaTransactionTimeoutMs
+	}
+	return 0
+}
+
+func (x *CheckOptions) GetSnapshotTime() string {
+	if x != nil {
+		return x.SnapshotTime
+	}
+	return ""
 }
 
 // CheckRescaleRequest checks a plan against a checkpoint.
@@ -5167,7 +5201,7 @@ const file_preflight_v1_preflight_proto_rawDesc = "" +
 	"\x05value\x18\x01 \x01(\x05R\x05value\x12\x1e\n" +
 	"\n" +
 	"configured\x18\x02 \x01(\bR\n" +
-	"configured\"\xfa\x05\n" +
+	"configured\"\x83\a\n" +
 	"\fCheckOptions\x12#\n" +
 	"\rflink_version\x18\x01 \x01(\tR\fflinkVersion\x12/\n" +
 	"\x14rpc_frame_size_bytes\x18\x02 \x01(\x03R\x11rpcFrameSizeBytes\x12?\n" +
@@ -5184,7 +5218,10 @@ const file_preflight_v1_preflight_proto_rawDesc = "" +
 	"\fcatalog_uris\x18\n" +
 	" \x03(\tR\vcatalogUris\x12&\n" +
 	"\fverify_files\x18\v \x01(\bH\x00R\vverifyFiles\x88\x01\x01\x123\n" +
-	"\x16verify_files_budget_ms\x18\f \x01(\x03R\x13verifyFilesBudgetMs\x1aD\n" +
+	"\x16verify_files_budget_ms\x18\f \x01(\x03R\x13verifyFilesBudgetMs\x12!\n" +
+	"\frestore_mode\x18\x14 \x01(\tR\vrestoreMode\x12?\n" +
+	"\x1ckafka_transaction_timeout_ms\x18\x15 \x01(\x03R\x19kafkaTransactionTimeoutMs\x12#\n" +
+	"\rsnapshot_time\x18\x16 \x01(\tR\fsnapshotTime\x1aD\n" +
 	"\x16ConnectorVersionsEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01B\x0f\n" +
