@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/flinkpreflight/preflight/internal/checkpoint"
+	"github.com/flinkpreflight/preflight/internal/units"
 )
 
 // Restore modes (Options.RestoreMode): Flink's RestoreMode / RecoveryClaimMode, as the CLI's
@@ -76,7 +77,7 @@ func (r ChangelogNoClaimRule) Check(c *Context) []Finding {
 		"succeeds but the first checkpoint after it must be a full snapshot, which the changelog backend cannot take: every "+
 		"checkpoint fails with IllegalStateException \"Configured state backend (ChangelogStateBackend) does not support "+
 		"enforcing a full snapshot\" (FLINK-38307, documented limitation FLINK-40476).",
-		plural(int64(n), "operator"), strings.Join(ops, "; "), version, modeText)
+		units.Plural(int64(n), "operator"), strings.Join(ops, "; "), version, modeText)
 	f.Remediation = changelogNoClaim.remedy("")
 	f.References = changelogNoClaim.refs()
 	return []Finding{f}
@@ -99,7 +100,7 @@ func changelogOperators(c *Context) ([]string, int) {
 		}
 	}
 	if n > shown {
-		out = append(out, "and "+plural(int64(n-shown), "more operator"))
+		out = append(out, "and "+units.Plural(int64(n-shown), "more operator"))
 	}
 	return out, n
 }

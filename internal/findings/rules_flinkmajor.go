@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/flinkpreflight/preflight/internal/checkpoint"
+	"github.com/flinkpreflight/preflight/internal/units"
 )
 
 // flinkMajorUpgrade is PF117.
@@ -101,7 +102,7 @@ func legacyOperators(c *Context) []string {
 		}
 	}
 	if n > shown {
-		out = append(out, "and "+plural(int64(n-shown), "more operator"))
+		out = append(out, "and "+units.Plural(int64(n-shown), "more operator"))
 	}
 	return out
 }

@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/flinkpreflight/preflight/internal/rescale"
+	"github.com/flinkpreflight/preflight/internal/units"
 )
 
 // kafkaPoolingDownscale is PF194.
@@ -57,7 +58,7 @@ func (r KafkaPoolingDownscaleRule) Check(c *Context) []Finding {
 		f.Message = fmt.Sprintf("%s is a KafkaSink writer scaled down from %d to %d. If it uses TransactionNamingStrategy.POOLING, "+
 			"a transaction left open under the id of one of the %s it takes over may never be aborted: read_committed "+
 			"consumers of its topics then stall at the last stable offset until transaction.timeout.ms expires (FLINK-40626). %s",
-			upperFirst(opLabel(op, c.Entry(op))), old, v.NewParallelism, plural(int64(old-v.NewParallelism), "removed subtask"), note)
+			upperFirst(opLabel(op, c.Entry(op))), old, v.NewParallelism, units.Plural(int64(old-v.NewParallelism), "removed subtask"), note)
 		f.Remediation = kafkaPoolingDownscale.remedy("")
 		f.References = kafkaPoolingDownscale.refs()
 		out = append(out, f)
