@@ -1,6 +1,10 @@
 package restorecode
 
-import "github.com/flinkpreflight/preflight/internal/classfile"
+import (
+	"sort"
+
+	"github.com/flinkpreflight/preflight/internal/classfile"
+)
 
 // A loop over the restored elements can remember in a variable (a field of the analysed object
 // or a local) that an earlier iteration saw an element: the loop tests the variable for null
@@ -34,7 +38,13 @@ func (inv *invocation) seenBefore(t, j int) (int, bool) {
 			continue
 		}
 		load := &inv.ins[i-1]
-		if !isVarLoad(load) || !inv.storedIn(load, lo, i-1, hi) || !inv.setEdgeDecisive(i, hi) {
+		if !isVarLoad(load) {
+			continue
+		}
+		if !inv.charge(hi - lo) { // storedIn scans the loop again: charged per null test
+			return 0, false
+		}
+		if !inv.storedIn(load, lo, i-1, hi) || !inv.setEdgeDecisive(i, hi) {
 			continue
 		}
 		return in.Off, true
@@ -42,21 +52,10 @@ func (inv *invocation) seenBefore(t, j int) (int, bool) {
 	return 0, false
 }
 
-// insRange returns the instruction indexes of the offsets [t, j].
+// insRange returns the instruction indexes [lo, hi) of the offsets [t, j] (binary searches).
 func (inv *invocation) insRange(t, j int) (int, int) {
-	lo, hi := -1, len(inv.ins)
-	for i := range inv.ins {
-		if lo < 0 && inv.ins[i].Off >= t {
-			lo = i
-		}
-		if inv.ins[i].Off > j {
-			hi = i
-			break
-		}
-	}
-	if lo < 0 {
-		return 0, 0
-	}
+	lo := sort.Search(len(inv.ins), func(i int) bool { return inv.ins[i].Off >= t })
+	hi := sort.Search(len(inv.ins), func(i int) bool { return inv.ins[i].Off > j })
 	return lo, hi
 }
 
