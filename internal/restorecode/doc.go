@@ -31,7 +31,10 @@
 // flink-connector-kafka's TransactionOwnership: "state not consecutively assigned", and "not
 // uniformly assigned" only when not scaling down). A test against a constant (subtask == 0) says
 // nothing about the elements. The size of a set of the elements or of a stream's collect() is not
-// their count. A local list that receives the elements one by one counts as a copy of them.
+// their count. A local list that receives the elements one by one counts as a copy of them. A
+// loop over the elements that tests a variable (a field or a local) for null before it sets it,
+// and throws when it is already set (`checkState(id == null); id = e`), fails on a second
+// element (AT-MOST-ONE); a loop that only overwrites a field with each element stays MERGE-ALL.
 //
 // Each root is interpreted abstractly: a worklist over basic blocks (lowest block first) with an
 // operand stack and locals of abstract values (state handle, restored Iterable, iterator,
@@ -76,8 +79,9 @@
 //	EXACTLY-ONE      getOnlyElement(it), single(), or a check that throws unless size() == 1
 //	                 (`if (size() != 1) throw …`, checkArgument/checkState(size() == 1))
 //	AT-MOST-ONE      getOnlyElement(it, default), singleOrNull(), a guarded next() followed by
-//	                 hasNext() on the same iterator, a check that throws when size() > 1, or
-//	                 one that throws unless size() == 1 where the elements are known non-empty
+//	                 hasNext() on the same iterator, a check that throws when size() > 1, one
+//	                 that throws unless size() == 1 (or getOnlyElement) where the elements are
+//	                 known non-empty, or a loop that throws when an earlier element was seen
 //	FIRST-ONLY       a guarded next() outside a loop over the iterator (a for-each with break),
 //	                 getFirst(it, default), firstOrNull(), headOption, findFirst().orElse(…),
 //	                 unless the rest is read in a loop too (then MERGE-ALL)

@@ -78,6 +78,9 @@ func (inv *invocation) recordTake(f *frame, in *classfile.Instruction, eff effec
 	if !ok {
 		return
 	}
+	if k == evOnly && nonEmpty {
+		k = evOnlyOr // the elements are known not to be empty: only several fail
+	}
 	inv.record(k, st, f, in).guarded = nonEmpty
 }
 

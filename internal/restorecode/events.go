@@ -90,6 +90,7 @@ func (inv *invocation) finish() error {
 					if f {
 						filterAt = append(filterAt, off)
 					}
+					inv.loopMemory(e, t, j)
 				}
 			}
 		case evIndex:

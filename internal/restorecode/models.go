@@ -54,6 +54,9 @@ var (
 		"removeIf": eFilter, "foldLeft": eAll, "reduce": eAll, "max": eAll, "min": eAll, "sum": eAll,
 		"equals": eNone, "hashCode": eNone, "toString": eNone, "add": eNone, "addAll": eNone, "clear": eNone,
 		"remove": eNone, "sort": eNone,
+		// a map collected from the elements (Collectors.groupingBy, toMap): its views hold what
+		// was collected, not one entry per element
+		"entrySet": eDedup, "keySet": eDedup,
 	}
 	iteratorMethods = map[string]effect{
 		"hasNext": eHasNext, "next": eNext, "forEachRemaining": eAll, "remove": eNone, "asScala": eSame,

@@ -109,6 +109,8 @@ for g in guava32 guava33; do
 	relocate Lists "org.apache.flink.shaded.$g.com.google.common.collect"
 done
 relocate Lists org.apache.iceberg.relocated.com.google.common.collect
+relocate Iterables org.apache.iceberg.relocated.com.google.common.collect
+relocate Sets org.apache.iceberg.relocated.com.google.common.collect
 relocate Lists org.apache.paimon.shade.guava30.com.google.common.collect
 
 cp=""

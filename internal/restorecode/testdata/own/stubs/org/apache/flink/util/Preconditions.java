@@ -7,4 +7,10 @@ public final class Preconditions {
             throw new IllegalArgumentException(String.valueOf(message));
         }
     }
+
+    public static void checkState(boolean condition, Object message) {
+        if (!condition) {
+            throw new IllegalStateException(String.valueOf(message));
+        }
+    }
 }

@@ -38,4 +38,8 @@ public final class Iterables {
         }
         return n;
     }
+
+    public static boolean isEmpty(Iterable<?> iterable) {
+        return !iterable.iterator().hasNext();
+    }
 }

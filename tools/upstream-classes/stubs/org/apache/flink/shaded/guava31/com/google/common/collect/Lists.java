@@ -6,6 +6,7 @@ package org.apache.flink.shaded.guava31.com.google.common.collect;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.Iterator;
+import java.util.LinkedList;
 
 public final class Lists {
     private Lists() {}
@@ -39,5 +40,13 @@ public final class Lists {
 
     public static <E> ArrayList<E> newArrayListWithCapacity(int initialArraySize) {
         return new ArrayList<>(initialArraySize);
+    }
+
+    public static <E> ArrayList<E> newArrayListWithExpectedSize(int estimatedSize) {
+        return new ArrayList<>(estimatedSize);
+    }
+
+    public static <E> LinkedList<E> newLinkedList() {
+        return new LinkedList<>();
     }
 }

@@ -13,4 +13,8 @@ public final class Iterables {
     public static <T> T getLast(Iterable<T> it) {
         return null;
     }
+
+    public static boolean isEmpty(Iterable<?> it) {
+        return !it.iterator().hasNext();
+    }
 }
