@@ -13,30 +13,13 @@ import (
 	"google.golang.org/grpc/peer"
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/types/known/durationpb"
+
+	"github.com/flinkpreflight/preflight/internal/memmodel"
 )
 
-// The memory model. A check of a _metadata of S bytes needs at most RequestBaseBytes +
-// MemoryPerFileByte × S while it decodes and simulates: the same constant the engine's memory
-// target promises for a whole CLI check (64 MiB for the process + 4 × S), the 64 MiB being the
-// daemon's own baseline, which is paid once and left outside the budget. A check of a layout
-// already in the cache needs RequestBaseBytes + CachedCheckFactor × the layout's measured bytes
-// (the simulation's output is proportional to the layout, not to the file's state bytes).
-const (
-	RequestBaseBytes  = 2 << 20
-	MemoryPerFileByte = 4
-	CachedCheckFactor = 2
-	// maxQueuedPerSlot bounds the waiters: a burst longer than this many per slot would wait
-	// longer than any sensible QueueWait anyway.
-	maxQueuedPerSlot = 64
-)
-
-// estimateBytes is the memory reserved for checking a file of size bytes (unknown: negative).
-func estimateBytes(size int64) int64 {
-	if size < 0 {
-		size = 0
-	}
-	return RequestBaseBytes + MemoryPerFileByte*size
-}
+// maxQueuedPerSlot bounds the waiters: a burst longer than this many per slot would wait longer
+// than any sensible QueueWait anyway.
+const maxQueuedPerSlot = 64
 
 // admission decides what may run now. Two resources: check slots (CPU-bound simulation and
 // findings; MaxConcurrent of them) and the memory budget (every request from the moment it knows
@@ -170,7 +153,7 @@ func (a *admission) acquire(ctx context.Context, slot bool, mem int64, recv bool
 	if mem > a.cfg.MemoryBudget {
 		return nil, status.Errorf(codes.ResourceExhausted,
 			"this request needs an estimated %s of memory (%s + %d × the _metadata size), more than the server's memory budget of %s (--memory-budget)",
-			fmtBytes(mem), fmtBytes(RequestBaseBytes), MemoryPerFileByte, fmtBytes(a.cfg.MemoryBudget))
+			fmtBytes(mem), fmtBytes(memmodel.RequestBaseBytes), memmodel.PerFileByte, fmtBytes(a.cfg.MemoryBudget))
 	}
 	a.mu.Lock()
 	if a.waiters.Len() == 0 && a.fitsLocked(slot, mem, recv, peer) {
@@ -323,7 +306,7 @@ func (g *grant) grow(mem int64) error {
 	if mem > a.cfg.MemoryBudget || !a.fitsLocked(false, extra, g.recv, g.peer) {
 		return status.Errorf(codes.ResourceExhausted,
 			"upload needs an estimated %s of memory (%s + %d × its size so far) and the server's memory budget of %s (--memory-budget) cannot hold it now",
-			fmtBytes(mem), fmtBytes(RequestBaseBytes), MemoryPerFileByte, fmtBytes(a.cfg.MemoryBudget))
+			fmtBytes(mem), fmtBytes(memmodel.RequestBaseBytes), memmodel.PerFileByte, fmtBytes(a.cfg.MemoryBudget))
 	}
 	a.memUsed += extra
 	g.mem = mem
