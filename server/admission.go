@@ -8,11 +8,7 @@ import (
 	"sync"
 	"time"
 
-	"google.golang.org/genproto/googleapis/rpc/errdetails"
-	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/peer"
-	"google.golang.org/grpc/status"
-	"google.golang.org/protobuf/types/known/durationpb"
 
 	"github.com/flinkpreflight/preflight/internal/memmodel"
 )
@@ -146,14 +142,16 @@ func (a *admission) grantLocked(peer string, slot bool, mem int64, recv bool) *g
 }
 
 // acquire waits for a slot (if slot) and mem bytes of the budget, at most QueueWait and never
-// past ctx. Refusals are RESOURCE_EXHAUSTED: at once, naming the budget, if mem can never fit;
-// with a RetryInfo hint if the server is merely busy.
+// past ctx. Refusals are a *BudgetError at once if mem can never fit, a *BusyError if the server
+// is merely busy; a caller gone while waiting gets its context's status.
 func (a *admission) acquire(ctx context.Context, slot bool, mem int64, recv bool) (*grant, error) {
 	peer := peerOf(ctx)
 	if mem > a.cfg.MemoryBudget {
-		return nil, status.Errorf(codes.ResourceExhausted,
-			"this request needs an estimated %s of memory (%s + %d × the _metadata size), more than the server's memory budget of %s (--memory-budget)",
-			fmtBytes(mem), fmtBytes(memmodel.RequestBaseBytes), memmodel.PerFileByte, fmtBytes(a.cfg.MemoryBudget))
+		return nil, &BudgetError{
+			What: fmt.Sprintf("this request needs an estimated %s of memory (%s + %d × the _metadata size)",
+				fmtBytes(mem), fmtBytes(memmodel.RequestBaseBytes), memmodel.PerFileByte),
+			Need: mem, Budget: a.cfg.MemoryBudget,
+		}
 	}
 	a.mu.Lock()
 	if a.waiters.Len() == 0 && a.fitsLocked(slot, mem, recv, peer) {
@@ -203,7 +201,7 @@ func (a *admission) acquire(ctx context.Context, slot bool, mem int64, recv bool
 	return nil, err
 }
 
-// busy is the refusal of a request that would fit an idle server.
+// busy is the refusal of a request that would fit an idle server (*BusyError).
 func (a *admission) busy(slot bool, mem int64) error {
 	a.mu.Lock()
 	used, slots, cached := a.memUsed, a.slotsUsed, a.cache.size()
@@ -213,11 +211,7 @@ func (a *admission) busy(slot bool, mem int64) error {
 		what = fmt.Sprintf("memory budget of %s (--memory-budget) in use: %s reserved by requests, %s by cached layouts; this request needs %s",
 			fmtBytes(a.cfg.MemoryBudget), fmtBytes(used), fmtBytes(cached), fmtBytes(mem))
 	}
-	st := status.New(codes.ResourceExhausted, fmt.Sprintf("server busy after waiting %v (--queue-wait): %s; retry later or elsewhere", a.cfg.QueueWait, what))
-	if d, err := st.WithDetails(&errdetails.RetryInfo{RetryDelay: durationpb.New(time.Second)}); err == nil {
-		st = d
-	}
-	return st.Err()
+	return &BusyError{Waited: a.cfg.QueueWait, What: what, RetryAfter: time.Second}
 }
 
 // dispatchLocked grants waiters that fit now: the peer holding least first, then the peer whose
@@ -294,7 +288,7 @@ func (g *grant) release() {
 }
 
 // grow raises g's memory to mem bytes without waiting (an upload of unknown size, or one reading
-// past what it announced): RESOURCE_EXHAUSTED naming the budget if it does not fit now.
+// past what it announced): a *BudgetError (Growing) if it does not fit now.
 func (g *grant) grow(mem int64) error {
 	a := g.a
 	a.mu.Lock()
@@ -304,9 +298,11 @@ func (g *grant) grow(mem int64) error {
 		return nil
 	}
 	if mem > a.cfg.MemoryBudget || !a.fitsLocked(false, extra, g.recv, g.peer) {
-		return status.Errorf(codes.ResourceExhausted,
-			"upload needs an estimated %s of memory (%s + %d × its size so far) and the server's memory budget of %s (--memory-budget) cannot hold it now",
-			fmtBytes(mem), fmtBytes(memmodel.RequestBaseBytes), memmodel.PerFileByte, fmtBytes(a.cfg.MemoryBudget))
+		return &BudgetError{
+			What: fmt.Sprintf("upload needs an estimated %s of memory (%s + %d × its size so far)",
+				fmtBytes(mem), fmtBytes(memmodel.RequestBaseBytes), memmodel.PerFileByte),
+			Need: mem, Budget: a.cfg.MemoryBudget, Growing: true,
+		}
 	}
 	a.memUsed += extra
 	g.mem = mem
