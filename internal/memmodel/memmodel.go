@@ -23,21 +23,18 @@ const (
 
 // The record part. The file-size part covers the decode, and the whole check of a file whose
 // bytes are state: subtasks, handles, names, offsets. It under-counts files whose bytes are
-// mostly operator and subtask records: an operator record costs 70–150 bytes of _metadata but
-// about 0.15–0.55 KB of Layout and 0.3–0.4 KB of report, plus the simulation of the range of
-// vertices being checked (the engine checks a job range by range; bench/README.md, "Scale"); an
-// empty subtask record about 22 bytes of _metadata against about 105 bytes of Layout.
+// mostly operator and subtask records, which cost a check far more memory than the _metadata
+// spends on them (an operator record 70–150 bytes of _metadata; an empty subtask record about
+// 22). The figures behind these constants are in bench/README.md, "Figures behind constants".
 const (
-	// PerOperator is the memory one operator record costs a check at most: Layout, simulation
-	// and report together (measured before checks ran by ranges: 1.5–1.9 KB for one state,
-	// 0.9–1.2 KB stateless; kept: four 100k-operator checks with include_subtasks at once peaked
-	// at 1.04 GiB of daemon RSS against 4 × 270 MiB estimated).
+	// PerOperator is the memory one operator record costs a check at most: Layout, the
+	// simulation of its range of vertices and report together.
 	PerOperator = 2 << 10
 	// PerSubtaskRecord is the memory one subtask record costs a check beyond its state (the
 	// record in the Layout, the simulation's per-old-subtask tables).
 	PerSubtaskRecord = 128
 	// PerSubtaskRow is the memory one row of include_subtasks costs: the SubtaskAssignment
-	// message (measured: about 500 bytes) and its encoding (about 90).
+	// message and its encoding.
 	PerSubtaskRow = 640
 )
 
