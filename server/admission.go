@@ -8,35 +8,14 @@ import (
 	"sync"
 	"time"
 
-	"google.golang.org/genproto/googleapis/rpc/errdetails"
-	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/peer"
-	"google.golang.org/grpc/status"
-	"google.golang.org/protobuf/types/known/durationpb"
+
+	"github.com/flinkpreflight/preflight/internal/memmodel"
 )
 
-// The memory model. A check of a _metadata of S bytes needs at most RequestBaseBytes +
-// MemoryPerFileByte × S while it decodes and simulates: the same constant the engine's memory
-// target promises for a whole CLI check (64 MiB for the process + 4 × S), the 64 MiB being the
-// daemon's own baseline, which is paid once and left outside the budget. A check of a layout
-// already in the cache needs RequestBaseBytes + CachedCheckFactor × the layout's measured bytes
-// (the simulation's output is proportional to the layout, not to the file's state bytes).
-const (
-	RequestBaseBytes  = 2 << 20
-	MemoryPerFileByte = 4
-	CachedCheckFactor = 2
-	// maxQueuedPerSlot bounds the waiters: a burst longer than this many per slot would wait
-	// longer than any sensible QueueWait anyway.
-	maxQueuedPerSlot = 64
-)
-
-// estimateBytes is the memory reserved for checking a file of size bytes (unknown: negative).
-func estimateBytes(size int64) int64 {
-	if size < 0 {
-		size = 0
-	}
-	return RequestBaseBytes + MemoryPerFileByte*size
-}
+// maxQueuedPerSlot bounds the waiters: a burst longer than this many per slot would wait longer
+// than any sensible QueueWait anyway.
+const maxQueuedPerSlot = 64
 
 // admission decides what may run now. Two resources: check slots (CPU-bound simulation and
 // findings; MaxConcurrent of them) and the memory budget (every request from the moment it knows
@@ -163,14 +142,16 @@ func (a *admission) grantLocked(peer string, slot bool, mem int64, recv bool) *g
 }
 
 // acquire waits for a slot (if slot) and mem bytes of the budget, at most QueueWait and never
-// past ctx. Refusals are RESOURCE_EXHAUSTED: at once, naming the budget, if mem can never fit;
-// with a RetryInfo hint if the server is merely busy.
+// past ctx. Refusals are a *BudgetError at once if mem can never fit, a *BusyError if the server
+// is merely busy; a caller gone while waiting gets its context's status.
 func (a *admission) acquire(ctx context.Context, slot bool, mem int64, recv bool) (*grant, error) {
 	peer := peerOf(ctx)
 	if mem > a.cfg.MemoryBudget {
-		return nil, status.Errorf(codes.ResourceExhausted,
-			"this request needs an estimated %s of memory (%s + %d × the _metadata size), more than the server's memory budget of %s (--memory-budget)",
-			fmtBytes(mem), fmtBytes(RequestBaseBytes), MemoryPerFileByte, fmtBytes(a.cfg.MemoryBudget))
+		return nil, &BudgetError{
+			What: fmt.Sprintf("this request needs an estimated %s of memory (%s + %d × the _metadata size)",
+				fmtBytes(mem), fmtBytes(memmodel.RequestBaseBytes), memmodel.PerFileByte),
+			Need: mem, Budget: a.cfg.MemoryBudget,
+		}
 	}
 	a.mu.Lock()
 	if a.waiters.Len() == 0 && a.fitsLocked(slot, mem, recv, peer) {
@@ -220,7 +201,7 @@ func (a *admission) acquire(ctx context.Context, slot bool, mem int64, recv bool
 	return nil, err
 }
 
-// busy is the refusal of a request that would fit an idle server.
+// busy is the refusal of a request that would fit an idle server (*BusyError).
 func (a *admission) busy(slot bool, mem int64) error {
 	a.mu.Lock()
 	used, slots, cached := a.memUsed, a.slotsUsed, a.cache.size()
@@ -230,11 +211,7 @@ func (a *admission) busy(slot bool, mem int64) error {
 		what = fmt.Sprintf("memory budget of %s (--memory-budget) in use: %s reserved by requests, %s by cached layouts; this request needs %s",
 			fmtBytes(a.cfg.MemoryBudget), fmtBytes(used), fmtBytes(cached), fmtBytes(mem))
 	}
-	st := status.New(codes.ResourceExhausted, fmt.Sprintf("server busy after waiting %v (--queue-wait): %s; retry later or elsewhere", a.cfg.QueueWait, what))
-	if d, err := st.WithDetails(&errdetails.RetryInfo{RetryDelay: durationpb.New(time.Second)}); err == nil {
-		st = d
-	}
-	return st.Err()
+	return &BusyError{Waited: a.cfg.QueueWait, What: what, RetryAfter: time.Second}
 }
 
 // dispatchLocked grants waiters that fit now: the peer holding least first, then the peer whose
@@ -311,7 +288,7 @@ func (g *grant) release() {
 }
 
 // grow raises g's memory to mem bytes without waiting (an upload of unknown size, or one reading
-// past what it announced): RESOURCE_EXHAUSTED naming the budget if it does not fit now.
+// past what it announced): a *BudgetError (Growing) if it does not fit now.
 func (g *grant) grow(mem int64) error {
 	a := g.a
 	a.mu.Lock()
@@ -321,9 +298,11 @@ func (g *grant) grow(mem int64) error {
 		return nil
 	}
 	if mem > a.cfg.MemoryBudget || !a.fitsLocked(false, extra, g.recv, g.peer) {
-		return status.Errorf(codes.ResourceExhausted,
-			"upload needs an estimated %s of memory (%s + %d × its size so far) and the server's memory budget of %s (--memory-budget) cannot hold it now",
-			fmtBytes(mem), fmtBytes(RequestBaseBytes), MemoryPerFileByte, fmtBytes(a.cfg.MemoryBudget))
+		return &BudgetError{
+			What: fmt.Sprintf("upload needs an estimated %s of memory (%s + %d × its size so far)",
+				fmtBytes(mem), fmtBytes(memmodel.RequestBaseBytes), memmodel.PerFileByte),
+			Need: mem, Budget: a.cfg.MemoryBudget, Growing: true,
+		}
 	}
 	a.memUsed += extra
 	g.mem = mem

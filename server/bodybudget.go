@@ -1,6 +1,7 @@
 package server
 
 import (
+	"fmt"
 	"net"
 	"net/http"
 
@@ -21,7 +22,7 @@ const JSONBodyBytesPerByte = 4
 // concurrent large bodies wait or are refused instead of growing the heap past the budget. A
 // body whose length is unknown (chunked) reserves for the largest body the JSON API accepts. A
 // body that could never fit the budget is answered 413, one that does not fit now 429 with
-// RetryInfo; both carry RESOURCE_EXHAUSTED naming --memory-budget.
+// RetryInfo (refusalHTTPCode); both carry RESOURCE_EXHAUSTED naming --memory-budget.
 func (s *Server) withBodyBudget(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		n := r.ContentLength
@@ -35,9 +36,10 @@ func (s *Server) withBodyBudget(next http.Handler) http.Handler {
 		}
 		mem := JSONBodyBytesPerByte * n
 		if mem > s.cfg.MemoryBudget {
-			writeStatus(w, http.StatusRequestEntityTooLarge, status.Errorf(codes.ResourceExhausted,
-				"request body of %d bytes needs an estimated %s of memory to decode (%d × its size), more than the server's memory budget of %s (--memory-budget); use the upload endpoint %s",
-				n, fmtBytes(mem), JSONBodyBytesPerByte, fmtBytes(s.cfg.MemoryBudget), UploadPath))
+			writeStatus(w, http.StatusRequestEntityTooLarge, &BudgetError{
+				What: fmt.Sprintf("request body of %d bytes needs an estimated %s of memory to decode (%d × its size)", n, fmtBytes(mem), JSONBodyBytesPerByte),
+				Need: mem, Budget: s.cfg.MemoryBudget, Hint: "use the upload endpoint " + UploadPath,
+			})
 			return
 		}
 		ctx := r.Context()
@@ -46,8 +48,8 @@ func (s *Server) withBodyBudget(next http.Handler) http.Handler {
 		}
 		g, err := s.adm.acquire(ctx, false, mem, true)
 		if err != nil {
-			code := http.StatusTooManyRequests
-			if status.Code(err) != codes.ResourceExhausted {
+			code := refusalHTTPCode(err)
+			if code == 0 {
 				code = httpStatusOf(status.Code(err))
 			}
 			writeStatus(w, code, err)
@@ -70,8 +72,8 @@ func writeStatus(w http.ResponseWriter, httpCode int, err error) {
 	w.Write(b)
 }
 
-// httpStatusOf maps the codes admission returns besides RESOURCE_EXHAUSTED (the caller's
-// context ended while waiting).
+// httpStatusOf maps the codes admission returns besides its refusals (the caller's context
+// ended while waiting).
 func httpStatusOf(c codes.Code) int {
 	switch c {
 	case codes.DeadlineExceeded:

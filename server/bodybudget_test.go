@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus/testutil"
+
+	"github.com/flinkpreflight/preflight/internal/memmodel"
 )
 
 // TestJSONBodyBudget: a JSON body is reserved in the memory budget before the gateway reads it
@@ -23,7 +25,7 @@ func TestJSONBodyBudget(t *testing.T) {
 	body := `{"checkpoint":{"metadata":"` + base64.StdEncoding.EncodeToString(file) + `"},"plan":{"defaultParallelism":2}}`
 	n := int64(len(body))
 	// Enough for the body and the inline check of the small file.
-	budget := JSONBodyBytesPerByte*n + estimateBytes(int64(len(file))) + 1<<10
+	budget := JSONBodyBytesPerByte*n + memmodel.RequestBytes(int64(len(file))) + 1<<10
 	h := startInProcess(t, Config{MemoryBudget: budget, QueueWait: 100 * time.Millisecond})
 	post := func(r io.Reader, length int64) *httptest.ResponseRecorder {
 		req := httptest.NewRequest(http.MethodPost, "/v1/check", r)

@@ -14,13 +14,14 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/flinkpreflight/preflight/internal/checkpoint"
+	"github.com/flinkpreflight/preflight/internal/memmodel"
 	"github.com/flinkpreflight/preflight/internal/scenarios"
 	pb "github.com/flinkpreflight/preflight/proto/preflight/v1"
 )
 
 // TestOperatorHeavyBudget: a file of many small operator records needs far more memory than
 // 4 × its size (issue #10: 100k operators in 14 MB peaked at 496 MiB in the daemon). Its check
-// reserves the record counts' memory (checkExtraBytes) once the file is decoded: beyond the
+// reserves the record counts' memory (memmodel.CheckExtraBytes) once the file is decoded: beyond the
 // budget it is refused at once, naming the budget and the operators; four at once run within
 // the budget, the ones that do not fit waiting for the others.
 func TestOperatorHeavyBudget(t *testing.T) {
@@ -36,21 +37,21 @@ func TestOperatorHeavyBudget(t *testing.T) {
 		t.Fatal(err)
 	}
 	plan := &pb.RescalePlan{DefaultParallelism: 1}
-	need, ops, records, _ := recordBytes(layout, plan, nil)
+	r := recordCounts(layout, plan, nil)
+	need := memmodel.RequestBaseBytes + r.Bytes()
 	t.Logf("20k operators: %d bytes of _metadata, file estimate %s, record estimate %s (%d operators, %d subtask records)",
-		size, fmtBytes(estimateBytes(size)), fmtBytes(need), ops, records)
-	if need <= estimateBytes(size) || checkExtraBytes(layout, plan, nil) != need-estimateBytes(size) {
-		t.Fatalf("record estimate %d not above the file estimate %d", need, estimateBytes(size))
+		size, fmtBytes(memmodel.RequestBytes(size)), fmtBytes(need), r.Operators, r.SubtaskRecords)
+	if need <= memmodel.RequestBytes(size) || memmodel.CheckExtraBytes(r, size) != need-memmodel.RequestBytes(size) {
+		t.Fatalf("record estimate %d not above the file estimate %d", need, memmodel.RequestBytes(size))
 	}
 	// include_subtasks adds a row per new subtask: 20k rows at parallelism 1, 40k at 2.
-	rowsNeed, _, _, rows := recordBytes(layout, &pb.RescalePlan{DefaultParallelism: 2}, &pb.CheckOptions{IncludeSubtasks: true})
-	if rows != 40_000 || rowsNeed != need+CheckBytesPerSubtaskRow*rows {
-		t.Errorf("include_subtasks at parallelism 2: %d rows, %d bytes; want 40000 rows, %d bytes", rows, rowsNeed, need+CheckBytesPerSubtaskRow*40_000)
+	if rows := recordCounts(layout, &pb.RescalePlan{DefaultParallelism: 2}, &pb.CheckOptions{IncludeSubtasks: true}).Rows; rows != 40_000 {
+		t.Errorf("include_subtasks at parallelism 2: %d rows, want 40000", rows)
 	}
 	ctx := context.Background()
 
 	// The file's estimate fits, its check does not: refused once decoded, naming both.
-	h := startInProcess(t, Config{MemoryBudget: estimateBytes(size) + need/2, QueueWait: 100 * time.Millisecond})
+	h := startInProcess(t, Config{MemoryBudget: memmodel.RequestBytes(size) + need/2, QueueWait: 100 * time.Millisecond})
 	_, err = h.c.Upload(ctx, bytes.NewReader(file), &pb.UploadHeader{SizeBytes: size, Plan: plan})
 	if msg := status.Convert(err).Message(); status.Code(err) != codes.ResourceExhausted ||
 		!strings.Contains(msg, "20000 operators") || !strings.Contains(msg, "--memory-budget") {

@@ -67,7 +67,7 @@ type Config struct {
 	// QueueWait is how long a request waits for a slot or memory before RESOURCE_EXHAUSTED; 0
 	// means DefaultQueueWait, negative fails at once.
 	QueueWait time.Duration
-	// MemoryBudget is the memory requests and cached layouts may hold (see estimateBytes); 0
+	// MemoryBudget is the memory requests and cached layouts may hold (see internal/memmodel); 0
 	// derives it from the container's memory limit (DefaultMemoryBudget).
 	MemoryBudget int64
 	// CacheBytes bounds the layout cache in bytes (it also gives way to requests); 0 means a

@@ -23,7 +23,9 @@ type limitError struct{ msg string }
 func (e *limitError) Error() string { return e.msg }
 
 // toStatus maps the errors of sources, the codec and the engine to gRPC statuses, once, here:
-// handlers return plain errors. ctx decides first, because a cancelled read surfaces from the
+// handlers return plain errors. Admission's refusals (refusal.go) carry their status themselves
+// (GRPCStatus, below), so they keep their type on every path, and the HTTP transports, which run
+// the same handlers, map them to their own codes (refusalHTTPCode). ctx decides first, because a cancelled read surfaces from the
 // decoder as a FormatError ("read error: context canceled").
 func toStatus(ctx context.Context, err error) error {
 	if err == nil {
@@ -74,6 +76,20 @@ func toStatus(ctx context.Context, err error) error {
 		return st.Err()
 	}
 	return status.Error(codes.Internal, err.Error())
+}
+
+// GRPCStatus maps a budget refusal to RESOURCE_EXHAUSTED.
+func (e *BudgetError) GRPCStatus() *status.Status {
+	return status.New(codes.ResourceExhausted, e.Error())
+}
+
+// GRPCStatus maps a busy refusal to RESOURCE_EXHAUSTED with a RetryInfo detail.
+func (e *BusyError) GRPCStatus() *status.Status {
+	st := status.New(codes.ResourceExhausted, e.Error())
+	if d, err := st.WithDetails(&errdetails.RetryInfo{RetryDelay: durationpb.New(e.RetryAfter)}); err == nil {
+		st = d
+	}
+	return st
 }
 
 func sourceStatus(se *source.Error) error {

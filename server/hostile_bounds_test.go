@@ -31,6 +31,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/flinkpreflight/preflight/client"
+	"github.com/flinkpreflight/preflight/internal/memmodel"
 	pb "github.com/flinkpreflight/preflight/proto/preflight/v1"
 )
 
@@ -153,12 +154,12 @@ func TestHostileMemoryBudget(t *testing.T) {
 	td := testdataDir(t)
 	kafka := filepath.Join(td, "kafka-orphan-union", "_metadata")
 	size := int64(len(readFile(t, kafka)))
-	budget := estimateBytes(size) + 1<<20 // one check of the Kafka file fits, with 1 MiB to spare
+	budget := memmodel.RequestBytes(size) + 1<<20 // one check of the Kafka file fits, with 1 MiB to spare
 	h := startInProcess(t, Config{Allow: []string{td}, MemoryBudget: budget, QueueWait: 200 * time.Millisecond})
 	ctx := context.Background()
 
 	// An upload announcing a file whose estimate exceeds the budget.
-	big := (budget-RequestBaseBytes)/MemoryPerFileByte + 1
+	big := (budget-memmodel.RequestBaseBytes)/memmodel.PerFileByte + 1
 	_, err := h.c.Upload(ctx, bytes.NewReader(nil), &pb.UploadHeader{SizeBytes: big})
 	if status.Code(err) != codes.ResourceExhausted || !strings.Contains(status.Convert(err).Message(), "memory budget of") {
 		t.Fatalf("upload beyond the budget: %v, want ResourceExhausted naming the memory budget", err)
@@ -171,7 +172,7 @@ func TestHostileMemoryBudget(t *testing.T) {
 	if cached <= 0 || testutil.ToFloat64(h.s.metrics.cacheBytes) != float64(cached) {
 		t.Fatalf("cache holds %d bytes, gauge %v", cached, testutil.ToFloat64(h.s.metrics.cacheBytes))
 	}
-	t.Logf("kafka-orphan-union: %d bytes of _metadata, %d bytes cached (RetainedBytes), estimate %d", size, cached, estimateBytes(size))
+	t.Logf("kafka-orphan-union: %d bytes of _metadata, %d bytes cached (RetainedBytes), estimate %d", size, cached, memmodel.RequestBytes(size))
 	// A request that needs the whole budget evicts the cache instead of being refused.
 	g, err := h.s.adm.acquire(ctx, false, budget, false)
 	if err != nil {

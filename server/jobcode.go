@@ -266,9 +266,10 @@ func (s *Server) analyze(ctx context.Context, refs []*jarRef) (*findings.Catalog
 		mem += r.size
 	}
 	if mem > s.cfg.MemoryBudget {
-		return nil, status.Errorf(codes.ResourceExhausted,
-			"analyzing the job jars needs an estimated %s of memory (%s + the jars' sizes), more than the server's memory budget of %s (--memory-budget)",
-			fmtBytes(mem), fmtBytes(analysisBaseBytes), fmtBytes(s.cfg.MemoryBudget))
+		return nil, &BudgetError{
+			What: fmt.Sprintf("analyzing the job jars needs an estimated %s of memory (%s + the jars' sizes)", fmtBytes(mem), fmtBytes(analysisBaseBytes)),
+			Need: mem, Budget: s.cfg.MemoryBudget,
+		}
 	}
 	g, err := s.adm.acquire(ctx, true, mem, false)
 	if err != nil {

@@ -16,6 +16,7 @@ import (
 
 	"github.com/flinkpreflight/preflight/internal/checkpoint"
 	"github.com/flinkpreflight/preflight/internal/engine"
+	"github.com/flinkpreflight/preflight/internal/memmodel"
 	"github.com/flinkpreflight/preflight/internal/statefiles"
 	pb "github.com/flinkpreflight/preflight/proto/preflight/v1"
 )
@@ -196,7 +197,7 @@ func (v *service) uploadReport(stream uploadStream) (*pb.RescaleReport, error) {
 	if label == "" {
 		label = "upload"
 	}
-	mem, err := v.s.adm.acquire(ctx, false, estimateBytes(size), true)
+	mem, err := v.s.adm.acquire(ctx, false, memmodel.RequestBytes(size), true)
 	if err != nil {
 		return nil, err
 	}
@@ -270,9 +271,9 @@ func (u *uploadReader) Read(p []byte) (int, error) {
 		case u.announced > 0 && u.n > u.announced:
 			u.m.uploadEnds.WithLabelValues("size-mismatch").Inc()
 			u.err = errInvalid("upload sent more than the %d bytes its header announced (size_bytes)", u.announced)
-		case u.announced == 0 && estimateBytes(u.n) > u.mem.mem:
+		case u.announced == 0 && memmodel.RequestBytes(u.n) > u.mem.mem:
 			// Unknown size: reserve ahead in steps of 1 MiB of file.
-			u.err = u.mem.grow(estimateBytes(u.n + 1<<20))
+			u.err = u.mem.grow(memmodel.RequestBytes(u.n + 1<<20))
 		}
 		if u.err != nil {
 			u.buf = nil
@@ -360,7 +361,7 @@ func (s *Server) layoutOf(ctx context.Context, src *pb.CheckpointSource) (*check
 		if n > s.cfg.MaxInlineBytes {
 			return nil, layoutRef{}, nil, &limitError{fmt.Sprintf("inline metadata of %d bytes exceeds the limit of %d bytes; use CheckRescaleUpload", n, s.cfg.MaxInlineBytes)}
 		}
-		mem, err := s.adm.acquire(ctx, false, estimateBytes(n), false)
+		mem, err := s.adm.acquire(ctx, false, memmodel.RequestBytes(n), false)
 		if err != nil {
 			return nil, layoutRef{}, nil, err
 		}
@@ -373,7 +374,7 @@ func (s *Server) layoutOf(ctx context.Context, src *pb.CheckpointSource) (*check
 	case *pb.CheckpointSource_Uri:
 		if id, ok := s.idents.fresh(x.Uri, time.Now()); ok && s.cfg.CacheEntries >= 0 {
 			if v, ok := s.cache.get(id.cacheKey); ok {
-				mem, err := s.adm.acquire(ctx, false, RequestBaseBytes+CachedCheckFactor*v.bytes, false)
+				mem, err := s.adm.acquire(ctx, false, memmodel.CachedRequestBytes(v.bytes), false)
 				if err != nil {
 					return nil, layoutRef{}, nil, err
 				}
@@ -392,9 +393,9 @@ func (s *Server) layoutOf(ctx context.Context, src *pb.CheckpointSource) (*check
 		defer src.release()
 		s.idents.record(x.Uri, sourceIdentity{uri: obj.URI, cacheKey: obj.CacheKey, checked: checked})
 		ref := layoutRef{label: obj.URI, cacheKey: obj.CacheKey}
-		need := estimateBytes(obj.Size)
+		need := memmodel.RequestBytes(obj.Size)
 		if v, ok := s.cache.get(obj.CacheKey); ok {
-			need = RequestBaseBytes + CachedCheckFactor*v.bytes
+			need = memmodel.CachedRequestBytes(v.bytes)
 		}
 		mem, err := s.adm.acquire(ctx, false, need, false)
 		if err != nil {
@@ -432,8 +433,8 @@ type growingReader struct {
 func (g *growingReader) Read(p []byte) (int, error) {
 	n, err := g.r.Read(p)
 	g.n += int64(n)
-	if estimateBytes(g.n) > g.mem.mem {
-		if gerr := g.mem.grow(estimateBytes(g.n + 1<<20)); gerr != nil {
+	if memmodel.RequestBytes(g.n) > g.mem.mem {
+		if gerr := g.mem.grow(memmodel.RequestBytes(g.n + 1<<20)); gerr != nil {
 			return n, gerr
 		}
 	}

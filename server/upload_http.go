@@ -138,6 +138,9 @@ func (s *Server) serveUpload(gw *runtime.ServeMux, w http.ResponseWriter, r *htt
 		fail(http.StatusRequestEntityTooLarge, err)
 	case st.body.slow.Load() != nil:
 		fail(http.StatusRequestTimeout, status.Error(codes.DeadlineExceeded, *st.body.slow.Load()))
+	case refusalHTTPCode(err) != 0:
+		// Admission's refusal, by its type: 413 if it can never fit, 429 if it may later.
+		fail(refusalHTTPCode(err), err)
 	case err != nil:
 		runtime.HTTPError(ctx, gw, out, w, r, err)
 	case st.resp == nil:

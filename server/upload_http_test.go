@@ -198,3 +198,27 @@ func TestHTTPErrorHeaders(t *testing.T) {
 		t.Errorf("Content-Type %q", ct)
 	}
 }
+
+// TestHTTPUploadBudget: an upload whose reservation can never fit the memory budget is answered
+// 413, one that finds the budget held by others 429 with RetryInfo; both RESOURCE_EXHAUSTED
+// naming --memory-budget, mapped from admission's typed refusals.
+func TestHTTPUploadBudget(t *testing.T) {
+	const budget = 3 << 20
+	h := startInProcess(t, Config{MemoryBudget: budget, MaxUploadBytes: 1 << 20, QueueWait: 50 * time.Millisecond})
+	base := serveHarnessHTTP(t, h)
+	small := bytes.Repeat([]byte{0}, 1<<10)
+	big := bytes.Repeat([]byte{0}, 512<<10) // 2 MiB + 4 × 512 KiB > 3 MiB
+	code, _, body := postUpload(t, base, "", bytes.NewReader(big), int64(len(big)))
+	if code != http.StatusRequestEntityTooLarge || !strings.Contains(string(body), "--memory-budget") || !strings.Contains(string(body), `"code":8`) {
+		t.Errorf("an upload beyond the budget: HTTP %d %.300s, want 413 RESOURCE_EXHAUSTED naming --memory-budget", code, body)
+	}
+	g, err := h.s.adm.acquire(context.Background(), false, budget, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	code, _, body = postUpload(t, base, "", bytes.NewReader(small), int64(len(small)))
+	g.release()
+	if code != http.StatusTooManyRequests || !strings.Contains(string(body), "--memory-budget") || !strings.Contains(string(body), "RetryInfo") {
+		t.Errorf("an upload while the budget is held: HTTP %d %.300s, want 429 with RetryInfo naming --memory-budget", code, body)
+	}
+}

@@ -5,18 +5,12 @@ import (
 	"runtime/debug"
 	"strconv"
 	"strings"
-)
 
-// Memory model of an in-process check (internal/engine's package doc): the peak is about a
-// constant plus a multiple of the _metadata size. memoryBase and memoryPerFileByte are that
-// bound on the process's resident memory, 64 MiB + 4 × the file size.
-const (
-	memoryBase        = 64 << 20
-	memoryPerFileByte = 4
+	"github.com/flinkpreflight/preflight/internal/memmodel"
 )
 
 // limitMemory sets the Go runtime's soft memory limit so that the process stays within the
-// memory model's bound for a file of size bytes, unless the user set GOMEMLIMIT. Without a limit
+// memory model's bound for a file of size bytes (memmodel.ProcessBytes: 64 MiB + 4 × the size), unless the user set GOMEMLIMIT. Without a limit
 // the collector lets the heap grow to twice what is live before collecting (GOGC=100), so the
 // process would peak at about twice the model; with it, the collector runs earlier as the heap
 // nears the bound. The runtime's limit counts the memory Go allocates, not the pages of the
@@ -30,7 +24,7 @@ func limitMemory(size int64) {
 	// Some of the bound stays for what is resident outside the runtime's count (libc, page
 	// tables) and for the collector's lag behind a soft limit: 4 MiB and a sixteenth (measured:
 	// with 4 MiB alone a million-operator check peaked 9 MiB over the bound).
-	bound := memoryBase + memoryPerFileByte*size
+	bound := memmodel.ProcessBytes(size)
 	limit := bound - mappedFileBytes() - 4<<20 - bound/16
 	// Leave the collector room above what a check keeps live (about 2 × the file for the
 	// layout and the report) even where the binary's pages take most of the constant.

@@ -19,7 +19,9 @@
 // text check does not keep the operators' messages at all (CheckStream): its operators table is
 // kept as text, the row's characters and 7 bytes. Nothing is built per (new subtask, old
 // entry) unless the caller asks for that detail: UNION state costs old + new parallelism.
-// Measured with BenchmarkScale and bench/scale.sh (bench/README.md, "Scale").
+// Measured with BenchmarkScale and bench/scale.sh (bench/README.md, "Scale"). The estimate its
+// callers bound or reserve memory by (the CLI's soft limit, the daemon's admission) is
+// internal/memmodel's.
 package engine
 
 import (

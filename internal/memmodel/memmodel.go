@@ -1,0 +1,112 @@
+// Package memmodel is the memory model of a check, in one place: how much memory checking a
+// _metadata file needs, estimated from its size before it is decoded and from its record counts
+// after. The CLI bounds its process by it (ProcessBytes) and the daemon reserves every request's
+// memory from its budget by it (RequestBytes, CheckBytes). It only estimates; it allocates,
+// measures and refuses nothing (the figures behind the constants are in bench/README.md,
+// "Figures behind constants").
+package memmodel
+
+import "github.com/flinkpreflight/preflight/internal/checkpoint"
+
+// The file-size part. Checking a _metadata of S bytes needs at most PerFileByte × S while it
+// decodes and simulates, on top of a constant: ProcessBaseBytes for a whole CLI process (binary,
+// runtime, buffers), RequestBaseBytes for one request of the daemon, whose own baseline is paid
+// once and left outside its budget. A check of a layout the daemon already holds needs
+// RequestBaseBytes + CachedCheckFactor × the layout's retained bytes (Layout.RetainedBytes): the
+// simulation's output is proportional to the layout, not to the file's state bytes.
+const (
+	PerFileByte       = 4
+	ProcessBaseBytes  = 64 << 20
+	RequestBaseBytes  = 2 << 20
+	CachedCheckFactor = 2
+)
+
+// The record part. The file-size part covers the decode, and the whole check of a file whose
+// bytes are state: subtasks, handles, names, offsets. It under-counts files whose bytes are
+// mostly operator and subtask records, which cost a check far more memory than the _metadata
+// spends on them (an operator record 70–150 bytes of _metadata; an empty subtask record about
+// 22). The figures behind these constants are in bench/README.md, "Figures behind constants".
+const (
+	// PerOperator is the memory one operator record costs a check at most: Layout, the
+	// simulation of its range of vertices and report together.
+	PerOperator = 2 << 10
+	// PerSubtaskRecord is the memory one subtask record costs a check beyond its state (the
+	// record in the Layout, the simulation's per-old-subtask tables).
+	PerSubtaskRecord = 128
+	// PerSubtaskRow is the memory one row of include_subtasks costs: the SubtaskAssignment
+	// message and its encoding.
+	PerSubtaskRow = 640
+)
+
+// FileBytes is the file-size part for a file of size bytes (unknown: negative, counted as 0).
+func FileBytes(size int64) int64 {
+	return PerFileByte * max(size, 0)
+}
+
+// ProcessBytes bounds the resident memory of a CLI process checking a file of size bytes.
+func ProcessBytes(size int64) int64 {
+	return ProcessBaseBytes + FileBytes(size)
+}
+
+// RequestBytes is what the daemon reserves for a request reading a file of size bytes.
+func RequestBytes(size int64) int64 {
+	return RequestBaseBytes + FileBytes(size)
+}
+
+// CachedRequestBytes is what the daemon reserves for a check of a layout it holds, whose
+// retained bytes are retained.
+func CachedRequestBytes(retained int64) int64 {
+	return RequestBaseBytes + CachedCheckFactor*retained
+}
+
+// Records are the counts the record part is computed from.
+type Records struct {
+	Operators      int
+	SubtaskRecords int
+	Rows           int64 // rows of include_subtasks; 0 when the report lists none
+}
+
+// Count counts l's operator and subtask records. With rows, it adds the report's subtask rows
+// for a plan of default parallelism def (0: each operator's own) and per-vertex parallelisms
+// vertex (subtaskRows).
+func Count(l *checkpoint.Layout, rows bool, def int32, vertex map[string]int32) Records {
+	r := Records{Operators: len(l.Operators)}
+	for i := range l.Operators {
+		r.SubtaskRecords += len(l.Operators[i].Subtasks)
+	}
+	if rows {
+		r.Rows = subtaskRows(l, def, vertex)
+	}
+	return r
+}
+
+// Bytes is the record part: what a check of these records needs, without a base.
+func (r Records) Bytes() int64 {
+	return PerOperator*int64(r.Operators) + PerSubtaskRecord*int64(r.SubtaskRecords) + PerSubtaskRow*r.Rows
+}
+
+// subtaskRows bounds the new subtasks a report lists: each operator at the plan's default
+// parallelism (or its stored one), plus every per-vertex parallelism of the plan once per
+// operator it may name (a chain shares it). Resolving the plan's keys would be exact but costs a
+// simulation; this errs high only for plans that raise a few vertices.
+func subtaskRows(l *checkpoint.Layout, def int32, vertex map[string]int32) int64 {
+	var rows int64
+	for i := range l.Operators {
+		if def > 0 {
+			rows += int64(def)
+		} else {
+			rows += int64(max(l.Operators[i].Parallelism, 0))
+		}
+	}
+	for _, p := range vertex {
+		rows += int64(max(p, 0))
+	}
+	return rows
+}
+
+// CheckExtraBytes is the memory a daemon's check of a decoded file needs beyond the
+// RequestBytes its request already holds for the file: 0 unless the file is operator- or
+// subtask-record-heavy.
+func CheckExtraBytes(r Records, size int64) int64 {
+	return max(0, RequestBaseBytes+r.Bytes()-RequestBytes(size))
+}
