@@ -163,6 +163,12 @@ func TestWebPageInChromium(t *testing.T) {
 // page requested from origins other than base.
 func browse(t *testing.T, exe, base string) (context.Context, func() []string) {
 	t.Helper()
+	return browseFor(t, exe, base, 3*time.Minute) // a loaded CI machine
+}
+
+// browseFor is browse with the time the whole session may take.
+func browseFor(t *testing.T, exe, base string, limit time.Duration) (context.Context, func() []string) {
+	t.Helper()
 	opts := []chromedp.ExecAllocatorOption{
 		chromedp.ExecPath(exe),
 		chromedp.Headless, chromedp.NoSandbox, chromedp.DisableGPU, chromedp.NoFirstRun, chromedp.NoDefaultBrowserCheck,
@@ -174,7 +180,7 @@ func browse(t *testing.T, exe, base string) (context.Context, func() []string) {
 		chromedp.UserDataDir(t.TempDir()),
 		chromedp.WindowSize(1280, 1700),
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute) // a loaded CI machine
+	ctx, cancel := context.WithTimeout(context.Background(), limit)
 	t.Cleanup(cancel)
 	actx, acancel := chromedp.NewExecAllocator(ctx, opts...)
 	t.Cleanup(acancel)
