@@ -402,25 +402,31 @@ async function operatorRows(op) {
     for (const o of (r.report || {}).operators || []) if (o.operatorId === op.operatorId) take(o);
     return keep;
   }
+  // The operators come in report order: once op's rows are read and another operator's begin,
+  // the rest of the answer is not read (the request is aborted).
+  const abort = new AbortController();
   const resp = await fetch('/v1/check:stream', { method: 'POST', headers: { 'Content-Type': 'application/json' },
-    body: JSON.stringify(uriRequest({ includeSubtasks: true })) });
+    body: JSON.stringify(uriRequest({ includeSubtasks: true })), signal: abort.signal });
   if (!resp.ok) throw new Error(`HTTP ${resp.status}: ${await resp.text()}`);
   let last = ''; // the operator the previous page ended with, which a continued page goes on with
+  let seen = false;
   await eachLine(resp.body, (line) => {
     const msg = JSON.parse(line);
     if (msg.error) throw new Error(msg.error.message || JSON.stringify(msg.error));
     const page = (msg.result || msg).operators;
-    if (!page) return;
-    (page.operators || []).forEach((o, i) => {
+    if (!page) return true;
+    for (const [i, o] of (page.operators || []).entries()) {
       const id = i === 0 && page.continued ? last : o.operatorId;
-      if (id === op.operatorId) take(o);
+      if (id === op.operatorId) { take(o); seen = true; } else if (seen) return false;
       last = id;
-    });
+    }
+    return true;
   });
+  abort.abort();
   return keep;
 }
 
-// eachLine calls fn with every line of a streamed body, as it arrives.
+// eachLine calls fn with every line of a streamed body, as it arrives, until fn returns false.
 async function eachLine(body, fn) {
   const reader = body.getReader();
   const dec = new TextDecoder();
@@ -432,7 +438,7 @@ async function eachLine(body, fn) {
     while ((nl = buf.indexOf('\n')) >= 0) {
       const line = buf.slice(0, nl).trim();
       buf = buf.slice(nl + 1);
-      if (line) fn(line);
+      if (line && !fn(line)) { reader.cancel(); return; }
     }
     if (done) break;
   }
