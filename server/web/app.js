@@ -370,10 +370,11 @@ async function pickChart(op) {
   box.setAttribute('aria-busy', 'true');
   showError('');
   try {
-    const rows = (op.subtasks || []).length ? op : await operatorRows(op);
+    const rows = detailed(op, new Map((op.oldSubtasks || []).map((x) => [x.index || 0, x]))) ? op : await operatorRows(op);
     box.replaceChildren(operatorCharts({ ...op, subtasks: rows.subtasks, oldSubtasks: rows.oldSubtasks }));
   } catch (e) {
-    box.replaceChildren();
+    // Without its per-state rows, the chart rows the report has (totals), if any.
+    box.replaceChildren(...((op.subtasks || []).length ? [operatorCharts(op)] : []));
     showError(e.message);
   } finally {
     box.removeAttribute('aria-busy');
@@ -456,6 +457,12 @@ function ranges(idx) {
   return out.join(', ');
 }
 
+// detailed tells includeSubtasks rows, which carry each state's share and every old subtask, from
+// chartSubtasks rows, which carry totals, and old subtasks only for a scale-down.
+function detailed(op, oldSubs) {
+  return (op.subtasks || []).some((x) => (x.states || []).length) || (!(op.states || []).length && oldSubs.size > 0);
+}
+
 // operatorCharts draws, per operator state, elements and bytes of every subtask index before and
 // after. UNION fan-out shows as "after" bars that each reach the whole state.
 function operatorCharts(op) {
@@ -466,10 +473,7 @@ function operatorCharts(op) {
   // otherwise), in order, at most MAX_CHART_SUBTASKS.
   const idx = [...new Set([...oldSubs.keys(), ...newSubs.keys()])].sort((a, b) => a - b).slice(0, MAX_CHART_SUBTASKS);
   const column = (subs, value) => idx.map((i) => (subs.has(i) ? value(subs.get(i)) : null));
-  // includeSubtasks rows carry each state's share and every old subtask; chartSubtasks rows
-  // carry totals, and old subtasks only for a scale-down.
-  const detailed = [...newSubs.values()].some((x) => (x.states || []).length) || (!(op.states || []).length && oldSubs.size > 0);
-  if (!detailed) return totalsChart(op, newSubs, oldSubs);
+  if (!detailed(op, oldSubs)) return totalsChart(op, newSubs, oldSubs);
   const series = [];
   (op.states || []).forEach((s, k) => {
     const pick = (subs, field) => column(subs, (sub) => {
