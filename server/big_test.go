@@ -25,30 +25,7 @@ func TestE2EBigFile(t *testing.T) {
 	if os.Getenv("PREFLIGHT_BIG") != "1" {
 		t.Skip("set PREFLIGHT_BIG=1 to check the 168 MB file (takes about a minute)")
 	}
-	size := int64(bigBytes)
-	if v := os.Getenv("PREFLIGHT_BIG_BYTES"); v != "" { // to show that the peak does not grow with the file
-		n, err := strconv.ParseInt(v, 10, 64)
-		if err != nil {
-			t.Fatalf("PREFLIGHT_BIG_BYTES: %v", err)
-		}
-		size = n
-	}
-	path := filepath.Join(t.TempDir(), "_metadata")
-	f, err := os.Create(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	w := bufio.NewWriterSize(f, 1<<20)
-	start := time.Now()
-	if err := scenarios.KafkaOrphanUnion(w, size); err != nil {
-		t.Fatal(err)
-	}
-	if err := w.Flush(); err != nil {
-		t.Fatal(err)
-	}
-	f.Close()
-	fi, _ := os.Stat(path)
-	t.Logf("generated %d bytes in %v", fi.Size(), time.Since(start).Round(time.Millisecond))
+	path, size := bigKafkaFile(t)
 	plan := &pb.RescalePlan{DefaultParallelism: 8}
 	ctx := context.Background()
 
@@ -61,7 +38,7 @@ func TestE2EBigFile(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		report(t, "upload", d, fi.Size(), base, time.Since(start), rep)
+		report(t, "upload", d, size, base, time.Since(start), rep)
 	})
 	t.Run("s3", func(t *testing.T) {
 		g := s3test.Start(t)
@@ -80,8 +57,42 @@ func TestE2EBigFile(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		report(t, "s3", d, fi.Size(), base, time.Since(start), rep)
+		report(t, "s3", d, size, base, time.Since(start), rep)
 	})
+}
+
+// bigKafkaFile writes the Kafka orphan-union file of bigBytes (or $PREFLIGHT_BIG_BYTES) into a
+// temporary folder and returns its path and size.
+func bigKafkaFile(t *testing.T) (string, int64) {
+	t.Helper()
+	size := int64(bigBytes)
+	if v := os.Getenv("PREFLIGHT_BIG_BYTES"); v != "" { // to show that the peak does not grow with the file
+		n, err := strconv.ParseInt(v, 10, 64)
+		if err != nil {
+			t.Fatalf("PREFLIGHT_BIG_BYTES: %v", err)
+		}
+		size = n
+	}
+	path := filepath.Join(t.TempDir(), "_metadata")
+	f, err := os.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	w := bufio.NewWriterSize(f, 1<<20)
+	start := time.Now()
+	if err := scenarios.KafkaOrphanUnion(w, size); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	fi, err := f.Stat()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("generated %d bytes in %v", fi.Size(), time.Since(start).Round(time.Millisecond))
+	return path, fi.Size()
 }
 
 func report(t *testing.T, path string, d *daemon, size, baseKB int64, took time.Duration, rep *pb.RescaleReport) {

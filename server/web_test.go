@@ -17,6 +17,8 @@ import (
 	"github.com/chromedp/cdproto/network"
 	"github.com/chromedp/chromedp"
 	"github.com/chromedp/chromedp/kb"
+
+	"github.com/flinkpreflight/preflight/internal/scenarios"
 )
 
 // chromium finds Debian's chromium (or $PREFLIGHT_CHROMIUM). Without one the test skips on a
@@ -163,6 +165,12 @@ func TestWebPageInChromium(t *testing.T) {
 // page requested from origins other than base.
 func browse(t *testing.T, exe, base string) (context.Context, func() []string) {
 	t.Helper()
+	return browseFor(t, exe, base, 3*time.Minute) // a loaded CI machine
+}
+
+// browseFor is browse with the time the whole session may take.
+func browseFor(t *testing.T, exe, base string, limit time.Duration) (context.Context, func() []string) {
+	t.Helper()
 	opts := []chromedp.ExecAllocatorOption{
 		chromedp.ExecPath(exe),
 		chromedp.Headless, chromedp.NoSandbox, chromedp.DisableGPU, chromedp.NoFirstRun, chromedp.NoDefaultBrowserCheck,
@@ -174,7 +182,7 @@ func browse(t *testing.T, exe, base string) (context.Context, func() []string) {
 		chromedp.UserDataDir(t.TempDir()),
 		chromedp.WindowSize(1280, 1700),
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute) // a loaded CI machine
+	ctx, cancel := context.WithTimeout(context.Background(), limit)
 	t.Cleanup(cancel)
 	actx, acancel := chromedp.NewExecAllocator(ctx, opts...)
 	t.Cleanup(acancel)
@@ -318,5 +326,63 @@ func TestWebPageJobJarInChromium(t *testing.T) {
 	}
 	if foreign := foreignRequests(); len(foreign) > 0 {
 		t.Errorf("the page requested other origins: %q", foreign)
+	}
+}
+
+// TestWebPageBoundedInChromium: on 250 operators of 32 subtasks, four set to 64 in the link, the
+// page lists 200 operators and plan fields (and says how many more), asks for the chart rows only
+// (16 subtasks a chart, said in the heading), and charts a picked operator's 64 subtasks from the
+// streamed answer.
+func TestWebPageBoundedInChromium(t *testing.T) {
+	exe := chromium(t)
+	dir := t.TempDir()
+	writeSynthetic(t, filepath.Join(dir, "_metadata"), scenarios.Synthetic{Operators: 250, Parallelism: 32, Split: 1, Union: 1})
+	base := serveHarnessHTTP(t, startInProcess(t, Config{Allow: []string{dir}}))
+	bctx, foreign := browse(t, exe, base)
+	q := url.Values{"uri": {dir}, "set": {"op-1=64", "op-2=64", "op-3=64", "op-249=64"}}
+	picked := `#picked-chart section[data-operator="op-249"] svg`
+	err := chromedp.Do(bctx,
+		chromedp.Navigate(base+"/?"+q.Encode()),
+		chromedp.WaitVisible(chromedp.CSS(`#result:not([aria-busy]) #verdict`)),
+		chromedp.WaitVisible(chromedp.CSS(`#chart-pick`)),
+	)
+	var counts map[string]int
+	var text string
+	if err == nil {
+		counts, err = chromedp.Run(bctx, chromedp.Evaluate[map[string]int](`({
+			operatorRows: document.querySelectorAll('#operators tbody tr').length,
+			vertexInputs: document.querySelectorAll('#vertices input').length,
+			charted: document.querySelectorAll('#charts section').length,
+			barsMax: Math.max(0, ...[...document.querySelectorAll('#charts svg')].map((s) => s.querySelectorAll('rect.after').length))})`))
+	}
+	if err == nil {
+		text, err = chromedp.Run(bctx, chromedp.Text(chromedp.CSS(`main`)))
+	}
+	if err == nil {
+		err = chromedp.Do(bctx,
+			chromedp.SetValue(chromedp.CSS(`#chart-pick`), pickValue(t, bctx, "op-249")),
+			chromedp.Evaluate[chromedp.Void](`document.querySelector('#chart-pick').dispatchEvent(new Event('change'))`),
+			chromedp.WaitVisible(chromedp.CSS(picked)))
+	}
+	if err != nil {
+		t.Fatalf("driving the page: %v", err)
+	}
+	want := map[string]int{"operatorRows": 200, "vertexInputs": 201, "charted": 1, "barsMax": 16}
+	for k, v := range want {
+		if counts[k] != v {
+			t.Errorf("%s = %d, want %d (%v)", k, counts[k], v, counts)
+		}
+	}
+	for _, s := range []string{"… and 50 more operators", "at their stored parallelism", "(16 of 64 subtask indexes shown)", "A chart shows at most 16 subtasks"} {
+		if !strings.Contains(text, s) {
+			t.Errorf("the page lacks %q", s)
+		}
+	}
+	bars, err := chromedp.Run(bctx, chromedp.Evaluate[int](`document.querySelector('`+picked+`').querySelectorAll('rect.after').length`))
+	if err != nil || bars != MaxChartSubtasks {
+		t.Errorf("op-249's picked chart has %d after bars (%v), want %d", bars, err, MaxChartSubtasks)
+	}
+	if f := foreign(); len(f) > 0 {
+		t.Errorf("the page requested other origins: %q", f)
 	}
 }
