@@ -3,6 +3,7 @@ package server
 import (
 	"bufio"
 	"context"
+	"io"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -74,14 +75,22 @@ func bigKafkaFile(t *testing.T) (string, int64) {
 		size = n
 	}
 	path := filepath.Join(t.TempDir(), "_metadata")
+	start := time.Now()
+	n := writeGenerated(t, path, func(w io.Writer) error { return scenarios.KafkaOrphanUnion(w, size) })
+	t.Logf("generated %d bytes in %v", n, time.Since(start).Round(time.Millisecond))
+	return path, n
+}
+
+// writeGenerated writes what gen writes to path, through a 1 MiB buffer, and returns its size.
+func writeGenerated(t testing.TB, path string, gen func(io.Writer) error) int64 {
+	t.Helper()
 	f, err := os.Create(path)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer f.Close()
 	w := bufio.NewWriterSize(f, 1<<20)
-	start := time.Now()
-	if err := scenarios.KafkaOrphanUnion(w, size); err != nil {
+	if err := gen(w); err != nil {
 		t.Fatal(err)
 	}
 	if err := w.Flush(); err != nil {
@@ -91,8 +100,7 @@ func bigKafkaFile(t *testing.T) (string, int64) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Logf("generated %d bytes in %v", fi.Size(), time.Since(start).Round(time.Millisecond))
-	return path, fi.Size()
+	return fi.Size()
 }
 
 func report(t *testing.T, path string, d *daemon, size, baseKB int64, took time.Duration, rep *pb.RescaleReport) {

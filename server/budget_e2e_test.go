@@ -1,7 +1,6 @@
 package server
 
 import (
-	"bufio"
 	"context"
 	"os"
 	"path/filepath"
@@ -28,19 +27,7 @@ func TestE2EMemoryBudgetConcurrent(t *testing.T) {
 	}
 	const budget = 512 << 20
 	path := filepath.Join(t.TempDir(), "_metadata")
-	f, err := os.Create(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	w := bufio.NewWriterSize(f, 1<<20)
-	if err := scenarios.WriteSynthetic(w, scenarios.SyntheticOperators(100_000)); err != nil {
-		t.Fatal(err)
-	}
-	if err := w.Flush(); err != nil {
-		t.Fatal(err)
-	}
-	f.Close()
-	fi, _ := os.Stat(path)
+	size := writeSynthetic(t, path, scenarios.SyntheticOperators(100_000))
 
 	d := startDaemon(t, "--memory-budget=512MiB", "--cache-entries=-1", "--queue-wait=2m")
 	c := d.client(t)
@@ -70,7 +57,7 @@ func TestE2EMemoryBudgetConcurrent(t *testing.T) {
 	}
 	peak := procStatus(t, d, "VmHWM") << 10
 	t.Logf("4 uploads of %.1f MiB: %d answered with a report in %v; daemon peak RSS %d MiB (budget 512 MiB + 96 MiB = 608 MiB)",
-		float64(fi.Size())/(1<<20), ok, time.Since(start).Round(time.Millisecond), peak>>20)
+		float64(size)/(1<<20), ok, time.Since(start).Round(time.Millisecond), peak>>20)
 	if ok == 0 {
 		t.Error("no upload was answered with a report")
 	}

@@ -1,8 +1,8 @@
 package server
 
 import (
-	"bufio"
 	"context"
+	"io"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -120,23 +120,7 @@ func pickValue(t *testing.T, bctx context.Context, label string) string {
 // writeSynthetic writes s to path and returns its size.
 func writeSynthetic(t *testing.T, path string, s scenarios.Synthetic) int64 {
 	t.Helper()
-	f, err := os.Create(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	w := bufio.NewWriterSize(f, 1<<20)
-	if err := scenarios.WriteSynthetic(w, s); err != nil {
-		t.Fatal(err)
-	}
-	if err := w.Flush(); err != nil {
-		t.Fatal(err)
-	}
-	fi, err := f.Stat()
-	if err != nil {
-		t.Fatal(err)
-	}
-	return fi.Size()
+	return writeGenerated(t, path, func(w io.Writer) error { return scenarios.WriteSynthetic(w, s) })
 }
 
 // bigPageCheck sets the vertex key to p from the keyboard, waits for the report with its

@@ -86,17 +86,25 @@ func (r ChangelogNoClaimRule) Check(c *Context) []Finding {
 // changelogOperators returns the labels of the first few checkpoint operators with changelog
 // keyed state handles, and how many there are.
 func changelogOperators(c *Context) ([]string, int) {
+	return firstOperators(c, func(ol *checkpoint.OperatorLayout) (string, bool) {
+		return layoutOpLabel(c, ol), hasChangelogHandle(ol)
+	})
+}
+
+// firstOperators describes the first three checkpoint operators that describe accepts, with
+// "and N more operators" for the rest, and counts them all.
+func firstOperators(c *Context, describe func(*checkpoint.OperatorLayout) (string, bool)) ([]string, int) {
 	const shown = 3
 	var out []string
 	n := 0
 	for i := range c.Layout.Operators {
 		c.stop.Check()
-		ol := &c.Layout.Operators[i]
-		if !hasChangelogHandle(ol) {
+		text, ok := describe(&c.Layout.Operators[i])
+		if !ok {
 			continue
 		}
 		if n++; n <= shown {
-			out = append(out, layoutOpLabel(c, ol))
+			out = append(out, text)
 		}
 	}
 	if n > shown {

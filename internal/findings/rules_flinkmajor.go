@@ -5,7 +5,6 @@ import (
 	"strings"
 
 	"github.com/flinkpreflight/preflight/internal/checkpoint"
-	"github.com/flinkpreflight/preflight/internal/units"
 )
 
 // flinkMajorUpgrade is PF117.
@@ -85,25 +84,14 @@ func (r FlinkMajorUpgradeRule) Check(c *Context) []Finding {
 // legacyOperators describes the first few checkpoint operators holding state of an operator
 // Flink 2.0 removed, counting the rest.
 func legacyOperators(c *Context) []string {
-	const shown = 3
-	var out []string
-	n := 0
-	for i := range c.Layout.Operators {
-		c.stop.Check()
-		ol := &c.Layout.Operators[i]
-		names := layoutStateNames(ol)
-		for _, name := range names {
+	out, _ := firstOperators(c, func(ol *checkpoint.OperatorLayout) (string, bool) {
+		for _, name := range layoutStateNames(ol) {
 			if what, ok := removedOperatorStates[name]; ok {
-				if n++; n <= shown {
-					out = append(out, fmt.Sprintf("%s (%s state `%s`)", layoutOpLabel(c, ol), what, name))
-				}
-				break
+				return fmt.Sprintf("%s (%s state `%s`)", layoutOpLabel(c, ol), what, name), true
 			}
 		}
-	}
-	if n > shown {
-		out = append(out, "and "+units.Plural(int64(n-shown), "more operator"))
-	}
+		return "", false
+	})
 	return out
 }
 
