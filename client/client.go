@@ -137,34 +137,34 @@ func callOptions(ctx context.Context) []grpc.CallOption {
 // CheckRescaleStream, so no message of the answer exceeds about 1 MiB however large the report
 // (every subtask of a high parallelism, a hundred thousand operators), and joins the pieces.
 func (c *Client) Check(ctx context.Context, req *pb.CheckRescaleRequest) (*pb.RescaleReport, error) {
-	stream, err := c.api.CheckRescaleStream(ctx, req, callOptions(ctx)...)
+	stream, err := c.api.CheckRescaleStream(ctx, &pb.CheckRescaleStreamRequest{
+		Checkpoint: req.GetCheckpoint(), Plan: req.GetPlan(), Options: req.GetOptions(), Job: req.GetJob()}, callOptions(ctx)...)
 	if err != nil {
 		return nil, err
 	}
-	return receivePieces(stream)
+	return receivePieces(stream.Recv)
 }
 
-// receivePieces joins a report answered in pieces (CheckRescalePiece): the pages' operators and
+// receivePieces joins a report answered in pieces (ReportPiece): the pages' operators and
 // findings in order, an item continued over several pages merged into one, and the last
 // piece's report.
-func receivePieces(stream interface {
-	Recv() (*pb.CheckRescalePiece, error)
-}) (*pb.RescaleReport, error) {
+func receivePieces[M interface{ GetPiece() *pb.ReportPiece }](recv func() (M, error)) (*pb.RescaleReport, error) {
 	var ops []*pb.OperatorAssignment
 	var findings []*pb.Finding
 	for {
-		p, err := stream.Recv()
+		m, err := recv()
 		if errors.Is(err, io.EOF) {
 			return nil, errors.New("client: the server's answer ended before its report")
 		}
 		if err != nil {
 			return nil, err
 		}
+		p := m.GetPiece()
 		switch {
 		case p.GetReport() != nil:
 			// The report is the last piece; reading on to the end of the stream completes the
 			// call (its header and trailer reach the caller's call options).
-			if _, err := stream.Recv(); !errors.Is(err, io.EOF) {
+			if _, err := recv(); !errors.Is(err, io.EOF) {
 				if err == nil {
 					err = errors.New("client: the server's answer goes on after its report")
 				}
@@ -234,7 +234,7 @@ func (c *Client) upload(callerCtx context.Context, r io.Reader, header *pb.Uploa
 	if header == nil {
 		header = &pb.UploadHeader{}
 	}
-	if err := stream.Send(&pb.CheckRescaleUploadRequest{Message: &pb.CheckRescaleUploadRequest_Header{Header: header}}); err != nil {
+	if err := stream.Send(&pb.CheckRescaleUploadStreamRequest{Message: &pb.CheckRescaleUploadStreamRequest_Header{Header: header}}); err != nil {
 		return nil, recvStatus(stream, err)
 	}
 	buf := make([]byte, ChunkSize)
@@ -243,7 +243,7 @@ func (c *Client) upload(callerCtx context.Context, r io.Reader, header *pb.Uploa
 		n, rerr := io.ReadFull(r, buf)
 		if n > 0 {
 			// Send copies into the transport before returning, so buf can be reused.
-			if err := stream.Send(&pb.CheckRescaleUploadRequest{Message: &pb.CheckRescaleUploadRequest_Chunk{Chunk: buf[:n]}}); err != nil {
+			if err := stream.Send(&pb.CheckRescaleUploadStreamRequest{Message: &pb.CheckRescaleUploadStreamRequest_Chunk{Chunk: buf[:n]}}); err != nil {
 				return nil, recvStatus(stream, err)
 			}
 			sent += int64(n)
@@ -267,13 +267,13 @@ func (c *Client) upload(callerCtx context.Context, r io.Reader, header *pb.Uploa
 	if err := stream.CloseSend(); err != nil {
 		return nil, err
 	}
-	return receivePieces(stream)
+	return receivePieces(stream.Recv)
 }
 
 // recvStatus turns a failed Send into the server's status: gRPC reports io.EOF from Send when the
 // server has already answered (for example RESOURCE_EXHAUSTED past the upload limit), and the real
 // error is only available from RecvMsg.
-func recvStatus(stream grpc.BidiStreamingClient[pb.CheckRescaleUploadRequest, pb.CheckRescalePiece], sendErr error) error {
+func recvStatus(stream grpc.BidiStreamingClient[pb.CheckRescaleUploadStreamRequest, pb.CheckRescaleUploadStreamResponse], sendErr error) error {
 	if !errors.Is(sendErr, io.EOF) {
 		return sendErr
 	}

@@ -35,7 +35,7 @@ type fakeServer struct {
 	got    bytes.Buffer
 }
 
-func (f *fakeServer) CheckRescaleUploadStream(stream grpc.BidiStreamingServer[pb.CheckRescaleUploadRequest, pb.CheckRescalePiece]) error {
+func (f *fakeServer) CheckRescaleUploadStream(stream grpc.BidiStreamingServer[pb.CheckRescaleUploadStreamRequest, pb.CheckRescaleUploadStreamResponse]) error {
 	first, err := stream.Recv()
 	if err != nil {
 		return err
@@ -44,10 +44,10 @@ func (f *fakeServer) CheckRescaleUploadStream(stream grpc.BidiStreamingServer[pb
 	for {
 		msg, err := stream.Recv()
 		if err == io.EOF {
-			return stream.Send(&pb.CheckRescalePiece{Piece: &pb.CheckRescalePiece_Report{Report: &pb.RescaleReport{
+			return stream.Send(&pb.CheckRescaleUploadStreamResponse{Piece: &pb.ReportPiece{Piece: &pb.ReportPiece_Report{Report: &pb.RescaleReport{
 				Verdict:    pb.Verdict_VERDICT_ALLOW,
 				Checkpoint: &pb.CheckpointSummary{SizeBytes: int64(f.got.Len())},
-			}}})
+			}}}})
 		}
 		if err != nil {
 			return err
@@ -175,12 +175,12 @@ func TestOptionsValidation(t *testing.T) {
 // pieceServer answers CheckRescaleStream with the given pieces.
 type pieceServer struct {
 	pb.UnimplementedPreflightServiceServer
-	pieces []*pb.CheckRescalePiece
+	pieces []*pb.ReportPiece
 }
 
-func (p *pieceServer) CheckRescaleStream(_ *pb.CheckRescaleRequest, stream grpc.ServerStreamingServer[pb.CheckRescalePiece]) error {
+func (p *pieceServer) CheckRescaleStream(_ *pb.CheckRescaleStreamRequest, stream grpc.ServerStreamingServer[pb.CheckRescaleStreamResponse]) error {
 	for _, piece := range p.pieces {
-		if err := stream.Send(piece); err != nil {
+		if err := stream.Send(&pb.CheckRescaleStreamResponse{Piece: piece}); err != nil {
 			return err
 		}
 	}
@@ -190,23 +190,23 @@ func (p *pieceServer) CheckRescaleStream(_ *pb.CheckRescaleRequest, stream grpc.
 // TestCheckJoinsPieces: the pages' operators in order, a continued operator's rows appended to
 // the one before, the last piece's report; a stream without a report is an error.
 func TestCheckJoinsPieces(t *testing.T) {
-	page := func(continued bool, ops ...*pb.OperatorAssignment) *pb.CheckRescalePiece {
-		return &pb.CheckRescalePiece{Piece: &pb.CheckRescalePiece_Operators{Operators: &pb.OperatorPage{Operators: ops, Continued: continued}}}
+	page := func(continued bool, ops ...*pb.OperatorAssignment) *pb.ReportPiece {
+		return &pb.ReportPiece{Piece: &pb.ReportPiece_Operators{Operators: &pb.OperatorPage{Operators: ops, Continued: continued}}}
 	}
 	sub := func(i int32) *pb.SubtaskAssignment { return &pb.SubtaskAssignment{Index: i} }
-	report := &pb.CheckRescalePiece{Piece: &pb.CheckRescalePiece_Report{Report: &pb.RescaleReport{Verdict: pb.Verdict_VERDICT_DENY}}}
+	report := &pb.ReportPiece{Piece: &pb.ReportPiece_Report{Report: &pb.RescaleReport{Verdict: pb.Verdict_VERDICT_DENY}}}
 	for _, tc := range []struct {
 		name    string
-		pieces  []*pb.CheckRescalePiece
+		pieces  []*pb.ReportPiece
 		want    string // operator IDs and their subtask counts
 		wantErr string
 	}{
-		{"pages", []*pb.CheckRescalePiece{page(false, &pb.OperatorAssignment{OperatorId: "a"}), page(false, &pb.OperatorAssignment{OperatorId: "b"}), report}, "a:0 b:0", ""},
-		{"continued", []*pb.CheckRescalePiece{
+		{"pages", []*pb.ReportPiece{page(false, &pb.OperatorAssignment{OperatorId: "a"}), page(false, &pb.OperatorAssignment{OperatorId: "b"}), report}, "a:0 b:0", ""},
+		{"continued", []*pb.ReportPiece{
 			page(false, &pb.OperatorAssignment{OperatorId: "a", Subtasks: []*pb.SubtaskAssignment{sub(0), sub(1)}}),
 			page(true, &pb.OperatorAssignment{OperatorId: "a", Subtasks: []*pb.SubtaskAssignment{sub(2)}, OldSubtasks: []*pb.OldSubtaskState{{Index: 0}}}),
 			page(false, &pb.OperatorAssignment{OperatorId: "b"}), report}, "a:3 b:0", ""},
-		{"no report", []*pb.CheckRescalePiece{page(false, &pb.OperatorAssignment{OperatorId: "a"})}, "", "ended before its report"},
+		{"no report", []*pb.ReportPiece{page(false, &pb.OperatorAssignment{OperatorId: "a"})}, "", "ended before its report"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			c := startFakeServer(t, &pieceServer{pieces: tc.pieces})

@@ -17,12 +17,12 @@ const pieceBytes = 1 << 20
 // findings, an item too large for one page spread over several (continued pages), then the report
 // without its operators and findings. It reads rep and never changes it (a memoized report is
 // shared).
-func sendPieces(rep *pb.RescaleReport, send func(*pb.CheckRescalePiece) error) error {
+func sendPieces(rep *pb.RescaleReport, send func(*pb.ReportPiece) error) error {
 	ops := pager[*pb.OperatorAssignment]{
 		spread: []protoreflect.Name{"subtasks", "old_subtasks"},
 		keep:   []protoreflect.Name{"operator_id"},
 		send: func(page []*pb.OperatorAssignment, continued bool) error {
-			return send(&pb.CheckRescalePiece{Piece: &pb.CheckRescalePiece_Operators{
+			return send(&pb.ReportPiece{Piece: &pb.ReportPiece_Operators{
 				Operators: &pb.OperatorPage{Operators: page, Continued: continued}}})
 		},
 	}
@@ -33,7 +33,7 @@ func sendPieces(rep *pb.RescaleReport, send func(*pb.CheckRescalePiece) error) e
 		spread: []protoreflect.Name{"state_names"},
 		keep:   []protoreflect.Name{"rule_id", "operator_id"},
 		send: func(page []*pb.Finding, continued bool) error {
-			return send(&pb.CheckRescalePiece{Piece: &pb.CheckRescalePiece_Findings{
+			return send(&pb.ReportPiece{Piece: &pb.ReportPiece_Findings{
 				Findings: &pb.FindingPage{Findings: page, Continued: continued}}})
 		},
 	}
@@ -41,7 +41,7 @@ func sendPieces(rep *pb.RescaleReport, send func(*pb.CheckRescalePiece) error) e
 		return err
 	}
 	last := shallowCopy(rep, func(f protoreflect.Name) bool { return f != "operators" && f != "findings" }).(*pb.RescaleReport)
-	return send(&pb.CheckRescalePiece{Piece: &pb.CheckRescalePiece_Report{Report: last}})
+	return send(&pb.ReportPiece{Piece: &pb.ReportPiece_Report{Report: last}})
 }
 
 // pager sends a list of messages in pages of at most pieceBytes. A message larger than a page is

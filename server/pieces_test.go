@@ -70,7 +70,7 @@ func TestReportInPieces(t *testing.T) {
 		}
 	}
 	var pieces int
-	if err := sendPieces(whole.GetReport(), func(p *pb.CheckRescalePiece) error {
+	if err := sendPieces(whole.GetReport(), func(p *pb.ReportPiece) error {
 		pieces++
 		if n := proto.Size(p); n > pieceBytes+64<<10 {
 			t.Errorf("piece %d: %d bytes", pieces, n)
@@ -126,8 +126,8 @@ type piecesOf struct {
 	rep *pb.RescaleReport
 }
 
-func (p piecesOf) CheckRescaleStream(_ *pb.CheckRescaleRequest, stream grpc.ServerStreamingServer[pb.CheckRescalePiece]) error {
-	return sendPieces(p.rep, stream.Send)
+func (p piecesOf) CheckRescaleStream(_ *pb.CheckRescaleStreamRequest, stream grpc.ServerStreamingServer[pb.CheckRescaleStreamResponse]) error {
+	return sendPieces(p.rep, func(piece *pb.ReportPiece) error { return stream.Send(&pb.CheckRescaleStreamResponse{Piece: piece}) })
 }
 
 // TestPiecesRoundTrip: reports of every shape that outgrows one message (many operators, one

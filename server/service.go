@@ -140,21 +140,46 @@ func (v *service) CheckRescaleUpload(stream grpc.ClientStreamingServer[pb.CheckR
 }
 
 // CheckRescaleStream is CheckRescale answered in pieces (pieces.go).
-func (v *service) CheckRescaleStream(req *pb.CheckRescaleRequest, stream grpc.ServerStreamingServer[pb.CheckRescalePiece]) error {
-	resp, err := v.CheckRescale(stream.Context(), req)
+func (v *service) CheckRescaleStream(req *pb.CheckRescaleStreamRequest, stream grpc.ServerStreamingServer[pb.CheckRescaleStreamResponse]) error {
+	resp, err := v.CheckRescale(stream.Context(), &pb.CheckRescaleRequest{
+		Checkpoint: req.GetCheckpoint(), Plan: req.GetPlan(), Options: req.GetOptions(), Job: req.GetJob()})
 	if err != nil {
 		return err
 	}
-	return sendPieces(resp.GetReport(), stream.Send)
+	return sendPieces(resp.GetReport(), func(p *pb.ReportPiece) error {
+		return stream.Send(&pb.CheckRescaleStreamResponse{Piece: p})
+	})
 }
 
 // CheckRescaleUploadStream is CheckRescaleUpload answered in pieces (pieces.go).
-func (v *service) CheckRescaleUploadStream(stream grpc.BidiStreamingServer[pb.CheckRescaleUploadRequest, pb.CheckRescalePiece]) error {
-	report, err := v.uploadReport(stream)
+func (v *service) CheckRescaleUploadStream(stream grpc.BidiStreamingServer[pb.CheckRescaleUploadStreamRequest, pb.CheckRescaleUploadStreamResponse]) error {
+	report, err := v.uploadReport(uploadStreamRequests{stream})
 	if err != nil {
 		return err
 	}
-	return sendPieces(report, stream.Send)
+	return sendPieces(report, func(p *pb.ReportPiece) error {
+		return stream.Send(&pb.CheckRescaleUploadStreamResponse{Piece: p})
+	})
+}
+
+// uploadStreamRequests reads CheckRescaleUploadStream's messages as CheckRescaleUpload's (the
+// same header and chunks), so that both share one upload handler.
+type uploadStreamRequests struct {
+	grpc.BidiStreamingServer[pb.CheckRescaleUploadStreamRequest, pb.CheckRescaleUploadStreamResponse]
+}
+
+func (u uploadStreamRequests) Recv() (*pb.CheckRescaleUploadRequest, error) {
+	m, err := u.BidiStreamingServer.Recv()
+	if err != nil {
+		return nil, err
+	}
+	switch x := m.GetMessage().(type) {
+	case *pb.CheckRescaleUploadStreamRequest_Header:
+		return &pb.CheckRescaleUploadRequest{Message: &pb.CheckRescaleUploadRequest_Header{Header: x.Header}}, nil
+	case *pb.CheckRescaleUploadStreamRequest_Chunk:
+		return &pb.CheckRescaleUploadRequest{Message: &pb.CheckRescaleUploadRequest_Chunk{Chunk: x.Chunk}}, nil
+	}
+	return &pb.CheckRescaleUploadRequest{}, nil
 }
 
 // uploadStream is what an upload handler reads: the client side of CheckRescaleUpload or

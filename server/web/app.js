@@ -414,7 +414,7 @@ async function operatorRows(op) {
   await eachLine(resp.body, (line) => {
     const msg = JSON.parse(line);
     if (msg.error) throw new Error(msg.error.message || JSON.stringify(msg.error));
-    const page = (msg.result || msg).operators;
+    const page = ((msg.result || msg).piece || {}).operators;
     if (!page) return true;
     for (const [i, o] of (page.operators || []).entries()) {
       const id = i === 0 && page.continued ? last : o.operatorId;

@@ -1082,37 +1082,36 @@ func (*CheckRescaleUploadRequest_Header) isCheckRescaleUploadRequest_Message() {
 
 func (*CheckRescaleUploadRequest_Chunk) isCheckRescaleUploadRequest_Message() {}
 
-// CheckRescalePiece is one message of a report answered in pieces (CheckRescaleStream). Joining
-// the pieces gives the report CheckRescale would have answered: the operators of the pages in
-// order, an operator continued over several pages merged into one (its subtasks and old_subtasks
-// appended), the findings likewise (a continued finding's state_names appended), and the fields
-// of the last piece's report.
-type CheckRescalePiece struct {
+// CheckRescaleStreamRequest is a CheckRescaleRequest (the same fields and numbers) whose answer
+// comes in pieces.
+type CheckRescaleStreamRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
-	// Types that are valid to be assigned to Piece:
-	//
-	//	*CheckRescalePiece_Operators
-	//	*CheckRescalePiece_Report
-	//	*CheckRescalePiece_Findings
-	Piece         isCheckRescalePiece_Piece `protobuf_oneof:"piece"`
+	// The checkpoint to restore from.
+	Checkpoint *CheckpointSource `protobuf:"bytes,1,opt,name=checkpoint,proto3" json:"checkpoint,omitempty"`
+	// The new job.
+	Plan *RescalePlan `protobuf:"bytes,2,opt,name=plan,proto3" json:"plan,omitempty"`
+	// The restoring cluster and the fail level.
+	Options *CheckOptions `protobuf:"bytes,3,opt,name=options,proto3" json:"options,omitempty"`
+	// The running job, as in CheckRescaleRequest.
+	Job           *FlinkJob `protobuf:"bytes,4,opt,name=job,proto3" json:"job,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
-func (x *CheckRescalePiece) Reset() {
-	*x = CheckRescalePiece{}
+func (x *CheckRescaleStreamRequest) Reset() {
+	*x = CheckRescaleStreamRequest{}
 	mi := &file_preflight_v1_preflight_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
 
-func (x *CheckRescalePiece) String() string {
+func (x *CheckRescaleStreamRequest) String() string {
 	return protoimpl.X.MessageStringOf(x)
 }
 
-func (*CheckRescalePiece) ProtoMessage() {}
+func (*CheckRescaleStreamRequest) ProtoMessage() {}
 
-func (x *CheckRescalePiece) ProtoReflect() protoreflect.Message {
+func (x *CheckRescaleStreamRequest) ProtoReflect() protoreflect.Message {
 	mi := &file_preflight_v1_preflight_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
@@ -1124,69 +1123,322 @@ func (x *CheckRescalePiece) ProtoReflect() protoreflect.Message {
 	return mi.MessageOf(x)
 }
 
-// Deprecated: Use CheckRescalePiece.ProtoReflect.Descriptor instead.
-func (*CheckRescalePiece) Descriptor() ([]byte, []int) {
+// Deprecated: Use CheckRescaleStreamRequest.ProtoReflect.Descriptor instead.
+func (*CheckRescaleStreamRequest) Descriptor() ([]byte, []int) {
 	return file_preflight_v1_preflight_proto_rawDescGZIP(), []int{7}
 }
 
-func (x *CheckRescalePiece) GetPiece() isCheckRescalePiece_Piece {
+func (x *CheckRescaleStreamRequest) GetCheckpoint() *CheckpointSource {
+	if x != nil {
+		return x.Checkpoint
+	}
+	return nil
+}
+
+func (x *CheckRescaleStreamRequest) GetPlan() *RescalePlan {
+	if x != nil {
+		return x.Plan
+	}
+	return nil
+}
+
+func (x *CheckRescaleStreamRequest) GetOptions() *CheckOptions {
+	if x != nil {
+		return x.Options
+	}
+	return nil
+}
+
+func (x *CheckRescaleStreamRequest) GetJob() *FlinkJob {
+	if x != nil {
+		return x.Job
+	}
+	return nil
+}
+
+// CheckRescaleStreamResponse is one piece of the report.
+type CheckRescaleStreamResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The piece.
+	Piece         *ReportPiece `protobuf:"bytes,1,opt,name=piece,proto3" json:"piece,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *CheckRescaleStreamResponse) Reset() {
+	*x = CheckRescaleStreamResponse{}
+	mi := &file_preflight_v1_preflight_proto_msgTypes[8]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *CheckRescaleStreamResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*CheckRescaleStreamResponse) ProtoMessage() {}
+
+func (x *CheckRescaleStreamResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_preflight_v1_preflight_proto_msgTypes[8]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use CheckRescaleStreamResponse.ProtoReflect.Descriptor instead.
+func (*CheckRescaleStreamResponse) Descriptor() ([]byte, []int) {
+	return file_preflight_v1_preflight_proto_rawDescGZIP(), []int{8}
+}
+
+func (x *CheckRescaleStreamResponse) GetPiece() *ReportPiece {
 	if x != nil {
 		return x.Piece
 	}
 	return nil
 }
 
-func (x *CheckRescalePiece) GetOperators() *OperatorPage {
+// CheckRescaleUploadStreamRequest is one message of an upload answered in pieces: as
+// CheckRescaleUploadRequest, the header first, then chunks.
+type CheckRescaleUploadStreamRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Types that are valid to be assigned to Message:
+	//
+	//	*CheckRescaleUploadStreamRequest_Header
+	//	*CheckRescaleUploadStreamRequest_Chunk
+	Message       isCheckRescaleUploadStreamRequest_Message `protobuf_oneof:"message"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *CheckRescaleUploadStreamRequest) Reset() {
+	*x = CheckRescaleUploadStreamRequest{}
+	mi := &file_preflight_v1_preflight_proto_msgTypes[9]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *CheckRescaleUploadStreamRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*CheckRescaleUploadStreamRequest) ProtoMessage() {}
+
+func (x *CheckRescaleUploadStreamRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_preflight_v1_preflight_proto_msgTypes[9]
 	if x != nil {
-		if x, ok := x.Piece.(*CheckRescalePiece_Operators); ok {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use CheckRescaleUploadStreamRequest.ProtoReflect.Descriptor instead.
+func (*CheckRescaleUploadStreamRequest) Descriptor() ([]byte, []int) {
+	return file_preflight_v1_preflight_proto_rawDescGZIP(), []int{9}
+}
+
+func (x *CheckRescaleUploadStreamRequest) GetMessage() isCheckRescaleUploadStreamRequest_Message {
+	if x != nil {
+		return x.Message
+	}
+	return nil
+}
+
+func (x *CheckRescaleUploadStreamRequest) GetHeader() *UploadHeader {
+	if x != nil {
+		if x, ok := x.Message.(*CheckRescaleUploadStreamRequest_Header); ok {
+			return x.Header
+		}
+	}
+	return nil
+}
+
+func (x *CheckRescaleUploadStreamRequest) GetChunk() []byte {
+	if x != nil {
+		if x, ok := x.Message.(*CheckRescaleUploadStreamRequest_Chunk); ok {
+			return x.Chunk
+		}
+	}
+	return nil
+}
+
+type isCheckRescaleUploadStreamRequest_Message interface {
+	isCheckRescaleUploadStreamRequest_Message()
+}
+
+type CheckRescaleUploadStreamRequest_Header struct {
+	// First message: what to check.
+	Header *UploadHeader `protobuf:"bytes,1,opt,name=header,proto3,oneof"`
+}
+
+type CheckRescaleUploadStreamRequest_Chunk struct {
+	// Following messages: consecutive bytes of the `_metadata` file.
+	Chunk []byte `protobuf:"bytes,2,opt,name=chunk,proto3,oneof"`
+}
+
+func (*CheckRescaleUploadStreamRequest_Header) isCheckRescaleUploadStreamRequest_Message() {}
+
+func (*CheckRescaleUploadStreamRequest_Chunk) isCheckRescaleUploadStreamRequest_Message() {}
+
+// CheckRescaleUploadStreamResponse is one piece of the report.
+type CheckRescaleUploadStreamResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The piece.
+	Piece         *ReportPiece `protobuf:"bytes,1,opt,name=piece,proto3" json:"piece,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *CheckRescaleUploadStreamResponse) Reset() {
+	*x = CheckRescaleUploadStreamResponse{}
+	mi := &file_preflight_v1_preflight_proto_msgTypes[10]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *CheckRescaleUploadStreamResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*CheckRescaleUploadStreamResponse) ProtoMessage() {}
+
+func (x *CheckRescaleUploadStreamResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_preflight_v1_preflight_proto_msgTypes[10]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use CheckRescaleUploadStreamResponse.ProtoReflect.Descriptor instead.
+func (*CheckRescaleUploadStreamResponse) Descriptor() ([]byte, []int) {
+	return file_preflight_v1_preflight_proto_rawDescGZIP(), []int{10}
+}
+
+func (x *CheckRescaleUploadStreamResponse) GetPiece() *ReportPiece {
+	if x != nil {
+		return x.Piece
+	}
+	return nil
+}
+
+// ReportPiece is one message of a report answered in pieces (CheckRescaleStream). Joining
+// the pieces gives the report CheckRescale would have answered: the operators of the pages in
+// order, an operator continued over several pages merged into one (its subtasks and old_subtasks
+// appended), the findings likewise (a continued finding's state_names appended), and the fields
+// of the last piece's report.
+type ReportPiece struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Types that are valid to be assigned to Piece:
+	//
+	//	*ReportPiece_Operators
+	//	*ReportPiece_Report
+	//	*ReportPiece_Findings
+	Piece         isReportPiece_Piece `protobuf_oneof:"piece"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ReportPiece) Reset() {
+	*x = ReportPiece{}
+	mi := &file_preflight_v1_preflight_proto_msgTypes[11]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ReportPiece) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ReportPiece) ProtoMessage() {}
+
+func (x *ReportPiece) ProtoReflect() protoreflect.Message {
+	mi := &file_preflight_v1_preflight_proto_msgTypes[11]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ReportPiece.ProtoReflect.Descriptor instead.
+func (*ReportPiece) Descriptor() ([]byte, []int) {
+	return file_preflight_v1_preflight_proto_rawDescGZIP(), []int{11}
+}
+
+func (x *ReportPiece) GetPiece() isReportPiece_Piece {
+	if x != nil {
+		return x.Piece
+	}
+	return nil
+}
+
+func (x *ReportPiece) GetOperators() *OperatorPage {
+	if x != nil {
+		if x, ok := x.Piece.(*ReportPiece_Operators); ok {
 			return x.Operators
 		}
 	}
 	return nil
 }
 
-func (x *CheckRescalePiece) GetReport() *RescaleReport {
+func (x *ReportPiece) GetReport() *RescaleReport {
 	if x != nil {
-		if x, ok := x.Piece.(*CheckRescalePiece_Report); ok {
+		if x, ok := x.Piece.(*ReportPiece_Report); ok {
 			return x.Report
 		}
 	}
 	return nil
 }
 
-func (x *CheckRescalePiece) GetFindings() *FindingPage {
+func (x *ReportPiece) GetFindings() *FindingPage {
 	if x != nil {
-		if x, ok := x.Piece.(*CheckRescalePiece_Findings); ok {
+		if x, ok := x.Piece.(*ReportPiece_Findings); ok {
 			return x.Findings
 		}
 	}
 	return nil
 }
 
-type isCheckRescalePiece_Piece interface {
-	isCheckRescalePiece_Piece()
+type isReportPiece_Piece interface {
+	isReportPiece_Piece()
 }
 
-type CheckRescalePiece_Operators struct {
+type ReportPiece_Operators struct {
 	// Operators of the report, in report order.
 	Operators *OperatorPage `protobuf:"bytes,1,opt,name=operators,proto3,oneof"`
 }
 
-type CheckRescalePiece_Report struct {
+type ReportPiece_Report struct {
 	// The last piece: the report, with its operators and findings empty.
 	Report *RescaleReport `protobuf:"bytes,2,opt,name=report,proto3,oneof"`
 }
 
-type CheckRescalePiece_Findings struct {
+type ReportPiece_Findings struct {
 	// Findings of the report, in report order (after every operator page).
 	Findings *FindingPage `protobuf:"bytes,3,opt,name=findings,proto3,oneof"`
 }
 
-func (*CheckRescalePiece_Operators) isCheckRescalePiece_Piece() {}
+func (*ReportPiece_Operators) isReportPiece_Piece() {}
 
-func (*CheckRescalePiece_Report) isCheckRescalePiece_Piece() {}
+func (*ReportPiece_Report) isReportPiece_Piece() {}
 
-func (*CheckRescalePiece_Findings) isCheckRescalePiece_Piece() {}
+func (*ReportPiece_Findings) isReportPiece_Piece() {}
 
 // FindingPage is a page of a report's findings. Its first finding may continue the last of the
 // previous page: then it has only rule_id, operator_id and the next state_names.
@@ -1202,7 +1454,7 @@ type FindingPage struct {
 
 func (x *FindingPage) Reset() {
 	*x = FindingPage{}
-	mi := &file_preflight_v1_preflight_proto_msgTypes[8]
+	mi := &file_preflight_v1_preflight_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1214,7 +1466,7 @@ func (x *FindingPage) String() string {
 func (*FindingPage) ProtoMessage() {}
 
 func (x *FindingPage) ProtoReflect() protoreflect.Message {
-	mi := &file_preflight_v1_preflight_proto_msgTypes[8]
+	mi := &file_preflight_v1_preflight_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1227,7 +1479,7 @@ func (x *FindingPage) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use FindingPage.ProtoReflect.Descriptor instead.
 func (*FindingPage) Descriptor() ([]byte, []int) {
-	return file_preflight_v1_preflight_proto_rawDescGZIP(), []int{8}
+	return file_preflight_v1_preflight_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *FindingPage) GetFindings() []*Finding {
@@ -1259,7 +1511,7 @@ type OperatorPage struct {
 
 func (x *OperatorPage) Reset() {
 	*x = OperatorPage{}
-	mi := &file_preflight_v1_preflight_proto_msgTypes[9]
+	mi := &file_preflight_v1_preflight_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1271,7 +1523,7 @@ func (x *OperatorPage) String() string {
 func (*OperatorPage) ProtoMessage() {}
 
 func (x *OperatorPage) ProtoReflect() protoreflect.Message {
-	mi := &file_preflight_v1_preflight_proto_msgTypes[9]
+	mi := &file_preflight_v1_preflight_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1284,7 +1536,7 @@ func (x *OperatorPage) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use OperatorPage.ProtoReflect.Descriptor instead.
 func (*OperatorPage) Descriptor() ([]byte, []int) {
-	return file_preflight_v1_preflight_proto_rawDescGZIP(), []int{9}
+	return file_preflight_v1_preflight_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *OperatorPage) GetOperators() []*OperatorAssignment {
@@ -1318,7 +1570,7 @@ type UploadHeader struct {
 
 func (x *UploadHeader) Reset() {
 	*x = UploadHeader{}
-	mi := &file_preflight_v1_preflight_proto_msgTypes[10]
+	mi := &file_preflight_v1_preflight_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1330,7 +1582,7 @@ func (x *UploadHeader) String() string {
 func (*UploadHeader) ProtoMessage() {}
 
 func (x *UploadHeader) ProtoReflect() protoreflect.Message {
-	mi := &file_preflight_v1_preflight_proto_msgTypes[10]
+	mi := &file_preflight_v1_preflight_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1343,7 +1595,7 @@ func (x *UploadHeader) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use UploadHeader.ProtoReflect.Descriptor instead.
 func (*UploadHeader) Descriptor() ([]byte, []int) {
-	return file_preflight_v1_preflight_proto_rawDescGZIP(), []int{10}
+	return file_preflight_v1_preflight_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *UploadHeader) GetPlan() *RescalePlan {
@@ -1385,7 +1637,7 @@ type CheckRescaleResponse struct {
 
 func (x *CheckRescaleResponse) Reset() {
 	*x = CheckRescaleResponse{}
-	mi := &file_preflight_v1_preflight_proto_msgTypes[11]
+	mi := &file_preflight_v1_preflight_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1397,7 +1649,7 @@ func (x *CheckRescaleResponse) String() string {
 func (*CheckRescaleResponse) ProtoMessage() {}
 
 func (x *CheckRescaleResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_preflight_v1_preflight_proto_msgTypes[11]
+	mi := &file_preflight_v1_preflight_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1410,7 +1662,7 @@ func (x *CheckRescaleResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CheckRescaleResponse.ProtoReflect.Descriptor instead.
 func (*CheckRescaleResponse) Descriptor() ([]byte, []int) {
-	return file_preflight_v1_preflight_proto_rawDescGZIP(), []int{11}
+	return file_preflight_v1_preflight_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *CheckRescaleResponse) GetReport() *RescaleReport {
@@ -1431,7 +1683,7 @@ type CheckRescaleUploadResponse struct {
 
 func (x *CheckRescaleUploadResponse) Reset() {
 	*x = CheckRescaleUploadResponse{}
-	mi := &file_preflight_v1_preflight_proto_msgTypes[12]
+	mi := &file_preflight_v1_preflight_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1443,7 +1695,7 @@ func (x *CheckRescaleUploadResponse) String() string {
 func (*CheckRescaleUploadResponse) ProtoMessage() {}
 
 func (x *CheckRescaleUploadResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_preflight_v1_preflight_proto_msgTypes[12]
+	mi := &file_preflight_v1_preflight_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1456,7 +1708,7 @@ func (x *CheckRescaleUploadResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CheckRescaleUploadResponse.ProtoReflect.Descriptor instead.
 func (*CheckRescaleUploadResponse) Descriptor() ([]byte, []int) {
-	return file_preflight_v1_preflight_proto_rawDescGZIP(), []int{12}
+	return file_preflight_v1_preflight_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *CheckRescaleUploadResponse) GetReport() *RescaleReport {
@@ -1494,7 +1746,7 @@ type RescaleReport struct {
 
 func (x *RescaleReport) Reset() {
 	*x = RescaleReport{}
-	mi := &file_preflight_v1_preflight_proto_msgTypes[13]
+	mi := &file_preflight_v1_preflight_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1506,7 +1758,7 @@ func (x *RescaleReport) String() string {
 func (*RescaleReport) ProtoMessage() {}
 
 func (x *RescaleReport) ProtoReflect() protoreflect.Message {
-	mi := &file_preflight_v1_preflight_proto_msgTypes[13]
+	mi := &file_preflight_v1_preflight_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1519,7 +1771,7 @@ func (x *RescaleReport) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RescaleReport.ProtoReflect.Descriptor instead.
 func (*RescaleReport) Descriptor() ([]byte, []int) {
-	return file_preflight_v1_preflight_proto_rawDescGZIP(), []int{13}
+	return file_preflight_v1_preflight_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *RescaleReport) GetVerdict() Verdict {
@@ -1608,7 +1860,7 @@ type FileVerification struct {
 
 func (x *FileVerification) Reset() {
 	*x = FileVerification{}
-	mi := &file_preflight_v1_preflight_proto_msgTypes[14]
+	mi := &file_preflight_v1_preflight_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1620,7 +1872,7 @@ func (x *FileVerification) String() string {
 func (*FileVerification) ProtoMessage() {}
 
 func (x *FileVerification) ProtoReflect() protoreflect.Message {
-	mi := &file_preflight_v1_preflight_proto_msgTypes[14]
+	mi := &file_preflight_v1_preflight_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1633,7 +1885,7 @@ func (x *FileVerification) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use FileVerification.ProtoReflect.Descriptor instead.
 func (*FileVerification) Descriptor() ([]byte, []int) {
-	return file_preflight_v1_preflight_proto_rawDescGZIP(), []int{14}
+	return file_preflight_v1_preflight_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *FileVerification) GetReferenced() int64 {
@@ -1727,7 +1979,7 @@ type FileProblem struct {
 
 func (x *FileProblem) Reset() {
 	*x = FileProblem{}
-	mi := &file_preflight_v1_preflight_proto_msgTypes[15]
+	mi := &file_preflight_v1_preflight_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1739,7 +1991,7 @@ func (x *FileProblem) String() string {
 func (*FileProblem) ProtoMessage() {}
 
 func (x *FileProblem) ProtoReflect() protoreflect.Message {
-	mi := &file_preflight_v1_preflight_proto_msgTypes[15]
+	mi := &file_preflight_v1_preflight_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1752,7 +2004,7 @@ func (x *FileProblem) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use FileProblem.ProtoReflect.Descriptor instead.
 func (*FileProblem) Descriptor() ([]byte, []int) {
-	return file_preflight_v1_preflight_proto_rawDescGZIP(), []int{15}
+	return file_preflight_v1_preflight_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *FileProblem) GetUri() string {
@@ -1863,7 +2115,7 @@ type Finding struct {
 
 func (x *Finding) Reset() {
 	*x = Finding{}
-	mi := &file_preflight_v1_preflight_proto_msgTypes[16]
+	mi := &file_preflight_v1_preflight_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1875,7 +2127,7 @@ func (x *Finding) String() string {
 func (*Finding) ProtoMessage() {}
 
 func (x *Finding) ProtoReflect() protoreflect.Message {
-	mi := &file_preflight_v1_preflight_proto_msgTypes[16]
+	mi := &file_preflight_v1_preflight_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1888,7 +2140,7 @@ func (x *Finding) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Finding.ProtoReflect.Descriptor instead.
 func (*Finding) Descriptor() ([]byte, []int) {
-	return file_preflight_v1_preflight_proto_rawDescGZIP(), []int{16}
+	return file_preflight_v1_preflight_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *Finding) GetRuleId() string {
@@ -2015,7 +2267,7 @@ type SafeParallelism struct {
 
 func (x *SafeParallelism) Reset() {
 	*x = SafeParallelism{}
-	mi := &file_preflight_v1_preflight_proto_msgTypes[17]
+	mi := &file_preflight_v1_preflight_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2027,7 +2279,7 @@ func (x *SafeParallelism) String() string {
 func (*SafeParallelism) ProtoMessage() {}
 
 func (x *SafeParallelism) ProtoReflect() protoreflect.Message {
-	mi := &file_preflight_v1_preflight_proto_msgTypes[17]
+	mi := &file_preflight_v1_preflight_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2040,7 +2292,7 @@ func (x *SafeParallelism) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SafeParallelism.ProtoReflect.Descriptor instead.
 func (*SafeParallelism) Descriptor() ([]byte, []int) {
-	return file_preflight_v1_preflight_proto_rawDescGZIP(), []int{17}
+	return file_preflight_v1_preflight_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *SafeParallelism) GetVertexId() string {
@@ -2107,7 +2359,7 @@ type CheckpointSummary struct {
 
 func (x *CheckpointSummary) Reset() {
 	*x = CheckpointSummary{}
-	mi := &file_preflight_v1_preflight_proto_msgTypes[18]
+	mi := &file_preflight_v1_preflight_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2119,7 +2371,7 @@ func (x *CheckpointSummary) String() string {
 func (*CheckpointSummary) ProtoMessage() {}
 
 func (x *CheckpointSummary) ProtoReflect() protoreflect.Message {
-	mi := &file_preflight_v1_preflight_proto_msgTypes[18]
+	mi := &file_preflight_v1_preflight_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2132,7 +2384,7 @@ func (x *CheckpointSummary) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CheckpointSummary.ProtoReflect.Descriptor instead.
 func (*CheckpointSummary) Descriptor() ([]byte, []int) {
-	return file_preflight_v1_preflight_proto_rawDescGZIP(), []int{18}
+	return file_preflight_v1_preflight_proto_rawDescGZIP(), []int{22}
 }
 
 func (x *CheckpointSummary) GetFormatVersion() int32 {
@@ -2260,7 +2512,7 @@ type OperatorAssignment struct {
 
 func (x *OperatorAssignment) Reset() {
 	*x = OperatorAssignment{}
-	mi := &file_preflight_v1_preflight_proto_msgTypes[19]
+	mi := &file_preflight_v1_preflight_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2272,7 +2524,7 @@ func (x *OperatorAssignment) String() string {
 func (*OperatorAssignment) ProtoMessage() {}
 
 func (x *OperatorAssignment) ProtoReflect() protoreflect.Message {
-	mi := &file_preflight_v1_preflight_proto_msgTypes[19]
+	mi := &file_preflight_v1_preflight_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2285,7 +2537,7 @@ func (x *OperatorAssignment) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use OperatorAssignment.ProtoReflect.Descriptor instead.
 func (*OperatorAssignment) Descriptor() ([]byte, []int) {
-	return file_preflight_v1_preflight_proto_rawDescGZIP(), []int{19}
+	return file_preflight_v1_preflight_proto_rawDescGZIP(), []int{23}
 }
 
 func (x *OperatorAssignment) GetOperatorId() string {
@@ -2439,7 +2691,7 @@ type StateAssignment struct {
 
 func (x *StateAssignment) Reset() {
 	*x = StateAssignment{}
-	mi := &file_preflight_v1_preflight_proto_msgTypes[20]
+	mi := &file_preflight_v1_preflight_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2451,7 +2703,7 @@ func (x *StateAssignment) String() string {
 func (*StateAssignment) ProtoMessage() {}
 
 func (x *StateAssignment) ProtoReflect() protoreflect.Message {
-	mi := &file_preflight_v1_preflight_proto_msgTypes[20]
+	mi := &file_preflight_v1_preflight_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2464,7 +2716,7 @@ func (x *StateAssignment) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StateAssignment.ProtoReflect.Descriptor instead.
 func (*StateAssignment) Descriptor() ([]byte, []int) {
-	return file_preflight_v1_preflight_proto_rawDescGZIP(), []int{20}
+	return file_preflight_v1_preflight_proto_rawDescGZIP(), []int{24}
 }
 
 func (x *StateAssignment) GetName() string {
@@ -2542,7 +2794,7 @@ type KeyedAssignment struct {
 
 func (x *KeyedAssignment) Reset() {
 	*x = KeyedAssignment{}
-	mi := &file_preflight_v1_preflight_proto_msgTypes[21]
+	mi := &file_preflight_v1_preflight_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2554,7 +2806,7 @@ func (x *KeyedAssignment) String() string {
 func (*KeyedAssignment) ProtoMessage() {}
 
 func (x *KeyedAssignment) ProtoReflect() protoreflect.Message {
-	mi := &file_preflight_v1_preflight_proto_msgTypes[21]
+	mi := &file_preflight_v1_preflight_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2567,7 +2819,7 @@ func (x *KeyedAssignment) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use KeyedAssignment.ProtoReflect.Descriptor instead.
 func (*KeyedAssignment) Descriptor() ([]byte, []int) {
-	return file_preflight_v1_preflight_proto_rawDescGZIP(), []int{21}
+	return file_preflight_v1_preflight_proto_rawDescGZIP(), []int{25}
 }
 
 func (x *KeyedAssignment) GetHandleKinds() []string {
@@ -2640,7 +2892,7 @@ type SubtaskAssignment struct {
 
 func (x *SubtaskAssignment) Reset() {
 	*x = SubtaskAssignment{}
-	mi := &file_preflight_v1_preflight_proto_msgTypes[22]
+	mi := &file_preflight_v1_preflight_proto_msgTypes[26]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2652,7 +2904,7 @@ func (x *SubtaskAssignment) String() string {
 func (*SubtaskAssignment) ProtoMessage() {}
 
 func (x *SubtaskAssignment) ProtoReflect() protoreflect.Message {
-	mi := &file_preflight_v1_preflight_proto_msgTypes[22]
+	mi := &file_preflight_v1_preflight_proto_msgTypes[26]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2665,7 +2917,7 @@ func (x *SubtaskAssignment) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SubtaskAssignment.ProtoReflect.Descriptor instead.
 func (*SubtaskAssignment) Descriptor() ([]byte, []int) {
-	return file_preflight_v1_preflight_proto_rawDescGZIP(), []int{22}
+	return file_preflight_v1_preflight_proto_rawDescGZIP(), []int{26}
 }
 
 func (x *SubtaskAssignment) GetIndex() int32 {
@@ -2776,7 +3028,7 @@ type SubtaskStateShare struct {
 
 func (x *SubtaskStateShare) Reset() {
 	*x = SubtaskStateShare{}
-	mi := &file_preflight_v1_preflight_proto_msgTypes[23]
+	mi := &file_preflight_v1_preflight_proto_msgTypes[27]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2788,7 +3040,7 @@ func (x *SubtaskStateShare) String() string {
 func (*SubtaskStateShare) ProtoMessage() {}
 
 func (x *SubtaskStateShare) ProtoReflect() protoreflect.Message {
-	mi := &file_preflight_v1_preflight_proto_msgTypes[23]
+	mi := &file_preflight_v1_preflight_proto_msgTypes[27]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2801,7 +3053,7 @@ func (x *SubtaskStateShare) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SubtaskStateShare.ProtoReflect.Descriptor instead.
 func (*SubtaskStateShare) Descriptor() ([]byte, []int) {
-	return file_preflight_v1_preflight_proto_rawDescGZIP(), []int{23}
+	return file_preflight_v1_preflight_proto_rawDescGZIP(), []int{27}
 }
 
 func (x *SubtaskStateShare) GetName() string {
@@ -2851,7 +3103,7 @@ type OldSubtaskState struct {
 
 func (x *OldSubtaskState) Reset() {
 	*x = OldSubtaskState{}
-	mi := &file_preflight_v1_preflight_proto_msgTypes[24]
+	mi := &file_preflight_v1_preflight_proto_msgTypes[28]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2863,7 +3115,7 @@ func (x *OldSubtaskState) String() string {
 func (*OldSubtaskState) ProtoMessage() {}
 
 func (x *OldSubtaskState) ProtoReflect() protoreflect.Message {
-	mi := &file_preflight_v1_preflight_proto_msgTypes[24]
+	mi := &file_preflight_v1_preflight_proto_msgTypes[28]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2876,7 +3128,7 @@ func (x *OldSubtaskState) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use OldSubtaskState.ProtoReflect.Descriptor instead.
 func (*OldSubtaskState) Descriptor() ([]byte, []int) {
-	return file_preflight_v1_preflight_proto_rawDescGZIP(), []int{24}
+	return file_preflight_v1_preflight_proto_rawDescGZIP(), []int{28}
 }
 
 func (x *OldSubtaskState) GetIndex() int32 {
@@ -2925,7 +3177,7 @@ type InspectCheckpointRequest struct {
 
 func (x *InspectCheckpointRequest) Reset() {
 	*x = InspectCheckpointRequest{}
-	mi := &file_preflight_v1_preflight_proto_msgTypes[25]
+	mi := &file_preflight_v1_preflight_proto_msgTypes[29]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2937,7 +3189,7 @@ func (x *InspectCheckpointRequest) String() string {
 func (*InspectCheckpointRequest) ProtoMessage() {}
 
 func (x *InspectCheckpointRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_preflight_v1_preflight_proto_msgTypes[25]
+	mi := &file_preflight_v1_preflight_proto_msgTypes[29]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2950,7 +3202,7 @@ func (x *InspectCheckpointRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use InspectCheckpointRequest.ProtoReflect.Descriptor instead.
 func (*InspectCheckpointRequest) Descriptor() ([]byte, []int) {
-	return file_preflight_v1_preflight_proto_rawDescGZIP(), []int{25}
+	return file_preflight_v1_preflight_proto_rawDescGZIP(), []int{29}
 }
 
 func (x *InspectCheckpointRequest) GetCheckpoint() *CheckpointSource {
@@ -2973,7 +3225,7 @@ type InspectCheckpointResponse struct {
 
 func (x *InspectCheckpointResponse) Reset() {
 	*x = InspectCheckpointResponse{}
-	mi := &file_preflight_v1_preflight_proto_msgTypes[26]
+	mi := &file_preflight_v1_preflight_proto_msgTypes[30]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2985,7 +3237,7 @@ func (x *InspectCheckpointResponse) String() string {
 func (*InspectCheckpointResponse) ProtoMessage() {}
 
 func (x *InspectCheckpointResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_preflight_v1_preflight_proto_msgTypes[26]
+	mi := &file_preflight_v1_preflight_proto_msgTypes[30]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2998,7 +3250,7 @@ func (x *InspectCheckpointResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use InspectCheckpointResponse.ProtoReflect.Descriptor instead.
 func (*InspectCheckpointResponse) Descriptor() ([]byte, []int) {
-	return file_preflight_v1_preflight_proto_rawDescGZIP(), []int{26}
+	return file_preflight_v1_preflight_proto_rawDescGZIP(), []int{30}
 }
 
 func (x *InspectCheckpointResponse) GetCheckpoint() *CheckpointSummary {
@@ -3057,7 +3309,7 @@ type OperatorInfo struct {
 
 func (x *OperatorInfo) Reset() {
 	*x = OperatorInfo{}
-	mi := &file_preflight_v1_preflight_proto_msgTypes[27]
+	mi := &file_preflight_v1_preflight_proto_msgTypes[31]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3069,7 +3321,7 @@ func (x *OperatorInfo) String() string {
 func (*OperatorInfo) ProtoMessage() {}
 
 func (x *OperatorInfo) ProtoReflect() protoreflect.Message {
-	mi := &file_preflight_v1_preflight_proto_msgTypes[27]
+	mi := &file_preflight_v1_preflight_proto_msgTypes[31]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3082,7 +3334,7 @@ func (x *OperatorInfo) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use OperatorInfo.ProtoReflect.Descriptor instead.
 func (*OperatorInfo) Descriptor() ([]byte, []int) {
-	return file_preflight_v1_preflight_proto_rawDescGZIP(), []int{27}
+	return file_preflight_v1_preflight_proto_rawDescGZIP(), []int{31}
 }
 
 func (x *OperatorInfo) GetOperatorId() string {
@@ -3211,7 +3463,7 @@ type StateInfo struct {
 
 func (x *StateInfo) Reset() {
 	*x = StateInfo{}
-	mi := &file_preflight_v1_preflight_proto_msgTypes[28]
+	mi := &file_preflight_v1_preflight_proto_msgTypes[32]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3223,7 +3475,7 @@ func (x *StateInfo) String() string {
 func (*StateInfo) ProtoMessage() {}
 
 func (x *StateInfo) ProtoReflect() protoreflect.Message {
-	mi := &file_preflight_v1_preflight_proto_msgTypes[28]
+	mi := &file_preflight_v1_preflight_proto_msgTypes[32]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3236,7 +3488,7 @@ func (x *StateInfo) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StateInfo.ProtoReflect.Descriptor instead.
 func (*StateInfo) Descriptor() ([]byte, []int) {
-	return file_preflight_v1_preflight_proto_rawDescGZIP(), []int{28}
+	return file_preflight_v1_preflight_proto_rawDescGZIP(), []int{32}
 }
 
 func (x *StateInfo) GetName() string {
@@ -3298,7 +3550,7 @@ type MetadataFormatError struct {
 
 func (x *MetadataFormatError) Reset() {
 	*x = MetadataFormatError{}
-	mi := &file_preflight_v1_preflight_proto_msgTypes[29]
+	mi := &file_preflight_v1_preflight_proto_msgTypes[33]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3310,7 +3562,7 @@ func (x *MetadataFormatError) String() string {
 func (*MetadataFormatError) ProtoMessage() {}
 
 func (x *MetadataFormatError) ProtoReflect() protoreflect.Message {
-	mi := &file_preflight_v1_preflight_proto_msgTypes[29]
+	mi := &file_preflight_v1_preflight_proto_msgTypes[33]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3323,7 +3575,7 @@ func (x *MetadataFormatError) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use MetadataFormatError.ProtoReflect.Descriptor instead.
 func (*MetadataFormatError) Descriptor() ([]byte, []int) {
-	return file_preflight_v1_preflight_proto_rawDescGZIP(), []int{29}
+	return file_preflight_v1_preflight_proto_rawDescGZIP(), []int{33}
 }
 
 func (x *MetadataFormatError) GetOffset() int64 {
@@ -3368,7 +3620,7 @@ type FlinkJob struct {
 
 func (x *FlinkJob) Reset() {
 	*x = FlinkJob{}
-	mi := &file_preflight_v1_preflight_proto_msgTypes[30]
+	mi := &file_preflight_v1_preflight_proto_msgTypes[34]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3380,7 +3632,7 @@ func (x *FlinkJob) String() string {
 func (*FlinkJob) ProtoMessage() {}
 
 func (x *FlinkJob) ProtoReflect() protoreflect.Message {
-	mi := &file_preflight_v1_preflight_proto_msgTypes[30]
+	mi := &file_preflight_v1_preflight_proto_msgTypes[34]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3393,7 +3645,7 @@ func (x *FlinkJob) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use FlinkJob.ProtoReflect.Descriptor instead.
 func (*FlinkJob) Descriptor() ([]byte, []int) {
-	return file_preflight_v1_preflight_proto_rawDescGZIP(), []int{30}
+	return file_preflight_v1_preflight_proto_rawDescGZIP(), []int{34}
 }
 
 func (x *FlinkJob) GetRestUrl() string {
@@ -3433,7 +3685,7 @@ type CheckpointChoice struct {
 
 func (x *CheckpointChoice) Reset() {
 	*x = CheckpointChoice{}
-	mi := &file_preflight_v1_preflight_proto_msgTypes[31]
+	mi := &file_preflight_v1_preflight_proto_msgTypes[35]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3445,7 +3697,7 @@ func (x *CheckpointChoice) String() string {
 func (*CheckpointChoice) ProtoMessage() {}
 
 func (x *CheckpointChoice) ProtoReflect() protoreflect.Message {
-	mi := &file_preflight_v1_preflight_proto_msgTypes[31]
+	mi := &file_preflight_v1_preflight_proto_msgTypes[35]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3458,7 +3710,7 @@ func (x *CheckpointChoice) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CheckpointChoice.ProtoReflect.Descriptor instead.
 func (*CheckpointChoice) Descriptor() ([]byte, []int) {
-	return file_preflight_v1_preflight_proto_rawDescGZIP(), []int{31}
+	return file_preflight_v1_preflight_proto_rawDescGZIP(), []int{35}
 }
 
 func (x *CheckpointChoice) GetUri() string {
@@ -3531,7 +3783,7 @@ type JobVertex struct {
 
 func (x *JobVertex) Reset() {
 	*x = JobVertex{}
-	mi := &file_preflight_v1_preflight_proto_msgTypes[32]
+	mi := &file_preflight_v1_preflight_proto_msgTypes[36]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3543,7 +3795,7 @@ func (x *JobVertex) String() string {
 func (*JobVertex) ProtoMessage() {}
 
 func (x *JobVertex) ProtoReflect() protoreflect.Message {
-	mi := &file_preflight_v1_preflight_proto_msgTypes[32]
+	mi := &file_preflight_v1_preflight_proto_msgTypes[36]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3556,7 +3808,7 @@ func (x *JobVertex) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use JobVertex.ProtoReflect.Descriptor instead.
 func (*JobVertex) Descriptor() ([]byte, []int) {
-	return file_preflight_v1_preflight_proto_rawDescGZIP(), []int{32}
+	return file_preflight_v1_preflight_proto_rawDescGZIP(), []int{36}
 }
 
 func (x *JobVertex) GetId() string {
@@ -3625,7 +3877,7 @@ type DecideRequest struct {
 
 func (x *DecideRequest) Reset() {
 	*x = DecideRequest{}
-	mi := &file_preflight_v1_preflight_proto_msgTypes[33]
+	mi := &file_preflight_v1_preflight_proto_msgTypes[37]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3637,7 +3889,7 @@ func (x *DecideRequest) String() string {
 func (*DecideRequest) ProtoMessage() {}
 
 func (x *DecideRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_preflight_v1_preflight_proto_msgTypes[33]
+	mi := &file_preflight_v1_preflight_proto_msgTypes[37]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3650,7 +3902,7 @@ func (x *DecideRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DecideRequest.ProtoReflect.Descriptor instead.
 func (*DecideRequest) Descriptor() ([]byte, []int) {
-	return file_preflight_v1_preflight_proto_rawDescGZIP(), []int{33}
+	return file_preflight_v1_preflight_proto_rawDescGZIP(), []int{37}
 }
 
 func (x *DecideRequest) GetCheckpoint() *CheckpointSource {
@@ -3724,7 +3976,7 @@ type VertexDecision struct {
 
 func (x *VertexDecision) Reset() {
 	*x = VertexDecision{}
-	mi := &file_preflight_v1_preflight_proto_msgTypes[34]
+	mi := &file_preflight_v1_preflight_proto_msgTypes[38]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3736,7 +3988,7 @@ func (x *VertexDecision) String() string {
 func (*VertexDecision) ProtoMessage() {}
 
 func (x *VertexDecision) ProtoReflect() protoreflect.Message {
-	mi := &file_preflight_v1_preflight_proto_msgTypes[34]
+	mi := &file_preflight_v1_preflight_proto_msgTypes[38]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3749,7 +4001,7 @@ func (x *VertexDecision) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use VertexDecision.ProtoReflect.Descriptor instead.
 func (*VertexDecision) Descriptor() ([]byte, []int) {
-	return file_preflight_v1_preflight_proto_rawDescGZIP(), []int{34}
+	return file_preflight_v1_preflight_proto_rawDescGZIP(), []int{38}
 }
 
 func (x *VertexDecision) GetVertexId() string {
@@ -3851,7 +4103,7 @@ type DecideResponse struct {
 
 func (x *DecideResponse) Reset() {
 	*x = DecideResponse{}
-	mi := &file_preflight_v1_preflight_proto_msgTypes[35]
+	mi := &file_preflight_v1_preflight_proto_msgTypes[39]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3863,7 +4115,7 @@ func (x *DecideResponse) String() string {
 func (*DecideResponse) ProtoMessage() {}
 
 func (x *DecideResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_preflight_v1_preflight_proto_msgTypes[35]
+	mi := &file_preflight_v1_preflight_proto_msgTypes[39]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3876,7 +4128,7 @@ func (x *DecideResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DecideResponse.ProtoReflect.Descriptor instead.
 func (*DecideResponse) Descriptor() ([]byte, []int) {
-	return file_preflight_v1_preflight_proto_rawDescGZIP(), []int{35}
+	return file_preflight_v1_preflight_proto_rawDescGZIP(), []int{39}
 }
 
 func (x *DecideResponse) GetAction() DecisionAction {
@@ -3975,7 +4227,7 @@ type ClasspathCheckRequest struct {
 
 func (x *ClasspathCheckRequest) Reset() {
 	*x = ClasspathCheckRequest{}
-	mi := &file_preflight_v1_preflight_proto_msgTypes[36]
+	mi := &file_preflight_v1_preflight_proto_msgTypes[40]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3987,7 +4239,7 @@ func (x *ClasspathCheckRequest) String() string {
 func (*ClasspathCheckRequest) ProtoMessage() {}
 
 func (x *ClasspathCheckRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_preflight_v1_preflight_proto_msgTypes[36]
+	mi := &file_preflight_v1_preflight_proto_msgTypes[40]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4000,7 +4252,7 @@ func (x *ClasspathCheckRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ClasspathCheckRequest.ProtoReflect.Descriptor instead.
 func (*ClasspathCheckRequest) Descriptor() ([]byte, []int) {
-	return file_preflight_v1_preflight_proto_rawDescGZIP(), []int{36}
+	return file_preflight_v1_preflight_proto_rawDescGZIP(), []int{40}
 }
 
 func (x *ClasspathCheckRequest) GetJobJarUri() string {
@@ -4070,7 +4322,7 @@ type ClasspathCheckResponse struct {
 
 func (x *ClasspathCheckResponse) Reset() {
 	*x = ClasspathCheckResponse{}
-	mi := &file_preflight_v1_preflight_proto_msgTypes[37]
+	mi := &file_preflight_v1_preflight_proto_msgTypes[41]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4082,7 +4334,7 @@ func (x *ClasspathCheckResponse) String() string {
 func (*ClasspathCheckResponse) ProtoMessage() {}
 
 func (x *ClasspathCheckResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_preflight_v1_preflight_proto_msgTypes[37]
+	mi := &file_preflight_v1_preflight_proto_msgTypes[41]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4095,7 +4347,7 @@ func (x *ClasspathCheckResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ClasspathCheckResponse.ProtoReflect.Descriptor instead.
 func (*ClasspathCheckResponse) Descriptor() ([]byte, []int) {
-	return file_preflight_v1_preflight_proto_rawDescGZIP(), []int{37}
+	return file_preflight_v1_preflight_proto_rawDescGZIP(), []int{41}
 }
 
 func (x *ClasspathCheckResponse) GetReport() *ClasspathReport {
@@ -4124,7 +4376,7 @@ type ClasspathReport struct {
 
 func (x *ClasspathReport) Reset() {
 	*x = ClasspathReport{}
-	mi := &file_preflight_v1_preflight_proto_msgTypes[38]
+	mi := &file_preflight_v1_preflight_proto_msgTypes[42]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4136,7 +4388,7 @@ func (x *ClasspathReport) String() string {
 func (*ClasspathReport) ProtoMessage() {}
 
 func (x *ClasspathReport) ProtoReflect() protoreflect.Message {
-	mi := &file_preflight_v1_preflight_proto_msgTypes[38]
+	mi := &file_preflight_v1_preflight_proto_msgTypes[42]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4149,7 +4401,7 @@ func (x *ClasspathReport) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ClasspathReport.ProtoReflect.Descriptor instead.
 func (*ClasspathReport) Descriptor() ([]byte, []int) {
-	return file_preflight_v1_preflight_proto_rawDescGZIP(), []int{38}
+	return file_preflight_v1_preflight_proto_rawDescGZIP(), []int{42}
 }
 
 func (x *ClasspathReport) GetVerdict() Verdict {
@@ -4206,7 +4458,7 @@ type ClasspathFindingDetail struct {
 
 func (x *ClasspathFindingDetail) Reset() {
 	*x = ClasspathFindingDetail{}
-	mi := &file_preflight_v1_preflight_proto_msgTypes[39]
+	mi := &file_preflight_v1_preflight_proto_msgTypes[43]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4218,7 +4470,7 @@ func (x *ClasspathFindingDetail) String() string {
 func (*ClasspathFindingDetail) ProtoMessage() {}
 
 func (x *ClasspathFindingDetail) ProtoReflect() protoreflect.Message {
-	mi := &file_preflight_v1_preflight_proto_msgTypes[39]
+	mi := &file_preflight_v1_preflight_proto_msgTypes[43]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4231,7 +4483,7 @@ func (x *ClasspathFindingDetail) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ClasspathFindingDetail.ProtoReflect.Descriptor instead.
 func (*ClasspathFindingDetail) Descriptor() ([]byte, []int) {
-	return file_preflight_v1_preflight_proto_rawDescGZIP(), []int{39}
+	return file_preflight_v1_preflight_proto_rawDescGZIP(), []int{43}
 }
 
 func (x *ClasspathFindingDetail) GetPackages() []string {
@@ -4296,7 +4548,7 @@ type JarSummary struct {
 
 func (x *JarSummary) Reset() {
 	*x = JarSummary{}
-	mi := &file_preflight_v1_preflight_proto_msgTypes[40]
+	mi := &file_preflight_v1_preflight_proto_msgTypes[44]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4308,7 +4560,7 @@ func (x *JarSummary) String() string {
 func (*JarSummary) ProtoMessage() {}
 
 func (x *JarSummary) ProtoReflect() protoreflect.Message {
-	mi := &file_preflight_v1_preflight_proto_msgTypes[40]
+	mi := &file_preflight_v1_preflight_proto_msgTypes[44]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4321,7 +4573,7 @@ func (x *JarSummary) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use JarSummary.ProtoReflect.Descriptor instead.
 func (*JarSummary) Descriptor() ([]byte, []int) {
-	return file_preflight_v1_preflight_proto_rawDescGZIP(), []int{40}
+	return file_preflight_v1_preflight_proto_rawDescGZIP(), []int{44}
 }
 
 func (x *JarSummary) GetPath() string {
@@ -4416,7 +4668,7 @@ type ClassloadingSummary struct {
 
 func (x *ClassloadingSummary) Reset() {
 	*x = ClassloadingSummary{}
-	mi := &file_preflight_v1_preflight_proto_msgTypes[41]
+	mi := &file_preflight_v1_preflight_proto_msgTypes[45]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4428,7 +4680,7 @@ func (x *ClassloadingSummary) String() string {
 func (*ClassloadingSummary) ProtoMessage() {}
 
 func (x *ClassloadingSummary) ProtoReflect() protoreflect.Message {
-	mi := &file_preflight_v1_preflight_proto_msgTypes[41]
+	mi := &file_preflight_v1_preflight_proto_msgTypes[45]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4441,7 +4693,7 @@ func (x *ClassloadingSummary) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ClassloadingSummary.ProtoReflect.Descriptor instead.
 func (*ClassloadingSummary) Descriptor() ([]byte, []int) {
-	return file_preflight_v1_preflight_proto_rawDescGZIP(), []int{41}
+	return file_preflight_v1_preflight_proto_rawDescGZIP(), []int{45}
 }
 
 func (x *ClassloadingSummary) GetFlinkVersion() string {
@@ -4527,7 +4779,7 @@ type PluginSummary struct {
 
 func (x *PluginSummary) Reset() {
 	*x = PluginSummary{}
-	mi := &file_preflight_v1_preflight_proto_msgTypes[42]
+	mi := &file_preflight_v1_preflight_proto_msgTypes[46]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4539,7 +4791,7 @@ func (x *PluginSummary) String() string {
 func (*PluginSummary) ProtoMessage() {}
 
 func (x *PluginSummary) ProtoReflect() protoreflect.Message {
-	mi := &file_preflight_v1_preflight_proto_msgTypes[42]
+	mi := &file_preflight_v1_preflight_proto_msgTypes[46]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4552,7 +4804,7 @@ func (x *PluginSummary) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PluginSummary.ProtoReflect.Descriptor instead.
 func (*PluginSummary) Descriptor() ([]byte, []int) {
-	return file_preflight_v1_preflight_proto_rawDescGZIP(), []int{42}
+	return file_preflight_v1_preflight_proto_rawDescGZIP(), []int{46}
 }
 
 func (x *PluginSummary) GetName() string {
@@ -4586,7 +4838,7 @@ type DiffCheckpointsRequest struct {
 
 func (x *DiffCheckpointsRequest) Reset() {
 	*x = DiffCheckpointsRequest{}
-	mi := &file_preflight_v1_preflight_proto_msgTypes[43]
+	mi := &file_preflight_v1_preflight_proto_msgTypes[47]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4598,7 +4850,7 @@ func (x *DiffCheckpointsRequest) String() string {
 func (*DiffCheckpointsRequest) ProtoMessage() {}
 
 func (x *DiffCheckpointsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_preflight_v1_preflight_proto_msgTypes[43]
+	mi := &file_preflight_v1_preflight_proto_msgTypes[47]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4611,7 +4863,7 @@ func (x *DiffCheckpointsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DiffCheckpointsRequest.ProtoReflect.Descriptor instead.
 func (*DiffCheckpointsRequest) Descriptor() ([]byte, []int) {
-	return file_preflight_v1_preflight_proto_rawDescGZIP(), []int{43}
+	return file_preflight_v1_preflight_proto_rawDescGZIP(), []int{47}
 }
 
 func (x *DiffCheckpointsRequest) GetOldCheckpoint() *CheckpointSource {
@@ -4661,7 +4913,7 @@ type DiffCheckpointsResponse struct {
 
 func (x *DiffCheckpointsResponse) Reset() {
 	*x = DiffCheckpointsResponse{}
-	mi := &file_preflight_v1_preflight_proto_msgTypes[44]
+	mi := &file_preflight_v1_preflight_proto_msgTypes[48]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4673,7 +4925,7 @@ func (x *DiffCheckpointsResponse) String() string {
 func (*DiffCheckpointsResponse) ProtoMessage() {}
 
 func (x *DiffCheckpointsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_preflight_v1_preflight_proto_msgTypes[44]
+	mi := &file_preflight_v1_preflight_proto_msgTypes[48]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4686,7 +4938,7 @@ func (x *DiffCheckpointsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DiffCheckpointsResponse.ProtoReflect.Descriptor instead.
 func (*DiffCheckpointsResponse) Descriptor() ([]byte, []int) {
-	return file_preflight_v1_preflight_proto_rawDescGZIP(), []int{44}
+	return file_preflight_v1_preflight_proto_rawDescGZIP(), []int{48}
 }
 
 func (x *DiffCheckpointsResponse) GetOldCheckpoint() *LifecycleCheckpoint {
@@ -4741,7 +4993,7 @@ type LifecycleCheckpoint struct {
 
 func (x *LifecycleCheckpoint) Reset() {
 	*x = LifecycleCheckpoint{}
-	mi := &file_preflight_v1_preflight_proto_msgTypes[45]
+	mi := &file_preflight_v1_preflight_proto_msgTypes[49]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4753,7 +5005,7 @@ func (x *LifecycleCheckpoint) String() string {
 func (*LifecycleCheckpoint) ProtoMessage() {}
 
 func (x *LifecycleCheckpoint) ProtoReflect() protoreflect.Message {
-	mi := &file_preflight_v1_preflight_proto_msgTypes[45]
+	mi := &file_preflight_v1_preflight_proto_msgTypes[49]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4766,7 +5018,7 @@ func (x *LifecycleCheckpoint) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LifecycleCheckpoint.ProtoReflect.Descriptor instead.
 func (*LifecycleCheckpoint) Descriptor() ([]byte, []int) {
-	return file_preflight_v1_preflight_proto_rawDescGZIP(), []int{45}
+	return file_preflight_v1_preflight_proto_rawDescGZIP(), []int{49}
 }
 
 func (x *LifecycleCheckpoint) GetSource() string {
@@ -4828,7 +5080,7 @@ type LifecycleOperatorDiff struct {
 
 func (x *LifecycleOperatorDiff) Reset() {
 	*x = LifecycleOperatorDiff{}
-	mi := &file_preflight_v1_preflight_proto_msgTypes[46]
+	mi := &file_preflight_v1_preflight_proto_msgTypes[50]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4840,7 +5092,7 @@ func (x *LifecycleOperatorDiff) String() string {
 func (*LifecycleOperatorDiff) ProtoMessage() {}
 
 func (x *LifecycleOperatorDiff) ProtoReflect() protoreflect.Message {
-	mi := &file_preflight_v1_preflight_proto_msgTypes[46]
+	mi := &file_preflight_v1_preflight_proto_msgTypes[50]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4853,7 +5105,7 @@ func (x *LifecycleOperatorDiff) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LifecycleOperatorDiff.ProtoReflect.Descriptor instead.
 func (*LifecycleOperatorDiff) Descriptor() ([]byte, []int) {
-	return file_preflight_v1_preflight_proto_rawDescGZIP(), []int{46}
+	return file_preflight_v1_preflight_proto_rawDescGZIP(), []int{50}
 }
 
 func (x *LifecycleOperatorDiff) GetId() string {
@@ -4964,7 +5216,7 @@ type LifecycleStateDiff struct {
 
 func (x *LifecycleStateDiff) Reset() {
 	*x = LifecycleStateDiff{}
-	mi := &file_preflight_v1_preflight_proto_msgTypes[47]
+	mi := &file_preflight_v1_preflight_proto_msgTypes[51]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4976,7 +5228,7 @@ func (x *LifecycleStateDiff) String() string {
 func (*LifecycleStateDiff) ProtoMessage() {}
 
 func (x *LifecycleStateDiff) ProtoReflect() protoreflect.Message {
-	mi := &file_preflight_v1_preflight_proto_msgTypes[47]
+	mi := &file_preflight_v1_preflight_proto_msgTypes[51]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4989,7 +5241,7 @@ func (x *LifecycleStateDiff) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LifecycleStateDiff.ProtoReflect.Descriptor instead.
 func (*LifecycleStateDiff) Descriptor() ([]byte, []int) {
-	return file_preflight_v1_preflight_proto_rawDescGZIP(), []int{47}
+	return file_preflight_v1_preflight_proto_rawDescGZIP(), []int{51}
 }
 
 func (x *LifecycleStateDiff) GetName() string {
@@ -5090,7 +5342,7 @@ type LifecycleFinding struct {
 
 func (x *LifecycleFinding) Reset() {
 	*x = LifecycleFinding{}
-	mi := &file_preflight_v1_preflight_proto_msgTypes[48]
+	mi := &file_preflight_v1_preflight_proto_msgTypes[52]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5102,7 +5354,7 @@ func (x *LifecycleFinding) String() string {
 func (*LifecycleFinding) ProtoMessage() {}
 
 func (x *LifecycleFinding) ProtoReflect() protoreflect.Message {
-	mi := &file_preflight_v1_preflight_proto_msgTypes[48]
+	mi := &file_preflight_v1_preflight_proto_msgTypes[52]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5115,7 +5367,7 @@ func (x *LifecycleFinding) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LifecycleFinding.ProtoReflect.Descriptor instead.
 func (*LifecycleFinding) Descriptor() ([]byte, []int) {
-	return file_preflight_v1_preflight_proto_rawDescGZIP(), []int{48}
+	return file_preflight_v1_preflight_proto_rawDescGZIP(), []int{52}
 }
 
 func (x *LifecycleFinding) GetId() string {
@@ -5236,8 +5488,23 @@ const file_preflight_v1_preflight_proto_rawDesc = "" +
 	"\x19CheckRescaleUploadRequest\x124\n" +
 	"\x06header\x18\x01 \x01(\v2\x1a.preflight.v1.UploadHeaderH\x00R\x06header\x12\x16\n" +
 	"\x05chunk\x18\x02 \x01(\fH\x00R\x05chunkB\t\n" +
-	"\amessage\"\xc8\x01\n" +
-	"\x11CheckRescalePiece\x12:\n" +
+	"\amessage\"\xea\x01\n" +
+	"\x19CheckRescaleStreamRequest\x12>\n" +
+	"\n" +
+	"checkpoint\x18\x01 \x01(\v2\x1e.preflight.v1.CheckpointSourceR\n" +
+	"checkpoint\x12-\n" +
+	"\x04plan\x18\x02 \x01(\v2\x19.preflight.v1.RescalePlanR\x04plan\x124\n" +
+	"\aoptions\x18\x03 \x01(\v2\x1a.preflight.v1.CheckOptionsR\aoptions\x12(\n" +
+	"\x03job\x18\x04 \x01(\v2\x16.preflight.v1.FlinkJobR\x03job\"M\n" +
+	"\x1aCheckRescaleStreamResponse\x12/\n" +
+	"\x05piece\x18\x01 \x01(\v2\x19.preflight.v1.ReportPieceR\x05piece\"z\n" +
+	"\x1fCheckRescaleUploadStreamRequest\x124\n" +
+	"\x06header\x18\x01 \x01(\v2\x1a.preflight.v1.UploadHeaderH\x00R\x06header\x12\x16\n" +
+	"\x05chunk\x18\x02 \x01(\fH\x00R\x05chunkB\t\n" +
+	"\amessage\"S\n" +
+	" CheckRescaleUploadStreamResponse\x12/\n" +
+	"\x05piece\x18\x01 \x01(\v2\x19.preflight.v1.ReportPieceR\x05piece\"\xc2\x01\n" +
+	"\vReportPiece\x12:\n" +
 	"\toperators\x18\x01 \x01(\v2\x1a.preflight.v1.OperatorPageH\x00R\toperators\x125\n" +
 	"\x06report\x18\x02 \x01(\v2\x1b.preflight.v1.RescaleReportH\x00R\x06report\x127\n" +
 	"\bfindings\x18\x03 \x01(\v2\x19.preflight.v1.FindingPageH\x00R\bfindingsB\a\n" +
@@ -5639,12 +5906,12 @@ const file_preflight_v1_preflight_proto_rawDesc = "" +
 	"\x1bDECISION_ACTION_UNSPECIFIED\x10\x00\x12\x1b\n" +
 	"\x17DECISION_ACTION_APPROVE\x10\x01\x12\x1a\n" +
 	"\x16DECISION_ACTION_ADJUST\x10\x02\x12\x18\n" +
-	"\x14DECISION_ACTION_VETO\x10\x032\x82\x06\n" +
+	"\x14DECISION_ACTION_VETO\x10\x032\xa6\x06\n" +
 	"\x10PreflightService\x12U\n" +
 	"\fCheckRescale\x12!.preflight.v1.CheckRescaleRequest\x1a\".preflight.v1.CheckRescaleResponse\x12i\n" +
-	"\x12CheckRescaleUpload\x12'.preflight.v1.CheckRescaleUploadRequest\x1a(.preflight.v1.CheckRescaleUploadResponse(\x01\x12Z\n" +
-	"\x12CheckRescaleStream\x12!.preflight.v1.CheckRescaleRequest\x1a\x1f.preflight.v1.CheckRescalePiece0\x01\x12h\n" +
-	"\x18CheckRescaleUploadStream\x12'.preflight.v1.CheckRescaleUploadRequest\x1a\x1f.preflight.v1.CheckRescalePiece(\x010\x01\x12d\n" +
+	"\x12CheckRescaleUpload\x12'.preflight.v1.CheckRescaleUploadRequest\x1a(.preflight.v1.CheckRescaleUploadResponse(\x01\x12i\n" +
+	"\x12CheckRescaleStream\x12'.preflight.v1.CheckRescaleStreamRequest\x1a(.preflight.v1.CheckRescaleStreamResponse0\x01\x12}\n" +
+	"\x18CheckRescaleUploadStream\x12-.preflight.v1.CheckRescaleUploadStreamRequest\x1a..preflight.v1.CheckRescaleUploadStreamResponse(\x010\x01\x12d\n" +
 	"\x11InspectCheckpoint\x12&.preflight.v1.InspectCheckpointRequest\x1a'.preflight.v1.InspectCheckpointResponse\x12[\n" +
 	"\x0eClasspathCheck\x12#.preflight.v1.ClasspathCheckRequest\x1a$.preflight.v1.ClasspathCheckResponse\x12C\n" +
 	"\x06Decide\x12\x1b.preflight.v1.DecideRequest\x1a\x1c.preflight.v1.DecideResponse\x12^\n" +
@@ -5663,169 +5930,180 @@ func file_preflight_v1_preflight_proto_rawDescGZIP() []byte {
 }
 
 var file_preflight_v1_preflight_proto_enumTypes = make([]protoimpl.EnumInfo, 6)
-var file_preflight_v1_preflight_proto_msgTypes = make([]protoimpl.MessageInfo, 57)
+var file_preflight_v1_preflight_proto_msgTypes = make([]protoimpl.MessageInfo, 61)
 var file_preflight_v1_preflight_proto_goTypes = []any{
-	(SubtaskMapper)(0),                 // 0: preflight.v1.SubtaskMapper
-	(Severity)(0),                      // 1: preflight.v1.Severity
-	(Verdict)(0),                       // 2: preflight.v1.Verdict
-	(FileProblemKind)(0),               // 3: preflight.v1.FileProblemKind
-	(FailurePolicy)(0),                 // 4: preflight.v1.FailurePolicy
-	(DecisionAction)(0),                // 5: preflight.v1.DecisionAction
-	(*CheckpointSource)(nil),           // 6: preflight.v1.CheckpointSource
-	(*RescalePlan)(nil),                // 7: preflight.v1.RescalePlan
-	(*Vertex)(nil),                     // 8: preflight.v1.Vertex
-	(*MaxParallelism)(nil),             // 9: preflight.v1.MaxParallelism
-	(*CheckOptions)(nil),               // 10: preflight.v1.CheckOptions
-	(*CheckRescaleRequest)(nil),        // 11: preflight.v1.CheckRescaleRequest
-	(*CheckRescaleUploadRequest)(nil),  // 12: preflight.v1.CheckRescaleUploadRequest
-	(*CheckRescalePiece)(nil),          // 13: preflight.v1.CheckRescalePiece
-	(*FindingPage)(nil),                // 14: preflight.v1.FindingPage
-	(*OperatorPage)(nil),               // 15: preflight.v1.OperatorPage
-	(*UploadHeader)(nil),               // 16: preflight.v1.UploadHeader
-	(*CheckRescaleResponse)(nil),       // 17: preflight.v1.CheckRescaleResponse
-	(*CheckRescaleUploadResponse)(nil), // 18: preflight.v1.CheckRescaleUploadResponse
-	(*RescaleReport)(nil),              // 19: preflight.v1.RescaleReport
-	(*FileVerification)(nil),           // 20: preflight.v1.FileVerification
-	(*FileProblem)(nil),                // 21: preflight.v1.FileProblem
-	(*Finding)(nil),                    // 22: preflight.v1.Finding
-	(*SafeParallelism)(nil),            // 23: preflight.v1.SafeParallelism
-	(*CheckpointSummary)(nil),          // 24: preflight.v1.CheckpointSummary
-	(*OperatorAssignment)(nil),         // 25: preflight.v1.OperatorAssignment
-	(*StateAssignment)(nil),            // 26: preflight.v1.StateAssignment
-	(*KeyedAssignment)(nil),            // 27: preflight.v1.KeyedAssignment
-	(*SubtaskAssignment)(nil),          // 28: preflight.v1.SubtaskAssignment
-	(*SubtaskStateShare)(nil),          // 29: preflight.v1.SubtaskStateShare
-	(*OldSubtaskState)(nil),            // 30: preflight.v1.OldSubtaskState
-	(*InspectCheckpointRequest)(nil),   // 31: preflight.v1.InspectCheckpointRequest
-	(*InspectCheckpointResponse)(nil),  // 32: preflight.v1.InspectCheckpointResponse
-	(*OperatorInfo)(nil),               // 33: preflight.v1.OperatorInfo
-	(*StateInfo)(nil),                  // 34: preflight.v1.StateInfo
-	(*MetadataFormatError)(nil),        // 35: preflight.v1.MetadataFormatError
-	(*FlinkJob)(nil),                   // 36: preflight.v1.FlinkJob
-	(*CheckpointChoice)(nil),           // 37: preflight.v1.CheckpointChoice
-	(*JobVertex)(nil),                  // 38: preflight.v1.JobVertex
-	(*DecideRequest)(nil),              // 39: preflight.v1.DecideRequest
-	(*VertexDecision)(nil),             // 40: preflight.v1.VertexDecision
-	(*DecideResponse)(nil),             // 41: preflight.v1.DecideResponse
-	(*ClasspathCheckRequest)(nil),      // 42: preflight.v1.ClasspathCheckRequest
-	(*ClasspathCheckResponse)(nil),     // 43: preflight.v1.ClasspathCheckResponse
-	(*ClasspathReport)(nil),            // 44: preflight.v1.ClasspathReport
-	(*ClasspathFindingDetail)(nil),     // 45: preflight.v1.ClasspathFindingDetail
-	(*JarSummary)(nil),                 // 46: preflight.v1.JarSummary
-	(*ClassloadingSummary)(nil),        // 47: preflight.v1.ClassloadingSummary
-	(*PluginSummary)(nil),              // 48: preflight.v1.PluginSummary
-	(*DiffCheckpointsRequest)(nil),     // 49: preflight.v1.DiffCheckpointsRequest
-	(*DiffCheckpointsResponse)(nil),    // 50: preflight.v1.DiffCheckpointsResponse
-	(*LifecycleCheckpoint)(nil),        // 51: preflight.v1.LifecycleCheckpoint
-	(*LifecycleOperatorDiff)(nil),      // 52: preflight.v1.LifecycleOperatorDiff
-	(*LifecycleStateDiff)(nil),         // 53: preflight.v1.LifecycleStateDiff
-	(*LifecycleFinding)(nil),           // 54: preflight.v1.LifecycleFinding
-	nil,                                // 55: preflight.v1.RescalePlan.VertexParallelismEntry
-	nil,                                // 56: preflight.v1.RescalePlan.MaxParallelismEntry
-	nil,                                // 57: preflight.v1.RescalePlan.InputChannelMappersEntry
-	nil,                                // 58: preflight.v1.RescalePlan.OutputChannelMappersEntry
-	nil,                                // 59: preflight.v1.RescalePlan.ParallelismEntry
-	nil,                                // 60: preflight.v1.CheckOptions.ConnectorVersionsEntry
-	nil,                                // 61: preflight.v1.DecideRequest.ProposedParallelismEntry
-	nil,                                // 62: preflight.v1.DecideResponse.ParallelismEntry
+	(SubtaskMapper)(0),                       // 0: preflight.v1.SubtaskMapper
+	(Severity)(0),                            // 1: preflight.v1.Severity
+	(Verdict)(0),                             // 2: preflight.v1.Verdict
+	(FileProblemKind)(0),                     // 3: preflight.v1.FileProblemKind
+	(FailurePolicy)(0),                       // 4: preflight.v1.FailurePolicy
+	(DecisionAction)(0),                      // 5: preflight.v1.DecisionAction
+	(*CheckpointSource)(nil),                 // 6: preflight.v1.CheckpointSource
+	(*RescalePlan)(nil),                      // 7: preflight.v1.RescalePlan
+	(*Vertex)(nil),                           // 8: preflight.v1.Vertex
+	(*MaxParallelism)(nil),                   // 9: preflight.v1.MaxParallelism
+	(*CheckOptions)(nil),                     // 10: preflight.v1.CheckOptions
+	(*CheckRescaleRequest)(nil),              // 11: preflight.v1.CheckRescaleRequest
+	(*CheckRescaleUploadRequest)(nil),        // 12: preflight.v1.CheckRescaleUploadRequest
+	(*CheckRescaleStreamRequest)(nil),        // 13: preflight.v1.CheckRescaleStreamRequest
+	(*CheckRescaleStreamResponse)(nil),       // 14: preflight.v1.CheckRescaleStreamResponse
+	(*CheckRescaleUploadStreamRequest)(nil),  // 15: preflight.v1.CheckRescaleUploadStreamRequest
+	(*CheckRescaleUploadStreamResponse)(nil), // 16: preflight.v1.CheckRescaleUploadStreamResponse
+	(*ReportPiece)(nil),                      // 17: preflight.v1.ReportPiece
+	(*FindingPage)(nil),                      // 18: preflight.v1.FindingPage
+	(*OperatorPage)(nil),                     // 19: preflight.v1.OperatorPage
+	(*UploadHeader)(nil),                     // 20: preflight.v1.UploadHeader
+	(*CheckRescaleResponse)(nil),             // 21: preflight.v1.CheckRescaleResponse
+	(*CheckRescaleUploadResponse)(nil),       // 22: preflight.v1.CheckRescaleUploadResponse
+	(*RescaleReport)(nil),                    // 23: preflight.v1.RescaleReport
+	(*FileVerification)(nil),                 // 24: preflight.v1.FileVerification
+	(*FileProblem)(nil),                      // 25: preflight.v1.FileProblem
+	(*Finding)(nil),                          // 26: preflight.v1.Finding
+	(*SafeParallelism)(nil),                  // 27: preflight.v1.SafeParallelism
+	(*CheckpointSummary)(nil),                // 28: preflight.v1.CheckpointSummary
+	(*OperatorAssignment)(nil),               // 29: preflight.v1.OperatorAssignment
+	(*StateAssignment)(nil),                  // 30: preflight.v1.StateAssignment
+	(*KeyedAssignment)(nil),                  // 31: preflight.v1.KeyedAssignment
+	(*SubtaskAssignment)(nil),                // 32: preflight.v1.SubtaskAssignment
+	(*SubtaskStateShare)(nil),                // 33: preflight.v1.SubtaskStateShare
+	(*OldSubtaskState)(nil),                  // 34: preflight.v1.OldSubtaskState
+	(*InspectCheckpointRequest)(nil),         // 35: preflight.v1.InspectCheckpointRequest
+	(*InspectCheckpointResponse)(nil),        // 36: preflight.v1.InspectCheckpointResponse
+	(*OperatorInfo)(nil),                     // 37: preflight.v1.OperatorInfo
+	(*StateInfo)(nil),                        // 38: preflight.v1.StateInfo
+	(*MetadataFormatError)(nil),              // 39: preflight.v1.MetadataFormatError
+	(*FlinkJob)(nil),                         // 40: preflight.v1.FlinkJob
+	(*CheckpointChoice)(nil),                 // 41: preflight.v1.CheckpointChoice
+	(*JobVertex)(nil),                        // 42: preflight.v1.JobVertex
+	(*DecideRequest)(nil),                    // 43: preflight.v1.DecideRequest
+	(*VertexDecision)(nil),                   // 44: preflight.v1.VertexDecision
+	(*DecideResponse)(nil),                   // 45: preflight.v1.DecideResponse
+	(*ClasspathCheckRequest)(nil),            // 46: preflight.v1.ClasspathCheckRequest
+	(*ClasspathCheckResponse)(nil),           // 47: preflight.v1.ClasspathCheckResponse
+	(*ClasspathReport)(nil),                  // 48: preflight.v1.ClasspathReport
+	(*ClasspathFindingDetail)(nil),           // 49: preflight.v1.ClasspathFindingDetail
+	(*JarSummary)(nil),                       // 50: preflight.v1.JarSummary
+	(*ClassloadingSummary)(nil),              // 51: preflight.v1.ClassloadingSummary
+	(*PluginSummary)(nil),                    // 52: preflight.v1.PluginSummary
+	(*DiffCheckpointsRequest)(nil),           // 53: preflight.v1.DiffCheckpointsRequest
+	(*DiffCheckpointsResponse)(nil),          // 54: preflight.v1.DiffCheckpointsResponse
+	(*LifecycleCheckpoint)(nil),              // 55: preflight.v1.LifecycleCheckpoint
+	(*LifecycleOperatorDiff)(nil),            // 56: preflight.v1.LifecycleOperatorDiff
+	(*LifecycleStateDiff)(nil),               // 57: preflight.v1.LifecycleStateDiff
+	(*LifecycleFinding)(nil),                 // 58: preflight.v1.LifecycleFinding
+	nil,                                      // 59: preflight.v1.RescalePlan.VertexParallelismEntry
+	nil,                                      // 60: preflight.v1.RescalePlan.MaxParallelismEntry
+	nil,                                      // 61: preflight.v1.RescalePlan.InputChannelMappersEntry
+	nil,                                      // 62: preflight.v1.RescalePlan.OutputChannelMappersEntry
+	nil,                                      // 63: preflight.v1.RescalePlan.ParallelismEntry
+	nil,                                      // 64: preflight.v1.CheckOptions.ConnectorVersionsEntry
+	nil,                                      // 65: preflight.v1.DecideRequest.ProposedParallelismEntry
+	nil,                                      // 66: preflight.v1.DecideResponse.ParallelismEntry
 }
 var file_preflight_v1_preflight_proto_depIdxs = []int32{
-	55, // 0: preflight.v1.RescalePlan.vertex_parallelism:type_name -> preflight.v1.RescalePlan.VertexParallelismEntry
+	59, // 0: preflight.v1.RescalePlan.vertex_parallelism:type_name -> preflight.v1.RescalePlan.VertexParallelismEntry
 	8,  // 1: preflight.v1.RescalePlan.vertices:type_name -> preflight.v1.Vertex
-	56, // 2: preflight.v1.RescalePlan.max_parallelism:type_name -> preflight.v1.RescalePlan.MaxParallelismEntry
-	57, // 3: preflight.v1.RescalePlan.input_channel_mappers:type_name -> preflight.v1.RescalePlan.InputChannelMappersEntry
-	58, // 4: preflight.v1.RescalePlan.output_channel_mappers:type_name -> preflight.v1.RescalePlan.OutputChannelMappersEntry
-	59, // 5: preflight.v1.RescalePlan.parallelism:type_name -> preflight.v1.RescalePlan.ParallelismEntry
+	60, // 2: preflight.v1.RescalePlan.max_parallelism:type_name -> preflight.v1.RescalePlan.MaxParallelismEntry
+	61, // 3: preflight.v1.RescalePlan.input_channel_mappers:type_name -> preflight.v1.RescalePlan.InputChannelMappersEntry
+	62, // 4: preflight.v1.RescalePlan.output_channel_mappers:type_name -> preflight.v1.RescalePlan.OutputChannelMappersEntry
+	63, // 5: preflight.v1.RescalePlan.parallelism:type_name -> preflight.v1.RescalePlan.ParallelismEntry
 	1,  // 6: preflight.v1.CheckOptions.fail_level:type_name -> preflight.v1.Severity
-	60, // 7: preflight.v1.CheckOptions.connector_versions:type_name -> preflight.v1.CheckOptions.ConnectorVersionsEntry
+	64, // 7: preflight.v1.CheckOptions.connector_versions:type_name -> preflight.v1.CheckOptions.ConnectorVersionsEntry
 	6,  // 8: preflight.v1.CheckRescaleRequest.checkpoint:type_name -> preflight.v1.CheckpointSource
 	7,  // 9: preflight.v1.CheckRescaleRequest.plan:type_name -> preflight.v1.RescalePlan
 	10, // 10: preflight.v1.CheckRescaleRequest.options:type_name -> preflight.v1.CheckOptions
-	36, // 11: preflight.v1.CheckRescaleRequest.job:type_name -> preflight.v1.FlinkJob
-	16, // 12: preflight.v1.CheckRescaleUploadRequest.header:type_name -> preflight.v1.UploadHeader
-	15, // 13: preflight.v1.CheckRescalePiece.operators:type_name -> preflight.v1.OperatorPage
-	19, // 14: preflight.v1.CheckRescalePiece.report:type_name -> preflight.v1.RescaleReport
-	14, // 15: preflight.v1.CheckRescalePiece.findings:type_name -> preflight.v1.FindingPage
-	22, // 16: preflight.v1.FindingPage.findings:type_name -> preflight.v1.Finding
-	25, // 17: preflight.v1.OperatorPage.operators:type_name -> preflight.v1.OperatorAssignment
-	7,  // 18: preflight.v1.UploadHeader.plan:type_name -> preflight.v1.RescalePlan
-	10, // 19: preflight.v1.UploadHeader.options:type_name -> preflight.v1.CheckOptions
-	19, // 20: preflight.v1.CheckRescaleResponse.report:type_name -> preflight.v1.RescaleReport
-	19, // 21: preflight.v1.CheckRescaleUploadResponse.report:type_name -> preflight.v1.RescaleReport
-	2,  // 22: preflight.v1.RescaleReport.verdict:type_name -> preflight.v1.Verdict
-	22, // 23: preflight.v1.RescaleReport.findings:type_name -> preflight.v1.Finding
-	25, // 24: preflight.v1.RescaleReport.operators:type_name -> preflight.v1.OperatorAssignment
-	23, // 25: preflight.v1.RescaleReport.safe_parallelism:type_name -> preflight.v1.SafeParallelism
-	24, // 26: preflight.v1.RescaleReport.checkpoint:type_name -> preflight.v1.CheckpointSummary
-	37, // 27: preflight.v1.RescaleReport.checkpoint_choice:type_name -> preflight.v1.CheckpointChoice
-	38, // 28: preflight.v1.RescaleReport.job_vertices:type_name -> preflight.v1.JobVertex
-	20, // 29: preflight.v1.RescaleReport.file_verification:type_name -> preflight.v1.FileVerification
-	21, // 30: preflight.v1.FileVerification.problems:type_name -> preflight.v1.FileProblem
-	3,  // 31: preflight.v1.FileProblem.kind:type_name -> preflight.v1.FileProblemKind
-	1,  // 32: preflight.v1.Finding.severity:type_name -> preflight.v1.Severity
-	26, // 33: preflight.v1.OperatorAssignment.states:type_name -> preflight.v1.StateAssignment
-	27, // 34: preflight.v1.OperatorAssignment.keyed:type_name -> preflight.v1.KeyedAssignment
-	28, // 35: preflight.v1.OperatorAssignment.subtasks:type_name -> preflight.v1.SubtaskAssignment
-	30, // 36: preflight.v1.OperatorAssignment.old_subtasks:type_name -> preflight.v1.OldSubtaskState
-	29, // 37: preflight.v1.SubtaskAssignment.states:type_name -> preflight.v1.SubtaskStateShare
-	29, // 38: preflight.v1.OldSubtaskState.states:type_name -> preflight.v1.SubtaskStateShare
-	6,  // 39: preflight.v1.InspectCheckpointRequest.checkpoint:type_name -> preflight.v1.CheckpointSource
-	24, // 40: preflight.v1.InspectCheckpointResponse.checkpoint:type_name -> preflight.v1.CheckpointSummary
-	33, // 41: preflight.v1.InspectCheckpointResponse.operators:type_name -> preflight.v1.OperatorInfo
-	34, // 42: preflight.v1.OperatorInfo.states:type_name -> preflight.v1.StateInfo
-	6,  // 43: preflight.v1.DecideRequest.checkpoint:type_name -> preflight.v1.CheckpointSource
-	36, // 44: preflight.v1.DecideRequest.job:type_name -> preflight.v1.FlinkJob
-	61, // 45: preflight.v1.DecideRequest.proposed_parallelism:type_name -> preflight.v1.DecideRequest.ProposedParallelismEntry
-	10, // 46: preflight.v1.DecideRequest.options:type_name -> preflight.v1.CheckOptions
-	4,  // 47: preflight.v1.DecideRequest.on_failure:type_name -> preflight.v1.FailurePolicy
-	5,  // 48: preflight.v1.VertexDecision.action:type_name -> preflight.v1.DecisionAction
-	5,  // 49: preflight.v1.DecideResponse.action:type_name -> preflight.v1.DecisionAction
-	40, // 50: preflight.v1.DecideResponse.vertices:type_name -> preflight.v1.VertexDecision
-	62, // 51: preflight.v1.DecideResponse.parallelism:type_name -> preflight.v1.DecideResponse.ParallelismEntry
-	22, // 52: preflight.v1.DecideResponse.findings:type_name -> preflight.v1.Finding
-	37, // 53: preflight.v1.DecideResponse.checkpoint_choice:type_name -> preflight.v1.CheckpointChoice
-	20, // 54: preflight.v1.DecideResponse.file_verification:type_name -> preflight.v1.FileVerification
-	1,  // 55: preflight.v1.ClasspathCheckRequest.fail_level:type_name -> preflight.v1.Severity
-	44, // 56: preflight.v1.ClasspathCheckResponse.report:type_name -> preflight.v1.ClasspathReport
-	2,  // 57: preflight.v1.ClasspathReport.verdict:type_name -> preflight.v1.Verdict
-	22, // 58: preflight.v1.ClasspathReport.findings:type_name -> preflight.v1.Finding
-	45, // 59: preflight.v1.ClasspathReport.details:type_name -> preflight.v1.ClasspathFindingDetail
-	46, // 60: preflight.v1.ClasspathReport.job_jar:type_name -> preflight.v1.JarSummary
-	47, // 61: preflight.v1.ClasspathReport.cluster:type_name -> preflight.v1.ClassloadingSummary
-	46, // 62: preflight.v1.ClassloadingSummary.lib:type_name -> preflight.v1.JarSummary
-	48, // 63: preflight.v1.ClassloadingSummary.plugins:type_name -> preflight.v1.PluginSummary
-	6,  // 64: preflight.v1.DiffCheckpointsRequest.old_checkpoint:type_name -> preflight.v1.CheckpointSource
-	6,  // 65: preflight.v1.DiffCheckpointsRequest.new_checkpoint:type_name -> preflight.v1.CheckpointSource
-	51, // 66: preflight.v1.DiffCheckpointsResponse.old_checkpoint:type_name -> preflight.v1.LifecycleCheckpoint
-	51, // 67: preflight.v1.DiffCheckpointsResponse.new_checkpoint:type_name -> preflight.v1.LifecycleCheckpoint
-	52, // 68: preflight.v1.DiffCheckpointsResponse.operators:type_name -> preflight.v1.LifecycleOperatorDiff
-	54, // 69: preflight.v1.DiffCheckpointsResponse.findings:type_name -> preflight.v1.LifecycleFinding
-	53, // 70: preflight.v1.LifecycleOperatorDiff.states:type_name -> preflight.v1.LifecycleStateDiff
-	1,  // 71: preflight.v1.LifecycleFinding.severity:type_name -> preflight.v1.Severity
-	9,  // 72: preflight.v1.RescalePlan.MaxParallelismEntry.value:type_name -> preflight.v1.MaxParallelism
-	0,  // 73: preflight.v1.RescalePlan.InputChannelMappersEntry.value:type_name -> preflight.v1.SubtaskMapper
-	0,  // 74: preflight.v1.RescalePlan.OutputChannelMappersEntry.value:type_name -> preflight.v1.SubtaskMapper
-	11, // 75: preflight.v1.PreflightService.CheckRescale:input_type -> preflight.v1.CheckRescaleRequest
-	12, // 76: preflight.v1.PreflightService.CheckRescaleUpload:input_type -> preflight.v1.CheckRescaleUploadRequest
-	11, // 77: preflight.v1.PreflightService.CheckRescaleStream:input_type -> preflight.v1.CheckRescaleRequest
-	12, // 78: preflight.v1.PreflightService.CheckRescaleUploadStream:input_type -> preflight.v1.CheckRescaleUploadRequest
-	31, // 79: preflight.v1.PreflightService.InspectCheckpoint:input_type -> preflight.v1.InspectCheckpointRequest
-	42, // 80: preflight.v1.PreflightService.ClasspathCheck:input_type -> preflight.v1.ClasspathCheckRequest
-	39, // 81: preflight.v1.PreflightService.Decide:input_type -> preflight.v1.DecideRequest
-	49, // 82: preflight.v1.PreflightService.DiffCheckpoints:input_type -> preflight.v1.DiffCheckpointsRequest
-	17, // 83: preflight.v1.PreflightService.CheckRescale:output_type -> preflight.v1.CheckRescaleResponse
-	18, // 84: preflight.v1.PreflightService.CheckRescaleUpload:output_type -> preflight.v1.CheckRescaleUploadResponse
-	13, // 85: preflight.v1.PreflightService.CheckRescaleStream:output_type -> preflight.v1.CheckRescalePiece
-	13, // 86: preflight.v1.PreflightService.CheckRescaleUploadStream:output_type -> preflight.v1.CheckRescalePiece
-	32, // 87: preflight.v1.PreflightService.InspectCheckpoint:output_type -> preflight.v1.InspectCheckpointResponse
-	43, // 88: preflight.v1.PreflightService.ClasspathCheck:output_type -> preflight.v1.ClasspathCheckResponse
-	41, // 89: preflight.v1.PreflightService.Decide:output_type -> preflight.v1.DecideResponse
-	50, // 90: preflight.v1.PreflightService.DiffCheckpoints:output_type -> preflight.v1.DiffCheckpointsResponse
-	83, // [83:91] is the sub-list for method output_type
-	75, // [75:83] is the sub-list for method input_type
-	75, // [75:75] is the sub-list for extension type_name
-	75, // [75:75] is the sub-list for extension extendee
-	0,  // [0:75] is the sub-list for field type_name
+	40, // 11: preflight.v1.CheckRescaleRequest.job:type_name -> preflight.v1.FlinkJob
+	20, // 12: preflight.v1.CheckRescaleUploadRequest.header:type_name -> preflight.v1.UploadHeader
+	6,  // 13: preflight.v1.CheckRescaleStreamRequest.checkpoint:type_name -> preflight.v1.CheckpointSource
+	7,  // 14: preflight.v1.CheckRescaleStreamRequest.plan:type_name -> preflight.v1.RescalePlan
+	10, // 15: preflight.v1.CheckRescaleStreamRequest.options:type_name -> preflight.v1.CheckOptions
+	40, // 16: preflight.v1.CheckRescaleStreamRequest.job:type_name -> preflight.v1.FlinkJob
+	17, // 17: preflight.v1.CheckRescaleStreamResponse.piece:type_name -> preflight.v1.ReportPiece
+	20, // 18: preflight.v1.CheckRescaleUploadStreamRequest.header:type_name -> preflight.v1.UploadHeader
+	17, // 19: preflight.v1.CheckRescaleUploadStreamResponse.piece:type_name -> preflight.v1.ReportPiece
+	19, // 20: preflight.v1.ReportPiece.operators:type_name -> preflight.v1.OperatorPage
+	23, // 21: preflight.v1.ReportPiece.report:type_name -> preflight.v1.RescaleReport
+	18, // 22: preflight.v1.ReportPiece.findings:type_name -> preflight.v1.FindingPage
+	26, // 23: preflight.v1.FindingPage.findings:type_name -> preflight.v1.Finding
+	29, // 24: preflight.v1.OperatorPage.operators:type_name -> preflight.v1.OperatorAssignment
+	7,  // 25: preflight.v1.UploadHeader.plan:type_name -> preflight.v1.RescalePlan
+	10, // 26: preflight.v1.UploadHeader.options:type_name -> preflight.v1.CheckOptions
+	23, // 27: preflight.v1.CheckRescaleResponse.report:type_name -> preflight.v1.RescaleReport
+	23, // 28: preflight.v1.CheckRescaleUploadResponse.report:type_name -> preflight.v1.RescaleReport
+	2,  // 29: preflight.v1.RescaleReport.verdict:type_name -> preflight.v1.Verdict
+	26, // 30: preflight.v1.RescaleReport.findings:type_name -> preflight.v1.Finding
+	29, // 31: preflight.v1.RescaleReport.operators:type_name -> preflight.v1.OperatorAssignment
+	27, // 32: preflight.v1.RescaleReport.safe_parallelism:type_name -> preflight.v1.SafeParallelism
+	28, // 33: preflight.v1.RescaleReport.checkpoint:type_name -> preflight.v1.CheckpointSummary
+	41, // 34: preflight.v1.RescaleReport.checkpoint_choice:type_name -> preflight.v1.CheckpointChoice
+	42, // 35: preflight.v1.RescaleReport.job_vertices:type_name -> preflight.v1.JobVertex
+	24, // 36: preflight.v1.RescaleReport.file_verification:type_name -> preflight.v1.FileVerification
+	25, // 37: preflight.v1.FileVerification.problems:type_name -> preflight.v1.FileProblem
+	3,  // 38: preflight.v1.FileProblem.kind:type_name -> preflight.v1.FileProblemKind
+	1,  // 39: preflight.v1.Finding.severity:type_name -> preflight.v1.Severity
+	30, // 40: preflight.v1.OperatorAssignment.states:type_name -> preflight.v1.StateAssignment
+	31, // 41: preflight.v1.OperatorAssignment.keyed:type_name -> preflight.v1.KeyedAssignment
+	32, // 42: preflight.v1.OperatorAssignment.subtasks:type_name -> preflight.v1.SubtaskAssignment
+	34, // 43: preflight.v1.OperatorAssignment.old_subtasks:type_name -> preflight.v1.OldSubtaskState
+	33, // 44: preflight.v1.SubtaskAssignment.states:type_name -> preflight.v1.SubtaskStateShare
+	33, // 45: preflight.v1.OldSubtaskState.states:type_name -> preflight.v1.SubtaskStateShare
+	6,  // 46: preflight.v1.InspectCheckpointRequest.checkpoint:type_name -> preflight.v1.CheckpointSource
+	28, // 47: preflight.v1.InspectCheckpointResponse.checkpoint:type_name -> preflight.v1.CheckpointSummary
+	37, // 48: preflight.v1.InspectCheckpointResponse.operators:type_name -> preflight.v1.OperatorInfo
+	38, // 49: preflight.v1.OperatorInfo.states:type_name -> preflight.v1.StateInfo
+	6,  // 50: preflight.v1.DecideRequest.checkpoint:type_name -> preflight.v1.CheckpointSource
+	40, // 51: preflight.v1.DecideRequest.job:type_name -> preflight.v1.FlinkJob
+	65, // 52: preflight.v1.DecideRequest.proposed_parallelism:type_name -> preflight.v1.DecideRequest.ProposedParallelismEntry
+	10, // 53: preflight.v1.DecideRequest.options:type_name -> preflight.v1.CheckOptions
+	4,  // 54: preflight.v1.DecideRequest.on_failure:type_name -> preflight.v1.FailurePolicy
+	5,  // 55: preflight.v1.VertexDecision.action:type_name -> preflight.v1.DecisionAction
+	5,  // 56: preflight.v1.DecideResponse.action:type_name -> preflight.v1.DecisionAction
+	44, // 57: preflight.v1.DecideResponse.vertices:type_name -> preflight.v1.VertexDecision
+	66, // 58: preflight.v1.DecideResponse.parallelism:type_name -> preflight.v1.DecideResponse.ParallelismEntry
+	26, // 59: preflight.v1.DecideResponse.findings:type_name -> preflight.v1.Finding
+	41, // 60: preflight.v1.DecideResponse.checkpoint_choice:type_name -> preflight.v1.CheckpointChoice
+	24, // 61: preflight.v1.DecideResponse.file_verification:type_name -> preflight.v1.FileVerification
+	1,  // 62: preflight.v1.ClasspathCheckRequest.fail_level:type_name -> preflight.v1.Severity
+	48, // 63: preflight.v1.ClasspathCheckResponse.report:type_name -> preflight.v1.ClasspathReport
+	2,  // 64: preflight.v1.ClasspathReport.verdict:type_name -> preflight.v1.Verdict
+	26, // 65: preflight.v1.ClasspathReport.findings:type_name -> preflight.v1.Finding
+	49, // 66: preflight.v1.ClasspathReport.details:type_name -> preflight.v1.ClasspathFindingDetail
+	50, // 67: preflight.v1.ClasspathReport.job_jar:type_name -> preflight.v1.JarSummary
+	51, // 68: preflight.v1.ClasspathReport.cluster:type_name -> preflight.v1.ClassloadingSummary
+	50, // 69: preflight.v1.ClassloadingSummary.lib:type_name -> preflight.v1.JarSummary
+	52, // 70: preflight.v1.ClassloadingSummary.plugins:type_name -> preflight.v1.PluginSummary
+	6,  // 71: preflight.v1.DiffCheckpointsRequest.old_checkpoint:type_name -> preflight.v1.CheckpointSource
+	6,  // 72: preflight.v1.DiffCheckpointsRequest.new_checkpoint:type_name -> preflight.v1.CheckpointSource
+	55, // 73: preflight.v1.DiffCheckpointsResponse.old_checkpoint:type_name -> preflight.v1.LifecycleCheckpoint
+	55, // 74: preflight.v1.DiffCheckpointsResponse.new_checkpoint:type_name -> preflight.v1.LifecycleCheckpoint
+	56, // 75: preflight.v1.DiffCheckpointsResponse.operators:type_name -> preflight.v1.LifecycleOperatorDiff
+	58, // 76: preflight.v1.DiffCheckpointsResponse.findings:type_name -> preflight.v1.LifecycleFinding
+	57, // 77: preflight.v1.LifecycleOperatorDiff.states:type_name -> preflight.v1.LifecycleStateDiff
+	1,  // 78: preflight.v1.LifecycleFinding.severity:type_name -> preflight.v1.Severity
+	9,  // 79: preflight.v1.RescalePlan.MaxParallelismEntry.value:type_name -> preflight.v1.MaxParallelism
+	0,  // 80: preflight.v1.RescalePlan.InputChannelMappersEntry.value:type_name -> preflight.v1.SubtaskMapper
+	0,  // 81: preflight.v1.RescalePlan.OutputChannelMappersEntry.value:type_name -> preflight.v1.SubtaskMapper
+	11, // 82: preflight.v1.PreflightService.CheckRescale:input_type -> preflight.v1.CheckRescaleRequest
+	12, // 83: preflight.v1.PreflightService.CheckRescaleUpload:input_type -> preflight.v1.CheckRescaleUploadRequest
+	13, // 84: preflight.v1.PreflightService.CheckRescaleStream:input_type -> preflight.v1.CheckRescaleStreamRequest
+	15, // 85: preflight.v1.PreflightService.CheckRescaleUploadStream:input_type -> preflight.v1.CheckRescaleUploadStreamRequest
+	35, // 86: preflight.v1.PreflightService.InspectCheckpoint:input_type -> preflight.v1.InspectCheckpointRequest
+	46, // 87: preflight.v1.PreflightService.ClasspathCheck:input_type -> preflight.v1.ClasspathCheckRequest
+	43, // 88: preflight.v1.PreflightService.Decide:input_type -> preflight.v1.DecideRequest
+	53, // 89: preflight.v1.PreflightService.DiffCheckpoints:input_type -> preflight.v1.DiffCheckpointsRequest
+	21, // 90: preflight.v1.PreflightService.CheckRescale:output_type -> preflight.v1.CheckRescaleResponse
+	22, // 91: preflight.v1.PreflightService.CheckRescaleUpload:output_type -> preflight.v1.CheckRescaleUploadResponse
+	14, // 92: preflight.v1.PreflightService.CheckRescaleStream:output_type -> preflight.v1.CheckRescaleStreamResponse
+	16, // 93: preflight.v1.PreflightService.CheckRescaleUploadStream:output_type -> preflight.v1.CheckRescaleUploadStreamResponse
+	36, // 94: preflight.v1.PreflightService.InspectCheckpoint:output_type -> preflight.v1.InspectCheckpointResponse
+	47, // 95: preflight.v1.PreflightService.ClasspathCheck:output_type -> preflight.v1.ClasspathCheckResponse
+	45, // 96: preflight.v1.PreflightService.Decide:output_type -> preflight.v1.DecideResponse
+	54, // 97: preflight.v1.PreflightService.DiffCheckpoints:output_type -> preflight.v1.DiffCheckpointsResponse
+	90, // [90:98] is the sub-list for method output_type
+	82, // [82:90] is the sub-list for method input_type
+	82, // [82:82] is the sub-list for extension type_name
+	82, // [82:82] is the sub-list for extension extendee
+	0,  // [0:82] is the sub-list for field type_name
 }
 
 func init() { file_preflight_v1_preflight_proto_init() }
@@ -5842,10 +6120,14 @@ func file_preflight_v1_preflight_proto_init() {
 		(*CheckRescaleUploadRequest_Header)(nil),
 		(*CheckRescaleUploadRequest_Chunk)(nil),
 	}
-	file_preflight_v1_preflight_proto_msgTypes[7].OneofWrappers = []any{
-		(*CheckRescalePiece_Operators)(nil),
-		(*CheckRescalePiece_Report)(nil),
-		(*CheckRescalePiece_Findings)(nil),
+	file_preflight_v1_preflight_proto_msgTypes[9].OneofWrappers = []any{
+		(*CheckRescaleUploadStreamRequest_Header)(nil),
+		(*CheckRescaleUploadStreamRequest_Chunk)(nil),
+	}
+	file_preflight_v1_preflight_proto_msgTypes[11].OneofWrappers = []any{
+		(*ReportPiece_Operators)(nil),
+		(*ReportPiece_Report)(nil),
+		(*ReportPiece_Findings)(nil),
 	}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
@@ -5853,7 +6135,7 @@ func file_preflight_v1_preflight_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_preflight_v1_preflight_proto_rawDesc), len(file_preflight_v1_preflight_proto_rawDesc)),
 			NumEnums:      6,
-			NumMessages:   57,
+			NumMessages:   61,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -64,7 +64,7 @@ func local_request_PreflightService_CheckRescale_0(ctx context.Context, marshale
 
 func request_PreflightService_CheckRescaleStream_0(ctx context.Context, marshaler runtime.Marshaler, client PreflightServiceClient, req *http.Request, pathParams map[string]string) (PreflightService_CheckRescaleStreamClient, runtime.ServerMetadata, error) {
 	var (
-		protoReq CheckRescaleRequest
+		protoReq CheckRescaleStreamRequest
 		metadata runtime.ServerMetadata
 	)
 	if err := marshaler.NewDecoder(req.Body).Decode(&protoReq); err != nil && !errors.Is(err, io.EOF) {

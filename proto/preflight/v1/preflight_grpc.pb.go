@@ -51,9 +51,9 @@ type PreflightServiceClient interface {
 	// hundred thousand operators): the operators in pages, an operator whose subtask rows do not fit
 	// one page continued over the next, and last the report without its operators. Over HTTP: POST
 	// /v1/check:stream, one JSON object per line.
-	CheckRescaleStream(ctx context.Context, in *CheckRescaleRequest, opts ...grpc.CallOption) (grpc.ServerStreamingClient[CheckRescalePiece], error)
+	CheckRescaleStream(ctx context.Context, in *CheckRescaleStreamRequest, opts ...grpc.CallOption) (grpc.ServerStreamingClient[CheckRescaleStreamResponse], error)
 	// CheckRescaleUploadStream is CheckRescaleUpload answered in pieces, as CheckRescaleStream.
-	CheckRescaleUploadStream(ctx context.Context, opts ...grpc.CallOption) (grpc.BidiStreamingClient[CheckRescaleUploadRequest, CheckRescalePiece], error)
+	CheckRescaleUploadStream(ctx context.Context, opts ...grpc.CallOption) (grpc.BidiStreamingClient[CheckRescaleUploadStreamRequest, CheckRescaleUploadStreamResponse], error)
 	// InspectCheckpoint decodes a checkpoint and summarises its operators and states.
 	InspectCheckpoint(ctx context.Context, in *InspectCheckpointRequest, opts ...grpc.CallOption) (*InspectCheckpointResponse, error)
 	// Classpath pre-flight (issue #13): ClasspathCheck indexes a job jar and the cluster's class
@@ -107,13 +107,13 @@ func (c *preflightServiceClient) CheckRescaleUpload(ctx context.Context, opts ..
 // This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
 type PreflightService_CheckRescaleUploadClient = grpc.ClientStreamingClient[CheckRescaleUploadRequest, CheckRescaleUploadResponse]
 
-func (c *preflightServiceClient) CheckRescaleStream(ctx context.Context, in *CheckRescaleRequest, opts ...grpc.CallOption) (grpc.ServerStreamingClient[CheckRescalePiece], error) {
+func (c *preflightServiceClient) CheckRescaleStream(ctx context.Context, in *CheckRescaleStreamRequest, opts ...grpc.CallOption) (grpc.ServerStreamingClient[CheckRescaleStreamResponse], error) {
 	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
 	stream, err := c.cc.NewStream(ctx, &PreflightService_ServiceDesc.Streams[1], PreflightService_CheckRescaleStream_FullMethodName, cOpts...)
 	if err != nil {
 		return nil, err
 	}
-	x := &grpc.GenericClientStream[CheckRescaleRequest, CheckRescalePiece]{ClientStream: stream}
+	x := &grpc.GenericClientStream[CheckRescaleStreamRequest, CheckRescaleStreamResponse]{ClientStream: stream}
 	if err := x.ClientStream.SendMsg(in); err != nil {
 		return nil, err
 	}
@@ -124,20 +124,20 @@ func (c *preflightServiceClient) CheckRescaleStream(ctx context.Context, in *Che
 }
 
 // This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
-type PreflightService_CheckRescaleStreamClient = grpc.ServerStreamingClient[CheckRescalePiece]
+type PreflightService_CheckRescaleStreamClient = grpc.ServerStreamingClient[CheckRescaleStreamResponse]
 
-func (c *preflightServiceClient) CheckRescaleUploadStream(ctx context.Context, opts ...grpc.CallOption) (grpc.BidiStreamingClient[CheckRescaleUploadRequest, CheckRescalePiece], error) {
+func (c *preflightServiceClient) CheckRescaleUploadStream(ctx context.Context, opts ...grpc.CallOption) (grpc.BidiStreamingClient[CheckRescaleUploadStreamRequest, CheckRescaleUploadStreamResponse], error) {
 	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
 	stream, err := c.cc.NewStream(ctx, &PreflightService_ServiceDesc.Streams[2], PreflightService_CheckRescaleUploadStream_FullMethodName, cOpts...)
 	if err != nil {
 		return nil, err
 	}
-	x := &grpc.GenericClientStream[CheckRescaleUploadRequest, CheckRescalePiece]{ClientStream: stream}
+	x := &grpc.GenericClientStream[CheckRescaleUploadStreamRequest, CheckRescaleUploadStreamResponse]{ClientStream: stream}
 	return x, nil
 }
 
 // This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
-type PreflightService_CheckRescaleUploadStreamClient = grpc.BidiStreamingClient[CheckRescaleUploadRequest, CheckRescalePiece]
+type PreflightService_CheckRescaleUploadStreamClient = grpc.BidiStreamingClient[CheckRescaleUploadStreamRequest, CheckRescaleUploadStreamResponse]
 
 func (c *preflightServiceClient) InspectCheckpoint(ctx context.Context, in *InspectCheckpointRequest, opts ...grpc.CallOption) (*InspectCheckpointResponse, error) {
 	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
@@ -197,9 +197,9 @@ type PreflightServiceServer interface {
 	// hundred thousand operators): the operators in pages, an operator whose subtask rows do not fit
 	// one page continued over the next, and last the report without its operators. Over HTTP: POST
 	// /v1/check:stream, one JSON object per line.
-	CheckRescaleStream(*CheckRescaleRequest, grpc.ServerStreamingServer[CheckRescalePiece]) error
+	CheckRescaleStream(*CheckRescaleStreamRequest, grpc.ServerStreamingServer[CheckRescaleStreamResponse]) error
 	// CheckRescaleUploadStream is CheckRescaleUpload answered in pieces, as CheckRescaleStream.
-	CheckRescaleUploadStream(grpc.BidiStreamingServer[CheckRescaleUploadRequest, CheckRescalePiece]) error
+	CheckRescaleUploadStream(grpc.BidiStreamingServer[CheckRescaleUploadStreamRequest, CheckRescaleUploadStreamResponse]) error
 	// InspectCheckpoint decodes a checkpoint and summarises its operators and states.
 	InspectCheckpoint(context.Context, *InspectCheckpointRequest) (*InspectCheckpointResponse, error)
 	// Classpath pre-flight (issue #13): ClasspathCheck indexes a job jar and the cluster's class
@@ -236,10 +236,10 @@ func (UnimplementedPreflightServiceServer) CheckRescale(context.Context, *CheckR
 func (UnimplementedPreflightServiceServer) CheckRescaleUpload(grpc.ClientStreamingServer[CheckRescaleUploadRequest, CheckRescaleUploadResponse]) error {
 	return status.Error(codes.Unimplemented, "method CheckRescaleUpload not implemented")
 }
-func (UnimplementedPreflightServiceServer) CheckRescaleStream(*CheckRescaleRequest, grpc.ServerStreamingServer[CheckRescalePiece]) error {
+func (UnimplementedPreflightServiceServer) CheckRescaleStream(*CheckRescaleStreamRequest, grpc.ServerStreamingServer[CheckRescaleStreamResponse]) error {
 	return status.Error(codes.Unimplemented, "method CheckRescaleStream not implemented")
 }
-func (UnimplementedPreflightServiceServer) CheckRescaleUploadStream(grpc.BidiStreamingServer[CheckRescaleUploadRequest, CheckRescalePiece]) error {
+func (UnimplementedPreflightServiceServer) CheckRescaleUploadStream(grpc.BidiStreamingServer[CheckRescaleUploadStreamRequest, CheckRescaleUploadStreamResponse]) error {
 	return status.Error(codes.Unimplemented, "method CheckRescaleUploadStream not implemented")
 }
 func (UnimplementedPreflightServiceServer) InspectCheckpoint(context.Context, *InspectCheckpointRequest) (*InspectCheckpointResponse, error) {
@@ -301,22 +301,22 @@ func _PreflightService_CheckRescaleUpload_Handler(srv interface{}, stream grpc.S
 type PreflightService_CheckRescaleUploadServer = grpc.ClientStreamingServer[CheckRescaleUploadRequest, CheckRescaleUploadResponse]
 
 func _PreflightService_CheckRescaleStream_Handler(srv interface{}, stream grpc.ServerStream) error {
-	m := new(CheckRescaleRequest)
+	m := new(CheckRescaleStreamRequest)
 	if err := stream.RecvMsg(m); err != nil {
 		return err
 	}
-	return srv.(PreflightServiceServer).CheckRescaleStream(m, &grpc.GenericServerStream[CheckRescaleRequest, CheckRescalePiece]{ServerStream: stream})
+	return srv.(PreflightServiceServer).CheckRescaleStream(m, &grpc.GenericServerStream[CheckRescaleStreamRequest, CheckRescaleStreamResponse]{ServerStream: stream})
 }
 
 // This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
-type PreflightService_CheckRescaleStreamServer = grpc.ServerStreamingServer[CheckRescalePiece]
+type PreflightService_CheckRescaleStreamServer = grpc.ServerStreamingServer[CheckRescaleStreamResponse]
 
 func _PreflightService_CheckRescaleUploadStream_Handler(srv interface{}, stream grpc.ServerStream) error {
-	return srv.(PreflightServiceServer).CheckRescaleUploadStream(&grpc.GenericServerStream[CheckRescaleUploadRequest, CheckRescalePiece]{ServerStream: stream})
+	return srv.(PreflightServiceServer).CheckRescaleUploadStream(&grpc.GenericServerStream[CheckRescaleUploadStreamRequest, CheckRescaleUploadStreamResponse]{ServerStream: stream})
 }
 
 // This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
-type PreflightService_CheckRescaleUploadStreamServer = grpc.BidiStreamingServer[CheckRescaleUploadRequest, CheckRescalePiece]
+type PreflightService_CheckRescaleUploadStreamServer = grpc.BidiStreamingServer[CheckRescaleUploadStreamRequest, CheckRescaleUploadStreamResponse]
 
 func _PreflightService_InspectCheckpoint_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
 	in := new(InspectCheckpointRequest)
