@@ -19,6 +19,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -150,6 +151,7 @@ type soakResult struct {
 	hwmHalf                               int64
 	reservedAfter                         float64
 	codes                                 map[string]int64
+	examples                              []string // the first wrong answers
 }
 
 // soak runs the soak and returns its table rows; an error if anything was wrong or leaked.
@@ -165,14 +167,6 @@ func soak(o options) ([]row, error) {
 	if err != nil {
 		return nil, err
 	}
-	var good, bad []*soakCase
-	for _, c := range cases {
-		if c.hostile {
-			bad = append(bad, c)
-		} else {
-			good = append(good, c)
-		}
-	}
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Minute)
 	defer cancel()
 	c, err := client.Dial(ctx, d.GRPCAddr, client.Options{Insecure: true})
@@ -180,7 +174,7 @@ func soak(o options) ([]row, error) {
 		return nil, err
 	}
 	defer c.Close()
-
+	plan, good := soakPlan(cases, o.soakN)
 	// Warm up (layout cache, connection, runtime), then take the baselines at rest.
 	for range 3 {
 		for _, sc := range good {
@@ -190,12 +184,25 @@ func soak(o options) ([]row, error) {
 		}
 	}
 	time.Sleep(time.Second)
-	res := soakResult{codes: map[string]int64{}}
+	res := &soakResult{codes: map[string]int64{}, requests: int64(len(plan))}
 	res.goroutinesBefore = d.ops("go_goroutines")
 	res.rssBefore = d.status("VmRSS")
+	runSoak(ctx, d, c, plan, o.conc, res)
+	settle(d, res)
+	return soakReport(res, o.conc)
+}
 
-	n, conc := o.soakN, o.conc
-	plan := make([]*soakCase, n)
+// soakPlan is n requests, every fifth hostile, shuffled with a fixed seed; and the good cases.
+func soakPlan(cases []*soakCase, n int) (plan, good []*soakCase) {
+	var bad []*soakCase
+	for _, c := range cases {
+		if c.hostile {
+			bad = append(bad, c)
+		} else {
+			good = append(good, c)
+		}
+	}
+	plan = make([]*soakCase, n)
 	for i := range plan {
 		if i%5 == 0 {
 			plan[i] = bad[(i/5)%len(bad)]
@@ -204,10 +211,14 @@ func soak(o options) ([]row, error) {
 		}
 	}
 	rand.New(rand.NewPCG(7, uint64(n))).Shuffle(n, func(i, j int) { plan[i], plan[j] = plan[j], plan[i] })
+	return plan, good
+}
 
+// runSoak sends plan at concurrency conc, pausing at half time to measure RSS at rest, and
+// records codes, wrong answers and refusals in res.
+func runSoak(ctx context.Context, d *daemon, c *client.Client, plan []*soakCase, conc int, res *soakResult) {
 	var mu sync.Mutex
 	var wrong, goodRefused, hostile atomic.Int64
-	var examples []string
 	work := make(chan *soakCase)
 	var wg sync.WaitGroup
 	start := time.Now()
@@ -223,11 +234,11 @@ func soak(o options) ([]row, error) {
 				if sc.hostile {
 					hostile.Add(1)
 				}
+				bad := !slices.Contains(sc.want, code) || (code == codes.OK && !sc.hostile && rep.GetVerdict() == pb.Verdict_VERDICT_UNSPECIFIED)
 				mu.Lock()
 				res.codes[code.String()]++
-				bad := !containsCode(sc.want, code) || (code == codes.OK && !sc.hostile && rep.GetVerdict() == pb.Verdict_VERDICT_UNSPECIFIED)
-				if bad && len(examples) < 10 {
-					examples = append(examples, fmt.Sprintf("%s: %v", sc.name, err))
+				if bad && len(res.examples) < 10 {
+					res.examples = append(res.examples, fmt.Sprintf("%s: %v", sc.name, err))
 				}
 				mu.Unlock()
 				if bad {
@@ -239,17 +250,13 @@ func soak(o options) ([]row, error) {
 			}
 		}()
 	}
-	var feedWG sync.WaitGroup
-	half := make(chan struct{})
-	resume := make(chan struct{})
-	feedWG.Add(1)
+	half, resume := make(chan struct{}), make(chan struct{})
 	go func() {
-		defer feedWG.Done()
 		for i, sc := range plan {
 			if i > 0 && i%1000 == 0 {
-				logf("soak: %d/%d requests, goroutines %v, RSS %d MiB", i, n, d.ops("go_goroutines"), d.status("VmRSS")>>20)
+				logf("soak: %d/%d requests, goroutines %v, RSS %d MiB", i, len(plan), d.ops("go_goroutines"), d.status("VmRSS")>>20)
 			}
-			if i == n/2 {
+			if i == len(plan)/2 {
 				close(half)
 				<-resume
 			}
@@ -268,14 +275,16 @@ func soak(o options) ([]row, error) {
 	res.rssHalf, res.hwmHalf = d.status("VmRSS"), d.status("VmHWM")
 	logf("soak: half time, RSS at rest %d MiB, peak so far %d MiB", res.rssHalf>>20, res.hwmHalf>>20)
 	close(resume)
-	feedWG.Wait()
-	wg.Wait()
+	wg.Wait() // the workers end once the feeder has closed work
 	res.took = time.Since(start)
-	res.requests, res.hostile, res.wrong, res.goodRefused = int64(n), hostile.Load(), wrong.Load(), goodRefused.Load()
+	res.hostile, res.wrong, res.goodRefused = hostile.Load(), wrong.Load(), goodRefused.Load()
 	res.hwm = d.status("VmHWM")
+}
 
-	// Back at rest: goroutines must return to the baseline (stalled uploads end after the idle
-	// timeout; give them several).
+// settle waits for the daemon to be back at rest and takes the after-run measurements:
+// goroutines must return to the baseline (stalled uploads end after the idle timeout; give them
+// several).
+func settle(d *daemon, res *soakResult) {
 	deadline := time.Now().Add(30 * time.Second)
 	for {
 		res.goroutinesAfter = d.ops("go_goroutines")
@@ -287,7 +296,11 @@ func soak(o options) ([]row, error) {
 	time.Sleep(soakIdleTimeout + time.Second)
 	res.rssAfter = d.status("VmRSS")
 	res.reservedAfter = d.ops("preflight_memory_reserved_bytes")
+}
 
+// soakReport is the soak's table rows, and an error naming everything wrong or leaked.
+func soakReport(res *soakResult, conc int) ([]row, error) {
+	n := res.requests
 	var codesSeen []string
 	for k, v := range res.codes {
 		codesSeen = append(codesSeen, fmt.Sprintf("%s %d", k, v))
@@ -306,7 +319,7 @@ func soak(o options) ([]row, error) {
 	}
 	var errs []error
 	if res.wrong > 0 {
-		errs = append(errs, fmt.Errorf("%d wrong answers, e.g. %s", res.wrong, strings.Join(examples, "; ")))
+		errs = append(errs, fmt.Errorf("%d wrong answers, e.g. %s", res.wrong, strings.Join(res.examples, "; ")))
 	}
 	if res.goodRefused > 0 {
 		errs = append(errs, fmt.Errorf("%d good requests got RESOURCE_EXHAUSTED", res.goodRefused))
@@ -321,13 +334,4 @@ func soak(o options) ([]row, error) {
 		errs = append(errs, fmt.Errorf("%.0f bytes still reserved under the memory budget after the run", res.reservedAfter))
 	}
 	return rows, errors.Join(errs...)
-}
-
-func containsCode(cs []codes.Code, c codes.Code) bool {
-	for _, x := range cs {
-		if x == c {
-			return true
-		}
-	}
-	return false
 }

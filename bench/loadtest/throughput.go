@@ -160,7 +160,41 @@ func benchThroughput(o options) ([]row, error) {
 	if err != nil {
 		return nil, err
 	}
+	gens, closeGens, err := generators(o, d)
+	if err != nil {
+		return nil, err
+	}
+	defer closeGens()
+	results, checksSent, err := throughputRounds(o, gens, calls)
+	if err != nil {
+		return nil, err
+	}
+	if err := checkCaches(d, checksSent, (len(calls)-1)*o.conc); err != nil {
+		return nil, err
+	}
+	rows := throughputRows(o, gens, calls, results)
+	if o.lowConc > 0 {
+		// Latency without queueing: at c=50 a closed loop's mean latency is 50 ÷ RPS (Little's
+		// law) whatever the server does, so the same calls at low concurrency show service time.
+		for _, gen := range gens {
+			for _, c := range calls {
+				r, err := gen.run(c, o.lowConc, o.lowRequests, "low-"+c.file)
+				if err != nil {
+					return nil, fmt.Errorf("%s: %w", gen.name, err)
+				}
+				logf("(a) %s c=%d %s: %.0f rps p50 %v p99 %v p99.9 %v errors %d", gen.name, o.lowConc, c.name, r.rps, r.p50, r.p99, r.p999, r.errors)
+				rows = append(rows, row{fmt.Sprintf("(a) %s: %s, c=%d", gen.name, c.name, o.lowConc), throughputMetric, throughputValue(r, gen.cpu), "", ""})
+			}
+		}
+	}
+	return rows, nil
+}
+
+// generators are the load generators -gen asks for (ghz, the native one, or both), and what
+// closes them.
+func generators(o options, d *daemon) ([]generator, func(), error) {
 	var gens []generator
+	closeFn := func() {}
 	if o.gen == "both" || o.gen == "ghz" {
 		gens = append(gens, generator{name: "ghz", cpu: "ghz",
 			run: func(c throughputCall, conc, n int, tag string) (*loadResult, error) {
@@ -171,9 +205,9 @@ func benchThroughput(o options) ([]row, error) {
 	if o.gen == "both" || o.gen == "native" {
 		ng, err := newNativeGen(d.GRPCAddr, o.genConns, o.genCodec, o.genTimeout)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
-		defer ng.close()
+		closeFn = ng.close
 		gens = append(gens, generator{name: "native", cpu: "generator",
 			run: func(c throughputCall, conc, n int, _ string) (*loadResult, error) {
 				ctx, cancel := context.WithTimeout(context.Background(), o.stepTimeout)
@@ -185,10 +219,15 @@ func benchThroughput(o options) ([]row, error) {
 		logf("(a) native generator: %d connection(s), codec %s, warm-up %d, timeout %v per request, GOGC %d", len(ng.conns), o.genCodec, o.genWarmup, o.genTimeout, o.genGOGC)
 	}
 	if len(gens) == 0 {
-		return nil, fmt.Errorf("-gen %q: want both, ghz or native", o.gen)
+		closeFn()
+		return nil, nil, fmt.Errorf("-gen %q: want both, ghz or native", o.gen)
 	}
+	return gens, closeFn, nil
+}
 
-	// results[generator][call][round]
+// throughputRounds runs every call with every generator, o.rounds times, alternating which
+// generator goes first: results[generator][call][round], and the checks sent in all.
+func throughputRounds(o options, gens []generator, calls []throughputCall) ([][][]*loadResult, int, error) {
 	results := make([][][]*loadResult, len(gens))
 	for g := range gens {
 		results[g] = make([][]*loadResult, len(calls))
@@ -197,11 +236,11 @@ func benchThroughput(o options) ([]row, error) {
 	for i := range o.rounds {
 		logf("(a) round %d/%d: -c %d -n %d, echo then DENY and ALLOW (cached %s), load average %s", i+1, o.rounds, o.conc, o.requests, o.cached, loadavg())
 		for k := range gens {
-			g := (k + i) % len(gens) // alternate which generator goes first
+			g := (k + i) % len(gens)
 			for ci, c := range calls {
 				r, err := gens[g].run(c, o.conc, o.requests, fmt.Sprintf("%s-%d", c.file, i))
 				if err != nil {
-					return nil, fmt.Errorf("%s: %w", gens[g].name, err)
+					return nil, 0, fmt.Errorf("%s: %w", gens[g].name, err)
 				}
 				if c.check {
 					checksSent += gens[g].sends(o.requests)
@@ -211,35 +250,40 @@ func benchThroughput(o options) ([]row, error) {
 			}
 		}
 	}
-	if err := checkCaches(d, checksSent, (len(calls)-1)*o.conc); err != nil {
-		return nil, err
-	}
+	return results, checksSent, nil
+}
 
+const throughputMetric = "RPS / p50 / p99 / p99.9; CPU per request"
+
+// throughputValue is a result's cell: RPS, latencies, errors and CPU per request.
+func throughputValue(r *loadResult, cpu string) string {
 	ms := func(d time.Duration) string {
 		if d < 0 {
 			return "–"
 		}
 		return fmt.Sprintf("%.2f ms", float64(d)/1e6)
 	}
-	value := func(r *loadResult, cpu string) string {
-		return fmt.Sprintf("%.0f / %s / %s / %s (%d errors); %s", r.rps, ms(r.p50), ms(r.p99), ms(r.p999), r.errors, r.cpuPerRequest(cpu))
+	return fmt.Sprintf("%.0f / %s / %s / %s (%d errors); %s", r.rps, ms(r.p50), ms(r.p99), ms(r.p999), r.errors, r.cpuPerRequest(cpu))
+}
+
+// throughputRows are the table rows per generator: the echo, each check, and each check's RPS
+// ratio to the echo. The best round of each counts (the machine is shared: the best is the least
+// disturbed).
+func throughputRows(o options, gens []generator, calls []throughputCall, results [][][]*loadResult) []row {
+	best := func(rs []*loadResult) *loadResult {
+		b := rs[0]
+		for _, r := range rs[1:] {
+			if r.rps > b.rps {
+				b = r
+			}
+		}
+		return b
 	}
-	const metric = "RPS / p50 / p99 / p99.9; CPU per request"
 	c := strconv.Itoa(o.conc)
 	var rows []row
 	for g, gen := range gens {
-		// The best round of each counts (the machine is shared: the best is the least disturbed).
-		best := func(rs []*loadResult) *loadResult {
-			b := rs[0]
-			for _, r := range rs[1:] {
-				if r.rps > b.rps {
-					b = r
-				}
-			}
-			return b
-		}
 		echo := best(results[g][0])
-		rows = append(rows, row{fmt.Sprintf("(a) %s: %s, c=%s", gen.name, calls[0].name, c), metric, value(echo, gen.cpu), "baseline", ""})
+		rows = append(rows, row{fmt.Sprintf("(a) %s: %s, c=%s", gen.name, calls[0].name, c), throughputMetric, throughputValue(echo, gen.cpu), "baseline", ""})
 		var ratioRows []row
 		for ci := 1; ci < len(calls); ci++ {
 			check := best(results[g][ci])
@@ -248,26 +292,12 @@ func benchThroughput(o options) ([]row, error) {
 			for i := range results[g][ci] {
 				ratios = append(ratios, fmt.Sprintf("%.0f%%", 100*results[g][ci][i].rps/results[g][0][i].rps))
 			}
-			rows = append(rows, row{fmt.Sprintf("(a) %s: %s, c=%s", gen.name, calls[ci].name, c), metric, value(check, gen.cpu), "p99 ≤ 10 ms", yes(check.p99 <= targetP99 && check.errors == 0)})
+			rows = append(rows, row{fmt.Sprintf("(a) %s: %s, c=%s", gen.name, calls[ci].name, c), throughputMetric, throughputValue(check, gen.cpu), "p99 ≤ 10 ms", yes(check.p99 <= targetP99 && check.errors == 0)})
 			ratioRows = append(ratioRows, row{fmt.Sprintf("(a) %s: CheckRescale %s ÷ echo", gen.name, strings.Fields(strings.TrimPrefix(calls[ci].name, "CheckRescale cached "))[0]), "RPS ratio, best ÷ best (per round)", fmt.Sprintf("%.0f%% (%s)", 100*ratio, strings.Join(ratios, ", ")), "≥ 50%", yes(ratio >= targetRPSRatio)})
 		}
 		rows = append(rows, ratioRows...)
 	}
-	if o.lowConc > 0 {
-		// Latency without queueing: at c=50 a closed loop's mean latency is 50 ÷ RPS (Little's
-		// law) whatever the server does, so the same calls at low concurrency show service time.
-		for _, gen := range gens {
-			for _, c := range calls {
-				r, err := gen.run(c, o.lowConc, o.lowRequests, "low-"+c.file)
-				if err != nil {
-					return nil, fmt.Errorf("%s: %w", gen.name, err)
-				}
-				logf("(a) %s c=%d %s: %.0f rps p50 %v p99 %v p99.9 %v errors %d", gen.name, o.lowConc, c.name, r.rps, r.p50, r.p99, r.p999, r.errors)
-				rows = append(rows, row{fmt.Sprintf("(a) %s: %s, c=%d", gen.name, c.name, o.lowConc), metric, value(r, gen.cpu), "", ""})
-			}
-		}
-	}
-	return rows, nil
+	return rows
 }
 
 // checkCaches reads the daemon's /metrics: the checks must have been served from the caches. The
