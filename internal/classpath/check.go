@@ -174,35 +174,65 @@ func (in *Input) listJars(dir string) ([]string, error) {
 
 var distName = regexp.MustCompile(`^flink-dist(?:_(2\.\d+))?-(\d+\.\d+(?:\.\d+)?)`)
 
-func loadCluster(ctx context.Context, in *Input) (*cluster, error) {
+// loadCluster indexes the cluster's lib/ and plugins/ and reads its version and classloading
+// configuration. On an error, what was indexed is closed.
+func loadCluster(ctx context.Context, in *Input) (_ *cluster, err error) {
 	c := &cluster{parent: map[string]classRef{}}
-	names, err := in.listJars(in.Lib)
+	defer func() {
+		if err != nil {
+			c.close()
+		}
+	}()
+	names, distVersion, distScala, err := c.loadLib(ctx, in)
 	if err != nil {
 		return nil, err
+	}
+	if err := c.setVersion(in, names, distVersion); err != nil {
+		return nil, err
+	}
+	if err := c.applyConf(in); err != nil {
+		return nil, err
+	}
+	c.indexParent(names, distScala)
+	if err := c.loadPlugins(ctx, in); err != nil {
+		return nil, err
+	}
+	return c, nil
+}
+
+// loadLib indexes lib/'s jars in the order Flink puts them on the class path, and returns their
+// names and the Flink and Scala versions flink-dist's name carries.
+func (c *cluster) loadLib(ctx context.Context, in *Input) (names []string, distVersion, distScala string, err error) {
+	names, err = in.listJars(in.Lib)
+	if err != nil {
+		return nil, "", "", err
 	}
 	// config.sh constructFlinkClassPath: lib/*.jar sorted, flink-dist appended last.
 	sort.SliceStable(names, func(i, j int) bool {
 		return !strings.HasPrefix(names[i], "flink-dist") && strings.HasPrefix(names[j], "flink-dist")
 	})
-	distVersion, distScala := "", ""
 	for _, n := range names {
 		if m := distName.FindStringSubmatch(n); m != nil {
 			distScala, distVersion = m[1], m[2]
 		}
 		j, err := in.indexJar(ctx, filepath.Join(in.Lib, n), false)
 		if err != nil {
-			c.close()
-			return nil, err
+			return nil, "", "", err
 		}
 		c.lib = append(c.lib, j)
 		c.libNames = append(c.libNames, n)
 	}
+	return names, distVersion, distScala, nil
+}
+
+// setVersion takes the Flink version given, else flink-dist's, and the default parent-first
+// patterns of that version.
+func (c *cluster) setVersion(in *Input, names []string, distVersion string) error {
 	switch {
 	case in.FlinkVersion != "":
 		v, ok := ParseVersion(in.FlinkVersion)
 		if !ok {
-			c.close()
-			return nil, &InputError{Path: "flink version", Err: fmt.Errorf("%q is not a Flink version such as 1.9.1", in.FlinkVersion)}
+			return &InputError{Path: "flink version", Err: fmt.Errorf("%q is not a Flink version such as 1.9.1", in.FlinkVersion)}
 		}
 		c.version, c.versionSource = v, "given"
 	case distVersion != "":
@@ -214,27 +244,38 @@ func loadCluster(ctx context.Context, in *Input) (*cluster, error) {
 	c.resolveOrder = "child-first"
 	c.patterns = DefaultParentFirst(c.version)
 	c.pluginPattern = DefaultPluginParentFirst(c.version)
-	if in.ConfFile != "" {
-		p, err := in.resolve(in.ConfFile)
-		if err == nil {
-			c.conf, err = ReadConfig(p)
-		}
-		if err != nil {
-			c.close()
-			return nil, &InputError{Path: in.ConfFile, Err: err}
-		}
-		if c.conf.ResolveOrder != "" {
-			c.resolveOrder = c.conf.ResolveOrder
-		}
-		if c.conf.ParentFirst != nil {
-			c.patterns = c.conf.ParentFirst
-		}
-		c.patterns = append(c.patterns, c.conf.Additional...)
-		if c.conf.PluginDefault != nil {
-			c.pluginPattern = c.conf.PluginDefault
-		}
-		c.pluginPattern = append(c.pluginPattern, c.conf.PluginAdd...)
+	return nil
+}
+
+// applyConf applies the Flink configuration file's classloading options, when one is given.
+func (c *cluster) applyConf(in *Input) error {
+	if in.ConfFile == "" {
+		return nil
 	}
+	p, err := in.resolve(in.ConfFile)
+	if err == nil {
+		c.conf, err = ReadConfig(p)
+	}
+	if err != nil {
+		return &InputError{Path: in.ConfFile, Err: err}
+	}
+	if c.conf.ResolveOrder != "" {
+		c.resolveOrder = c.conf.ResolveOrder
+	}
+	if c.conf.ParentFirst != nil {
+		c.patterns = c.conf.ParentFirst
+	}
+	c.patterns = append(c.patterns, c.conf.Additional...)
+	if c.conf.PluginDefault != nil {
+		c.pluginPattern = c.conf.PluginDefault
+	}
+	c.pluginPattern = append(c.pluginPattern, c.conf.PluginAdd...)
+	return nil
+}
+
+// indexParent indexes the classes lib/ provides (the first jar of a class wins) and finds the
+// cluster's Scala version: a lib jar's, else flink-dist's name, else a flink-*_2.x jar's name.
+func (c *cluster) indexParent(names []string, distScala string) {
 	for ji, j := range c.lib {
 		for ci := range j.Classes {
 			cl := &j.Classes[ci]
@@ -260,40 +301,41 @@ func loadCluster(ctx context.Context, in *Input) (*cluster, error) {
 			}
 		}
 	}
-	if in.Plugins != "" {
-		rd, err := in.resolve(in.Plugins)
-		if err != nil {
-			c.close()
-			return nil, err
-		}
-		ents, err := os.ReadDir(rd)
-		if err != nil {
-			c.close()
-			return nil, &InputError{Path: in.Plugins, Err: err}
-		}
-		for _, e := range ents {
-			if !e.IsDir() {
-				continue
-			}
-			dir := filepath.Join(in.Plugins, e.Name())
-			jars, err := in.listJars(dir)
-			if err != nil {
-				c.close()
-				return nil, err
-			}
-			pl := plugin{name: e.Name()}
-			for _, n := range jars {
-				j, err := in.indexJar(ctx, filepath.Join(dir, n), false)
-				if err != nil {
-					c.close()
-					return nil, err
-				}
-				pl.jars = append(pl.jars, j)
-			}
-			c.plugins = append(c.plugins, pl)
-		}
+}
+
+// loadPlugins indexes every plugin folder's jars, when a plugins folder is given.
+func (c *cluster) loadPlugins(ctx context.Context, in *Input) error {
+	if in.Plugins == "" {
+		return nil
 	}
-	return c, nil
+	rd, err := in.resolve(in.Plugins)
+	if err != nil {
+		return err
+	}
+	ents, err := os.ReadDir(rd)
+	if err != nil {
+		return &InputError{Path: in.Plugins, Err: err}
+	}
+	for _, e := range ents {
+		if !e.IsDir() {
+			continue
+		}
+		dir := filepath.Join(in.Plugins, e.Name())
+		jars, err := in.listJars(dir)
+		if err != nil {
+			return err
+		}
+		pl := plugin{name: e.Name()}
+		for _, n := range jars {
+			j, err := in.indexJar(ctx, filepath.Join(dir, n), false)
+			if err != nil {
+				return err
+			}
+			pl.jars = append(pl.jars, j)
+		}
+		c.plugins = append(c.plugins, pl)
+	}
+	return nil
 }
 
 func findPrefix(names []string, prefix string) string {
