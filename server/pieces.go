@@ -1,6 +1,8 @@
 package server
 
 import (
+	"slices"
+
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/reflect/protoreflect"
 
@@ -80,18 +82,7 @@ func (p pager[T]) sendAll(items []T) error {
 // split sends one message larger than a page; each piece carries one spread element at least.
 func (p pager[T]) split(it T) error {
 	src := it.ProtoReflect()
-	in := func(names []protoreflect.Name) func(protoreflect.Name) bool {
-		return func(f protoreflect.Name) bool {
-			for _, n := range names {
-				if n == f {
-					return true
-				}
-			}
-			return false
-		}
-	}
-	isSpread := in(p.spread)
-	cur := shallowCopy(it, func(f protoreflect.Name) bool { return !isSpread(f) })
+	cur := shallowCopy(it, func(f protoreflect.Name) bool { return !slices.Contains(p.spread, f) })
 	size, elems, continued := proto.Size(cur), 0, false
 	for _, name := range p.spread {
 		fd := src.Descriptor().Fields().ByName(name)
@@ -102,7 +93,7 @@ func (p pager[T]) split(it T) error {
 				if err := p.send([]T{cur.(T)}, continued); err != nil {
 					return err
 				}
-				cur, continued = shallowCopy(it, in(p.keep)), true
+				cur, continued = shallowCopy(it, func(f protoreflect.Name) bool { return slices.Contains(p.keep, f) }), true
 				size, elems = proto.Size(cur), 0
 			}
 			cur.ProtoReflect().Mutable(fd).List().Append(list.Get(i))

@@ -36,20 +36,27 @@ func TestHelpExamplesRun(t *testing.T) {
 				t.Logf("%s: not run here (%s is not in the repository): %s", verb.Name(), missing, line)
 				continue
 			}
-			for i, a := range args { // write outputs into a scratch folder, not the repository
-				if i > 0 && (args[i-1] == "--out" || args[i-1] == "--catalog-out") {
-					args[i] = filepath.Join(t.TempDir(), filepath.Base(a))
-				}
-			}
-			got, _, stderr := runCLI(t, args...)
-			if got != exitAllow && got != exitDeny && got != exitAdjust {
-				t.Errorf("%s: exit %d: %s", line, got, stderr)
-			}
+			runExample(t, line, args)
 			ran++
 		}
 		if ran == 0 {
 			t.Errorf("%s: no --help example runs on the repository's files", verb.Name())
 		}
+	}
+}
+
+// runExample runs an example's arguments, its outputs (--out, --catalog-out) moved into a scratch
+// folder rather than the repository: it must end with an answer (exit 0, 1 or 4), never a usage
+// or internal error.
+func runExample(t *testing.T, line string, args []string) {
+	t.Helper()
+	for i, a := range args {
+		if i > 0 && (args[i-1] == "--out" || args[i-1] == "--catalog-out") {
+			args[i] = filepath.Join(t.TempDir(), filepath.Base(a))
+		}
+	}
+	if got, _, stderr := runCLI(t, args...); got != exitAllow && got != exitDeny && got != exitAdjust {
+		t.Errorf("%s: exit %d: %s", line, got, stderr)
 	}
 }
 
@@ -101,15 +108,8 @@ func TestReadmeExamplesRun(t *testing.T) {
 			t.Logf("not run here (%s is not in the repository): %s", missing, cmd)
 			continue
 		}
-		for i, a := range args {
-			if i > 0 && (args[i-1] == "--out" || args[i-1] == "--catalog-out") {
-				args[i] = filepath.Join(t.TempDir(), filepath.Base(a))
-			}
-		}
 		t.Logf("running: %s", cmd)
-		if got, _, stderr := runCLI(t, args...); got != exitAllow && got != exitDeny && got != exitAdjust {
-			t.Errorf("%s: exit %d: %s", cmd, got, stderr)
-		}
+		runExample(t, cmd, args)
 		ran++
 	}
 	if ran < 5 {
