@@ -7,7 +7,7 @@ BUF := $(GO) tool -modfile=tools/buf/go.mod buf
 STATICCHECK := $(GO) tool -modfile=tools/staticcheck/go.mod staticcheck
 BIN := $(CURDIR)/bin
 VERSITYGW := $(BIN)/versitygw
-FUZZTIME ?= 10s
+FUZZTIME ?= 5s
 # Version stamped into both binaries (--version, preflight_build_info); a release sets VERSION.
 VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 REVISION ?= $(shell git rev-parse HEAD 2>/dev/null || echo unknown)
