@@ -90,8 +90,7 @@ CHECKPOINT is given, its newest restorable checkpoint or savepoint, which is nam
 			var rep *pb.RescaleReport
 			var table *report.OperatorTable
 			if f.job.restURL != "" || f.job.latest {
-				opts.IncludeSubtasks = format == report.Text || f.subtasks
-				rep, err = discoveredReport(cmd, args, plan, opts, f.remote, &f.job)
+				rep, err = discoveredReport(cmd, args, plan, opts, f.remote, &f.job, format == report.Text)
 			} else {
 				if format == report.Text {
 					table = &report.OperatorTable{}

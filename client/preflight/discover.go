@@ -145,9 +145,13 @@ func withJobVersion(opts *pb.CheckOptions, job *flinkrest.Job) {
 }
 
 // discoveredReport runs a check of a running job or of the newest checkpoint in a folder,
-// in-process or on the server.
-func discoveredReport(cmd *cobra.Command, args []string, plan *pb.RescalePlan, opts *pb.CheckOptions, remote remoteFlags, j *jobFlags) (*pb.RescaleReport, error) {
+// in-process or on the server. chart asks for the rows of the text report's chart, not every
+// subtask (chart_subtasks), unless opts asks for every subtask.
+func discoveredReport(cmd *cobra.Command, args []string, plan *pb.RescalePlan, opts *pb.CheckOptions, remote remoteFlags, j *jobFlags, chart bool) (*pb.RescaleReport, error) {
 	ctx := cmd.Context()
+	if chart && !opts.GetIncludeSubtasks() {
+		opts.ChartSubtasks = true
+	}
 	if remote.server != "" {
 		opts = remote.sendCode(opts)
 		req := &pb.CheckRescaleRequest{Job: j.pbJob(), Plan: plan, Options: opts}
@@ -160,7 +164,7 @@ func discoveredReport(cmd *cobra.Command, args []string, plan *pb.RescalePlan, o
 					return nil, err
 				}
 				fmt.Fprintf(cmd.ErrOrStderr(), "preflight: chose %s: %s\n", snap.URI, note)
-				return checkpointReport(cmd, snap.URI, plan, opts, remote, opts.GetIncludeSubtasks(), nil)
+				return checkpointReport(cmd, snap.URI, plan, opts, remote, chart, nil)
 			}
 			if !isURI(target) {
 				return nil, usagef("with --server and --flink-rest, CHECKPOINT must be a URI the server can read (or omit it)")
