@@ -65,7 +65,7 @@ openapi-lint:
 helm:
 	@echo "helm: builds the pinned Helm CLI and SDK from tools/helm/go.mod (Go module proxy, downloads once)"
 	$(GO) tool -modfile=tools/helm/go.mod helm lint --strict deploy/helm/preflight
-	cd tools/helm && $(GO) test -count=1 ./...
+	cd tools/helm && $(GO) test ./...
 
 ## generate: regenerate the API code from proto/.
 generate:
@@ -92,7 +92,7 @@ JAVAHASH_GOLDEN := internal/rescale/testdata/javahash-golden.txt.gz
 ## -race run checks a third of them), then tools/javahash rerun with the JDK and diffed with the
 ## committed vectors (skipped without javac).
 javahash-golden:
-	$(GO) test -count=1 -run '^TestJavaHashMapGolden$$' ./internal/rescale
+	$(GO) test -run '^TestJavaHashMapGolden$$' ./internal/rescale
 	@if ! command -v javac >/dev/null 2>&1; then echo "javahash-golden: javac not found, skipped (go test still checks the model against the committed vectors)"; exit 0; fi; \
 	dir=$$(mktemp -d); trap 'rm -rf "$$dir"' EXIT; \
 	javac -d "$$dir" tools/javahash/JavaHashOrder.java && java -cp "$$dir" JavaHashOrder > "$$dir/golden.txt" || exit 1; \
@@ -106,9 +106,11 @@ javahash-golden-update:
 	javac -d "$$dir" tools/javahash/JavaHashOrder.java && java -cp "$$dir" JavaHashOrder | gzip -n -9 > $(JAVAHASH_GOLDEN).tmp && \
 	sync $(JAVAHASH_GOLDEN).tmp && mv $(JAVAHASH_GOLDEN).tmp $(JAVAHASH_GOLDEN) && echo "wrote $(JAVAHASH_GOLDEN)"
 
-## unit: all Go tests with the race detector.
+## unit: all Go tests with the race detector. Go's test cache (keyed on the test binary, the files a
+## test opened and the environment it read) replays a package whose code and inputs did not change,
+## which is what keeps a warm `make test` short; `go clean -testcache` forces every test to run.
 unit:
-	$(GO) test -race -count=1 ./...
+	$(GO) test -race ./...
 
 ## fuzz-smoke: each decoder's fuzz targets (_metadata codec, jar index, class files and restore code, Flink config, Flink REST, GCS JSON responses, operator resources, report JSON) for a few seconds.
 FUZZ_SMOKE_PKGS := ./internal/checkpoint ./internal/jarindex ./internal/classfile ./internal/restorecode ./internal/classpath ./internal/flinkrest ./internal/source/gcs ./internal/admission ./internal/report
