@@ -13,6 +13,7 @@ import (
 
 	"github.com/flinkpreflight/preflight/internal/checkpoint"
 	"github.com/flinkpreflight/preflight/internal/decision"
+	"github.com/flinkpreflight/preflight/internal/engine"
 	"github.com/flinkpreflight/preflight/internal/flinkrest"
 	"github.com/flinkpreflight/preflight/internal/placement"
 	"github.com/flinkpreflight/preflight/internal/statefiles"
@@ -194,12 +195,7 @@ func (s *Server) checkDiscovered(ctx context.Context, req *pb.CheckRescaleReques
 		opts.FlinkVersion = d.job.FlinkVersion
 	}
 	addLog(ctx, slog.String("source", d.label), slog.Int64("metadata_bytes", d.layout.Size))
-	var report *pb.RescaleReport
-	if d.placement != nil {
-		report, err = s.engine(ctx).CheckJobLayout(ctx, d.layout, d.label, req.GetPlan(), opts, d.placement)
-	} else {
-		report, err = s.engine(ctx).CheckLayout(ctx, d.layout, d.label, req.GetPlan(), opts)
-	}
+	report, err := s.engine(ctx).Check(ctx, engine.Request{Layout: d.layout, Source: d.label, Plan: req.GetPlan(), Options: opts, Placement: d.placement})
 	if err != nil {
 		return nil, toStatus(ctx, err)
 	}

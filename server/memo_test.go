@@ -556,7 +556,7 @@ func TestMemoBytesCoversTheMessage(t *testing.T) {
 		runtime.GC()
 		runtime.ReadMemStats(&before)
 		for range n {
-			rep, err := eng.CheckLayout(context.Background(), l, sc.path, sc.plan, sc.opts)
+			rep, err := eng.Check(context.Background(), engine.Request{Layout: l, Source: sc.path, Plan: sc.plan, Options: sc.opts})
 			var pe *engine.PlanError
 			if errors.As(err, &pe) {
 				break

@@ -143,8 +143,8 @@ func TestCanonicalPlanSameAnswer(t *testing.T) {
 						continue
 					}
 					shared++
-					a, aerr := eng.CheckLayout(context.Background(), l, sc.path, p, nil)
-					b, berr := eng.CheckLayout(context.Background(), l, sc.path, c, nil)
+					a, aerr := eng.Check(context.Background(), engine.Request{Layout: l, Source: sc.path, Plan: p})
+					b, berr := eng.Check(context.Background(), engine.Request{Layout: l, Source: sc.path, Plan: c})
 					var ape, bpe *engine.PlanError
 					switch {
 					case aerr != nil || berr != nil:

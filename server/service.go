@@ -598,5 +598,5 @@ func (s *Server) checkReport(ctx context.Context, l *checkpoint.Layout, label st
 		return nil, err
 	}
 	defer slot.release()
-	return s.engine(ctx).CheckLayout(ctx, l, label, plan, opts)
+	return s.engine(ctx).Check(ctx, engine.Request{Layout: l, Source: label, Plan: plan, Options: opts})
 }

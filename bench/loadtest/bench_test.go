@@ -148,7 +148,7 @@ func BenchmarkCheckLayout(b *testing.B) {
 		b.Run(c.name, func(b *testing.B) {
 			b.ReportAllocs()
 			for b.Loop() {
-				if _, err := eng.CheckLayout(context.Background(), l, path, plan, nil); err != nil {
+				if _, err := eng.Check(context.Background(), engine.Request{Layout: l, Source: path, Plan: plan}); err != nil {
 					b.Fatal(err)
 				}
 			}

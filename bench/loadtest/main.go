@@ -457,7 +457,7 @@ func benchDecode(o options, name, path string) ([]row, error) {
 	eng := engine.New()
 	plan := &pb.RescalePlan{DefaultParallelism: 8}
 	full, err := bestOf(withFile(func(r io.Reader) error {
-		_, err := eng.Check(context.Background(), engine.Input{Reader: r, Source: path}, plan, nil)
+		_, err := eng.Check(context.Background(), engine.Request{Input: engine.Input{Reader: r, Source: path}, Plan: plan})
 		return err
 	}))
 	if err != nil {

@@ -193,12 +193,7 @@ func discoveredReport(cmd *cobra.Command, args []string, plan *pb.RescalePlan, o
 		return nil, err
 	}
 	withJobVersion(opts, d.job)
-	var rep *pb.RescaleReport
-	if d.placement != nil {
-		rep, err = eng.CheckJobLayout(ctx, d.layout, d.target, plan, opts, d.placement)
-	} else {
-		rep, err = eng.CheckLayout(ctx, d.layout, d.target, plan, opts)
-	}
+	rep, err := eng.Check(ctx, engine.Request{Layout: d.layout, Source: d.target, Plan: plan, Options: opts, Placement: d.placement})
 	if err != nil {
 		return nil, err
 	}

@@ -32,7 +32,7 @@ import (
 // does not change it); the server is asked for the same rows (chart_subtasks).
 //
 // table, when not nil, receives the operators table of an in-process chart check, row by row
-// (engine.CheckStream): the report then keeps only the operators the text shows besides the
+// (engine.Request.Each): the report then keeps only the operators the text shows besides the
 // table, so that a million operators cost their rows' text, not their messages; write it with
 // report.WriteTextTable when table.Len() > 0.
 func checkpointReport(cmd *cobra.Command, target string, plan *pb.RescalePlan, opts *pb.CheckOptions, remote remoteFlags, chart bool,
@@ -40,13 +40,14 @@ func checkpointReport(cmd *cobra.Command, target string, plan *pb.RescalePlan, o
 	ctx := cmd.Context()
 	if remote.server == "" {
 		return runEmbedded(cmd, target, remote, func(eng *engine.Engine, in engine.Input) (*pb.RescaleReport, error) {
-			switch {
-			case chart && table != nil:
-				return eng.CheckStream(ctx, in, plan, opts, table.Add)
-			case chart:
-				return eng.CheckForChart(ctx, in, plan, opts)
+			req := engine.Request{Input: in, Plan: plan, Options: opts}
+			if chart {
+				req.Detail = engine.SubtasksForChart
+				if table != nil {
+					req.Each = table.Add
+				}
 			}
-			return eng.Check(ctx, in, plan, opts)
+			return eng.Check(ctx, req)
 		})
 	}
 	if chart && !opts.GetIncludeSubtasks() {

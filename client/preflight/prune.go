@@ -6,6 +6,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/flinkpreflight/preflight/internal/engine"
 	"github.com/flinkpreflight/preflight/internal/lifecycle"
 	"github.com/flinkpreflight/preflight/internal/report"
 	pb "github.com/flinkpreflight/preflight/proto/preflight/v1"
@@ -62,11 +63,11 @@ of an operator the job still has (--job-operators) needs --force.`,
 				return err
 			}
 			opts := &pb.CheckOptions{RpcFrameSizeBytes: frame}
-			before, err := eng.CheckLayout(cmd.Context(), res.Original.Layout(), res.Source, &pb.RescalePlan{}, opts)
+			before, err := eng.Check(cmd.Context(), engine.Request{Layout: res.Original.Layout(), Source: res.Source, Plan: &pb.RescalePlan{}, Options: opts})
 			if err != nil {
 				return fmt.Errorf("check on the source: %w", err)
 			}
-			after, err := eng.CheckLayout(cmd.Context(), res.Pruned.Layout(), res.Out, &pb.RescalePlan{}, opts)
+			after, err := eng.Check(cmd.Context(), engine.Request{Layout: res.Pruned.Layout(), Source: res.Out, Plan: &pb.RescalePlan{}, Options: opts})
 			if err != nil {
 				return fmt.Errorf("check on the pruned savepoint: %w", err)
 			}

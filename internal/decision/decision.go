@@ -71,13 +71,7 @@ func Decide(ctx context.Context, eng *engine.Engine, in Input) (*pb.DecideRespon
 		}
 		plan.VertexParallelism[k] = p
 	}
-	var rep *pb.RescaleReport
-	var err error
-	if in.Placement != nil {
-		rep, err = eng.CheckJobLayout(ctx, in.Layout, in.Source, plan, opts, in.Placement)
-	} else {
-		rep, err = eng.CheckLayout(ctx, in.Layout, in.Source, plan, opts)
-	}
+	rep, err := eng.Check(ctx, engine.Request{Layout: in.Layout, Source: in.Source, Plan: plan, Options: opts, Placement: in.Placement})
 	if err != nil {
 		return nil, err
 	}

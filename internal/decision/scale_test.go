@@ -128,7 +128,7 @@ func TestProberMatchesDenyingAt(t *testing.T) {
 		}
 		plan := &pb.RescalePlan{VertexParallelism: map[string]int32{compactOp: 8}}
 		opts := &pb.CheckOptions{FlinkVersion: "1.18.0"}
-		rep, err := eng.CheckLayout(ctx, l, "x", plan, opts)
+		rep, err := eng.Check(ctx, engine.Request{Layout: l, Source: "x", Plan: plan, Options: opts})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -21,7 +21,7 @@ type SubtaskDetail uint8
 
 const (
 	// SubtasksAsAsked follows CheckOptions.include_subtasks: every new subtask of every
-	// restored operator, or none.
+	// restored operator, or none; or, with chart_subtasks alone, the rows of SubtasksForChart.
 	SubtasksAsAsked SubtaskDetail = iota
 	// SubtasksForChart carries only what report.WriteText's before/after chart shows: the
 	// operators named by a finding at WARNING or above (else the one operator with the most state
@@ -35,11 +35,11 @@ const (
 // ChartRows is the most subtasks SubtasksForChart keeps per operator.
 const ChartRows = 16
 
-// StreamStates is how many of an operator's states CheckStream's messages describe: the first
-// three, which report.WriteText's operators table names (the others it counts).
+// StreamStates is how many of an operator's states a streamed message (Request.Each) describes:
+// the first three, which report.WriteText's operators table names (the others it counts).
 const StreamStates = 3
 
-// uncounted stands for every state a CheckStream message does not describe (nothing writes it).
+// uncounted stands for every state a streamed message does not describe (nothing writes it).
 var uncounted = &pb.StateAssignment{}
 
 // ChartOperators is the most operators SubtasksForChart gives rows: report.MaxCharts, the
@@ -59,7 +59,7 @@ var (
 // check runs the simulator and the rules and builds the API report, stopping when ctx ends.
 // each nil: the report lists every operator. each set: every operator's message goes to each,
 // in report order, and the report keeps only those its text needs (charted, or named by a
-// finding or a safe-parallelism entry); see CheckStream.
+// finding or a safe-parallelism entry); see Request.Each.
 //
 // The job is simulated, checked and converted range of vertices by range (findings.Session),
 // so that the memory of a check is the layout, the report and one range's simulation. With the
@@ -512,7 +512,7 @@ func probeOptions(opts *pb.CheckOptions) findings.Options {
 const releaseChunk = 4096
 
 // stateMessages lists op's states in out, their messages in stateMsgs through statePtrs
-// (capacity len(stateMsgs)). Where stateMsgs is shorter than op.States (CheckStream), the states
+// (capacity len(stateMsgs)). Where stateMsgs is shorter than op.States (Request.Each), the states
 // beyond it are listed as uncounted, the one empty message they share. It checks stop per state
 // (runs under cancel.Recover).
 func stateMessages(stop *cancel.Flag, op *rescale.OperatorAssignment, out *pb.OperatorAssignment, stateMsgs []pb.StateAssignment, statePtrs []*pb.StateAssignment) {

@@ -16,7 +16,7 @@
 // StateAssignments and hex IDs) and, per subtask row, about 100 bytes plus 4 per old subtask
 // read. Rows are built only when asked: every subtask with include_subtasks (the API), or only
 // the ≤ 16 rows of the text report's chart (the CLI), chosen from per-subtask totals. The CLI's
-// text check does not keep the operators' messages at all (CheckStream): its operators table is
+// text check does not keep the operators' messages at all (Request.Each): its operators table is
 // kept as text, the row's characters and 7 bytes. Nothing is built per (new subtask, old
 // entry) unless the caller asks for that detail: UNION state costs old + new parallelism.
 // Measured with BenchmarkScale and bench/scale.sh (bench/README.md, "Scale"). The estimate its
@@ -26,11 +26,13 @@ package engine
 
 import (
 	"context"
+	"errors"
 	"io"
 
 	"github.com/flinkpreflight/preflight/internal/cancel"
 	"github.com/flinkpreflight/preflight/internal/checkpoint"
 	"github.com/flinkpreflight/preflight/internal/findings"
+	"github.com/flinkpreflight/preflight/internal/placement"
 	pb "github.com/flinkpreflight/preflight/proto/preflight/v1"
 )
 
@@ -70,71 +72,97 @@ func (e *Engine) ReadLayout(ctx context.Context, in Input) (*checkpoint.Layout, 
 	return l, err
 }
 
-// Check validates the plan and options, decodes the stream and checks the plan against it.
-func (e *Engine) Check(ctx context.Context, in Input, plan *pb.RescalePlan, opts *pb.CheckOptions) (*pb.RescaleReport, error) {
-	// A request that is refused anyway is refused before the file is read.
-	if err := ValidateRequest(plan, opts); err != nil {
-		return nil, err
-	}
-	layout, err := e.ReadLayout(ctx, in)
-	if err != nil {
-		return nil, err
-	}
-	return e.CheckLayout(ctx, layout, in.Source, plan, opts)
+// Request is one check: the checkpoint, the plan and its options, and what the report carries.
+// The checkpoint is either Input, a stream Check decodes, or Layout, one already decoded (the
+// server caches layouts; the CLI's job checks and prune decode their own): exactly one is set.
+type Request struct {
+	Input  Input
+	Layout *checkpoint.Layout
+	// Source labels Layout in the report (a stream's label is Input.Source).
+	Source  string
+	Plan    *pb.RescalePlan
+	Options *pb.CheckOptions
+	// Detail says which per-subtask rows the report carries: SubtasksAsAsked (the API's
+	// include_subtasks and chart_subtasks) or SubtasksForChart (the CLI's text report, whose
+	// chart shows no other rows whatever include_subtasks says).
+	Detail SubtaskDetail
+	// Each, when set, makes the check stream its operators for a report too large to hold every
+	// operator's message (a checkpoint of a million operators): every operator's message goes
+	// to Each, in report order, and is not kept; the returned report's Operators holds only
+	// those report.WriteText needs besides its operators table: the charted operators and those
+	// a finding or a safe-parallelism entry names, with at most their first state. Each must not
+	// keep the message it is given (report.OperatorTable keeps its row's text). The message
+	// describes only the first StreamStates states (what the operators table shows); the others
+	// are counted by entries that all point to one empty StateAssignment, so that an operator of
+	// 300,000 states does not cost 300,000 messages. It is meant with SubtasksForChart and
+	// cannot be combined with Placement, which checks twice.
+	Each func(*pb.OperatorAssignment)
+	// Placement, when set, is the running job's operator chains (internal/placement): the plan's
+	// keys may then be JobVertexIDs, and the report gains the job's vertices and PF200 findings
+	// (see checkJob).
+	Placement *placement.Result
 }
 
-// CheckForChart is Check with the per-subtask rows of SubtasksForChart instead of
-// include_subtasks: what the CLI's text report shows, in memory proportional to the file.
-func (e *Engine) CheckForChart(ctx context.Context, in Input, plan *pb.RescalePlan, opts *pb.CheckOptions) (*pb.RescaleReport, error) {
-	return e.checkInput(ctx, in, plan, opts, nil)
-}
+// errNoCheckpoint and errStreamedJob are a caller's mistakes, not the user's.
+var (
+	errNoCheckpoint = errors.New("engine: a check needs exactly one of Input.Reader and Layout")
+	errStreamedJob  = errors.New("engine: a check cannot both stream operators (Each) and place them in a job (Placement)")
+)
 
-// CheckStream is CheckForChart for a report too large to hold every operator's message (a
-// checkpoint of a million operators): every operator's message goes to each, in report
-// order, and is not kept; the returned report's Operators holds only those report.WriteText
-// needs besides its operators table: the charted operators and those a finding or a
-// safe-parallelism entry names, with at most their first state. each must not keep the message
-// it is given (report.OperatorTable keeps its row's text). The message given to each describes
-// only the first StreamStates states (what the operators table shows); the others are counted
-// by entries that all point to one empty StateAssignment, so that an operator of 300,000 states
-// does not cost 300,000 messages.
-func (e *Engine) CheckStream(ctx context.Context, in Input, plan *pb.RescalePlan, opts *pb.CheckOptions, each func(*pb.OperatorAssignment)) (*pb.RescaleReport, error) {
-	return e.checkInput(ctx, in, plan, opts, each)
-}
-
-// checkInput is CheckForChart (each nil) and CheckStream.
-func (e *Engine) checkInput(ctx context.Context, in Input, plan *pb.RescalePlan, opts *pb.CheckOptions, each func(*pb.OperatorAssignment)) (*pb.RescaleReport, error) {
-	// A request that is refused anyway is refused before the file is read.
-	if err := ValidateRequest(plan, opts); err != nil {
+// Check validates the plan and options, decodes Input unless Layout is given, and checks the plan
+// against the checkpoint. A request that is refused anyway (*PlanError, *OptionsError) is
+// refused before anything is decoded. The decode, the simulation, the rules, the
+// safe-parallelism search and the report stop when ctx ends and return ctx's error.
+func (e *Engine) Check(ctx context.Context, req Request) (*pb.RescaleReport, error) {
+	if (req.Layout == nil) == (req.Input.Reader == nil) {
+		return nil, errNoCheckpoint
+	}
+	if req.Each != nil && req.Placement != nil {
+		return nil, errStreamedJob
+	}
+	plan := req.Plan
+	if req.Placement != nil {
+		// Validated with the chains, as it is simulated.
+		plan = withChains(plan, req.Placement)
+	}
+	if err := ValidateRequest(plan, req.Options); err != nil {
 		return nil, err
 	}
-	layout, err := e.ReadLayout(ctx, in)
-	if err != nil {
-		return nil, err
+	layout, source := req.Layout, req.Source
+	if layout == nil {
+		var err error
+		if layout, err = e.ReadLayout(ctx, req.Input); err != nil {
+			return nil, err
+		}
+		source = req.Input.Source
 	}
-	if err := ctx.Err(); err != nil {
-		return nil, err
-	}
-	return e.check(ctx, layout, in.Source, plan, opts, SubtasksForChart, each)
-}
-
-// CheckLayout checks the plan against an already decoded layout (the server caches layouts), with
-// the per-subtask rows the options ask for (include_subtasks: all; chart_subtasks: those of
-// SubtasksForChart). The
-// plan and options are validated first (*PlanError, *OptionsError); the simulation, the rules,
-// the safe-parallelism search and the report stop when ctx ends and return ctx's error.
-func (e *Engine) CheckLayout(ctx context.Context, layout *checkpoint.Layout, source string, plan *pb.RescalePlan, opts *pb.CheckOptions) (*pb.RescaleReport, error) {
-	if err := ValidateRequest(plan, opts); err != nil {
-		return nil, err
-	}
-	if err := ctx.Err(); err != nil {
-		return nil, err
-	}
-	detail := SubtasksAsAsked
-	if opts.GetChartSubtasks() && !opts.GetIncludeSubtasks() {
+	detail := req.Detail
+	if detail == SubtasksAsAsked && req.Options.GetChartSubtasks() && !req.Options.GetIncludeSubtasks() {
 		detail = SubtasksForChart
 	}
-	return e.check(ctx, layout, source, plan, opts, detail, nil)
+	c := checkRun{layout: layout, source: source, opts: req.Options, detail: detail, each: req.Each}
+	if req.Placement != nil {
+		return e.checkJob(ctx, c, plan, req.Placement)
+	}
+	return e.checkPlan(ctx, c, plan)
+}
+
+// checkRun is what a check keeps of its Request besides the plan, which a job check changes.
+type checkRun struct {
+	layout *checkpoint.Layout
+	source string
+	opts   *pb.CheckOptions
+	detail SubtaskDetail
+	each   func(*pb.OperatorAssignment)
+}
+
+// checkPlan checks the (validated) plan against the decoded layout, unless ctx has ended
+// meanwhile: a decode that finished as ctx ended does not start a simulation.
+func (e *Engine) checkPlan(ctx context.Context, c checkRun, plan *pb.RescalePlan) (*pb.RescaleReport, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	return e.check(ctx, c.layout, c.source, plan, c.opts, c.detail, c.each)
 }
 
 // Inspect decodes the stream and describes it, stopping when ctx ends.

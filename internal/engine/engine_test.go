@@ -7,7 +7,10 @@ import (
 	"os"
 	"testing"
 
+	"google.golang.org/protobuf/proto"
+
 	"github.com/flinkpreflight/preflight/internal/checkpoint"
+	"github.com/flinkpreflight/preflight/internal/placement"
 	pb "github.com/flinkpreflight/preflight/proto/preflight/v1"
 )
 
@@ -40,7 +43,7 @@ func TestCheck(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			rep, err := New().Check(context.Background(), Input{Reader: bytes.NewReader(compact), Source: "compact-sink"}, tt.plan, tt.opts)
+			rep, err := New().Check(context.Background(), Request{Input: Input{Reader: bytes.NewReader(compact), Source: "compact-sink"}, Plan: tt.plan, Options: tt.opts})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -67,8 +70,8 @@ func TestCheck(t *testing.T) {
 }
 
 func TestCheckSubtaskDetail(t *testing.T) {
-	rep, err := New().Check(context.Background(), Input{Reader: bytes.NewReader(readTestdata(t, "compact-sink"))},
-		&pb.RescalePlan{VertexParallelism: map[string]int32{"compact-operator": 8}}, &pb.CheckOptions{IncludeSubtasks: true})
+	rep, err := New().Check(context.Background(), Request{Input: Input{Reader: bytes.NewReader(readTestdata(t, "compact-sink"))},
+		Plan: &pb.RescalePlan{VertexParallelism: map[string]int32{"compact-operator": 8}}, Options: &pb.CheckOptions{IncludeSubtasks: true}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -111,19 +114,68 @@ func TestErrors(t *testing.T) {
 		{"negative parallelism", context.Background(), compact, &pb.RescalePlan{DefaultParallelism: -1}, func(err error) bool { return errors.As(err, &planErr) }},
 		{"cancelled", cancelled, compact, nil, func(err error) bool { return errors.Is(err, context.Canceled) }},
 	}
-	// Check and CheckForChart (the CLI's text mode) fail alike.
-	entries := map[string]func(*Engine, context.Context, Input, *pb.RescalePlan, *pb.CheckOptions) (*pb.RescaleReport, error){
-		"Check": (*Engine).Check, "CheckForChart": (*Engine).CheckForChart,
-	}
+	// The API's detail and the CLI's text mode (chart rows) fail alike.
+	details := map[string]SubtaskDetail{"as asked": SubtasksAsAsked, "for chart": SubtasksForChart}
 	for _, tt := range tests {
-		for name, check := range entries {
+		for name, detail := range details {
 			t.Run(tt.name+"/"+name, func(t *testing.T) {
-				_, err := check(New(), tt.ctx, Input{Reader: bytes.NewReader(tt.input)}, tt.plan, nil)
+				_, err := New().Check(tt.ctx, Request{Input: Input{Reader: bytes.NewReader(tt.input)}, Plan: tt.plan, Detail: detail})
 				if err == nil || !tt.check(err) {
 					t.Errorf("error %v (%T) is not the expected kind", err, err)
 				}
 			})
 		}
+	}
+}
+
+// TestCheckRequestMisuse: a Request without a checkpoint, with two, or streaming the operators
+// of a job check (which checks twice) is refused, not guessed at.
+func TestCheckRequestMisuse(t *testing.T) {
+	compact := readTestdata(t, "compact-sink")
+	l, err := New().ReadLayout(context.Background(), Input{Reader: bytes.NewReader(compact)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	each := func(*pb.OperatorAssignment) {}
+	tests := []struct {
+		name string
+		req  Request
+		want error
+	}{
+		{"no checkpoint", Request{}, errNoCheckpoint},
+		{"stream and layout", Request{Input: Input{Reader: bytes.NewReader(compact)}, Layout: l}, errNoCheckpoint},
+		{"streamed job", Request{Layout: l, Each: each, Placement: &placement.Result{}}, errStreamedJob},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if _, err := New().Check(context.Background(), tt.req); !errors.Is(err, tt.want) {
+				t.Errorf("err = %v, want %v", err, tt.want)
+			}
+		})
+	}
+}
+
+// TestCheckDecodedLikeStream: a decoded layout and its stream give the same report.
+func TestCheckDecodedLikeStream(t *testing.T) {
+	compact := readTestdata(t, "compact-sink")
+	l, err := New().ReadLayout(context.Background(), Input{Reader: bytes.NewReader(compact)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	plan := func() *pb.RescalePlan {
+		return &pb.RescalePlan{VertexParallelism: map[string]int32{"compact-operator": 8}}
+	}
+	opts := &pb.CheckOptions{ChartSubtasks: true}
+	byStream, err := New().Check(context.Background(), Request{Input: Input{Reader: bytes.NewReader(compact), Source: "x"}, Plan: plan(), Options: opts})
+	if err != nil {
+		t.Fatal(err)
+	}
+	byLayout, err := New().Check(context.Background(), Request{Layout: l, Source: "x", Plan: plan(), Options: opts})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !proto.Equal(byStream, byLayout) {
+		t.Errorf("reports differ:\nstream %v\nlayout %v", byStream, byLayout)
 	}
 }
 

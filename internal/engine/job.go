@@ -33,16 +33,15 @@ var unplacedRule = findings.RuleMeta{
 
 func init() { findings.RegisterDoc(unplacedRule) }
 
-// CheckJobLayout checks a plan whose keys may be JobVertexIDs of a running job against the
-// layout, with the job's chains (placed by internal/placement) as the plan's vertices, so that
-// a vertex's parallelism reaches every operator chained into it. Operators that could not be
-// placed get a PF200 finding: an ERROR on every rescaled candidate vertex when their new
-// parallelisms differ (the operator was simulated at its stored parallelism, which is then a
-// guess), an INFO when every candidate gets the same parallelism (the operator is simulated at
-// it, so nothing is guessed).
-func (e *Engine) CheckJobLayout(ctx context.Context, layout *checkpoint.Layout, source string, p *pb.RescalePlan, opts *pb.CheckOptions, pl *placement.Result) (*pb.RescaleReport, error) {
-	plan := withChains(p, pl)
-	rep, err := e.CheckLayout(ctx, layout, source, plan, opts)
+// checkJob checks a plan whose keys may be JobVertexIDs of a running job against the layout,
+// with the job's chains (placed by internal/placement) as the plan's vertices (withChains, which
+// Check applied and validated), so that a vertex's parallelism reaches every operator chained
+// into it. Operators that could not be placed get a PF200 finding: an ERROR on every rescaled
+// candidate vertex when their new parallelisms differ (the operator was simulated at its stored
+// parallelism, which is then a guess), an INFO when every candidate gets the same parallelism
+// (the operator is simulated at it, so nothing is guessed).
+func (e *Engine) checkJob(ctx context.Context, c checkRun, plan *pb.RescalePlan, pl *placement.Result) (*pb.RescaleReport, error) {
+	rep, err := e.checkPlan(ctx, c, plan)
 	if err != nil {
 		return nil, err
 	}
@@ -59,11 +58,15 @@ func (e *Engine) CheckJobLayout(ctx context.Context, layout *checkpoint.Layout, 
 		}
 	}
 	if rerun {
-		if rep, err = e.CheckLayout(ctx, layout, source, plan, opts); err != nil {
+		// The plan gained entries: validated as any plan is.
+		if err := ValidateRequest(plan, c.opts); err != nil {
+			return nil, err
+		}
+		if rep, err = e.checkPlan(ctx, c, plan); err != nil {
 			return nil, err
 		}
 	}
-	fail := opts.GetFailLevel()
+	fail := c.opts.GetFailLevel()
 	if fail == pb.Severity_SEVERITY_UNSPECIFIED {
 		fail = pb.Severity_SEVERITY_ERROR
 	}

@@ -88,14 +88,14 @@ func checkFile(eng *Engine, path string, plan *pb.RescalePlan, asJSON bool, w io
 	}
 	in := Input{Reader: f, Source: path, Size: st.Size()} // as the CLI opens a local file
 	if asJSON {
-		rep, err := eng.Check(context.Background(), in, plan, &pb.CheckOptions{})
+		rep, err := eng.Check(context.Background(), Request{Input: in, Plan: plan, Options: &pb.CheckOptions{}})
 		if err != nil {
 			return err
 		}
 		return report.WriteJSON(w, rep)
 	}
 	var table report.OperatorTable
-	rep, err := eng.CheckStream(context.Background(), in, plan, &pb.CheckOptions{}, table.Add)
+	rep, err := eng.Check(context.Background(), Request{Input: in, Plan: plan, Options: &pb.CheckOptions{}, Detail: SubtasksForChart, Each: table.Add})
 	if err != nil {
 		return err
 	}
@@ -179,8 +179,8 @@ func TestReleasedStatesMatch(t *testing.T) {
 			t.Fatal(err)
 		}
 		defer f.Close()
-		rep, err := New().Check(context.Background(), Input{Reader: f, Source: path}, &pb.RescalePlan{DefaultParallelism: 5},
-			&pb.CheckOptions{IncludeSubtasks: include})
+		rep, err := New().Check(context.Background(), Request{Input: Input{Reader: f, Source: path}, Plan: &pb.RescalePlan{DefaultParallelism: 5},
+			Options: &pb.CheckOptions{IncludeSubtasks: include}})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -15,7 +15,7 @@ import (
 // empty means the vertex's parallelism in the plan is safe. The plan must already give the
 // vertex the parallelism to test. It is how the autoscaler decision tests candidates that the
 // report's safe-parallelism search does not cover (key-group aligned ones). pl, when set, adds
-// the running job's chains as in CheckJobLayout.
+// the running job's chains as a Check with a Placement does.
 func (e *Engine) DenyingAt(ctx context.Context, layout *checkpoint.Layout, p *pb.RescalePlan, opts *pb.CheckOptions, pl *placement.Result, vertexID string) ([]string, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err

@@ -142,7 +142,7 @@ func resultOperators(r *rescale.Result) iter.Seq[checkpoint.OperatorID] {
 	}
 }
 
-// TestStreamTextMatches: the text of a streamed check (CheckStream's path with
+// TestStreamTextMatches: the text of a streamed check (Request.Each with
 // report.OperatorTable) is byte for byte that of the check that keeps every operator, with
 // ranges of one vertex and of the whole job.
 func TestStreamTextMatches(t *testing.T) {

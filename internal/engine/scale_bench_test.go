@@ -17,7 +17,7 @@ import (
 	pb "github.com/flinkpreflight/preflight/proto/preflight/v1"
 )
 
-// The scale benchmarks run what `preflight check FILE -p P` runs in-process (CheckStream and
+// The scale benchmarks run what `preflight check FILE -p P` runs in-process (a Check with Each and
 // the text report to io.Discard) on generated files, and report the file size, the peak heap
 // sampled during the check, and the memory model's bound for the file (64 MiB + 4 × size).
 // The real CLI's peak RSS is measured by bench/scale.sh with /usr/bin/time.
@@ -109,7 +109,8 @@ func BenchmarkScale(b *testing.B) {
 					b.Fatal(err)
 				}
 				var table report.OperatorTable
-				rep, err := eng.CheckStream(context.Background(), Input{Reader: f, Source: path}, plan, &pb.CheckOptions{}, table.Add)
+				rep, err := eng.Check(context.Background(), Request{Input: Input{Reader: f, Source: path}, Plan: plan, Options: &pb.CheckOptions{},
+					Detail: SubtasksForChart, Each: table.Add})
 				f.Close()
 				if err != nil {
 					b.Fatal(err)

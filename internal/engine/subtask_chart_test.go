@@ -24,8 +24,8 @@ func TestSubtaskChartData(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			rep, err := New().Check(context.Background(), Input{Reader: bytes.NewReader(compact), Source: "compact-sink"},
-				&pb.RescalePlan{VertexParallelism: map[string]int32{"compact-operator": int32(tt.newP)}}, &pb.CheckOptions{IncludeSubtasks: true})
+			rep, err := New().Check(context.Background(), Request{Input: Input{Reader: bytes.NewReader(compact), Source: "compact-sink"},
+				Plan: &pb.RescalePlan{VertexParallelism: map[string]int32{"compact-operator": int32(tt.newP)}}, Options: &pb.CheckOptions{IncludeSubtasks: true}})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -75,10 +75,10 @@ func TestSubtaskChartData(t *testing.T) {
 	}
 }
 
-// TestCheckLayoutChartSubtasks: chart_subtasks gives the rows the text chart draws (at most
+// TestCheckChartSubtasks: chart_subtasks gives the rows the text chart draws (at most
 // ChartRows subtasks of at most ChartOperators operators), not every subtask as include_subtasks
 // does; include_subtasks wins when both are set.
-func TestCheckLayoutChartSubtasks(t *testing.T) {
+func TestCheckChartSubtasks(t *testing.T) {
 	l, err := checkpoint.ReadLayout(bytes.NewReader(readTestdata(t, "kafka-orphan-union")))
 	if err != nil {
 		t.Fatal(err)
@@ -95,7 +95,7 @@ func TestCheckLayoutChartSubtasks(t *testing.T) {
 		{"both", &pb.CheckOptions{IncludeSubtasks: true, ChartSubtasks: true}, true, 0},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			rep, err := New().CheckLayout(context.Background(), l, "kafka-orphan-union", plan, tc.opts)
+			rep, err := New().Check(context.Background(), Request{Layout: l, Source: "kafka-orphan-union", Plan: plan, Options: tc.opts})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -41,8 +41,8 @@ func TestCorruptionSweep(t *testing.T) {
 			b := mutate(rng, orig)
 			for _, p := range []int32{0, 1, 3} {
 				runs++
-				rep, err := eng.Check(context.Background(), Input{Reader: bytes.NewReader(b), Source: files[i]},
-					&pb.RescalePlan{DefaultParallelism: p}, nil)
+				rep, err := eng.Check(context.Background(), Request{Input: Input{Reader: bytes.NewReader(b), Source: files[i]},
+					Plan: &pb.RescalePlan{DefaultParallelism: p}})
 				var fe *checkpoint.FormatError
 				var pe *PlanError
 				switch {

@@ -90,18 +90,18 @@ func (u unreadable) Read([]byte) (int, error) {
 }
 
 func TestCheckValidatesBeforeReading(t *testing.T) {
-	_, err := New().Check(context.Background(), Input{Reader: unreadable{t}},
-		&pb.RescalePlan{DefaultParallelism: 2147483647}, nil)
+	_, err := New().Check(context.Background(), Request{Input: Input{Reader: unreadable{t}},
+		Plan: &pb.RescalePlan{DefaultParallelism: 2147483647}})
 	var pe *PlanError
 	if !errors.As(err, &pe) {
 		t.Fatalf("got %v", err)
 	}
-	// And CheckLayout, which the server calls with cached layouts, validates too.
+	// And a check of a decoded layout, which the server runs on cached layouts, validates too.
 	l, err := New().ReadLayout(context.Background(), Input{Reader: bytes.NewReader(readTestdata(t, "compact-sink"))})
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, err = New().CheckLayout(context.Background(), l, "x", nil, &pb.CheckOptions{FlinkVersion: "abc"})
+	_, err = New().Check(context.Background(), Request{Layout: l, Source: "x", Options: &pb.CheckOptions{FlinkVersion: "abc"}})
 	var oe *OptionsError
 	if !errors.As(err, &oe) || oe.Field != "flink_version" {
 		t.Fatalf("got %v", err)

@@ -66,7 +66,7 @@ func copyTree(t *testing.T, src string) string {
 
 func ruleIDs(t *testing.T, l *checkpoint.Layout) []string {
 	t.Helper()
-	rep, err := engine.New().CheckLayout(context.Background(), l, "test", &pb.RescalePlan{}, &pb.CheckOptions{RpcFrameSizeBytes: 10 << 20})
+	rep, err := engine.New().Check(context.Background(), engine.Request{Layout: l, Source: "test", Plan: &pb.RescalePlan{}, Options: &pb.CheckOptions{RpcFrameSizeBytes: 10 << 20}})
 	if err != nil {
 		t.Fatal(err)
 	}

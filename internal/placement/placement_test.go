@@ -124,7 +124,7 @@ func TestUnplacedOperatorFinding(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			rep, err := eng.CheckJobLayout(context.Background(), l, "test", &pb.RescalePlan{VertexParallelism: tt.set}, nil, pl)
+			rep, err := eng.Check(context.Background(), engine.Request{Layout: l, Source: "test", Plan: &pb.RescalePlan{VertexParallelism: tt.set}, Placement: pl})
 			if err != nil {
 				t.Fatal(err)
 			}

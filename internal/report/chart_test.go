@@ -43,8 +43,8 @@ func TestTextChartBothSides(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			rep, err := engine.New().Check(context.Background(), engine.Input{Reader: bytes.NewReader(meta), Source: "compact-sink"},
-				&pb.RescalePlan{VertexParallelism: map[string]int32{"compact-operator": int32(tt.newP)}}, &pb.CheckOptions{IncludeSubtasks: true})
+			rep, err := engine.New().Check(context.Background(), engine.Request{Input: engine.Input{Reader: bytes.NewReader(meta), Source: "compact-sink"},
+				Plan: &pb.RescalePlan{VertexParallelism: map[string]int32{"compact-operator": int32(tt.newP)}}, Options: &pb.CheckOptions{IncludeSubtasks: true}})
 			if err != nil {
 				t.Fatal(err)
 			}

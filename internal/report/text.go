@@ -32,7 +32,7 @@ func WriteText(w io.Writer, r *pb.RescaleReport) error {
 	return writeText(w, r, nil, DefaultLimits)
 }
 
-// WriteTextTable is WriteText for a report that keeps only some operators (engine.CheckStream):
+// WriteTextTable is WriteText for a report that keeps only some operators (engine.Request.Each):
 // the operators table comes from t, which holds every operator's row; r.Operators serves the
 // charts and the labels of what findings name.
 func WriteTextTable(w io.Writer, r *pb.RescaleReport, t *OperatorTable) error {

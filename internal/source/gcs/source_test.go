@@ -85,8 +85,8 @@ func TestSourceOpensGS(t *testing.T) {
 			if obj.URI != file || obj.Size != int64(len(compact)) || obj.CacheKey == "" {
 				t.Fatalf("URI %q size %d cache key %q", obj.URI, obj.Size, obj.CacheKey)
 			}
-			rep, err := engine.New().Check(ctx, engine.Input{Reader: obj, Source: obj.URI},
-				&pb.RescalePlan{VertexParallelism: map[string]int32{"compact-operator": 8}}, nil)
+			rep, err := engine.New().Check(ctx, engine.Request{Input: engine.Input{Reader: obj, Source: obj.URI},
+				Plan: &pb.RescalePlan{VertexParallelism: map[string]int32{"compact-operator": 8}}})
 			if err != nil {
 				t.Fatal(err)
 			}
