@@ -33,6 +33,7 @@ type Decoder struct {
 	whole  []byte // the current file, when it is at most maxWholeFile
 	stream []byte // the streaming window, for larger files
 	d      decoder
+	lay    layoutState // d.lay: its scratch outlives each file
 	props  propertiesMemo
 }
 
@@ -168,7 +169,8 @@ func (x *Decoder) readLayout(b []byte, r io.Reader, stop *cancel.Flag) (*Layout,
 // decodeLayout is readLayout, skipping the field path when noPath is set.
 func (x *Decoder) decodeLayout(b []byte, r io.Reader, stop *cancel.Flag, noPath bool) (l *Layout, err error) {
 	d := &x.d
-	*d = decoder{buf: b, r: r, limit: math.MaxInt64, runBudget: runBudget, path: d.path[:0], names: d.names, props: &x.props, kgScratch: d.kgScratch, subScratch: keepScratch(d.subScratch), handles: d.handles, stop: stop, noPath: noPath}
+	*d = decoder{buf: b, r: r, limit: math.MaxInt64, runBudget: runBudget, path: d.path[:0], names: d.names, kgScratch: d.kgScratch, stop: stop, noPath: noPath, lay: &x.lay}
+	x.lay = layoutState{props: &x.props, subScratch: keepScratch(x.lay.subScratch), handles: x.lay.handles}
 	if r != nil {
 		if x.stream == nil {
 			x.stream = make([]byte, 0, readBufSize)

@@ -25,15 +25,9 @@ type decoder struct {
 	rerr  error // sticky error of r (io.EOF at the end)
 	limit int64 // absolute offset reads must not pass (master states, merged blobs)
 
-	// summarize: fold offset arrays into summaries and skip inline bytes (ReadLayout).
-	summarize bool
-	// layout, when set (ReadLayout), receives every operator record as soon as it is decoded,
-	// mapped onto its OperatorLayout; the decoded record is then dropped, so the decoded model and
-	// the Layout are never both held for the whole file.
-	layout *Layout
-	// onOperator, when set in layout mode (ReadFileRefs), sees every decoded operator record
-	// before it is mapped and dropped.
-	onOperator func(*OperatorState)
+	// lay is the layout mode's state (ReadLayout, Decoder, ReadFileRefs); nil in model mode
+	// (Read, ReadBytes), which returns every record in the Metadata.
+	lay *layoutState
 
 	path []pathSeg
 	// noPath skips the field path: a caller that can decode the same bytes again does so with
@@ -55,28 +49,52 @@ type decoder struct {
 	// the reader's context checks would not see its end.
 	stop *cancel.Flag
 
-	// emptySubtasks backs the Subtasks of operators whose records are all empty (see
-	// shareEmptySubtasks); grown to the largest such parallelism.
-	emptySubtasks []SubtaskLayout
-
-	// props remembers the last properties trailer decoded (a Decoder's); nil decodes each one.
-	props *propertiesMemo
-
 	// kgScratch is where key-group offsets become sizes before they are compacted (see
 	// keyGroupSizes); it grows to the largest handle, at most 32768 key groups.
 	kgScratch []int64
-	// subScratch holds an operator's SubtaskStates while ReadLayout converts it (layout mode
-	// only): operatorLayout copies what it needs before the next operator, so the records are
-	// reused instead of allocated per subtask. Cleared after each operator.
+}
+
+// layoutState is what the decoder holds only when it builds a Layout: the Layout as its
+// operators stream in, and the scratch their records are decoded into before each is mapped
+// onto its OperatorLayout and dropped, so that the decoded model and the Layout are never both
+// held for the whole file. In this mode offset arrays fold into summaries and inline bytes are
+// skipped (see decoder.summarize). Kept apart from the reading state so that each mode's fields
+// can be told apart; a Decoder keeps one from file to file for its scratch.
+type layoutState struct {
+	// out receives every operator record as soon as it is decoded; only its Operators are
+	// filled (the rest of the Layout is mapped from meta at the end).
+	out Layout
+	// meta is the Metadata the rest of the Layout is built from (the model is returned only
+	// outside layout mode).
+	meta Metadata
+	// onOperator, when set (ReadFileRefs), sees every decoded operator record before it is
+	// mapped and dropped.
+	onOperator func(*OperatorState)
+
+	// emptySubtasks backs the Subtasks of operators whose records are all empty (see
+	// shareEmptySubtasks); grown to the largest such parallelism.
+	emptySubtasks []SubtaskLayout
+	// props remembers the last properties trailers decoded (a Decoder's); nil decodes each one.
+	props *propertiesMemo
+
+	// subScratch holds an operator's SubtaskStates while it is converted: operatorLayout copies
+	// what it needs before the next operator, so the records are reused instead of allocated
+	// per subtask. Cleared after each operator.
 	subScratch []SubtaskState
-	// handles holds an operator's handle records in layout mode (see handleScratch); nil
-	// otherwise, when the records are the decoded model itself.
-	handles *handleScratch
-	// operatorsOnly is d.layout in layout mode: only its Operators are filled, as they stream.
-	operatorsOnly Layout
-	// layoutMeta is the Metadata a Layout is built from in layout mode (the model is returned
-	// only outside it).
-	layoutMeta Metadata
+	// handles holds an operator's handle records (see handleScratch).
+	handles handleScratch
+}
+
+// summarize reports layout mode: offset arrays fold into summaries and inline bytes are counted,
+// not kept.
+func (d *decoder) summarize() bool { return d.lay != nil }
+
+// propsMemo is the layout mode's trailer memo; nil (decode each trailer) otherwise.
+func (d *decoder) propsMemo() *propertiesMemo {
+	if d.lay == nil {
+		return nil
+	}
+	return d.lay.props
 }
 
 // maxInternedNames bounds the interning table, so a hostile file of unique names cannot grow it.
@@ -344,7 +362,7 @@ func (d *decoder) skip(n int64) {
 // payload reads n bytes of state data, or only skips them when summarizing: the Layout counts
 // state bytes but keeps none.
 func (d *decoder) payload(n int64) []byte {
-	if d.summarize {
+	if d.summarize() {
 		d.skip(n)
 		return nil
 	}

@@ -49,18 +49,15 @@ func ReadFileRefs(ctx context.Context, r io.Reader, size int64, fn func(FileRef)
 	d := newReaderDecoder(cancel.Reader(ctx, r))
 	d.stop = stop
 	d.sizeHint = max(size, 0)
-	d.onOperator = func(op *OperatorState) {
+	d.lay = &layoutState{onOperator: func(op *OperatorState) {
 		for _, e := range op.Subtasks {
 			stop.Check()
 			if e.State != nil {
 				e.State.fileRefs(func(f FileRef) { f.Operator, f.Subtask = op.ID, int(e.Index); fn(f) })
 			}
 		}
-	}
+	}}
 	defer d.release()
-	d.summarize = true
-	d.layout = &d.operatorsOnly
-	d.handles = &handleScratch{}
 	defer recoverError(&err)
 	m := d.file()
 	for _, t := range m.Tasks {

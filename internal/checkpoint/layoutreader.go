@@ -47,19 +47,18 @@ func readLayout(d *decoder) (l *Layout, err error) {
 
 // readLayoutKeep is readLayout leaving d's buffers to the caller (Decoder reuses them).
 func readLayoutKeep(d *decoder) (l *Layout, err error) {
-	d.summarize = true
-	d.layout = &d.operatorsOnly
-	if d.handles == nil {
-		d.handles = &handleScratch{}
+	if d.lay == nil {
+		d.lay = &layoutState{}
 	}
-	d.handles.reset()     // what a failed or format-1 file left
-	d.emptySubtasks = nil // a reused decoder shares nothing between Layouts
+	ls := d.lay
+	ls.handles.reset()     // what a failed or format-1 file left
+	ls.emptySubtasks = nil // a reused decoder shares nothing between Layouts
 	defer recoverError(&err)
 	m := d.file()
-	// Operators went to d.layout one by one; format-1 tasks and the rest map as usual.
-	l = m.layoutStop(d.props, d.stop)
-	if len(m.Operators) == 0 && len(m.Tasks) == 0 && d.layout.Operators != nil {
-		l.Operators = d.layout.Operators
+	// Operators went to ls.out one by one; format-1 tasks and the rest map as usual.
+	l = m.layoutStop(ls.props, d.stop)
+	if len(m.Operators) == 0 && len(m.Tasks) == 0 && ls.out.Operators != nil {
+		l.Operators = ls.out.Operators
 	}
 	l.Size = d.offset()
 	if m.Version >= 4 {
@@ -140,7 +139,7 @@ func operatorLayout(op *OperatorState, stop *cancel.Flag) OperatorLayout {
 // 22 bytes of _metadata on such a record and the Layout 104 bytes; shared, the records cost
 // nothing per operator. The shared slice's capacity is its length, so an append copies. The
 // Layout is read-only after decoding (the simulator only takes pointers into it).
-func (d *decoder) shareEmptySubtasks(o *OperatorLayout) {
+func (ls *layoutState) shareEmptySubtasks(o *OperatorLayout) {
 	n := len(o.Subtasks)
 	if n == 0 {
 		return
@@ -150,14 +149,14 @@ func (d *decoder) shareEmptySubtasks(o *OperatorLayout) {
 			return
 		}
 	}
-	if len(d.emptySubtasks) < n {
-		grown := make([]SubtaskLayout, max(n, min(2*len(d.emptySubtasks), maxKeyGroups)))
+	if len(ls.emptySubtasks) < n {
+		grown := make([]SubtaskLayout, max(n, min(2*len(ls.emptySubtasks), maxKeyGroups)))
 		for k := range grown {
 			grown[k] = SubtaskLayout{Index: k, RefCheckpointID: -1}
 		}
-		d.emptySubtasks = grown
+		ls.emptySubtasks = grown
 	}
-	o.Subtasks = d.emptySubtasks[:n:n]
+	o.Subtasks = ls.emptySubtasks[:n:n]
 }
 
 // emptyRecord reports whether s is the record of subtask k that holds nothing.

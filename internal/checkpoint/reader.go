@@ -50,8 +50,10 @@ func Read(r io.Reader) (*Metadata, error) {
 
 // file decodes the whole file.
 func (d *decoder) file() *Metadata {
-	m := &d.layoutMeta // layout mode: the Layout is built from it and it is dropped
-	if d.layout == nil {
+	var m *Metadata
+	if d.lay != nil {
+		m = &d.lay.meta // the Layout is built from it and it is dropped
+	} else {
 		m = new(Metadata)
 	}
 	d.push("magic")
@@ -117,7 +119,7 @@ func (d *decoder) checkTrailerComplete(trailer []byte) {
 	if len(trailer) == 0 {
 		d.fail(d.trailerOff, "", "missing CheckpointProperties trailer (format 4+ ends with a Java-serialized object; the file is truncated)")
 	}
-	_, n, err := d.props.decodeLen(trailer)
+	_, n, err := d.propsMemo().decodeLen(trailer)
 	switch {
 	case err == nil && n < len(trailer):
 		end := d.trailerOff + int64(n)
@@ -145,10 +147,10 @@ func (d *decoder) rest(trailer bool) []byte {
 	if d.r == nil {
 		b := d.buf[d.pos:]
 		d.pos = len(d.buf)
-		if d.summarize && !trailer {
+		if d.summarize() && !trailer {
 			return nil
 		}
-		if d.summarize {
+		if d.summarize() {
 			return b[:min(len(b), maxTrailerKeep):min(len(b), maxTrailerKeep)]
 		}
 		return bytes.Clone(b)
@@ -157,7 +159,7 @@ func (d *decoder) rest(trailer bool) []byte {
 	for d.pos < len(d.buf) || d.fill(1) {
 		chunk := d.buf[d.pos:]
 		switch {
-		case !d.summarize:
+		case !d.summarize():
 			out = append(out, chunk...)
 		case trailer && len(out) < maxTrailerKeep:
 			out = append(out, chunk[:min(len(chunk), maxTrailerKeep-len(out))]...)
@@ -165,7 +167,7 @@ func (d *decoder) rest(trailer bool) []byte {
 		d.pos = len(d.buf)
 	}
 	d.checkReadError()
-	if out == nil && !d.summarize {
+	if out == nil && !d.summarize() {
 		out = []byte{}
 	}
 	return out
@@ -237,23 +239,23 @@ func (d *decoder) operators(version int32) []OperatorState {
 		minOp = 16 + 4 + 4 + 4 + 4
 	}
 	c := d.count(n, off, minOp, "operator")
-	if d.layout != nil {
-		d.layout.Operators = make([]OperatorLayout, 0, c)
+	if ls := d.lay; ls != nil {
+		ls.out.Operators = make([]OperatorLayout, 0, c)
 		d.indexed(true)
 		for i := 0; i < int(n); i++ {
 			d.setIdx(i)
 			op := d.operator(version)
-			if d.onOperator != nil {
-				d.onOperator(&op)
+			if ls.onOperator != nil {
+				ls.onOperator(&op)
 			}
-			d.layout.Operators = append(d.layout.Operators, operatorLayout(&op, d.stop))
-			d.shareEmptySubtasks(&d.layout.Operators[len(d.layout.Operators)-1])
-			// op's SubtaskStates are d.subScratch and its handles d.handles: drop them before the
-			// next operator, which reuses them.
-			clear(d.subScratch)
-			d.subScratch = d.subScratch[:0]
+			ls.out.Operators = append(ls.out.Operators, operatorLayout(&op, d.stop))
+			ls.shareEmptySubtasks(&ls.out.Operators[len(ls.out.Operators)-1])
+			// op's SubtaskStates are ls.subScratch and its handles ls.handles: drop them before
+			// the next operator, which reuses them.
+			clear(ls.subScratch)
+			ls.subScratch = ls.subScratch[:0]
 			clear(op.Subtasks)
-			d.handles.reset()
+			ls.handles.reset()
 		}
 		d.pop()
 		return nil
@@ -363,8 +365,8 @@ func (d *decoder) operator(version int32) OperatorState {
 	if version == 2 {
 		minSub = 26
 	}
-	if c := d.count(n, off, minSub, "subtask"); d.handles != nil {
-		op.Subtasks = d.handles.subtaskEntries(c) // converted and dropped before the next operator
+	if c := d.count(n, off, minSub, "subtask"); d.lay != nil {
+		op.Subtasks = d.lay.handles.subtaskEntries(c) // converted and dropped before the next operator
 	} else {
 		op.Subtasks = make([]SubtaskEntry, 0, c)
 	}
@@ -391,15 +393,16 @@ func (d *decoder) operator(version int32) OperatorState {
 	return op
 }
 
-// newSubtaskState returns a zero SubtaskState: in layout mode the next record of d.subScratch
+// newSubtaskState returns a zero SubtaskState: in layout mode the next record of its subScratch
 // (an append that moves the scratch leaves the records already handed out where they were,
 // complete), otherwise a new one, as the Metadata keeps it.
 func (d *decoder) newSubtaskState() *SubtaskState {
-	if d.layout == nil {
+	ls := d.lay
+	if ls == nil {
 		return &SubtaskState{}
 	}
-	d.subScratch = append(d.subScratch, SubtaskState{})
-	return &d.subScratch[len(d.subScratch)-1]
+	ls.subScratch = append(ls.subScratch, SubtaskState{})
+	return &ls.subScratch[len(ls.subScratch)-1]
 }
 
 // subtaskState reads an OperatorSubtaskState into s, which is zero.
@@ -477,8 +480,8 @@ func (d *decoder) operatorHandle() *OperatorStateHandle {
 	d.push("states")
 	off = d.offset()
 	n := d.i32()
-	if c := d.count(n, off, minStateEntry, "state"); d.handles != nil {
-		h.States = d.handles.stateEntries(c)
+	if c := d.count(n, off, minStateEntry, "state"); d.lay != nil {
+		h.States = d.lay.handles.stateEntries(c)
 	} else {
 		h.States = make([]StateEntry, 0, c)
 	}
@@ -502,7 +505,7 @@ func (d *decoder) operatorHandle() *OperatorStateHandle {
 		d.count(k, off, minOffset, "offset")
 		e.sum.boundsOnly = e.Mode != SplitDistribute
 		e.sum.budget = &d.runBudget
-		e.Offsets = d.i64s(int(k), !d.summarize, &e.sum)
+		e.Offsets = d.i64s(int(k), !d.summarize(), &e.sum)
 		e.sum.budget = nil
 		d.pop()
 		h.States = append(h.States, e)
@@ -553,7 +556,7 @@ func (d *decoder) streamHandle() StreamStateHandle {
 		n := d.i32()
 		d.count(n, off, 1, "inline byte")
 		h.n = int64(n)
-		if d.summarize && n > 0 {
+		if d.summarize() && n > 0 {
 			k := min(int(n), len(h.head))
 			copy(h.head[:], d.next(k))
 			d.skip(int64(n) - int64(k))
@@ -616,7 +619,7 @@ func (d *decoder) keyGroupsBody(tag uint8) *KeyGroupsStateHandle {
 	d.push("offsets")
 	d.count(h.NumKeyGroups, off+4, minOffset, "key-group offset")
 	// NumKeyGroups ≤ 32768 and is checked against what remains, so one exact allocation.
-	if d.summarize {
+	if d.summarize() {
 		// The Layout keeps bytes per key group, not offsets (see keyGroupSizes).
 		h.keyGroupBytes, h.Delegate = d.keyGroupSizes(int(h.NumKeyGroups))
 	} else {
@@ -762,7 +765,7 @@ func (d *decoder) channelOffsets() (int64, []int64) {
 	off := d.offset()
 	k := d.i32()
 	d.count(k, off, minOffset, "offset")
-	return int64(k), d.i64s(int(k), !d.summarize, nil)
+	return int64(k), d.i64s(int(k), !d.summarize(), nil)
 }
 
 func (d *decoder) keyGroupRange() (start, n int32) {
@@ -793,8 +796,8 @@ func (d *decoder) keyedList() []KeyedStateHandle {
 func (d *decoder) pathList() []HandleAndLocalPath {
 	n, c := d.listLen(minPathListEntry, "file")
 	var out []HandleAndLocalPath
-	if d.handles != nil {
-		out = d.handles.pathList(c)
+	if d.lay != nil {
+		out = d.lay.handles.pathList(c)
 	} else {
 		out = make([]HandleAndLocalPath, 0, c)
 	}

@@ -3,7 +3,7 @@ package checkpoint
 import "slices"
 
 // handleScratch holds the handle records of the operator being decoded when a Layout is built
-// operator by operator (decoder.layout set): operatorLayout copies what the Layout keeps from
+// operator by operator (layoutState): operatorLayout copies what the Layout keeps from
 // them (values and strings, never a pointer to a record), so after each operator they are
 // reused for the next one, and by a Decoder for its next file, instead of allocated per
 // handle. A small checkpoint file holds a few dozen such records; allocating each was about a
@@ -84,8 +84,8 @@ func resetScratch[T any](s *[]T) {
 // newHandle returns a zero handle record: from d's scratch in layout mode, else allocated (the
 // record is then part of the decoded model).
 func newHandle[T any](d *decoder, of func(*handleScratch) *[]T) *T {
-	if d.handles == nil {
+	if d.lay == nil {
 		return new(T)
 	}
-	return take(of(d.handles))
+	return take(of(&d.lay.handles))
 }
