@@ -32,7 +32,7 @@ func TestOperatorHeavyBudget(t *testing.T) {
 	}
 	file := b.Bytes()
 	size := int64(len(file))
-	layout, err := checkpoint.ReadLayoutBytes(file)
+	layout, err := checkpoint.ReadLayout(bytes.NewReader(file))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -140,11 +140,6 @@ func (x *Decoder) ReadLayoutFile(ctx context.Context, name string) (*Layout, err
 	return l, nil
 }
 
-// ReadLayoutBytes is ReadLayoutBytes on the Decoder's reused decoding state.
-func (x *Decoder) ReadLayoutBytes(b []byte) (*Layout, error) {
-	return x.readLayout(b, nil, nil)
-}
-
 // readLayout resets the decoder for b (in memory) or r (streamed) and runs readLayout, checking
 // stop (nil: never raised) between records.
 //

@@ -40,10 +40,10 @@ func batchFiles(t testing.TB) ([]string, [][]byte) {
 	return paths, contents
 }
 
-// checkSameLayout compares a Decoder's answer for path with ReadLayoutBytes of its bytes.
+// checkSameLayout compares a Decoder's answer for path with readLayoutBytes of its bytes.
 func checkSameLayout(t *testing.T, path string, data []byte, got *Layout, gotErr error) {
 	t.Helper()
-	want, wantErr := ReadLayoutBytes(data)
+	want, wantErr := readLayoutBytes(data)
 	if wantErr != nil {
 		var fe, wfe *FormatError
 		if !errors.As(gotErr, &fe) || !errors.As(wantErr, &wfe) || *fe != *wfe {
@@ -55,7 +55,7 @@ func checkSameLayout(t *testing.T, path string, data []byte, got *Layout, gotErr
 		return
 	}
 	if gotErr != nil || !reflect.DeepEqual(got, want) {
-		t.Fatalf("%s: Decoder differs from ReadLayoutBytes (err %v)", path, gotErr)
+		t.Fatalf("%s: Decoder differs from readLayoutBytes (err %v)", path, gotErr)
 	}
 }
 
@@ -170,7 +170,7 @@ func TestReadLayoutFiles(t *testing.T) {
 	}
 }
 
-// TestDecoderCorpus decodes the shared corpus with one Decoder and compares with ReadLayoutBytes.
+// TestDecoderCorpus decodes the shared corpus with one Decoder and compares with readLayoutBytes.
 func TestDecoderCorpus(t *testing.T) {
 	files := metadataCorpus(t)
 	if testing.Short() && len(files) > 100 {
@@ -204,7 +204,7 @@ func TestDecoderLayoutsIndependent(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		want, err := ReadLayoutBytes(data)
+		want, err := readLayoutBytes(data)
 		if err != nil {
 			continue
 		}
@@ -351,7 +351,7 @@ func TestReadLayoutFilesCorpus(t *testing.T) {
 				t.Fatal(err)
 			}
 			for i, p := range order {
-				if want, err := ReadLayoutBytes(contents[p]); err == nil && !reflect.DeepEqual(kept[i], want) {
+				if want, err := readLayoutBytes(contents[p]); err == nil && !reflect.DeepEqual(kept[i], want) {
 					t.Fatalf("workers %d: %s: the Layout kept from fn changed", workers, p)
 				}
 			}
@@ -360,7 +360,7 @@ func TestReadLayoutFilesCorpus(t *testing.T) {
 }
 
 // TestDecoderErrorsNameTheField: a Decoder decodes bytes without the field path and decodes a
-// failing file again with it, so its errors must equal ReadLayoutBytes' (offset, field path,
+// failing file again with it, so its errors must equal readLayoutBytes' (offset, field path,
 // value and message) for every cut and a sample of bit flips of small corpus files.
 func TestDecoderErrorsNameTheField(t *testing.T) {
 	files := smallCorpus(t, 12)
@@ -369,10 +369,10 @@ func TestDecoderErrorsNameTheField(t *testing.T) {
 	var compared, withField int
 	check := func(b []byte) {
 		t.Helper()
-		want, wantErr := ReadLayoutBytes(b)
-		got, err := x.ReadLayoutBytes(b)
+		want, wantErr := readLayoutBytes(b)
+		got, err := x.readLayout(b, nil, nil)
 		if !reflect.DeepEqual(err, wantErr) || (wantErr == nil && !reflect.DeepEqual(got, want)) {
-			t.Fatalf("%d bytes: Decoder %v, ReadLayoutBytes %v", len(b), err, wantErr)
+			t.Fatalf("%d bytes: Decoder %v, readLayoutBytes %v", len(b), err, wantErr)
 		}
 		if fe := (*FormatError)(nil); errors.As(wantErr, &fe) {
 			compared++
@@ -410,9 +410,9 @@ func TestReadLayoutFilesConcurrentCalls(t *testing.T) {
 	for c := range 4 {
 		go func() {
 			errs <- ReadLayoutFiles(context.Background(), many, 1+c%3, func(i int, l *Layout, err error) error {
-				want, wantErr := ReadLayoutBytes(contents[i%len(paths)])
+				want, wantErr := readLayoutBytes(contents[i%len(paths)])
 				if (err == nil) != (wantErr == nil) || err == nil && !reflect.DeepEqual(l, want) {
-					return errors.New(many[i] + ": differs from ReadLayoutBytes")
+					return errors.New(many[i] + ": differs from readLayoutBytes")
 				}
 				return nil
 			})

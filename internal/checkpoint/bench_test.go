@@ -35,7 +35,7 @@ func BenchmarkReadLayoutFixtures(b *testing.B) {
 		name string
 		read func([]byte) error
 	}{
-		{"ReadLayoutBytes", func(d []byte) error { _, err := ReadLayoutBytes(d); return err }},
+		{"ReadLayoutBytes", func(d []byte) error { _, err := readLayoutBytes(d); return err }},
 		{"ReadLayout", func(d []byte) error { _, err := ReadLayout(bytes.NewReader(d)); return err }},
 		{"ReadBytes", func(d []byte) error { _, err := ReadBytes(d); return err }},
 	} {
@@ -161,7 +161,7 @@ func benchLarge(b *testing.B, data []byte) {
 		b.SetBytes(int64(len(data)))
 		cpu0 := testutil.CPUTime()
 		for b.Loop() {
-			if _, err := ReadLayoutBytes(data); err != nil {
+			if _, err := readLayoutBytes(data); err != nil {
 				b.Fatal(err)
 			}
 		}

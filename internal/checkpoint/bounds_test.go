@@ -15,7 +15,7 @@ import (
 // the streaming layout reader (one byte per read, to cross every buffer refill).
 func readAllWays(b []byte) map[string]error {
 	_, e1 := ReadBytes(b)
-	_, e2 := ReadLayoutBytes(b)
+	_, e2 := readLayoutBytes(b)
 	_, e3 := ReadLayout(iotest.OneByteReader(bytes.NewReader(b)))
 	return map[string]error{"ReadBytes": e1, "ReadLayoutBytes": e2, "ReadLayout": e3}
 }

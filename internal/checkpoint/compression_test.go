@@ -32,7 +32,7 @@ func TestOperatorStreamCompression(t *testing.T) {
 			if err := Write(&b, m); err != nil {
 				t.Fatal(err)
 			}
-			streamed, err := ReadLayoutBytes(b.Bytes())
+			streamed, err := readLayoutBytes(b.Bytes())
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -107,7 +107,7 @@ func TestCorpusNotMetadata(t *testing.T) {
 			t.Errorf("%s: %v", cf.path, err)
 			continue
 		}
-		_, err = ReadLayoutBytes(b)
+		_, err = readLayoutBytes(b)
 		var fe *FormatError
 		if !errors.As(err, &fe) || fe.Offset != 0 {
 			t.Errorf("%s: %v", cf.path, err)

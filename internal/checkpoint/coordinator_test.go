@@ -22,7 +22,7 @@ func TestCoordinatorStatePrefix(t *testing.T) {
 			t.Fatal(err)
 		}
 		want := data[:min(len(data), 8)]
-		l, err := ReadLayoutBytes(buf.Bytes())
+		l, err := readLayoutBytes(buf.Bytes())
 		if err != nil {
 			t.Fatal(err)
 		}

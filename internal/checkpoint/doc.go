@@ -20,7 +20,7 @@
 // bytes, as Java's writeUTF does. Format 1 (Flink 1.2: tasks with operator chains,
 // Metadata.Tasks) is decoded but not written; format 0 (Flink 1.1) is reported as unsupported.
 //
-// ReadLayout (and ReadLayoutBytes, which does not copy its input) returns a *Layout: the
+// ReadLayout (and ReadLayoutSized, which honours a context) returns a *Layout: the
 // analysis view the rescale simulator and the rules consume, built by the same decoder in a
 // summarizing mode (Metadata.Layout derives the same view from a decoded file). It reads from an io.Reader in one pass with a
 // 256 KiB buffer and never holds the file; each operator record is mapped onto its

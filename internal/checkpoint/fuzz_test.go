@@ -40,7 +40,7 @@ func keyedSeedMetadata() *Metadata {
 
 var (
 	fuzzDecoder = NewDecoder()
-	// fuzzPrev is fuzzDecoder's Layout of the previous input and ReadLayoutBytes' of the same
+	// fuzzPrev is fuzzDecoder's Layout of the previous input and readLayoutBytes' of the same
 	// input: a Layout must not change when its Decoder goes on to the next input.
 	fuzzPrev struct{ got, want *Layout }
 )
@@ -58,9 +58,9 @@ func FuzzRead(f *testing.F) {
 				t.Fatalf("error offset %d outside the %d-byte input", fe.Offset, len(b))
 			}
 		}
-		l, lerr := ReadLayoutBytes(b)
+		l, lerr := readLayoutBytes(b)
 		if (err == nil) != (lerr == nil) {
-			t.Fatalf("ReadBytes: %v; ReadLayoutBytes: %v", err, lerr)
+			t.Fatalf("ReadBytes: %v; readLayoutBytes: %v", err, lerr)
 		}
 		// Through a reader that returns 7 bytes at a time, so that fields straddle refills.
 		sl, serr := ReadLayout(&chunkReader{b: b, n: 7})
@@ -68,12 +68,12 @@ func FuzzRead(f *testing.F) {
 			t.Fatalf("ReadLayout from a reader: %v; from bytes: %v", serr, lerr)
 		}
 		if lerr == nil && !reflect.DeepEqual(sl, l) {
-			t.Fatalf("ReadLayout from a reader differs from ReadLayoutBytes")
+			t.Fatalf("ReadLayout from a reader differs from readLayoutBytes")
 		}
 		// One Decoder across all inputs, so state left by an earlier (failed) input would show.
-		dl, derr := fuzzDecoder.ReadLayoutBytes(b)
+		dl, derr := fuzzDecoder.readLayout(b, nil, nil)
 		if !reflect.DeepEqual(derr, lerr) || !reflect.DeepEqual(dl, l) {
-			t.Fatalf("reused Decoder: %v; ReadLayoutBytes: %v", derr, lerr)
+			t.Fatalf("reused Decoder: %v; readLayoutBytes: %v", derr, lerr)
 		}
 		if fuzzPrev.got != nil && !reflect.DeepEqual(fuzzPrev.got, fuzzPrev.want) {
 			t.Fatalf("the previous input's Layout changed when the Decoder read this one")
@@ -90,7 +90,7 @@ func FuzzRead(f *testing.F) {
 		var refs []FileRef
 		rerr := ReadFileRefs(context.Background(), &chunkReader{b: b, n: 7}, 0, func(f FileRef) { refs = append(refs, f) })
 		if (rerr == nil) != (lerr == nil) {
-			t.Fatalf("ReadFileRefs: %v; ReadLayoutBytes: %v", rerr, lerr)
+			t.Fatalf("ReadFileRefs: %v; readLayoutBytes: %v", rerr, lerr)
 		}
 		if err == nil && rerr == nil && !reflect.DeepEqual(refs, modelFileRefs(m)) {
 			t.Fatalf("streamed file references differ from the model's")

@@ -35,11 +35,6 @@ func ReadLayoutSized(ctx context.Context, r io.Reader, size int64) (l *Layout, e
 	return readLayout(d)
 }
 
-// ReadLayoutBytes is ReadLayout over a file held in memory; it does not copy b.
-func ReadLayoutBytes(b []byte) (*Layout, error) {
-	return readLayout(newBytesDecoder(b))
-}
-
 func readLayout(d *decoder) (l *Layout, err error) {
 	defer d.release()
 	return readLayoutKeep(d)

@@ -14,6 +14,13 @@ import (
 	"testing/iotest"
 )
 
+// readLayoutBytes decodes a Layout from bytes in memory without copying them: the zero-copy
+// decoder a Decoder runs on small files, which the tests compare with the streamed one
+// (ReadLayout) and the model (ReadBytes).
+func readLayoutBytes(b []byte) (*Layout, error) {
+	return readLayout(newBytesDecoder(b))
+}
+
 func workedExample(t testing.TB) []byte {
 	t.Helper()
 	b, err := os.ReadFile(filepath.Join(fixturesDir, "v3-worked-example.metadata"))
@@ -50,7 +57,7 @@ func TestReadKafkaSourceSizes(t *testing.T) {
 	if err != nil {
 		t.Skip(err)
 	}
-	l, err := ReadLayoutBytes(b)
+	l, err := readLayoutBytes(b)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -128,7 +135,7 @@ func TestReadErrors(t *testing.T) {
 			}
 			for _, read := range []func([]byte) error{
 				func(b []byte) error { _, err := ReadBytes(b); return err },
-				func(b []byte) error { _, err := ReadLayoutBytes(b); return err },
+				func(b []byte) error { _, err := readLayoutBytes(b); return err },
 			} {
 				err := read(tc.in)
 				var fe *FormatError
@@ -225,7 +232,7 @@ func TestTruncation(t *testing.T) {
 			if !errors.As(err, &fe) || fe.Offset < 0 || fe.Offset > int64(i) {
 				t.Fatalf("cut at %d of %d: %v", i, len(b), err)
 			}
-			if _, err := ReadLayoutBytes(b[:i]); err == nil {
+			if _, err := readLayoutBytes(b[:i]); err == nil {
 				t.Fatalf("cut at %d of %d: ReadLayout succeeded", i, len(b))
 			}
 		}
@@ -259,7 +266,7 @@ func TestBitFlips(t *testing.T) {
 				}
 			}
 		}
-		if _, err := ReadLayoutBytes(b); (err == nil) != (m != nil) {
+		if _, err := readLayoutBytes(b); (err == nil) != (m != nil) {
 			t.Fatalf("flip %d: ReadLayout and ReadBytes disagree: %v", i, err)
 		}
 	}
@@ -270,7 +277,7 @@ func TestPropertiesErrorIsNotFatal(t *testing.T) {
 	// A complete trailer Preflight cannot interpret is a warning: a future Flink may write
 	// another class.
 	m := &Metadata{Version: 4, CheckpointID: 1, Trailer: []byte("not java")}
-	l, err := ReadLayoutBytes(encode(t, m))
+	l, err := readLayoutBytes(encode(t, m))
 	if err != nil || l.Properties != nil || !strings.Contains(l.PropertiesError, "not a Java serialization stream") || l.TrailerSize != 8 {
 		t.Errorf("%v %+v", err, l)
 	}
@@ -323,7 +330,7 @@ func TestNestingDepthCapped(t *testing.T) {
 		s = &KeyGroupsStateHandle{Tag: TagKeyGroupsHandle, Offsets: []int64{}, Delegate: s}
 	}
 	m.Operators[0].Subtasks[0].State.ManagedKeyedState = &KeyGroupsStateHandle{Tag: TagKeyGroupsHandleV2, Offsets: []int64{}, Delegate: s}
-	if _, err := ReadLayoutBytes(encode(t, m)); !errors.As(err, &fe) || !strings.Contains(fe.Msg, "nested deeper") {
+	if _, err := readLayoutBytes(encode(t, m)); !errors.As(err, &fe) || !strings.Contains(fe.Msg, "nested deeper") {
 		t.Errorf("got %v", err)
 	}
 }
@@ -333,7 +340,7 @@ func TestReadLegacyFormats(t *testing.T) {
 	if err != nil {
 		t.Skip(err)
 	}
-	l, err := ReadLayoutBytes(b)
+	l, err := readLayoutBytes(b)
 	if err != nil {
 		t.Fatal(err)
 	}

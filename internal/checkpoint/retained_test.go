@@ -66,7 +66,7 @@ func TestRetainedBytesMeasured(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			before := heapAlloc()
-			l, err := ReadLayoutBytes(tc.file)
+			l, err := readLayoutBytes(tc.file)
 			if err != nil {
 				t.Fatal(err)
 			}

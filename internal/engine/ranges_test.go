@@ -23,7 +23,7 @@ import (
 func testdataLayouts(t *testing.T) map[string]*checkpoint.Layout {
 	out := map[string]*checkpoint.Layout{}
 	for _, name := range []string{"compact-sink", "kafka-orphan-union", "max-parallelism"} {
-		l, err := checkpoint.ReadLayoutBytes(readTestdata(t, name))
+		l, err := checkpoint.ReadLayout(bytes.NewReader(readTestdata(t, name)))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -44,7 +44,7 @@ func corpusLayouts(t *testing.T) map[string]*checkpoint.Layout {
 		if err != nil {
 			continue
 		}
-		if l, err := checkpoint.ReadLayoutBytes(b); err == nil {
+		if l, err := checkpoint.ReadLayout(bytes.NewReader(b)); err == nil {
 			out[f] = l
 		}
 	}
@@ -151,7 +151,7 @@ func TestStreamTextMatches(t *testing.T) {
 	if err := scenarios.WriteSynthetic(&b, scenarios.SyntheticOperators(5000)); err != nil {
 		t.Fatal(err)
 	}
-	l, err := checkpoint.ReadLayoutBytes(b.Bytes())
+	l, err := checkpoint.ReadLayout(bytes.NewReader(b.Bytes()))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -214,7 +214,7 @@ func TestChartsCapped(t *testing.T) {
 	if err := scenarios.WriteSynthetic(&b, scenarios.Synthetic{Operators: 3000, Parallelism: 2, Union: 1}); err != nil {
 		t.Fatal(err)
 	}
-	l, err := checkpoint.ReadLayoutBytes(b.Bytes())
+	l, err := checkpoint.ReadLayout(bytes.NewReader(b.Bytes()))
 	if err != nil {
 		t.Fatal(err)
 	}

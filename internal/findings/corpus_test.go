@@ -1,6 +1,7 @@
 package findings
 
 import (
+	"bytes"
 	"errors"
 	"os"
 	"sort"
@@ -33,7 +34,7 @@ func TestCorpus(t *testing.T) {
 			counts["missing"]++
 			continue
 		}
-		l, err := checkpoint.ReadLayoutBytes(b)
+		l, err := checkpoint.ReadLayout(bytes.NewReader(b))
 		if err != nil {
 			counts["undecodable"]++
 			continue

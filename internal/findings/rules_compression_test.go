@@ -42,7 +42,7 @@ func compressedLayout(t *testing.T, compressed bool, states ...tState) *checkpoi
 	if err := checkpoint.Write(&b, &checkpoint.Metadata{Version: 4, CheckpointID: 9, Operators: []checkpoint.OperatorState{op}}); err != nil {
 		t.Fatal(err)
 	}
-	l, err := checkpoint.ReadLayoutBytes(b.Bytes())
+	l, err := checkpoint.ReadLayout(bytes.NewReader(b.Bytes()))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -112,7 +112,7 @@ func TestCompressedOperatorStateCorpus(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	l, err := checkpoint.ReadLayoutBytes(raw)
+	l, err := checkpoint.ReadLayout(bytes.NewReader(raw))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -142,7 +142,7 @@ func TestCompressedOperatorStateCorpus(t *testing.T) {
 	if err := checkpoint.Write(&b, m); err != nil {
 		t.Skipf("cannot rewrite as format 4: %v", err)
 	}
-	l4, err := checkpoint.ReadLayoutBytes(b.Bytes())
+	l4, err := checkpoint.ReadLayout(bytes.NewReader(b.Bytes()))
 	if err != nil {
 		t.Fatal(err)
 	}

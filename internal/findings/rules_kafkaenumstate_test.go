@@ -1,6 +1,7 @@
 package findings
 
 import (
+	"bytes"
 	"encoding/binary"
 	"os"
 	"path/filepath"
@@ -100,7 +101,7 @@ func TestKafkaEnumStateRuleCorpus(t *testing.T) {
 		if err != nil {
 			t.Skipf("corpus file absent: %v", err)
 		}
-		l, err := checkpoint.ReadLayoutBytes(b)
+		l, err := checkpoint.ReadLayout(bytes.NewReader(b))
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -1,6 +1,7 @@
 package findings
 
 import (
+	"bytes"
 	"os"
 	"path/filepath"
 	"strings"
@@ -40,7 +41,7 @@ func TestPreFlink18SavepointRuleCorpus(t *testing.T) {
 	if err != nil {
 		t.Skipf("corpus file absent: %v", err)
 	}
-	l, err := checkpoint.ReadLayoutBytes(b)
+	l, err := checkpoint.ReadLayout(bytes.NewReader(b))
 	if err != nil {
 		t.Fatal(err)
 	}

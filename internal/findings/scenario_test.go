@@ -101,7 +101,7 @@ func TestKafkaOrphanUnionAboveDefaultFrame(t *testing.T) {
 	if err := scenarios.KafkaOrphanUnion(&b, 12<<20); err != nil {
 		t.Fatal(err)
 	}
-	l, err := checkpoint.ReadLayoutBytes(b.Bytes())
+	l, err := checkpoint.ReadLayout(bytes.NewReader(b.Bytes()))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -39,7 +39,7 @@ func TestRecordPart(t *testing.T) {
 	if err := scenarios.WriteSynthetic(&b, scenarios.SyntheticOperators(20_000)); err != nil {
 		t.Fatal(err)
 	}
-	l, err := checkpoint.ReadLayoutBytes(b.Bytes())
+	l, err := checkpoint.ReadLayout(bytes.NewReader(b.Bytes()))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,6 +1,7 @@
 package rescale
 
 import (
+	"bytes"
 	"errors"
 	"os"
 	"strings"
@@ -133,7 +134,7 @@ func TestNamedOperatorMatchesResolver(t *testing.T) {
 			if err != nil {
 				continue
 			}
-			cl, err := checkpoint.ReadLayoutBytes(b)
+			cl, err := checkpoint.ReadLayout(bytes.NewReader(b))
 			if err != nil {
 				continue
 			}

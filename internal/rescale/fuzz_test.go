@@ -1,6 +1,7 @@
 package rescale
 
 import (
+	"bytes"
 	"testing"
 
 	"github.com/flinkpreflight/preflight/internal/checkpoint"
@@ -13,7 +14,7 @@ import (
 func FuzzSimulate(f *testing.F) {
 	f.Add([]byte{0x49, 0x60, 0x67, 0x2d, 0, 0, 0, 3}, uint16(1))
 	f.Fuzz(func(t *testing.T, data []byte, p uint16) {
-		l, err := checkpoint.ReadLayoutBytes(data)
+		l, err := checkpoint.ReadLayout(bytes.NewReader(data))
 		if err != nil {
 			return
 		}

@@ -49,7 +49,7 @@ func TestScenariosDecode(t *testing.T) {
 			if !bytes.Equal(again.Bytes(), b) {
 				t.Fatal("Read/Write round trip differs")
 			}
-			l, err := checkpoint.ReadLayoutBytes(b)
+			l, err := checkpoint.ReadLayout(bytes.NewReader(b))
 			if err != nil {
 				t.Fatal(err)
 			}

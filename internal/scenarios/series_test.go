@@ -21,7 +21,7 @@ func TestSeriesCommittedAndGrowing(t *testing.T) {
 		if err != nil || !bytes.Equal(got, want.Bytes()) {
 			t.Fatalf("testdata/%s/%s/_metadata is missing or stale (%v): run go run ./internal/scenarios/cmd/genexamples -force", SeriesDir, p.Folder, err)
 		}
-		l, err := checkpoint.ReadLayoutBytes(got)
+		l, err := checkpoint.ReadLayout(bytes.NewReader(got))
 		if err != nil {
 			t.Fatal(err)
 		}

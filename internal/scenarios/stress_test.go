@@ -13,7 +13,7 @@ func TestWriteManyStateNames(t *testing.T) {
 		if err := WriteManyStateNames(&b, n); err != nil {
 			t.Fatal(err)
 		}
-		l, err := checkpoint.ReadLayoutBytes(b.Bytes())
+		l, err := checkpoint.ReadLayout(bytes.NewReader(b.Bytes()))
 		if err != nil {
 			t.Fatalf("n=%d: %v", n, err)
 		}

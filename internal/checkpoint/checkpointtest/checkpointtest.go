@@ -19,7 +19,7 @@ func Layout(tb testing.TB, m *checkpoint.Metadata) *checkpoint.Layout {
 	if err := checkpoint.Write(&b, m); err != nil {
 		tb.Fatal(err)
 	}
-	l, err := checkpoint.ReadLayoutBytes(b.Bytes())
+	l, err := checkpoint.ReadLayout(bytes.NewReader(b.Bytes()))
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -35,7 +35,7 @@ func Decodable(paths []string) iter.Seq2[string, *checkpoint.Layout] {
 			if err != nil {
 				continue
 			}
-			l, err := checkpoint.ReadLayoutBytes(b)
+			l, err := checkpoint.ReadLayout(bytes.NewReader(b))
 			if err != nil {
 				continue
 			}
