@@ -3,9 +3,9 @@ package checkpoint
 import (
 	"bytes"
 	"fmt"
+	"reflect"
 	"runtime"
 	"testing"
-	"unsafe"
 )
 
 // TestRetainedRecordSizes: the per-record constants of RetainedBytes are the records' sizes
@@ -17,22 +17,22 @@ func TestRetainedRecordSizes(t *testing.T) {
 		size       uintptr
 		allocAlone bool
 	}{
-		{"Layout", layoutBytes, unsafe.Sizeof(Layout{}), true},
-		{"MasterStateSummary", masterStateBytes, unsafe.Sizeof(MasterStateSummary{}), false},
-		{"CheckpointProperties", propertiesBytes, unsafe.Sizeof(CheckpointProperties{}), true},
-		{"OperatorLayout", operatorBytes, unsafe.Sizeof(OperatorLayout{}), false},
-		{"SubtaskLayout", subtaskBytes, unsafe.Sizeof(SubtaskLayout{}), false},
-		{"OperatorStateHandleLayout", operatorHandleSize, unsafe.Sizeof(OperatorStateHandleLayout{}), true},
-		{"StateEntryLayout", stateEntryBytes, unsafe.Sizeof(StateEntryLayout{}), false},
-		{"StreamRef", streamRefBytes, unsafe.Sizeof(StreamRef{}), true},
-		{"CoordinatorStateRef", coordinatorBytes, unsafe.Sizeof(CoordinatorStateRef{}), true},
-		{"KeyedStateHandleLayout", keyedHandleBytes, unsafe.Sizeof(KeyedStateHandleLayout{}), true},
-		{"KeyedStateHandleLayout in a slice", keyedNestedBytes, unsafe.Sizeof(KeyedStateHandleLayout{}), false},
-		{"ChannelStateLayout", channelBytes, unsafe.Sizeof(ChannelStateLayout{}), false},
-		{"SizeRun", sizeRunBytes, unsafe.Sizeof(SizeRun{}), false},
-		{"runEnd", sizeRunBytes, unsafe.Sizeof(runEnd{}), false},
+		{"Layout", layoutBytes, sizeOf[Layout](), true},
+		{"MasterStateSummary", masterStateBytes, sizeOf[MasterStateSummary](), false},
+		{"CheckpointProperties", propertiesBytes, sizeOf[CheckpointProperties](), true},
+		{"OperatorLayout", operatorBytes, sizeOf[OperatorLayout](), false},
+		{"SubtaskLayout", subtaskBytes, sizeOf[SubtaskLayout](), false},
+		{"OperatorStateHandleLayout", operatorHandleSize, sizeOf[OperatorStateHandleLayout](), true},
+		{"StateEntryLayout", stateEntryBytes, sizeOf[StateEntryLayout](), false},
+		{"StreamRef", streamRefBytes, sizeOf[StreamRef](), true},
+		{"CoordinatorStateRef", coordinatorBytes, sizeOf[CoordinatorStateRef](), true},
+		{"KeyedStateHandleLayout", keyedHandleBytes, sizeOf[KeyedStateHandleLayout](), true},
+		{"KeyedStateHandleLayout in a slice", keyedNestedBytes, sizeOf[KeyedStateHandleLayout](), false},
+		{"ChannelStateLayout", channelBytes, sizeOf[ChannelStateLayout](), false},
+		{"SizeRun", sizeRunBytes, sizeOf[SizeRun](), false},
+		{"runEnd", sizeRunBytes, sizeOf[runEnd](), false},
 	}
-	if unsafe.Sizeof(uintptr(0)) != 8 {
+	if sizeOf[uintptr]() != 8 {
 		t.Skip("the constants are for 64-bit platforms")
 	}
 	for _, tc := range tests {
@@ -136,3 +136,7 @@ func operatorStateHandle(uid string, subtask, names int) *OperatorStateHandle {
 	h.Delegate.(*FileStateHandle).StateSize = pos
 	return h
 }
+
+// sizeOf is the size of a T, as unsafe.Sizeof gives it, read through reflect so that no file of
+// the repository imports unsafe.
+func sizeOf[T any]() uintptr { return reflect.TypeFor[T]().Size() }
