@@ -184,6 +184,7 @@ func chainStream(ints []grpc.StreamServerInterceptor) grpc.StreamServerIntercept
 //	allowNonRestoredState=true
 //	includeSubtasks=true      per-subtask detail of every subtask
 //	chartSubtasks=true        per-subtask detail of the charted operators only (CheckOptions.chart_subtasks)
+//	subtaskOperator=ID        every subtask of this operator (repeatable; CheckOptions.subtask_operators)
 //	jobJarUri=URI             job jar whose restore code is analyzed (repeatable; CheckOptions.job_jar_uris)
 //	catalogUri=URI            catalog file added to the server's (repeatable; CheckOptions.catalog_uris)
 //	name=LABEL                label for logs and the report
@@ -259,6 +260,8 @@ func applyUploadParam(h *pb.UploadHeader, key, v string) error {
 		return boolean(&h.Options.IncludeSubtasks)
 	case "chartSubtasks":
 		return boolean(&h.Options.ChartSubtasks)
+	case "subtaskOperator":
+		h.Options.SubtaskOperators = append(h.Options.SubtaskOperators, v)
 	case "jobJarUri":
 		h.Options.JobJarUris = append(h.Options.JobJarUris, v)
 	case "catalogUri":
@@ -266,7 +269,7 @@ func applyUploadParam(h *pb.UploadHeader, key, v string) error {
 	case "name":
 		h.Name = v
 	default:
-		return fmt.Errorf("unknown query parameter %q (known: set, parallelism, flinkVersion, failOn, frameSize, inlineThreshold, jobmanagerMemory, allowNonRestoredState, includeSubtasks, chartSubtasks, jobJarUri, catalogUri, name)", key)
+		return fmt.Errorf("unknown query parameter %q (known: set, parallelism, flinkVersion, failOn, frameSize, inlineThreshold, jobmanagerMemory, allowNonRestoredState, includeSubtasks, chartSubtasks, subtaskOperator, jobJarUri, catalogUri, name)", key)
 	}
 	return nil
 }

@@ -5,6 +5,7 @@ import (
 	"iter"
 	"slices"
 	"sort"
+	"strings"
 	"time"
 
 	"google.golang.org/protobuf/proto"
@@ -72,7 +73,7 @@ func (e *Engine) check(ctx context.Context, layout *checkpoint.Layout, source st
 	defer cancel.Recover(&err)
 	plan := toRescalePlan(p, opts)
 	fopts := findingsOptions(opts)
-	b := &reportBuilder{stop: stop, detail: detail, include: opts.GetIncludeSubtasks(), each: each,
+	b := &reportBuilder{stop: stop, detail: detail, include: opts.GetIncludeSubtasks(), rowsFor: subtaskOperators(opts), each: each,
 		out: &pb.RescaleReport{Checkpoint: summary(layout, source)}}
 	s, err := findings.NewSession(ctx, layout, plan, e.catalog, fopts)
 	if err != nil {
@@ -133,7 +134,8 @@ func payloadPass(ctx context.Context, s *findings.Session) error {
 type reportBuilder struct {
 	stop    *cancel.Flag
 	detail  SubtaskDetail
-	include bool // CheckOptions.include_subtasks
+	include bool            // CheckOptions.include_subtasks
+	rowsFor map[string]bool // CheckOptions.subtask_operators, lower case: every subtask of these
 	each    func(*pb.OperatorAssignment)
 	out     *pb.RescaleReport
 
@@ -174,7 +176,7 @@ func (b *reportBuilder) add(res *rescale.Result, fs []findings.Finding) {
 	// The states each message describes from the range's slab of messages: with each set, the
 	// rest point to uncounted; on the API path without subtasks, an operator of many states has
 	// its own messages and releases its states as they are converted (releaseStates).
-	release := b.each == nil && b.detail == SubtasksAsAsked && !b.include
+	release := b.each == nil && b.detail == SubtasksAsAsked && !b.include && len(b.rowsFor) == 0
 	described := func(op *rescale.OperatorAssignment) int {
 		switch {
 		case b.each != nil:
@@ -219,7 +221,7 @@ func (b *reportBuilder) add(res *rescale.Result, fs []findings.Finding) {
 			kept := b.each == nil || referenced[a.OperatorId] && (op.Name == "" && op.UID == "" || op.ID != v.ID)
 			switch {
 			case !hasSubtasks(op):
-			case b.detail == SubtasksAsAsked && b.include:
+			case b.detail == SubtasksAsAsked && b.include || b.rowsFor[a.OperatorId]:
 				a.Subtasks = make([]*pb.SubtaskAssignment, 0, op.NewParallelism)
 				for i := 0; i < op.NewParallelism; i++ {
 					b.stop.Check()
@@ -468,6 +470,19 @@ func subtaskAssignment(op *rescale.OperatorAssignment, i int) *pb.SubtaskAssignm
 		}
 	}
 	return out
+}
+
+// subtaskOperators is CheckOptions.subtask_operators as a set of the report's operator IDs
+// (ValidateRequest checked them), nil when empty.
+func subtaskOperators(opts *pb.CheckOptions) map[string]bool {
+	if len(opts.GetSubtaskOperators()) == 0 {
+		return nil
+	}
+	set := make(map[string]bool, len(opts.GetSubtaskOperators()))
+	for _, id := range opts.GetSubtaskOperators() {
+		set[strings.ToLower(id)] = true
+	}
+	return set
 }
 
 // findingsOptions is the rules' view of the request's check options.

@@ -3,7 +3,10 @@ package engine
 import (
 	"bytes"
 	"context"
+	"strings"
 	"testing"
+
+	"google.golang.org/protobuf/proto"
 
 	"github.com/flinkpreflight/preflight/internal/checkpoint"
 	pb "github.com/flinkpreflight/preflight/proto/preflight/v1"
@@ -112,6 +115,59 @@ func TestCheckChartSubtasks(t *testing.T) {
 			}
 			if withRows == 0 || !tc.wantAll && withRows > tc.wantOperators {
 				t.Errorf("%d operators with subtask rows", withRows)
+			}
+		})
+	}
+}
+
+// TestCheckSubtaskOperators: subtask_operators gives every subtask of the named operators alone,
+// the same rows include_subtasks gives them, beside the chart's rows when chart_subtasks is set.
+func TestCheckSubtaskOperators(t *testing.T) {
+	l, err := checkpoint.ReadLayout(bytes.NewReader(readTestdata(t, "kafka-orphan-union")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	plan := &pb.RescalePlan{DefaultParallelism: 64}
+	check := func(opts *pb.CheckOptions) map[string]*pb.OperatorAssignment {
+		t.Helper()
+		rep, err := New().Check(context.Background(), Request{Layout: l, Source: "kafka-orphan-union", Plan: plan, Options: opts})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ops := map[string]*pb.OperatorAssignment{}
+		for _, op := range rep.GetOperators() {
+			ops[op.GetOperatorId()] = op
+		}
+		return ops
+	}
+	all := check(&pb.CheckOptions{IncludeSubtasks: true})
+	var picked string
+	for id, op := range all {
+		if len(op.GetSubtasks()) > ChartRows && (picked == "" || id < picked) {
+			picked = id
+		}
+	}
+	if picked == "" {
+		t.Fatal("no operator with more rows than a chart")
+	}
+	for _, tc := range []struct {
+		name  string
+		opts  *pb.CheckOptions
+		chart bool // other operators may have chart rows
+	}{
+		{"alone", &pb.CheckOptions{SubtaskOperators: []string{strings.ToUpper(picked)}}, false},
+		{"with the chart", &pb.CheckOptions{ChartSubtasks: true, SubtaskOperators: []string{picked}}, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			for id, op := range check(tc.opts) {
+				switch {
+				case id == picked:
+					if !proto.Equal(op, all[id]) {
+						t.Errorf("%s: rows differ from include_subtasks': %d subtasks, %d old", id, len(op.GetSubtasks()), len(op.GetOldSubtasks()))
+					}
+				case len(op.GetSubtasks()) > ChartRows || !tc.chart && len(op.GetSubtasks()) > 0:
+					t.Errorf("%s: %d subtask rows, not picked", id, len(op.GetSubtasks()))
+				}
 			}
 		})
 	}

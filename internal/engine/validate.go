@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/flinkpreflight/preflight/internal/checkpoint"
 	"github.com/flinkpreflight/preflight/internal/findings"
 	"github.com/flinkpreflight/preflight/internal/rescale"
 	pb "github.com/flinkpreflight/preflight/proto/preflight/v1"
@@ -162,8 +163,27 @@ func validateOptions(o *pb.CheckOptions) error {
 			return &OptionsError{Field: "snapshot_time", Value: t, Msg: "not an RFC 3339 time, e.g. 2026-12-05T06:00:00Z"}
 		}
 	}
+	if err := validateSubtaskOperators(o.GetSubtaskOperators()); err != nil {
+		return err
+	}
 	if _, known := pb.Severity_name[int32(o.GetFailLevel())]; !known {
 		return &OptionsError{Field: "fail_level", Value: fmt.Sprint(int32(o.GetFailLevel())), Msg: "unknown severity (want INFO, WARNING or ERROR)"}
+	}
+	return nil
+}
+
+// MaxSubtaskOperators is the most operators CheckOptions.subtask_operators may name: each costs a
+// report row per new subtask, so the list is for picking a few charts, not every operator.
+const MaxSubtaskOperators = 64
+
+func validateSubtaskOperators(ids []string) error {
+	if len(ids) > MaxSubtaskOperators {
+		return &OptionsError{Field: "subtask_operators", Value: fmt.Sprint(len(ids), " IDs"), Msg: fmt.Sprintf("at most %d operators (include_subtasks lists every operator's subtasks)", MaxSubtaskOperators)}
+	}
+	for _, id := range ids {
+		if _, err := checkpoint.ParseOperatorID(id); err != nil {
+			return &OptionsError{Field: "subtask_operators", Value: id, Msg: "not an operator ID (32 hex digits, as the report's operator_id)"}
+		}
 	}
 	return nil
 }

@@ -55,6 +55,9 @@ func TestValidateRequest(t *testing.T) {
 		{"negative transaction timeout", nil, &pb.CheckOptions{KafkaTransactionTimeoutMs: -1}, "kafka_transaction_timeout_ms", "negative"},
 		{"snapshot time", nil, &pb.CheckOptions{SnapshotTime: "2026-12-05T06:00:00+01:00"}, "", ""},
 		{"snapshot time malformed", nil, &pb.CheckOptions{SnapshotTime: "2026-12-05 06:00"}, "snapshot_time", "RFC 3339"},
+		{"subtask operator", nil, &pb.CheckOptions{SubtaskOperators: []string{"0D9FFB4F280D028D86DADBA01AC205D7"}}, "", ""},
+		{"subtask operator not an ID", nil, &pb.CheckOptions{SubtaskOperators: []string{"compact-operator"}}, "subtask_operators", "32 hex digits"},
+		{"too many subtask operators", nil, &pb.CheckOptions{SubtaskOperators: make([]string, MaxSubtaskOperators+1)}, "subtask_operators", "at most 64"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

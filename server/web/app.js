@@ -381,12 +381,13 @@ async function pickChart(op) {
   }
 }
 
-// ROWS_UPLOAD_LIMIT bounds the subtask rows a re-upload with every subtask may answer (a file has
-// no streamed answer): above it, the picker needs the checkpoint's URI.
+// ROWS_UPLOAD_LIMIT bounds the subtask rows a re-upload may answer for the picked operator (a file
+// has no streamed answer): above it, the picker needs the checkpoint's URI.
 const ROWS_UPLOAD_LIMIT = 20000;
 
-// operatorRows asks the server again, with every subtask, and keeps op's rows only. A URI is
-// checked through /v1/check:stream, read piece by piece, so the tab never holds the whole answer.
+// operatorRows asks the server again for every subtask of op alone (subtask_operators) and keeps
+// the first MAX_CHART_SUBTASKS of each side. A URI is checked through /v1/check:stream, read piece
+// by piece, so the tab never holds the whole answer.
 async function operatorRows(op) {
   const keep = { subtasks: [], oldSubtasks: [] };
   const take = (o) => {
@@ -395,11 +396,11 @@ async function operatorRows(op) {
     }
   };
   if (!state.uri) {
-    const rows = (state.report.operators || []).reduce((n, o) => n + o.oldParallelism + o.newParallelism, 0);
+    const rows = (op.oldParallelism || 0) + (op.newParallelism || 0);
     if (rows > ROWS_UPLOAD_LIMIT) {
-      throw new Error(`This checkpoint has ${fmtNum(rows)} subtasks in all: to chart ${opName(op)}, open the checkpoint by its URI (the page then reads that operator's rows alone from a streamed answer).`);
+      throw new Error(`${opName(op)} has ${fmtNum(rows)} subtasks: to chart it, open the checkpoint by its URI (the page then reads its rows from a streamed answer).`);
     }
-    const r = await api(uploadURL({ includeSubtasks: 'true' }), { method: 'POST', headers: { 'Content-Type': 'application/octet-stream' }, body: state.file });
+    const r = await api(uploadURL({ subtaskOperator: op.operatorId }), { method: 'POST', headers: { 'Content-Type': 'application/octet-stream' }, body: state.file });
     for (const o of (r.report || {}).operators || []) if (o.operatorId === op.operatorId) take(o);
     return keep;
   }
@@ -407,7 +408,7 @@ async function operatorRows(op) {
   // the rest of the answer is not read (the request is aborted).
   const abort = new AbortController();
   const resp = await fetch('/v1/check:stream', { method: 'POST', headers: { 'Content-Type': 'application/json' },
-    body: JSON.stringify(uriRequest({ includeSubtasks: true })), signal: abort.signal });
+    body: JSON.stringify(uriRequest({ subtaskOperators: [op.operatorId] })), signal: abort.signal });
   if (!resp.ok) throw new Error(`HTTP ${resp.status}: ${await resp.text()}`);
   let last = ''; // the operator the previous page ended with, which a continued page goes on with
   let seen = false;

@@ -775,9 +775,14 @@ type CheckOptions struct {
 	// When the checkpoint or savepoint was taken, in RFC 3339 (e.g. "2026-12-05T06:00:00Z"), for
 	// the rules that depend on the snapshot's age (PF193). _metadata records no time. Empty:
 	// unknown, and those rules are silent.
-	SnapshotTime  string `protobuf:"bytes,22,opt,name=snapshot_time,json=snapshotTime,proto3" json:"snapshot_time,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	SnapshotTime string `protobuf:"bytes,22,opt,name=snapshot_time,json=snapshotTime,proto3" json:"snapshot_time,omitempty"`
+	// Operators whose every new subtask the report lists, as include_subtasks does for all of them:
+	// one operator's rows without every operator's (what the web page's chart picker asks for).
+	// Operator IDs as the report gives them (operator_id: 32 hex digits, any case), at most 64. An
+	// ID the checkpoint does not hold adds no rows.
+	SubtaskOperators []string `protobuf:"bytes,23,rep,name=subtask_operators,json=subtaskOperators,proto3" json:"subtask_operators,omitempty"`
+	unknownFields    protoimpl.UnknownFields
+	sizeCache        protoimpl.SizeCache
 }
 
 func (x *CheckOptions) Reset() {
@@ -920,6 +925,13 @@ func (x *CheckOptions) GetSnapshotTime() string {
 		return x.SnapshotTime
 	}
 	return ""
+}
+
+func (x *CheckOptions) GetSubtaskOperators() []string {
+	if x != nil {
+		return x.SubtaskOperators
+	}
+	return nil
 }
 
 // CheckRescaleRequest checks a plan against a checkpoint.
@@ -5453,7 +5465,7 @@ const file_preflight_v1_preflight_proto_rawDesc = "" +
 	"\x05value\x18\x01 \x01(\x05R\x05value\x12\x1e\n" +
 	"\n" +
 	"configured\x18\x02 \x01(\bR\n" +
-	"configured\"\x83\a\n" +
+	"configured\"\xb0\a\n" +
 	"\fCheckOptions\x12#\n" +
 	"\rflink_version\x18\x01 \x01(\tR\fflinkVersion\x12/\n" +
 	"\x14rpc_frame_size_bytes\x18\x02 \x01(\x03R\x11rpcFrameSizeBytes\x12?\n" +
@@ -5473,7 +5485,8 @@ const file_preflight_v1_preflight_proto_rawDesc = "" +
 	"\x16verify_files_budget_ms\x18\f \x01(\x03R\x13verifyFilesBudgetMs\x12!\n" +
 	"\frestore_mode\x18\x14 \x01(\tR\vrestoreMode\x12?\n" +
 	"\x1ckafka_transaction_timeout_ms\x18\x15 \x01(\x03R\x19kafkaTransactionTimeoutMs\x12#\n" +
-	"\rsnapshot_time\x18\x16 \x01(\tR\fsnapshotTime\x1aD\n" +
+	"\rsnapshot_time\x18\x16 \x01(\tR\fsnapshotTime\x12+\n" +
+	"\x11subtask_operators\x18\x17 \x03(\tR\x10subtaskOperators\x1aD\n" +
 	"\x16ConnectorVersionsEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01B\x0f\n" +
