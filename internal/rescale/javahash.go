@@ -451,47 +451,33 @@ func (m *javaHashMap) moveRootToFront(tab []int32, root int32) {
 // split (TreeNode.split) divides the tree bin b of old bucket index between index and
 // index+bit of tab during a resize.
 func (m *javaHashMap) split(tab []int32, index, b, bit int32) {
-	loHead, loTail, hiHead, hiTail := int32(-1), int32(-1), int32(-1), int32(-1)
-	lc, hc := 0, 0
+	head, tail := [2]int32{-1, -1}, [2]int32{-1, -1} // of the low (0) and high (1) halves
+	var count [2]int
 	for e := b; e >= 0; {
 		next := m.nodes[e].next
 		m.nodes[e].next = -1
-		if m.nodes[e].hash&bit == 0 {
-			if m.links[e].prev = loTail; loTail < 0 {
-				loHead = e
-			} else {
-				m.nodes[loTail].next = e
-			}
-			loTail = e
-			lc++
-		} else {
-			if m.links[e].prev = hiTail; hiTail < 0 {
-				hiHead = e
-			} else {
-				m.nodes[hiTail].next = e
-			}
-			hiTail = e
-			hc++
+		h := 0
+		if m.nodes[e].hash&bit != 0 {
+			h = 1
 		}
+		if m.links[e].prev = tail[h]; tail[h] < 0 {
+			head[h] = e
+		} else {
+			m.nodes[tail[h]].next = e
+		}
+		tail[h] = e
+		count[h]++
 		e = next
 	}
-	if loHead >= 0 {
-		if lc <= jhUntreeifyThreshold {
-			tab[index] = m.untreeify(loHead)
-		} else {
-			tab[index] = loHead
-			if hiHead >= 0 { // else the tree is intact
-				m.treeify(loHead, tab)
-			}
-		}
-	}
-	if hiHead >= 0 {
-		if hc <= jhUntreeifyThreshold {
-			tab[index+bit] = m.untreeify(hiHead)
-		} else {
-			tab[index+bit] = hiHead
-			if loHead >= 0 {
-				m.treeify(hiHead, tab)
+	for h, at := range [2]int32{index, index + bit} {
+		switch {
+		case head[h] < 0:
+		case count[h] <= jhUntreeifyThreshold:
+			tab[at] = m.untreeify(head[h])
+		default:
+			tab[at] = head[h]
+			if head[1-h] >= 0 { // else the tree is intact
+				m.treeify(head[h], tab)
 			}
 		}
 	}
