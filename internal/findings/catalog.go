@@ -267,12 +267,7 @@ func (c *Catalog) Entry(id string) *CatalogEntry {
 	if c == nil {
 		return nil
 	}
-	for i := range c.Entries {
-		if c.Entries[i].ID == id {
-			return &c.Entries[i]
-		}
-	}
-	return nil
+	return firstWhere(c.Entries, func(e *CatalogEntry) bool { return e.ID == id })
 }
 
 // sharedDefault is the built-in catalog parsed once, for Check calls without a catalog; it is
@@ -508,6 +503,16 @@ func (c *Catalog) EntriesForClass(name string) []*CatalogEntry {
 	return pointersWhere(c.Entries, func(e *CatalogEntry) bool { return e.HasClass(name) })
 }
 
+// firstWhere returns a pointer to the first element of s that match accepts, or nil.
+func firstWhere[T any](s []T, match func(*T) bool) *T {
+	for i := range s {
+		if match(&s[i]) {
+			return &s[i]
+		}
+	}
+	return nil
+}
+
 // pointersWhere returns pointers to the elements of s that keep accepts, in order (nil if none).
 func pointersWhere[T any](s []T, keep func(*T) bool) []*T {
 	var out []*T
@@ -527,12 +532,7 @@ func (e *CatalogEntry) Orphan(name string) *OrphanRule {
 	if e == nil {
 		return nil
 	}
-	for i := range e.Orphans {
-		if e.Orphans[i].Name == name {
-			return &e.Orphans[i]
-		}
-	}
-	return nil
+	return firstWhere(e.Orphans, func(o *OrphanRule) bool { return o.Name == name })
 }
 
 // Identify returns the catalog entry that best describes the operator, or nil. Evidence by
