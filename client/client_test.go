@@ -202,14 +202,8 @@ func TestCheckJoinsPieces(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			c := startFakeServer(t, &pieceServer{pieces: tc.pieces})
 			rep, err := c.Check(context.Background(), &pb.CheckRescaleRequest{})
-			if tc.wantErr != "" {
-				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
-					t.Fatalf("err = %v, want %q", err, tc.wantErr)
-				}
+			if testutil.WantError(t, err, tc.wantErr) {
 				return
-			}
-			if err != nil {
-				t.Fatal(err)
 			}
 			var got []string
 			for _, op := range rep.GetOperators() {
