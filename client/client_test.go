@@ -5,7 +5,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"net"
 	"os"
 	"path/filepath"
 	"slices"
@@ -15,12 +14,11 @@ import (
 	"go.uber.org/goleak"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/health"
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 	"google.golang.org/grpc/status"
-	"google.golang.org/grpc/test/bufconn"
 
+	"github.com/flinkpreflight/preflight/internal/testutil"
 	pb "github.com/flinkpreflight/preflight/proto/preflight/v1"
 )
 
@@ -68,19 +66,12 @@ func startFake(t *testing.T, f *fakeServer) *Client {
 // startFakeServer serves srv on an in-memory listener and returns a client of it.
 func startFakeServer(t *testing.T, srv pb.PreflightServiceServer) *Client {
 	t.Helper()
-	lis := bufconn.Listen(1 << 20)
 	s := grpc.NewServer()
 	pb.RegisterPreflightServiceServer(s, srv)
 	hs := health.NewServer()
 	hs.SetServingStatus(pb.PreflightService_ServiceDesc.ServiceName, healthpb.HealthCheckResponse_SERVING)
 	healthpb.RegisterHealthServer(s, hs)
-	go s.Serve(lis)
-	conn, err := grpc.NewClient("passthrough:///bufnet",
-		grpc.WithContextDialer(func(ctx context.Context, _ string) (net.Conn, error) { return lis.DialContext(ctx) }),
-		grpc.WithTransportCredentials(insecure.NewCredentials()))
-	if err != nil {
-		t.Fatal(err)
-	}
+	conn, _ := testutil.DialBufconn(t, s.Serve)
 	c := New(conn)
 	t.Cleanup(func() { c.Close(); s.Stop() })
 	return c
@@ -211,14 +202,8 @@ func TestCheckJoinsPieces(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			c := startFakeServer(t, &pieceServer{pieces: tc.pieces})
 			rep, err := c.Check(context.Background(), &pb.CheckRescaleRequest{})
-			if tc.wantErr != "" {
-				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
-					t.Fatalf("err = %v, want %q", err, tc.wantErr)
-				}
+			if testutil.WantError(t, err, tc.wantErr) {
 				return
-			}
-			if err != nil {
-				t.Fatal(err)
 			}
 			var got []string
 			for _, op := range rep.GetOperators() {

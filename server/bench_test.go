@@ -5,17 +5,13 @@ import (
 	"context"
 	"encoding/base64"
 	"log/slog"
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"path/filepath"
 	"testing"
 
-	"google.golang.org/grpc"
-	"google.golang.org/grpc/credentials/insecure"
-	"google.golang.org/grpc/test/bufconn"
-
 	"github.com/flinkpreflight/preflight/client"
+	"github.com/flinkpreflight/preflight/internal/testutil"
 	pb "github.com/flinkpreflight/preflight/proto/preflight/v1"
 )
 
@@ -27,15 +23,8 @@ func BenchmarkUpload(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	lis := bufconn.Listen(1 << 20)
-	go s.ServeGRPC(lis)
 	defer s.Close()
-	conn, err := grpc.NewClient("passthrough:///bufnet",
-		grpc.WithContextDialer(func(ctx context.Context, _ string) (net.Conn, error) { return lis.DialContext(ctx) }),
-		grpc.WithTransportCredentials(insecure.NewCredentials()))
-	if err != nil {
-		b.Fatal(err)
-	}
+	conn, _ := testutil.DialBufconn(b, s.ServeGRPC)
 	c := client.New(conn)
 	defer c.Close()
 	plan := &pb.RescalePlan{DefaultParallelism: 8}

@@ -19,14 +19,12 @@ import (
 // the layouts they were computed from.
 type layoutCache struct {
 	mu             sync.Mutex
-	max            int   // layout entries; <= 0 disables the layout cache
-	maxBytes       int64 // bytes of layouts and results together
-	maxResultBytes int64 // bytes of results; <= 0 disables the result cache
-	bytes          int64 // layouts and results
-	resultBytes    int64
+	max            int    // layout entries; <= 0 disables the layout cache
+	maxBytes       int64  // bytes of layouts and results together
+	maxResultBytes int64  // bytes of results; <= 0 disables the result cache
 	clock          uint64 // use stamps, to compare recency across the two lists
-	layouts        lru    // values: cacheValue
-	results        lru    // values: *memoResult
+	layouts        lruList[cacheValue]
+	results        lruList[*memoResult]
 	onEvictResult  func(*memoResult)
 }
 
@@ -36,24 +34,14 @@ type cacheValue struct {
 	bytes  int64
 }
 
-// lru is one recency list with its index.
-type lru struct {
-	order *list.List // front = most recent; values are *cacheEntry
-	byKey map[string]*list.Element
-}
-
-type cacheEntry struct {
-	key    string
-	bytes  int64
-	used   uint64
-	layout cacheValue
-	result *memoResult
-}
-
-func newLRU() lru { return lru{order: list.New(), byKey: map[string]*list.Element{}} }
-
 func newLayoutCache(max int, maxBytes int64) *layoutCache {
-	return &layoutCache{max: max, maxBytes: maxBytes, layouts: newLRU(), results: newLRU()}
+	c := &layoutCache{max: max, maxBytes: maxBytes, layouts: newLRUList[cacheValue](nil)}
+	c.results = newLRUList(func(r *memoResult) {
+		if c.onEvictResult != nil {
+			c.onEvictResult(r)
+		}
+	})
+	return c
 }
 
 func (c *layoutCache) get(key string) (cacheValue, bool) {
@@ -63,7 +51,7 @@ func (c *layoutCache) get(key string) (cacheValue, bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if e, ok := c.layouts.byKey[key]; ok {
-		return c.touchLocked(&c.layouts, e).layout, true
+		return touchLocked(c, &c.layouts, e), true
 	}
 	return cacheValue{}, false
 }
@@ -77,17 +65,16 @@ func (c *layoutCache) getResult(key []byte) (*memoResult, bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if e, ok := c.results.byKey[string(key)]; ok {
-		return c.touchLocked(&c.results, e).result, true
+		return touchLocked(c, &c.results, e), true
 	}
 	return nil, false
 }
 
-func (c *layoutCache) touchLocked(l *lru, e *list.Element) *cacheEntry {
-	l.order.MoveToFront(e)
-	ce := e.Value.(*cacheEntry)
+func touchLocked[V any](c *layoutCache, l *lruList[V], e *list.Element) V {
+	ce := l.touch(e)
 	c.clock++
 	ce.used = c.clock
-	return ce
+	return ce.v
 }
 
 // put caches v if it fits in min(maxBytes, room) bytes, evicting the least recently used.
@@ -97,7 +84,7 @@ func (c *layoutCache) put(key string, v cacheValue, room int64) {
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	c.putLocked(&c.layouts, &cacheEntry{key: key, bytes: v.bytes, layout: v}, room)
+	addLocked(c, &c.layouts, key, v, v.bytes, room)
 }
 
 // putResult caches a finished answer of the given measured size under the same rules as put,
@@ -108,26 +95,18 @@ func (c *layoutCache) putResult(key string, r *memoResult, bytes, room int64) bo
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	c.putLocked(&c.results, &cacheEntry{key: key, bytes: bytes, result: r}, room)
+	addLocked(c, &c.results, key, r, bytes, room)
 	e, ok := c.results.byKey[key]
-	return ok && e.Value.(*cacheEntry).result == r
+	return ok && e.Value.(*lruEntry[*memoResult]).v == r
 }
 
-func (c *layoutCache) putLocked(l *lru, ce *cacheEntry, room int64) {
+func addLocked[V any](c *layoutCache, l *lruList[V], key string, v V, bytes, room int64) {
 	limit := min(c.maxBytes, room)
-	if ce.bytes > limit {
+	if bytes > limit {
 		return
 	}
-	if e, ok := l.byKey[ce.key]; ok {
-		c.removeLocked(l, e)
-	}
 	c.clock++
-	ce.used = c.clock
-	l.byKey[ce.key] = l.order.PushFront(ce)
-	c.bytes += ce.bytes
-	if ce.result != nil {
-		c.resultBytes += ce.bytes
-	}
+	l.add(&lruEntry[V]{key: key, v: v, bytes: bytes, used: c.clock})
 	c.evictLocked(limit)
 }
 
@@ -139,34 +118,22 @@ func (c *layoutCache) shrinkTo(limit int64) {
 }
 
 func (c *layoutCache) evictLocked(limit int64) {
-	for c.bytes > limit {
-		lb, rb := c.layouts.order.Back(), c.results.order.Back()
+	for c.layouts.bytes+c.results.bytes > limit {
+		lo, ro := c.layouts.oldest(), c.results.oldest()
 		switch {
-		case lb == nil && rb == nil:
+		case lo == nil && ro == nil:
 			return
-		case rb == nil || (lb != nil && lb.Value.(*cacheEntry).used < rb.Value.(*cacheEntry).used):
-			c.removeLocked(&c.layouts, lb)
+		case ro == nil || (lo != nil && lo.used < ro.used):
+			c.layouts.removeOldest()
 		default:
-			c.removeLocked(&c.results, rb)
+			c.results.removeOldest()
 		}
 	}
-	for c.layouts.order.Len() > max(c.max, 0) {
-		c.removeLocked(&c.layouts, c.layouts.order.Back())
+	for c.layouts.len() > max(c.max, 0) {
+		c.layouts.removeOldest()
 	}
-	for c.resultBytes > max(c.maxResultBytes, 0) {
-		c.removeLocked(&c.results, c.results.order.Back())
-	}
-}
-
-func (c *layoutCache) removeLocked(l *lru, e *list.Element) {
-	ce := l.order.Remove(e).(*cacheEntry)
-	delete(l.byKey, ce.key)
-	c.bytes -= ce.bytes
-	if ce.result != nil {
-		c.resultBytes -= ce.bytes
-		if c.onEvictResult != nil {
-			c.onEvictResult(ce.result)
-		}
+	for c.results.bytes > max(c.maxResultBytes, 0) {
+		c.results.removeOldest()
 	}
 }
 
@@ -174,28 +141,28 @@ func (c *layoutCache) removeLocked(l *lru, e *list.Element) {
 func (c *layoutCache) size() int64 {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return c.bytes
+	return c.layouts.bytes + c.results.bytes
 }
 
 // sizes splits size into layouts and results (the gauges).
 func (c *layoutCache) sizes() (layouts, results int64) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return c.bytes - c.resultBytes, c.resultBytes
+	return c.layouts.bytes, c.results.bytes
 }
 
 // len is the number of cached layouts.
 func (c *layoutCache) len() int {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return c.layouts.order.Len()
+	return c.layouts.len()
 }
 
 // resultLen is the number of cached results.
 func (c *layoutCache) resultLen() int {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return c.results.order.Len()
+	return c.results.len()
 }
 
 // sourceIdentities remembers, per requested URI, which version of which file the source last

@@ -9,6 +9,7 @@ import (
 	"google.golang.org/genproto/googleapis/rpc/errdetails"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/protoadapt"
 	"google.golang.org/protobuf/types/known/durationpb"
 
 	"github.com/flinkpreflight/preflight/internal/checkpoint"
@@ -54,26 +55,13 @@ func toStatus(ctx context.Context, err error) error {
 	case errors.As(err, &se):
 		return sourceStatus(se)
 	case errors.As(err, &fe):
-		st := status.New(codes.InvalidArgument, fe.Error())
-		if d, derr := st.WithDetails(&pb.MetadataFormatError{Offset: fe.Offset, Field: fe.Field, Value: fe.Value, Message: fe.Msg}); derr == nil {
-			st = d
-		}
-		return st.Err()
+		return withDetail(codes.InvalidArgument, fe.Error(),
+			&pb.MetadataFormatError{Offset: fe.Offset, Field: fe.Field, Value: fe.Value, Message: fe.Msg}).Err()
 	case errors.As(err, &pe):
 		// A BadRequest detail names the plan field, so a UI can point at it.
-		st := status.New(codes.InvalidArgument, pe.Error())
-		v := &errdetails.BadRequest_FieldViolation{Field: "plan." + pe.Field, Description: pe.Error()}
-		if d, derr := st.WithDetails(&errdetails.BadRequest{FieldViolations: []*errdetails.BadRequest_FieldViolation{v}}); derr == nil {
-			st = d
-		}
-		return st.Err()
+		return badField("plan."+pe.Field, pe.Error())
 	case errors.As(err, &oe):
-		st := status.New(codes.InvalidArgument, oe.Error())
-		v := &errdetails.BadRequest_FieldViolation{Field: "options." + oe.Field, Description: oe.Error()}
-		if d, derr := st.WithDetails(&errdetails.BadRequest{FieldViolations: []*errdetails.BadRequest_FieldViolation{v}}); derr == nil {
-			st = d
-		}
-		return st.Err()
+		return badField("options."+oe.Field, oe.Error())
 	}
 	return status.Error(codes.Internal, err.Error())
 }
@@ -85,11 +73,22 @@ func (e *BudgetError) GRPCStatus() *status.Status {
 
 // GRPCStatus maps a busy refusal to RESOURCE_EXHAUSTED with a RetryInfo detail.
 func (e *BusyError) GRPCStatus() *status.Status {
-	st := status.New(codes.ResourceExhausted, e.Error())
-	if d, err := st.WithDetails(&errdetails.RetryInfo{RetryDelay: durationpb.New(e.RetryAfter)}); err == nil {
+	return withDetail(codes.ResourceExhausted, e.Error(), &errdetails.RetryInfo{RetryDelay: durationpb.New(e.RetryAfter)})
+}
+
+// withDetail is a status with one detail, or without it when the detail cannot be attached.
+func withDetail(code codes.Code, msg string, detail protoadapt.MessageV1) *status.Status {
+	st := status.New(code, msg)
+	if d, err := st.WithDetails(detail); err == nil {
 		st = d
 	}
 	return st
+}
+
+// badField is INVALID_ARGUMENT with a BadRequest detail naming the request field.
+func badField(field, msg string) error {
+	v := &errdetails.BadRequest_FieldViolation{Field: field, Description: msg}
+	return withDetail(codes.InvalidArgument, msg, &errdetails.BadRequest{FieldViolations: []*errdetails.BadRequest_FieldViolation{v}}).Err()
 }
 
 func sourceStatus(se *source.Error) error {
@@ -104,11 +103,7 @@ func sourceStatus(se *source.Error) error {
 	case source.TooLarge:
 		code = codes.ResourceExhausted
 	case source.Unavailable:
-		st := status.New(codes.Unavailable, se.Public())
-		if d, err := st.WithDetails(&errdetails.RetryInfo{RetryDelay: durationpb.New(clampRetry(se.RetryAfter))}); err == nil {
-			st = d
-		}
-		return st.Err()
+		return withDetail(codes.Unavailable, se.Public(), &errdetails.RetryInfo{RetryDelay: durationpb.New(clampRetry(se.RetryAfter))}).Err()
 	}
 	// The caller sees the kind, its own path and the reason, never the underlying error (it can
 	// name server-side files); the request log carries it.

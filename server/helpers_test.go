@@ -2,11 +2,9 @@ package server
 
 import (
 	"bytes"
-	"context"
 	"fmt"
 	"io"
 	"log/slog"
-	"net"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -16,9 +14,7 @@ import (
 
 	"go.uber.org/goleak"
 	"google.golang.org/grpc"
-	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/status"
-	"google.golang.org/grpc/test/bufconn"
 	"google.golang.org/protobuf/encoding/protojson"
 	"google.golang.org/protobuf/proto"
 
@@ -182,16 +178,8 @@ func startInProcess(t *testing.T, cfg Config) *harness {
 		t.Fatal(err)
 	}
 	h.s = s
-	lis := bufconn.Listen(1 << 20)
-	served := make(chan struct{})
-	go func() { s.ServeGRPC(lis); close(served) }()
-	conn, err := grpc.NewClient("passthrough:///bufnet",
-		grpc.WithContextDialer(func(ctx context.Context, _ string) (net.Conn, error) { return lis.DialContext(ctx) }),
-		grpc.WithTransportCredentials(insecure.NewCredentials()),
+	conn, served := testutil.DialBufconn(t, s.ServeGRPC,
 		grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(64<<20))) // as client.Dial: reports can be large
-	if err != nil {
-		t.Fatal(err)
-	}
 	h.c = client.New(conn)
 	t.Cleanup(func() {
 		h.c.Close()

@@ -2,7 +2,6 @@ package server
 
 import (
 	"bytes"
-	"container/list"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -15,7 +14,6 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync"
 	"sync/atomic"
 
 	"google.golang.org/grpc"
@@ -188,8 +186,8 @@ func (s *Server) readCatalog(ctx context.Context, uri string) ([]byte, error) {
 
 // codeEngine returns the engine for the job code named by key, built once per key.
 func (s *Server) codeEngine(ctx context.Context, key string, cats []string, catalogs [][]byte, refs []*jarRef) (*jobCode, error) {
-	if v, ok := s.code.engines.get(key); ok {
-		return v.(*jobCode), nil
+	if jc, ok := s.code.engines.get(key); ok {
+		return jc, nil
 	}
 	cat, err := s.cfg.Engine.Catalog().Clone()
 	if err != nil {
@@ -231,12 +229,12 @@ func (s *Server) analysis(ctx context.Context, refs []*jarRef) (*analyzed, error
 	for _, r := range refs {
 		fmt.Fprintf(&key, "%d:%s|%s\x00", len(r.uri), r.uri, r.id)
 	}
-	if v, ok := s.code.analyses.get(key.String()); ok {
-		return v.(*analyzed), nil
+	if a, ok := s.code.analyses.get(key.String()); ok {
+		return a, nil
 	}
 	v, err, _ := s.flights.do(ctx, "analysis\x00"+key.String(), func(ctx context.Context) (any, error) {
-		if v, ok := s.code.analyses.get(key.String()); ok {
-			return v, nil
+		if a, ok := s.code.analyses.get(key.String()); ok {
+			return a, nil
 		}
 		cat, err := s.analyze(ctx, refs)
 		if err != nil {
@@ -428,66 +426,11 @@ func folderIdentity(ctx context.Context, root string) (string, error) {
 
 // codeCaches holds the analyses and engines of job code, each a small LRU.
 type codeCaches struct {
-	analyses *boundedLRU  // jar set identity → *analyzed
-	engines  *boundedLRU  // code key → *jobCode
-	runs     atomic.Int64 // analyses run (tests)
+	analyses *boundedLRU[*analyzed] // by jar set identity
+	engines  *boundedLRU[*jobCode]  // by code key
+	runs     atomic.Int64           // analyses run (tests)
 }
 
 func newCodeCaches() *codeCaches {
-	return &codeCaches{analyses: newBoundedLRU(maxAnalyses, maxCodeCacheBytes), engines: newBoundedLRU(maxCodeEngines, maxCodeCacheBytes)}
-}
-
-// boundedLRU is a least-recently-used map of at most max entries and maxBytes estimated bytes.
-type boundedLRU struct {
-	mu       sync.Mutex
-	max      int
-	maxBytes int64
-	bytes    int64
-	order    *list.List // front = most recent; values are lruItem
-	byKey    map[string]*list.Element
-}
-
-type lruItem struct {
-	key   string
-	v     any
-	bytes int64
-}
-
-func newBoundedLRU(max int, maxBytes int64) *boundedLRU {
-	return &boundedLRU{max: max, maxBytes: maxBytes, order: list.New(), byKey: map[string]*list.Element{}}
-}
-
-func (c *boundedLRU) get(key string) (any, bool) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	e, ok := c.byKey[key]
-	if !ok {
-		return nil, false
-	}
-	c.order.MoveToFront(e)
-	return e.Value.(lruItem).v, true
-}
-
-// put keeps v (of the given estimated bytes), evicting the least recently used entries beyond
-// the bounds; a value larger than maxBytes is not kept.
-func (c *boundedLRU) put(key string, v any, bytes int64) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if e, ok := c.byKey[key]; ok {
-		c.bytes -= e.Value.(lruItem).bytes
-		c.order.Remove(e)
-		delete(c.byKey, key)
-	}
-	if bytes > c.maxBytes {
-		return
-	}
-	c.byKey[key] = c.order.PushFront(lruItem{key, v, bytes})
-	c.bytes += bytes
-	for c.order.Len() > c.max || c.bytes > c.maxBytes {
-		last := c.order.Back()
-		it := last.Value.(lruItem)
-		c.order.Remove(last)
-		delete(c.byKey, it.key)
-		c.bytes -= it.bytes
-	}
+	return &codeCaches{analyses: newBoundedLRU[*analyzed](maxAnalyses, maxCodeCacheBytes), engines: newBoundedLRU[*jobCode](maxCodeEngines, maxCodeCacheBytes)}
 }

@@ -359,17 +359,17 @@ func TestBoundedLRU(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			c := newBoundedLRU(tt.max, tt.maxBytes)
+			c := newBoundedLRU[int](tt.max, tt.maxBytes)
 			for i, b := range tt.puts {
 				c.put(strconv.Itoa(i), i, b)
 				c.get("0")
 			}
 			var keys []string
-			for e := c.order.Front(); e != nil; e = e.Next() {
-				keys = append(keys, e.Value.(lruItem).key)
+			for e := c.l.order.Front(); e != nil; e = e.Next() {
+				keys = append(keys, e.Value.(*lruEntry[int]).key)
 			}
-			if got := strings.Join(keys, " "); got != tt.want || len(c.byKey) != len(keys) {
-				t.Fatalf("kept %q (index %d), want %q", got, len(c.byKey), tt.want)
+			if got := strings.Join(keys, " "); got != tt.want || len(c.l.byKey) != len(keys) {
+				t.Fatalf("kept %q (index %d), want %q", got, len(c.l.byKey), tt.want)
 			}
 		})
 	}

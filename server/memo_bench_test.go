@@ -56,8 +56,8 @@ func BenchmarkCheckRescaleHandler(b *testing.B) {
 					if srv.name == "first" {
 						b.StopTimer()
 						s.cache.mu.Lock()
-						for s.cache.results.order.Len() > 0 {
-							s.cache.removeLocked(&s.cache.results, s.cache.results.order.Back())
+						for s.cache.results.len() > 0 {
+							s.cache.results.removeOldest()
 						}
 						s.cache.mu.Unlock()
 						b.StartTimer()

@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"net"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -13,13 +12,12 @@ import (
 	"testing"
 
 	"google.golang.org/grpc"
-	"google.golang.org/grpc/credentials/insecure"
-	"google.golang.org/grpc/test/bufconn"
 	"google.golang.org/protobuf/encoding/protojson"
 	"google.golang.org/protobuf/proto"
 
 	"github.com/flinkpreflight/preflight/client"
 	"github.com/flinkpreflight/preflight/internal/scenarios"
+	"github.com/flinkpreflight/preflight/internal/testutil"
 	pb "github.com/flinkpreflight/preflight/proto/preflight/v1"
 )
 
@@ -108,15 +106,7 @@ func TestReportInPieces(t *testing.T) {
 // dialHarness connects to h's gRPC server with opts.
 func dialHarness(t *testing.T, h *harness, opts ...grpc.DialOption) *grpc.ClientConn {
 	t.Helper()
-	lis := bufconn.Listen(1 << 20)
-	go h.s.ServeGRPC(lis)
-	conn, err := grpc.NewClient("passthrough:///bufnet", append([]grpc.DialOption{
-		grpc.WithContextDialer(func(ctx context.Context, _ string) (net.Conn, error) { return lis.DialContext(ctx) }),
-		grpc.WithTransportCredentials(insecure.NewCredentials())}, opts...)...)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { conn.Close() })
+	conn, _ := testutil.DialBufconn(t, h.s.ServeGRPC, opts...)
 	return conn
 }
 
@@ -166,17 +156,10 @@ func TestPiecesRoundTrip(t *testing.T) {
 		{"one finding with many names", &pb.RescaleReport{Findings: []*pb.Finding{findings[0], names, findings[1]}}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			lis := bufconn.Listen(1 << 20)
 			s := grpc.NewServer()
 			pb.RegisterPreflightServiceServer(s, piecesOf{rep: tc.rep})
-			go s.Serve(lis)
 			t.Cleanup(s.Stop)
-			conn, err := grpc.NewClient("passthrough:///bufnet",
-				grpc.WithContextDialer(func(ctx context.Context, _ string) (net.Conn, error) { return lis.DialContext(ctx) }),
-				grpc.WithTransportCredentials(insecure.NewCredentials()))
-			if err != nil {
-				t.Fatal(err)
-			}
+			conn, _ := testutil.DialBufconn(t, s.Serve)
 			c := client.New(conn)
 			defer c.Close()
 			got, err := c.Check(context.Background(), &pb.CheckRescaleRequest{})

@@ -7,6 +7,8 @@ import (
 	"io"
 	"strings"
 	"testing"
+
+	"github.com/flinkpreflight/preflight/internal/testutil"
 )
 
 // jarClasses reads every .class entry of a jar, skipping the test when it is absent.
@@ -137,14 +139,8 @@ func TestDecode(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			in, err := Decode(tc.code, 0)
-			if tc.err != "" {
-				if err == nil || !strings.Contains(err.Error(), tc.err) {
-					t.Fatalf("error %v, want %q", err, tc.err)
-				}
+			if testutil.WantError(t, err, tc.err) {
 				return
-			}
-			if err != nil {
-				t.Fatal(err)
 			}
 			if in.Op != tc.want.Op || in.Len != tc.want.Len || in.Index != tc.want.Index || in.Const != tc.want.Const || in.Target != tc.want.Target || in.Wide != tc.want.Wide {
 				t.Errorf("got %+v, want %+v", in, tc.want)

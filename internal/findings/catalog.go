@@ -267,12 +267,7 @@ func (c *Catalog) Entry(id string) *CatalogEntry {
 	if c == nil {
 		return nil
 	}
-	for i := range c.Entries {
-		if c.Entries[i].ID == id {
-			return &c.Entries[i]
-		}
-	}
-	return nil
+	return firstWhere(c.Entries, func(e *CatalogEntry) bool { return e.ID == id })
 }
 
 // sharedDefault is the built-in catalog parsed once, for Check calls without a catalog; it is
@@ -487,13 +482,7 @@ func (e *CatalogEntry) StateRules(name string) []*StateRule {
 	if e == nil {
 		return nil
 	}
-	var out []*StateRule
-	for i := range e.States {
-		if e.States[i].Name == name {
-			out = append(out, &e.States[i])
-		}
-	}
-	return out
+	return pointersWhere(e.States, func(s *StateRule) bool { return s.Name == name })
 }
 
 // HasClass reports whether the entry describes the class with the given binary name (dots), by
@@ -502,15 +491,7 @@ func (e *CatalogEntry) HasClass(name string) bool {
 	if e == nil || name == "" {
 		return false
 	}
-	if e.Class == name {
-		return true
-	}
-	for _, a := range e.ClassAliases {
-		if a == name {
-			return true
-		}
-	}
-	return false
+	return e.Class == name || slices.Contains(e.ClassAliases, name)
 }
 
 // EntriesForClass returns the entries describing the class with the given binary name (several
@@ -519,10 +500,25 @@ func (c *Catalog) EntriesForClass(name string) []*CatalogEntry {
 	if c == nil {
 		return nil
 	}
-	var out []*CatalogEntry
-	for i := range c.Entries {
-		if c.Entries[i].HasClass(name) {
-			out = append(out, &c.Entries[i])
+	return pointersWhere(c.Entries, func(e *CatalogEntry) bool { return e.HasClass(name) })
+}
+
+// firstWhere returns a pointer to the first element of s that match accepts, or nil.
+func firstWhere[T any](s []T, match func(*T) bool) *T {
+	for i := range s {
+		if match(&s[i]) {
+			return &s[i]
+		}
+	}
+	return nil
+}
+
+// pointersWhere returns pointers to the elements of s that keep accepts, in order (nil if none).
+func pointersWhere[T any](s []T, keep func(*T) bool) []*T {
+	var out []*T
+	for i := range s {
+		if keep(&s[i]) {
+			out = append(out, &s[i])
 		}
 	}
 	return out
@@ -536,12 +532,7 @@ func (e *CatalogEntry) Orphan(name string) *OrphanRule {
 	if e == nil {
 		return nil
 	}
-	for i := range e.Orphans {
-		if e.Orphans[i].Name == name {
-			return &e.Orphans[i]
-		}
-	}
-	return nil
+	return firstWhere(e.Orphans, func(o *OrphanRule) bool { return o.Name == name })
 }
 
 // Identify returns the catalog entry that best describes the operator, or nil. Evidence by

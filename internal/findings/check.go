@@ -1,6 +1,7 @@
 package findings
 
 import (
+	"cmp"
 	"context"
 	"sort"
 	"strings"
@@ -97,23 +98,16 @@ func (f *Finding) Order() Order {
 // Before reports whether a finding keyed a comes before one keyed b: severity (descending),
 // rule ID, position, vertex, operator, state, first affected subtask, message.
 func (a Order) Before(b Order) bool {
-	switch {
-	case a.Severity != b.Severity:
-		return a.Severity > b.Severity
-	case a.RuleID != b.RuleID:
-		return a.RuleID < b.RuleID
-	case a.Position != b.Position:
-		return a.Position < b.Position
-	case a.VertexID != b.VertexID:
-		return a.VertexID < b.VertexID
-	case a.OperatorID != b.OperatorID:
-		return a.OperatorID < b.OperatorID
-	case a.StateName != b.StateName:
-		return a.StateName < b.StateName
-	case a.FirstSubtask != b.FirstSubtask:
-		return a.FirstSubtask < b.FirstSubtask
-	}
-	return a.Message < b.Message
+	return cmp.Or(
+		cmp.Compare(b.Severity, a.Severity),
+		cmp.Compare(a.RuleID, b.RuleID),
+		cmp.Compare(a.Position, b.Position),
+		cmp.Compare(a.VertexID, b.VertexID),
+		cmp.Compare(a.OperatorID, b.OperatorID),
+		cmp.Compare(a.StateName, b.StateName),
+		cmp.Compare(a.FirstSubtask, b.FirstSubtask),
+		cmp.Compare(a.Message, b.Message),
+	) < 0
 }
 
 // safeParallelism searches, per vertex with a denying finding, the largest passing

@@ -14,13 +14,19 @@ import (
 // wholeLayout is set (the job-wide pass, whose findings may name operators the new job drops),
 // among every operator of the checkpoint: one pass, with a map only as large as the findings' IDs.
 func setPositions(c *Context, fs []Finding, wholeLayout bool) {
+	// Each finding's parsed IDs, the operator's first, in one slice: finding i's are
+	// ids[ends[i-1]:ends[i]].
+	ids := make([]checkpoint.OperatorID, 0, 2*len(fs))
+	ends := make([]int, len(fs))
 	want := make(map[checkpoint.OperatorID]int32, len(fs))
 	for i := range fs {
 		for _, h := range [2]string{fs[i].OperatorID, fs[i].VertexID} {
 			if id, err := checkpoint.ParseOperatorID(h); err == nil {
+				ids = append(ids, id)
 				want[id] = 0
 			}
 		}
+		ends[i] = len(ids)
 	}
 	if len(want) == 0 {
 		return
@@ -45,13 +51,15 @@ func setPositions(c *Context, fs []Finding, wholeLayout bool) {
 			note(c.Layout.Operators[i].ID, i)
 		}
 	}
+	start := 0
 	for i := range fs {
-		for _, h := range [2]string{fs[i].OperatorID, fs[i].VertexID} {
-			if id, err := checkpoint.ParseOperatorID(h); err == nil && want[id] > 0 {
+		for _, id := range ids[start:ends[i]] {
+			if want[id] > 0 {
 				fs[i].Position = want[id]
 				break
 			}
 		}
+		start = ends[i]
 	}
 }
 

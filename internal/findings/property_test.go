@@ -8,18 +8,22 @@ import (
 	"github.com/flinkpreflight/preflight/internal/rescale"
 )
 
+// randomStates are the state names random jobs draw from: catalog names (SPLIT and UNION) and
+// unknown ones.
+var randomStates = []namedState{
+	{"expired-files", checkpoint.SplitDistribute}, {"SourceReaderState", checkpoint.SplitDistribute},
+	{"topic-partition-offset-states", checkpoint.Union}, {"my-list", checkpoint.SplitDistribute},
+	{"next-transactional-id-hint-v2", checkpoint.Union}, {"file-monitoring-state", checkpoint.SplitDistribute},
+	{"u", checkpoint.Union},
+}
+
 // TestRandomPlansProperties runs random checkpoints (catalog and unknown state names, SPLIT
 // and UNION, keyed state) under random plans and checks the report's invariants: findings are
 // ordered, the verdict follows from them, every vertex with a denying finding has a safe entry,
 // and re-checking the plan at a reported safe parallelism gives that vertex no denying finding.
 func TestRandomPlansProperties(t *testing.T) {
 	rng := rand.New(rand.NewPCG(propSeed, 11))
-	names := []namedState{
-		{"expired-files", checkpoint.SplitDistribute}, {"SourceReaderState", checkpoint.SplitDistribute},
-		{"topic-partition-offset-states", checkpoint.Union}, {"my-list", checkpoint.SplitDistribute},
-		{"next-transactional-id-hint-v2", checkpoint.Union}, {"file-monitoring-state", checkpoint.SplitDistribute},
-		{"u", checkpoint.Union},
-	}
+	names := randomStates
 	iterations := propIterations
 	if testing.Short() {
 		iterations = 30

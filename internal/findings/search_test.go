@@ -67,12 +67,7 @@ func bruteForceSafe(t *testing.T, l *checkpoint.Layout, plan rescale.Plan, opts 
 // JobManager memory, both fail levels) under random plans. Deterministic seeds.
 func TestSafeSearchMatchesBruteForce(t *testing.T) {
 	rng := rand.New(rand.NewPCG(propSeed, 23))
-	names := []namedState{
-		{"expired-files", checkpoint.SplitDistribute}, {"SourceReaderState", checkpoint.SplitDistribute},
-		{"topic-partition-offset-states", checkpoint.Union}, {"my-list", checkpoint.SplitDistribute},
-		{"next-transactional-id-hint-v2", checkpoint.Union}, {"file-monitoring-state", checkpoint.SplitDistribute},
-		{"u", checkpoint.Union}, {"b", checkpoint.Broadcast},
-	}
+	names := append(slices.Clip(randomStates), namedState{"b", checkpoint.Broadcast})
 	iterations := 250
 	if testing.Short() {
 		iterations = 60

@@ -3,6 +3,8 @@ package openapidoc
 import (
 	"strings"
 	"testing"
+
+	"github.com/flinkpreflight/preflight/internal/testutil"
 )
 
 func TestBuild(t *testing.T) {
@@ -39,14 +41,8 @@ func TestBuild(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			got, err := Build([]byte(gen), []byte(tt.extra))
-			if tt.wantErr != "" {
-				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
-					t.Fatalf("err %v, want %q", err, tt.wantErr)
-				}
+			if testutil.WantError(t, err, tt.wantErr) {
 				return
-			}
-			if err != nil {
-				t.Fatal(err)
 			}
 			for _, w := range tt.want {
 				if !strings.Contains(string(got), w) {

@@ -99,8 +99,9 @@ type jhNode struct {
 
 // jhLinks are the TreeNode fields of a node; tree is false for a plain node.
 type jhLinks struct {
-	parent, left, right, prev int32
-	red, tree                 bool
+	parent, prev int32
+	kid          [2]int32 // left, right (indexed by a side: 0 or 1)
+	red, tree    bool
 }
 
 // javaHashMap is the bucket structure of a java.util.HashMap with load factor 0.75 whose keys are
@@ -179,7 +180,7 @@ func (m *javaHashMap) isTree(n int32) bool { return m.links != nil && m.links[n]
 func (m *javaHashMap) newNode(hash, key, next int32) int32 {
 	m.nodes = append(m.nodes, jhNode{hash: hash, key: key, next: next})
 	if m.links != nil {
-		m.links = append(m.links, jhLinks{parent: -1, left: -1, right: -1, prev: -1})
+		m.links = append(m.links, jhLinks{parent: -1, kid: [2]int32{-1, -1}, prev: -1})
 	}
 	return int32(len(m.nodes) - 1)
 }
@@ -321,10 +322,18 @@ func (m *javaHashMap) treeifyBin(hash int32) {
 	}
 	prev := int32(-1)
 	for e := hd; e >= 0; e = m.nodes[e].next {
-		m.links[e] = jhLinks{parent: -1, left: -1, right: -1, prev: prev, tree: true}
+		m.links[e] = jhLinks{parent: -1, kid: [2]int32{-1, -1}, prev: prev, tree: true}
 		prev = e
 	}
 	m.treeify(hd, m.table)
+}
+
+// side is the side of p's subtree that x goes down: left (0) unless it orders after p.
+func (m *javaHashMap) side(x, p int32) int {
+	if m.compareNodes(x, p) <= 0 {
+		return 0
+	}
+	return 1
 }
 
 // compareNodes orders two tree nodes: by hash (signed), then by the keys' compareTo. Map keys are
@@ -350,26 +359,18 @@ func (m *javaHashMap) treeify(head int32, tab []int32) {
 	for x := head; x >= 0; {
 		next := m.nodes[x].next
 		lx := &m.links[x]
-		lx.left, lx.right = -1, -1
+		lx.kid = [2]int32{-1, -1}
 		if root < 0 {
 			lx.parent, lx.red = -1, false
 			root = x
 		} else {
 			for p := root; ; {
-				dir := m.compareNodes(x, p)
+				side := m.side(x, p)
 				xp := p
-				if dir <= 0 {
-					p = m.links[p].left
-				} else {
-					p = m.links[p].right
-				}
+				p = m.links[p].kid[side]
 				if p < 0 {
 					m.links[x].parent = xp
-					if dir <= 0 {
-						m.links[xp].left = x
-					} else {
-						m.links[xp].right = x
-					}
+					m.links[xp].kid[side] = x
 					root = m.balanceInsertion(root, x)
 					break
 				}
@@ -397,22 +398,14 @@ func (m *javaHashMap) putTreeVal(first, hash, key int32) {
 	}
 	x := m.newNode(hash, key, -1)
 	for p := root; ; {
-		dir := m.compareNodes(x, p)
+		side := m.side(x, p)
 		xp := p
-		if dir <= 0 {
-			p = m.links[p].left
-		} else {
-			p = m.links[p].right
-		}
+		p = m.links[p].kid[side]
 		if p < 0 {
 			xpn := m.nodes[xp].next
 			m.nodes[x].next = xpn
-			m.links[x] = jhLinks{parent: xp, left: -1, right: -1, prev: xp, tree: true}
-			if dir <= 0 {
-				m.links[xp].left = x
-			} else {
-				m.links[xp].right = x
-			}
+			m.links[x] = jhLinks{parent: xp, kid: [2]int32{-1, -1}, prev: xp, tree: true}
+			m.links[xp].kid[side] = x
 			m.nodes[xp].next = x
 			if xpn >= 0 {
 				m.links[xpn].prev = x
@@ -458,62 +451,50 @@ func (m *javaHashMap) moveRootToFront(tab []int32, root int32) {
 // split (TreeNode.split) divides the tree bin b of old bucket index between index and
 // index+bit of tab during a resize.
 func (m *javaHashMap) split(tab []int32, index, b, bit int32) {
-	loHead, loTail, hiHead, hiTail := int32(-1), int32(-1), int32(-1), int32(-1)
-	lc, hc := 0, 0
+	head, tail := [2]int32{-1, -1}, [2]int32{-1, -1} // of the low (0) and high (1) halves
+	var count [2]int
 	for e := b; e >= 0; {
 		next := m.nodes[e].next
 		m.nodes[e].next = -1
-		if m.nodes[e].hash&bit == 0 {
-			if m.links[e].prev = loTail; loTail < 0 {
-				loHead = e
-			} else {
-				m.nodes[loTail].next = e
-			}
-			loTail = e
-			lc++
-		} else {
-			if m.links[e].prev = hiTail; hiTail < 0 {
-				hiHead = e
-			} else {
-				m.nodes[hiTail].next = e
-			}
-			hiTail = e
-			hc++
+		h := 0
+		if m.nodes[e].hash&bit != 0 {
+			h = 1
 		}
+		if m.links[e].prev = tail[h]; tail[h] < 0 {
+			head[h] = e
+		} else {
+			m.nodes[tail[h]].next = e
+		}
+		tail[h] = e
+		count[h]++
 		e = next
 	}
-	if loHead >= 0 {
-		if lc <= jhUntreeifyThreshold {
-			tab[index] = m.untreeify(loHead)
-		} else {
-			tab[index] = loHead
-			if hiHead >= 0 { // else the tree is intact
-				m.treeify(loHead, tab)
-			}
-		}
-	}
-	if hiHead >= 0 {
-		if hc <= jhUntreeifyThreshold {
-			tab[index+bit] = m.untreeify(hiHead)
-		} else {
-			tab[index+bit] = hiHead
-			if loHead >= 0 {
-				m.treeify(hiHead, tab)
+	for h, at := range [2]int32{index, index + bit} {
+		switch {
+		case head[h] < 0:
+		case count[h] <= jhUntreeifyThreshold:
+			tab[at] = m.untreeify(head[h])
+		default:
+			tab[at] = head[h]
+			if head[1-h] >= 0 { // else the tree is intact
+				m.treeify(head[h], tab)
 			}
 		}
 	}
 }
 
-func (m *javaHashMap) rotateLeft(root, p int32) int32 {
+// rotate is rotateLeft (d = 0) or rotateRight (d = 1) of HashMap.TreeNode: p's child on the
+// other side takes p's place and p becomes its child on side d. It returns the root.
+func (m *javaHashMap) rotate(root, p int32, d int) int32 {
 	if p < 0 {
 		return root
 	}
-	r := m.links[p].right
+	r := m.links[p].kid[1-d]
 	if r < 0 {
 		return root
 	}
-	rl := m.links[r].left
-	m.links[p].right = rl
+	rl := m.links[r].kid[d]
+	m.links[p].kid[1-d] = rl
 	if rl >= 0 {
 		m.links[rl].parent = p
 	}
@@ -523,42 +504,13 @@ func (m *javaHashMap) rotateLeft(root, p int32) int32 {
 	case pp < 0:
 		root = r
 		m.links[r].red = false
-	case m.links[pp].left == p:
-		m.links[pp].left = r
+	case m.links[pp].kid[0] == p:
+		m.links[pp].kid[0] = r
 	default:
-		m.links[pp].right = r
+		m.links[pp].kid[1] = r
 	}
-	m.links[r].left = p
+	m.links[r].kid[d] = p
 	m.links[p].parent = r
-	return root
-}
-
-func (m *javaHashMap) rotateRight(root, p int32) int32 {
-	if p < 0 {
-		return root
-	}
-	l := m.links[p].left
-	if l < 0 {
-		return root
-	}
-	lr := m.links[l].right
-	m.links[p].left = lr
-	if lr >= 0 {
-		m.links[lr].parent = p
-	}
-	pp := m.links[p].parent
-	m.links[l].parent = pp
-	switch {
-	case pp < 0:
-		root = l
-		m.links[l].red = false
-	case m.links[pp].right == p:
-		m.links[pp].right = l
-	default:
-		m.links[pp].left = l
-	}
-	m.links[l].right = p
-	m.links[p].parent = l
 	return root
 }
 
@@ -577,49 +529,29 @@ func (m *javaHashMap) balanceInsertion(root, x int32) int32 {
 		if !L[xp].red || xpp < 0 {
 			return root
 		}
-		if xppl := L[xpp].left; xp == xppl {
-			if xppr := L[xpp].right; xppr >= 0 && L[xppr].red {
-				L[xppr].red, L[xp].red, L[xpp].red = false, false, true
-				x = xpp
-				continue
+		s := 0 // the side of xpp that xp is on
+		if L[xpp].kid[0] != xp {
+			s = 1
+		}
+		if uncle := L[xpp].kid[1-s]; uncle >= 0 && L[uncle].red {
+			L[uncle].red, L[xp].red, L[xpp].red = false, false, true
+			x = xpp
+			continue
+		}
+		if x == L[xp].kid[1-s] {
+			x = xp
+			root = m.rotate(root, x, s)
+			if xp = L[x].parent; xp < 0 {
+				xpp = -1
+			} else {
+				xpp = L[xp].parent
 			}
-			if x == L[xp].right {
-				x = xp
-				root = m.rotateLeft(root, x)
-				if xp = L[x].parent; xp < 0 {
-					xpp = -1
-				} else {
-					xpp = L[xp].parent
-				}
-			}
-			if xp >= 0 {
-				L[xp].red = false
-				if xpp >= 0 {
-					L[xpp].red = true
-					root = m.rotateRight(root, xpp)
-				}
-			}
-		} else {
-			if xppl >= 0 && L[xppl].red {
-				L[xppl].red, L[xp].red, L[xpp].red = false, false, true
-				x = xpp
-				continue
-			}
-			if x == L[xp].left {
-				x = xp
-				root = m.rotateRight(root, x)
-				if xp = L[x].parent; xp < 0 {
-					xpp = -1
-				} else {
-					xpp = L[xp].parent
-				}
-			}
-			if xp >= 0 {
-				L[xp].red = false
-				if xpp >= 0 {
-					L[xpp].red = true
-					root = m.rotateLeft(root, xpp)
-				}
+		}
+		if xp >= 0 {
+			L[xp].red = false
+			if xpp >= 0 {
+				L[xpp].red = true
+				root = m.rotate(root, xpp, 1-s)
 			}
 		}
 	}

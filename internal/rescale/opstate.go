@@ -143,6 +143,15 @@ func (s *StateDistribution) ShareCounts(i int) Share {
 	return sh
 }
 
+// advance moves a cursor at element off of entry e past c elements, of which the entry holds
+// avail from off on: to the next entry when they are all taken.
+func advance(e int, off, avail, c int64) (int, int64) {
+	if avail > c {
+		return e, off + c
+	}
+	return e + 1, 0
+}
+
 // walk calls f for every entry new subtask i receives, in Flink's order: the entry, the first
 // element taken from it, the element count and their bytes.
 func (d *stateDist) walk(i int, f func(e int, first, count, bytes int64)) {
@@ -160,12 +169,7 @@ func (d *stateDist) walk(i int, f func(e int, first, count, bytes int64)) {
 		avail := en.n - off
 		take := min(avail, c)
 		f(e, off, take, d.sum(en, off, take))
-		if avail > c {
-			off += c
-		} else {
-			off = 0
-			e++
-		}
+		e, off = advance(e, off, avail, c)
 		c -= avail
 	}
 }

@@ -282,12 +282,7 @@ func (p *pass) state(s *StateDistribution, b0, b1 int) {
 				}
 				p.touch(t, d.stream(en))
 				sc.acc[t].payload += d.nameOverhead + 8*take
-				if avail > c {
-					off += c
-				} else {
-					off = 0
-					e++
-				}
+				e, off = advance(e, off, avail, c)
 				c -= avail
 			}
 			sc.acc[t].elems += run

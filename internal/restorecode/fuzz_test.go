@@ -13,6 +13,19 @@ import (
 	"github.com/flinkpreflight/preflight/internal/classfile"
 )
 
+// analyzeFuzzJar analyzes one class file, the only entry (name) of a jar called fuzz.jar.
+func analyzeFuzzJar(t *testing.T, name string, class []byte) *Report {
+	t.Helper()
+	in := Input{Path: "fuzz.jar", Open: func(ctx context.Context, visit func(string, []byte) error) error {
+		return visit(name, class)
+	}}
+	rep, err := Analyze(context.Background(), []Input{in}, Options{MaxSteps: 100_000})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rep
+}
+
 // FuzzAnalyze: any bytes as a class (seeded with a compiled fixture, which the fuzzer mutates)
 // give a report, never a panic; every error names the input and says what is wrong. The seeds
 // are committed files: fuzz workers rerun this setup, so it must not run javac.
@@ -22,13 +35,7 @@ func FuzzAnalyze(f *testing.F) {
 		f.Add(b)
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
-		in := Input{Path: "fuzz.jar", Open: func(ctx context.Context, visit func(string, []byte) error) error {
-			return visit("ops/Fuzz.class", data)
-		}}
-		rep, err := Analyze(context.Background(), []Input{in}, Options{MaxSteps: 100_000})
-		if err != nil {
-			t.Fatal(err)
-		}
+		rep := analyzeFuzzJar(t, "ops/Fuzz.class", data)
 		for _, e := range rep.Errors {
 			if e.Jar != "fuzz.jar" || e.Message == "" || e.Offset < 0 || e.Offset > len(data) {
 				t.Fatalf("malformed error %+v", e)
@@ -156,13 +163,7 @@ func FuzzInterpret(f *testing.F) {
 	f.Fuzz(func(t *testing.T, data []byte) {
 		b := append([]byte(nil), class...)
 		copy(b[code.Off:code.Off+int64(len(code.Bytes))], data)
-		in := Input{Path: "fuzz.jar", Open: func(ctx context.Context, visit func(string, []byte) error) error {
-			return visit("ops/CompactLike.class", b)
-		}}
-		rep, err := Analyze(context.Background(), []Input{in}, Options{MaxSteps: 100_000})
-		if err != nil {
-			t.Fatal(err)
-		}
+		rep := analyzeFuzzJar(t, "ops/CompactLike.class", b)
 		for _, e := range rep.Errors {
 			if e.Class != "ops.CompactLike" || e.Method == "" || e.Offset < 0 || e.Offset > len(code.Bytes) {
 				t.Fatalf("malformed error %+v", e)

@@ -126,6 +126,26 @@ final class Json {
         return v;
     }
 
+    /** Parses text, which must hold a JSON object; what names the document in the error. */
+    static Map<?, ?> parseObject(String text, String what) throws ParseException {
+        Object o = parse(text);
+        if (!(o instanceof Map)) {
+            throw new ParseException(what + " is not a JSON object");
+        }
+        return (Map<?, ?>) o;
+    }
+
+    /** A field that must be an array, empty when absent; what names it in the error. */
+    static List<?> arrayOrEmpty(Object v, String what) throws ParseException {
+        if (v == null) {
+            return List.of();
+        }
+        if (!(v instanceof List)) {
+            throw new ParseException(what + " is not an array");
+        }
+        return (List<?>) v;
+    }
+
     private static final class Parser {
         private final String s;
         private int pos;

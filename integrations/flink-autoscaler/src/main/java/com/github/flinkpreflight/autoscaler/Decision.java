@@ -126,11 +126,7 @@ final class Decision {
     }
 
     static Decision parse(String body) throws Json.ParseException {
-        Object root = Json.parse(body);
-        if (!(root instanceof Map)) {
-            throw new Json.ParseException("the answer is not a JSON object");
-        }
-        Map<?, ?> m = (Map<?, ?>) root;
+        Map<?, ?> m = Json.parseObject(body, "the answer");
         Map<String, Integer> parallelism = new LinkedHashMap<>();
         Object p = m.get("parallelism");
         if (p != null) {
@@ -143,17 +139,11 @@ final class Decision {
             }
         }
         List<Vertex> vertices = new ArrayList<>();
-        Object vs = m.get("vertices");
-        if (vs != null) {
-            if (!(vs instanceof List)) {
-                throw new Json.ParseException("vertices is not an array");
+        for (Object o : Json.arrayOrEmpty(m.get("vertices"), "vertices")) {
+            if (!(o instanceof Map)) {
+                throw new Json.ParseException("a vertex is not an object");
             }
-            for (Object o : (List<?>) vs) {
-                if (!(o instanceof Map)) {
-                    throw new Json.ParseException("a vertex is not an object");
-                }
-                vertices.add(vertex((Map<?, ?>) o));
-            }
+            vertices.add(vertex((Map<?, ?>) o));
         }
         return new Decision(
                 Action.parse(m.get("action")),
@@ -167,14 +157,8 @@ final class Decision {
 
     private static Vertex vertex(Map<?, ?> v) throws Json.ParseException {
         List<String> ids = new ArrayList<>();
-        Object f = v.get("findingIds");
-        if (f != null) {
-            if (!(f instanceof List)) {
-                throw new Json.ParseException("findingIds is not an array");
-            }
-            for (Object o : (List<?>) f) {
-                ids.add(str(o, "findingIds[]"));
-            }
+        for (Object o : Json.arrayOrEmpty(v.get("findingIds"), "findingIds")) {
+            ids.add(str(o, "findingIds[]"));
         }
         return new Vertex(
                 str(v.get("vertexId"), "vertexId"),

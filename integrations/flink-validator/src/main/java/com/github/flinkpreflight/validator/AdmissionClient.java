@@ -34,11 +34,7 @@ final class AdmissionClient {
         }
 
         static Answer parse(String text) throws Json.ParseException {
-            Object o = Json.parse(text);
-            if (!(o instanceof Map)) {
-                throw new Json.ParseException("the answer is not a JSON object");
-            }
-            Map<?, ?> m = (Map<?, ?>) o;
+            Map<?, ?> m = Json.parseObject(text, "the answer");
             Object allowed = m.get("allowed");
             Object code = m.containsKey("code") ? m.get("code") : BigDecimal.ZERO;
             Object message = m.containsKey("message") ? m.get("message") : "";
