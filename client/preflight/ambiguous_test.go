@@ -1,9 +1,7 @@
 package main
 
 import (
-	"bytes"
 	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -32,14 +30,7 @@ func TestAmbiguousSetKey(t *testing.T) {
 	if len(ids) != 2 {
 		t.Fatalf("renamed %d operators, want 2", len(ids))
 	}
-	var b bytes.Buffer
-	if err := checkpoint.Write(&b, m); err != nil {
-		t.Fatal(err)
-	}
-	path := filepath.Join(t.TempDir(), "_metadata")
-	if err := os.WriteFile(path, b.Bytes(), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	path := writeMetadata(t, m)
 	for _, tt := range []struct {
 		name     string
 		args     []string
