@@ -3,7 +3,6 @@ package lifecycle
 import (
 	"bytes"
 	"encoding/json"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -115,14 +114,7 @@ func TestDiffStates(t *testing.T) {
 }
 
 func TestDiffKeyGroupsAndParallelism(t *testing.T) {
-	b, err := os.ReadFile(filepath.Join("..", "..", "testdata", "max-parallelism", "_metadata"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	m, err := checkpoint.ReadBytes(b)
-	if err != nil {
-		t.Fatal(err)
-	}
+	m := readMeta(t, filepath.Join("..", "..", "testdata", "max-parallelism", "_metadata"))
 	l := layoutOf(t, m)
 	d := Diff(l, l, "a", "a", DiffOptions{})
 	found := false
