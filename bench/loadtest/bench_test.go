@@ -24,7 +24,7 @@ import (
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 	"google.golang.org/protobuf/proto"
 
-	"github.com/flinkpreflight/preflight/internal/checkpoint"
+	"github.com/flinkpreflight/preflight/internal/checkpoint/checkpointtest"
 	"github.com/flinkpreflight/preflight/internal/engine"
 	pb "github.com/flinkpreflight/preflight/proto/preflight/v1"
 	"github.com/flinkpreflight/preflight/server"
@@ -130,15 +130,7 @@ func benchRPC(b *testing.B, name string, cfg server.Config, path string) {
 // case (which searches the nearest safe parallelism) and an ALLOW plan (no search).
 func BenchmarkCheckLayout(b *testing.B) {
 	path := compactSink(b)
-	f, err := os.Open(path)
-	if err != nil {
-		b.Fatal(err)
-	}
-	l, err := checkpoint.ReadLayout(f)
-	f.Close()
-	if err != nil {
-		b.Fatal(err)
-	}
+	l := checkpointtest.File(b, path)
 	eng := engine.New()
 	for _, c := range []struct {
 		name string
@@ -168,15 +160,7 @@ func BenchmarkReadLayout(b *testing.B) {
 	b.SetBytes(fi.Size())
 	b.ReportAllocs()
 	for b.Loop() {
-		f, err := os.Open(path)
-		if err != nil {
-			b.Fatal(err)
-		}
-		_, err = checkpoint.ReadLayout(f)
-		f.Close()
-		if err != nil {
-			b.Fatal(err)
-		}
+		checkpointtest.File(b, path)
 	}
 }
 
