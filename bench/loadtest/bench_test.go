@@ -12,7 +12,6 @@ package main
 
 import (
 	"context"
-	"net"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -26,6 +25,7 @@ import (
 
 	"github.com/flinkpreflight/preflight/internal/checkpoint/checkpointtest"
 	"github.com/flinkpreflight/preflight/internal/engine"
+	"github.com/flinkpreflight/preflight/internal/testutil"
 	pb "github.com/flinkpreflight/preflight/proto/preflight/v1"
 	"github.com/flinkpreflight/preflight/server"
 )
@@ -68,23 +68,17 @@ func BenchmarkRPC(b *testing.B) {
 }
 
 // serveGRPC starts a server with cfg on a loopback port; it stops when the benchmark ends.
-func serveGRPC(b *testing.B, cfg server.Config) net.Addr {
+func serveGRPC(b *testing.B, cfg server.Config) string {
 	s, err := server.New(cfg)
 	if err != nil {
 		b.Fatal(err)
 	}
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		b.Fatal(err)
-	}
-	go s.ServeGRPC(l)
-	b.Cleanup(func() { s.Close() })
-	return l.Addr()
+	return testutil.ServeLoopback(b, s.ServeGRPC, s.Close)
 }
 
 func benchRPC(b *testing.B, name string, cfg server.Config, path string) {
 	addr := serveGRPC(b, cfg)
-	conn, err := grpc.NewClient(addr.String(), grpc.WithTransportCredentials(insecure.NewCredentials()))
+	conn, err := grpc.NewClient(addr, grpc.WithTransportCredentials(insecure.NewCredentials()))
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -174,7 +168,7 @@ func BenchmarkGenerator(b *testing.B) {
 	addr := serveGRPC(b, server.Config{Allow: []string{filepath.Dir(filepath.Dir(path))}, QueueWait: 1 << 62})
 	calls := []genCall{echoCall(), checkCall("deny", cachedRequest(path, 8), pb.Verdict_VERDICT_DENY), checkCall("allow", cachedRequest(path, 4), pb.Verdict_VERDICT_ALLOW)}
 	for _, codec := range []string{"raw", "pb"} {
-		g, err := newNativeGen(addr.String(), 1, codec, 20*time.Second)
+		g, err := newNativeGen(addr, 1, codec, 20*time.Second)
 		if err != nil {
 			b.Fatal(err)
 		}

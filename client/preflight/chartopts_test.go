@@ -1,7 +1,6 @@
 package main
 
 import (
-	"net"
 	"os"
 	"path/filepath"
 	"sync"
@@ -13,6 +12,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/flinkpreflight/preflight/internal/flinkrest/flinkresttest"
+	"github.com/flinkpreflight/preflight/internal/testutil"
 	pb "github.com/flinkpreflight/preflight/proto/preflight/v1"
 )
 
@@ -56,12 +56,7 @@ func TestServerAskedForChartRowsOnly(t *testing.T) {
 	rec := &optionsRecorder{}
 	gs := grpc.NewServer()
 	pb.RegisterPreflightServiceServer(gs, rec)
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	go gs.Serve(l)
-	t.Cleanup(gs.Stop)
+	addr := testutil.ServeLoopback(t, gs.Serve, gs.Stop)
 
 	dir := compactSinkDir(t)
 	b, err := os.ReadFile(filepath.Join(dir, "_metadata"))
@@ -91,7 +86,7 @@ func TestServerAskedForChartRowsOnly(t *testing.T) {
 			{[]string{"-o", "json", "--subtasks"}, false, true},
 			{[]string{"--subtasks"}, false, true},
 		} {
-			call := append(append(append([]string{}, args...), "-p", "8", "--server", l.Addr().String(), "--insecure"), tt.extra...)
+			call := append(append(append([]string{}, args...), "-p", "8", "--server", addr, "--insecure"), tt.extra...)
 			rec.last = nil
 			if code, _, stderr := runCLI(t, call...); code == exitAllow || rec.options() == nil {
 				t.Fatalf("%s %v: exit %d, no request recorded; stderr %s", way, tt.extra, code, stderr)

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"net"
 	"os"
 	"path/filepath"
 	"strings"
@@ -11,6 +10,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/flinkpreflight/preflight/client"
+	"github.com/flinkpreflight/preflight/internal/testutil"
 	pb "github.com/flinkpreflight/preflight/proto/preflight/v1"
 	"github.com/flinkpreflight/preflight/server"
 )
@@ -28,13 +28,7 @@ func startGRPCServer(t *testing.T, allow ...string) (*server.Server, string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	go srv.ServeGRPC(l)
-	t.Cleanup(srv.Close)
-	return srv, l.Addr().String()
+	return srv, testutil.ServeLoopback(t, srv.ServeGRPC, srv.Close)
 }
 
 // TestEmbeddedAndRemoteAgree runs the same checks in-process, by upload to a server and by URI on
