@@ -29,6 +29,38 @@ final class Options {
         throw new ConfigException("'" + key + "' is '" + v + "': use true or false");
     }
 
+    /**
+     * A failure policy, true for fail-closed: fail-open or fail-closed (also open or closed, any
+     * case, '_' for '-'), empty for byDefault. The error names the default first.
+     */
+    static boolean failClosed(String key, String v, boolean byDefault) throws ConfigException {
+        switch (trimmed(v).toLowerCase(Locale.ROOT).replace('_', '-')) {
+            case "":
+                return byDefault;
+            case "fail-closed":
+            case "closed":
+                return true;
+            case "fail-open":
+            case "open":
+                return false;
+            default:
+                throw new ConfigException("'" + key + "' is '" + v + "': use "
+                        + (byDefault ? "fail-closed or fail-open" : "fail-open or fail-closed"));
+        }
+    }
+
+    /**
+     * The failure policy alone, read leniently, so that even a configuration that fails to parse
+     * is handled the way the user asked; anything unreadable means fail-closed.
+     */
+    static boolean failClosedLeniently(String key, String v, boolean byDefault) {
+        try {
+            return failClosed(key, v, byDefault);
+        } catch (ConfigException e) {
+            return true;
+        }
+    }
+
     /** An absolute http(s) URI with a host, as preflightd and Flink's REST API need. */
     static URI httpUri(String key, String v) throws ConfigException {
         URI u;

@@ -2,7 +2,6 @@ package com.github.flinkpreflight.autoscaler;
 
 import java.net.URI;
 import java.time.Duration;
-import java.util.Locale;
 import java.util.Map;
 
 /**
@@ -77,16 +76,9 @@ final class AdapterConfig {
         this.dryRun = dryRun;
     }
 
-    /**
-     * The failure policy alone, read leniently, so that even a configuration that fails to parse
-     * is handled the way the user asked; anything unreadable means fail-closed.
-     */
+    /** The failure policy alone, read leniently (Options.failClosedLeniently). */
     static FailurePolicy failurePolicyOf(Map<String, String> conf) {
-        try {
-            return parsePolicy(conf.get(ON_FAILURE));
-        } catch (ConfigException e) {
-            return FailurePolicy.FAIL_CLOSED;
-        }
+        return policy(Options.failClosedLeniently(ON_FAILURE, conf.get(ON_FAILURE), true));
     }
 
     /** The dry-run flag alone, read leniently: only a clear "true" is a dry run. */
@@ -132,19 +124,11 @@ final class AdapterConfig {
     }
 
     static FailurePolicy parsePolicy(String v) throws ConfigException {
-        String s = Options.trimmed(v).toLowerCase(Locale.ROOT).replace('_', '-');
-        switch (s) {
-            case "":
-            case "fail-closed":
-            case "closed":
-                return FailurePolicy.FAIL_CLOSED;
-            case "fail-open":
-            case "open":
-                return FailurePolicy.FAIL_OPEN;
-            default:
-                throw new ConfigException(
-                        "'" + ON_FAILURE + "' is '" + v + "': use fail-closed or fail-open");
-        }
+        return policy(Options.failClosed(ON_FAILURE, v, true));
+    }
+
+    private static FailurePolicy policy(boolean failClosed) {
+        return failClosed ? FailurePolicy.FAIL_CLOSED : FailurePolicy.FAIL_OPEN;
     }
 
     /** {@code v1_19} (the operator's FlinkVersion enum name) to {@code 1.19}; else empty. */

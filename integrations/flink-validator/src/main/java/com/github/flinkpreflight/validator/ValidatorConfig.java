@@ -2,7 +2,6 @@ package com.github.flinkpreflight.validator;
 
 import java.net.URI;
 import java.time.Duration;
-import java.util.Locale;
 import java.util.Map;
 
 /**
@@ -44,16 +43,9 @@ final class ValidatorConfig {
         this.dryRun = dryRun;
     }
 
-    /**
-     * The failure policy alone, read leniently, so that even a configuration that fails to parse
-     * is handled the way the user asked; anything unreadable means fail-closed.
-     */
+    /** The failure policy alone, read leniently (Options.failClosedLeniently). */
     static boolean failClosedOf(Map<String, String> conf) {
-        try {
-            return parsePolicy(conf.get(PREFIX + ON_FAILURE));
-        } catch (ConfigException e) {
-            return true;
-        }
+        return Options.failClosedLeniently(PREFIX + ON_FAILURE, conf.get(PREFIX + ON_FAILURE), false);
     }
 
     static ValidatorConfig parse(Map<String, String> conf) throws ConfigException {
@@ -79,17 +71,6 @@ final class ValidatorConfig {
 
     /** fail-open (the default, as preflightd's --admission-failure-policy) or fail-closed. */
     static boolean parsePolicy(String v) throws ConfigException {
-        switch (Options.trimmed(v).toLowerCase(Locale.ROOT).replace('_', '-')) {
-            case "":
-            case "fail-open":
-            case "open":
-                return false;
-            case "fail-closed":
-            case "closed":
-                return true;
-            default:
-                throw new ConfigException(
-                        "'" + PREFIX + ON_FAILURE + "' is '" + v + "': use fail-open or fail-closed");
-        }
+        return Options.failClosed(PREFIX + ON_FAILURE, v, false);
     }
 }
