@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
-	"github.com/spf13/pflag"
 
 	"github.com/flinkpreflight/preflight/internal/engine"
 	"github.com/flinkpreflight/preflight/internal/findings"
@@ -129,18 +128,11 @@ CHECKPOINT is given, its newest restorable checkpoint or savepoint, which is nam
 	fl.StringSliceVar(&f.newJobOperators, "new-job-operators", nil, "IDs or uids of all operators of the new job (enables missing-operator checks)")
 	fl.BoolVar(&f.allowNonRestore, "allow-non-restored-state", false, "the restore uses --allowNonRestoredState")
 	fl.StringVar(&f.flinkVersion, "flink-version", "", "Flink version of the restoring cluster, e.g. 1.19.1 (unknown: version-dependent bugs are assumed to apply)")
-	connectorFlag(fl, &f.connectors)
-	checkSizeFlags(fl, &f)
-	restoreFlags(fl, &f)
 	fl.StringVar(&f.failOn, "fail-on", "error", "lowest severity that fails the check: info, warning or error")
 	fl.BoolVar(&f.subtasks, "subtasks", false, "include per-subtask detail in -o json (operators[].subtasks, the API's include_subtasks)")
 	fl.BoolVar(&f.full, "full", false, fmt.Sprintf("text and Markdown show every finding and operator (default: the first %d findings, most severe first, and %d operators, counting the rest)",
 		report.DefaultLimits.Findings, report.DefaultLimits.Operators))
-	outputFlag(cmd, &f.output)
-	f.remote.register(cmd)
-	f.remote.jobJarFlag(cmd)
-	f.job.register(cmd)
-	f.verify.register(cmd, false)
+	f.registerShared(cmd, false)
 	return cmd
 }
 
@@ -253,19 +245,24 @@ func planErrorMsg(err error) string {
 	return err.Error()
 }
 
-// checkSizeFlags registers the cluster's sizes that check and decide share.
-func checkSizeFlags(fl *pflag.FlagSet, f *checkFlags) {
+// registerShared registers the flags check and decide share: the cluster's connector versions
+// and sizes, how the job is restored (the restore mode, the Kafka transaction timeout and when
+// the snapshot was taken), the output format, the server or in-process engine with the job jar,
+// the job, and the state-file verification (on by default where verifyFiles).
+func (f *checkFlags) registerShared(cmd *cobra.Command, verifyFiles bool) {
+	fl := cmd.Flags()
+	fl.StringArrayVar(&f.connectors, "connector-version", nil, "version of a connector the job runs, NAME=VERSION, e.g. iceberg=1.4.3, flink-connector-kafka=3.2.0 (repeatable; unknown: version-dependent labels are assumed to apply)")
 	sizeFlag(fl, &f.frameSize, "frame-size", 10<<20, "RPC frame size of the cluster (pekko.framesize)")
 	sizeFlag(fl, &f.inlineThreshold, "inline-threshold", 20<<10, "execution.checkpointing.data-inline-threshold of the cluster")
 	sizeFlag(fl, &f.jmMemory, "jm-memory", 0, "JobManager heap available for the restore (0: unknown)")
-}
-
-// restoreFlags registers how the job is restored, which check and decide share: the restore
-// mode, the Kafka transaction timeout and when the snapshot was taken.
-func restoreFlags(fl *pflag.FlagSet, f *checkFlags) {
 	fl.StringVar(&f.restoreMode, "restore-mode", "", "how the job is restored: claim, no-claim or legacy (Flink's -claimMode; unset: Flink's default no-claim is assumed)")
 	fl.DurationVar(&f.txnTimeout, "kafka-transaction-timeout", 0, "transaction.timeout.ms of the job's Kafka producers, e.g. 15m (0: the connector's default, 1h)")
 	fl.StringVar(&f.snapshotTime, "snapshot-time", "", "when the checkpoint was taken, RFC 3339, e.g. 2026-12-05T06:00:00Z (for rules that depend on its age)")
+	outputFlag(cmd, &f.output)
+	f.remote.register(cmd)
+	f.remote.jobJarFlag(cmd)
+	f.job.register(cmd)
+	f.verify.register(cmd, verifyFiles)
 }
 
 // channelMappers reads KEY=MAPPER flags: the mapper by its Flink name (round-robin or
@@ -285,9 +282,4 @@ func channelMappers(flag string, vals []string) (map[string]pb.SubtaskMapper, er
 		out[strings.TrimSpace(k)] = pb.SubtaskMapper(m)
 	}
 	return out, nil
-}
-
-// connectorFlag adds --connector-version, for the version-dependent catalog labels and bugs.
-func connectorFlag(fl *pflag.FlagSet, p *[]string) {
-	fl.StringArrayVar(p, "connector-version", nil, "version of a connector the job runs, NAME=VERSION, e.g. iceberg=1.4.3, flink-connector-kafka=3.2.0 (repeatable; unknown: version-dependent labels are assumed to apply)")
 }

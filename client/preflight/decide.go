@@ -25,11 +25,7 @@ func newDecideCommand(code *int) *cobra.Command {
 		set      []string
 		align    bool
 		failOpen bool
-		output   string
-		check    checkFlags // the cluster options (--flink-version, --frame-size, ...)
-		job      jobFlags
-		remote   remoteFlags
-		verify   verifyFlags
+		check    checkFlags // what decide shares with check (registerShared) and its --flink-version, --fail-on, ...
 	)
 	cmd := &cobra.Command{
 		Use:   "decide [CHECKPOINT] --set VERTEX=P ...",
@@ -47,7 +43,7 @@ Exit codes: 0 APPROVE, 1 VETO, 4 ADJUST, 2 usage or input error, 3 internal or r
   preflight decide testdata/compact-sink --set compact-operator=8 -o json`,
 		Args: cobra.RangeArgs(0, 1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := job.validate(args); err != nil {
+			if err := check.job.validate(args); err != nil {
 				return err
 			}
 			if len(set) == 0 {
@@ -58,18 +54,18 @@ Exit codes: 0 APPROVE, 1 VETO, 4 ADJUST, 2 usage or input error, 3 internal or r
 			if err != nil {
 				return err
 			}
-			format, err := parseOutput(output)
+			format, err := parseOutput(check.output)
 			if err != nil {
 				return err
 			}
-			req := &pb.DecideRequest{Job: job.pbJob(), ProposedParallelism: plan.GetVertexParallelism(), Options: opts, AlignToKeyGroups: align}
+			req := &pb.DecideRequest{Job: check.job.pbJob(), ProposedParallelism: plan.GetVertexParallelism(), Options: opts, AlignToKeyGroups: align}
 			if failOpen {
 				req.OnFailure = pb.FailurePolicy_FAILURE_POLICY_FAIL_OPEN
 			}
-			if remote.server != "" {
-				verify.options(req.Options)
+			if check.remote.server != "" {
+				check.verify.options(req.Options)
 			}
-			resp, err := runDecide(cmd, args, req, &job, remote, &verify)
+			resp, err := runDecide(cmd, args, req, &check.job, check.remote, &check.verify)
 			if err != nil {
 				return err
 			}
@@ -88,16 +84,9 @@ Exit codes: 0 APPROVE, 1 VETO, 4 ADJUST, 2 usage or input error, 3 internal or r
 	fl.BoolVar(&align, "align-to-key-groups", false, "adjust only to parallelisms that divide the max parallelism")
 	fl.BoolVar(&failOpen, "fail-open", false, "approve the proposal when the job or checkpoint cannot be read (default: veto)")
 	fl.StringVar(&check.flinkVersion, "flink-version", "", "Flink version of the restoring cluster (default with --flink-rest: the cluster's)")
-	connectorFlag(fl, &check.connectors)
-	checkSizeFlags(fl, &check)
-	restoreFlags(fl, &check)
 	fl.StringVar(&check.failOn, "fail-on", "error", "lowest severity that vetoes: info, warning or error")
 	fl.BoolVar(&check.allowNonRestore, "allow-non-restored-state", false, "the restore uses --allowNonRestoredState")
-	outputFlag(cmd, &output)
-	remote.register(cmd)
-	remote.jobJarFlag(cmd)
-	job.register(cmd)
-	verify.register(cmd, true)
+	check.registerShared(cmd, true)
 	return cmd
 }
 
