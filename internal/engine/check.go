@@ -60,20 +60,21 @@ var (
 // check runs the simulator and the rules and builds the API report, stopping when ctx ends.
 // each nil: the report lists every operator. each set: every operator's message goes to each,
 // in report order, and the report keeps only those its text needs (charted, or named by a
-// finding or a safe-parallelism entry); see Request.Each.
+// finding or a safe-parallelism entry); see Request.Each. pieces set: every operator goes to
+// pieces, its rows a chunk at a time, and none is kept; see Request.Pieces.
 //
 // The job is simulated, checked and converted range of vertices by range (findings.Session),
 // so that the memory of a check is the layout, the report and one range's simulation. With the
 // JobManager-memory rule on (it sums every vertex), a first pass over the ranges keeps each
 // vertex's payload total, so the job is simulated twice.
 func (e *Engine) check(ctx context.Context, layout *checkpoint.Layout, source string, p *pb.RescalePlan, opts *pb.CheckOptions, detail SubtaskDetail,
-	each func(*pb.OperatorAssignment)) (_ *pb.RescaleReport, err error) {
+	each func(*pb.OperatorAssignment), pieces OperatorPieces) (_ *pb.RescaleReport, err error) {
 	stop, release := cancel.Watch(ctx)
 	defer release()
 	defer cancel.Recover(&err)
 	plan := toRescalePlan(p, opts)
 	fopts := findingsOptions(opts)
-	b := &reportBuilder{stop: stop, detail: detail, include: opts.GetIncludeSubtasks(), rowsFor: subtaskOperators(opts), each: each,
+	b := &reportBuilder{stop: stop, detail: detail, include: opts.GetIncludeSubtasks(), rowsFor: subtaskOperators(opts), each: each, pieces: pieces,
 		out: &pb.RescaleReport{Checkpoint: summary(layout, source)}}
 	s, err := findings.NewSession(ctx, layout, plan, e.catalog, fopts)
 	if err != nil {
@@ -137,6 +138,7 @@ type reportBuilder struct {
 	include bool            // CheckOptions.include_subtasks
 	rowsFor map[string]bool // CheckOptions.subtask_operators, lower case: every subtask of these
 	each    func(*pb.OperatorAssignment)
+	pieces  OperatorPieces // set: every operator goes there, in parts, and none is kept
 	out     *pb.RescaleReport
 
 	// shortLen is the length of every reported operator's short ID, in report order; next is
@@ -221,6 +223,9 @@ func (b *reportBuilder) add(res *rescale.Result, fs []findings.Finding) {
 			kept := b.each == nil || referenced[a.OperatorId] && (op.Name == "" && op.UID == "" || op.ID != v.ID)
 			switch {
 			case !hasSubtasks(op):
+			case (b.detail == SubtasksAsAsked && b.include || b.rowsFor[a.OperatorId]) && b.pieces != nil:
+				b.rowsInPieces(op, a)
+				continue
 			case b.detail == SubtasksAsAsked && b.include || b.rowsFor[a.OperatorId]:
 				a.Subtasks = make([]*pb.SubtaskAssignment, 0, op.NewParallelism)
 				for i := 0; i < op.NewParallelism; i++ {
@@ -236,6 +241,10 @@ func (b *reportBuilder) add(res *rescale.Result, fs []findings.Finding) {
 					b.chart(op, a)
 					b.nCharted, kept = b.nCharted+1, true
 				}
+			}
+			if b.pieces != nil {
+				b.piece(a, false)
+				continue
 			}
 			if b.each != nil {
 				b.each(a)
@@ -262,6 +271,44 @@ func (b *reportBuilder) add(res *rescale.Result, fs []findings.Finding) {
 				}
 			}
 		}
+	}
+}
+
+// OperatorPieces receives a report's operators in report order, in parts: a part not continued is
+// an operator's message with its first rows (subtasks), a continued part holds the operator_id of
+// the operator before it and more of its subtasks and old_subtasks, to be appended (the format of
+// the API's OperatorPage). The receiver owns each part. An error ends the check with it.
+type OperatorPieces func(op *pb.OperatorAssignment, continued bool) error
+
+// rowChunkBytes is about how many bytes of subtask rows (their encoded size) rowsInPieces builds
+// before handing them on: a row of a UNION operator lists every old subtask it reads, so an
+// operator's rows can be far larger than the rest of the report (64 MiB for 4096 → 8192).
+var rowChunkBytes = 256 << 10 // a variable so that tests can cut every row into a part of its own
+
+// rowsInPieces hands op's message a with its rows (include_subtasks) to pieces a chunk at a time,
+// so that the rows held are one chunk, not the operator's.
+func (b *reportBuilder) rowsInPieces(op *rescale.OperatorAssignment, a *pb.OperatorAssignment) {
+	part, continued, size := a, false, 0
+	for i := 0; i < op.NewParallelism; i++ {
+		b.stop.Check()
+		sa := subtaskAssignment(op, i)
+		sa.States = subtaskStates(op, i)
+		part.Subtasks = append(part.Subtasks, sa)
+		if size += proto.Size(sa); size >= rowChunkBytes {
+			b.piece(part, continued)
+			part, continued, size = &pb.OperatorAssignment{OperatorId: a.OperatorId}, true, 0
+		}
+	}
+	part.OldSubtasks = oldSubtasks(b.stop, op)
+	if !continued || len(part.Subtasks)+len(part.OldSubtasks) > 0 {
+		b.piece(part, continued)
+	}
+}
+
+// piece hands a part to pieces; its error unwinds the check (cancel.Recover returns it).
+func (b *reportBuilder) piece(op *pb.OperatorAssignment, continued bool) {
+	if err := b.pieces(op, continued); err != nil {
+		cancel.Unwind(err)
 	}
 }
 

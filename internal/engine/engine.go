@@ -101,12 +101,19 @@ type Request struct {
 	// keys may then be JobVertexIDs, and the report gains the job's vertices and PF200 findings
 	// (see checkJob).
 	Placement *placement.Result
+	// Pieces, when set, receives every operator as it is converted, with include_subtasks a
+	// chunk of rows at a time (see OperatorPieces), and the returned report keeps none: for a
+	// server answering in pieces, whose report (every subtask of a UNION operator lists every old
+	// subtask) can be far larger than the file. It cannot be combined with chart rows
+	// (SubtasksForChart picks its operators once all are seen), Each or Placement.
+	Pieces OperatorPieces
 }
 
-// errNoCheckpoint and errStreamedJob are a caller's mistakes, not the user's.
+// errNoCheckpoint, errStreamedJob and errPieces are a caller's mistakes, not the user's.
 var (
 	errNoCheckpoint = errors.New("engine: a check needs exactly one of Input.Reader and Layout")
 	errStreamedJob  = errors.New("engine: a check cannot both stream operators (Each) and place them in a job (Placement)")
+	errPieces       = errors.New("engine: a check in pieces (Pieces) cannot have chart rows, Each or Placement")
 )
 
 // Check validates the plan and options, decodes Input unless Layout is given, and checks the plan
@@ -119,6 +126,10 @@ func (e *Engine) Check(ctx context.Context, req Request) (*pb.RescaleReport, err
 	}
 	if req.Each != nil && req.Placement != nil {
 		return nil, errStreamedJob
+	}
+	if req.Pieces != nil && (req.Each != nil || req.Placement != nil || req.Detail == SubtasksForChart ||
+		req.Options.GetChartSubtasks() && !req.Options.GetIncludeSubtasks()) {
+		return nil, errPieces
 	}
 	plan := req.Plan
 	if req.Placement != nil {
@@ -140,7 +151,7 @@ func (e *Engine) Check(ctx context.Context, req Request) (*pb.RescaleReport, err
 	if detail == SubtasksAsAsked && req.Options.GetChartSubtasks() && !req.Options.GetIncludeSubtasks() {
 		detail = SubtasksForChart
 	}
-	c := checkRun{layout: layout, source: source, opts: req.Options, detail: detail, each: req.Each}
+	c := checkRun{layout: layout, source: source, opts: req.Options, detail: detail, each: req.Each, pieces: req.Pieces}
 	if req.Placement != nil {
 		return e.checkJob(ctx, c, plan, req.Placement)
 	}
@@ -154,6 +165,7 @@ type checkRun struct {
 	opts   *pb.CheckOptions
 	detail SubtaskDetail
 	each   func(*pb.OperatorAssignment)
+	pieces OperatorPieces
 }
 
 // checkPlan checks the (validated) plan against the decoded layout, unless ctx has ended
@@ -162,7 +174,7 @@ func (e *Engine) checkPlan(ctx context.Context, c checkRun, plan *pb.RescalePlan
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	return e.check(ctx, c.layout, c.source, plan, c.opts, c.detail, c.each)
+	return e.check(ctx, c.layout, c.source, plan, c.opts, c.detail, c.each, c.pieces)
 }
 
 // Inspect decodes the stream and describes it, stopping when ctx ends.

@@ -3,6 +3,7 @@ package engine
 import (
 	"bytes"
 	"context"
+	"errors"
 	"iter"
 	"os"
 	"strings"
@@ -78,7 +79,7 @@ func rangesMatchWholeJob(t *testing.T, layouts map[string]*checkpoint.Layout) {
 					opts := &pb.CheckOptions{IncludeSubtasks: true, RpcFrameSizeBytes: 64 << 10, JobmanagerMemoryBytes: jm}
 					check := func(ranges int) *pb.RescaleReport {
 						rangeOperators = ranges
-						rep, err := e.check(ctx, l, name, plan, opts, detail, nil)
+						rep, err := e.check(ctx, l, name, plan, opts, detail, nil, nil)
 						if err != nil {
 							t.Fatalf("%s: %v", name, err)
 						}
@@ -172,7 +173,7 @@ func streamTextMatches(t *testing.T, layouts map[string]*checkpoint.Layout) {
 			for _, ranges := range []int{1, 1 << 30} {
 				rangeOperators = ranges
 				opts := &pb.CheckOptions{RpcFrameSizeBytes: 64 << 10}
-				whole, err := e.check(ctx, l, name, plan, opts, SubtasksForChart, nil)
+				whole, err := e.check(ctx, l, name, plan, opts, SubtasksForChart, nil, nil)
 				if err != nil {
 					t.Fatalf("%s: %v", name, err)
 				}
@@ -181,7 +182,7 @@ func streamTextMatches(t *testing.T, layouts map[string]*checkpoint.Layout) {
 					t.Fatal(err)
 				}
 				var table report.OperatorTable
-				streamed, err := e.check(ctx, l, name, plan, opts, SubtasksForChart, table.Add)
+				streamed, err := e.check(ctx, l, name, plan, opts, SubtasksForChart, table.Add, nil)
 				if err != nil {
 					t.Fatalf("%s: %v", name, err)
 				}
@@ -220,7 +221,7 @@ func TestChartsCapped(t *testing.T) {
 	}
 	var table report.OperatorTable
 	// A 256-byte frame: every operator's payload (334 bytes a subtask) is refused (PF120).
-	rep, err := New().check(context.Background(), l, "synthetic", &pb.RescalePlan{DefaultParallelism: 4}, &pb.CheckOptions{RpcFrameSizeBytes: 256}, SubtasksForChart, table.Add)
+	rep, err := New().check(context.Background(), l, "synthetic", &pb.RescalePlan{DefaultParallelism: 4}, &pb.CheckOptions{RpcFrameSizeBytes: 256}, SubtasksForChart, table.Add, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -237,5 +238,78 @@ func TestChartsCapped(t *testing.T) {
 	}
 	if len(rep.Operators) > ChartOperators || table.Len() != 3000 {
 		t.Errorf("the report keeps %d operators, the table %d rows", len(rep.Operators), table.Len())
+	}
+}
+
+// TestCheckInPieces: the operators a check hands to Request.Pieces, their parts joined as the
+// API's client joins an OperatorPage's, are those of the same check without Pieces, with and
+// without include_subtasks, with subtask_operators, parts
+// of one row (so that every operator with rows is continued) and of the default size; a part
+// holds at most rowChunkBytes of rows plus one row; an error of the receiver ends the check.
+func TestCheckInPieces(t *testing.T) {
+	defer func(n int) { rowChunkBytes = n }(rowChunkBytes)
+	layouts := testdataLayouts(t)
+	var b bytes.Buffer
+	if err := scenarios.WriteSynthetic(&b, scenarios.SyntheticUnion(64)); err != nil {
+		t.Fatal(err)
+	}
+	l, err := checkpoint.ReadLayout(bytes.NewReader(b.Bytes()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	layouts["union"] = l
+	e, ctx := New(), context.Background()
+	continuedParts := 0
+	for name, l := range layouts {
+		for _, chunk := range []int{1, 256 << 10} {
+			for _, opts := range []*pb.CheckOptions{{}, {IncludeSubtasks: true}, {SubtaskOperators: []string{l.Operators[len(l.Operators)-1].ID.String()}}} {
+				rowChunkBytes = chunk
+				plan := &pb.RescalePlan{DefaultParallelism: 96}
+				want, err := e.Check(ctx, Request{Layout: l, Source: name, Plan: plan, Options: opts})
+				if err != nil {
+					t.Fatal(err)
+				}
+				var ops []*pb.OperatorAssignment
+				got, err := e.Check(ctx, Request{Layout: l, Source: name, Plan: plan, Options: opts, Pieces: func(op *pb.OperatorAssignment, continued bool) error {
+					rows := 0
+					for _, st := range op.GetSubtasks() {
+						rows += proto.Size(st)
+					}
+					if last := op.GetSubtasks(); len(last) > 0 && rows-proto.Size(last[len(last)-1]) >= chunk {
+						t.Errorf("%s: a part of %d bytes of rows", name, rows)
+					}
+					if !continued {
+						ops = append(ops, op)
+						return nil
+					}
+					continuedParts++
+					last := ops[len(ops)-1]
+					if op.GetOperatorId() != last.GetOperatorId() {
+						t.Fatalf("%s: a part of %s continues %s", name, op.GetOperatorId(), last.GetOperatorId())
+					}
+					last.Subtasks = append(last.Subtasks, op.Subtasks...)
+					last.OldSubtasks = append(last.OldSubtasks, op.OldSubtasks...)
+					return nil
+				}})
+				if err != nil {
+					t.Fatal(err)
+				}
+				if len(got.GetOperators()) > 0 {
+					t.Errorf("%s: the report kept %d operators", name, len(got.GetOperators()))
+				}
+				got.Operators = ops
+				if !proto.Equal(got, want) {
+					t.Errorf("%s, chunk %d, options %v: the joined report differs from the check's without Pieces", name, chunk, opts)
+				}
+			}
+		}
+	}
+	if continuedParts == 0 {
+		t.Error("no operator was handed on in several parts")
+	}
+	stop := errors.New("the receiver stops")
+	if _, err := e.Check(ctx, Request{Layout: l, Source: "union", Plan: &pb.RescalePlan{DefaultParallelism: 96}, Options: &pb.CheckOptions{IncludeSubtasks: true},
+		Pieces: func(*pb.OperatorAssignment, bool) error { return stop }}); !errors.Is(err, stop) {
+		t.Errorf("a receiver's error: the check returned %v", err)
 	}
 }
