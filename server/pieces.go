@@ -18,16 +18,9 @@ const pieceBytes = 1 << 20
 // sendPieces sends rep as CheckRescaleStream's pieces: pages of operators, then pages of
 // findings, an item too large for one page spread over several (continued pages), then the report
 // without its operators and findings. It reads rep and never changes it (a memoized report is
-// shared).
+// shared). A report whose operators were sent already (operatorPager) has none left.
 func sendPieces(rep *pb.RescaleReport, send func(*pb.ReportPiece) error) error {
-	ops := pager[*pb.OperatorAssignment]{
-		spread: []protoreflect.Name{"subtasks", "old_subtasks"},
-		keep:   []protoreflect.Name{"operator_id"},
-		send: func(page []*pb.OperatorAssignment, continued bool) error {
-			return send(&pb.ReportPiece{Piece: &pb.ReportPiece_Operators{
-				Operators: &pb.OperatorPage{Operators: page, Continued: continued}}})
-		},
-	}
+	ops := operatorPager(send)
 	if err := ops.sendAll(rep.GetOperators()); err != nil {
 		return err
 	}
@@ -46,44 +39,99 @@ func sendPieces(rep *pb.RescaleReport, send func(*pb.ReportPiece) error) error {
 	return send(&pb.ReportPiece{Piece: &pb.ReportPiece_Report{Report: last}})
 }
 
+// operatorPager sends pages of operators; its add takes the parts engine.Request.Pieces
+// hands on.
+func operatorPager(send func(*pb.ReportPiece) error) *pager[*pb.OperatorAssignment] {
+	return &pager[*pb.OperatorAssignment]{
+		spread: []protoreflect.Name{"subtasks", "old_subtasks"},
+		keep:   []protoreflect.Name{"operator_id"},
+		send: func(page []*pb.OperatorAssignment, continued bool) error {
+			return send(&pb.ReportPiece{Piece: &pb.ReportPiece_Operators{
+				Operators: &pb.OperatorPage{Operators: page, Continued: continued}}})
+		},
+	}
+}
+
 // pager sends a list of messages in pages of at most pieceBytes. A message larger than a page is
 // sent over several: first its fields with as many elements of its spread lists as fit, then
-// continued pages holding the keep fields and the next elements.
+// continued pages holding the keep fields and the next elements. Messages are added one at a
+// time (add, then flush), or all at once (sendAll).
 type pager[T proto.Message] struct {
 	spread, keep []protoreflect.Name
 	send         func(page []T, continued bool) error
+
+	page      []T // not sent yet
+	size      int
+	continued bool // the page's first message continues the last one sent
 }
 
-func (p pager[T]) sendAll(items []T) error {
-	var page []T
-	size := 0
+func (p *pager[T]) sendAll(items []T) error {
 	for _, it := range items {
-		n := proto.Size(it)
-		if len(page) > 0 && (size+n > pieceBytes || n > pieceBytes) {
-			if err := p.send(page, false); err != nil {
-				return err
-			}
-			page, size = nil, 0
+		if err := p.add(it, false); err != nil {
+			return err
 		}
-		if n > pieceBytes {
-			if err := p.split(it); err != nil {
-				return err
-			}
-			continue
-		}
-		page, size = append(page, it), size+n
 	}
-	if len(page) == 0 {
+	return p.flush()
+}
+
+// add puts it on the page, sending the page first when it would outgrow pieceBytes. A continued
+// it holds the keep fields of the message added before it and more elements of its spread
+// lists: they are appended to that message while it is on the page (which then owns it; add
+// never changes a message that is not continued), else it starts a continued page.
+func (p *pager[T]) add(it T, continued bool) error {
+	n := proto.Size(it)
+	if continued && len(p.page) > 0 && p.size+n <= pieceBytes {
+		p.merge(p.page[len(p.page)-1], it)
+		p.size += n
 		return nil
 	}
-	return p.send(page, false)
+	if len(p.page) > 0 && (p.size+n > pieceBytes || n > pieceBytes) {
+		if err := p.flush(); err != nil {
+			return err
+		}
+	}
+	if n > pieceBytes {
+		return p.split(it, continued)
+	}
+	if len(p.page) == 0 {
+		p.continued = continued
+	}
+	p.page, p.size = append(p.page, it), p.size+n
+	return nil
 }
 
-// split sends one message larger than a page; each piece carries one spread element at least.
-func (p pager[T]) split(it T) error {
+// flush sends the page, if any.
+func (p *pager[T]) flush() error {
+	if len(p.page) == 0 {
+		return nil
+	}
+	page, continued := p.page, p.continued
+	p.page, p.size, p.continued = nil, 0, false
+	return p.send(page, continued)
+}
+
+// merge appends next's spread elements to last's.
+func (p *pager[T]) merge(last, next T) {
+	dst, src := last.ProtoReflect(), next.ProtoReflect()
+	for _, name := range p.spread {
+		fd := src.Descriptor().Fields().ByName(name)
+		from := src.Get(fd).List()
+		if from.Len() == 0 {
+			continue
+		}
+		to := dst.Mutable(fd).List()
+		for i := range from.Len() {
+			to.Append(from.Get(i))
+		}
+	}
+}
+
+// split sends one message larger than a page (the first piece continued when it is); each piece
+// carries one spread element at least.
+func (p *pager[T]) split(it T, continued bool) error {
 	src := it.ProtoReflect()
 	cur := shallowCopy(it, func(f protoreflect.Name) bool { return !slices.Contains(p.spread, f) })
-	size, elems, continued := proto.Size(cur), 0, false
+	size, elems := proto.Size(cur), 0
 	for _, name := range p.spread {
 		fd := src.Descriptor().Fields().ByName(name)
 		list := src.Get(fd).List()

@@ -132,34 +132,81 @@ func (v *service) InspectCheckpoint(ctx context.Context, req *pb.InspectCheckpoi
 // simulation only, so slow or stalled senders cannot occupy the slots. A client that sends no
 // message for UploadIdleTimeout is cut off.
 func (v *service) CheckRescaleUpload(stream grpc.ClientStreamingServer[pb.CheckRescaleUploadRequest, pb.CheckRescaleUploadResponse]) error {
-	report, err := v.uploadReport(stream)
+	report, err := v.uploadReport(stream, nil)
 	if err != nil {
 		return err
 	}
 	return stream.SendAndClose(&pb.CheckRescaleUploadResponse{Report: report})
 }
 
-// CheckRescaleStream is CheckRescale answered in pieces (pieces.go).
+// CheckRescaleStream is CheckRescale answered in pieces (pieces.go). With include_subtasks or
+// subtask_operators (streamsRows) the operators are sent as the engine converts them (Server.checkInPieces), so that the daemon never
+// holds the whole report: every subtask of a UNION operator lists every old subtask, 64 MiB of
+// rows for 4096 → 8192 from a 0.5 MB file.
 func (v *service) CheckRescaleStream(req *pb.CheckRescaleStreamRequest, stream grpc.ServerStreamingServer[pb.CheckRescaleStreamResponse]) error {
-	resp, err := v.CheckRescale(stream.Context(), &pb.CheckRescaleRequest{
-		Checkpoint: req.GetCheckpoint(), Plan: req.GetPlan(), Options: req.GetOptions(), Job: req.GetJob()})
-	if err != nil {
-		return err
+	send := func(p *pb.ReportPiece) error { return stream.Send(&pb.CheckRescaleStreamResponse{Piece: p}) }
+	r := &pb.CheckRescaleRequest{Checkpoint: req.GetCheckpoint(), Plan: req.GetPlan(), Options: req.GetOptions(), Job: req.GetJob()}
+	var report *pb.RescaleReport
+	if streamsRows(req.GetOptions()) && req.GetJob() == nil && !req.GetCheckpoint().GetLatest() {
+		rep, err := v.checkRescaleInPieces(stream.Context(), r, send)
+		if err != nil {
+			return err
+		}
+		report = rep
+	} else {
+		resp, err := v.CheckRescale(stream.Context(), r)
+		if err != nil {
+			return err
+		}
+		report = resp.GetReport()
 	}
-	return sendPieces(resp.GetReport(), func(p *pb.ReportPiece) error {
-		return stream.Send(&pb.CheckRescaleStreamResponse{Piece: p})
-	})
+	return sendPieces(report, send)
 }
 
-// CheckRescaleUploadStream is CheckRescaleUpload answered in pieces (pieces.go).
+// streamsRows reports whether a check answered in pieces sends its operators as they are
+// converted: when it asks for every subtask of all operators or of some (rows that can outgrow
+// the file many times), and not for chart rows, chosen once every operator is seen.
+func streamsRows(opts *pb.CheckOptions) bool {
+	return (opts.GetIncludeSubtasks() || len(opts.GetSubtaskOperators()) > 0) && !(opts.GetChartSubtasks() && !opts.GetIncludeSubtasks())
+}
+
+// checkRescaleInPieces is CheckRescale of a file (no job, no latest) sending the operators as
+// they are converted; the report it returns has none. It bypasses the result cache (memo.go),
+// which keeps whole reports: this path exists so that no whole report is built. Layouts are
+// cached as for any check.
+func (v *service) checkRescaleInPieces(ctx context.Context, req *pb.CheckRescaleRequest, send func(*pb.ReportPiece) error) (*pb.RescaleReport, error) {
+	ctx, err := v.s.withJobCode(ctx, req.GetOptions())
+	if err != nil {
+		return nil, err
+	}
+	if err := engine.ValidateRequest(req.GetPlan(), req.GetOptions()); err != nil {
+		return nil, toStatus(ctx, err)
+	}
+	layout, ref, mem, err := v.s.layoutOf(ctx, req.GetCheckpoint())
+	if err != nil {
+		return nil, toStatus(ctx, err)
+	}
+	defer mem.release()
+	report, err := v.s.checkInPieces(ctx, layout, ref.label, req.GetPlan(), req.GetOptions(), send)
+	if err != nil {
+		return nil, toStatus(ctx, err)
+	}
+	if verifyFilesOn(req.GetOptions(), false) {
+		res := v.s.verifyFiles(ctx, req.GetCheckpoint(), ref.label, req.GetOptions(), false, statefiles.DefaultBudget)
+		report = withFiles(report, res, req.GetOptions())
+	}
+	return report, nil
+}
+
+// CheckRescaleUploadStream is CheckRescaleUpload answered in pieces (pieces.go), the operators
+// sent as they are converted with include_subtasks or subtask_operators (as CheckRescaleStream).
 func (v *service) CheckRescaleUploadStream(stream grpc.BidiStreamingServer[pb.CheckRescaleUploadStreamRequest, pb.CheckRescaleUploadStreamResponse]) error {
-	report, err := v.uploadReport(uploadStreamRequests{stream})
+	send := func(p *pb.ReportPiece) error { return stream.Send(&pb.CheckRescaleUploadStreamResponse{Piece: p}) }
+	report, err := v.uploadReport(uploadStreamRequests{stream}, send)
 	if err != nil {
 		return err
 	}
-	return sendPieces(report, func(p *pb.ReportPiece) error {
-		return stream.Send(&pb.CheckRescaleUploadStreamResponse{Piece: p})
-	})
+	return sendPieces(report, send)
 }
 
 // uploadStreamRequests reads CheckRescaleUploadStream's messages as CheckRescaleUpload's (the
@@ -189,8 +236,9 @@ type uploadStream interface {
 	Recv() (*pb.CheckRescaleUploadRequest, error)
 }
 
-// uploadReport receives an upload, decoding while it arrives, and checks it.
-func (v *service) uploadReport(stream uploadStream) (*pb.RescaleReport, error) {
+// uploadReport receives an upload, decoding while it arrives, and checks it. With send set and
+// streamsRows, the operators are sent as they are converted and the report has none.
+func (v *service) uploadReport(stream uploadStream, send func(*pb.ReportPiece) error) (*pb.RescaleReport, error) {
 	ctx := stream.Context()
 	rx := v.s.receive(ctx, stream)
 	defer rx.stop()
@@ -243,7 +291,12 @@ func (v *service) uploadReport(stream uploadStream) (*pb.RescaleReport, error) {
 		return nil, toStatus(ctx, err)
 	}
 	mem.received()
-	report, err := v.s.check(ctx, layout, label, h.GetPlan(), h.GetOptions())
+	var report *pb.RescaleReport
+	if send != nil && streamsRows(h.GetOptions()) {
+		report, err = v.s.checkInPieces(ctx, layout, label, h.GetPlan(), h.GetOptions(), send)
+	} else {
+		report, err = v.s.check(ctx, layout, label, h.GetPlan(), h.GetOptions())
+	}
 	if err != nil {
 		return nil, toStatus(ctx, err)
 	}
@@ -583,6 +636,30 @@ func (c *countingReader) Read(p []byte) (int, error) {
 func (s *Server) check(ctx context.Context, l *checkpoint.Layout, label string, plan *pb.RescalePlan, opts *pb.CheckOptions) (*pb.RescaleReport, error) {
 	addLog(ctx, slog.String("source", label), slog.Int64("metadata_bytes", l.Size))
 	report, err := s.checkReport(ctx, l, label, plan, opts)
+	if err != nil {
+		return nil, err
+	}
+	addLog(ctx, slog.String("verdict", report.GetVerdict().String()), slog.Int("findings", len(report.GetFindings())))
+	s.metrics.verdicts.WithLabelValues(report.GetVerdict().String()).Inc()
+	return report, nil
+}
+
+// checkInPieces is check sending the operators in pages as the engine converts them
+// (engine.Request.Pieces, operatorPager) instead of keeping them: the report it returns has
+// none. The check slot is held while a page waits for the client to read (stream.Send's flow
+// control), as it is while any check runs.
+func (s *Server) checkInPieces(ctx context.Context, l *checkpoint.Layout, label string, plan *pb.RescalePlan, opts *pb.CheckOptions, send func(*pb.ReportPiece) error) (*pb.RescaleReport, error) {
+	addLog(ctx, slog.String("source", label), slog.Int64("metadata_bytes", l.Size))
+	slot, err := s.acquireCheck(ctx, l, plan, opts)
+	if err != nil {
+		return nil, err
+	}
+	defer slot.release()
+	ops := operatorPager(send)
+	report, err := s.engine(ctx).Check(ctx, engine.Request{Layout: l, Source: label, Plan: plan, Options: opts, Pieces: ops.add})
+	if err == nil {
+		err = ops.flush()
+	}
 	if err != nil {
 		return nil, err
 	}
