@@ -137,55 +137,82 @@ func callOptions(ctx context.Context) []grpc.CallOption {
 // CheckRescaleStream, so no message of the answer exceeds about 1 MiB however large the report
 // (every subtask of a high parallelism, a hundred thousand operators), and joins the pieces.
 func (c *Client) Check(ctx context.Context, req *pb.CheckRescaleRequest) (*pb.RescaleReport, error) {
+	var j joiner
+	if err := c.CheckInPieces(ctx, req, j.add); err != nil {
+		return nil, err
+	}
+	return j.rep, nil
+}
+
+// CheckInPieces is Check handing each piece of the answer to fn as it arrives, in order, instead
+// of joining them: pages of operators, pages of findings (a page marked continued begins with
+// more of the last item of the page before: its subtasks and old_subtasks, or state_names), and
+// last the report without its operators and findings. A caller that writes the pieces out holds
+// one at a time whatever the report's size. fn's error ends the call with it.
+func (c *Client) CheckInPieces(ctx context.Context, req *pb.CheckRescaleRequest, fn func(*pb.ReportPiece) error) error {
 	stream, err := c.api.CheckRescaleStream(ctx, &pb.CheckRescaleStreamRequest{
 		Checkpoint: req.GetCheckpoint(), Plan: req.GetPlan(), Options: req.GetOptions(), Job: req.GetJob()}, callOptions(ctx)...)
 	if err != nil {
-		return nil, err
+		return err
 	}
-	return receivePieces(stream.Recv)
+	return receivePieces(stream.Recv, fn)
 }
 
-// receivePieces joins a report answered in pieces (ReportPiece): the pages' operators and
-// findings in order, an item continued over several pages merged into one, and the last
-// piece's report.
-func receivePieces[M interface{ GetPiece() *pb.ReportPiece }](recv func() (M, error)) (*pb.RescaleReport, error) {
-	var ops []*pb.OperatorAssignment
-	var findings []*pb.Finding
+// receivePieces hands the pieces of a report (ReportPiece) to fn up to the last one, the report,
+// and reads on to the end of the stream.
+func receivePieces[M interface{ GetPiece() *pb.ReportPiece }](recv func() (M, error), fn func(*pb.ReportPiece) error) error {
 	for {
 		m, err := recv()
 		if errors.Is(err, io.EOF) {
-			return nil, errors.New("client: the server's answer ended before its report")
+			return errors.New("client: the server's answer ended before its report")
 		}
 		if err != nil {
-			return nil, err
+			return err
 		}
 		p := m.GetPiece()
-		switch {
-		case p.GetReport() != nil:
+		if err := fn(p); err != nil {
+			return err
+		}
+		if p.GetReport() != nil {
 			// The report is the last piece; reading on to the end of the stream completes the
 			// call (its header and trailer reach the caller's call options).
 			if _, err := recv(); !errors.Is(err, io.EOF) {
 				if err == nil {
 					err = errors.New("client: the server's answer goes on after its report")
 				}
-				return nil, err
+				return err
 			}
-			rep := p.GetReport()
-			rep.Operators, rep.Findings = ops, findings
-			return rep, nil
-		case p.GetOperators() != nil:
-			page := p.GetOperators()
-			ops = joinPage(ops, page.GetOperators(), page.GetContinued(), func(last, next *pb.OperatorAssignment) {
-				last.Subtasks = append(last.Subtasks, next.GetSubtasks()...)
-				last.OldSubtasks = append(last.OldSubtasks, next.GetOldSubtasks()...)
-			})
-		case p.GetFindings() != nil:
-			page := p.GetFindings()
-			findings = joinPage(findings, page.GetFindings(), page.GetContinued(), func(last, next *pb.Finding) {
-				last.StateNames = append(last.StateNames, next.GetStateNames()...)
-			})
+			return nil
 		}
 	}
+}
+
+// joiner joins a report answered in pieces: the pages' operators and findings in order, an item
+// continued over several pages merged into one, and the last piece's report.
+type joiner struct {
+	ops      []*pb.OperatorAssignment
+	findings []*pb.Finding
+	rep      *pb.RescaleReport
+}
+
+func (j *joiner) add(p *pb.ReportPiece) error {
+	switch {
+	case p.GetReport() != nil:
+		j.rep = p.GetReport()
+		j.rep.Operators, j.rep.Findings = j.ops, j.findings
+	case p.GetOperators() != nil:
+		page := p.GetOperators()
+		j.ops = joinPage(j.ops, page.GetOperators(), page.GetContinued(), func(last, next *pb.OperatorAssignment) {
+			last.Subtasks = append(last.Subtasks, next.GetSubtasks()...)
+			last.OldSubtasks = append(last.OldSubtasks, next.GetOldSubtasks()...)
+		})
+	case p.GetFindings() != nil:
+		page := p.GetFindings()
+		j.findings = joinPage(j.findings, page.GetFindings(), page.GetContinued(), func(last, next *pb.Finding) {
+			last.StateNames = append(last.StateNames, next.GetStateNames()...)
+		})
+	}
+	return nil
 }
 
 // joinPage appends a page's items to all; the first continues the last of all when continued.
@@ -223,19 +250,33 @@ func (c *Client) Upload(ctx context.Context, r io.Reader, header *pb.UploadHeade
 	return c.upload(ctx, r, header, nil)
 }
 
-func (c *Client) upload(callerCtx context.Context, r io.Reader, header *pb.UploadHeader, progress func(int64)) (*pb.RescaleReport, error) {
+// UploadInPieces is Upload handing each piece of the answer to fn as it arrives (see
+// CheckInPieces) instead of joining them.
+func (c *Client) UploadInPieces(ctx context.Context, r io.Reader, header *pb.UploadHeader, fn func(*pb.ReportPiece) error) error {
+	return c.uploadPieces(ctx, r, header, nil, fn)
+}
+
+func (c *Client) upload(ctx context.Context, r io.Reader, header *pb.UploadHeader, progress func(int64)) (*pb.RescaleReport, error) {
+	var j joiner
+	if err := c.uploadPieces(ctx, r, header, progress, j.add); err != nil {
+		return nil, err
+	}
+	return j.rep, nil
+}
+
+func (c *Client) uploadPieces(callerCtx context.Context, r io.Reader, header *pb.UploadHeader, progress func(int64), fn func(*pb.ReportPiece) error) error {
 	// A child context so that an early return (read error) cancels the stream instead of leaking it.
 	ctx, cancel := context.WithCancel(callerCtx)
 	defer cancel()
 	stream, err := c.api.CheckRescaleUploadStream(ctx, callOptions(callerCtx)...)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	if header == nil {
 		header = &pb.UploadHeader{}
 	}
 	if err := stream.Send(&pb.CheckRescaleUploadStreamRequest{Message: &pb.CheckRescaleUploadStreamRequest_Header{Header: header}}); err != nil {
-		return nil, recvStatus(stream, err)
+		return recvStatus(stream, err)
 	}
 	buf := make([]byte, ChunkSize)
 	var sent int64
@@ -244,7 +285,7 @@ func (c *Client) upload(callerCtx context.Context, r io.Reader, header *pb.Uploa
 		if n > 0 {
 			// Send copies into the transport before returning, so buf can be reused.
 			if err := stream.Send(&pb.CheckRescaleUploadStreamRequest{Message: &pb.CheckRescaleUploadStreamRequest_Chunk{Chunk: buf[:n]}}); err != nil {
-				return nil, recvStatus(stream, err)
+				return recvStatus(stream, err)
 			}
 			sent += int64(n)
 			if progress != nil {
@@ -259,15 +300,15 @@ func (c *Client) upload(callerCtx context.Context, r io.Reader, header *pb.Uploa
 			// context: a child learns of its parent's end only after the parent's Done closed,
 			// which may be what woke the reader.
 			if cerr := callerCtx.Err(); cerr != nil {
-				return nil, status.FromContextError(cerr).Err()
+				return status.FromContextError(cerr).Err()
 			}
-			return nil, fmt.Errorf("client: read upload: %w", rerr)
+			return fmt.Errorf("client: read upload: %w", rerr)
 		}
 	}
 	if err := stream.CloseSend(); err != nil {
-		return nil, err
+		return err
 	}
-	return receivePieces(stream.Recv)
+	return receivePieces(stream.Recv, fn)
 }
 
 // recvStatus turns a failed Send into the server's status: gRPC reports io.EOF from Send when the

@@ -11,7 +11,9 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
+	promtest "github.com/prometheus/client_golang/prometheus/testutil"
 	"google.golang.org/grpc"
 	"google.golang.org/protobuf/encoding/protojson"
 	"google.golang.org/protobuf/proto"
@@ -192,4 +194,106 @@ func TestPiecesRoundTrip(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestPiecesStreamedDuringCheck: with include_subtasks, CheckRescaleStream and
+// CheckRescaleUploadStream send the first operators while the check still runs (it ends, and
+// counts its verdict, only after its last operator is sent): a client that has read one piece
+// and reads no more within gRPC's flow-control window (64 KiB here) holds the check back, so the
+// daemon never holds the whole report (4 MB of rows for union 1024 → 2048). Once read to the
+// end, the pieces join into CheckRescale's report.
+func TestPiecesStreamedDuringCheck(t *testing.T) {
+	dir := t.TempDir()
+	var buf bytes.Buffer
+	if err := scenarios.WriteSynthetic(&buf, scenarios.SyntheticUnion(1024)); err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(dir, "_metadata")
+	if err := os.WriteFile(path, buf.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	h := startInProcess(t, Config{Allow: []string{dir}})
+	req := &pb.CheckRescaleRequest{Checkpoint: &pb.CheckpointSource{Source: &pb.CheckpointSource_Uri{Uri: path}},
+		Plan: &pb.RescalePlan{DefaultParallelism: 2048}, Options: &pb.CheckOptions{IncludeSubtasks: true}}
+	ctx := context.Background()
+	whole, err := pb.NewPreflightServiceClient(dialHarness(t, h, grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(64<<20)))).CheckRescale(ctx, req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := proto.Size(whole.GetReport()); n < 2<<20 {
+		t.Fatalf("the report is %d bytes: too small to outgrow the flow-control window many times", n)
+	}
+	// A fixed window: gRPC's estimate of the bandwidth-delay product would grow it to MiBs.
+	small := client.New(dialHarness(t, h, grpc.WithInitialWindowSize(64<<10), grpc.WithInitialConnWindowSize(64<<10)))
+	verdicts := func() float64 { return promtest.ToFloat64(h.s.metrics.verdicts.WithLabelValues("VERDICT_ALLOW")) }
+	for name, check := range map[string]func(fn func(*pb.ReportPiece) error) error{
+		"uri": func(fn func(*pb.ReportPiece) error) error { return small.CheckInPieces(ctx, req, fn) },
+		"upload": func(fn func(*pb.ReportPiece) error) error {
+			f, err := os.Open(path)
+			if err != nil {
+				return err
+			}
+			defer f.Close()
+			return small.UploadInPieces(ctx, f, &pb.UploadHeader{Plan: req.Plan, Options: req.Options}, fn)
+		},
+	} {
+		before := verdicts()
+		var pieces []*pb.ReportPiece
+		err := check(func(p *pb.ReportPiece) error {
+			if len(pieces) == 0 {
+				if p.GetOperators() == nil {
+					t.Errorf("%s: the first piece is not operators: %v", name, p)
+				}
+				// Reading no more: the daemon cannot send the rest, so its check cannot end.
+				time.Sleep(100 * time.Millisecond)
+				if verdicts() != before {
+					t.Errorf("%s: the check ended before its first piece was read", name)
+				}
+			}
+			pieces = append(pieces, p)
+			return nil
+		})
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		if verdicts() != before+1 {
+			t.Errorf("%s: %v verdicts counted after the check, want %v", name, verdicts(), before+1)
+		}
+		got := joinPieces(t, pieces)
+		got.Checkpoint.Source = whole.Report.Checkpoint.Source // an upload names its file otherwise
+		if !proto.Equal(got, whole.GetReport()) {
+			t.Errorf("%s: the joined report differs from CheckRescale's", name)
+		}
+	}
+}
+
+// joinPieces joins pieces as the Go client does, through a server answering them.
+func joinPieces(t *testing.T, pieces []*pb.ReportPiece) *pb.RescaleReport {
+	t.Helper()
+	s := grpc.NewServer()
+	pb.RegisterPreflightServiceServer(s, fixedPieces{pieces: pieces})
+	defer s.Stop()
+	conn, _ := testutil.DialBufconn(t, s.Serve)
+	c := client.New(conn)
+	defer c.Close()
+	rep, err := c.Check(context.Background(), &pb.CheckRescaleRequest{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rep
+}
+
+// fixedPieces answers CheckRescaleStream with the same pieces.
+type fixedPieces struct {
+	pb.UnimplementedPreflightServiceServer
+	pieces []*pb.ReportPiece
+}
+
+func (f fixedPieces) CheckRescaleStream(_ *pb.CheckRescaleStreamRequest, stream grpc.ServerStreamingServer[pb.CheckRescaleStreamResponse]) error {
+	for _, p := range f.pieces {
+		if err := stream.Send(&pb.CheckRescaleStreamResponse{Piece: p}); err != nil {
+			return err
+		}
+	}
+	return nil
 }
