@@ -3,6 +3,7 @@ package report
 import (
 	"bytes"
 	"errors"
+	"slices"
 
 	"google.golang.org/protobuf/encoding/protojson"
 	"google.golang.org/protobuf/proto"
@@ -23,11 +24,11 @@ var errJSONPieces = errors.New("report: protojson's output of a piece is not as 
 // whether nested or alone, and the indenter drops the whitespace it varies, so the bytes are
 // those of the whole report marshalled at once (TestWriteJSONPieces).
 func writeReportJSON(d *indenter, rep *pb.RescaleReport) error {
-	head, tail, err := marshalAround(rep, "operators", &pb.OperatorAssignment{})
+	segs, err := marshalAround(rep, "operators")
 	if err != nil {
 		return err
 	}
-	d.write(head)
+	d.write(segs[0])
 	ops := rep.GetOperators()
 	first := true
 	for len(ops) > 0 {
@@ -53,17 +54,17 @@ func writeReportJSON(d *indenter, rep *pb.RescaleReport) error {
 		}
 		ops = ops[n:]
 	}
-	d.write(tail)
+	d.write(segs[1])
 	return nil
 }
 
 // writeOperatorJSON writes one operator with its states a chunk at a time.
 func writeOperatorJSON(d *indenter, op *pb.OperatorAssignment) error {
-	head, tail, err := marshalAround(op, "states", &pb.StateAssignment{})
+	segs, err := marshalAround(op, "states")
 	if err != nil {
 		return err
 	}
-	d.write(head)
+	d.write(segs[0])
 	states := op.GetStates()
 	for k := 0; k < len(states); k += jsonChunk {
 		if k > 0 {
@@ -73,7 +74,7 @@ func writeOperatorJSON(d *indenter, op *pb.OperatorAssignment) error {
 			return err
 		}
 	}
-	d.write(tail)
+	d.write(segs[1])
 	return nil
 }
 
@@ -91,31 +92,45 @@ func writeList(d *indenter, m proto.Message, prefix string) error {
 	return nil
 }
 
-// marshalAround marshals m with its list field name replaced by one empty element, and returns
-// what comes before the list's elements (ending in '[') and after them (starting with ']').
-// m's other fields are shared, not copied.
-func marshalAround(m proto.Message, name protoreflect.Name, empty proto.Message) (head, tail []byte, err error) {
+// marshalAround marshals m with each of its list fields names (lists of messages, in field
+// order) replaced by one empty element, and returns the segments around the lists' elements:
+// what comes before the first list's elements (ending in '['), between one list's and the
+// next's, and after the last's (starting with ']'). m's other fields are shared, not copied.
+func marshalAround(m proto.Message, names ...protoreflect.Name) ([][]byte, error) {
 	src := m.ProtoReflect()
-	field := src.Descriptor().Fields().ByName(name)
-	if field == nil || !field.IsList() {
-		return nil, nil, errJSONPieces
+	fields := make([]protoreflect.FieldDescriptor, len(names))
+	for i, name := range names {
+		fd := src.Descriptor().Fields().ByName(name)
+		if fd == nil || !fd.IsList() || fd.Kind() != protoreflect.MessageKind {
+			return nil, errJSONPieces
+		}
+		fields[i] = fd
 	}
 	shell := src.New()
 	src.Range(func(fd protoreflect.FieldDescriptor, v protoreflect.Value) bool {
-		if fd != field {
+		if !slices.Contains(fields, fd) {
 			shell.Set(fd, v)
 		}
 		return true
 	})
-	shell.Mutable(field).List().Append(protoreflect.ValueOfMessage(empty.ProtoReflect()))
+	for _, fd := range fields {
+		list := shell.Mutable(fd).List()
+		list.Append(list.NewElement())
+	}
 	b, err := protojson.Marshal(shell.Interface())
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
-	marker := []byte(`"` + field.JSONName() + `":[{}]`)
-	if bytes.Count(b, marker) != 1 {
-		return nil, nil, errJSONPieces
+	segs := make([][]byte, 0, len(fields)+1)
+	at := 0
+	for _, fd := range fields {
+		marker := []byte(`"` + fd.JSONName() + `":[{}]`)
+		i := bytes.Index(b, marker)
+		if bytes.Count(b, marker) != 1 || i < at {
+			return nil, errJSONPieces
+		}
+		segs = append(segs, b[at:i+len(marker)-3])
+		at = i + len(marker) - 1
 	}
-	at := bytes.Index(b, marker)
-	return b[:at+len(marker)-3], b[at+len(marker)-1:], nil
+	return append(segs, b[at:]), nil
 }

@@ -86,3 +86,77 @@ func TestWriteJSONPieces(t *testing.T) {
 		})
 	}
 }
+
+// TestWriteJSONSpilled: a report whose operators arrive in pages, an operator's subtasks and old
+// subtasks continued over several in any order, is written from an OperatorSpill byte for byte
+// as WriteJSON writes the joined report.
+func TestWriteJSONSpilled(t *testing.T) {
+	rows := func(from, to int) []*pb.SubtaskAssignment {
+		var out []*pb.SubtaskAssignment
+		for i := from; i < to; i++ {
+			out = append(out, &pb.SubtaskAssignment{Index: int32(i), FromOldSubtasks: []int32{0, int32(i)}, StateBytes: int64(i),
+				States: []*pb.SubtaskStateShare{{Name: "offsets", Mode: "UNION", Elements: 2}}})
+		}
+		return out
+	}
+	old := func(from, to int) []*pb.OldSubtaskState {
+		var out []*pb.OldSubtaskState
+		for i := from; i < to; i++ {
+			out = append(out, &pb.OldSubtaskState{Index: int32(i), Bytes: 100})
+		}
+		return out
+	}
+	op := func(id string, subtasks []*pb.SubtaskAssignment, olds []*pb.OldSubtaskState) *pb.OperatorAssignment {
+		return &pb.OperatorAssignment{OperatorId: id, Name: "op " + id, NewParallelism: 6, MaxSubtaskPayloadBytes: 7, Position: 2,
+			States: []*pb.StateAssignment{{Name: "offsets", Mode: "UNION"}}, Subtasks: subtasks, OldSubtasks: olds}
+	}
+	cont := func(id string, subtasks []*pb.SubtaskAssignment, olds []*pb.OldSubtaskState) *pb.OperatorAssignment {
+		return &pb.OperatorAssignment{OperatorId: id, Subtasks: subtasks, OldSubtasks: olds}
+	}
+	page := func(continued bool, ops ...*pb.OperatorAssignment) *pb.OperatorPage {
+		return &pb.OperatorPage{Operators: ops, Continued: continued}
+	}
+	rep := &pb.RescaleReport{Verdict: pb.Verdict_VERDICT_DENY, Findings: []*pb.Finding{{RuleId: "PF110", Message: `"operators":[{}] \"]}`}},
+		SafeParallelism: []*pb.SafeParallelism{{VertexId: "v", Requested: 6, Below: 4}}, Checkpoint: &pb.CheckpointSummary{Source: "s"}}
+	for name, pages := range map[string][]*pb.OperatorPage{
+		"none":              nil,
+		"one part each":     {page(false, op("a", nil, nil), op("b", rows(0, 3), old(0, 2))), page(false, op("c", rows(0, 1), nil))},
+		"rows continued":    {page(false, op("a", nil, nil), op("b", rows(0, 2), nil)), page(true, cont("b", rows(2, 4), nil)), page(true, cont("b", rows(4, 6), old(0, 3)), op("c", nil, nil))},
+		"old interleaved":   {page(false, op("b", rows(0, 2), old(0, 1))), page(true, cont("b", nil, old(1, 2))), page(true, cont("b", rows(2, 6), nil))},
+		"only old subtasks": {page(false, op("b", nil, old(0, 1))), page(true, cont("b", nil, old(1, 3)))},
+		"last continued":    {page(false, op("a", rows(0, 1), nil)), page(true, cont("a", rows(1, 2), nil))},
+	} {
+		t.Run(name, func(t *testing.T) {
+			joined := proto.Clone(rep).(*pb.RescaleReport)
+			spill, err := NewOperatorSpill()
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer spill.Close()
+			for _, p := range pages {
+				if err := spill.AddPage(p); err != nil {
+					t.Fatal(err)
+				}
+				for i, op := range p.GetOperators() {
+					op = proto.Clone(op).(*pb.OperatorAssignment)
+					if i == 0 && p.GetContinued() {
+						last := joined.Operators[len(joined.Operators)-1]
+						last.Subtasks, last.OldSubtasks = append(last.Subtasks, op.Subtasks...), append(last.OldSubtasks, op.OldSubtasks...)
+						continue
+					}
+					joined.Operators = append(joined.Operators, op)
+				}
+			}
+			var want, got bytes.Buffer
+			if err := WriteJSON(&want, joined); err != nil {
+				t.Fatal(err)
+			}
+			if err := WriteJSONSpilled(&got, rep, spill); err != nil {
+				t.Fatal(err)
+			}
+			if !bytes.Equal(got.Bytes(), want.Bytes()) {
+				t.Errorf("spilled:\n%s\nwant\n%s", got.String(), want.String())
+			}
+		})
+	}
+}
