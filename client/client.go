@@ -137,11 +137,11 @@ func callOptions(ctx context.Context) []grpc.CallOption {
 // CheckRescaleStream, so no message of the answer exceeds about 1 MiB however large the report
 // (every subtask of a high parallelism, a hundred thousand operators), and joins the pieces.
 func (c *Client) Check(ctx context.Context, req *pb.CheckRescaleRequest) (*pb.RescaleReport, error) {
-	var j joiner
-	if err := c.CheckInPieces(ctx, req, j.add); err != nil {
+	var j Joiner
+	if err := c.CheckInPieces(ctx, req, j.Add); err != nil {
 		return nil, err
 	}
-	return j.rep, nil
+	return j.Report(), nil
 }
 
 // CheckInPieces is Check handing each piece of the answer to fn as it arrives, in order, instead
@@ -187,15 +187,20 @@ func receivePieces[M interface{ GetPiece() *pb.ReportPiece }](recv func() (M, er
 	}
 }
 
-// joiner joins a report answered in pieces: the pages' operators and findings in order, an item
-// continued over several pages merged into one, and the last piece's report.
-type joiner struct {
+// Joiner joins a report answered in pieces (its Add is a callback of CheckInPieces and
+// UploadInPieces): the pages' operators and findings in order, an item continued over several
+// pages merged into one, and the last piece's report.
+type Joiner struct {
 	ops      []*pb.OperatorAssignment
 	findings []*pb.Finding
 	rep      *pb.RescaleReport
 }
 
-func (j *joiner) add(p *pb.ReportPiece) error {
+// Report is the joined report; nil before the last piece.
+func (j *Joiner) Report() *pb.RescaleReport { return j.rep }
+
+// Add joins the next piece.
+func (j *Joiner) Add(p *pb.ReportPiece) error {
 	switch {
 	case p.GetReport() != nil:
 		j.rep = p.GetReport()
@@ -257,11 +262,11 @@ func (c *Client) UploadInPieces(ctx context.Context, r io.Reader, header *pb.Upl
 }
 
 func (c *Client) upload(ctx context.Context, r io.Reader, header *pb.UploadHeader, progress func(int64)) (*pb.RescaleReport, error) {
-	var j joiner
-	if err := c.uploadPieces(ctx, r, header, progress, j.add); err != nil {
+	var j Joiner
+	if err := c.uploadPieces(ctx, r, header, progress, j.Add); err != nil {
 		return nil, err
 	}
-	return j.rep, nil
+	return j.Report(), nil
 }
 
 func (c *Client) uploadPieces(callerCtx context.Context, r io.Reader, header *pb.UploadHeader, progress func(int64), fn func(*pb.ReportPiece) error) error {

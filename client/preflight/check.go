@@ -88,9 +88,14 @@ CHECKPOINT is given, its newest restorable checkpoint or savepoint, which is nam
 			}
 			var rep *pb.RescaleReport
 			var table *report.OperatorTable
-			if f.job.restURL != "" || f.job.latest {
+			var spill *report.OperatorSpill
+			switch {
+			case f.job.restURL != "" || f.job.latest:
 				rep, err = discoveredReport(cmd, args, plan, opts, f.remote, &f.job, format == report.Text)
-			} else {
+			case format == report.JSON && f.subtasks && f.remote.server != "":
+				// Written as the pieces arrive: the operators spilled, not joined.
+				rep, spill, err = spilledReport(cmd, args[0], plan, opts, f.remote)
+			default:
 				if format == report.Text {
 					table = &report.OperatorTable{}
 				}
@@ -99,6 +104,9 @@ CHECKPOINT is given, its newest restorable checkpoint or savepoint, which is nam
 			if err != nil {
 				return err
 			}
+			if spill != nil {
+				defer spill.Close()
+			}
 			if !serverVerifies(f.remote, args) {
 				f.verify.apply(cmd.Context(), verifyTarget(rep, args), rep, opts)
 			}
@@ -106,9 +114,12 @@ CHECKPOINT is given, its newest restorable checkpoint or savepoint, which is nam
 			if f.full {
 				lim = report.NoLimits
 			}
-			if table != nil && table.Len() > 0 {
+			switch {
+			case spill != nil:
+				err = report.WriteJSONSpilled(cmd.OutOrStdout(), rep, spill)
+			case table != nil && table.Len() > 0:
 				err = report.WriteTextLimited(cmd.OutOrStdout(), rep, table, lim)
-			} else {
+			default:
 				err = report.WriteCheckLimited(cmd.OutOrStdout(), format, rep, lim)
 			}
 			if err != nil {

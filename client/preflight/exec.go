@@ -53,27 +53,61 @@ func checkpointReport(cmd *cobra.Command, target string, plan *pb.RescalePlan, o
 	if chart && !opts.GetIncludeSubtasks() {
 		opts.ChartSubtasks = true // the rows the chart draws, not every subtask
 	}
+	var j client.Joiner
+	if err := remoteCheck(cmd, target, plan, opts, remote, j.Add); err != nil {
+		return nil, err
+	}
+	return j.Report(), nil
+}
+
+// spilledReport asks the server for the report of a check whose operators can be far larger
+// than the file (include_subtasks: every subtask of a UNION operator lists every old subtask, 64
+// MiB for 4096 → 8192 from 0.5 MB) and spills their pages to a temporary file as they arrive
+// (report.WriteJSONSpilled writes them after the verdict and findings, which come last). The
+// report returned has the findings and no operators; close the spill once written.
+func spilledReport(cmd *cobra.Command, target string, plan *pb.RescalePlan, opts *pb.CheckOptions, remote remoteFlags) (*pb.RescaleReport, *report.OperatorSpill, error) {
+	spill, err := report.NewOperatorSpill()
+	if err != nil {
+		return nil, nil, err
+	}
+	var rest client.Joiner
+	err = remoteCheck(cmd, target, plan, opts, remote, func(p *pb.ReportPiece) error {
+		if page := p.GetOperators(); page != nil {
+			return spill.AddPage(page)
+		}
+		return rest.Add(p)
+	})
+	if err != nil {
+		spill.Close()
+		return nil, nil, err
+	}
+	return rest.Report(), spill, nil
+}
+
+// remoteCheck asks the server to check target, by URI or by uploading the local file (which
+// the server never needs access to), handing the answer's pieces to fn.
+func remoteCheck(cmd *cobra.Command, target string, plan *pb.RescalePlan, opts *pb.CheckOptions, remote remoteFlags, fn func(*pb.ReportPiece) error) error {
+	ctx := cmd.Context()
 	opts = remote.sendCode(opts)
 	c, err := dial(ctx, remote)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	defer c.Close()
 	var notes serverNotes
 	ctx = notes.context(ctx)
 	defer notes.print(cmd.ErrOrStderr())
 	if isURI(target) {
-		return c.Check(ctx, &pb.CheckRescaleRequest{Checkpoint: &pb.CheckpointSource{Source: &pb.CheckpointSource_Uri{Uri: target}}, Plan: plan, Options: opts})
+		return c.CheckInPieces(ctx, &pb.CheckRescaleRequest{Checkpoint: &pb.CheckpointSource{Source: &pb.CheckpointSource_Uri{Uri: target}}, Plan: plan, Options: opts}, fn)
 	}
-	// Local files are streamed to the server, which never needs access to them.
 	f, size, err := openLocal(target)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	defer f.Close()
 	p := newProgress(cmd.ErrOrStderr(), size)
 	defer p.done()
-	return c.Upload(ctx, p.reader(f), &pb.UploadHeader{Plan: plan, Options: opts, SizeBytes: size, Name: f.Name()})
+	return c.UploadInPieces(ctx, p.reader(f), &pb.UploadHeader{Plan: plan, Options: opts, SizeBytes: size, Name: f.Name()}, fn)
 }
 
 // serverNotes collects a check's response headers; print writes the catalog disagreements the

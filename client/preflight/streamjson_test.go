@@ -1,0 +1,70 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"google.golang.org/protobuf/proto"
+
+	"github.com/flinkpreflight/preflight/client"
+	"github.com/flinkpreflight/preflight/internal/report"
+	"github.com/flinkpreflight/preflight/internal/scenarios"
+	pb "github.com/flinkpreflight/preflight/proto/preflight/v1"
+)
+
+// TestSubtasksJSONThroughServerSpilled: `check --subtasks -o json --server`, which spills the
+// operator pages as they arrive and writes the report at the end (report.WriteJSONSpilled), by
+// upload and by URI, writes byte for byte what report.WriteJSON writes of the joined report
+// (client.Check): a UNION operator at 768 → 1536 whose rows (2.3 MB) come over several pages,
+// continued.
+func TestSubtasksJSONThroughServerSpilled(t *testing.T) {
+	dir := t.TempDir()
+	var buf bytes.Buffer
+	if err := scenarios.WriteSynthetic(&buf, scenarios.SyntheticUnion(768)); err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(dir, "_metadata")
+	if err := os.WriteFile(path, buf.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	spills := t.TempDir()
+	t.Setenv("TMPDIR", spills)
+	addr := startServer(t, dir)
+	c, err := client.Dial(context.Background(), addr, client.Options{Insecure: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	plan, opts := &pb.RescalePlan{DefaultParallelism: 1536}, &pb.CheckOptions{IncludeSubtasks: true}
+	for name, target := range map[string]string{"upload": path, "uri": "file://" + path} {
+		var joined *pb.RescaleReport
+		if name == "upload" {
+			joined, err = c.CheckFile(context.Background(), path, plan, opts, nil)
+		} else {
+			joined, err = c.Check(context.Background(), &pb.CheckRescaleRequest{Checkpoint: &pb.CheckpointSource{Source: &pb.CheckpointSource_Uri{Uri: target}}, Plan: plan, Options: opts})
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n := proto.Size(joined); n < 1<<20 {
+			t.Fatalf("the report is %d bytes: one page", n)
+		}
+		var want bytes.Buffer
+		if err := report.WriteJSON(&want, joined); err != nil {
+			t.Fatal(err)
+		}
+		code, out, stderr := runCLI(t, "check", "-o", "json", "--subtasks", "-p", "1536", "--server", addr, "--insecure", target)
+		if code != verdictExitCode(joined.GetVerdict()) {
+			t.Fatalf("%s: exit %d: %s", name, code, stderr)
+		}
+		if out != want.String() {
+			t.Errorf("%s: the CLI's JSON (%d bytes) differs from WriteJSON of the joined report (%d bytes)", name, len(out), want.Len())
+		}
+	}
+	if left, _ := filepath.Glob(filepath.Join(spills, "*")); len(left) > 0 {
+		t.Errorf("spill files left behind: %v", left)
+	}
+}
