@@ -15,16 +15,24 @@ import (
 // sent in a piece of its own.
 const pieceBytes = 1 << 20
 
+// streamedPieceBytes is the size the pages of operators sent as the engine converts them
+// (Server.checkInPieces) stay under: their rows are held until the page is sent, at about twice
+// their encoded size (a UNION row's from_old_subtasks are int32s in memory, 1-2 bytes encoded),
+// so a smaller page keeps the daemon's heap, and the client's, a few MiB smaller
+// (bench/README.md).
+const streamedPieceBytes = 256 << 10
+
 // sendPieces sends rep as CheckRescaleStream's pieces: pages of operators, then pages of
 // findings, an item too large for one page spread over several (continued pages), then the report
 // without its operators and findings. It reads rep and never changes it (a memoized report is
 // shared). A report whose operators were sent already (operatorPager) has none left.
 func sendPieces(rep *pb.RescaleReport, send func(*pb.ReportPiece) error) error {
-	ops := operatorPager(send)
+	ops := operatorPager(send, pieceBytes)
 	if err := ops.sendAll(rep.GetOperators()); err != nil {
 		return err
 	}
 	findings := pager[*pb.Finding]{
+		limit:  pieceBytes,
 		spread: []protoreflect.Name{"state_names"},
 		keep:   []protoreflect.Name{"rule_id", "operator_id"},
 		send: func(page []*pb.Finding, continued bool) error {
@@ -39,10 +47,11 @@ func sendPieces(rep *pb.RescaleReport, send func(*pb.ReportPiece) error) error {
 	return send(&pb.ReportPiece{Piece: &pb.ReportPiece_Report{Report: last}})
 }
 
-// operatorPager sends pages of operators; its add takes the parts engine.Request.Pieces
-// hands on.
-func operatorPager(send func(*pb.ReportPiece) error) *pager[*pb.OperatorAssignment] {
+// operatorPager sends pages of operators of at most limit bytes; its add takes the parts
+// engine.Request.Pieces hands on.
+func operatorPager(send func(*pb.ReportPiece) error, limit int) *pager[*pb.OperatorAssignment] {
 	return &pager[*pb.OperatorAssignment]{
+		limit:  limit,
 		spread: []protoreflect.Name{"subtasks", "old_subtasks"},
 		keep:   []protoreflect.Name{"operator_id"},
 		send: func(page []*pb.OperatorAssignment, continued bool) error {
@@ -52,12 +61,13 @@ func operatorPager(send func(*pb.ReportPiece) error) *pager[*pb.OperatorAssignme
 	}
 }
 
-// pager sends a list of messages in pages of at most pieceBytes. A message larger than a page is
+// pager sends a list of messages in pages of at most limit bytes. A message larger than a page is
 // sent over several: first its fields with as many elements of its spread lists as fit, then
 // continued pages holding the keep fields and the next elements. Messages are added one at a
 // time (add, then flush), or all at once (sendAll).
 type pager[T proto.Message] struct {
 	spread, keep []protoreflect.Name
+	limit        int
 	send         func(page []T, continued bool) error
 
 	page      []T // not sent yet
@@ -74,23 +84,23 @@ func (p *pager[T]) sendAll(items []T) error {
 	return p.flush()
 }
 
-// add puts it on the page, sending the page first when it would outgrow pieceBytes. A continued
+// add puts it on the page, sending the page first when it would outgrow limit. A continued
 // it holds the keep fields of the message added before it and more elements of its spread
 // lists: they are appended to that message while it is on the page (which then owns it; add
 // never changes a message that is not continued), else it starts a continued page.
 func (p *pager[T]) add(it T, continued bool) error {
 	n := proto.Size(it)
-	if continued && len(p.page) > 0 && p.size+n <= pieceBytes {
+	if continued && len(p.page) > 0 && p.size+n <= p.limit {
 		p.merge(p.page[len(p.page)-1], it)
 		p.size += n
 		return nil
 	}
-	if len(p.page) > 0 && (p.size+n > pieceBytes || n > pieceBytes) {
+	if len(p.page) > 0 && (p.size+n > p.limit || n > p.limit) {
 		if err := p.flush(); err != nil {
 			return err
 		}
 	}
-	if n > pieceBytes {
+	if n > p.limit {
 		return p.split(it, continued)
 	}
 	if len(p.page) == 0 {
@@ -137,7 +147,7 @@ func (p *pager[T]) split(it T, continued bool) error {
 		list := src.Get(fd).List()
 		for i := range list.Len() {
 			n := elemSize(fd, list.Get(i))
-			if elems > 0 && size+n > pieceBytes {
+			if elems > 0 && size+n > p.limit {
 				if err := p.send([]T{cur.(T)}, continued); err != nil {
 					return err
 				}

@@ -655,7 +655,7 @@ func (s *Server) checkInPieces(ctx context.Context, l *checkpoint.Layout, label 
 		return nil, err
 	}
 	defer slot.release()
-	ops := operatorPager(send)
+	ops := operatorPager(send, streamedPieceBytes)
 	report, err := s.engine(ctx).Check(ctx, engine.Request{Layout: l, Source: label, Plan: plan, Options: opts, Pieces: ops.add})
 	if err == nil {
 		err = ops.flush()

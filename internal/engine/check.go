@@ -283,7 +283,7 @@ type OperatorPieces func(op *pb.OperatorAssignment, continued bool) error
 // rowChunkBytes is about how many bytes of subtask rows (their encoded size) rowsInPieces builds
 // before handing them on: a row of a UNION operator lists every old subtask it reads, so an
 // operator's rows can be far larger than the rest of the report (64 MiB for 4096 → 8192).
-var rowChunkBytes = 256 << 10 // a variable so that tests can cut every row into a part of its own
+var rowChunkBytes = 64 << 10 // a variable so that tests can cut every row into a part of its own
 
 // rowsInPieces hands op's message a with its rows (include_subtasks) to pieces a chunk at a time,
 // so that the rows held are one chunk, not the operator's.
