@@ -37,11 +37,9 @@ func TestE2EMemoryBudgetConcurrent(t *testing.T) {
 	errs := make([]error, 4)
 	start := time.Now()
 	for i := range errs {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
+		wg.Go(func() {
 			_, errs[i] = c.CheckFile(ctx, path, &pb.RescalePlan{DefaultParallelism: 2}, nil, nil)
-		}()
+		})
 	}
 	wg.Wait()
 	ok := 0

@@ -80,11 +80,9 @@ func TestOperatorHeavyBudget(t *testing.T) {
 	}()
 	errs := make([]error, 4)
 	for i := range errs {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
+		wg.Go(func() {
 			_, errs[i] = h.c.Upload(ctx, bytes.NewReader(file), &pb.UploadHeader{SizeBytes: size, Plan: plan})
-		}()
+		})
 	}
 	wg.Wait()
 	close(done)

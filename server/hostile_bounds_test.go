@@ -209,9 +209,7 @@ func TestAdmissionFairness(t *testing.T) {
 	order := make(chan string, 4)
 	var wg sync.WaitGroup
 	queue := func(ctx context.Context, name string) {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
+		wg.Go(func() {
 			g, err := a.acquire(ctx, true, 0, false)
 			if err != nil {
 				t.Error(name, err)
@@ -220,7 +218,7 @@ func TestAdmissionFairness(t *testing.T) {
 			order <- name
 			time.Sleep(10 * time.Millisecond)
 			g.release()
-		}()
+		})
 	}
 	for i := range 3 { // one at a time, so that the queue order is A0 A1 A2
 		queue(ctxA, fmt.Sprintf("A%d", i))
@@ -289,9 +287,7 @@ func TestHostileBurstQueues(t *testing.T) {
 	var wg sync.WaitGroup
 	start := time.Now()
 	for range callers {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
+		wg.Go(func() {
 			for range each {
 				_, err := h.c.Check(context.Background(), req)
 				switch {
@@ -301,7 +297,7 @@ func TestHostileBurstQueues(t *testing.T) {
 					failed.Add(1)
 				}
 			}
-		}()
+		})
 	}
 	wg.Wait()
 	if refused.Load() > 0 || failed.Load() > 0 {

@@ -196,9 +196,7 @@ func TestHostileMix(t *testing.T) {
 	healthDone := make(chan struct{})
 	var healthChecks, healthBad atomic.Int64
 	var healthWG sync.WaitGroup
-	healthWG.Add(1)
-	go func() {
-		defer healthWG.Done()
+	healthWG.Go(func() {
 		for {
 			select {
 			case <-healthDone:
@@ -214,7 +212,7 @@ func TestHostileMix(t *testing.T) {
 				t.Errorf("health during the run: %v", err)
 			}
 		}
-	}()
+	})
 
 	f := &failures{t: t}
 	var hostileSeen, goodSeen atomic.Int64
@@ -222,9 +220,7 @@ func TestHostileMix(t *testing.T) {
 	var wg sync.WaitGroup
 	start := time.Now()
 	for range hostileWorkers {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
+		wg.Go(func() {
 			for i := range work {
 				c := plan[i]
 				cctx, ccancel := context.WithTimeout(ctx, hostileCallLimit)
@@ -245,7 +241,7 @@ func TestHostileMix(t *testing.T) {
 					f.errorf("request %d (%s): %v, want %v containing %q", i, c.name, err, c.want, c.msg)
 				}
 			}
-		}()
+		})
 	}
 feed:
 	for i := range plan {
@@ -532,9 +528,7 @@ func TestHostileS3Outage(t *testing.T) {
 	// phase waits for one UNAVAILABLE per worker only.
 	const workers, perPhase, perDown = 8, 24, 8
 	for range workers {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
+		wg.Go(func() {
 			for range 2000 { // bounded; the controller stops the workers far earlier
 				select {
 				case <-stop:
@@ -551,14 +545,12 @@ func TestHostileS3Outage(t *testing.T) {
 					return
 				}
 			}
-		}()
+		})
 	}
 	var healthBad atomic.Int64
 	healthStop := make(chan struct{})
 	var hwg sync.WaitGroup
-	hwg.Add(1)
-	go func() {
-		defer hwg.Done()
+	hwg.Go(func() {
 		for {
 			select {
 			case <-healthStop:
@@ -571,7 +563,7 @@ func TestHostileS3Outage(t *testing.T) {
 			}
 			hcancel()
 		}
-	}()
+	})
 
 	counts := map[int32]int{}
 	var unavailable, okAfter int

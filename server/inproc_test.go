@@ -106,14 +106,12 @@ func TestPipe(t *testing.T) {
 	msg := bytes.Repeat([]byte("0123456789abcdef"), 1<<16) // 1 MiB
 	var wg sync.WaitGroup
 	for _, c := range []*pipeConn{a, b} {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
+		wg.Go(func() {
 			if _, err := c.Write(msg); err != nil {
 				t.Error(err)
 			}
 			c.w.close() // half-close: the peer reads EOF after msg
-		}()
+		})
 	}
 	wg.Wait() // neither write waited for a reader
 	for _, c := range []*pipeConn{a, b} {

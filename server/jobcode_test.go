@@ -171,8 +171,7 @@ func TestJobJarMemo(t *testing.T) {
 	var wg sync.WaitGroup
 	verdicts := make([]pb.Verdict, 8)
 	for i := range verdicts {
-		wg.Add(1)
-		go func() { defer wg.Done(); verdicts[i] = check(withJar) }()
+		wg.Go(func() { verdicts[i] = check(withJar) })
 	}
 	wg.Wait()
 	for i, v := range verdicts {

@@ -481,9 +481,7 @@ func TestMemoConcurrent(t *testing.T) {
 			var wg sync.WaitGroup
 			errs := make(chan error, 32)
 			for w := range 16 {
-				wg.Add(1)
-				go func() {
-					defer wg.Done()
+				wg.Go(func() {
 					for i := range 30 {
 						p := plans[(w+i)%len(plans)]
 						if got := newOutcome(h.c.Check(context.Background(), planReq(meta, p))); !got.equal(ref[p]) {
@@ -491,7 +489,7 @@ func TestMemoConcurrent(t *testing.T) {
 							return
 						}
 					}
-				}()
+				})
 			}
 			wg.Wait()
 			close(errs)

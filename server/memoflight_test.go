@@ -90,13 +90,11 @@ func TestSingleFlightIdenticalQuestions(t *testing.T) {
 			outs := make([]outcome, callers)
 			var wg sync.WaitGroup
 			for i := range callers {
-				wg.Add(1)
-				go func() {
-					defer wg.Done()
+				wg.Go(func() {
 					ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 					defer cancel()
 					outs[i] = newOutcome(h.c.Check(ctx, req))
-				}()
+				})
 			}
 			wg.Wait()
 			if n := probe.runs.Load(); n != 1 {

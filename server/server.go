@@ -218,16 +218,14 @@ func (s *Server) Shutdown(ctx context.Context) error {
 	defer cancel()
 	var wg sync.WaitGroup
 	var httpErr error
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
+	wg.Go(func() {
 		for _, srv := range srvs {
 			if err := srv.Shutdown(ctx); err != nil {
 				srv.Close()
 				httpErr = err
 			}
 		}
-	}()
+	})
 	stopped := make(chan struct{})
 	go func() { s.grpc.GracefulStop(); close(stopped) }()
 	var err error

@@ -149,9 +149,7 @@ func readPass(paths []string, workers int) pass {
 		var wg sync.WaitGroup
 		errs := make([]error, workers)
 		for w := range workers {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
+			wg.Go(func() {
 				for i := int(next.Add(1) - 1); i < len(paths); i = int(next.Add(1) - 1) {
 					fd, err := syscall.Open(paths[i], syscall.O_RDONLY|syscall.O_CLOEXEC, 0)
 					if err != nil {
@@ -170,7 +168,7 @@ func readPass(paths []string, workers int) pass {
 					}
 					syscall.Close(fd)
 				}
-			}()
+			})
 		}
 		wg.Wait()
 		return errors.Join(errs...)

@@ -251,9 +251,7 @@ func (g *nativeGen) loop(ctx context.Context, c genCall, conc, n int, want, reqB
 	start := time.Now()
 	for w := range min(conc, n) {
 		conn := g.conns[w%len(g.conns)]
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
+		wg.Go(func() {
 			raw := &rawMsg{b: want}
 			req := &rawMsg{b: reqBytes}
 			forceRaw := grpc.ForceCodecV2(rawCodec{})
@@ -297,7 +295,7 @@ func (g *nativeGen) loop(ctx context.Context, c genCall, conc, n int, want, reqB
 					lat[i] = d
 				}
 			}
-		}()
+		})
 	}
 	wg.Wait()
 	wall := time.Since(start)

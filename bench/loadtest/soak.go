@@ -223,9 +223,7 @@ func runSoak(ctx context.Context, d *daemon, c *client.Client, plan []*soakCase,
 	var wg sync.WaitGroup
 	start := time.Now()
 	for range conc {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
+		wg.Go(func() {
 			for sc := range work {
 				cctx, ccancel := context.WithTimeout(ctx, soakCallLimit)
 				rep, err := sc.call(cctx, c)
@@ -248,7 +246,7 @@ func runSoak(ctx context.Context, d *daemon, c *client.Client, plan []*soakCase,
 					goodRefused.Add(1)
 				}
 			}
-		}()
+		})
 	}
 	half, resume := make(chan struct{}), make(chan struct{})
 	go func() {

@@ -211,9 +211,7 @@ func (j *Jar) readVersions(ctx context.Context) error {
 	errs := make([]error, workers)
 	var wg sync.WaitGroup
 	for w := 0; w < workers; w++ {
-		wg.Add(1)
-		go func(w int) {
-			defer wg.Done()
+		wg.Go(func() {
 			// One read holds what a class header inflates from: the block header, its Huffman
 			// tables and the first symbols.
 			br := bufio.NewReaderSize(nil, 1024)
@@ -233,7 +231,7 @@ func (j *Jar) readVersions(ctx context.Context) error {
 				}
 				c.Major = h.Major
 			}
-		}(w)
+		})
 	}
 	wg.Wait()
 	for _, err := range errs {

@@ -403,9 +403,7 @@ func (s *simulation) distribute() {
 	}
 	close(next)
 	for range workers {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
+		wg.Go(func() {
 			var sc scratch
 			for sim := range next {
 				// A stopped worker drains nothing more; the others stop at their next check.
@@ -413,7 +411,7 @@ func (s *simulation) distribute() {
 					return
 				}
 			}
-		}()
+		})
 	}
 	wg.Wait()
 	s.stop.Check()
