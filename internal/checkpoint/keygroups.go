@@ -146,39 +146,22 @@ func compactKeyGroupSizes(sizes []int64, or uint64) KeyGroupSizes {
 	if len(sizes) == 0 {
 		return KeyGroupSizes{}
 	}
-	k := KeyGroupSizes{width: 8}
+	var k KeyGroupSizes
 	switch {
 	case or < 1<<16:
-		k.width = 2
-		k.data = make([]byte, 2*len(sizes))
-		b := k.data
+		k = KeyGroupSizes{width: 2, data: make([]byte, 0, 2*len(sizes))}
 		for _, v := range sizes {
-			if len(b) < 2 {
-				break
-			}
-			binary.LittleEndian.PutUint16(b, uint16(v))
-			b = b[2:]
+			k.data = binary.LittleEndian.AppendUint16(k.data, uint16(v))
 		}
 	case or < 1<<32:
-		k.width = 4
-		k.data = make([]byte, 4*len(sizes))
-		b := k.data
+		k = KeyGroupSizes{width: 4, data: make([]byte, 0, 4*len(sizes))}
 		for _, v := range sizes {
-			if len(b) < 4 {
-				break
-			}
-			binary.LittleEndian.PutUint32(b, uint32(v))
-			b = b[4:]
+			k.data = binary.LittleEndian.AppendUint32(k.data, uint32(v))
 		}
 	default:
-		k.data = make([]byte, 8*len(sizes))
-		b := k.data
+		k = KeyGroupSizes{width: 8, data: make([]byte, 0, 8*len(sizes))}
 		for _, v := range sizes {
-			if len(b) < 8 {
-				break
-			}
-			binary.LittleEndian.PutUint64(b, uint64(v))
-			b = b[8:]
+			k.data = binary.LittleEndian.AppendUint64(k.data, uint64(v))
 		}
 	}
 	return k
