@@ -107,22 +107,3 @@ func TestRunAndUnwind(t *testing.T) {
 		t.Fatalf("Unwind: %v", err)
 	}
 }
-
-// BenchmarkCheck is the per-iteration cost the loops pay: a nil flag (no deadline) and a live
-// one (one atomic load).
-func BenchmarkCheck(b *testing.B) {
-	live, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	for _, bc := range []struct {
-		name string
-		ctx  context.Context
-	}{{"no-deadline", context.Background()}, {"live-context", live}} {
-		b.Run(bc.name, func(b *testing.B) {
-			f, release := Watch(bc.ctx)
-			defer release()
-			for b.Loop() {
-				f.Check()
-			}
-		})
-	}
-}

@@ -41,21 +41,14 @@ func TestSimulateContextStops(t *testing.T) {
 func BenchmarkSimulateContextOverhead(b *testing.B) {
 	l := benchLayout(1000, 64, 8)
 	plan := Plan{DefaultParallelism: 4096}
-	live, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	for _, bc := range []struct {
-		name string
-		ctx  context.Context
-	}{{"no-deadline", context.Background()}, {"live-context", live}} {
-		b.Run(bc.name, func(b *testing.B) {
-			cpu := testutil.CPUTime()
-			for b.Loop() {
-				if _, err := SimulateContext(bc.ctx, l, plan); err != nil {
-					b.Fatal(err)
-				}
+	canceltest.Overhead(b, func(b *testing.B, ctx context.Context) {
+		cpu := testutil.CPUTime()
+		for b.Loop() {
+			if _, err := SimulateContext(ctx, l, plan); err != nil {
+				b.Fatal(err)
 			}
-			// CPU time, not wall time: the benchmark machine is shared.
-			b.ReportMetric(float64((testutil.CPUTime()-cpu).Microseconds())/1000/float64(b.N), "cpu-ms/simulation")
-		})
-	}
+		}
+		// CPU time, not wall time: the benchmark machine is shared.
+		b.ReportMetric(float64((testutil.CPUTime()-cpu).Microseconds())/1000/float64(b.N), "cpu-ms/simulation")
+	})
 }

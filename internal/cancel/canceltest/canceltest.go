@@ -1,7 +1,8 @@
 // Package canceltest checks, in tests, that a long CPU-bound computation stops when its caller
 // gives up: under a context that ended before the call and under a deadline that passes during
 // it, the computation must return the context's error, and soon. The packages whose loops watch
-// a cancel.Flag (rescale, findings, engine) share it.
+// a cancel.Flag (rescale, findings, engine) share it, and Overhead, the benchmark of what watching
+// costs.
 package canceltest
 
 import (
@@ -44,5 +45,19 @@ func Stops(t *testing.T, deadline, limit time.Duration, run func(t *testing.T, c
 				t.Errorf("error %v, want %v", err, tc.want)
 			}
 		})
+	}
+}
+
+// Overhead runs bench as two sub-benchmarks: under a context without a deadline (a watched loop
+// gets a nil flag) and under a live one that never ends during the run (one atomic load per
+// check), so that the two costs stand side by side.
+func Overhead(b *testing.B, bench func(b *testing.B, ctx context.Context)) {
+	live, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	for _, bc := range []struct {
+		name string
+		ctx  context.Context
+	}{{"no-deadline", context.Background()}, {"live-context", live}} {
+		b.Run(bc.name, func(b *testing.B) { bench(b, bc.ctx) })
 	}
 }
