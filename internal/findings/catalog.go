@@ -333,30 +333,26 @@ func (c *Catalog) MergeJSON(data []byte, source string) error {
 }
 
 func (c *Catalog) merge(u *Catalog) {
-	for _, e := range u.Entries {
+	c.Entries = mergeByID(c.Entries, u.Entries, func(e *CatalogEntry) string { return e.ID })
+	c.Bugs = mergeByID(c.Bugs, u.Bugs, func(b *Bug) string { return b.ID })
+}
+
+// mergeByID replaces the elements of dst that have the ID of an element of src by it, and appends
+// the elements of src whose ID dst lacks.
+func mergeByID[T any](dst, src []T, id func(*T) string) []T {
+	for _, x := range src {
 		replaced := false
-		for i := range c.Entries {
-			if c.Entries[i].ID == e.ID {
-				c.Entries[i] = e
+		for i := range dst {
+			if id(&dst[i]) == id(&x) {
+				dst[i] = x
 				replaced = true
 			}
 		}
 		if !replaced {
-			c.Entries = append(c.Entries, e)
+			dst = append(dst, x)
 		}
 	}
-	for _, b := range u.Bugs {
-		replaced := false
-		for i := range c.Bugs {
-			if c.Bugs[i].ID == b.ID {
-				c.Bugs[i] = b
-				replaced = true
-			}
-		}
-		if !replaced {
-			c.Bugs = append(c.Bugs, b)
-		}
-	}
+	return dst
 }
 
 func parseCatalog(data []byte, source string, user bool) (*Catalog, error) {
