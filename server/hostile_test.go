@@ -193,26 +193,7 @@ func TestHostileMix(t *testing.T) {
 	rng.Shuffle(len(plan), func(i, j int) { plan[i], plan[j] = plan[j], plan[i] })
 
 	// Health is polled throughout; every answer must be SERVING.
-	healthDone := make(chan struct{})
-	var healthChecks, healthBad atomic.Int64
-	var healthWG sync.WaitGroup
-	healthWG.Go(func() {
-		for {
-			select {
-			case <-healthDone:
-				return
-			case <-time.After(10 * time.Millisecond):
-			}
-			hctx, hcancel := context.WithTimeout(ctx, 5*time.Second)
-			err := h.c.Health(hctx)
-			hcancel()
-			healthChecks.Add(1)
-			if err != nil {
-				healthBad.Add(1)
-				t.Errorf("health during the run: %v", err)
-			}
-		}
-	})
+	health := pollHealth(ctx, h.c, 10*time.Millisecond, func(err error) { t.Errorf("health during the run: %v", err) })
 
 	f := &failures{t: t}
 	var hostileSeen, goodSeen atomic.Int64
@@ -255,12 +236,11 @@ feed:
 	close(work)
 	wg.Wait()
 	took := time.Since(start)
-	close(healthDone)
-	healthWG.Wait()
+	healthChecks, healthBad := health.stop()
 	if f.n.Load() > hostileMaxErrors {
 		t.Errorf("... and %d more failures", f.n.Load()-hostileMaxErrors)
 	}
-	if healthChecks.Load() == 0 {
+	if healthChecks == 0 {
 		t.Error("health was never checked during the run")
 	}
 	if err := h.c.Health(ctx); err != nil {
@@ -286,7 +266,7 @@ feed:
 	}
 	t.Logf("%d requests (%d hostile, %d good) by %d workers in %v (%.0f req/s; race detector %v); %d case kinds (%d hostile); health checked %d times, %d not SERVING; goroutines %d → %d; heap %.1f → %.1f MiB",
 		n, hostileSeen.Load(), goodSeen.Load(), hostileWorkers, took.Round(time.Millisecond), float64(n)/took.Seconds(), raceEnabled,
-		len(cases), len(bad), healthChecks.Load(), healthBad.Load(), baseG, nowG, mib(baseHeap), mib(heap))
+		len(cases), len(bad), healthChecks, healthBad, baseG, nowG, mib(baseHeap), mib(heap))
 }
 
 func mib(b uint64) float64 { return float64(b) / (1 << 20) }
@@ -547,23 +527,7 @@ func TestHostileS3Outage(t *testing.T) {
 			}
 		})
 	}
-	var healthBad atomic.Int64
-	healthStop := make(chan struct{})
-	var hwg sync.WaitGroup
-	hwg.Go(func() {
-		for {
-			select {
-			case <-healthStop:
-				return
-			case <-time.After(20 * time.Millisecond):
-			}
-			hctx, hcancel := context.WithTimeout(ctx, 5*time.Second)
-			if err := h.c.Health(hctx); err != nil {
-				healthBad.Add(1)
-			}
-			hcancel()
-		}
-	})
+	health := pollHealth(ctx, h.c, 20*time.Millisecond, nil)
 
 	counts := map[int32]int{}
 	var unavailable, okAfter int
@@ -633,10 +597,8 @@ func TestHostileS3Outage(t *testing.T) {
 	for r := range results {
 		judge(r)
 	}
-	close(healthStop)
-	hwg.Wait()
-	if healthBad.Load() > 0 {
-		t.Errorf("health was not SERVING %d times", healthBad.Load())
+	if _, healthBad := health.stop(); healthBad > 0 {
+		t.Errorf("health was not SERVING %d times", healthBad)
 	}
 	t.Logf("requests per starting phase (0 up, 1 stopping, 2 down, 3 restarting, 4 up again): %v; phase durations %v; %d UNAVAILABLE with RetryInfo, answered after %v on average", counts, took, unavailable, (unavailableTook / time.Duration(max(unavailable, 1))).Round(time.Millisecond))
 }
@@ -679,4 +641,43 @@ func restartGateway(t *testing.T, g *s3test.Gateway) {
 			t.Fatalf("versitygw did not listen again on %s: %s", g.Addr, log.String())
 		}
 	}
+}
+
+// healthPoll asks the server's health every interval until stop; every answer must be SERVING.
+type healthPoll struct {
+	done        chan struct{}
+	wg          sync.WaitGroup
+	checks, bad atomic.Int64
+}
+
+// pollHealth starts polling; onBad, if not nil, is told of each failed check.
+func pollHealth(ctx context.Context, c *client.Client, every time.Duration, onBad func(error)) *healthPoll {
+	p := &healthPoll{done: make(chan struct{})}
+	p.wg.Go(func() {
+		for {
+			select {
+			case <-p.done:
+				return
+			case <-time.After(every):
+			}
+			hctx, hcancel := context.WithTimeout(ctx, 5*time.Second)
+			err := c.Health(hctx)
+			hcancel()
+			p.checks.Add(1)
+			if err != nil {
+				p.bad.Add(1)
+				if onBad != nil {
+					onBad(err)
+				}
+			}
+		}
+	})
+	return p
+}
+
+// stop ends the polling and returns the checks made and those that failed.
+func (p *healthPoll) stop() (checks, bad int64) {
+	close(p.done)
+	p.wg.Wait()
+	return p.checks.Load(), p.bad.Load()
 }
