@@ -8,7 +8,6 @@ package client
 import (
 	"context"
 	"crypto/tls"
-	"crypto/x509"
 	"errors"
 	"fmt"
 	"io"
@@ -22,6 +21,7 @@ import (
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
 
+	"github.com/flinkpreflight/preflight/internal/pemfile"
 	pb "github.com/flinkpreflight/preflight/proto/preflight/v1"
 )
 
@@ -83,13 +83,9 @@ func transportCredentials(opts Options) (credentials.TransportCredentials, error
 	}
 	cfg := &tls.Config{MinVersion: tls.VersionTLS12, ServerName: opts.ServerName}
 	if opts.CAFile != "" {
-		pem, err := os.ReadFile(opts.CAFile)
+		pool, err := pemfile.CertPool(opts.CAFile, "client: CA file")
 		if err != nil {
-			return nil, fmt.Errorf("client: CA file: %w", err)
-		}
-		pool := x509.NewCertPool()
-		if !pool.AppendCertsFromPEM(pem) {
-			return nil, fmt.Errorf("client: CA file %s: no PEM certificate", opts.CAFile)
+			return nil, err
 		}
 		cfg.RootCAs = pool
 	}

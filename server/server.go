@@ -10,14 +10,12 @@ package server
 import (
 	"context"
 	"crypto/tls"
-	"crypto/x509"
 	_ "embed"
 	"errors"
 	"fmt"
 	"log/slog"
 	"net"
 	"net/http"
-	"os"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -28,6 +26,7 @@ import (
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 	"google.golang.org/grpc/reflection"
 
+	"github.com/flinkpreflight/preflight/internal/pemfile"
 	"github.com/flinkpreflight/preflight/internal/source"
 	pb "github.com/flinkpreflight/preflight/proto/preflight/v1"
 )
@@ -147,13 +146,9 @@ func loadTLS(cfg Config) (*tls.Config, error) {
 	}
 	t := &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}
 	if cfg.TLSClientCAFile != "" {
-		pem, err := os.ReadFile(cfg.TLSClientCAFile)
+		pool, err := pemfile.CertPool(cfg.TLSClientCAFile, "server: client CA")
 		if err != nil {
-			return nil, fmt.Errorf("server: client CA: %w", err)
-		}
-		pool := x509.NewCertPool()
-		if !pool.AppendCertsFromPEM(pem) {
-			return nil, fmt.Errorf("server: client CA %s: no PEM certificate", cfg.TLSClientCAFile)
+			return nil, err
 		}
 		t.ClientCAs = pool
 		t.ClientAuth = tls.RequireAndVerifyClientCert
