@@ -8,8 +8,6 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
-	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -111,39 +109,15 @@ func (o onlyReader) Read(p []byte) (int, error) { return o.r.Read(p) }
 // peakHeap runs f and returns the peak growth of HeapInuse over the level before, sampled.
 func peakHeap(f func()) uint64 {
 	runtime.GC()
-	var ms runtime.MemStats
-	runtime.ReadMemStats(&ms)
-	base := ms.HeapInuse
-	var peak atomic.Uint64
-	peak.Store(base)
-	stop := make(chan struct{})
-	var wg sync.WaitGroup
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		t := time.NewTicker(2 * time.Millisecond)
-		defer t.Stop()
+	heapInuse := func() uint64 {
 		var ms runtime.MemStats
-		for {
-			select {
-			case <-stop:
-				return
-			case <-t.C:
-				runtime.ReadMemStats(&ms)
-				if ms.HeapInuse > peak.Load() {
-					peak.Store(ms.HeapInuse)
-				}
-			}
-		}
-	}()
-	f()
-	runtime.ReadMemStats(&ms)
-	if ms.HeapInuse > peak.Load() {
-		peak.Store(ms.HeapInuse)
+		runtime.ReadMemStats(&ms)
+		return ms.HeapInuse
 	}
-	close(stop)
-	wg.Wait()
-	return peak.Load() - base
+	base := heapInuse()
+	stop := testutil.SamplePeak(heapInuse)
+	f()
+	return stop() - base
 }
 
 // reportCPU adds the throughput per CPU-second of the process (all goroutines, GC included),

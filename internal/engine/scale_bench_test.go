@@ -10,10 +10,10 @@ import (
 	"runtime/metrics"
 	"sync"
 	"testing"
-	"time"
 
 	"github.com/flinkpreflight/preflight/internal/report"
 	"github.com/flinkpreflight/preflight/internal/scenarios"
+	"github.com/flinkpreflight/preflight/internal/testutil"
 	pb "github.com/flinkpreflight/preflight/proto/preflight/v1"
 )
 
@@ -47,29 +47,10 @@ func scaleFile(b *testing.B, name string, s scenarios.Synthetic) string {
 // peakHeap samples the heap's object bytes (live and not yet swept) until stop is called.
 func peakHeap() (stop func() uint64) {
 	sample := []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}}
-	var peak uint64
-	done := make(chan struct{})
-	var wg sync.WaitGroup
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		t := time.NewTicker(2 * time.Millisecond)
-		defer t.Stop()
-		for {
-			metrics.Read(sample)
-			peak = max(peak, sample[0].Value.Uint64())
-			select {
-			case <-done:
-				return
-			case <-t.C:
-			}
-		}
-	}()
-	return func() uint64 {
-		close(done)
-		wg.Wait()
-		return peak
-	}
+	return testutil.SamplePeak(func() uint64 {
+		metrics.Read(sample)
+		return sample[0].Value.Uint64()
+	})
 }
 
 func BenchmarkScale(b *testing.B) {
