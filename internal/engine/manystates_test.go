@@ -6,7 +6,6 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"runtime"
 	"strconv"
 	"testing"
 
@@ -46,30 +45,15 @@ func BenchmarkManyStates(b *testing.B) {
 		}
 		b.Run(name, func(b *testing.B) {
 			path := scaleFile(b, "names-"+strconv.Itoa(c.names), scenarios.Synthetic{Operators: 1, Parallelism: 1, Split: c.names, Elements: 2})
-			st, err := os.Stat(path)
-			if err != nil {
-				b.Fatal(err)
-			}
 			eng := New()
 			plan := &pb.RescalePlan{DefaultParallelism: c.p}
-			var peak uint64
 			var lines int
-			b.ResetTimer()
-			for range b.N {
-				runtime.GC()
-				stop := peakHeap()
+			benchCheckFile(b, path, func() error {
 				var out countingWriter
-				if err := checkFile(eng, path, plan, c.json, &out); err != nil {
-					b.Fatal(err)
-				}
-				peak = max(peak, stop())
+				err := checkFile(eng, path, plan, c.json, &out)
 				lines = out.lines
-			}
-			b.StopTimer()
-			mib := func(v float64) float64 { return v / (1 << 20) }
-			b.ReportMetric(mib(float64(st.Size())), "file-MiB")
-			b.ReportMetric(mib(float64(peak)), "peak-heap-MiB")
-			b.ReportMetric(64+4*mib(float64(st.Size())), "bound-MiB")
+				return err
+			})
 			b.ReportMetric(float64(lines), "report-lines")
 		})
 	}

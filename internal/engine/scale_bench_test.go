@@ -53,6 +53,32 @@ func peakHeap() (stop func() uint64) {
 	})
 }
 
+// benchCheckFile runs check, one check of the file at path, b.N times and reports the file's
+// size, the peak heap of a check and the memory bound for the file (64 MiB + 4 × its size). It
+// returns the file's size.
+func benchCheckFile(b *testing.B, path string, check func() error) int64 {
+	st, err := os.Stat(path)
+	if err != nil {
+		b.Fatal(err)
+	}
+	var peak uint64
+	b.ResetTimer()
+	for range b.N {
+		runtime.GC()
+		stop := peakHeap()
+		if err := check(); err != nil {
+			b.Fatal(err)
+		}
+		peak = max(peak, stop())
+	}
+	b.StopTimer()
+	mib := func(v float64) float64 { return v / (1 << 20) }
+	b.ReportMetric(mib(float64(st.Size())), "file-MiB")
+	b.ReportMetric(mib(float64(peak)), "peak-heap-MiB")
+	b.ReportMetric(64+4*mib(float64(st.Size())), "bound-MiB")
+	return st.Size()
+}
+
 func BenchmarkScale(b *testing.B) {
 	cases := []struct {
 		name  string
@@ -74,40 +100,25 @@ func BenchmarkScale(b *testing.B) {
 				b.Skip("set PREFLIGHT_BENCH_LARGE=1 (generates a 70 MB file)")
 			}
 			path := scaleFile(b, c.name[:len(c.name)-len(fmt.Sprint(c.p))], c.spec)
-			st, err := os.Stat(path)
-			if err != nil {
-				b.Fatal(err)
-			}
 			eng := New()
 			plan := &pb.RescalePlan{DefaultParallelism: c.p}
-			var peak uint64
-			b.ResetTimer()
-			for range b.N {
-				runtime.GC()
-				stop := peakHeap()
+			size := benchCheckFile(b, path, func() error {
 				f, err := os.Open(path)
 				if err != nil {
-					b.Fatal(err)
+					return err
 				}
 				var table report.OperatorTable
 				rep, err := eng.Check(context.Background(), Request{Input: Input{Reader: f, Source: path}, Plan: plan, Options: &pb.CheckOptions{},
 					Detail: SubtasksForChart, Each: table.Add})
 				f.Close()
 				if err != nil {
-					b.Fatal(err)
+					return err
 				}
-				if err := report.WriteTextTable(io.Discard, rep, &table); err != nil {
-					b.Fatal(err)
-				}
+				err = report.WriteTextTable(io.Discard, rep, &table)
 				runtime.KeepAlive(rep)
-				peak = max(peak, stop())
-			}
-			b.StopTimer()
-			mib := func(v float64) float64 { return v / (1 << 20) }
-			b.ReportMetric(mib(float64(st.Size())), "file-MiB")
-			b.ReportMetric(mib(float64(peak)), "peak-heap-MiB")
-			b.ReportMetric(64+4*mib(float64(st.Size())), "bound-MiB")
-			b.SetBytes(st.Size())
+				return err
+			})
+			b.SetBytes(size)
 		})
 	}
 }
