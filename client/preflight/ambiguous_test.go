@@ -1,25 +1,17 @@
 package main
 
 import (
-	"os"
 	"strings"
 	"testing"
 
-	"github.com/flinkpreflight/preflight/internal/checkpoint"
+	"github.com/flinkpreflight/preflight/internal/checkpoint/checkpointtest"
 )
 
 // TestAmbiguousSetKey: a --set, --max-parallelism or --chain key that names two operators (here
 // two operators renamed "Flat Map" in compact-sink) is a usage error, exit 2, listing both with
 // their IDs, in-process and from a server (INVALID_ARGUMENT); either ID then works as the key.
 func TestAmbiguousSetKey(t *testing.T) {
-	orig, err := os.ReadFile("../../testdata/compact-sink/_metadata")
-	if err != nil {
-		t.Fatal(err)
-	}
-	m, err := checkpoint.ReadBytes(orig)
-	if err != nil {
-		t.Fatal(err)
-	}
+	m := checkpointtest.Metadata(t, "../../testdata/compact-sink/_metadata")
 	var ids []string
 	for i := range m.Operators {
 		if op := &m.Operators[i]; op.UID == "streaming-writer" || op.UID == "compact-operator" {

@@ -1,9 +1,7 @@
 package findings
 
 import (
-	"bytes"
 	"encoding/binary"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -97,14 +95,7 @@ func TestKafkaEnumStateRuleCorpus(t *testing.T) {
 		{"enum3-split0/savepoint-246fa1-85f387ecce0c", "5.0.0", false},
 	}
 	for _, tt := range tests {
-		b, err := os.ReadFile(filepath.Join(dir, tt.folder, "_metadata"))
-		if err != nil {
-			t.Skipf("corpus file absent: %v", err)
-		}
-		l, err := checkpoint.ReadLayout(bytes.NewReader(b))
-		if err != nil {
-			t.Fatal(err)
-		}
+		l := checkpointtest.CorpusFile(t, filepath.Join(dir, tt.folder, "_metadata"))
 		fs := byRule(check(t, l, rescale.Plan{}, nil, Options{ConnectorVersions: map[string]string{kafkaConnector: tt.connector}}), "PF192")
 		if fired := len(fs) == 1 && fs[0].Severity == Error; fired != tt.fires {
 			t.Errorf("%s with %s: %+v, want fired=%v", tt.folder, tt.connector, fs, tt.fires)

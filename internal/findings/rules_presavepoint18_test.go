@@ -1,13 +1,11 @@
 package findings
 
 import (
-	"bytes"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
-	"github.com/flinkpreflight/preflight/internal/checkpoint"
+	"github.com/flinkpreflight/preflight/internal/checkpoint/checkpointtest"
 	corpustest "github.com/flinkpreflight/preflight/internal/corpus"
 	"github.com/flinkpreflight/preflight/internal/rescale"
 )
@@ -37,14 +35,7 @@ func TestPreFlink18SavepointRule(t *testing.T) {
 
 // TestPreFlink18SavepointRuleCorpus: bravo's RocksDB checkpoint, written by Flink 1.6 in format 2.
 func TestPreFlink18SavepointRuleCorpus(t *testing.T) {
-	b, err := os.ReadFile(filepath.Join(corpustest.Dir(), "king__bravo", "src", "test", "resources", "checkpoints", "_metadata"))
-	if err != nil {
-		t.Skipf("corpus file absent: %v", err)
-	}
-	l, err := checkpoint.ReadLayout(bytes.NewReader(b))
-	if err != nil {
-		t.Fatal(err)
-	}
+	l := checkpointtest.CorpusFile(t, filepath.Join(corpustest.Dir(), "king__bravo", "src", "test", "resources", "checkpoints", "_metadata"))
 	for _, tt := range []struct {
 		flink string
 		fires bool

@@ -114,7 +114,7 @@ func TestDiffStates(t *testing.T) {
 }
 
 func TestDiffKeyGroupsAndParallelism(t *testing.T) {
-	m := readMeta(t, filepath.Join("..", "..", "testdata", "max-parallelism", "_metadata"))
+	m := checkpointtest.Metadata(t, filepath.Join("..", "..", "testdata", "max-parallelism", "_metadata"))
 	l := layoutOf(t, m)
 	d := Diff(l, l, "a", "a", DiffOptions{})
 	found := false

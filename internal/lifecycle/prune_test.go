@@ -13,6 +13,7 @@ import (
 	"testing"
 
 	"github.com/flinkpreflight/preflight/internal/checkpoint"
+	"github.com/flinkpreflight/preflight/internal/checkpoint/checkpointtest"
 	"github.com/flinkpreflight/preflight/internal/corpus"
 	"github.com/flinkpreflight/preflight/internal/engine"
 	"github.com/flinkpreflight/preflight/internal/report"
@@ -203,7 +204,7 @@ func TestPruneForceAndKeyed(t *testing.T) {
 
 func TestPruneRelocatesRelativeFiles(t *testing.T) {
 	src := copyTree(t, kafkaDir)
-	m := readMeta(t, filepath.Join(src, "_metadata"))
+	m := checkpointtest.Metadata(t, filepath.Join(src, "_metadata"))
 	files := RelativeFiles(m)
 	if len(files) == 0 {
 		t.Fatal("scenario has no relative handles")
@@ -247,7 +248,7 @@ func TestPruneRelocatesRelativeFiles(t *testing.T) {
 
 func TestPruneRefusesEscapingRelativePath(t *testing.T) {
 	src := copyTree(t, kafkaDir)
-	m := readMeta(t, filepath.Join(src, "_metadata"))
+	m := checkpointtest.Metadata(t, filepath.Join(src, "_metadata"))
 	m.Operators[0].Subtasks[0].State.ManagedOperatorState.Handle.Delegate = &checkpoint.RelativeFileStateHandle{RelativePath: "../elsewhere", StateSize: 1}
 	// Keep the operator that carries the escaping handle; prune the other's state.
 	var b bytes.Buffer
@@ -266,19 +267,6 @@ func TestPruneRefusesEscapingRelativePath(t *testing.T) {
 	if _, err := os.Stat(out); !errors.Is(err, fs.ErrNotExist) {
 		t.Fatalf("out left behind: %v", err)
 	}
-}
-
-func readMeta(t *testing.T, p string) *checkpoint.Metadata {
-	t.Helper()
-	b, err := os.ReadFile(p)
-	if err != nil {
-		t.Fatal(err)
-	}
-	m, err := checkpoint.ReadBytes(b)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return m
 }
 
 // TestPruneCorpusStable prunes every named operator state, and every whole operator, of every
@@ -364,7 +352,7 @@ func stateNames(op *checkpoint.OperatorState) []string {
 
 // TestVerifyCatchesTampering: Verify must fail when anything beyond the removed state differs.
 func TestVerifyCatchesTampering(t *testing.T) {
-	m := readMeta(t, filepath.Join(kafkaDir, "_metadata"))
+	m := checkpointtest.Metadata(t, filepath.Join(kafkaDir, "_metadata"))
 	sel := Selector{Operator: "kafka-source", State: "topic-partition-offset-states"}
 	tamper := map[string]func(p *checkpoint.Metadata){
 		"untouched operator parallelism": func(p *checkpoint.Metadata) { p.Operators[1].MaxParallelism = 256 },

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/flinkpreflight/preflight/internal/checkpoint"
+	"github.com/flinkpreflight/preflight/internal/checkpoint/checkpointtest"
 	"github.com/flinkpreflight/preflight/internal/corpus"
 	"github.com/flinkpreflight/preflight/internal/lifecycle"
 	"github.com/flinkpreflight/preflight/internal/source"
@@ -103,14 +104,7 @@ func refCounts(t *testing.T, p string) (rel, abs int) {
 // keeps beside a pruned copy (lifecycle.RelativeFiles over the faithful model).
 func sameAsPrune(t *testing.T, p string, files []File) {
 	t.Helper()
-	b, err := os.ReadFile(p)
-	if err != nil {
-		t.Fatal(err)
-	}
-	m, err := checkpoint.ReadBytes(b)
-	if err != nil {
-		t.Fatalf("%s: %v", p, err)
-	}
+	m := checkpointtest.Metadata(t, p)
 	var got []string
 	for _, f := range files {
 		if f.Relative {

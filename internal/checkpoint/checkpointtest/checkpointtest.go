@@ -60,3 +60,27 @@ func File(tb testing.TB, path string) *checkpoint.Layout {
 	}
 	return l
 }
+
+// CorpusFile is File for a corpus file that may be absent: the test is skipped without it.
+func CorpusFile(tb testing.TB, path string) *checkpoint.Layout {
+	tb.Helper()
+	if _, err := os.Stat(path); err != nil {
+		tb.Skipf("corpus file absent: %v", err)
+	}
+	return File(tb, path)
+}
+
+// Metadata reads the _metadata file at path into the full model (checkpoint.ReadBytes), for tests
+// that rewrite or compare it.
+func Metadata(tb testing.TB, path string) *checkpoint.Metadata {
+	tb.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	m, err := checkpoint.ReadBytes(b)
+	if err != nil {
+		tb.Fatalf("%s: %v", path, err)
+	}
+	return m
+}
