@@ -5,7 +5,6 @@ import (
 	"context"
 	"errors"
 	"iter"
-	"os"
 	"strings"
 	"testing"
 
@@ -13,6 +12,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/flinkpreflight/preflight/internal/checkpoint"
+	"github.com/flinkpreflight/preflight/internal/checkpoint/checkpointtest"
 	corpustest "github.com/flinkpreflight/preflight/internal/corpus"
 	"github.com/flinkpreflight/preflight/internal/findings"
 	"github.com/flinkpreflight/preflight/internal/report"
@@ -40,14 +40,8 @@ func corpusLayouts(t *testing.T) map[string]*checkpoint.Layout {
 		files = files[:60]
 	}
 	out := map[string]*checkpoint.Layout{}
-	for _, f := range files {
-		b, err := os.ReadFile(f)
-		if err != nil {
-			continue
-		}
-		if l, err := checkpoint.ReadLayout(bytes.NewReader(b)); err == nil {
-			out[f] = l
-		}
+	for f, l := range checkpointtest.Decodable(files) {
+		out[f] = l
 	}
 	return out
 }

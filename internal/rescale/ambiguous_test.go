@@ -1,13 +1,12 @@
 package rescale
 
 import (
-	"bytes"
 	"errors"
-	"os"
 	"strings"
 	"testing"
 
 	"github.com/flinkpreflight/preflight/internal/checkpoint"
+	"github.com/flinkpreflight/preflight/internal/checkpoint/checkpointtest"
 )
 
 // TestAmbiguousKey: a plan key that names operators in more than one vertex (two operators
@@ -129,15 +128,7 @@ func TestNamedOperatorMatchesResolver(t *testing.T) {
 		t.Errorf("only %d keys named one operator", found)
 	}
 	t.Run("corpus", func(t *testing.T) {
-		for _, path := range corpusMetadata(t) {
-			b, err := os.ReadFile(path)
-			if err != nil {
-				continue
-			}
-			cl, err := checkpoint.ReadLayout(bytes.NewReader(b))
-			if err != nil {
-				continue
-			}
+		for _, cl := range checkpointtest.Decodable(corpusMetadata(t)) {
 			var ks []string
 			for _, op := range cl.Operators {
 				ks = append(ks, op.Name, op.UID, op.ID.String()[:checkpoint.MinIDPrefix])
