@@ -31,11 +31,7 @@ func TestLatestLocal(t *testing.T) {
 	write("old/chk-3/_metadata", 30*time.Second)
 	write("empty/chk-1/partial", 0)
 
-	o, err := New(Config{Allow: []string{root}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer o.Close()
+	o := newOpener(t, Config{Allow: []string{root}})
 	tests := []struct {
 		dir, want, kind, note string
 	}{
@@ -67,11 +63,7 @@ func TestLatestLocal(t *testing.T) {
 }
 
 func TestAllowURL(t *testing.T) {
-	o, err := New(Config{Allow: []string{"http://flink-jm:8081"}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer o.Close()
+	o := newOpener(t, Config{Allow: []string{"http://flink-jm:8081"}})
 	for url, ok := range map[string]bool{"http://flink-jm:8081": true, "http://FLINK-JM:8081/": true, "http://other:8081": false, "ftp://flink-jm:8081": false, "http://u:p@flink-jm:8081": false} {
 		if err := o.AllowURL(url); (err == nil) != ok {
 			t.Errorf("%s: %v", url, err)

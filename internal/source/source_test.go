@@ -55,13 +55,20 @@ func tree(t *testing.T) string {
 	return dir
 }
 
-func TestOpenLocal(t *testing.T) {
-	dir := tree(t)
-	o, err := New(Config{Allow: []string{filepath.Join(dir, "allowed"), "file:" + filepath.Join(dir, "allowed-other", "_metadata")}, MaxBytes: 64})
+// newOpener is New(cfg) for a test: an error fails it, and the opener is closed when it ends.
+func newOpener(t *testing.T, cfg Config) *Opener {
+	t.Helper()
+	o, err := New(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer o.Close()
+	t.Cleanup(func() { o.Close() })
+	return o
+}
+
+func TestOpenLocal(t *testing.T) {
+	dir := tree(t)
+	o := newOpener(t, Config{Allow: []string{filepath.Join(dir, "allowed"), "file:" + filepath.Join(dir, "allowed-other", "_metadata")}, MaxBytes: 64})
 	for _, tc := range []struct {
 		name string
 		uri  string
@@ -153,12 +160,8 @@ func TestFilePath(t *testing.T) {
 
 func TestNotFoundNamesThePath(t *testing.T) {
 	dir := tree(t)
-	o, err := New(Config{Allow: []string{dir}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer o.Close()
-	_, err = o.Open(context.Background(), filepath.Join(dir, "allowed/empty-dir"))
+	o := newOpener(t, Config{Allow: []string{dir}})
+	_, err := o.Open(context.Background(), filepath.Join(dir, "allowed/empty-dir"))
 	if !errors.Is(err, ErrNotFound) || !strings.Contains(err.Error(), filepath.Join(dir, "allowed/empty-dir/_metadata")) {
 		t.Fatalf("err = %v, want NotFound naming the _metadata path", err)
 	}
@@ -168,11 +171,7 @@ func TestCacheKeyChangesWithContent(t *testing.T) {
 	dir := t.TempDir()
 	p := filepath.Join(dir, "_metadata")
 	os.WriteFile(p, []byte("one"), 0o644)
-	o, err := New(Config{Allow: []string{dir}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer o.Close()
+	o := newOpener(t, Config{Allow: []string{dir}})
 	key := func() string {
 		obj, err := o.Open(context.Background(), dir)
 		if err != nil {
@@ -193,11 +192,7 @@ func TestLimitWhileReading(t *testing.T) {
 	dir := t.TempDir()
 	p := filepath.Join(dir, "_metadata")
 	os.WriteFile(p, []byte("0123456789"), 0o644)
-	o, err := New(Config{Allow: []string{dir}, MaxBytes: 10})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer o.Close()
+	o := newOpener(t, Config{Allow: []string{dir}, MaxBytes: 10})
 	obj, err := o.Open(context.Background(), p)
 	if err != nil {
 		t.Fatal(err)
@@ -260,11 +255,7 @@ func TestOpenHTTP(t *testing.T) {
 	})
 	srv := httptest.NewServer(mux)
 	defer srv.Close()
-	o, err := New(Config{Allow: []string{srv.URL + "/ckpt"}, EnableHTTP: true, MaxBytes: 50})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer o.Close()
+	o := newOpener(t, Config{Allow: []string{srv.URL + "/ckpt"}, EnableHTTP: true, MaxBytes: 50})
 	for _, tc := range []struct {
 		name, path, want string
 		kind             Kind
@@ -309,15 +300,11 @@ func TestMatchRemote(t *testing.T) {
 	for _, scheme := range []string{"s3", "gs", "azblob"} {
 		registerForTest(t, scheme, &dirDriver{root: t.TempDir()})
 	}
-	o, err := New(Config{Allow: []string{
+	o := newOpener(t, Config{Allow: []string{
 		"s3://ckpts/flink?region=eu-west-1",
 		"gs://gcs-ckpts",
 		"azblob://container/jobs/",
 	}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer o.Close()
 	for _, tc := range []struct {
 		uri string
 		ok  bool

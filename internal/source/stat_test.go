@@ -25,11 +25,7 @@ func TestStatFileLocal(t *testing.T) {
 	if err := os.Symlink(filepath.Join(root, "secret", "b"), filepath.Join(allowed, "sp", "escape")); err != nil {
 		t.Fatal(err)
 	}
-	o, err := New(Config{Allow: []string{allowed}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer o.Close()
+	o := newOpener(t, Config{Allow: []string{allowed}})
 	for _, tc := range []struct {
 		name, uri string
 		size      int64

@@ -121,11 +121,7 @@ func TestOpenStored(t *testing.T) {
 		"ckpts/other/_metadata":             "other",
 		"other/_metadata":                   "other",
 	})
-	o, err := New(Config{Allow: []string{"dirstore://ckpts/flink", "dirstore://gone"}, MaxBytes: 50})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer o.Close()
+	o := newOpener(t, Config{Allow: []string{"dirstore://ckpts/flink", "dirstore://gone"}, MaxBytes: 50})
 	for _, tc := range []struct {
 		name, uri, want string
 		kind            Kind
@@ -191,11 +187,7 @@ func TestLatestStored(t *testing.T) {
 	for _, f := range []string{"chk-5/_metadata", "savepoint-ab/_metadata"} {
 		os.Chtimes(filepath.Join(d.root, "ckpts/flink/job-1", f), old, old)
 	}
-	o, err := New(Config{Allow: []string{"dirstore://ckpts/flink"}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer o.Close()
+	o := newOpener(t, Config{Allow: []string{"dirstore://ckpts/flink"}})
 	s, note, err := o.Latest(context.Background(), "dirstore://ckpts/flink/job-1")
 	if err != nil {
 		t.Fatal(err)
@@ -230,11 +222,7 @@ func TestMissingDriver(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), `unknown scheme "ftp"`) {
 		t.Errorf("New with ftp entry: %v", err)
 	}
-	o, err := New(Config{Allow: []string{t.TempDir()}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer o.Close()
+	o := newOpener(t, Config{Allow: []string{t.TempDir()}})
 	for uri, want := range map[string]string{
 		"gs://bucket/chk-1/_metadata": "internal/source/gcs",
 		"azblob://c/chk-1?endpoint=x": "internal/source/azure",
