@@ -116,10 +116,10 @@ func (r *reader) class() (*Class, error) {
 	if err := r.header(c); err != nil {
 		return nil, err
 	}
-	if err := r.fields(c); err != nil {
+	if c.Fields, err = members(r, "fields", fieldAttributes, func(f *Field) (*uint16, *string, *string) { return &f.Access, &f.Name, &f.Desc }); err != nil {
 		return nil, err
 	}
-	if err := r.methods(c); err != nil {
+	if c.Methods, err = members(r, "methods", methodAttributes, func(m *Method) (*uint16, *string, *string) { return &m.Access, &m.Name, &m.Desc }); err != nil {
 		return nil, err
 	}
 	r.field = "attributes"
@@ -191,58 +191,33 @@ func (r *reader) utf8Ref() (string, error) {
 	return r.pool[i].Str, nil
 }
 
-func (r *reader) fields(c *Class) error {
-	r.field = "fields_count"
+// members reads the fields or methods table (what) of a class: each member's access flags, name,
+// descriptor and attributes (the known ones parsed); head gives the member's fields to fill.
+func members[T any](r *reader, what string, known map[string]attrParser, head func(*T) (access *uint16, name, desc *string)) ([]T, error) {
+	r.field = what + "_count"
 	n, err := r.count(8)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	c.Fields = make([]Field, n)
-	for i := range c.Fields {
-		f := &c.Fields[i]
-		r.field = fmt.Sprintf("fields[%d]", i)
-		if f.Access, err = r.u2(); err != nil {
-			return err
+	out := make([]T, n)
+	for i := range out {
+		access, name, desc := head(&out[i])
+		r.field = fmt.Sprintf("%s[%d]", what, i)
+		if *access, err = r.u2(); err != nil {
+			return nil, err
 		}
-		if f.Name, err = r.utf8Ref(); err != nil {
-			return err
+		if *name, err = r.utf8Ref(); err != nil {
+			return nil, err
 		}
-		if f.Desc, err = r.utf8Ref(); err != nil {
-			return err
+		if *desc, err = r.utf8Ref(); err != nil {
+			return nil, err
 		}
-		r.field = fmt.Sprintf("fields[%d].attributes", i)
-		if err := r.attributes(fieldAttributes, f); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-func (r *reader) methods(c *Class) error {
-	r.field = "methods_count"
-	n, err := r.count(8)
-	if err != nil {
-		return err
-	}
-	c.Methods = make([]Method, n)
-	for i := range c.Methods {
-		m := &c.Methods[i]
-		r.field = fmt.Sprintf("methods[%d]", i)
-		if m.Access, err = r.u2(); err != nil {
-			return err
-		}
-		if m.Name, err = r.utf8Ref(); err != nil {
-			return err
-		}
-		if m.Desc, err = r.utf8Ref(); err != nil {
-			return err
-		}
-		r.field = fmt.Sprintf("methods[%d].attributes", i)
-		if err := r.attributes(methodAttributes, m); err != nil {
-			return err
+		r.field = fmt.Sprintf("%s[%d].attributes", what, i)
+		if err := r.attributes(known, &out[i]); err != nil {
+			return nil, err
 		}
 	}
-	return nil
+	return out, nil
 }
 
 // attrParser reads one known attribute's body (r.b limited to it) into owner.
