@@ -24,28 +24,36 @@ import (
 	pb "github.com/flinkpreflight/preflight/proto/preflight/v1"
 )
 
+// unionDoubled writes a synthetic job with a union operator at parallelism oldP and starts a
+// server that may read it; req checks it at twice the parallelism with every subtask's detail.
+func unionDoubled(t *testing.T, oldP int) (h *harness, path string, req *pb.CheckRescaleRequest) {
+	t.Helper()
+	dir := t.TempDir()
+	var buf bytes.Buffer
+	if err := scenarios.WriteSynthetic(&buf, scenarios.SyntheticUnion(oldP)); err != nil {
+		t.Fatal(err)
+	}
+	path = filepath.Join(dir, "_metadata")
+	if err := os.WriteFile(path, buf.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	h = startInProcess(t, Config{Allow: []string{dir}})
+	req = &pb.CheckRescaleRequest{Checkpoint: &pb.CheckpointSource{Source: &pb.CheckpointSource_Uri{Uri: path}},
+		Plan: &pb.RescalePlan{DefaultParallelism: int32(2 * oldP)}, Options: &pb.CheckOptions{IncludeSubtasks: true}}
+	return h, path, req
+}
+
 // TestReportInPieces (issue #29): a union operator at parallelism 1536 restored at 3072 with
 // every subtask's detail is a report of 9 MiB (4096 → 8192, 64 MiB, with PREFLIGHT_BIG=1). Through CheckRescaleStream and
 // CheckRescaleUploadStream, a client that accepts no message over gRPC's default 4 MiB gets the
 // same report as CheckRescale answers in one message; every piece stays under pieceBytes plus a
 // row, and over HTTP (/v1/check:stream) every line under 4 MiB.
 func TestReportInPieces(t *testing.T) {
-	dir := t.TempDir()
-	var buf bytes.Buffer
 	oldP := 1536
 	if os.Getenv("PREFLIGHT_BIG") == "1" {
 		oldP = 4096
 	}
-	if err := scenarios.WriteSynthetic(&buf, scenarios.SyntheticUnion(oldP)); err != nil {
-		t.Fatal(err)
-	}
-	path := filepath.Join(dir, "_metadata")
-	if err := os.WriteFile(path, buf.Bytes(), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	h := startInProcess(t, Config{Allow: []string{dir}})
-	req := &pb.CheckRescaleRequest{Checkpoint: &pb.CheckpointSource{Source: &pb.CheckpointSource_Uri{Uri: path}},
-		Plan: &pb.RescalePlan{DefaultParallelism: int32(2 * oldP)}, Options: &pb.CheckOptions{IncludeSubtasks: true}}
+	h, path, req := unionDoubled(t, oldP)
 	ctx := context.Background()
 
 	whole, err := pb.NewPreflightServiceClient(dialHarness(t, h, grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(64<<20)))).CheckRescale(ctx, req)
@@ -99,7 +107,9 @@ func TestReportInPieces(t *testing.T) {
 			t.Errorf("streamed piece %d: %d bytes", streamed, proto.Size(m))
 		}
 	}
-	t.Logf("%d → %d: _metadata %d bytes, report %d bytes in %d pieces (%d streamed)", oldP, 2*oldP, buf.Len(), size, pieces, streamed)
+	if st, err := os.Stat(path); err == nil {
+		t.Logf("%d → %d: _metadata %d bytes, report %d bytes in %d pieces (%d streamed)", oldP, 2*oldP, st.Size(), size, pieces, streamed)
+	}
 
 	base := serveHarnessHTTP(t, h)
 	body, _ := protojson.Marshal(req)
@@ -203,18 +213,7 @@ func TestPiecesRoundTrip(t *testing.T) {
 // daemon never holds the whole report (4 MB of rows for union 1024 → 2048). Once read to the
 // end, the pieces join into CheckRescale's report.
 func TestPiecesStreamedDuringCheck(t *testing.T) {
-	dir := t.TempDir()
-	var buf bytes.Buffer
-	if err := scenarios.WriteSynthetic(&buf, scenarios.SyntheticUnion(1024)); err != nil {
-		t.Fatal(err)
-	}
-	path := filepath.Join(dir, "_metadata")
-	if err := os.WriteFile(path, buf.Bytes(), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	h := startInProcess(t, Config{Allow: []string{dir}})
-	req := &pb.CheckRescaleRequest{Checkpoint: &pb.CheckpointSource{Source: &pb.CheckpointSource_Uri{Uri: path}},
-		Plan: &pb.RescalePlan{DefaultParallelism: 2048}, Options: &pb.CheckOptions{IncludeSubtasks: true}}
+	h, path, req := unionDoubled(t, 1024)
 	ctx := context.Background()
 	whole, err := pb.NewPreflightServiceClient(dialHarness(t, h, grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(64<<20)))).CheckRescale(ctx, req)
 	if err != nil {
