@@ -348,7 +348,9 @@ func (b *reportBuilder) chart(op *rescale.OperatorAssignment, a *pb.OperatorAssi
 func (b *reportBuilder) finish(rep findings.Report) {
 	out := b.out
 	if b.detail == SubtasksForChart && !b.charted && b.best != nil {
-		b.chart(b.best, b.bestMsg)
+		if len(b.bestMsg.Subtasks) == 0 { // subtask_operators gave it every row already
+			b.chart(b.best, b.bestMsg)
+		}
 		if !b.bestKept {
 			out.Operators = append(out.Operators, b.bestMsg)
 		}

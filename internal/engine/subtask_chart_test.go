@@ -130,15 +130,7 @@ func TestCheckSubtaskOperators(t *testing.T) {
 	plan := &pb.RescalePlan{DefaultParallelism: 64}
 	check := func(opts *pb.CheckOptions) map[string]*pb.OperatorAssignment {
 		t.Helper()
-		rep, err := New().Check(context.Background(), Request{Layout: l, Source: "kafka-orphan-union", Plan: plan, Options: opts})
-		if err != nil {
-			t.Fatal(err)
-		}
-		ops := map[string]*pb.OperatorAssignment{}
-		for _, op := range rep.GetOperators() {
-			ops[op.GetOperatorId()] = op
-		}
-		return ops
+		return operatorsByID(t, l, plan, opts)
 	}
 	all := check(&pb.CheckOptions{IncludeSubtasks: true})
 	var picked string
@@ -170,5 +162,52 @@ func TestCheckSubtaskOperators(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// operatorsByID checks plan against l and returns the report's operators by ID, failing on an
+// operator that lists a subtask twice.
+func operatorsByID(t *testing.T, l *checkpoint.Layout, plan *pb.RescalePlan, opts *pb.CheckOptions) map[string]*pb.OperatorAssignment {
+	t.Helper()
+	rep, err := New().Check(context.Background(), Request{Layout: l, Source: "test", Plan: plan, Options: opts})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ops := map[string]*pb.OperatorAssignment{}
+	for _, op := range rep.GetOperators() {
+		ops[op.GetOperatorId()] = op
+		seen := map[int32]bool{}
+		for _, sa := range op.GetSubtasks() {
+			if seen[sa.GetIndex()] {
+				t.Errorf("%s lists subtask %d twice (options %v)", op.GetOperatorId(), sa.GetIndex(), opts)
+			}
+			seen[sa.GetIndex()] = true
+		}
+	}
+	return ops
+}
+
+// TestSubtaskOperatorsCharted: the operator a chart_subtasks report charts for want of a named one
+// (the one with the most state) keeps the rows subtask_operators gave it, without the chart's
+// rows added again.
+func TestSubtaskOperatorsCharted(t *testing.T) {
+	for _, name := range []string{"kafka-orphan-union", "max-parallelism"} {
+		l, err := checkpoint.ReadLayout(bytes.NewReader(readTestdata(t, name)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, p := range []int32{0, 2, 8} {
+			plan := &pb.RescalePlan{DefaultParallelism: p}
+			all := operatorsByID(t, l, plan, &pb.CheckOptions{IncludeSubtasks: true})
+			for id, want := range all {
+				if len(want.GetSubtasks()) == 0 {
+					continue
+				}
+				got := operatorsByID(t, l, plan, &pb.CheckOptions{ChartSubtasks: true, SubtaskOperators: []string{id}})[id]
+				if !proto.Equal(got, want) {
+					t.Errorf("%s at %d: %s has %d rows, want include_subtasks' %d", name, p, id, len(got.GetSubtasks()), len(want.GetSubtasks()))
+				}
+			}
+		}
 	}
 }
