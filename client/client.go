@@ -145,9 +145,13 @@ func (c *Client) Check(ctx context.Context, req *pb.CheckRescaleRequest) (*pb.Re
 // more of the last item of the page before: its subtasks and old_subtasks, or state_names), and
 // last the report without its operators and findings. A caller that writes the pieces out holds
 // one at a time whatever the report's size. fn's error ends the call with it.
-func (c *Client) CheckInPieces(ctx context.Context, req *pb.CheckRescaleRequest, fn func(*pb.ReportPiece) error) error {
+func (c *Client) CheckInPieces(callerCtx context.Context, req *pb.CheckRescaleRequest, fn func(*pb.ReportPiece) error) error {
+	// A child context so that an early return (fn's error) cancels the stream: left open, it would
+	// hold the server's check until the deadline.
+	ctx, cancel := context.WithCancel(callerCtx)
+	defer cancel()
 	stream, err := c.api.CheckRescaleStream(ctx, &pb.CheckRescaleStreamRequest{
-		Checkpoint: req.GetCheckpoint(), Plan: req.GetPlan(), Options: req.GetOptions(), Job: req.GetJob()}, callOptions(ctx)...)
+		Checkpoint: req.GetCheckpoint(), Plan: req.GetPlan(), Options: req.GetOptions(), Job: req.GetJob()}, callOptions(callerCtx)...)
 	if err != nil {
 		return err
 	}

@@ -3,6 +3,7 @@ package client
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -10,6 +11,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"go.uber.org/goleak"
 	"google.golang.org/grpc"
@@ -213,5 +215,39 @@ func TestCheckJoinsPieces(t *testing.T) {
 				t.Errorf("joined %q (%v), want %q", got, rep.GetVerdict(), tc.want)
 			}
 		})
+	}
+}
+
+// endlessServer answers CheckRescaleStream with operator pages until the call ends, and says
+// when it ended.
+type endlessServer struct {
+	pb.UnimplementedPreflightServiceServer
+	ended chan struct{}
+}
+
+func (e *endlessServer) CheckRescaleStream(_ *pb.CheckRescaleStreamRequest, stream grpc.ServerStreamingServer[pb.CheckRescaleStreamResponse]) error {
+	defer close(e.ended)
+	page := &pb.ReportPiece{Piece: &pb.ReportPiece_Operators{Operators: &pb.OperatorPage{Operators: []*pb.OperatorAssignment{{OperatorId: "a"}}}}}
+	for {
+		if err := stream.Send(&pb.CheckRescaleStreamResponse{Piece: page}); err != nil {
+			return err
+		}
+	}
+}
+
+// TestCheckInPiecesCallbackErrorEndsCall: when the callback refuses a piece, the call ends at once
+// (the server's check is not left blocked on flow control until its deadline).
+func TestCheckInPiecesCallbackErrorEndsCall(t *testing.T) {
+	srv := &endlessServer{ended: make(chan struct{})}
+	c := startFakeServer(t, srv)
+	refused := errors.New("refused")
+	err := c.CheckInPieces(context.Background(), &pb.CheckRescaleRequest{}, func(*pb.ReportPiece) error { return refused })
+	if !errors.Is(err, refused) {
+		t.Fatalf("CheckInPieces: %v, want the callback's error", err)
+	}
+	select {
+	case <-srv.ended:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the server's stream is still open 10 s after the callback's error")
 	}
 }
