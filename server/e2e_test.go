@@ -75,6 +75,9 @@ func daemonBinary(t testing.TB) string {
 	if testing.Short() {
 		t.Skip("end-to-end test builds and runs preflightd; skipped with -short")
 	}
+	// go build reads the daemon's main package and the packages only it links: the test cache must
+	// see them.
+	testutil.DependOn(t, "preflightd", "../internal/flagconfig")
 	buildOnce.Do(func() {
 		binPath = filepath.Join(binDir, "preflightd")
 		// No VCS stamping: the test must not depend on the checkout's git state.

@@ -8,6 +8,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/flinkpreflight/preflight/internal/testutil"
 )
 
 // javac compiles the Java sources into a temporary directory with the javac on PATH (or the
@@ -20,6 +22,7 @@ func javac(t testing.TB, bin string, args []string, sources ...string) string {
 	if _, err := exec.LookPath(bin); err != nil {
 		t.Skipf("%s not found: the class file tests compile Java sources (CI has a JDK)", bin)
 	}
+	testutil.DependOn(t, sources...) // javac reads them, not the test binary
 	out := t.TempDir()
 	cmd := exec.Command(bin, append(append([]string{"-g", "-d", out}, args...), sources...)...)
 	if b, err := cmd.CombinedOutput(); err != nil {

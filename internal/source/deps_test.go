@@ -5,6 +5,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/flinkpreflight/preflight/internal/testutil"
 )
 
 // cloudModules are the import path prefixes of the object stores' SDKs (and gocloud, which
@@ -27,6 +29,7 @@ func goListDeps(t *testing.T, tags string, pkgs ...string) map[string][]string {
 	if err != nil {
 		t.Skip("go command not found:", err)
 	}
+	testutil.DependOn(t, "../..") // go list reads the imports of the whole module
 	args := append([]string{"list", "-tags=" + tags, "-f", `{{.ImportPath}} {{join .Deps " "}}`}, pkgs...)
 	out, err := exec.Command(gobin, args...).Output()
 	if err != nil {

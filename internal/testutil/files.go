@@ -33,3 +33,29 @@ func WantError(tb testing.TB, err error, want string) bool {
 	}
 	return true
 }
+
+// DependOn reads every file of paths (a folder: its Go files and go.mod, below it at any depth),
+// so that Go's test cache, which replays a package's passing result while the files its tests
+// opened are unchanged, runs the test again when one of them changes: for a test whose subject
+// is built or read by another program (go build, go list, javac) rather than linked into the
+// test binary.
+func DependOn(tb testing.TB, paths ...string) {
+	tb.Helper()
+	for _, root := range paths {
+		err := filepath.WalkDir(root, func(p string, d os.DirEntry, err error) error {
+			switch {
+			case err != nil:
+				return err
+			case d.IsDir() && p != root && (d.Name() == "testdata" || strings.HasPrefix(d.Name(), ".")):
+				return filepath.SkipDir
+			case d.IsDir() || p != root && !strings.HasSuffix(p, ".go") && d.Name() != "go.mod":
+				return nil
+			}
+			_, err = os.ReadFile(p)
+			return err
+		})
+		if err != nil {
+			tb.Fatalf("reading the sources the test depends on: %v", err)
+		}
+	}
+}
