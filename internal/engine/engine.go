@@ -101,8 +101,9 @@ type Request struct {
 	// keys may then be JobVertexIDs, and the report gains the job's vertices and PF200 findings
 	// (see checkJob).
 	Placement *placement.Result
-	// Pieces, when set, receives every operator as it is converted, with include_subtasks a
-	// chunk of rows at a time (see OperatorPieces), and the returned report keeps none: for a
+	// Pieces, when set, receives every operator as it is converted, its rows (include_subtasks,
+	// or subtask_operators for the operators it names) a chunk at a time (see OperatorPieces),
+	// and the returned report keeps none: for a
 	// server answering in pieces, whose report (every subtask of a UNION operator lists every old
 	// subtask) can be far larger than the file. It cannot be combined with chart rows
 	// (SubtasksForChart picks its operators once all are seen), Each or Placement.
