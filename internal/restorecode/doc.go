@@ -22,7 +22,7 @@
 // by its name only) and not a CheckpointedFunction, which Flink restores through initializeState
 // instead; or its class is neither and a subclass that is one inherits the method (the state is
 // then the declaring class's, as an inherited initializeState's is). The walks visit each type
-// once (hostile class files may form cycles), at most 64 supertypes per class and 256 subtypes.
+// once (hostile class files may form cycles), at most 64 supertypes per class and 256 subclasses.
 //
 // # How
 //

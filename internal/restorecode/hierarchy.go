@@ -191,7 +191,7 @@ const (
 // Bounds of the walks that decide whether a restoreState(List) is a restore root.
 const (
 	maxSupertypes   = 64  // superclasses and superinterfaces visited from one class
-	maxListSubtypes = 256 // subtypes visited for one inherited restoreState
+	maxListSubtypes = 256 // subclasses visited for one inherited restoreState
 )
 
 // legacyKind walks c's superclasses and superinterfaces within the inputs (a type outside them
@@ -235,9 +235,14 @@ func (a *analysis) listRestored() bool {
 
 // inheritedByListCheckpointed looks for a subclass of the analysed class within the inputs that
 // is a ListCheckpointed (and not a CheckpointedFunction) and does not declare its own
-// restoreState(List) on the way down. The subtype index charges the step budget; the walk is
-// bounded by maxListSubtypes and honours the context.
+// restoreState(List) on the way down. Only a class's subclasses inherit its method for sure (an
+// interface's default loses to a superclass's), and, each class having one superclass, the
+// walks from different classes never cross: each class is walked from once. The subtype index
+// charges the step budget; the walk is bounded by maxListSubtypes and honours the context.
 func (a *analysis) inheritedByListCheckpointed() bool {
+	if a.root.Access&classfile.AccInterface != 0 {
+		return false
+	}
 	h := a.index()
 	seen := map[string]bool{a.root.Name: true}
 	queue := []string{a.root.Name}
@@ -253,8 +258,8 @@ func (a *analysis) inheritedByListCheckpointed() bool {
 			}
 			*a.steps++
 			kc := a.set.load(k)
-			if kc == nil || kc.Method("restoreState", "(Ljava/util/List;)V") != nil {
-				continue // its own restoreState, if any, is its own root
+			if kc == nil || kc.Super != name || kc.Method("restoreState", "(Ljava/util/List;)V") != nil {
+				continue // not a subclass (a hostile class may name a class as its interface), or its own root
 			}
 			lc, cf := a.set.legacyKind(kc)
 			if lc && !cf {
