@@ -190,8 +190,8 @@ const (
 
 // Bounds of the walks that decide whether a restoreState(List) is a restore root.
 const (
-	maxSupertypes   = 64  // superclasses and superinterfaces visited from one class
-	maxListSubtypes = 256 // subclasses visited for one inherited restoreState
+	maxSupertypes     = 64  // superclasses and superinterfaces visited from one class
+	maxListSubclasses = 256 // subclasses visited for one inherited restoreState
 )
 
 // legacyKind walks c's superclasses and superinterfaces within the inputs (a type outside them
@@ -237,8 +237,8 @@ func (a *analysis) listRestored() bool {
 // is a ListCheckpointed (and not a CheckpointedFunction) and does not declare its own
 // restoreState(List) on the way down. Only a class's subclasses inherit its method for sure (an
 // interface's default loses to a superclass's), and, each class having one superclass, the
-// walks from different classes never cross: each class is walked from once. The subtype index
-// charges the step budget; the walk is bounded by maxListSubtypes and honours the context.
+// walks from different classes never cross: a class is visited by one walk at most. The subtype index
+// charges the step budget; the walk is bounded by maxListSubclasses and honours the context.
 func (a *analysis) inheritedByListCheckpointed() bool {
 	if a.root.Access&classfile.AccInterface != 0 {
 		return false
@@ -253,12 +253,12 @@ func (a *analysis) inheritedByListCheckpointed() bool {
 			if seen[k] {
 				continue
 			}
-			if seen[k] = true; len(seen) > maxListSubtypes || a.flag.Err() != nil {
+			if seen[k] = true; len(seen) > maxListSubclasses || a.flag.Err() != nil {
 				return false
 			}
 			*a.steps++
 			kc := a.set.load(k)
-			if kc == nil || kc.Super != name || kc.Method("restoreState", "(Ljava/util/List;)V") != nil {
+			if kc == nil || kc.Super != name || declaresListRestore(kc) {
 				continue // not a subclass (a hostile class may name a class as its interface), or its own root
 			}
 			lc, cf := a.set.legacyKind(kc)
@@ -268,6 +268,15 @@ func (a *analysis) inheritedByListCheckpointed() bool {
 			if !cf {
 				queue = append(queue, k)
 			}
+		}
+	}
+	return false
+}
+
+func declaresListRestore(c *classfile.Class) bool {
+	for i := range c.Methods {
+		if isListRestore(&c.Methods[i]) {
+			return true
 		}
 	}
 	return false
