@@ -237,8 +237,9 @@ func (a *analysis) listRestored() bool {
 // is a ListCheckpointed (and not a CheckpointedFunction) and does not declare its own
 // restoreState(List) on the way down. Only a class's subclasses inherit its method for sure (an
 // interface's default loses to a superclass's), and, each class having one superclass, the
-// walks from different classes never cross: a class is visited by one walk at most. The subtype index
-// charges the step budget; the walk is bounded by maxListSubclasses and honours the context.
+// walks from different classes never cross: a class is visited by one walk at most. The subtype
+// index charges the step budget; the walk is bounded by maxListSubclasses and honours the
+// context.
 func (a *analysis) inheritedByListCheckpointed() bool {
 	if a.root.Access&classfile.AccInterface != 0 {
 		return false
