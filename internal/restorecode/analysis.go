@@ -30,6 +30,7 @@ type analysis struct {
 	exhausted bool                        // the step budget ran out (reported once)
 	called    map[string]bool             // methods of the analysed class a call reached ("name desc")
 	silent    bool                        // registrations only: a method no restore path runs
+	listRoot  int8                        // listRestored's answer: 0 not asked yet, 1 yes, -1 no
 }
 
 type stateRec struct {

@@ -75,10 +75,11 @@ func Analyze(ctx context.Context, inputs []Input, opts Options) (*Report, error)
 	return rep, nil
 }
 
-// candidate: the class declares a restore method or calls a registration method.
+// candidate: the class declares a restore method or calls a registration method. Whether a
+// restoreState(List) is one is decided by the class hierarchy, in analyzeClass.
 func candidate(c *classfile.Class) bool {
 	for _, m := range c.Methods {
-		if isRestoreRoot(c, &m) {
+		if restoreRoot(&m) {
 			return true
 		}
 	}
@@ -98,16 +99,27 @@ func registersState(c *classfile.Class) bool {
 	return false
 }
 
-// isRestoreRoot: CheckpointedFunction/AbstractStreamOperator initializeState(context), or a
-// ListCheckpointed function's restoreState(List).
-func isRestoreRoot(c *classfile.Class, m *classfile.Method) bool {
+// restoreRoot: by its signature, CheckpointedFunction/AbstractStreamOperator
+// initializeState(context), a sink-v2 restoreWriter, or a restoreState(List), which is a root
+// only in a ListCheckpointed function (isRestoreRoot).
+func restoreRoot(m *classfile.Method) bool {
 	if m.Code == nil || m.Access&classfile.AccStatic != 0 {
 		return false
 	}
 	if m.Name == "initializeState" && strings.HasPrefix(m.Desc, "(L") && strings.HasSuffix(m.Desc, "Context;)V") {
 		return true
 	}
-	return m.Name == "restoreState" && m.Desc == "(Ljava/util/List;)V" && listCheckpointed(c) || sinkWriterRestore(m)
+	return isListRestore(m) || sinkWriterRestore(m)
+}
+
+func isListRestore(m *classfile.Method) bool {
+	return m.Name == "restoreState" && m.Desc == "(Ljava/util/List;)V"
+}
+
+// isRestoreRoot: a restore root of the analysed class; its restoreState(List) counts when Flink
+// calls it (listRestored).
+func (a *analysis) isRestoreRoot(m *classfile.Method) bool {
+	return restoreRoot(m) && (!isListRestore(m) || a.listRestored())
 }
 
 // sinkWriterState is the state SinkWriterOperator registers for a sink-v2 writer's state and
@@ -122,15 +134,6 @@ func sinkWriterRestore(m *classfile.Method) bool {
 		strings.Contains(m.Desc, "InitContext;Ljava/util/Collection;)L")
 }
 
-func listCheckpointed(c *classfile.Class) bool {
-	for _, i := range c.Interfaces {
-		if hasSuffixClass(i, "org/apache/flink/streaming/api/checkpoint/ListCheckpointed") {
-			return true
-		}
-	}
-	return false
-}
-
 // analyzeClass runs the restore roots of c (twice when a field was read before a later store
 // gave it a value), then every other method of c that registers state.
 func analyzeClass(set *classSet, c *classfile.Class, jar string, opts Options, flag *cancel.Flag) (*ClassReport, []Error, error) {
@@ -139,7 +142,7 @@ func analyzeClass(set *classSet, c *classfile.Class, jar string, opts Options, f
 	for pass := 0; pass < 2; pass++ {
 		a.states, a.events, a.lambdas, a.missed = nil, nil, nil, false
 		for i := range c.Methods {
-			if m := &c.Methods[i]; isRestoreRoot(c, m) {
+			if m := &c.Methods[i]; a.isRestoreRoot(m) {
 				if err := a.runRoot(m); err != nil {
 					return nil, nil, err
 				}

@@ -16,7 +16,13 @@
 // NOT-READ. A state is registered by OperatorStateStore.getListState / getUnionListState /
 // getBroadcastState (and the deprecated getOperatorState / getSerializableListState); it belongs
 // to the class that declares the root, and is repeated under a subclass that declares its own
-// root calling super.
+// root calling super. Whether a restoreState(List) is a root is decided as Flink's
+// tryRestoreFunction does (instanceof) over the class hierarchy within the inputs: its class is
+// a ListCheckpointed through a superclass or superinterface (a type outside the inputs counts
+// by its name only) and not a CheckpointedFunction, which Flink restores through initializeState
+// instead; or its class is neither and a subclass that is one inherits the method (the state is
+// then the declaring class's, as an inherited initializeState's is). The walks visit each type
+// once (hostile class files may form cycles), at most 64 supertypes per class and 256 subclasses.
 //
 // # How
 //

@@ -180,3 +180,105 @@ func containsImpl(impls []impl, m *classfile.Method) bool {
 	}
 	return false
 }
+
+// Flink's legacy interfaces, as tryRestoreFunction tests them (instanceof: a superclass or a
+// superinterface counts).
+const (
+	listCheckpointedType     = "org/apache/flink/streaming/api/checkpoint/ListCheckpointed"
+	checkpointedFunctionType = "org/apache/flink/streaming/api/checkpoint/CheckpointedFunction"
+)
+
+// Bounds of the walks that decide whether a restoreState(List) is a restore root.
+const (
+	maxSupertypes     = 64  // superclasses and superinterfaces visited from one class
+	maxListSubclasses = 256 // subclasses visited for one inherited restoreState
+)
+
+// legacyKind walks c's superclasses and superinterfaces within the inputs (a type outside them
+// counts by its name only) and reports whether c is a ListCheckpointed and a CheckpointedFunction.
+// Hostile class files may form cycles: each type is visited once, and at most maxSupertypes.
+func (s *classSet) legacyKind(c *classfile.Class) (lc, cf bool) {
+	seen := map[string]bool{c.Name: true}
+	queue := []*classfile.Class{c}
+	for len(queue) > 0 {
+		k := queue[0]
+		queue = queue[1:]
+		for _, up := range append([]string{k.Super}, k.Interfaces...) {
+			if up == "" || seen[up] || len(seen) > maxSupertypes {
+				continue
+			}
+			seen[up] = true
+			lc = lc || hasSuffixClass(up, listCheckpointedType)
+			cf = cf || hasSuffixClass(up, checkpointedFunctionType)
+			if uc := s.load(up); uc != nil {
+				queue = append(queue, uc)
+			}
+		}
+	}
+	return lc, cf
+}
+
+// listRestored reports whether Flink calls the analysed class's restoreState(List) on restore:
+// the class is a ListCheckpointed and not a CheckpointedFunction (tryRestoreFunction calls
+// initializeState then), or, when it is neither, a subclass within the inputs is one and
+// inherits the method. The state is the class's, as an inherited initializeState's is.
+func (a *analysis) listRestored() bool {
+	if a.listRoot == 0 {
+		a.listRoot = -1
+		lc, cf := a.set.legacyKind(a.root)
+		if lc && !cf || !lc && !cf && a.inheritedByListCheckpointed() {
+			a.listRoot = 1
+		}
+	}
+	return a.listRoot > 0
+}
+
+// inheritedByListCheckpointed looks for a subclass of the analysed class within the inputs that
+// is a ListCheckpointed (and not a CheckpointedFunction) and does not declare its own
+// restoreState(List) on the way down. Only a class's subclasses inherit its method for sure (an
+// interface's default loses to a superclass's), and, each class having one superclass, the
+// walks from different classes never cross: a class is visited by one walk at most. The subtype
+// index charges the step budget; the walk is bounded by maxListSubclasses and honours the
+// context.
+func (a *analysis) inheritedByListCheckpointed() bool {
+	if a.root.Access&classfile.AccInterface != 0 {
+		return false
+	}
+	h := a.index()
+	seen := map[string]bool{a.root.Name: true}
+	queue := []string{a.root.Name}
+	for len(queue) > 0 {
+		name := queue[0]
+		queue = queue[1:]
+		for _, k := range h.kids[name] {
+			if seen[k] {
+				continue
+			}
+			if seen[k] = true; len(seen) > maxListSubclasses || a.flag.Err() != nil {
+				return false
+			}
+			*a.steps++
+			kc := a.set.load(k)
+			if kc == nil || kc.Super != name || declaresListRestore(kc) {
+				continue // not a subclass (a hostile class may name a class as its interface), or its own root
+			}
+			lc, cf := a.set.legacyKind(kc)
+			if lc && !cf {
+				return true
+			}
+			if !cf {
+				queue = append(queue, k)
+			}
+		}
+	}
+	return false
+}
+
+func declaresListRestore(c *classfile.Class) bool {
+	for i := range c.Methods {
+		if isListRestore(&c.Methods[i]) {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,98 @@
+package restorecode
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+)
+
+// TestListCheckpointedCycles: hostile class files whose superclasses (A extends B extends A) and
+// superinterfaces (I extends J extends I) form cycles, which javac cannot write: the class
+// files are patched after compiling. Whether A's restoreState(List) is a restore root is still
+// decided, quickly: only when the inputs hold D, a ListCheckpointed subclass inheriting it.
+func TestListCheckpointedCycles(t *testing.T) {
+	src := t.TempDir()
+	files := map[string]string{
+		"cyc/A.java": "package cyc;\npublic class A extends B implements I {\n" +
+			"    protected long offset;\n" +
+			"    public void restoreState(java.util.List<Long> state) { offset = state.get(0); }\n}\n",
+		"cyc/B.java": "package cyc;\npublic class B extends C {}\n",
+		"cyc/C.java": "package cyc;\npublic class C {}\n",
+		"cyc/I.java": "package cyc;\npublic interface I extends J {}\n",
+		"cyc/J.java": "package cyc;\npublic interface J extends K {}\n",
+		"cyc/K.java": "package cyc;\npublic interface K {}\n",
+		"cyc/D.java": "package cyc;\npublic class D extends A implements org.apache.flink.streaming.api.checkpoint.ListCheckpointed<Long> {\n" +
+			"    public java.util.List<Long> snapshotState(long id, long ts) { return null; }\n}\n",
+		"org/apache/flink/streaming/api/checkpoint/ListCheckpointed.java": "package org.apache.flink.streaming.api.checkpoint;\n" +
+			"public interface ListCheckpointed<T extends java.io.Serializable> {\n" +
+			"    java.util.List<T> snapshotState(long checkpointId, long timestamp) throws Exception;\n" +
+			"    void restoreState(java.util.List<T> state) throws Exception;\n}\n",
+	}
+	for name, text := range files {
+		p := filepath.Join(src, name)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	classes := compileJava(t, src)
+	cyclic := map[string][]byte{}
+	for _, n := range []string{"A", "B", "D", "I", "J"} {
+		b, err := os.ReadFile(filepath.Join(classes, "cyc", n+".class"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		b = bytes.ReplaceAll(b, []byte("cyc/C"), []byte("cyc/A")) // B extends A
+		b = bytes.ReplaceAll(b, []byte("cyc/K"), []byte("cyc/I")) // J extends I
+		cyclic["cyc/"+n+".class"] = b
+	}
+	for n, super := range map[string]string{"B": "cyc/A", "J": "cyc/I"} {
+		if _, s, ifaces, _, ok := classHeader(cyclic["cyc/"+n+".class"]); !ok || s != super && (len(ifaces) != 1 || ifaces[0] != super) {
+			t.Fatalf("patched cyc/%s: super %q, interfaces %q, want %s", n, s, ifaces, super)
+		}
+	}
+	for _, tc := range []struct {
+		name    string
+		without string // a class left out of the inputs
+		want    string // A's "_default_" assumption, "" for not reported
+	}{
+		{"inherited by D", "", OneUnguarded},
+		{"no ListCheckpointed", "cyc/D.class", ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			in := Input{Path: "cyc.jar", Open: func(ctx context.Context, visit func(string, []byte) error) error {
+				for _, n := range []string{"cyc/A.class", "cyc/B.class", "cyc/D.class", "cyc/I.class", "cyc/J.class"} {
+					if n == tc.without {
+						continue
+					}
+					if err := visit(n, cyclic[n]); err != nil {
+						return err
+					}
+				}
+				return nil
+			}}
+			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			defer cancel()
+			start := time.Now()
+			rep, err := Analyze(ctx, []Input{in}, Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if d := time.Since(start); d > 2*time.Second {
+				t.Errorf("analysis took %v", d)
+			}
+			got := ""
+			if _, st := findState(rep, "cyc.A", listCheckpointedState); st != nil {
+				got = st.Assumption
+			}
+			if got != tc.want || len(rep.Classes) != min(len(tc.want), 1) {
+				t.Errorf("cyc.A %q: %q, want %q (report %+v)", listCheckpointedState, got, tc.want, rep.Classes)
+			}
+		})
+	}
+}
