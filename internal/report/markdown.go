@@ -36,6 +36,9 @@ func WriteMarkdownLimited(w io.Writer, r *pb.RescaleReport, lim Limits) error {
 			operator := ""
 			if f.GetOperatorId() != "" {
 				operator = idx.finding(f).label()
+				if n := len(f.GetOperatorIds()); n > 1 {
+					operator += " and " + units.Thousands(int64(n-1)) + " more"
+				}
 			}
 			fmt.Fprintf(&b, "| %s | %s %s | %s | %s | %s | %s |\n", SeverityName(f.GetSeverity()), f.GetRuleId(), mdCell(f.GetTitle()),
 				mdCell(dash(operator)), mdCell(dash(statesCellOf(f))), subtasks, mdCell(f.GetMessage()))
