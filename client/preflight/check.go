@@ -97,7 +97,10 @@ CHECKPOINT is given, its newest restorable checkpoint or savepoint, which is nam
 				rep, spill, err = spilledReport(cmd, args[0], plan, opts, f.remote)
 			default:
 				if format == report.Text {
-					table = &report.OperatorTable{}
+					table = &report.OperatorTable{Keep: report.DefaultLimits.Operators}
+					if f.full {
+						table.Keep = 0
+					}
 				}
 				rep, err = checkpointReport(cmd, args[0], plan, opts, f.remote, format == report.Text, table)
 			}

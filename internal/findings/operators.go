@@ -1,11 +1,14 @@
 package findings
 
 import (
+	"bytes"
 	"cmp"
+	"encoding/hex"
 	"slices"
 	"strconv"
 	"strings"
 
+	"github.com/flinkpreflight/preflight/internal/checkpoint"
 	"github.com/flinkpreflight/preflight/internal/units"
 )
 
@@ -29,7 +32,8 @@ const namedOperators = MergedOperators
 // before its message, and OperatorIDs. Findings that concern no operator pass through.
 //
 // It keeps, per cause, the first MergedOperators findings and the ID and position of every
-// operator: about 56 bytes an operator beyond them. The zero value is ready to use.
+// operator, 20 bytes (the IDs become strings only in Findings, which a check calls once its
+// Layout is no longer needed). The zero value is ready to use.
 type OperatorMerger struct {
 	byKey  map[string]*operatorGroup
 	groups []*operatorGroup
@@ -45,14 +49,15 @@ type operatorGroup struct {
 // operatorRef is an operator a group's finding concerns.
 type operatorRef struct {
 	position int32
-	id       string
+	id       checkpoint.OperatorID
 }
 
 // Add takes a range's findings (in any order).
 func (m *OperatorMerger) Add(fs []Finding) {
 	for i := range fs {
 		f := &fs[i]
-		if f.OperatorID == "" || len(f.OperatorIDs) > 0 {
+		id, ok := operatorID(f.OperatorID)
+		if !ok || len(f.OperatorIDs) > 0 {
 			m.other = append(m.other, *f)
 			continue
 		}
@@ -66,13 +71,13 @@ func (m *OperatorMerger) Add(fs []Finding) {
 			m.byKey[key] = g
 			m.groups = append(m.groups, g)
 		}
-		g.add(f)
+		g.add(f, id)
 	}
 }
 
 // add keeps f among the group's first findings if it is one of the first namedOperators.
-func (g *operatorGroup) add(f *Finding) {
-	g.ops = append(g.ops, operatorRef{position: f.Position, id: f.OperatorID})
+func (g *operatorGroup) add(f *Finding, id checkpoint.OperatorID) {
+	g.ops = append(g.ops, operatorRef{position: f.Position, id: id})
 	o := f.Order()
 	i, _ := slices.BinarySearchFunc(g.first, o, func(e Finding, o Order) int {
 		if e.Order().Before(o) {
@@ -108,17 +113,29 @@ func (m *OperatorMerger) Findings() []Finding {
 // named before the message, and every operator's ID.
 func (g *operatorGroup) merged() Finding {
 	slices.SortFunc(g.ops, func(a, b operatorRef) int {
-		return cmp.Or(cmp.Compare(a.position, b.position), strings.Compare(a.id, b.id))
+		return cmp.Or(cmp.Compare(a.position, b.position), bytes.Compare(a.id[:], b.id[:]))
 	})
 	g.ops = slices.CompactFunc(g.ops, func(a, b operatorRef) bool { return a.id == b.id })
 	f := g.first[0]
 	ids := make([]string, len(g.ops))
 	for i, o := range g.ops {
-		ids[i] = o.id
+		ids[i] = o.id.String()
 	}
+	g.ops = nil
 	f.OperatorIDs = ids
 	f.Message = operatorsText(g.first, len(ids)) + f.Message
 	return f
+}
+
+// operatorID parses the operator ID of a finding as checkpoint.OperatorID.String writes it (32
+// lower-case hex digits); a finding without one is not merged.
+func operatorID(s string) (checkpoint.OperatorID, bool) {
+	var id checkpoint.OperatorID
+	if len(s) != 2*len(id) || strings.ContainsFunc(s, func(r rune) bool { return r >= 'A' && r <= 'F' }) {
+		return id, false
+	}
+	_, err := hex.Decode(id[:], []byte(s))
+	return id, err == nil
 }
 
 // operatorsText counts and names a merged finding's operators before its first's message:

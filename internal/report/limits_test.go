@@ -85,3 +85,27 @@ func TestFindingStates(t *testing.T) {
 		}
 	}
 }
+
+// TestOperatorTableKeep: a table that keeps only the rows the limits show writes what the table
+// of every row writes.
+func TestOperatorTableKeep(t *testing.T) {
+	r := longReport(1500)
+	for _, keep := range []int{DefaultLimits.Operators, DefaultLimits.Operators + 3} {
+		var all, kept bytes.Buffer
+		tables := []*OperatorTable{{}, {Keep: keep}}
+		for _, table := range tables {
+			for _, op := range r.Operators {
+				table.Add(op)
+			}
+		}
+		if err := WriteTextLimited(&all, r, tables[0], DefaultLimits); err != nil {
+			t.Fatal(err)
+		}
+		if err := WriteTextLimited(&kept, r, tables[1], DefaultLimits); err != nil {
+			t.Fatal(err)
+		}
+		if len(tables[1].blocks) != 1 || tables[1].Len() != 1500 || all.String() != kept.String() {
+			t.Errorf("keep %d: %d blocks, %d rows; the text differs:\n%s\nwant\n%s", keep, len(tables[1].blocks), tables[1].Len(), kept.String(), all.String())
+		}
+	}
+}

@@ -209,6 +209,10 @@ type OperatorTable struct {
 	blocks [][]byte
 	rows   int    // rows added
 	width  [6]int // widest cell per column but the last, in runes, of the rows added
+	// Keep is how many rows Add keeps; it only counts the others (0: every row). A report that
+	// shows the first Limits.Operators rows needs no more: the rows of a million operators
+	// are some 60 MB of text.
+	Keep int
 }
 
 // tableBlock is the size of an OperatorTable block.
@@ -216,6 +220,10 @@ const tableBlock = 64 << 10
 
 // Add appends op's row.
 func (t *OperatorTable) Add(op *pb.OperatorAssignment) {
+	if t.Keep > 0 && t.rows >= t.Keep {
+		t.rows++
+		return
+	}
 	row := operatorRow(op)
 	n := 0
 	for k, cell := range row {
