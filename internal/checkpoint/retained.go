@@ -12,7 +12,8 @@ const (
 	masterStateBytes   = 32  // MasterStateSummary, in a slice
 	propertiesBytes    = 80  // CheckpointProperties, allocated alone (72, size class 80)
 	operatorBytes      = 120 // OperatorLayout, in a slice
-	subtaskBytes       = 104 // SubtaskLayout, in a slice
+	subtaskBytes       = 64  // SubtaskLayout, in a slice
+	channelsBytes      = 48  // ChannelLayouts, allocated alone
 	operatorHandleSize = 80  // OperatorStateHandleLayout, allocated alone (72, size class 80)
 	stateEntryBytes    = 88  // StateEntryLayout, in a slice
 	streamRefBytes     = 48  // StreamRef, allocated alone (40, size class 48)
@@ -105,7 +106,10 @@ func subtaskRetained(s *SubtaskLayout, names *retainedNames) int64 {
 			n += keyedHandleBytes + keyedRetained(h, 0)
 		}
 	}
-	for _, chans := range [...][]ChannelStateLayout{s.InputChannels, s.OutputChannels} {
+	if s.Channels != nil {
+		n += channelsBytes
+	}
+	for _, chans := range [...][]ChannelStateLayout{s.InputChannels(), s.OutputChannels()} {
 		n += int64(cap(chans)) * channelBytes
 		for c := range chans {
 			n += int64(len(chans[c].Stream.Path))
