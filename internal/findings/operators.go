@@ -35,7 +35,7 @@ const namedOperators = MergedOperators
 // operator, 20 bytes (the IDs become strings only in Findings, which a check calls once its
 // Layout is no longer needed). The zero value is ready to use.
 type OperatorMerger struct {
-	byKey  map[string]*operatorGroup
+	byKey  map[causeKey]*operatorGroup
 	groups []*operatorGroup
 	other  []Finding
 }
@@ -62,9 +62,9 @@ func (m *OperatorMerger) Add(fs []Finding) {
 			continue
 		}
 		if m.byKey == nil {
-			m.byKey = map[string]*operatorGroup{}
+			m.byKey = map[causeKey]*operatorGroup{}
 		}
-		key := causeKey(f)
+		key := causeOf(f)
 		g := m.byKey[key]
 		if g == nil {
 			g = &operatorGroup{}
@@ -169,38 +169,31 @@ func operatorName(f *Finding) string {
 
 // causeKey is what f says besides which operator it concerns: equal for findings of the same
 // rule and cause on different operators.
-func causeKey(f *Finding) string {
-	var b strings.Builder
-	sep := func(s string) {
-		b.WriteString(s)
-		b.WriteByte(0)
-	}
-	sep(f.RuleID)
-	sep(strconv.Itoa(int(f.Severity)))
-	sep(f.Title)
-	sep(f.CatalogEntry)
-	sep(f.StateName)
-	sep(strings.Join(f.StateNames, "\x01"))
-	sep(units.Ranges(f.AffectedSubtasks))
-	sep(strings.Join(f.References, "\x01"))
-	sep(withoutOperator(f, f.Message))
-	sep(withoutOperator(f, f.Remediation))
-	return b.String()
+type causeKey struct {
+	rule, title, catalog, state, states, affected, references, message, remediation string
+	severity                                                                        Severity
+}
+
+// causeOf is f's causeKey.
+func causeOf(f *Finding) causeKey {
+	return causeKey{rule: f.RuleID, title: f.Title, catalog: f.CatalogEntry, state: f.StateName,
+		states: strings.Join(f.StateNames, "\x00"), affected: units.Ranges(f.AffectedSubtasks),
+		references: strings.Join(f.References, "\x00"), message: withoutOperator(f, f.Message),
+		remediation: withoutOperator(f, f.Remediation), severity: f.Severity}
 }
 
 // withoutOperator takes f's operator out of s: its ID and vertex ID, its quoted name and its
-// uid, as opLabel writes them.
+// uid, as opLabel writes them. (ReplaceAll returns s itself when there is nothing to replace.)
 func withoutOperator(f *Finding, s string) string {
-	var pairs []string
-	pairs = append(pairs, f.OperatorID, "\x02")
+	s = strings.ReplaceAll(s, f.OperatorID, "\x02")
 	if f.VertexID != f.OperatorID && f.VertexID != "" {
-		pairs = append(pairs, f.VertexID, "\x03")
+		s = strings.ReplaceAll(s, f.VertexID, "\x03")
 	}
 	if f.OperatorName != "" {
-		pairs = append(pairs, `"`+f.OperatorName+`"`, "\x04")
+		s = strings.ReplaceAll(s, `"`+f.OperatorName+`"`, "\x04")
 	}
 	if f.OperatorUID != "" {
-		pairs = append(pairs, "uid "+f.OperatorUID, "\x05")
+		s = strings.ReplaceAll(s, "uid "+f.OperatorUID, "\x05")
 	}
-	return strings.NewReplacer(pairs...).Replace(s)
+	return s
 }
