@@ -15,7 +15,8 @@ const (
 	subtaskBytes       = 64  // SubtaskLayout, in a slice
 	channelsBytes      = 48  // ChannelLayouts, allocated alone
 	operatorHandleSize = 80  // OperatorStateHandleLayout, allocated alone (72, size class 80)
-	stateEntryBytes    = 88  // StateEntryLayout, in a slice
+	stateEntryBytes    = 72  // StateEntryLayout, in a slice
+	sliceHeaderBytes   = 24  // ElementSizes' prefix sums' slice header, allocated alone
 	streamRefBytes     = 48  // StreamRef, allocated alone (40, size class 48)
 	coordinatorBytes   = 48  // CoordinatorStateRef, allocated alone (48)
 	keyedHandleBytes   = 224 // KeyedStateHandleLayout, allocated alone (216, size class 224)
@@ -98,7 +99,10 @@ func subtaskRetained(s *SubtaskLayout, names *retainedNames) int64 {
 		for e := range h.States {
 			st := &h.States[e]
 			names.add(st.Name)
-			n += int64(cap(st.Sizes.runs)+cap(st.Sizes.ends)) * sizeRunBytes
+			n += int64(cap(st.Sizes.runs)+cap(st.Sizes.endList())) * sizeRunBytes
+			if st.Sizes.ends != nil {
+				n += sliceHeaderBytes
+			}
 		}
 	}
 	for _, h := range [...]*KeyedStateHandleLayout{s.ManagedKeyedState, s.RawKeyedState} {
