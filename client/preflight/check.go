@@ -96,7 +96,7 @@ CHECKPOINT is given, its newest restorable checkpoint or savepoint, which is nam
 				// Written as the pieces arrive: the operators spilled, not joined.
 				rep, spill, err = spilledReport(cmd, args[0], plan, opts, f.remote)
 			default:
-				if format == report.Text {
+				if format == report.Text || format == report.Markdown {
 					table = &report.OperatorTable{Keep: report.DefaultLimits.Operators}
 					if f.full {
 						table.Keep = 0
@@ -120,6 +120,8 @@ CHECKPOINT is given, its newest restorable checkpoint or savepoint, which is nam
 			switch {
 			case spill != nil:
 				err = report.WriteJSONSpilled(cmd.OutOrStdout(), rep, spill)
+			case table != nil && table.Len() > 0 && format == report.Markdown:
+				err = report.WriteMarkdownTable(cmd.OutOrStdout(), rep, table, lim)
 			case table != nil && table.Len() > 0:
 				err = report.WriteTextLimited(cmd.OutOrStdout(), rep, table, lim)
 			default:

@@ -31,10 +31,10 @@ import (
 // (engine.SubtasksForChart; the text report shows no other rows, so opts.include_subtasks
 // does not change it); the server is asked for the same rows (chart_subtasks).
 //
-// table, when not nil, receives the operators table of an in-process chart check, row by row
-// (engine.Request.Each): the report then keeps only the operators the text shows besides the
-// table, so that a million operators cost their rows' text, not their messages; write it with
-// report.WriteTextTable when table.Len() > 0.
+// table, when not nil, receives the operators table of an in-process check, row by row
+// (engine.Request.Each): the report then keeps only the operators the text or Markdown shows
+// besides the table, so that a million operators cost their rows' text, not their messages;
+// write it with report.WriteTextLimited or report.WriteMarkdownTable when table.Len() > 0.
 func checkpointReport(cmd *cobra.Command, target string, plan *pb.RescalePlan, opts *pb.CheckOptions, remote remoteFlags, chart bool,
 	table *report.OperatorTable) (*pb.RescaleReport, error) {
 	ctx := cmd.Context()
@@ -43,9 +43,9 @@ func checkpointReport(cmd *cobra.Command, target string, plan *pb.RescalePlan, o
 			req := engine.Request{Input: in, Plan: plan, Options: opts}
 			if chart {
 				req.Detail = engine.SubtasksForChart
-				if table != nil {
-					req.Each = table.Add
-				}
+			}
+			if table != nil {
+				req.Each = table.Add
 			}
 			return eng.Check(ctx, req)
 		})
