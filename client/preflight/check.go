@@ -95,6 +95,9 @@ CHECKPOINT is given, its newest restorable checkpoint or savepoint, which is nam
 			case format == report.JSON && f.subtasks && f.remote.server != "":
 				// Written as the pieces arrive: the operators spilled, not joined.
 				rep, spill, err = spilledReport(cmd, args[0], plan, opts, f.remote)
+			case format == report.JSON && f.remote.server == "":
+				// Written from the operators spilled as they are checked, not from the report.
+				rep, spill, err = spilledEmbeddedReport(cmd, args[0], plan, opts, f.remote)
 			default:
 				if format == report.Text || format == report.Markdown {
 					table = &report.OperatorTable{Keep: report.DefaultLimits.Operators}

@@ -84,6 +84,30 @@ func spilledReport(cmd *cobra.Command, target string, plan *pb.RescalePlan, opts
 	return rest.Report(), spill, nil
 }
 
+// spilledEmbeddedReport checks target in-process with its operators spilled as they are
+// checked (engine.Request.Pieces into a report.OperatorSpill) instead of kept in the report, for
+// JSON: a million operators' messages are about 400 MB, as much as the Layout they are checked
+// against. Without a temporary folder it checks as checkpointReport does (spill nil). The caller
+// writes the report with report.WriteJSONSpilled and closes the spill.
+func spilledEmbeddedReport(cmd *cobra.Command, target string, plan *pb.RescalePlan, opts *pb.CheckOptions, remote remoteFlags) (*pb.RescaleReport, *report.OperatorSpill, error) {
+	spill, err := report.NewOperatorSpill()
+	if err != nil {
+		rep, err := checkpointReport(cmd, target, plan, opts, remote, false, nil)
+		return rep, nil, err
+	}
+	rep, err := runEmbedded(cmd, target, remote, func(eng *engine.Engine, in engine.Input) (*pb.RescaleReport, error) {
+		return eng.Check(cmd.Context(), engine.Request{Input: in, Plan: plan, Options: opts,
+			Pieces: func(op *pb.OperatorAssignment, continued bool) error {
+				return spill.AddPage(&pb.OperatorPage{Operators: []*pb.OperatorAssignment{op}, Continued: continued})
+			}})
+	})
+	if err != nil {
+		spill.Close()
+		return nil, nil, err
+	}
+	return rep, spill, nil
+}
+
 // remoteCheck asks the server to check target, by URI or by uploading the local file (which
 // the server never needs access to), handing the answer's pieces to fn.
 func remoteCheck(cmd *cobra.Command, target string, plan *pb.RescalePlan, opts *pb.CheckOptions, remote remoteFlags, fn func(*pb.ReportPiece) error) error {
