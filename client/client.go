@@ -215,6 +215,7 @@ func (j *Joiner) Add(p *pb.ReportPiece) error {
 		page := p.GetFindings()
 		j.findings = joinPage(j.findings, page.GetFindings(), page.GetContinued(), func(last, next *pb.Finding) {
 			last.StateNames = append(last.StateNames, next.GetStateNames()...)
+			last.OperatorIds = append(last.OperatorIds, next.GetOperatorIds()...)
 		})
 	}
 	return nil

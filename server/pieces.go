@@ -33,7 +33,7 @@ func sendPieces(rep *pb.RescaleReport, send func(*pb.ReportPiece) error) error {
 	}
 	findings := pager[*pb.Finding]{
 		limit:  pieceBytes,
-		spread: []protoreflect.Name{"state_names"},
+		spread: []protoreflect.Name{"state_names", "operator_ids"},
 		keep:   []protoreflect.Name{"rule_id", "operator_id"},
 		send: func(page []*pb.Finding, continued bool) error {
 			return send(&pb.ReportPiece{Piece: &pb.ReportPiece_Findings{

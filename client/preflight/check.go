@@ -95,9 +95,15 @@ CHECKPOINT is given, its newest restorable checkpoint or savepoint, which is nam
 			case format == report.JSON && f.subtasks && f.remote.server != "":
 				// Written as the pieces arrive: the operators spilled, not joined.
 				rep, spill, err = spilledReport(cmd, args[0], plan, opts, f.remote)
+			case format == report.JSON && f.remote.server == "":
+				// Written from the operators spilled as they are checked, not from the report.
+				rep, spill, err = spilledEmbeddedReport(cmd, args[0], plan, opts, f.remote)
 			default:
-				if format == report.Text {
-					table = &report.OperatorTable{}
+				if format == report.Text || format == report.Markdown {
+					table = &report.OperatorTable{Keep: report.DefaultLimits.Operators}
+					if f.full {
+						table.Keep = 0
+					}
 				}
 				rep, err = checkpointReport(cmd, args[0], plan, opts, f.remote, format == report.Text, table)
 			}
@@ -117,6 +123,8 @@ CHECKPOINT is given, its newest restorable checkpoint or savepoint, which is nam
 			switch {
 			case spill != nil:
 				err = report.WriteJSONSpilled(cmd.OutOrStdout(), rep, spill)
+			case table != nil && table.Len() > 0 && format == report.Markdown:
+				err = report.WriteMarkdownTable(cmd.OutOrStdout(), rep, table, lim)
 			case table != nil && table.Len() > 0:
 				err = report.WriteTextLimited(cmd.OutOrStdout(), rep, table, lim)
 			default:

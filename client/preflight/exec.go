@@ -31,10 +31,10 @@ import (
 // (engine.SubtasksForChart; the text report shows no other rows, so opts.include_subtasks
 // does not change it); the server is asked for the same rows (chart_subtasks).
 //
-// table, when not nil, receives the operators table of an in-process chart check, row by row
-// (engine.Request.Each): the report then keeps only the operators the text shows besides the
-// table, so that a million operators cost their rows' text, not their messages; write it with
-// report.WriteTextTable when table.Len() > 0.
+// table, when not nil, receives the operators table of an in-process check, row by row
+// (engine.Request.Each): the report then keeps only the operators the text or Markdown shows
+// besides the table, so that a million operators cost their rows' text, not their messages;
+// write it with report.WriteTextLimited or report.WriteMarkdownTable when table.Len() > 0.
 func checkpointReport(cmd *cobra.Command, target string, plan *pb.RescalePlan, opts *pb.CheckOptions, remote remoteFlags, chart bool,
 	table *report.OperatorTable) (*pb.RescaleReport, error) {
 	ctx := cmd.Context()
@@ -43,9 +43,9 @@ func checkpointReport(cmd *cobra.Command, target string, plan *pb.RescalePlan, o
 			req := engine.Request{Input: in, Plan: plan, Options: opts}
 			if chart {
 				req.Detail = engine.SubtasksForChart
-				if table != nil {
-					req.Each = table.Add
-				}
+			}
+			if table != nil {
+				req.Each = table.Add
 			}
 			return eng.Check(ctx, req)
 		})
@@ -82,6 +82,30 @@ func spilledReport(cmd *cobra.Command, target string, plan *pb.RescalePlan, opts
 		return nil, nil, err
 	}
 	return rest.Report(), spill, nil
+}
+
+// spilledEmbeddedReport checks target in-process with its operators spilled as they are
+// checked (engine.Request.Pieces into a report.OperatorSpill) instead of kept in the report, for
+// JSON: a million operators' messages are about 400 MB, as much as the Layout they are checked
+// against. Without a temporary folder it checks as checkpointReport does (spill nil). The caller
+// writes the report with report.WriteJSONSpilled and closes the spill.
+func spilledEmbeddedReport(cmd *cobra.Command, target string, plan *pb.RescalePlan, opts *pb.CheckOptions, remote remoteFlags) (*pb.RescaleReport, *report.OperatorSpill, error) {
+	spill, err := report.NewOperatorSpill()
+	if err != nil {
+		rep, err := checkpointReport(cmd, target, plan, opts, remote, false, nil)
+		return rep, nil, err
+	}
+	rep, err := runEmbedded(cmd, target, remote, func(eng *engine.Engine, in engine.Input) (*pb.RescaleReport, error) {
+		return eng.Check(cmd.Context(), engine.Request{Input: in, Plan: plan, Options: opts,
+			Pieces: func(op *pb.OperatorAssignment, continued bool) error {
+				return spill.AddPage(&pb.OperatorPage{Operators: []*pb.OperatorAssignment{op}, Continued: continued})
+			}})
+	})
+	if err != nil {
+		spill.Close()
+		return nil, nil, err
+	}
+	return rep, spill, nil
 }
 
 // remoteCheck asks the server to check target, by URI or by uploading the local file (which

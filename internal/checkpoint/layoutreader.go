@@ -117,8 +117,9 @@ func operatorLayout(op *OperatorState, stop *cancel.Flag) OperatorLayout {
 			}
 			s.ManagedKeyedState = keyedLayout(st.ManagedKeyedState)
 			s.RawKeyedState = keyedLayout(st.RawKeyedState)
-			s.InputChannels = channelLayouts(st.InputChannels)
-			s.OutputChannels = channelLayouts(st.OutputChannels)
+			if in, out := channelLayouts(st.InputChannels), channelLayouts(st.OutputChannels); in != nil || out != nil {
+				s.Channels = &ChannelLayouts{Input: in, Output: out}
+			}
 			if st.RefMarker == 1 {
 				s.RefCheckpointID = st.RefCheckpointID
 			}
@@ -131,7 +132,7 @@ func operatorLayout(op *OperatorState, stop *cancel.Flag) OperatorLayout {
 // shareEmptySubtasks points o.Subtasks into one array shared by the Layout when its records are
 // the empty records 0..n-1 in order (a stateless operator: each subtask reported, nothing
 // held), instead of n records of its own. A file of many stateless operators spends about
-// 22 bytes of _metadata on such a record and the Layout 104 bytes; shared, the records cost
+// 22 bytes of _metadata on such a record and the Layout 64 bytes; shared, the records cost
 // nothing per operator. The shared slice's capacity is its length, so an append copies. The
 // Layout is read-only after decoding (the simulator only takes pointers into it).
 func (ls *layoutState) shareEmptySubtasks(o *OperatorLayout) {
@@ -159,7 +160,7 @@ func emptyRecord(s *SubtaskLayout, k int) bool {
 	return s.Index == k && !s.Finished && s.RefCheckpointID == -1 &&
 		s.ManagedOperatorState == nil && s.RawOperatorState == nil &&
 		s.ManagedKeyedState == nil && s.RawKeyedState == nil &&
-		s.InputChannels == nil && s.OutputChannels == nil
+		s.Channels == nil
 }
 
 // taskLayout maps a format-1 task onto an OperatorLayout: the operator states of all chained

@@ -12,9 +12,11 @@ const (
 	masterStateBytes   = 32  // MasterStateSummary, in a slice
 	propertiesBytes    = 80  // CheckpointProperties, allocated alone (72, size class 80)
 	operatorBytes      = 120 // OperatorLayout, in a slice
-	subtaskBytes       = 104 // SubtaskLayout, in a slice
+	subtaskBytes       = 64  // SubtaskLayout, in a slice
+	channelsBytes      = 48  // ChannelLayouts, allocated alone
 	operatorHandleSize = 80  // OperatorStateHandleLayout, allocated alone (72, size class 80)
-	stateEntryBytes    = 88  // StateEntryLayout, in a slice
+	stateEntryBytes    = 72  // StateEntryLayout, in a slice
+	sliceHeaderBytes   = 24  // ElementSizes' prefix sums' slice header, allocated alone
 	streamRefBytes     = 48  // StreamRef, allocated alone (40, size class 48)
 	coordinatorBytes   = 48  // CoordinatorStateRef, allocated alone (48)
 	keyedHandleBytes   = 224 // KeyedStateHandleLayout, allocated alone (216, size class 224)
@@ -97,7 +99,10 @@ func subtaskRetained(s *SubtaskLayout, names *retainedNames) int64 {
 		for e := range h.States {
 			st := &h.States[e]
 			names.add(st.Name)
-			n += int64(cap(st.Sizes.runs)+cap(st.Sizes.ends)) * sizeRunBytes
+			n += int64(cap(st.Sizes.runs)+cap(st.Sizes.endList())) * sizeRunBytes
+			if st.Sizes.ends != nil {
+				n += sliceHeaderBytes
+			}
 		}
 	}
 	for _, h := range [...]*KeyedStateHandleLayout{s.ManagedKeyedState, s.RawKeyedState} {
@@ -105,7 +110,10 @@ func subtaskRetained(s *SubtaskLayout, names *retainedNames) int64 {
 			n += keyedHandleBytes + keyedRetained(h, 0)
 		}
 	}
-	for _, chans := range [...][]ChannelStateLayout{s.InputChannels, s.OutputChannels} {
+	if s.Channels != nil {
+		n += channelsBytes
+	}
+	for _, chans := range [...][]ChannelStateLayout{s.InputChannels(), s.OutputChannels()} {
 		n += int64(cap(chans)) * channelBytes
 		for c := range chans {
 			n += int64(len(chans[c].Stream.Path))

@@ -29,6 +29,7 @@ func TestRetainedRecordSizes(t *testing.T) {
 		{"KeyedStateHandleLayout", keyedHandleBytes, sizeOf[KeyedStateHandleLayout](), true},
 		{"KeyedStateHandleLayout in a slice", keyedNestedBytes, sizeOf[KeyedStateHandleLayout](), false},
 		{"ChannelStateLayout", channelBytes, sizeOf[ChannelStateLayout](), false},
+		{"ChannelLayouts", channelsBytes, sizeOf[ChannelLayouts](), true},
 		{"SizeRun", sizeRunBytes, sizeOf[SizeRun](), false},
 		{"runEnd", sizeRunBytes, sizeOf[runEnd](), false},
 	}

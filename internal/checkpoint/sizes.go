@@ -11,9 +11,18 @@ import (
 type ElementSizes struct {
 	runs []SizeRun
 	// ends[i] is the number of elements and bytes up to and including runs[i], so that Sum is a
-	// binary search, not a scan. Kept only beyond shortRuns runs: most states have one or two,
-	// and a Layout holds one ElementSizes per state and subtask.
-	ends []runEnd
+	// binary search, not a scan. Kept only beyond shortRuns runs, and behind a pointer: most
+	// states have one or two, and a Layout holds one ElementSizes per state and subtask (32
+	// bytes with the pointer, 48 with a slice).
+	ends *[]runEnd
+}
+
+// endList is ends, nil when not kept.
+func (e *ElementSizes) endList() []runEnd {
+	if e.ends == nil {
+		return nil
+	}
+	return *e.ends
 }
 
 type runEnd struct{ count, bytes int64 }
@@ -35,32 +44,33 @@ func (e *ElementSizes) Append(size, count int64) {
 	n := len(e.runs)
 	if n > 0 && e.runs[n-1].Size == size {
 		e.runs[n-1].Count += count
-		if e.ends != nil {
-			e.ends[n-1].count += count
-			e.ends[n-1].bytes += size * count
+		if ends := e.endList(); ends != nil {
+			ends[n-1].count += count
+			ends[n-1].bytes += size * count
 		}
 		return
 	}
 	e.runs = append(e.runs, SizeRun{Size: size, Count: count})
 	switch {
 	case e.ends != nil:
-		prev := e.ends[n-1]
-		e.ends = append(e.ends, runEnd{prev.count + count, prev.bytes + size*count})
+		prev := (*e.ends)[n-1]
+		*e.ends = append(*e.ends, runEnd{prev.count + count, prev.bytes + size*count})
 	case n+1 > shortRuns:
-		e.ends = make([]runEnd, 0, cap(e.runs))
+		ends := make([]runEnd, 0, cap(e.runs))
 		var end runEnd
 		for _, r := range e.runs {
 			end.count += r.Count
 			end.bytes += r.Size * r.Count
-			e.ends = append(e.ends, end)
+			ends = append(ends, end)
 		}
+		e.ends = &ends
 	}
 }
 
 // Len returns the number of elements.
 func (e *ElementSizes) Len() int64 {
-	if e.ends != nil {
-		return e.ends[len(e.ends)-1].count
+	if ends := e.endList(); ends != nil {
+		return ends[len(ends)-1].count
 	}
 	var n int64
 	for _, r := range e.runs {
@@ -71,8 +81,8 @@ func (e *ElementSizes) Len() int64 {
 
 // Total returns the bytes of all elements.
 func (e *ElementSizes) Total() int64 {
-	if e.ends != nil {
-		return e.ends[len(e.ends)-1].bytes
+	if ends := e.endList(); ends != nil {
+		return ends[len(ends)-1].bytes
 	}
 	var b int64
 	for _, r := range e.runs {
@@ -86,7 +96,8 @@ func (e *ElementSizes) Runs() []SizeRun { return e.runs }
 
 // At returns the size of element i (0-based); 0 past the end.
 func (e *ElementSizes) At(i int64) int64 {
-	if e.ends == nil {
+	ends := e.endList()
+	if ends == nil {
 		for _, r := range e.runs {
 			if i < r.Count {
 				return r.Size
@@ -95,7 +106,7 @@ func (e *ElementSizes) At(i int64) int64 {
 		}
 		return 0
 	}
-	r := sort.Search(len(e.ends), func(k int) bool { return e.ends[k].count > i })
+	r := sort.Search(len(ends), func(k int) bool { return ends[k].count > i })
 	if r == len(e.runs) {
 		return 0
 	}
@@ -115,7 +126,8 @@ func (e *ElementSizes) prefix(n int64) int64 {
 	if n <= 0 || len(e.runs) == 0 {
 		return 0
 	}
-	if e.ends == nil {
+	ends := e.endList()
+	if ends == nil {
 		var b int64
 		for _, r := range e.runs {
 			if n <= r.Count {
@@ -126,13 +138,13 @@ func (e *ElementSizes) prefix(n int64) int64 {
 		}
 		return b
 	}
-	r := sort.Search(len(e.ends), func(k int) bool { return e.ends[k].count >= n })
+	r := sort.Search(len(ends), func(k int) bool { return ends[k].count >= n })
 	if r == len(e.runs) {
-		return e.ends[len(e.ends)-1].bytes
+		return ends[len(ends)-1].bytes
 	}
 	var start runEnd
 	if r > 0 {
-		start = e.ends[r-1]
+		start = ends[r-1]
 	}
 	return start.bytes + (n-start.count)*e.runs[r].Size
 }

@@ -218,7 +218,8 @@ func newRuns(runs, pending []SizeRun) int {
 func (e *ElementSizes) cloneIn(extra int) ElementSizes {
 	c := ElementSizes{runs: append(make([]SizeRun, 0, len(e.runs)+extra), e.runs...)}
 	if e.ends != nil {
-		c.ends = append(make([]runEnd, 0, len(e.ends)+extra), e.ends...)
+		ends := append(make([]runEnd, 0, len(*e.ends)+extra), *e.ends...)
+		c.ends = &ends
 	}
 	return c
 }

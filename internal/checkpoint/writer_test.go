@@ -198,8 +198,8 @@ func TestWriteExoticRoundTrip(t *testing.T) {
 	if k.StateSize != 200+5+100 {
 		t.Errorf("changelog state size %d", k.StateSize)
 	}
-	if len(s0.InputChannels) != 3 || len(s0.OutputChannels) != 2 || !s0.InputChannels[2].Merged || s0.InputChannels[2].Size != 20 || s0.InputChannels[2].Info1 != 1 {
-		t.Errorf("channels: %+v / %+v", s0.InputChannels, s0.OutputChannels)
+	if in, out := s0.InputChannels(), s0.OutputChannels(); len(in) != 3 || len(out) != 2 || !in[2].Merged || in[2].Size != 20 || in[2].Info1 != 1 {
+		t.Errorf("channels: %+v / %+v", in, out)
 	}
 	inc := op.Subtasks[2].ManagedKeyedState
 	if inc.Kind != IncrementalHandle || inc.SharedFiles.Bytes != 100 || inc.PrivateFiles.InlineBytes != 11 || inc.StateSize != 505+100+11 {
@@ -363,7 +363,7 @@ func TestWriteUntaggedChannels(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		ch := l.Operators[0].Subtasks[0].OutputChannels
+		ch := l.Operators[0].Subtasks[0].OutputChannels()
 		if len(ch) != 1 || ch[0].Merged || ch[0].Size != 8 || ch[0].Stream.Path != "s3://b/chk-3/channel" {
 			t.Errorf("version %d: output channels %+v", v, ch)
 		}

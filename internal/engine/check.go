@@ -140,6 +140,8 @@ type reportBuilder struct {
 	each    func(*pb.OperatorAssignment)
 	pieces  OperatorPieces // set: every operator goes there, in parts, and none is kept
 	out     *pb.RescaleReport
+	// merge holds the findings until finish, one per rule and cause on many operators.
+	merge findings.OperatorMerger
 
 	// shortLen is the length of every reported operator's short ID, in report order; next is
 	// the index of the next operator added.
@@ -173,7 +175,7 @@ func (b *reportBuilder) setShortIDs(ops iter.Seq[checkpoint.OperatorID]) {
 // add converts a range's operators (res in report order) and findings fs, and drops the
 // range's vertices from res as it goes.
 func (b *reportBuilder) add(res *rescale.Result, fs []findings.Finding) {
-	b.addFindings(fs)
+	b.merge.Add(fs)
 	named, referenced := b.namedBy(fs)
 	// The states each message describes from the range's slab of messages: with each set, the
 	// rest point to uncounted; on the API path without subtasks, an operator of many states has
@@ -357,9 +359,10 @@ func (b *reportBuilder) finish(rep findings.Report) {
 	}
 	b.best, b.bestMsg = nil, nil
 	out.Verdict = pb.Verdict(rep.Verdict)
-	// The ranges' findings were converted as they came (add); the job-wide ones join them, in
-	// the order findings.Check gives.
-	b.addFindings(rep.Findings)
+	// The ranges' findings were merged as they came (add); the job-wide ones join them, and
+	// all are converted in the order findings.Check gives.
+	b.merge.Add(rep.Findings)
+	b.addFindings(b.merge.Findings())
 	sort.SliceStable(out.Findings, func(i, j int) bool { return findingOrder(out.Findings[i]).Before(findingOrder(out.Findings[j])) })
 	for _, s := range rep.Safe {
 		out.SafeParallelism = append(out.SafeParallelism, &pb.SafeParallelism{
@@ -401,6 +404,7 @@ func (b *reportBuilder) addFindings(fs []findings.Finding) {
 			References:       f.References,
 			CatalogEntry:     f.CatalogEntry,
 			OperatorPosition: f.Position,
+			OperatorIds:      f.OperatorIDs,
 		}
 		b.out.Findings = append(b.out.Findings, fm)
 	}

@@ -47,7 +47,7 @@ func inlineBytes(layout *checkpoint.Layout) int64 {
 			for k := range st.KeyedStateHandles() {
 				n += k.InlineBytes
 			}
-			for _, chs := range [][]checkpoint.ChannelStateLayout{st.InputChannels, st.OutputChannels} {
+			for _, chs := range [][]checkpoint.ChannelStateLayout{st.InputChannels(), st.OutputChannels()} {
 				for _, ch := range chs {
 					if ch.Stream.Inline() {
 						n += ch.Size
@@ -117,7 +117,7 @@ func operatorInfo(stop *cancel.Flag, op *checkpoint.OperatorLayout) *pb.Operator
 				info.KeyedHandleKinds = append(info.KeyedHandleKinds, k.Kind.String())
 			}
 		}
-		for _, chs := range [][]checkpoint.ChannelStateLayout{st.InputChannels, st.OutputChannels} {
+		for _, chs := range [][]checkpoint.ChannelStateLayout{st.InputChannels(), st.OutputChannels()} {
 			for _, ch := range chs {
 				info.ChannelStateBytes += ch.Size
 			}

@@ -6,12 +6,15 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"testing"
 
 	"google.golang.org/protobuf/encoding/protojson"
 	"google.golang.org/protobuf/proto"
 
+	"github.com/flinkpreflight/preflight/internal/checkpoint"
+	"github.com/flinkpreflight/preflight/internal/findings"
 	"github.com/flinkpreflight/preflight/internal/report"
 	"github.com/flinkpreflight/preflight/internal/scenarios"
 	"github.com/flinkpreflight/preflight/internal/units"
@@ -178,6 +181,77 @@ func TestReleasedStatesMatch(t *testing.T) {
 	for i := range a {
 		if !proto.Equal(a[i], b[i]) {
 			t.Fatalf("state %d: released %v, kept %v", i, a[i], b[i])
+		}
+	}
+}
+
+// TestManyOperatorsOneFinding: when one rule fires for the same cause on many operators (PF170 on
+// N unknown operators with one SPLIT_DISTRIBUTE element each, at -p 2), the report has one
+// finding naming the first few and listing every operator in operator_ids, in report order,
+// whatever the ranges the check is cut into; the text report stays short. With MergedOperators
+// operators or fewer, each keeps its own finding.
+func TestManyOperatorsOneFinding(t *testing.T) {
+	defer func(n int) { rangeOperators = n }(rangeOperators)
+	for _, n := range []int{findings.MergedOperators, findings.MergedOperators + 1, 5_000} {
+		path := filepath.Join(t.TempDir(), "_metadata")
+		spec := scenarios.Synthetic{Operators: n, Parallelism: 1, Split: 1}
+		if err := scenarios.WriteFile(path, false, func(w io.Writer) error { return scenarios.WriteSynthetic(w, spec) }); err != nil {
+			t.Fatal(err)
+		}
+		b, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		l, err := checkpoint.ReadLayout(bytes.NewReader(b))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var reports []*pb.RescaleReport
+		for _, ranges := range []int{1, 7, 1 << 30} {
+			rangeOperators = ranges
+			rep, err := New().check(context.Background(), l, path, &pb.RescalePlan{DefaultParallelism: 2}, &pb.CheckOptions{}, SubtasksAsAsked, nil, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			reports = append(reports, rep)
+		}
+		if !proto.Equal(reports[0], reports[1]) || !proto.Equal(reports[0], reports[2]) {
+			t.Fatalf("%d operators: the reports differ by range size", n)
+		}
+		rep := reports[0]
+		var pf170 []*pb.Finding
+		for _, f := range rep.GetFindings() {
+			if f.GetRuleId() == "PF170" {
+				pf170 = append(pf170, f)
+			}
+		}
+		if n <= findings.MergedOperators {
+			if len(pf170) != n || len(pf170[0].GetOperatorIds()) != 0 {
+				t.Fatalf("%d operators: %d PF170 findings (want one each, none merged)", n, len(pf170))
+			}
+			continue
+		}
+		if len(pf170) != 1 || len(pf170[0].GetOperatorIds()) != n {
+			t.Fatalf("%d operators: %d PF170 findings, want one listing %d operators", n, len(pf170), n)
+		}
+		f := pf170[0]
+		for i, id := range f.GetOperatorIds() {
+			if want := rep.GetOperators()[i].GetOperatorId(); id != want {
+				t.Fatalf("operator_ids[%d] = %s, want %s (report order)", i, id, want)
+			}
+		}
+		if f.GetOperatorId() != f.GetOperatorIds()[0] || f.GetOperatorPosition() != 1 || !slices.Equal(f.GetAffectedSubtasks(), []int32{1}) {
+			t.Errorf("merged finding: operator %s at %d, subtasks %v; want the first operator's, at 1, subtask 1", f.GetOperatorId(), f.GetOperatorPosition(), f.GetAffectedSubtasks())
+		}
+		var text bytes.Buffer
+		if err := report.WriteText(&text, rep); err != nil {
+			t.Fatal(err)
+		}
+		if lines := bytes.Count(text.Bytes(), []byte{'\n'}); lines > 100 {
+			t.Errorf("%d operators: text report of %d lines, want at most 100", n, lines)
+		}
+		if want := "and " + units.Thousands(int64(n-1)) + " more (-o json lists them all)"; !bytes.Contains(text.Bytes(), []byte(want)) {
+			t.Errorf("%d operators: text report lacks %q:\n%s", n, want, text.String())
 		}
 	}
 }

@@ -71,10 +71,10 @@ func oldSubtasks(stop *cancel.Flag, op *rescale.OperatorAssignment) []*pb.OldSub
 			o.KeyedBytes += h.StateSize
 			o.Bytes += h.StateSize
 		}
-		for _, c := range st.InputChannels {
+		for _, c := range st.InputChannels() {
 			o.Bytes += c.Size
 		}
-		for _, c := range st.OutputChannels {
+		for _, c := range st.OutputChannels() {
 			o.Bytes += c.Size
 		}
 	}

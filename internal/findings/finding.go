@@ -90,6 +90,10 @@ type Finding struct {
 	// Position is the 1-based position in the checkpoint of the operator (else the vertex's
 	// head operator); 0 for none. Findings are ordered by it after severity and rule.
 	Position int32
+	// OperatorIDs is every operator the finding covers, in report order, when it stands for
+	// more than MergedOperators operators (OperatorMerger); the other operator fields are the
+	// first's.
+	OperatorIDs []string
 }
 
 // SafeParallelism is the nearest parallelism around the request at which none of the vertex's

@@ -272,6 +272,11 @@ func WriteRulesMarkdown(w io.Writer, docs []RuleDoc, bugs []BugDoc) error {
 	b.WriteString("Every finding names one of these rules. The severity is the rule's highest; \"grading\" says when a\n")
 	b.WriteString("finding is reported lower. Rules that model a Flink bug compare its affected versions with the\n")
 	b.WriteString("restoring Flink version (`--flink-version`); an unknown version is assumed affected.\n\n")
+	fmt.Fprintf(&b, "**Findings on many operators.** When a rule fires for the same cause on more than %d operators (the\n", MergedOperators)
+	b.WriteString("same severity, states, new subtasks and text but for the operator), a report states it once: the\n")
+	b.WriteString("finding is the first operator's in report order, its message counts the operators and names the\n")
+	fmt.Fprintf(&b, "first %d, and `operator_ids` (JSON `operatorIds`) lists every one. On %d operators or fewer each keeps\n", namedOperators, MergedOperators)
+	b.WriteString("its own finding.\n\n")
 	b.WriteString("| Rule | Severity | Title | Flink issues |\n|---|---|---|---|\n")
 	for _, d := range docs {
 		var ids []string

@@ -128,7 +128,7 @@ func usesFileMerging(l *checkpoint.Layout) bool {
 					return true
 				}
 			}
-			for _, chs := range [][]checkpoint.ChannelStateLayout{st.InputChannels, st.OutputChannels} {
+			for _, chs := range [][]checkpoint.ChannelStateLayout{st.InputChannels(), st.OutputChannels()} {
 				for _, ch := range chs {
 					if seg(ch.Stream) {
 						return true

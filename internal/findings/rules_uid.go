@@ -53,7 +53,7 @@ func stateful(op *checkpoint.OperatorLayout) bool {
 	}
 	for i := range op.Subtasks {
 		st := &op.Subtasks[i]
-		if st.ManagedKeyedState != nil || st.RawKeyedState != nil || len(st.InputChannels) > 0 || len(st.OutputChannels) > 0 {
+		if st.ManagedKeyedState != nil || st.RawKeyedState != nil || len(st.InputChannels()) > 0 || len(st.OutputChannels()) > 0 {
 			return true
 		}
 		for range st.OperatorStates() {

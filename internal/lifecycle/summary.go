@@ -75,7 +75,7 @@ func summarize(op *checkpoint.OperatorLayout) operatorSummary {
 			add("(keyed)", KindKeyed, "", 0, keyedBytes)
 		}
 		var chBytes, chCount int64
-		for _, c := range append(append([]checkpoint.ChannelStateLayout(nil), st.InputChannels...), st.OutputChannels...) {
+		for _, c := range append(append([]checkpoint.ChannelStateLayout(nil), st.InputChannels()...), st.OutputChannels()...) {
 			chBytes += c.Size
 			chCount++
 		}

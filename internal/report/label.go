@@ -166,6 +166,9 @@ func findingWhere(f *pb.Finding, o opRef) string {
 	default:
 		where = append(where, "operator "+f.GetOperatorId())
 	}
+	if n := len(f.GetOperatorIds()); n > 1 && len(where) > 0 {
+		where[0] = operatorsWhere(where[0], n)
+	}
 	if states := statesWhere(f); states != "" {
 		where = append(where, states)
 	}

@@ -64,6 +64,12 @@ func statesWhere(f *pb.Finding) string {
 	return ""
 }
 
+// operatorsWhere names the operators of a finding over several (operator_ids) from the first's
+// label: "operators #1 op-0 (8620…) and 99,999 more (-o json lists them all)".
+func operatorsWhere(first string, n int) string {
+	return "operators " + strings.TrimPrefix(first, "operator ") + " and " + units.Thousands(int64(n-1)) + " more (-o json lists them all)"
+}
+
 // statesCellOf is a finding's State cell in Markdown: the state, or the first and a count.
 func statesCellOf(f *pb.Finding) string {
 	if n := len(f.GetStateNames()); n > 1 {

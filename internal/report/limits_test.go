@@ -37,6 +37,13 @@ func TestLongReportsAreBounded(t *testing.T) {
 			}
 			return WriteTextLimited(b, r, &table, lim)
 		},
+		"markdown table": func(b *bytes.Buffer, lim Limits) error {
+			var table OperatorTable
+			for _, op := range r.Operators {
+				table.Add(op)
+			}
+			return WriteMarkdownTable(b, r, &table, lim)
+		},
 	}
 	for name, write := range writers {
 		t.Run(name, func(t *testing.T) {
@@ -82,6 +89,41 @@ func TestFindingStates(t *testing.T) {
 		}
 		if got := statesCellOf(tc.f); got != tc.cell {
 			t.Errorf("statesCellOf = %q, want %q", got, tc.cell)
+		}
+	}
+}
+
+// TestOperatorTableKeep: a table that keeps only the rows the limits show writes what the table
+// of every row writes.
+func TestOperatorTableKeep(t *testing.T) {
+	r := longReport(1500)
+	for _, keep := range []int{DefaultLimits.Operators, DefaultLimits.Operators + 3} {
+		var all, kept bytes.Buffer
+		tables := []*OperatorTable{{}, {Keep: keep}}
+		for _, table := range tables {
+			for _, op := range r.Operators {
+				table.Add(op)
+			}
+		}
+		if err := WriteTextLimited(&all, r, tables[0], DefaultLimits); err != nil {
+			t.Fatal(err)
+		}
+		if err := WriteTextLimited(&kept, r, tables[1], DefaultLimits); err != nil {
+			t.Fatal(err)
+		}
+		if len(tables[1].blocks) != 1 || tables[1].Len() != 1500 || all.String() != kept.String() {
+			t.Errorf("keep %d: %d blocks, %d rows; the text differs:\n%s\nwant\n%s", keep, len(tables[1].blocks), tables[1].Len(), kept.String(), all.String())
+		}
+		// Markdown from the kept table is Markdown from the report's messages.
+		var fromMessages, fromTable bytes.Buffer
+		if err := WriteMarkdownLimited(&fromMessages, r, DefaultLimits); err != nil {
+			t.Fatal(err)
+		}
+		if err := WriteMarkdownTable(&fromTable, r, tables[1], DefaultLimits); err != nil {
+			t.Fatal(err)
+		}
+		if fromMessages.String() != fromTable.String() {
+			t.Errorf("keep %d: Markdown from the table differs:\n%s\nwant\n%s", keep, fromTable.String(), fromMessages.String())
 		}
 	}
 }

@@ -16,6 +16,16 @@ func WriteMarkdown(w io.Writer, r *pb.RescaleReport) error {
 
 // WriteMarkdownLimited is WriteMarkdown showing what lim allows.
 func WriteMarkdownLimited(w io.Writer, r *pb.RescaleReport, lim Limits) error {
+	return WriteMarkdownTable(w, r, nil, lim)
+}
+
+// WriteMarkdownTable is WriteMarkdownLimited for a report that keeps only some operators
+// (engine.Request.Each), as WriteTextTable: the operators table comes from t (t nil: from
+// r.Operators).
+func WriteMarkdownTable(w io.Writer, r *pb.RescaleReport, t *OperatorTable, lim Limits) error {
+	if t == nil {
+		t = &OperatorTable{ops: r.GetOperators()}
+	}
 	var b strings.Builder
 	c := r.GetCheckpoint()
 	fmt.Fprintf(&b, "## Flink Preflight: **%s**\n\n", VerdictName(r.GetVerdict()))
@@ -36,6 +46,9 @@ func WriteMarkdownLimited(w io.Writer, r *pb.RescaleReport, lim Limits) error {
 			operator := ""
 			if f.GetOperatorId() != "" {
 				operator = idx.finding(f).label()
+				if n := len(f.GetOperatorIds()); n > 1 {
+					operator += " and " + units.Thousands(int64(n-1)) + " more"
+				}
 			}
 			fmt.Fprintf(&b, "| %s | %s %s | %s | %s | %s | %s |\n", SeverityName(f.GetSeverity()), f.GetRuleId(), mdCell(f.GetTitle()),
 				mdCell(dash(operator)), mdCell(dash(statesCellOf(f))), subtasks, mdCell(f.GetMessage()))
@@ -65,16 +78,14 @@ func WriteMarkdownLimited(w io.Writer, r *pb.RescaleReport, lim Limits) error {
 		}
 		b.WriteString("\n")
 	}
-	if len(r.GetOperators()) > 0 {
+	if n := t.Len(); n > 0 {
 		b.WriteString("### Operators\n\n| Operator | ID | Parallelism | Max | Operator state | Keyed | Payload/subtask |\n|---|---|---|---|---|---|---|\n")
-		ops := r.GetOperators()
-		for _, op := range ops[:min(len(ops), lim.Operators)] {
-			row := operatorRow(op)
-			fmt.Fprintf(&b, "| %s | `%s` | %s | %s | %s | %s | %s |\n", mdCell(row[0]), op.GetOperatorId(),
+		t.rowsWithID(lim.Operators, func(row [7]string, id string) {
+			fmt.Fprintf(&b, "| %s | `%s` | %s | %s | %s | %s | %s |\n", mdCell(row[0]), id,
 				row[2], row[3], mdCell(row[4]), row[5], row[6])
-		}
-		if len(ops) > lim.Operators {
-			b.WriteString("\n" + mdCell(leftOutOperators(len(ops)-lim.Operators)) + "\n")
+		})
+		if n > lim.Operators {
+			b.WriteString("\n" + mdCell(leftOutOperators(n-lim.Operators)) + "\n")
 		}
 		b.WriteString("\n_" + legend(operatorsLegend, true) + "_\n")
 	}

@@ -198,8 +198,8 @@ func keyedCell(op *pb.OperatorAssignment) string {
 // operatorHead is the operators table's header row.
 var operatorHead = [7]string{"OPERATOR", "ID", "PARALLELISM", "MAX", "OPERATOR STATE", "KEYED", "PAYLOAD/SUBTASK"}
 
-// OperatorTable is the text report's operators table. Built with Add, it keeps each row as its
-// text (the row's characters + 7 bytes), not the operator's message (several hundred bytes),
+// OperatorTable is the text and Markdown reports' operators table. Built with Add, it keeps each
+// row as its text and the operator's full ID (the characters + 8 bytes), not the operator's message (several hundred bytes),
 // for a report of very many operators; WriteText builds one over the report's operators.
 type OperatorTable struct {
 	ops []*pb.OperatorAssignment // rows taken from messages (WriteText)
@@ -209,6 +209,10 @@ type OperatorTable struct {
 	blocks [][]byte
 	rows   int    // rows added
 	width  [6]int // widest cell per column but the last, in runes, of the rows added
+	// Keep is how many rows Add keeps; it only counts the others (0: every row). A report that
+	// shows the first Limits.Operators rows needs no more: the rows of a million operators
+	// are some 60 MB of text.
+	Keep int
 }
 
 // tableBlock is the size of an OperatorTable block.
@@ -216,8 +220,13 @@ const tableBlock = 64 << 10
 
 // Add appends op's row.
 func (t *OperatorTable) Add(op *pb.OperatorAssignment) {
+	if t.Keep > 0 && t.rows >= t.Keep {
+		t.rows++
+		return
+	}
 	row := operatorRow(op)
-	n := 0
+	id := op.GetOperatorId() // Markdown shows the full ID
+	n := binary.MaxVarintLen64 + len(id)
 	for k, cell := range row {
 		n += binary.MaxVarintLen64 + len(cell)
 		if k < len(t.width) {
@@ -228,7 +237,7 @@ func (t *OperatorTable) Add(op *pb.OperatorAssignment) {
 		t.blocks = append(t.blocks, make([]byte, 0, max(tableBlock, n)))
 	}
 	b := t.blocks[len(t.blocks)-1]
-	for _, cell := range row {
+	for _, cell := range append(row[:], id) {
 		b = binary.AppendUvarint(b, uint64(len(cell)))
 		b = append(b, cell...)
 	}
@@ -284,20 +293,35 @@ func (t *OperatorTable) write(b *bufio.Writer, limit int) {
 
 // each calls f with the first limit rows added.
 func (t *OperatorTable) each(limit int, f func(row [7]string)) {
+	t.eachWithID(limit, func(row [7]string, _ string) { f(row) })
+}
+
+// eachWithID calls f with the first limit rows added and their operators' full IDs.
+func (t *OperatorTable) eachWithID(limit int, f func(row [7]string, id string)) {
 	for _, cells := range t.blocks {
 		for len(cells) > 0 {
 			if limit <= 0 {
 				return
 			}
 			limit--
-			var row [7]string
-			for k := range row {
+			var cell [8]string // the row, then the full ID
+			for k := range cell {
 				n, w := binary.Uvarint(cells)
-				row[k], cells = string(cells[w:w+int(n)]), cells[w+int(n):]
+				cell[k], cells = string(cells[w:w+int(n)]), cells[w+int(n):]
 			}
-			f(row)
+			f([7]string(cell[:7]), cell[7])
 		}
 	}
+}
+
+// rowsWithID calls f with the first limit rows of the table, from messages or added, and their
+// operators' full IDs.
+func (t *OperatorTable) rowsWithID(limit int, f func(row [7]string, id string)) {
+	ops := t.ops[:min(len(t.ops), limit)]
+	for _, op := range ops {
+		f(operatorRow(op), op.GetOperatorId())
+	}
+	t.eachWithID(limit-len(ops), f)
 }
 
 func orNone(p int32) string {

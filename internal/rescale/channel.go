@@ -20,9 +20,9 @@ func newChannelDistribution(sim *operatorSim, input bool) *ChannelDistribution {
 		if st == nil {
 			continue
 		}
-		list := st.OutputChannels
+		list := st.OutputChannels()
 		if input {
-			list = st.InputChannels
+			list = st.InputChannels()
 		}
 		for _, ch := range list {
 			o := &c.perOld[j]
@@ -49,9 +49,9 @@ func newChannelDistribution(sim *operatorSim, input bool) *ChannelDistribution {
 // state with data: Flink ignores handles without offsets, which hold no bytes.
 func hasChannelState(l *checkpoint.OperatorLayout, input bool) bool {
 	for i := range l.Subtasks {
-		list := l.Subtasks[i].OutputChannels
+		list := l.Subtasks[i].OutputChannels()
 		if input {
-			list = l.Subtasks[i].InputChannels
+			list = l.Subtasks[i].InputChannels()
 		}
 		for _, c := range list {
 			if c.Size > 0 {

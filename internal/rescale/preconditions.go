@@ -17,7 +17,7 @@ func operatorHasState(op *checkpoint.OperatorLayout) bool {
 	for i := range op.Subtasks {
 		st := &op.Subtasks[i]
 		if st.ManagedOperatorState != nil || st.RawOperatorState != nil || st.ManagedKeyedState != nil ||
-			st.RawKeyedState != nil || len(st.InputChannels) > 0 || len(st.OutputChannels) > 0 {
+			st.RawKeyedState != nil || len(st.InputChannels()) > 0 || len(st.OutputChannels()) > 0 {
 			return true
 		}
 	}

@@ -36,8 +36,8 @@ func TestRobustMalformedLayouts(t *testing.T) {
 					st.ManagedKeyedState = h
 				}
 				if rng.Intn(3) == 0 {
-					st.InputChannels = []checkpoint.ChannelStateLayout{{Size: int64(pick(-1, 10))}}
-					st.OutputChannels = st.InputChannels
+					chs := []checkpoint.ChannelStateLayout{{Size: int64(pick(-1, 10))}}
+					st.Channels = &checkpoint.ChannelLayouts{Input: chs, Output: chs}
 				}
 				op.Subtasks = append(op.Subtasks, st)
 			}

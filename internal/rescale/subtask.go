@@ -455,10 +455,10 @@ func subtaskBytes(st *checkpoint.SubtaskLayout) int64 {
 	for h := range st.KeyedStateHandles() {
 		b += h.StateSize
 	}
-	for _, c := range st.InputChannels {
+	for _, c := range st.InputChannels() {
 		b += c.Size
 	}
-	for _, c := range st.OutputChannels {
+	for _, c := range st.OutputChannels() {
 		b += c.Size
 	}
 	return b

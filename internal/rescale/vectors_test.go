@@ -246,8 +246,8 @@ func channelOp(n, p int) checkpoint.OperatorLayout {
 	for j := 0; j < p; j++ {
 		ch := checkpoint.ChannelStateLayout{SubtaskIndex: j, Size: 100,
 			Stream: checkpoint.StreamRef{Kind: checkpoint.StreamFile, Path: "ch", Size: 100}}
-		subs = append(subs, checkpoint.SubtaskLayout{Index: j, InputChannels: []checkpoint.ChannelStateLayout{ch},
-			OutputChannels: []checkpoint.ChannelStateLayout{ch}})
+		subs = append(subs, checkpoint.SubtaskLayout{Index: j, Channels: &checkpoint.ChannelLayouts{
+			Input: []checkpoint.ChannelStateLayout{ch}, Output: []checkpoint.ChannelStateLayout{ch}}})
 	}
 	return op(n, p, 128, subs...)
 }
@@ -347,7 +347,7 @@ func TestA7FinishedAndUserIDs(t *testing.T) {
 		t.Errorf("mixed: %+v", r.Failures)
 	}
 	// Only upstream output state (one subtask, 2→3): every new subtask gets a restore object.
-	up := op(1, 2, 128, checkpoint.SubtaskLayout{Index: 0, OutputChannels: []checkpoint.ChannelStateLayout{{Size: 5}}})
+	up := op(1, 2, 128, checkpoint.SubtaskLayout{Index: 0, Channels: &checkpoint.ChannelLayouts{Output: []checkpoint.ChannelStateLayout{{Size: 5}}}})
 	r = simulate(t, layoutOf(up), Plan{DefaultParallelism: 3})
 	for i := 0; i < 3; i++ {
 		if !r.Vertices[0].Operators[0].Subtask(i).Restored {

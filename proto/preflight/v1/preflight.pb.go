@@ -2091,7 +2091,8 @@ type Finding struct {
 	Title string `protobuf:"bytes,2,opt,name=title,proto3" json:"title,omitempty"`
 	// How bad it is.
 	Severity Severity `protobuf:"varint,3,opt,name=severity,proto3,enum=preflight.v1.Severity" json:"severity,omitempty"`
-	// The operator concerned (ID hex), if any.
+	// The operator concerned (ID hex), if any; the first of operator_ids when the finding covers
+	// several operators.
 	OperatorId string `protobuf:"bytes,4,opt,name=operator_id,json=operatorId,proto3" json:"operator_id,omitempty"`
 	// The operator's name (format version 5+) or the catalog's name for it.
 	OperatorName string `protobuf:"bytes,5,opt,name=operator_name,json=operatorName,proto3" json:"operator_name,omitempty"`
@@ -2121,8 +2122,15 @@ type Finding struct {
 	// when the finding names only the vertex); 0 when it concerns no operator of the checkpoint.
 	// Findings are ordered by severity, rule and then this position, as the operators table is.
 	OperatorPosition int32 `protobuf:"varint,15,opt,name=operator_position,json=operatorPosition,proto3" json:"operator_position,omitempty"`
-	unknownFields    protoimpl.UnknownFields
-	sizeCache        protoimpl.SizeCache
+	// Every operator the finding covers (ID hex), in report order (operator_position), when the
+	// same rule fires for the same cause on more operators than a report names (docs/rules.md,
+	// "Findings on many operators"): the message names how many and the first few, this field all
+	// of them. operator_id, operator_name, operator_uid, vertex_id and operator_position then
+	// describe the first; state_name, state_names and affected_subtasks hold for every one. Empty
+	// when the finding concerns one operator or none.
+	OperatorIds   []string `protobuf:"bytes,16,rep,name=operator_ids,json=operatorIds,proto3" json:"operator_ids,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *Finding) Reset() {
@@ -2258,6 +2266,13 @@ func (x *Finding) GetOperatorPosition() int32 {
 		return x.OperatorPosition
 	}
 	return 0
+}
+
+func (x *Finding) GetOperatorIds() []string {
+	if x != nil {
+		return x.OperatorIds
+	}
+	return nil
 }
 
 // SafeParallelism is the nearest parallelism around the request at which no denying rule fires.
@@ -5573,7 +5588,7 @@ const file_preflight_v1_preflight_proto_rawDesc = "" +
 	"\voperator_id\x18\a \x01(\tR\n" +
 	"operatorId\x12\x18\n" +
 	"\asubtask\x18\b \x01(\x05R\asubtask\x12\x16\n" +
-	"\x06detail\x18\t \x01(\tR\x06detail\"\x8d\x04\n" +
+	"\x06detail\x18\t \x01(\tR\x06detail\"\xb0\x04\n" +
 	"\aFinding\x12\x17\n" +
 	"\arule_id\x18\x01 \x01(\tR\x06ruleId\x12\x14\n" +
 	"\x05title\x18\x02 \x01(\tR\x05title\x122\n" +
@@ -5595,7 +5610,8 @@ const file_preflight_v1_preflight_proto_rawDesc = "" +
 	"\rcatalog_entry\x18\r \x01(\tR\fcatalogEntry\x12\x1f\n" +
 	"\vstate_names\x18\x0e \x03(\tR\n" +
 	"stateNames\x12+\n" +
-	"\x11operator_position\x18\x0f \x01(\x05R\x10operatorPosition\"\x99\x01\n" +
+	"\x11operator_position\x18\x0f \x01(\x05R\x10operatorPosition\x12!\n" +
+	"\foperator_ids\x18\x10 \x03(\tR\voperatorIds\"\x99\x01\n" +
 	"\x0fSafeParallelism\x12\x1b\n" +
 	"\tvertex_id\x18\x01 \x01(\tR\bvertexId\x12\x1f\n" +
 	"\vvertex_name\x18\x02 \x01(\tR\n" +
