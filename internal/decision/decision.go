@@ -250,9 +250,22 @@ func (d *decider) index() {
 		}
 	}
 	d.findingsOf = map[string][]int{}
+	add := func(vertex string, i int) {
+		if l := d.findingsOf[vertex]; len(l) == 0 || l[len(l)-1] != i {
+			d.findingsOf[vertex] = append(l, i)
+		}
+	}
 	for i, f := range d.rep.GetFindings() {
-		if f.GetSeverity() >= d.fail {
-			d.findingsOf[f.GetVertexId()] = append(d.findingsOf[f.GetVertexId()], i)
+		if f.GetSeverity() < d.fail {
+			continue
+		}
+		add(f.GetVertexId(), i)
+		// One finding stands for the same rule and cause on many operators (operator_ids): it
+		// denies each of their vertices, not only the first one's.
+		for _, id := range f.GetOperatorIds() {
+			if j, ok := d.opByID[id]; ok {
+				add(ops[j].GetVertexId(), i)
+			}
 		}
 	}
 	d.safeOf = map[string][]*pb.SafeParallelism{}
