@@ -180,7 +180,8 @@ func (p *pieceServer) CheckRescaleStream(_ *pb.CheckRescaleStreamRequest, stream
 	return nil
 }
 
-// TestCheckJoinsPieces: the pages' operators in order, a continued operator's rows appended to
+// TestCheckJoinsPieces: the pages' operators in order, a continued operator's rows and old
+// subtasks appended to
 // the one before, the last piece's report; a stream without a report is an error.
 func TestCheckJoinsPieces(t *testing.T) {
 	page := func(continued bool, ops ...*pb.OperatorAssignment) *pb.ReportPiece {
@@ -191,14 +192,15 @@ func TestCheckJoinsPieces(t *testing.T) {
 	for _, tc := range []struct {
 		name    string
 		pieces  []*pb.ReportPiece
-		want    string // operator IDs and their subtask counts
+		want    string // operator IDs and their subtask and old subtask counts
 		wantErr string
 	}{
-		{"pages", []*pb.ReportPiece{page(false, &pb.OperatorAssignment{OperatorId: "a"}), page(false, &pb.OperatorAssignment{OperatorId: "b"}), report}, "a:0 b:0", ""},
+		{"pages", []*pb.ReportPiece{page(false, &pb.OperatorAssignment{OperatorId: "a"}), page(false, &pb.OperatorAssignment{OperatorId: "b"}), report}, "a:0/0 b:0/0", ""},
 		{"continued", []*pb.ReportPiece{
 			page(false, &pb.OperatorAssignment{OperatorId: "a", Subtasks: []*pb.SubtaskAssignment{sub(0), sub(1)}}),
 			page(true, &pb.OperatorAssignment{OperatorId: "a", Subtasks: []*pb.SubtaskAssignment{sub(2)}, OldSubtasks: []*pb.OldSubtaskState{{Index: 0}}}),
-			page(false, &pb.OperatorAssignment{OperatorId: "b"}), report}, "a:3 b:0", ""},
+			page(true, &pb.OperatorAssignment{OperatorId: "a", OldSubtasks: []*pb.OldSubtaskState{{Index: 1}, {Index: 2}}}),
+			page(false, &pb.OperatorAssignment{OperatorId: "b"}), report}, "a:3/3 b:0/0", ""},
 		{"no report", []*pb.ReportPiece{page(false, &pb.OperatorAssignment{OperatorId: "a"})}, "", "ended before its report"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -209,7 +211,7 @@ func TestCheckJoinsPieces(t *testing.T) {
 			}
 			var got []string
 			for _, op := range rep.GetOperators() {
-				got = append(got, fmt.Sprintf("%s:%d", op.GetOperatorId(), len(op.GetSubtasks())))
+				got = append(got, fmt.Sprintf("%s:%d/%d", op.GetOperatorId(), len(op.GetSubtasks()), len(op.GetOldSubtasks())))
 			}
 			if strings.Join(got, " ") != tc.want || rep.GetVerdict() != pb.Verdict_VERDICT_DENY {
 				t.Errorf("joined %q (%v), want %q", got, rep.GetVerdict(), tc.want)

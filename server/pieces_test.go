@@ -206,6 +206,61 @@ func TestPiecesRoundTrip(t *testing.T) {
 	}
 }
 
+// TestOperatorPagerJoinsParts: the parts engine.Request.Pieces hands on (an operator's rows, then
+// its old subtasks, each continued over several parts), paged by operatorPager at any page size,
+// join on the client into the operators they came from.
+func TestOperatorPagerJoinsParts(t *testing.T) {
+	rows := func(from, to int) (out []*pb.SubtaskAssignment) {
+		for i := from; i < to; i++ {
+			out = append(out, &pb.SubtaskAssignment{Index: int32(i), FromOldSubtasks: []int32{0, int32(i)}})
+		}
+		return out
+	}
+	old := func(from, to int) (out []*pb.OldSubtaskState) {
+		for i := from; i < to; i++ {
+			out = append(out, &pb.OldSubtaskState{Index: int32(i), Bytes: 100, States: []*pb.SubtaskStateShare{{Name: "offsets", Mode: "UNION"}}})
+		}
+		return out
+	}
+	type part struct {
+		op        *pb.OperatorAssignment
+		continued bool
+	}
+	parts := func() []part {
+		return []part{
+			{&pb.OperatorAssignment{OperatorId: "a", Name: "a", Subtasks: rows(0, 3)}, false},
+			{&pb.OperatorAssignment{OperatorId: "a", Subtasks: rows(3, 5), OldSubtasks: old(0, 2)}, true},
+			{&pb.OperatorAssignment{OperatorId: "a", OldSubtasks: old(2, 6)}, true},
+			{&pb.OperatorAssignment{OperatorId: "a", OldSubtasks: old(6, 7)}, true},
+			{&pb.OperatorAssignment{OperatorId: "b", Name: "b", OldSubtasks: old(0, 1)}, false},
+			{&pb.OperatorAssignment{OperatorId: "b", OldSubtasks: old(1, 3)}, true},
+		}
+	}
+	want := []*pb.OperatorAssignment{
+		{OperatorId: "a", Name: "a", Subtasks: rows(0, 5), OldSubtasks: old(0, 7)},
+		{OperatorId: "b", Name: "b", OldSubtasks: old(0, 3)},
+	}
+	for _, limit := range []int{1, 40, 120, 1 << 20} {
+		var j client.Joiner
+		pages := 0
+		ops := operatorPager(func(p *pb.ReportPiece) error { pages++; return j.Add(p) }, limit)
+		for _, p := range parts() {
+			if err := ops.add(p.op, p.continued); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := ops.flush(); err != nil {
+			t.Fatal(err)
+		}
+		if err := j.Add(&pb.ReportPiece{Piece: &pb.ReportPiece_Report{Report: &pb.RescaleReport{}}}); err != nil {
+			t.Fatal(err)
+		}
+		if got := j.Report().GetOperators(); !proto.Equal(&pb.RescaleReport{Operators: got}, &pb.RescaleReport{Operators: want}) {
+			t.Errorf("pages of %d bytes (%d pages): joined %v", limit, pages, got)
+		}
+	}
+}
+
 // TestPiecesStreamedDuringCheck: with include_subtasks, CheckRescaleStream and
 // CheckRescaleUploadStream send the first operators while the check still runs (it ends, and
 // counts its verdict, only after its last operator is sent): a client that has read one piece

@@ -288,20 +288,27 @@ type OperatorPieces func(op *pb.OperatorAssignment, continued bool) error
 var rowChunkBytes = 64 << 10 // a variable so that tests can cut every row into a part of its own
 
 // rowsInPieces hands op's message a with its rows (include_subtasks) to pieces a chunk at a time,
-// so that the rows held are one chunk, not the operator's.
+// then its old subtasks likewise, so that the rows held are one chunk, not the operator's: an
+// operator of many states and a high old parallelism has old parallelism × states messages.
 func (b *reportBuilder) rowsInPieces(op *rescale.OperatorAssignment, a *pb.OperatorAssignment) {
 	part, continued, size := a, false, 0
+	added := func(n int) {
+		if size += n; size >= rowChunkBytes {
+			b.piece(part, continued)
+			part, continued, size = &pb.OperatorAssignment{OperatorId: a.OperatorId}, true, 0
+		}
+	}
 	for i := 0; i < op.NewParallelism; i++ {
 		b.stop.Check()
 		sa := subtaskAssignment(op, i)
 		sa.States = subtaskStates(op, i)
 		part.Subtasks = append(part.Subtasks, sa)
-		if size += proto.Size(sa); size >= rowChunkBytes {
-			b.piece(part, continued)
-			part, continued, size = &pb.OperatorAssignment{OperatorId: a.OperatorId}, true, 0
-		}
+		added(proto.Size(sa))
 	}
-	part.OldSubtasks = oldSubtasks(b.stop, op)
+	oldSubtaskRows(b.stop, op, func(o *pb.OldSubtaskState) {
+		part.OldSubtasks = append(part.OldSubtasks, o)
+		added(proto.Size(o))
+	})
 	if !continued || len(part.Subtasks)+len(part.OldSubtasks) > 0 {
 		b.piece(part, continued)
 	}

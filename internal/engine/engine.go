@@ -102,11 +102,11 @@ type Request struct {
 	// (see checkJob).
 	Placement *placement.Result
 	// Pieces, when set, receives every operator as it is converted, its rows (include_subtasks,
-	// or subtask_operators for the operators it names) a chunk at a time (see OperatorPieces),
-	// and the returned report keeps none: for a
-	// server answering in pieces, whose report (every subtask of a UNION operator lists every old
-	// subtask) can be far larger than the file. It cannot be combined with chart rows
-	// (SubtasksForChart picks its operators once all are seen), Each or Placement.
+	// or subtask_operators for the operators it names), then its old subtasks, a chunk at a time
+	// (see OperatorPieces), and the returned report keeps none: for a server answering in
+	// pieces, whose report (every subtask of a UNION operator lists every old subtask) can be far
+	// larger than the file. It cannot be combined with chart rows (SubtasksForChart picks its
+	// operators once all are seen), Each or Placement.
 	Pieces OperatorPieces
 }
 

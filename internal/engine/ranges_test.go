@@ -239,7 +239,7 @@ func TestChartsCapped(t *testing.T) {
 // API's client joins an OperatorPage's, are those of the same check without Pieces, with and
 // without include_subtasks, with subtask_operators, parts
 // of one row (so that every operator with rows is continued) and of the default size; a part
-// holds at most rowChunkBytes of rows plus one row; an error of the receiver ends the check.
+// holds at most rowChunkBytes of rows and old subtasks plus one of them; an error of the receiver ends the check.
 func TestCheckInPieces(t *testing.T) {
 	defer func(n int) { rowChunkBytes = n }(rowChunkBytes)
 	layouts := testdataLayouts(t)
@@ -265,12 +265,19 @@ func TestCheckInPieces(t *testing.T) {
 				}
 				var ops []*pb.OperatorAssignment
 				got, err := e.Check(ctx, Request{Layout: l, Source: name, Plan: plan, Options: opts, Pieces: func(op *pb.OperatorAssignment, continued bool) error {
-					rows := 0
+					// The rows, then the old subtasks, are cut into chunks: a part holds less
+					// than chunk bytes of them before its last one.
+					rows, lastRow := 0, 0
 					for _, st := range op.GetSubtasks() {
-						rows += proto.Size(st)
+						lastRow = proto.Size(st)
+						rows += lastRow
 					}
-					if last := op.GetSubtasks(); len(last) > 0 && rows-proto.Size(last[len(last)-1]) >= chunk {
-						t.Errorf("%s: a part of %d bytes of rows", name, rows)
+					for _, o := range op.GetOldSubtasks() {
+						lastRow = proto.Size(o)
+						rows += lastRow
+					}
+					if rows-lastRow >= chunk {
+						t.Errorf("%s: a part of %d bytes of rows and old subtasks", name, rows)
 					}
 					if !continued {
 						ops = append(ops, op)

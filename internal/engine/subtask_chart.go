@@ -1,6 +1,9 @@
 package engine
 
 import (
+	"cmp"
+	"slices"
+
 	"github.com/flinkpreflight/preflight/internal/cancel"
 	"github.com/flinkpreflight/preflight/internal/checkpoint"
 	"github.com/flinkpreflight/preflight/internal/rescale"
@@ -18,65 +21,110 @@ func subtaskStates(op *rescale.OperatorAssignment, i int) []*pb.SubtaskStateShar
 	return out
 }
 
-// oldSubtasks is what every old subtask of op held, with the operator states in op.States order
-// so that a chart can put old and new side by side, name by name.
+// oldSubtasks is what every old subtask of op held (oldSubtaskRows), all of them.
 func oldSubtasks(stop *cancel.Flag, op *rescale.OperatorAssignment) []*pb.OldSubtaskState {
-	l := op.Layout
-	if l == nil || l.Parallelism <= 0 {
+	if op.Layout == nil || op.Layout.Parallelism <= 0 {
 		return nil
 	}
+	out := make([]*pb.OldSubtaskState, 0, op.Layout.Parallelism)
+	oldSubtaskRows(stop, op, func(o *pb.OldSubtaskState) { out = append(out, o) })
+	return out
+}
+
+// oldStateKey finds an old entry's state among op.States.
+type oldStateKey struct {
+	name string
+	raw  bool
+}
+
+// oldSubtaskRows calls fn with what each old subtask of op held, in index order, with the
+// operator states in op.States order so that a chart can put old and new side by side, name by
+// name. It builds one message at a time, so that a caller handing them on in chunks
+// (rowsInPieces) holds a chunk, not old parallelism × states messages. It checks stop per old
+// subtask and per record (runs under cancel.Recover).
+func oldSubtaskRows(stop *cancel.Flag, op *rescale.OperatorAssignment, fn func(*pb.OldSubtaskState)) {
+	l := op.Layout
+	if l == nil || l.Parallelism <= 0 {
+		return
+	}
 	// One lookup per old entry, not a scan of the names (an operator may have very many).
-	type stateKey struct {
-		name string
-		raw  bool
-	}
-	stateIndex := make(map[stateKey]int, len(op.States))
+	stateIndex := make(map[oldStateKey]int, len(op.States))
 	for j, d := range op.States {
-		if _, dup := stateIndex[stateKey{d.Name, d.Raw}]; !dup {
-			stateIndex[stateKey{d.Name, d.Raw}] = j
-		}
-	}
-	out := make([]*pb.OldSubtaskState, l.Parallelism)
-	for i := range out {
-		o := &pb.OldSubtaskState{Index: int32(i), States: make([]*pb.SubtaskStateShare, len(op.States))}
-		for k, d := range op.States {
-			o.States[k] = &pb.SubtaskStateShare{Name: d.Name, Mode: d.Mode.String()}
-		}
-		out[i] = o
-	}
-	for k := range l.Subtasks {
 		stop.Check()
-		st := &l.Subtasks[k]
-		if st.Index < 0 || st.Index >= len(out) {
+		if _, dup := stateIndex[oldStateKey{d.Name, d.Raw}]; !dup {
+			stateIndex[oldStateKey{d.Name, d.Raw}] = j
+		}
+	}
+	order := recordsByIndex(l.Subtasks)
+	record := func(k int) *checkpoint.SubtaskLayout {
+		if order != nil {
+			return &l.Subtasks[order[k]]
+		}
+		return &l.Subtasks[k]
+	}
+	k := 0
+	for i := 0; i < l.Parallelism; i++ {
+		stop.Check()
+		o := &pb.OldSubtaskState{Index: int32(i), States: make([]*pb.SubtaskStateShare, len(op.States))}
+		for j, d := range op.States {
+			o.States[j] = &pb.SubtaskStateShare{Name: d.Name, Mode: d.Mode.String()}
+		}
+		// The records of subtask i: a file may hold several, or none; those of an index out of
+		// range are skipped.
+		for ; k < len(l.Subtasks) && record(k).Index <= i; k++ {
+			stop.Check()
+			if st := record(k); st.Index == i {
+				addOldRecord(o, st, stateIndex)
+			}
+		}
+		fn(o)
+	}
+}
+
+// recordsByIndex returns the positions of records in ascending order of their subtask index,
+// file order among equals; nil when they are in that order already (the usual file).
+func recordsByIndex(records []checkpoint.SubtaskLayout) []int32 {
+	sorted := true
+	for k := 1; k < len(records) && sorted; k++ {
+		sorted = records[k-1].Index <= records[k].Index
+	}
+	if sorted {
+		return nil
+	}
+	order := make([]int32, len(records))
+	for k := range order {
+		order[k] = int32(k)
+	}
+	slices.SortStableFunc(order, func(a, b int32) int { return cmp.Compare(records[a].Index, records[b].Index) })
+	return order
+}
+
+// addOldRecord adds what the subtask record st holds to its old subtask's message o.
+func addOldRecord(o *pb.OldSubtaskState, st *checkpoint.SubtaskLayout, stateIndex map[oldStateKey]int) {
+	for _, h := range []struct {
+		h   *checkpoint.OperatorStateHandleLayout
+		raw bool
+	}{{st.ManagedOperatorState, false}, {st.RawOperatorState, true}} {
+		if h.h == nil {
 			continue
 		}
-		o := out[st.Index]
-		for _, h := range []struct {
-			h   *checkpoint.OperatorStateHandleLayout
-			raw bool
-		}{{st.ManagedOperatorState, false}, {st.RawOperatorState, true}} {
-			if h.h == nil {
-				continue
+		for _, e := range h.h.States {
+			o.Elements += e.Elements
+			o.Bytes += e.Bytes
+			if j, ok := stateIndex[oldStateKey{e.Name, h.raw}]; ok {
+				o.States[j].Elements += e.Elements
+				o.States[j].Bytes += e.Bytes
 			}
-			for _, e := range h.h.States {
-				o.Elements += e.Elements
-				o.Bytes += e.Bytes
-				if j, ok := stateIndex[stateKey{e.Name, h.raw}]; ok {
-					o.States[j].Elements += e.Elements
-					o.States[j].Bytes += e.Bytes
-				}
-			}
-		}
-		for h := range st.KeyedStateHandles() {
-			o.KeyedBytes += h.StateSize
-			o.Bytes += h.StateSize
-		}
-		for _, c := range st.InputChannels() {
-			o.Bytes += c.Size
-		}
-		for _, c := range st.OutputChannels() {
-			o.Bytes += c.Size
 		}
 	}
-	return out
+	for h := range st.KeyedStateHandles() {
+		o.KeyedBytes += h.StateSize
+		o.Bytes += h.StateSize
+	}
+	for _, c := range st.InputChannels() {
+		o.Bytes += c.Size
+	}
+	for _, c := range st.OutputChannels() {
+		o.Bytes += c.Size
+	}
 }

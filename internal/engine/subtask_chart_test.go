@@ -3,6 +3,7 @@ package engine
 import (
 	"bytes"
 	"context"
+	"slices"
 	"strings"
 	"testing"
 
@@ -207,6 +208,47 @@ func TestSubtaskOperatorsCharted(t *testing.T) {
 				if !proto.Equal(got, want) {
 					t.Errorf("%s at %d: %s has %d rows, want include_subtasks' %d", name, p, id, len(got.GetSubtasks()), len(want.GetSubtasks()))
 				}
+			}
+		}
+	}
+}
+
+// TestOldSubtasksAnyRecordOrder: the old subtasks a report describes do not depend on the order
+// of the subtask records in the file (oldSubtaskRows walks them by index).
+func TestOldSubtasksAnyRecordOrder(t *testing.T) {
+	for name, l := range testdataLayouts(t) {
+		reversed := *l
+		reversed.Operators = make([]checkpoint.OperatorLayout, len(l.Operators))
+		copy(reversed.Operators, l.Operators)
+		swapped := false
+		for i := range reversed.Operators {
+			op := &reversed.Operators[i]
+			op.Subtasks = slices.Clone(op.Subtasks)
+			slices.Reverse(op.Subtasks)
+			swapped = swapped || len(op.Subtasks) > 1 && op.Subtasks[0].Index != l.Operators[i].Subtasks[0].Index
+		}
+		if !swapped {
+			t.Fatalf("%s: no operator's records were reordered", name)
+		}
+		old := func(l *checkpoint.Layout) [][]*pb.OldSubtaskState {
+			rep, err := New().Check(context.Background(), Request{Layout: l, Source: name, Plan: &pb.RescalePlan{DefaultParallelism: 3},
+				Options: &pb.CheckOptions{IncludeSubtasks: true}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var out [][]*pb.OldSubtaskState
+			for _, op := range rep.GetOperators() {
+				out = append(out, op.GetOldSubtasks())
+			}
+			return out
+		}
+		want, got := old(l), old(&reversed)
+		if len(got) != len(want) {
+			t.Fatalf("%s: %d operators, want %d", name, len(got), len(want))
+		}
+		for i := range want {
+			if !slices.EqualFunc(got[i], want[i], func(a, b *pb.OldSubtaskState) bool { return proto.Equal(a, b) }) {
+				t.Errorf("%s: operator %d's old subtasks differ with its records reversed", name, i)
 			}
 		}
 	}

@@ -125,6 +125,7 @@ func TestWriteJSONSpilled(t *testing.T) {
 		"old interleaved":   {page(false, op("b", rows(0, 2), old(0, 1))), page(true, cont("b", nil, old(1, 2))), page(true, cont("b", rows(2, 6), nil))},
 		"only old subtasks": {page(false, op("b", nil, old(0, 1))), page(true, cont("b", nil, old(1, 3)))},
 		"last continued":    {page(false, op("a", rows(0, 1), nil)), page(true, cont("a", rows(1, 2), nil))},
+		"old continued":     {page(false, op("b", rows(0, 2), nil)), page(true, cont("b", rows(2, 3), old(0, 2))), page(true, cont("b", nil, old(2, 4))), page(true, cont("b", nil, old(4, 5)), op("c", nil, nil))},
 	} {
 		t.Run(name, func(t *testing.T) {
 			joined := proto.Clone(rep).(*pb.RescaleReport)
