@@ -21,7 +21,10 @@ const maxQueuedPerSlot = 64
 // findings; MaxConcurrent of them) and the memory budget (every request from the moment it knows
 // the size of its file until it answers, including uploads still arriving). Decoding holds no
 // slot: it is linear, runs only as fast as bytes arrive, and its memory is in the budget, so a
-// slow or stalled sender costs memory it was granted, never a slot.
+// slow or stalled sender costs memory it was granted, never a slot. A slow reader is another
+// matter: a check answered in pieces with its rows (Server.checkInPieces) runs only as fast as
+// its client reads, holding its slot and memory meanwhile, so a send that makes no progress for
+// SendIdleTimeout ends it (sendWithin).
 //
 // Fairness: requests that cannot run at once wait (up to QueueWait, never past their deadline)
 // and are served least-loaded peer first, so one peer's burst cannot starve another; and the

@@ -24,6 +24,8 @@ const (
 	DefaultQueueWait = time.Second
 	// DefaultUploadIdleTimeout ends an upload that sends nothing for this long.
 	DefaultUploadIdleTimeout = 30 * time.Second
+	// DefaultSendIdleTimeout ends an answer in pieces whose client reads nothing for this long.
+	DefaultSendIdleTimeout = 30 * time.Second
 	// DefaultPeerShare is the part of the memory budget one peer's arriving uploads may hold.
 	DefaultPeerShare = 0.5
 	// DefaultCacheShare is the part of the memory budget the layout cache may hold at most.
@@ -79,6 +81,11 @@ type Config struct {
 	// UploadIdleTimeout ends an upload whose client sends no message for this long; 0 means
 	// DefaultUploadIdleTimeout.
 	UploadIdleTimeout time.Duration
+	// SendIdleTimeout ends an answer in pieces (CheckRescaleStream, CheckRescaleUploadStream,
+	// /v1/check:stream) when sending one piece makes no progress for this long, because the
+	// client reads nothing: the check it holds a slot and memory for is cancelled. 0 means
+	// DefaultSendIdleTimeout.
+	SendIdleTimeout time.Duration
 	// RequestTimeout applies to requests without a deadline; MaxTimeout caps any deadline.
 	RequestTimeout, MaxTimeout time.Duration
 	// CacheEntries is the size of the LRU cache of decoded layouts (by source cache key);
@@ -165,6 +172,9 @@ func (c *Config) setDefaults() {
 	}
 	if c.UploadIdleTimeout <= 0 {
 		c.UploadIdleTimeout = DefaultUploadIdleTimeout
+	}
+	if c.SendIdleTimeout <= 0 {
+		c.SendIdleTimeout = DefaultSendIdleTimeout
 	}
 	if c.HTTPReadHeaderTimeout <= 0 {
 		c.HTTPReadHeaderTimeout = DefaultHTTPReadHeaderTimeout

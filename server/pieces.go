@@ -1,8 +1,14 @@
 package server
 
 import (
+	"context"
+	"log/slog"
 	"slices"
+	"sync"
+	"time"
 
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/reflect/protoreflect"
 
@@ -186,4 +192,49 @@ func shallowCopy(m proto.Message, keep func(protoreflect.Name) bool) proto.Messa
 		return true
 	})
 	return dst.Interface()
+}
+
+// idleSender sends an answer's pieces in a goroutine of its own, so that a send the client does
+// not read can be given up: gRPC's Send waits on the stream's flow control and cannot be
+// interrupted (the request's deadline, set in the handler's context, does not reach it), but
+// returning from the handler ends the stream, which ends the Send. Without it, a client that
+// stops reading would hold the check's slot and memory as long as it keeps its connection.
+type idleSender struct {
+	ctx    context.Context
+	send   func(*pb.ReportPiece) error
+	idle   time.Duration
+	pieces chan *pb.ReportPiece
+	errs   chan error // buffered: a send given up returns into it after the handler has gone
+}
+
+// sendWithin returns send run by an idleSender (see there) and the function that stops its
+// goroutine once the handler is done sending.
+func (s *Server) sendWithin(ctx context.Context, send func(*pb.ReportPiece) error) (func(*pb.ReportPiece) error, func()) {
+	is := &idleSender{ctx: ctx, send: send, idle: s.cfg.SendIdleTimeout, pieces: make(chan *pb.ReportPiece), errs: make(chan error, 1)}
+	go func() {
+		for p := range is.pieces {
+			is.errs <- is.send(p)
+		}
+	}()
+	var once sync.Once
+	return is.sendPiece, func() { once.Do(func() { close(is.pieces) }) }
+}
+
+// sendPiece sends p, or gives up when the send makes no progress for the idle timeout: the
+// client then gets DEADLINE_EXCEEDED (once it reads the pieces already on their way). Not
+// RESOURCE_EXHAUSTED: the daemon has room, and a client that retries on it (busy, over the budget)
+// would stall the same way; DEADLINE_EXCEEDED says that time ran out on the client's side, as for
+// an upload that stalls (--upload-idle-timeout), and names the flag so that its operator can tell
+// a slow reader from a slow check.
+func (is *idleSender) sendPiece(p *pb.ReportPiece) error {
+	is.pieces <- p // the goroutine waits for it: a send given up ends the answer
+	t := time.NewTimer(is.idle)
+	defer t.Stop()
+	select {
+	case err := <-is.errs:
+		return err
+	case <-t.C:
+		addLog(is.ctx, slog.String("ended", "send-idle"))
+		return status.Errorf(codes.DeadlineExceeded, "send idle: the client read nothing of the answer for %v (--send-idle-timeout)", is.idle)
+	}
 }

@@ -15,6 +15,8 @@ import (
 
 	promtest "github.com/prometheus/client_golang/prometheus/testutil"
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/encoding/protojson"
 	"google.golang.org/protobuf/proto"
 
@@ -25,8 +27,9 @@ import (
 )
 
 // unionDoubled writes a synthetic job with a union operator at parallelism oldP and starts a
-// server that may read it; req checks it at twice the parallelism with every subtask's detail.
-func unionDoubled(t *testing.T, oldP int) (h *harness, path string, req *pb.CheckRescaleRequest) {
+// server of cfg that may read it; req checks it at twice the parallelism with every subtask's
+// detail.
+func unionDoubled(t *testing.T, oldP int, cfg Config) (h *harness, path string, req *pb.CheckRescaleRequest) {
 	t.Helper()
 	dir := t.TempDir()
 	var buf bytes.Buffer
@@ -37,7 +40,8 @@ func unionDoubled(t *testing.T, oldP int) (h *harness, path string, req *pb.Chec
 	if err := os.WriteFile(path, buf.Bytes(), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	h = startInProcess(t, Config{Allow: []string{dir}})
+	cfg.Allow = []string{dir}
+	h = startInProcess(t, cfg)
 	req = &pb.CheckRescaleRequest{Checkpoint: &pb.CheckpointSource{Source: &pb.CheckpointSource_Uri{Uri: path}},
 		Plan: &pb.RescalePlan{DefaultParallelism: int32(2 * oldP)}, Options: &pb.CheckOptions{IncludeSubtasks: true}}
 	return h, path, req
@@ -53,7 +57,7 @@ func TestReportInPieces(t *testing.T) {
 	if os.Getenv("PREFLIGHT_BIG") == "1" {
 		oldP = 4096
 	}
-	h, path, req := unionDoubled(t, oldP)
+	h, path, req := unionDoubled(t, oldP, Config{})
 	ctx := context.Background()
 
 	whole, err := pb.NewPreflightServiceClient(dialHarness(t, h, grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(64<<20)))).CheckRescale(ctx, req)
@@ -268,7 +272,7 @@ func TestOperatorPagerJoinsParts(t *testing.T) {
 // daemon never holds the whole report (4 MB of rows for union 1024 → 2048). Once read to the
 // end, the pieces join into CheckRescale's report.
 func TestPiecesStreamedDuringCheck(t *testing.T) {
-	h, path, req := unionDoubled(t, 1024)
+	h, path, req := unionDoubled(t, 1024, Config{})
 	ctx := context.Background()
 	whole, err := pb.NewPreflightServiceClient(dialHarness(t, h, grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(64<<20)))).CheckRescale(ctx, req)
 	if err != nil {
@@ -350,4 +354,48 @@ func (f fixedPieces) CheckRescaleStream(_ *pb.CheckRescaleStreamRequest, stream 
 		}
 	}
 	return nil
+}
+
+// TestPiecesStalledReader: a client that reads one piece of an answer in pieces and then nothing
+// holds its check's slot for SendIdleTimeout at most (here 200 ms, with one slot and no result
+// cache): another check waiting for the slot then runs, and the stalled client, once it reads
+// on, gets the pieces sent before and DEADLINE_EXCEEDED naming --send-idle-timeout; the
+// request's log says why it ended.
+func TestPiecesStalledReader(t *testing.T) {
+	h, path, req := unionDoubled(t, 1024, Config{SendIdleTimeout: 200 * time.Millisecond, MaxConcurrent: 1, QueueWait: 10 * time.Second, ResultCacheBytes: -1})
+	ctx := context.Background()
+	// A fixed window: gRPC's estimate of the bandwidth-delay product would grow it to MiBs.
+	small := client.New(dialHarness(t, h, grpc.WithInitialWindowSize(64<<10), grpc.WithInitialConnWindowSize(64<<10)))
+	other := &pb.CheckRescaleRequest{Checkpoint: req.Checkpoint, Plan: req.Plan}
+	for name, check := range map[string]func(fn func(*pb.ReportPiece) error) error{
+		"uri": func(fn func(*pb.ReportPiece) error) error { return small.CheckInPieces(ctx, req, fn) },
+		"upload": func(fn func(*pb.ReportPiece) error) error {
+			f, err := os.Open(path)
+			if err != nil {
+				return err
+			}
+			defer f.Close()
+			return small.UploadInPieces(ctx, f, &pb.UploadHeader{Plan: req.Plan, Options: req.Options}, fn)
+		},
+	} {
+		pieces := 0
+		err := check(func(p *pb.ReportPiece) error {
+			if pieces++; pieces == 1 {
+				// Reading no more until another check has had the only slot.
+				start := time.Now()
+				if _, err := h.c.Check(ctx, other); err != nil {
+					t.Errorf("%s: a check waiting for the stalled one's slot: %v", name, err)
+				} else if d := time.Since(start); d > 5*time.Second {
+					t.Errorf("%s: a check waited %v for the stalled one's slot", name, d)
+				}
+			}
+			return nil
+		})
+		if status.Code(err) != codes.DeadlineExceeded || !strings.Contains(status.Convert(err).Message(), "--send-idle-timeout") {
+			t.Errorf("%s: the stalled client got %v after %d pieces, want DEADLINE_EXCEEDED naming --send-idle-timeout", name, err, pieces)
+		}
+	}
+	if n := strings.Count(h.logs.String(), `"ended":"send-idle"`); n != 2 {
+		t.Errorf("%d requests logged as ended by send-idle, want 2", n)
+	}
 }

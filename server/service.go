@@ -130,7 +130,9 @@ func (v *service) InspectCheckpoint(ctx context.Context, req *pb.InspectCheckpoi
 // from the budget (estimated from the header's size_bytes, grown as bytes arrive when the size
 // is unknown) but no check slot: the slot is taken once the whole file has arrived, for the
 // simulation only, so slow or stalled senders cannot occupy the slots. A client that sends no
-// message for UploadIdleTimeout is cut off.
+// message for UploadIdleTimeout is cut off. (A slow reader of CheckRescaleUploadStream's answer
+// in pieces does hold the slot while its check waits to send, for SendIdleTimeout at most without
+// progress.)
 func (v *service) CheckRescaleUpload(stream grpc.ClientStreamingServer[pb.CheckRescaleUploadRequest, pb.CheckRescaleUploadResponse]) error {
 	report, err := v.uploadReport(stream, nil)
 	if err != nil {
@@ -140,11 +142,15 @@ func (v *service) CheckRescaleUpload(stream grpc.ClientStreamingServer[pb.CheckR
 }
 
 // CheckRescaleStream is CheckRescale answered in pieces (pieces.go). With include_subtasks or
-// subtask_operators (streamsRows) the operators are sent as the engine converts them (Server.checkInPieces), so that the daemon never
-// holds the whole report: every subtask of a UNION operator lists every old subtask, 64 MiB of
-// rows for 4096 → 8192 from a 0.5 MB file.
+// subtask_operators (streamsRows) the operators are sent as the engine converts them
+// (Server.checkInPieces), so that the daemon never holds the whole report: every subtask of a
+// UNION operator lists every old subtask, 64 MiB of rows for 4096 → 8192 from a 0.5 MB file. A
+// client that reads nothing for SendIdleTimeout is cut off (sendWithin).
 func (v *service) CheckRescaleStream(req *pb.CheckRescaleStreamRequest, stream grpc.ServerStreamingServer[pb.CheckRescaleStreamResponse]) error {
-	send := func(p *pb.ReportPiece) error { return stream.Send(&pb.CheckRescaleStreamResponse{Piece: p}) }
+	send, done := v.s.sendWithin(stream.Context(), func(p *pb.ReportPiece) error {
+		return stream.Send(&pb.CheckRescaleStreamResponse{Piece: p})
+	})
+	defer done()
 	r := &pb.CheckRescaleRequest{Checkpoint: req.GetCheckpoint(), Plan: req.GetPlan(), Options: req.GetOptions(), Job: req.GetJob()}
 	var report *pb.RescaleReport
 	if streamsRows(req.GetOptions()) && req.GetJob() == nil && !req.GetCheckpoint().GetLatest() {
@@ -199,9 +205,13 @@ func (v *service) checkRescaleInPieces(ctx context.Context, req *pb.CheckRescale
 }
 
 // CheckRescaleUploadStream is CheckRescaleUpload answered in pieces (pieces.go), the operators
-// sent as they are converted with include_subtasks or subtask_operators (as CheckRescaleStream).
+// sent as they are converted with include_subtasks or subtask_operators, and a client that reads
+// nothing for SendIdleTimeout cut off (as CheckRescaleStream).
 func (v *service) CheckRescaleUploadStream(stream grpc.BidiStreamingServer[pb.CheckRescaleUploadStreamRequest, pb.CheckRescaleUploadStreamResponse]) error {
-	send := func(p *pb.ReportPiece) error { return stream.Send(&pb.CheckRescaleUploadStreamResponse{Piece: p}) }
+	send, done := v.s.sendWithin(stream.Context(), func(p *pb.ReportPiece) error {
+		return stream.Send(&pb.CheckRescaleUploadStreamResponse{Piece: p})
+	})
+	defer done()
 	report, err := v.uploadReport(uploadStreamRequests{stream}, send)
 	if err != nil {
 		return err
@@ -647,7 +657,8 @@ func (s *Server) check(ctx context.Context, l *checkpoint.Layout, label string, 
 // checkInPieces is check sending the operators in pages as the engine converts them
 // (engine.Request.Pieces, operatorPager) instead of keeping them: the report it returns has
 // none. The check slot is held while a page waits for the client to read (stream.Send's flow
-// control), as it is while any check runs.
+// control), as it is while any check runs, but for SendIdleTimeout at most: send is the
+// handler's sendWithin, whose error for a client that reads nothing ends the check.
 func (s *Server) checkInPieces(ctx context.Context, l *checkpoint.Layout, label string, plan *pb.RescalePlan, opts *pb.CheckOptions, send func(*pb.ReportPiece) error) (*pb.RescaleReport, error) {
 	addLog(ctx, slog.String("source", label), slog.Int64("metadata_bytes", l.Size))
 	slot, err := s.acquireCheck(ctx, l, plan, opts)

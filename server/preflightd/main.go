@@ -25,9 +25,11 @@
 // arrived. What does not fit waits up to --queue-wait, least-loaded peer first, then gets
 // RESOURCE_EXHAUSTED naming the budget or the slots. An upload that sends nothing for
 // --upload-idle-timeout is ended (DEADLINE_EXCEEDED); one whose bytes differ from its header's
-// size_bytes gets INVALID_ARGUMENT. The default budget is three quarters of the container's
-// memory limit (cgroup v2 memory.max or v1 memory.limit_in_bytes), else half of physical memory;
-// unless GOMEMLIMIT is set, Go's soft memory limit is set to 90% of the container limit.
+// size_bytes gets INVALID_ARGUMENT. An answer in pieces whose client reads nothing for
+// --send-idle-timeout is ended (DEADLINE_EXCEEDED) and its check cancelled. The default budget
+// is three quarters of the container's memory limit (cgroup v2 memory.max or v1
+// memory.limit_in_bytes), else half of physical memory; unless GOMEMLIMIT is set, Go's soft
+// memory limit is set to 90% of the container limit.
 //
 // Sources: CheckRescale and InspectCheckpoint read only URIs under an --allow prefix: local
 // folders (symlinks resolved and re-checked; ".." refused), file://, s3://, gs://, azblob://
@@ -115,6 +117,7 @@ func newFlagSet() (*flag.FlagSet, *options) {
 	fs.Var(bytesize.Value{P: &cfg.CacheBytes}, "cache-bytes", "bytes of decoded layouts kept in the cache (0: a quarter of the memory budget)")
 	fs.Float64Var(&cfg.PeerShare, "peer-share", server.DefaultPeerShare, "part of the memory budget one peer's arriving uploads may hold")
 	fs.DurationVar(&cfg.UploadIdleTimeout, "upload-idle-timeout", server.DefaultUploadIdleTimeout, "end an upload that sends no message for this long")
+	fs.DurationVar(&cfg.SendIdleTimeout, "send-idle-timeout", server.DefaultSendIdleTimeout, "end an answer in pieces (CheckRescaleStream, /v1/check:stream) whose client reads nothing for this long")
 	fs.DurationVar(&cfg.UpstreamTimeout, "upstream-timeout", 30*time.Second, "how long an http(s) or object-store source may take to answer or to send more bytes")
 	fs.DurationVar(&cfg.RequestTimeout, "request-timeout", server.DefaultRequestTimeout, "deadline of requests that set none")
 	fs.DurationVar(&cfg.MaxTimeout, "max-request-timeout", server.DefaultMaxTimeout, "cap on any request deadline")
