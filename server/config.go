@@ -83,8 +83,8 @@ type Config struct {
 	UploadIdleTimeout time.Duration
 	// SendIdleTimeout ends an answer in pieces (CheckRescaleStream, CheckRescaleUploadStream,
 	// /v1/check:stream) when sending one piece makes no progress for this long, because the
-	// client reads nothing: the check it holds a slot and memory for is cancelled. 0 means
-	// DefaultSendIdleTimeout.
+	// client reads nothing: the check it holds a slot and memory for is cancelled. It also
+	// bounds each write of a /v1 HTTP response. 0 means DefaultSendIdleTimeout.
 	SendIdleTimeout time.Duration
 	// RequestTimeout applies to requests without a deadline; MaxTimeout caps any deadline.
 	RequestTimeout, MaxTimeout time.Duration

@@ -64,7 +64,7 @@ func (s *Server) newHTTPHandler(reg *prometheus.Registry) (http.Handler, error) 
 		}
 		limited.ServeHTTP(w, r)
 	})
-	mux.Handle("/v1/", withBodyDeadline(s.cfg.HTTPBodyTimeout, s.withBodyBudget(v1)))
+	mux.Handle("/v1/", withWriteIdle(s.cfg.SendIdleTimeout, withBodyDeadline(s.cfg.HTTPBodyTimeout, s.withBodyBudget(v1))))
 	s.registerUpload(mux)
 	s.registerFlinkAdmission(mux)
 	s.registerWeb(mux)

@@ -59,6 +59,49 @@ func withBodyDeadline(d time.Duration, next http.Handler) http.Handler {
 	})
 }
 
+// withWriteIdle gives every write of a response d to complete: a client that reads nothing of
+// an answer (/v1/check:stream's lines) for d has its connection cut. The gRPC handler behind the
+// gateway gives up its sends after SendIdleTimeout (sendWithin) and so frees the check's slot,
+// but the gateway's goroutine would otherwise stay blocked writing, holding its piece, as long as
+// the client keeps the connection. (The deadline stays after the handler, as withBodyDeadline's;
+// the connection's next request sets a fresh one.)
+func withWriteIdle(d time.Duration, next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		iw := &idleWriter{ResponseWriter: w, ctl: http.NewResponseController(w), d: d}
+		iw.extend()
+		next.ServeHTTP(iw, r)
+	})
+}
+
+// idleWriter moves its connection's write deadline d ahead before every write.
+type idleWriter struct {
+	http.ResponseWriter
+	ctl *http.ResponseController
+	d   time.Duration
+}
+
+// extend moves the write deadline (test recorders do not support deadlines; real connections do).
+func (w *idleWriter) extend() { w.ctl.SetWriteDeadline(time.Now().Add(w.d)) }
+
+func (w *idleWriter) WriteHeader(code int) {
+	w.extend()
+	w.ResponseWriter.WriteHeader(code)
+}
+
+func (w *idleWriter) Write(p []byte) (int, error) {
+	w.extend()
+	return w.ResponseWriter.Write(p)
+}
+
+// FlushError flushes (http.ResponseController.Flush finds it).
+func (w *idleWriter) FlushError() error {
+	w.extend()
+	return w.ctl.Flush()
+}
+
+// Unwrap lets http.ResponseController reach the connection's own writer.
+func (w *idleWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
+
 // minRateBody bounds reading a large request body by progress rather than total time: the body
 // must deliver at least minBytes every window (or the read fails and the connection's read
 // deadline cuts the client), so a big file over a slow link succeeds and a stalled or trickling

@@ -99,3 +99,62 @@ func TestMinRateBody(t *testing.T) {
 		t.Errorf("trickled body: after %v %q", took, resp)
 	}
 }
+
+// TestWriteIdle: behind withWriteIdle, a response written slowly to a client that reads it goes
+// through however long it takes (the deadline moves with each write), and one to a client that
+// reads nothing fails within the idle time once the connection's buffers are full.
+func TestWriteIdle(t *testing.T) {
+	const idle = 200 * time.Millisecond
+	for _, tc := range []struct {
+		name    string
+		reads   bool
+		pause   time.Duration // between writes
+		wantErr bool
+	}{
+		{"read slowly", true, 20 * time.Millisecond, false},
+		{"not read", false, 0, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			chunk := make([]byte, 64<<10)
+			chunks := 25 // 0.5 s with pauses: longer than idle
+			if !tc.reads {
+				chunks = 4096 // 256 MiB: more than any socket buffers
+			}
+			done := make(chan error, 1)
+			srv := &http.Server{Handler: withWriteIdle(idle, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				var err error
+				for i := 0; i < chunks && err == nil; i++ {
+					if _, err = w.Write(chunk); err == nil {
+						err = http.NewResponseController(w).Flush()
+					}
+					time.Sleep(tc.pause)
+				}
+				done <- err
+			}))}
+			ln, err := net.Listen("tcp", "127.0.0.1:0")
+			if err != nil {
+				t.Fatal(err)
+			}
+			go srv.Serve(ln)
+			defer srv.Close()
+			conn, err := net.Dial("tcp", ln.Addr().String())
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer conn.Close()
+			conn.(*net.TCPConn).SetReadBuffer(4 << 10)
+			io.WriteString(conn, "GET / HTTP/1.1\r\nHost: x\r\n\r\n")
+			if tc.reads {
+				go io.Copy(io.Discard, conn)
+			}
+			select {
+			case err := <-done:
+				if (err != nil) != tc.wantErr {
+					t.Errorf("the handler's writes ended with %v", err)
+				}
+			case <-time.After(20 * time.Second):
+				t.Fatal("the handler's writes still blocked after 20 s")
+			}
+		})
+	}
+}
