@@ -37,16 +37,29 @@ func TestOperatorHeavyBudget(t *testing.T) {
 		t.Fatal(err)
 	}
 	plan := &pb.RescalePlan{DefaultParallelism: 1}
-	r := recordCounts(layout, plan, nil)
+	r := recordCounts(layout, plan, nil, false)
 	need := memmodel.RequestBaseBytes + r.Bytes()
 	t.Logf("20k operators: %d bytes of _metadata, file estimate %s, record estimate %s (%d operators, %d subtask records)",
 		size, fmtBytes(memmodel.RequestBytes(size)), fmtBytes(need), r.Operators, r.SubtaskRecords)
 	if need <= memmodel.RequestBytes(size) || memmodel.CheckExtraBytes(r, size) != need-memmodel.RequestBytes(size) {
 		t.Fatalf("record estimate %d not above the file estimate %d", need, memmodel.RequestBytes(size))
 	}
-	// include_subtasks adds a row per new subtask: 20k rows at parallelism 1, 40k at 2.
-	if rows := recordCounts(layout, &pb.RescalePlan{DefaultParallelism: 2}, &pb.CheckOptions{IncludeSubtasks: true}).Rows; rows != 40_000 {
-		t.Errorf("include_subtasks at parallelism 2: %d rows, want 40000", rows)
+	// include_subtasks adds a row per new subtask: 20k rows at parallelism 1, 40k at 2;
+	// subtask_operators a row per new subtask of the named operators; a check in pieces holds
+	// none of them.
+	for _, tc := range []struct {
+		opts     *pb.CheckOptions
+		inPieces bool
+		want     int64
+	}{
+		{&pb.CheckOptions{IncludeSubtasks: true}, false, 40_000},
+		{&pb.CheckOptions{SubtaskOperators: []string{layout.Operators[0].ID.String(), layout.Operators[1].ID.String()}}, false, 4},
+		{&pb.CheckOptions{IncludeSubtasks: true}, true, 0},
+	} {
+		r := recordCounts(layout, &pb.RescalePlan{DefaultParallelism: 2}, tc.opts, tc.inPieces)
+		if r.Rows != tc.want || r.InPieces != tc.inPieces {
+			t.Errorf("%v at parallelism 2, in pieces %v: %d rows (in pieces %v), want %d", tc.opts, tc.inPieces, r.Rows, r.InPieces, tc.want)
+		}
 	}
 	ctx := context.Background()
 
@@ -120,5 +133,45 @@ func TestSoftMemoryLimit(t *testing.T) {
 				t.Errorf("SoftMemoryLimit(%d) = %d, want %d", tc.budget, got, tc.want)
 			}
 		})
+	}
+}
+
+// TestPiecesReserveNoRows: a check answered in pieces holds a chunk and a page of its rows, not
+// all of them, and reserves accordingly (memmodel.Rows.InPieces): under a budget that refuses
+// CheckRescale with include_subtasks for its rows (2000 operators × 64 subtasks, an estimated
+// 78 MiB), CheckRescaleStream of the same request runs.
+func TestPiecesReserveNoRows(t *testing.T) {
+	var b bytes.Buffer
+	if err := scenarios.WriteSynthetic(&b, scenarios.SyntheticOperators(2000)); err != nil {
+		t.Fatal(err)
+	}
+	layout, err := checkpoint.ReadLayout(bytes.NewReader(b.Bytes()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req := &pb.CheckRescaleRequest{Checkpoint: &pb.CheckpointSource{Source: &pb.CheckpointSource_Metadata{Metadata: b.Bytes()}},
+		Plan: &pb.RescalePlan{DefaultParallelism: 64}, Options: &pb.CheckOptions{IncludeSubtasks: true}}
+	inPieces := memmodel.RequestBaseBytes + recordCounts(layout, req.Plan, req.Options, true).Bytes()
+	whole := memmodel.RequestBaseBytes + recordCounts(layout, req.Plan, req.Options, false).Bytes()
+	budget := 2 * inPieces
+	if whole <= budget {
+		t.Fatalf("the rows' estimate %s fits the budget %s", fmtBytes(whole), fmtBytes(budget))
+	}
+	h := startInProcess(t, Config{MemoryBudget: budget, QueueWait: 100 * time.Millisecond})
+	ctx := context.Background()
+	_, err = pb.NewPreflightServiceClient(dialHarness(t, h)).CheckRescale(ctx, req)
+	if status.Code(err) != codes.ResourceExhausted || !strings.Contains(status.Convert(err).Message(), "2000 operators") {
+		t.Errorf("CheckRescale with every row under a budget of %s: %v, want RESOURCE_EXHAUSTED naming the operators", fmtBytes(budget), err)
+	}
+	rep, err := h.c.Check(ctx, req) // CheckRescaleStream
+	if err != nil {
+		t.Fatalf("CheckRescaleStream under a budget of %s: %v", fmtBytes(budget), err)
+	}
+	rows := 0
+	for _, op := range rep.GetOperators() {
+		rows += len(op.GetSubtasks())
+	}
+	if rows != 2000*64 {
+		t.Errorf("%d rows streamed, want %d", rows, 2000*64)
 	}
 }

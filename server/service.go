@@ -661,7 +661,7 @@ func (s *Server) check(ctx context.Context, l *checkpoint.Layout, label string, 
 // handler's sendWithin, whose error for a client that reads nothing ends the check.
 func (s *Server) checkInPieces(ctx context.Context, l *checkpoint.Layout, label string, plan *pb.RescalePlan, opts *pb.CheckOptions, send func(*pb.ReportPiece) error) (*pb.RescaleReport, error) {
 	addLog(ctx, slog.String("source", label), slog.Int64("metadata_bytes", l.Size))
-	slot, err := s.acquireCheck(ctx, l, plan, opts)
+	slot, err := s.acquireCheck(ctx, l, plan, opts, true)
 	if err != nil {
 		return nil, err
 	}
@@ -681,7 +681,7 @@ func (s *Server) checkInPieces(ctx context.Context, l *checkpoint.Layout, label 
 
 // checkReport is check without the request's log fields and metrics: a check slot and the engine.
 func (s *Server) checkReport(ctx context.Context, l *checkpoint.Layout, label string, plan *pb.RescalePlan, opts *pb.CheckOptions) (*pb.RescaleReport, error) {
-	slot, err := s.acquireCheck(ctx, l, plan, opts)
+	slot, err := s.acquireCheck(ctx, l, plan, opts, false)
 	if err != nil {
 		return nil, err
 	}

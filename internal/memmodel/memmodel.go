@@ -36,6 +36,10 @@ const (
 	// PerSubtaskRow is the memory one row of include_subtasks costs: the SubtaskAssignment
 	// message and its encoding.
 	PerSubtaskRow = 640
+	// PiecesBytes is what a check answering in pieces holds of its rows whatever their number
+	// (Rows.InPieces): the engine's chunk of rows and the server's page, each held at about
+	// twice its encoded size, and the page gRPC is sending.
+	PiecesBytes = 4 << 20
 )
 
 // FileBytes is the file-size part for a file of size bytes (unknown: negative, counted as 0).
@@ -63,26 +67,49 @@ func CachedRequestBytes(retained int64) int64 {
 type Records struct {
 	Operators      int
 	SubtaskRecords int
-	Rows           int64 // rows of include_subtasks; 0 when the report lists none
+	Rows           int64 // report rows held at once; 0 when the report lists none or InPieces
+	InPieces       bool  // the rows are handed on as they are built: PiecesBytes, not Rows
 }
 
-// Count counts l's operator and subtask records. With rows, it adds the report's subtask rows
-// for a plan of default parallelism def (0: each operator's own) and per-vertex parallelisms
-// vertex (subtaskRows).
-func Count(l *checkpoint.Layout, rows bool, def int32, vertex map[string]int32) Records {
+// Rows says which subtask rows a check's report carries, and whether it holds them.
+type Rows struct {
+	// All is include_subtasks: every new subtask of every operator.
+	All bool
+	// Operators is subtask_operators: every new subtask of these operators (the report's
+	// operator IDs, hex; case does not matter).
+	Operators []string
+	// InPieces: the check hands its operators on as it converts them, the rows a chunk at a
+	// time (a server answering in pieces), so it holds none of them beyond PiecesBytes.
+	InPieces bool
+}
+
+// Count counts l's operator and subtask records, and the report rows the check holds for a plan
+// of default parallelism def (0: each operator's own) and per-vertex parallelisms vertex:
+// every operator's with rows.All (subtaskRows), the named operators' with rows.Operators
+// (namedRows), none with rows.InPieces.
+func Count(l *checkpoint.Layout, rows Rows, def int32, vertex map[string]int32) Records {
 	r := Records{Operators: len(l.Operators)}
 	for i := range l.Operators {
 		r.SubtaskRecords += len(l.Operators[i].Subtasks)
 	}
-	if rows {
+	switch {
+	case rows.InPieces:
+		r.InPieces = rows.All || len(rows.Operators) > 0
+	case rows.All:
 		r.Rows = subtaskRows(l, def, vertex)
+	case len(rows.Operators) > 0:
+		r.Rows = namedRows(l, rows.Operators, def, vertex)
 	}
 	return r
 }
 
 // Bytes is the record part: what a check of these records needs, without a base.
 func (r Records) Bytes() int64 {
-	return PerOperator*int64(r.Operators) + PerSubtaskRecord*int64(r.SubtaskRecords) + PerSubtaskRow*r.Rows
+	b := PerOperator*int64(r.Operators) + PerSubtaskRecord*int64(r.SubtaskRecords) + PerSubtaskRow*r.Rows
+	if r.InPieces {
+		b += PiecesBytes
+	}
+	return b
 }
 
 // subtaskRows bounds the new subtasks a report lists: each operator at the plan's default
@@ -100,6 +127,35 @@ func subtaskRows(l *checkpoint.Layout, def int32, vertex map[string]int32) int64
 	}
 	for _, p := range vertex {
 		rows += int64(max(p, 0))
+	}
+	return rows
+}
+
+// namedRows bounds the new subtasks of the operators of l named by ids: each at the largest
+// parallelism the plan may give it, the default (or its stored one) or any per-vertex
+// parallelism (which vertex is an operator's would take resolving the plan's keys, a
+// simulation). An ID naming no operator of l gets no rows (the report lists none for it).
+func namedRows(l *checkpoint.Layout, ids []string, def int32, vertex map[string]int32) int64 {
+	named := make(map[checkpoint.OperatorID]bool, len(ids))
+	for _, s := range ids {
+		if id, err := checkpoint.ParseOperatorID(s); err == nil {
+			named[id] = true
+		}
+	}
+	var most int64
+	for _, p := range vertex {
+		most = max(most, int64(p))
+	}
+	var rows int64
+	for i := range l.Operators {
+		if !named[l.Operators[i].ID] {
+			continue
+		}
+		p := int64(def)
+		if def <= 0 {
+			p = int64(max(l.Operators[i].Parallelism, 0))
+		}
+		rows += max(p, most)
 	}
 	return rows
 }

@@ -2,6 +2,7 @@ package memmodel
 
 import (
 	"bytes"
+	"strings"
 	"testing"
 
 	"github.com/flinkpreflight/preflight/internal/checkpoint"
@@ -33,7 +34,10 @@ func TestFileSizePart(t *testing.T) {
 }
 
 // TestRecordPart: 20k operators of one subtask each; rows follow the plan's default
-// parallelism (or the stored one) plus each per-vertex parallelism, and count only when asked.
+// parallelism (or the stored one) plus each per-vertex parallelism, and count only when asked:
+// every operator's (include_subtasks), or the named operators' (subtask_operators: each at the
+// largest parallelism the plan may give it; an ID of no operator gets none); a check in pieces
+// holds none of them but PiecesBytes.
 func TestRecordPart(t *testing.T) {
 	var b bytes.Buffer
 	if err := scenarios.WriteSynthetic(&b, scenarios.SyntheticOperators(20_000)); err != nil {
@@ -44,24 +48,35 @@ func TestRecordPart(t *testing.T) {
 		t.Fatal(err)
 	}
 	size := int64(b.Len())
+	named := []string{l.Operators[5].ID.String(), strings.ToUpper(l.Operators[7].ID.String()), "0123456789abcdef0123456789abcdef"}
 	for _, tc := range []struct {
-		name   string
-		rows   bool
-		def    int32
-		vertex map[string]int32
-		want   int64
+		name     string
+		rows     Rows
+		def      int32
+		vertex   map[string]int32
+		want     int64
+		inPieces bool
 	}{
-		{"no rows", false, 2, nil, 0},
-		{"default parallelism 2", true, 2, nil, 40_000},
-		{"stored parallelism", true, 0, nil, 20_000},
-		{"per-vertex parallelism", true, 1, map[string]int32{"a": 8, "b": -1}, 20_008},
+		{"no rows", Rows{}, 2, nil, 0, false},
+		{"default parallelism 2", Rows{All: true}, 2, nil, 40_000, false},
+		{"stored parallelism", Rows{All: true}, 0, nil, 20_000, false},
+		{"per-vertex parallelism", Rows{All: true}, 1, map[string]int32{"a": 8, "b": -1}, 20_008, false},
+		{"named at default parallelism 3", Rows{Operators: named}, 3, nil, 6, false},
+		{"named at stored parallelism", Rows{Operators: named}, 0, nil, 2, false},
+		{"named, a vertex at 8", Rows{Operators: named}, 2, map[string]int32{"a": 8, "b": -1}, 16, false},
+		{"all in pieces", Rows{All: true, InPieces: true}, 2, nil, 0, true},
+		{"named in pieces", Rows{Operators: named, InPieces: true}, 2, nil, 0, true},
+		{"no rows in pieces", Rows{InPieces: true}, 2, nil, 0, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			r := Count(l, tc.rows, tc.def, tc.vertex)
-			if r.Operators != 20_000 || r.SubtaskRecords != 20_000 || r.Rows != tc.want {
-				t.Fatalf("Count = %+v, want 20000 operators and subtask records, %d rows", r, tc.want)
+			if r.Operators != 20_000 || r.SubtaskRecords != 20_000 || r.Rows != tc.want || r.InPieces != tc.inPieces {
+				t.Fatalf("Count = %+v, want 20000 operators and subtask records, %d rows, in pieces %v", r, tc.want, tc.inPieces)
 			}
 			want := PerOperator*20_000 + PerSubtaskRecord*20_000 + PerSubtaskRow*tc.want
+			if tc.inPieces {
+				want += PiecesBytes
+			}
 			if r.Bytes() != want {
 				t.Errorf("Bytes = %d, want %d", r.Bytes(), want)
 			}
