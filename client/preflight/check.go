@@ -89,11 +89,13 @@ CHECKPOINT is given, its newest restorable checkpoint or savepoint, which is nam
 			var rep *pb.RescaleReport
 			var table *report.OperatorTable
 			var spill *report.OperatorSpill
+			// Every subtask's rows as JSON from a server are written as the pieces arrive: the
+			// operators spilled, not joined.
+			spillJSON := format == report.JSON && f.subtasks && f.remote.server != ""
 			switch {
 			case f.job.restURL != "" || f.job.latest:
-				rep, err = discoveredReport(cmd, args, plan, opts, f.remote, &f.job, format == report.Text)
-			case format == report.JSON && f.subtasks && f.remote.server != "":
-				// Written as the pieces arrive: the operators spilled, not joined.
+				rep, spill, err = discoveredReport(cmd, args, plan, opts, f.remote, &f.job, format == report.Text, spillJSON)
+			case spillJSON:
 				rep, spill, err = spilledReport(cmd, args[0], plan, opts, f.remote)
 			case format == report.JSON && f.remote.server == "":
 				// Written from the operators spilled as they are checked, not from the report.

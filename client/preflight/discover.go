@@ -7,10 +7,12 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/flinkpreflight/preflight/client"
 	"github.com/flinkpreflight/preflight/internal/checkpoint"
 	"github.com/flinkpreflight/preflight/internal/engine"
 	"github.com/flinkpreflight/preflight/internal/flinkrest"
 	"github.com/flinkpreflight/preflight/internal/placement"
+	"github.com/flinkpreflight/preflight/internal/report"
 	"github.com/flinkpreflight/preflight/internal/source"
 	pb "github.com/flinkpreflight/preflight/proto/preflight/v1"
 )
@@ -146,57 +148,82 @@ func withJobVersion(opts *pb.CheckOptions, job *flinkrest.Job) {
 
 // discoveredReport runs a check of a running job or of the newest checkpoint in a folder,
 // in-process or on the server. chart asks for the rows of the text report's chart, not every
-// subtask (chart_subtasks), unless opts asks for every subtask.
-func discoveredReport(cmd *cobra.Command, args []string, plan *pb.RescalePlan, opts *pb.CheckOptions, remote remoteFlags, j *jobFlags, chart bool) (*pb.RescaleReport, error) {
+// subtask (chart_subtasks), unless opts asks for every subtask. spill (with a server): the
+// answer's operators are spilled as they arrive (spilledReport), not joined; close the spill
+// returned once written.
+func discoveredReport(cmd *cobra.Command, args []string, plan *pb.RescalePlan, opts *pb.CheckOptions, remote remoteFlags, j *jobFlags, chart, spill bool) (*pb.RescaleReport, *report.OperatorSpill, error) {
 	ctx := cmd.Context()
 	if chart && !opts.GetIncludeSubtasks() {
 		opts.ChartSubtasks = true
 	}
 	if remote.server != "" {
 		opts = remote.sendCode(opts)
-		req := &pb.CheckRescaleRequest{Job: j.pbJob(), Plan: plan, Options: opts}
-		if len(args) > 0 {
-			target := args[0]
-			if !isURI(target) && j.latest && j.restURL == "" {
-				// A local folder: find the newest snapshot here and stream it.
-				snap, note, err := latestSnapshot(ctx, target)
-				if err != nil {
-					return nil, err
-				}
-				fmt.Fprintf(cmd.ErrOrStderr(), "preflight: chose %s: %s\n", snap.URI, note)
-				return checkpointReport(cmd, snap.URI, plan, opts, remote, chart, nil)
-			}
-			if !isURI(target) {
-				return nil, usagef("with --server and --flink-rest, CHECKPOINT must be a URI the server can read (or omit it)")
-			}
-			req.Checkpoint = &pb.CheckpointSource{Source: &pb.CheckpointSource_Uri{Uri: target}, Latest: j.latest}
-		}
-		c, err := dial(ctx, remote)
-		if err != nil {
-			return nil, err
-		}
-		defer c.Close()
-		var notes serverNotes
-		rep, err := c.Check(notes.context(ctx), req)
-		notes.print(cmd.ErrOrStderr())
-		if err == nil && rep.GetCheckpointChoice() != nil {
-			fmt.Fprintf(cmd.ErrOrStderr(), "preflight: chose %s: %s\n", rep.GetCheckpointChoice().GetUri(), rep.GetCheckpointChoice().GetNote())
-		}
-		return rep, err
+		return discoveredOnServer(cmd, args, plan, opts, remote, j, chart, spill)
 	}
 	eng, err := newEngine(cmd, remote.catalogs, remote.jobJars)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	d, err := j.discover(cmd, args, eng)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	withJobVersion(opts, d.job)
 	rep, err := eng.Check(ctx, engine.Request{Layout: d.layout, Source: d.target, Plan: plan, Options: opts, Placement: d.placement})
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	rep.CheckpointChoice = d.choice
-	return rep, nil
+	return rep, nil, nil
+}
+
+// discoveredOnServer is discoveredReport with a server: the server reads the job and picks the
+// checkpoint (CheckRescaleStream with job or latest), except in a local folder (--latest without
+// --flink-rest), where the newest snapshot is found here and uploaded.
+func discoveredOnServer(cmd *cobra.Command, args []string, plan *pb.RescalePlan, opts *pb.CheckOptions, remote remoteFlags, j *jobFlags, chart, spill bool) (*pb.RescaleReport, *report.OperatorSpill, error) {
+	ctx := cmd.Context()
+	req := &pb.CheckRescaleRequest{Job: j.pbJob(), Plan: plan, Options: opts}
+	if len(args) > 0 {
+		target := args[0]
+		if !isURI(target) && j.latest && j.restURL == "" {
+			// A local folder: find the newest snapshot here and stream it.
+			snap, note, err := latestSnapshot(ctx, target)
+			if err != nil {
+				return nil, nil, err
+			}
+			fmt.Fprintf(cmd.ErrOrStderr(), "preflight: chose %s: %s\n", snap.URI, note)
+			if spill {
+				return spilledReport(cmd, snap.URI, plan, opts, remote)
+			}
+			rep, err := checkpointReport(cmd, snap.URI, plan, opts, remote, chart, nil)
+			return rep, nil, err
+		}
+		if !isURI(target) {
+			return nil, nil, usagef("with --server and --flink-rest, CHECKPOINT must be a URI the server can read (or omit it)")
+		}
+		req.Checkpoint = &pb.CheckpointSource{Source: &pb.CheckpointSource_Uri{Uri: target}, Latest: j.latest}
+	}
+	c, err := dial(ctx, remote)
+	if err != nil {
+		return nil, nil, err
+	}
+	defer c.Close()
+	var notes serverNotes
+	check := func(fn func(*pb.ReportPiece) error) error { return c.CheckInPieces(notes.context(ctx), req, fn) }
+	var rep *pb.RescaleReport
+	var sp *report.OperatorSpill
+	if spill {
+		// The server answers a job or latest check from its whole report, but in pages: the
+		// CLI need not hold more than one of them.
+		rep, sp, err = spillPieces(check)
+	} else {
+		var joined client.Joiner
+		err = check(joined.Add)
+		rep = joined.Report()
+	}
+	notes.print(cmd.ErrOrStderr())
+	if err == nil && rep.GetCheckpointChoice() != nil {
+		fmt.Fprintf(cmd.ErrOrStderr(), "preflight: chose %s: %s\n", rep.GetCheckpointChoice().GetUri(), rep.GetCheckpointChoice().GetNote())
+	}
+	return rep, sp, err
 }

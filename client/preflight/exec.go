@@ -66,12 +66,21 @@ func checkpointReport(cmd *cobra.Command, target string, plan *pb.RescalePlan, o
 // (report.WriteJSONSpilled writes them after the verdict and findings, which come last). The
 // report returned has the findings and no operators; close the spill once written.
 func spilledReport(cmd *cobra.Command, target string, plan *pb.RescalePlan, opts *pb.CheckOptions, remote remoteFlags) (*pb.RescaleReport, *report.OperatorSpill, error) {
-	spill, err := report.NewOperatorSpill()
+	return spillPieces(func(fn func(*pb.ReportPiece) error) error { return remoteCheck(cmd, target, plan, opts, remote, fn) })
+}
+
+// newOperatorSpill creates a spill (a variable so that tests can see which checks spill).
+var newOperatorSpill = report.NewOperatorSpill
+
+// spillPieces runs check, spilling the operator pages of its answer and joining the rest (see
+// spilledReport).
+func spillPieces(check func(fn func(*pb.ReportPiece) error) error) (*pb.RescaleReport, *report.OperatorSpill, error) {
+	spill, err := newOperatorSpill()
 	if err != nil {
 		return nil, nil, err
 	}
 	var rest client.Joiner
-	err = remoteCheck(cmd, target, plan, opts, remote, func(p *pb.ReportPiece) error {
+	err = check(func(p *pb.ReportPiece) error {
 		if page := p.GetOperators(); page != nil {
 			return spill.AddPage(page)
 		}

@@ -5,6 +5,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"regexp"
 	"testing"
 
 	"google.golang.org/protobuf/proto"
@@ -66,5 +67,66 @@ func TestSubtasksJSONThroughServerSpilled(t *testing.T) {
 	}
 	if left, _ := filepath.Glob(filepath.Join(spills, "*")); len(left) > 0 {
 		t.Errorf("spill files left behind: %v", left)
+	}
+}
+
+// TestDiscoveredSubtasksJSONSpilled: `check --latest --subtasks -o json --server` spills the
+// operator pages as they arrive too, whether the server picks the newest snapshot (a URI) or the
+// CLI does and uploads it (a local folder), and writes what report.WriteJSON writes of the
+// joined report.
+func TestDiscoveredSubtasksJSONSpilled(t *testing.T) {
+	root := t.TempDir()
+	var buf bytes.Buffer
+	if err := scenarios.WriteSynthetic(&buf, scenarios.SyntheticUnion(256)); err != nil {
+		t.Fatal(err)
+	}
+	snap := filepath.Join(root, "chk-5", "_metadata")
+	os.MkdirAll(filepath.Dir(snap), 0o755)
+	if err := os.WriteFile(snap, buf.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	spills := 0
+	defer func(f func() (*report.OperatorSpill, error)) { newOperatorSpill = f }(newOperatorSpill)
+	newOperatorSpill = func() (*report.OperatorSpill, error) {
+		spills++
+		return report.NewOperatorSpill()
+	}
+	addr := startServer(t, root)
+	c, err := client.Dial(context.Background(), addr, client.Options{Insecure: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	plan, opts := &pb.RescalePlan{DefaultParallelism: 512}, &pb.CheckOptions{IncludeSubtasks: true}
+	for name, tc := range map[string]struct {
+		target string
+		joined func() (*pb.RescaleReport, error)
+	}{
+		"server picks": {"file://" + root, func() (*pb.RescaleReport, error) {
+			return c.Check(context.Background(), &pb.CheckRescaleRequest{Checkpoint: &pb.CheckpointSource{Source: &pb.CheckpointSource_Uri{Uri: "file://" + root}, Latest: true}, Plan: plan, Options: opts})
+		}},
+		"local folder": {root, func() (*pb.RescaleReport, error) { return c.CheckFile(context.Background(), snap, plan, opts, nil) }},
+	} {
+		joined, err := tc.joined()
+		if err != nil {
+			t.Fatal(err)
+		}
+		before := spills
+		code, out, stderr := runCLI(t, "check", "-o", "json", "--subtasks", "-p", "512", "--server", addr, "--insecure", "--latest", tc.target)
+		if code != verdictExitCode(joined.GetVerdict()) {
+			t.Fatalf("%s: exit %d: %s", name, code, stderr)
+		}
+		if spills != before+1 {
+			t.Errorf("%s: %d spills, want 1", name, spills-before)
+		}
+		var want bytes.Buffer
+		if err := report.WriteJSON(&want, joined); err != nil {
+			t.Fatal(err)
+		}
+		// The snapshot's age is the server's clock at each request.
+		age := regexp.MustCompile(`"ageMs": "[0-9]+"`)
+		if got := age.ReplaceAllString(out, `"ageMs": ""`); got != age.ReplaceAllString(want.String(), `"ageMs": ""`) {
+			t.Errorf("%s: the CLI's JSON (%d bytes) differs from WriteJSON of the joined report (%d bytes)", name, len(out), want.Len())
+		}
 	}
 }
