@@ -59,8 +59,8 @@ func withBodyDeadline(d time.Duration, next http.Handler) http.Handler {
 	})
 }
 
-// withWriteIdle gives every write of a response d to complete: a client that reads nothing of
-// an answer (/v1/check:stream's lines) for d has its connection cut. The gRPC handler behind the
+// withWriteIdle gives every write of a response (64 KiB of it at most) d to complete: a client
+// that reads nothing of an answer (/v1/check:stream's lines) for d has its connection cut. The gRPC handler behind the
 // gateway gives up its sends after SendIdleTimeout (sendWithin) and so frees the check's slot,
 // but the gateway's goroutine would otherwise stay blocked writing, holding its piece, as long as
 // the client keeps the connection. (The deadline stays after the handler, as withBodyDeadline's;
@@ -88,10 +88,22 @@ func (w *idleWriter) WriteHeader(code int) {
 	w.ResponseWriter.WriteHeader(code)
 }
 
-func (w *idleWriter) Write(p []byte) (int, error) {
-	w.extend()
-	return w.ResponseWriter.Write(p)
+// Write writes p idleWriteChunk bytes at a time, each with a fresh deadline: a report's JSON
+// comes in one write, which a slow but steady client may take longer than d to read.
+func (w *idleWriter) Write(p []byte) (n int, err error) {
+	for len(p) > 0 && err == nil {
+		k := min(len(p), idleWriteChunk)
+		w.extend()
+		var m int
+		m, err = w.ResponseWriter.Write(p[:k])
+		n, p = n+m, p[k:]
+	}
+	return n, err
 }
+
+// idleWriteChunk is the progress a response must make within each idle time: 64 KiB in 30 s is
+// about 2 KB/s.
+const idleWriteChunk = 64 << 10
 
 // FlushError flushes (http.ResponseController.Flush finds it).
 func (w *idleWriter) FlushError() error {

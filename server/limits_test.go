@@ -109,16 +109,22 @@ func TestWriteIdle(t *testing.T) {
 		name    string
 		reads   bool
 		pause   time.Duration // between writes
+		write   int           // bytes a write
 		wantErr bool
 	}{
-		{"read slowly", true, 20 * time.Millisecond, false},
-		{"not read", false, 0, true},
+		{"read slowly", true, 20 * time.Millisecond, 64 << 10, false},
+		// A report's JSON goes in one write, whose whole time may exceed the idle time.
+		{"one large write read slowly", true, 0, 16 << 20, false},
+		{"not read", false, 0, 64 << 10, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			chunk := make([]byte, 64<<10)
+			chunk := make([]byte, tc.write)
 			chunks := 25 // 0.5 s with pauses: longer than idle
-			if !tc.reads {
+			switch {
+			case !tc.reads:
 				chunks = 4096 // 256 MiB: more than any socket buffers
+			case tc.pause == 0:
+				chunks = 1
 			}
 			done := make(chan error, 1)
 			srv := &http.Server{Handler: withWriteIdle(idle, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -142,10 +148,24 @@ func TestWriteIdle(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer conn.Close()
-			conn.(*net.TCPConn).SetReadBuffer(4 << 10)
+			if !tc.reads {
+				// Full sooner. (Not for a reader: a window this small stalls loopback TCP for
+				// its persist timer, 200 ms.)
+				conn.(*net.TCPConn).SetReadBuffer(4 << 10)
+			}
 			io.WriteString(conn, "GET / HTTP/1.1\r\nHost: x\r\n\r\n")
 			if tc.reads {
-				go io.Copy(io.Discard, conn)
+				go func() {
+					// 256 KiB every 10 ms: 16 MiB take 0.6 s. (Less at a time stalls loopback TCP, whose
+					// segments are 64 KiB, for its persist timer.)
+					b := make([]byte, 256<<10)
+					for {
+						if _, err := io.ReadFull(conn, b); err != nil {
+							return
+						}
+						time.Sleep(10 * time.Millisecond)
+					}
+				}()
 			}
 			select {
 			case err := <-done:

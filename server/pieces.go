@@ -205,6 +205,7 @@ type idleSender struct {
 	idle   time.Duration
 	pieces chan *pb.ReportPiece
 	errs   chan error // buffered: a send given up returns into it after the handler has gone
+	idled  error      // the send given up: every later send fails with it at once
 }
 
 // sendWithin returns send run by an idleSender (see there) and the function that stops its
@@ -227,7 +228,10 @@ func (s *Server) sendWithin(ctx context.Context, send func(*pb.ReportPiece) erro
 // an upload that stalls (--upload-idle-timeout), and names the flag so that its operator can tell
 // a slow reader from a slow check.
 func (is *idleSender) sendPiece(p *pb.ReportPiece) error {
-	is.pieces <- p // the goroutine waits for it: a send given up ends the answer
+	if is.idled != nil {
+		return is.idled // the goroutine is still in the send given up
+	}
+	is.pieces <- p // the goroutine waits for it
 	t := time.NewTimer(is.idle)
 	defer t.Stop()
 	select {
@@ -235,6 +239,7 @@ func (is *idleSender) sendPiece(p *pb.ReportPiece) error {
 		return err
 	case <-t.C:
 		addLog(is.ctx, slog.String("ended", "send-idle"))
-		return status.Errorf(codes.DeadlineExceeded, "send idle: the client read nothing of the answer for %v (--send-idle-timeout)", is.idle)
+		is.idled = status.Errorf(codes.DeadlineExceeded, "send idle: the client read nothing of the answer for %v (--send-idle-timeout)", is.idle)
+		return is.idled
 	}
 }
