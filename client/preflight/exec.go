@@ -99,7 +99,7 @@ func spillPieces(check func(fn func(*pb.ReportPiece) error) error) (*pb.RescaleR
 // against. Without a temporary folder it checks as checkpointReport does (spill nil). The caller
 // writes the report with report.WriteJSONSpilled and closes the spill.
 func spilledEmbeddedReport(cmd *cobra.Command, target string, plan *pb.RescalePlan, opts *pb.CheckOptions, remote remoteFlags) (*pb.RescaleReport, *report.OperatorSpill, error) {
-	spill, err := report.NewOperatorSpill()
+	spill, err := newOperatorSpill()
 	if err != nil {
 		rep, err := checkpointReport(cmd, target, plan, opts, remote, false, nil)
 		return rep, nil, err
