@@ -3,6 +3,8 @@ package server
 import (
 	"bytes"
 	"context"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -173,5 +175,44 @@ func TestPiecesReserveNoRows(t *testing.T) {
 	}
 	if rows != 2000*64 {
 		t.Errorf("%d rows streamed, want %d", rows, 2000*64)
+	}
+}
+
+// TestDiscoveredReservesRows: a check of the newest snapshot in a folder (latest) reserves its
+// records and rows as a check of a named file does: under a budget that holds the file but not
+// its include_subtasks rows, it is refused naming the operators; without rows it runs.
+func TestDiscoveredReservesRows(t *testing.T) {
+	var b bytes.Buffer
+	if err := scenarios.WriteSynthetic(&b, scenarios.SyntheticOperators(2000)); err != nil {
+		t.Fatal(err)
+	}
+	layout, err := checkpoint.ReadLayout(bytes.NewReader(b.Bytes()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	root := t.TempDir()
+	snap := filepath.Join(root, "chk-3", "_metadata")
+	os.MkdirAll(filepath.Dir(snap), 0o755)
+	if err := os.WriteFile(snap, b.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	plan := &pb.RescalePlan{DefaultParallelism: 64}
+	rows := &pb.CheckOptions{IncludeSubtasks: true}
+	budget := 2 * (memmodel.RequestBaseBytes + recordCounts(layout, plan, nil, false).Bytes())
+	if need := memmodel.RequestBaseBytes + recordCounts(layout, plan, rows, false).Bytes(); need <= budget {
+		t.Fatalf("the rows' estimate %s fits the budget %s", fmtBytes(need), fmtBytes(budget))
+	}
+	h := startInProcess(t, Config{Allow: []string{root}, MemoryBudget: budget, QueueWait: 100 * time.Millisecond})
+	c := pb.NewPreflightServiceClient(dialHarness(t, h))
+	src := &pb.CheckpointSource{Source: &pb.CheckpointSource_Uri{Uri: root}, Latest: true}
+	for _, tc := range []struct {
+		opts    *pb.CheckOptions
+		refused bool
+	}{{rows, true}, {nil, false}} {
+		_, err := c.CheckRescale(context.Background(), &pb.CheckRescaleRequest{Checkpoint: src, Plan: plan, Options: tc.opts})
+		refused := status.Code(err) == codes.ResourceExhausted && strings.Contains(status.Convert(err).Message(), "2000 operators")
+		if refused != tc.refused || !refused && err != nil {
+			t.Errorf("latest with options %v under a budget of %s: %v (want refused: %v)", tc.opts, fmtBytes(budget), err, tc.refused)
+		}
 	}
 }

@@ -180,7 +180,8 @@ func (s *Server) checkDiscovered(ctx context.Context, req *pb.CheckRescaleReques
 		return nil, discoveryStatus(ctx, err)
 	}
 	defer d.mem.release()
-	slot, err := s.adm.acquire(ctx, true, 0, false) // admission.go: the simulation holds a check slot
+	// A check slot and the memory of the records and report rows, as any check (checkmem.go).
+	slot, err := s.acquireCheck(ctx, d.layout, req.GetPlan(), req.GetOptions(), false)
 	if err != nil {
 		return nil, err
 	}
