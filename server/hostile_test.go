@@ -299,8 +299,8 @@ func goodCases(t *testing.T) []*hostileCase {
 		scenario{"compact-sink/default=0 (keep)", cs, &pb.RescalePlan{DefaultParallelism: 0}, nil},
 		scenario{"compact-sink/default=1", cs, &pb.RescalePlan{DefaultParallelism: 1}, nil},
 		// Far above the max parallelism (128) of compact-operator: PF110. (32768 is valid too, but
-		// simulating 32768 subtasks costs about 0.15 s of CPU, 20× a normal check: too slow for a
-		// mix of thousands under the race detector.)
+		// simulating 32768 subtasks costs many times a normal check: too slow for a mix of
+		// thousands under the race detector; bench/README.md, "Hostile-input and fault suite".)
 		scenario{"compact-sink/default=1000", cs, &pb.RescalePlan{DefaultParallelism: 1000}, nil},
 		scenario{"compact-sink/no plan", cs, nil, nil},
 	)

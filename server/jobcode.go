@@ -47,7 +47,8 @@ import (
 // outside the memory budget, as the daemon's baseline is. An analysis holds a check slot and, from the memory budget,
 // analysisBaseBytes + the jars' sizes while it runs: a remote jar is held in memory (no
 // temporary file: the chart's root file system is read-only), and the analysis inflates one
-// class at a time (bench/README.md: 85 MiB peak RSS for a 100 MB jar of 30,000 classes).
+// class at a time, so its memory beyond the jars does not grow with their classes
+// (bench/README.md, "Restore-code analysis").
 const (
 	maxJobJars      = 16       // job_jar_uris per check
 	maxCatalogURIs  = 16       // catalog_uris per check

@@ -53,8 +53,9 @@ type memoResult struct {
 const memoOverheadBytes = 512
 
 // memoBytes is the memory one cached answer is counted for: its key and wire bytes, and the Go
-// message, which TestMemoBytesCoversTheMessage measures at 1.3–3.6 × its wire size (the larger
-// factors for the smallest reports) for every scenario and corpus file.
+// message, a few times its wire size (more for the smallest reports), which
+// TestMemoBytesCoversTheMessage checks the count covers for every scenario and corpus file
+// (bench/README.md, "Figures behind constants").
 func memoBytes(key string, raw []byte) int64 {
 	return int64(len(key)) + 5*int64(len(raw)) + memoOverheadBytes
 }

@@ -81,7 +81,8 @@ func TestWebPageBigFileInChromium(t *testing.T) {
 		}
 		// Pick the chart of an operator the report has no rows for: op-299 (set in the link), the
 		// last. The page asks for its rows alone (subtask_operators), so its place in the report
-		// does not matter (when it asked for every subtask, op-299's chart took 113 s).
+		// does not matter (when it asked for every subtask, the later the operator, the longer
+		// its chart took: bench/README.md, "The web page on big checkpoints").
 		start = time.Now()
 		picked := `#picked-chart section[data-operator="op-299"] svg`
 		if err := chromedp.Do(bctx,

@@ -2,9 +2,10 @@ package main
 
 // The native load generator of (a): a closed loop of -c callers in this process, over -gen-conns
 // shared gRPC connections, each caller sending its next request as soon as the previous one has
-// answered. It exists because ghz, on the same two cores as the daemon, spends 2–3 × the daemon's
-// CPU on every request (dynamic messages, per-request reporting), so ghz's own cost sets the RPS
-// it measures. This generator keeps its per-request work to the gRPC call itself:
+// answered. It exists because ghz, on the same two cores as the daemon, spends several times the
+// daemon's CPU on every request (dynamic messages, per-request reporting), so ghz's own cost sets
+// the RPS it measures (bench/README.md, "(a) with a native load generator"). This generator
+// keeps its per-request work to the gRPC call itself:
 //
 //   - the request is encoded once; in the default "raw" codec the response is not decoded but
 //     compared byte for byte with the reference answer (decoded and checked once before the run:

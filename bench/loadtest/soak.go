@@ -35,8 +35,9 @@ import (
 
 const (
 	// --upload-idle-timeout of the soak's daemon: the default. The timeout runs between messages
-	// (the client sends 1 MiB chunks); on a 2-core machine at load average 35, a chunk on the one
-	// connection 50 streams share took over 10 s, and 2 s or 10 s cut good uploads.
+	// (the client sends 1 MiB chunks), and on a loaded machine a chunk on the one connection 50
+	// streams share can wait longer than a shorter timeout allows: shorter ones cut good
+	// uploads (bench/README.md, "Soak (d)").
 	soakIdleTimeout = 30 * time.Second
 	soakMaxUpload   = 4 << 20 // --max-upload-bytes, so that "oversized" is cheap to send
 	soakCallLimit   = 30 * time.Second

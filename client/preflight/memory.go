@@ -22,8 +22,9 @@ func limitMemory(size int64) {
 		return
 	}
 	// Some of the bound stays for what is resident outside the runtime's count (libc, page
-	// tables) and for the collector's lag behind a soft limit: 4 MiB and a sixteenth (measured:
-	// with 4 MiB alone a million-operator check peaked 9 MiB over the bound).
+	// tables) and for the collector's lag behind a soft limit: 4 MiB and a sixteenth, since a
+	// fixed margin alone fell short on a million operators (bench/README.md, "Operator-heavy
+	// files met").
 	bound := memmodel.ProcessBytes(size)
 	limit := bound - mappedFileBytes() - 4<<20 - bound/16
 	// Leave the collector room above what a check keeps live (about 2 × the file for the

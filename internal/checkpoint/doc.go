@@ -31,10 +31,11 @@
 // changes, master-state payloads) are skipped and counted. Its memory is proportional
 // to the number of handles and states, the key groups of key-group handles (2, 4 or 8 bytes each: KeyGroupSizes),
 // and the number of size changes between consecutive elements of SPLIT_DISTRIBUTE states — not
-// to the number of elements or inline bytes. A 1 GiB file dominated by offsets or inline bytes
-// reads in well under 1 MiB of heap. Element sizes follow the spec: an element ends at the next
-// larger offset of any state of the same handle, the last one at the stream size; when two
-// states' offset ranges interleave the sizes are marked SizesApproximate.
+// to the number of elements or inline bytes, so the heap of a file dominated by offsets or
+// inline bytes does not grow with it (bench/README.md, "Decode: keyed offsets and many small
+// files"). Element sizes follow the spec: an element ends at the next larger offset of any state
+// of the same handle, the last one at the stream size; when two states' offset ranges
+// interleave the sizes are marked SizesApproximate.
 //
 // A Decoder reads the Layouts of many files one after another, reusing its buffers, and
 // ReadLayoutFiles runs Decoders on a bounded pool of workers over a list of paths, handing the

@@ -34,9 +34,9 @@ func (c *cancelAtLastByte) Read(p []byte) (int, error) {
 }
 
 // TestReadLayoutStopsAfterLastRead: a context that ends once the whole file has been read stops
-// ReadLayout within a second, not after the conversion of half a million state names (a million: 3.5 s on a
-// loaded machine before the decoder checked its context between reads); InspectLayout honours
-// its context too.
+// ReadLayout within a second, not after the conversion of half a million state names (which
+// took seconds before the decoder checked its context between reads: bench/README.md,
+// "Operator-heavy files, CLI and daemon"); InspectLayout honours its context too.
 func TestReadLayoutStopsAfterLastRead(t *testing.T) {
 	if testing.Short() {
 		t.Skip("generates a 500k-name file")

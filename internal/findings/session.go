@@ -13,10 +13,10 @@ import (
 
 // Session checks a restore range of vertices by range of vertices, so that a caller holds one
 // range's simulation at a time instead of the whole job's: for a checkpoint of a hundred
-// thousand operators the simulation is the larger part of a check's memory (about 1 KB an
-// operator with state, against some 500 bytes of Layout). Its findings, verdict and nearest
-// safe parallelisms are CheckContext's on the whole Result (TestSessionMatchesCheck): most
-// rules judge one vertex, an operator or a failure at a time and run on every range; the
+// thousand operators the simulation is the larger part of a check's memory, larger than the
+// Layout (bench/README.md, "Operator-heavy files, CLI and daemon"). Its findings, verdict and
+// nearest safe parallelisms are CheckContext's on the whole Result (TestSessionMatchesCheck):
+// most rules judge one vertex, an operator or a failure at a time and run on every range; the
 // rules that judge the job as a whole (jobWide) run once, in Finish, which also checks what
 // concerns no vertex (Resimulator.Unrestored).
 //

@@ -7,8 +7,9 @@ import (
 
 // indenter writes valid JSON, fed in pieces of any length, indented as
 // json.Indent(dst, src, "", "  ") would, without building the indented copy in memory: a report
-// of 300,000 states is 70 MB indented, half that compact. The pieces together must be valid JSON
-// (protojson's output); whitespace outside strings is dropped.
+// of hundreds of thousands of states is tens of MB indented (bench/README.md, "Many state
+// names"). The pieces together must be valid JSON (protojson's output); whitespace outside
+// strings is dropped.
 type indenter struct {
 	b             *bufio.Writer
 	depth         int

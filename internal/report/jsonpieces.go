@@ -13,7 +13,8 @@ import (
 )
 
 // jsonChunk is how many operators, or states of one operator, are marshalled at a time: a
-// report of 300,000 states is about 45 MB of compact JSON at once, a chunk about 0.6 MB.
+// report of hundreds of thousands of states is tens of MB of JSON at once, a chunk a small
+// fraction of that (bench/README.md, "Smaller per-name records").
 const jsonChunk = 4096
 
 var errJSONPieces = errors.New("report: protojson's output of a piece is not as expected")

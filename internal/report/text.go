@@ -211,7 +211,8 @@ type OperatorTable struct {
 	width  [6]int // widest cell per column but the last, in runes, of the rows added
 	// Keep is how many rows Add keeps; it only counts the others (0: every row). A report that
 	// shows the first Limits.Operators rows needs no more: the rows of a million operators
-	// are some 60 MB of text.
+	// are tens of MB of text (bench/README.md, "Many operators: one finding per rule and
+	// cause").
 	Keep int
 }
 

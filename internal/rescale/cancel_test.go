@@ -25,8 +25,8 @@ func wideLayout(n int) *checkpoint.Layout {
 // TestSimulateContextStops: a simulation stops when its context ends, with the context's error,
 // and a context that has ended before the call does no work.
 func TestSimulateContextStops(t *testing.T) {
-	l := wideLayout(50_000) // about 3 s uninterrupted on the shared CI machine
-	// The machine is shared: a generous bound, far below the uninterrupted run.
+	l := wideLayout(50_000) // uninterrupted, many times the deadline (bench/README.md, "Figures behind constants")
+	// The machine is shared: a generous bound.
 	canceltest.Stops(t, 10*time.Millisecond, 2*time.Second, func(t *testing.T, ctx context.Context) error {
 		res, err := SimulateContext(ctx, l, Plan{DefaultParallelism: 3})
 		if res != nil {

@@ -165,8 +165,8 @@ func (sim *operatorSim) buildOperatorStates(raw bool) ([]*StateDistribution, Ope
 	for li := range g.lists {
 		g.lists[li] = g.lists[li][:g.lens[li]]
 	}
-	// What only the grouping needed goes before the distributions are allocated: at 300,000
-	// names the index alone is 20 MB.
+	// What only the grouping needed goes before the distributions are allocated: with many
+	// names the index alone is tens of MB (bench/README.md, "Smaller per-name records").
 	g.index, g.lens, g.order, g.hIDs, g.hModes, g.hFresh = nil, nil, nil, nil, nil, nil
 	path := g.path()
 	return sim.distributions(g, grouping, path, raw), path

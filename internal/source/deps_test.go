@@ -79,7 +79,8 @@ func TestCoreLinksNoCloudSDK(t *testing.T) {
 
 // TestGCSDriverIsLean: the gs:// driver speaks the JSON API over net/http with
 // golang.org/x/oauth2/google; it must not link Google's storage SDK (gRPC transport, xDS, envoy
-// protos: about 21 MiB of resident memory in every binary) nor gocloud.
+// protos: resident in every binary before it reads anything; bench/README.md, "Binary
+// footprint") nor gocloud.
 func TestGCSDriverIsLean(t *testing.T) {
 	const pkg = "github.com/flinkpreflight/preflight/internal/source/gcs"
 	forbidden := []string{"cloud.google.com/go/storage", "gocloud.dev/", "google.golang.org/grpc", "google.golang.org/api/", "github.com/envoyproxy/", "github.com/cncf/xds/"}

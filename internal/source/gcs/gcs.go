@@ -3,8 +3,8 @@
 // effect in a main package (or internal/source/cloud for every store).
 //
 // It reads, stats and lists objects and nothing else, so it does without
-// cloud.google.com/go/storage, whose gRPC transport, xDS and protos cost a binary about 21 MiB
-// of resident memory before it reads anything.
+// cloud.google.com/go/storage, whose gRPC transport, xDS and protos are resident in every
+// binary before it reads anything (bench/README.md, "Binary footprint").
 //
 // Credentials are Application Default Credentials with the devstorage.read_only scope:
 // GOOGLE_APPLICATION_CREDENTIALS, gcloud's application-default file, workload identity, or the
