@@ -22,7 +22,7 @@ import (
 )
 
 // TestOperatorHeavyBudget: a file of many small operator records needs far more memory than
-// 4 × its size (issue #10: 100k operators in 14 MB peaked at 496 MiB in the daemon). Its check
+// 4 × its size (bench/README.md, "Figures behind constants", PerOperator). Its check
 // reserves the record counts' memory (memmodel.CheckExtraBytes) once the file is decoded: beyond the
 // budget it is refused at once, naming the budget and the operators; four at once run within
 // the budget, the ones that do not fit waiting for the others.

@@ -95,8 +95,8 @@ func spillPieces(check func(fn func(*pb.ReportPiece) error) error) (*pb.RescaleR
 
 // spilledEmbeddedReport checks target in-process with its operators spilled as they are
 // checked (engine.Request.Pieces into a report.OperatorSpill) instead of kept in the report, for
-// JSON: a million operators' messages are about 400 MB, as much as the Layout they are checked
-// against. Without a temporary folder it checks as checkpointReport does (spill nil). The caller
+// JSON: a million operators' messages take as much memory as the Layout they are checked against
+// (bench/README.md, "Many operators: one finding per rule and cause"). Without a temporary folder it checks as checkpointReport does (spill nil). The caller
 // writes the report with report.WriteJSONSpilled and closes the spill.
 func spilledEmbeddedReport(cmd *cobra.Command, target string, plan *pb.RescalePlan, opts *pb.CheckOptions, remote remoteFlags) (*pb.RescaleReport, *report.OperatorSpill, error) {
 	spill, err := newOperatorSpill()

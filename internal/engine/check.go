@@ -49,8 +49,8 @@ const ChartOperators = 8
 
 // rangeOperators and rangeSubtasks cut a job into the ranges of vertices a check simulates at
 // a time: a range ends after the vertex that brings it to this many operators or old
-// subtasks. A range's simulation is about 1 KB an operator with state (plus what its subtasks
-// hold), released before the next range is simulated.
+// subtasks. A range's simulation (its bytes an operator: bench/README.md, "Operator-heavy files,
+// CLI and daemon") is released before the next range is simulated.
 // (Variables so that tests can cut every vertex into a range of its own.)
 var (
 	rangeOperators = 2048

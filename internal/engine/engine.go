@@ -11,10 +11,10 @@
 // converted into report messages range by range (findings.Session, ranges of up to 2,048
 // operators or 65,536 old subtasks), each range's simulation released before the next is built.
 // With the JobManager-memory rule on (it sums every vertex's payload), a first pass over the
-// ranges keeps each vertex's payload total (about 50 bytes a vertex) and the job is simulated
-// twice, still one range at a time. The report takes about 360 bytes per operator (its OperatorAssignment,
-// StateAssignments and hex IDs) and, per subtask row, about 100 bytes plus 4 per old subtask
-// read. Rows are built only when asked: every subtask with include_subtasks (the API), or only
+// ranges keeps each vertex's payload total and the job is simulated twice, still one range at a
+// time. The report holds per operator its OperatorAssignment, StateAssignments and hex IDs and,
+// per subtask row, its totals and one number per old subtask read (the bytes of each: bench/README.md,
+// "The memory model" and "`--jm-memory` by ranges"). Rows are built only when asked: every subtask with include_subtasks (the API), or only
 // the ≤ 16 rows of the text report's chart (the CLI), chosen from per-subtask totals. The CLI's
 // text check does not keep the operators' messages at all (Request.Each): its operators table is
 // kept as text, the row's characters and 7 bytes. Nothing is built per (new subtask, old
