@@ -44,6 +44,12 @@ type flightCall struct {
 // do returns fn's answer for key, computed once for the callers asking at the same time, and
 // whether this caller's own fn ran (false: it joined a computation in flight).
 func (f *flightGroup) do(ctx context.Context, key string, fn func(ctx context.Context) (any, error)) (v any, err error, ran bool) {
+	// A caller whose context has ended starts nothing: below, the select would pick at random
+	// between its end and an answer computed in microseconds (a cached layout), and the
+	// computation would store what it computed for no one.
+	if err := ctx.Err(); err != nil {
+		return nil, err, false
+	}
 	var own bool // set by this caller's fn only, read after its answer arrived
 	f.mu.Lock()
 	c := f.calls[key]
