@@ -5,6 +5,28 @@
 // TLS, the source allowlist, an LRU cache of decoded layouts, and an HTTP listener with the
 // grpc-gateway JSON API, /metrics, /openapi.json and /healthz. Handlers never enforce limits
 // themselves, and the server never analyses anything: that is the engine's job.
+//
+// # Where things are
+//
+// The files fall into five groups; a change usually stays in one.
+//
+//   - Transport, how requests arrive and answers leave: server.go (assembly, listeners, TLS),
+//     interceptors.go (request IDs, logs, deadlines, panics), http.go, inproc.go and
+//     jsonbody.go (the JSON gateway), httplimits.go, upload_http.go (the raw-body upload),
+//     pieces.go (answers in pieces), web.go and web/ (the page), ops.go (health, metrics
+//     endpoints), errors.go (how errors become statuses).
+//   - The service, what each RPC does with the engine: service.go (CheckRescale and its
+//     streams, Inspect), decide.go, lifecycle.go (diff, trend, prune), classpath.go,
+//     verifyfiles.go, jobcode.go (job jars and catalogs), flinkadmission.go (the Kubernetes
+//     admission webhook).
+//   - Admission, what a request may use: admission.go (check slots and the memory budget),
+//     refusal.go (the typed refusals each transport maps), checkmem.go (a check's reservation,
+//     from internal/memmodel), bodybudget.go (JSON bodies), memsize.go and memlimit.go (the
+//     daemon's soft memory limit from the container's).
+//   - Caching, what is computed once: cache.go (decoded layouts and answers under one byte
+//     count), lru.go, memo.go and memokey.go (answers by result key), flight.go and
+//     memoflight.go (one computation for identical questions at once).
+//   - Operations: config.go (every setting and its default), metrics.go, version.go.
 package server
 
 import (
