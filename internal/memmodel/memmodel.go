@@ -36,6 +36,10 @@ const (
 	// PerSubtaskRow is the memory one row of include_subtasks costs: the SubtaskAssignment
 	// message and its encoding.
 	PerSubtaskRow = 640
+	// PerOldSubtaskRead is what a row adds per old subtask it lists (from_old_subtasks, an int32
+	// in the message and about as much in its encoding): a row of an operator with UNION or
+	// BROADCAST state lists every old subtask, so that operator's rows cost old × new of these.
+	PerOldSubtaskRead = 8
 	// PiecesBytes is what a check answering in pieces holds of its rows whatever their number
 	// (Rows.InPieces): the engine's chunk of rows and the server's page, each held at about
 	// twice its encoded size, and the page gRPC is sending.
@@ -68,6 +72,7 @@ type Records struct {
 	Operators      int
 	SubtaskRecords int
 	Rows           int64 // report rows held at once; 0 when the report lists none or InPieces
+	OldReads       int64 // the old subtasks those rows list, all together
 	InPieces       bool  // the rows are handed on as they are built: PiecesBytes, not Rows
 }
 
@@ -96,16 +101,16 @@ func Count(l *checkpoint.Layout, rows Rows, def int32, vertex map[string]int32) 
 	case rows.InPieces:
 		r.InPieces = rows.All || len(rows.Operators) > 0
 	case rows.All:
-		r.Rows = subtaskRows(l, def, vertex)
+		r.Rows, r.OldReads = subtaskRows(l, def, vertex)
 	case len(rows.Operators) > 0:
-		r.Rows = namedRows(l, rows.Operators, def, vertex)
+		r.Rows, r.OldReads = namedRows(l, rows.Operators, def, vertex)
 	}
 	return r
 }
 
 // Bytes is the record part: what a check of these records needs, without a base.
 func (r Records) Bytes() int64 {
-	b := PerOperator*int64(r.Operators) + PerSubtaskRecord*int64(r.SubtaskRecords) + PerSubtaskRow*r.Rows
+	b := PerOperator*int64(r.Operators) + PerSubtaskRecord*int64(r.SubtaskRecords) + PerSubtaskRow*r.Rows + PerOldSubtaskRead*r.OldReads
 	if r.InPieces {
 		b += PiecesBytes
 	}
@@ -116,26 +121,49 @@ func (r Records) Bytes() int64 {
 // parallelism (or its stored one), plus every per-vertex parallelism of the plan once per
 // operator it may name (a chain shares it). Resolving the plan's keys would be exact but costs a
 // simulation; this errs high only for plans that raise a few vertices.
-func subtaskRows(l *checkpoint.Layout, def int32, vertex map[string]int32) int64 {
-	var rows int64
+func subtaskRows(l *checkpoint.Layout, def int32, vertex map[string]int32) (rows, oldReads int64) {
+	var most int64 // the most old subtasks a row lists
 	for i := range l.Operators {
-		if def > 0 {
-			rows += int64(def)
-		} else {
-			rows += int64(max(l.Operators[i].Parallelism, 0))
+		op := &l.Operators[i]
+		p := int64(def)
+		if def <= 0 {
+			p = int64(max(op.Parallelism, 0))
 		}
+		rows += p
+		oldReads += p * oldRead(op)
+		most = max(most, oldRead(op))
 	}
 	for _, p := range vertex {
 		rows += int64(max(p, 0))
+		oldReads += int64(max(p, 0)) * most
 	}
-	return rows
+	return rows, oldReads
+}
+
+// oldRead is how many old subtasks each new subtask's row of op lists at most: all of them when
+// op has UNION or BROADCAST state (every new subtask reads every old one), else none beyond
+// what PerSubtaskRow counts (a SPLIT_DISTRIBUTE row reads a few neighbours).
+func oldRead(op *checkpoint.OperatorLayout) int64 {
+	for _, st := range op.Subtasks {
+		for _, h := range [2]*checkpoint.OperatorStateHandleLayout{st.ManagedOperatorState, st.RawOperatorState} {
+			if h == nil {
+				continue
+			}
+			for _, e := range h.States {
+				if e.Mode == checkpoint.Union || e.Mode == checkpoint.Broadcast {
+					return int64(len(op.Subtasks))
+				}
+			}
+		}
+	}
+	return 0
 }
 
 // namedRows bounds the new subtasks of the operators of l named by ids: each at the largest
 // parallelism the plan may give it, the default (or its stored one) or any per-vertex
 // parallelism (which vertex is an operator's would take resolving the plan's keys, a
 // simulation). An ID naming no operator of l gets no rows (the report lists none for it).
-func namedRows(l *checkpoint.Layout, ids []string, def int32, vertex map[string]int32) int64 {
+func namedRows(l *checkpoint.Layout, ids []string, def int32, vertex map[string]int32) (rows, oldReads int64) {
 	named := make(map[checkpoint.OperatorID]bool, len(ids))
 	for _, s := range ids {
 		if id, err := checkpoint.ParseOperatorID(s); err == nil {
@@ -146,18 +174,19 @@ func namedRows(l *checkpoint.Layout, ids []string, def int32, vertex map[string]
 	for _, p := range vertex {
 		most = max(most, int64(p))
 	}
-	var rows int64
 	for i := range l.Operators {
-		if !named[l.Operators[i].ID] {
+		op := &l.Operators[i]
+		if !named[op.ID] {
 			continue
 		}
 		p := int64(def)
 		if def <= 0 {
-			p = int64(max(l.Operators[i].Parallelism, 0))
+			p = int64(max(op.Parallelism, 0))
 		}
 		rows += max(p, most)
+		oldReads += max(p, most) * oldRead(op)
 	}
-	return rows
+	return rows, oldReads
 }
 
 // CheckExtraBytes is the memory a daemon's check of a decoded file needs beyond the

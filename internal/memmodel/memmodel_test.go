@@ -89,3 +89,39 @@ func TestRecordPart(t *testing.T) {
 		t.Errorf("CheckExtraBytes of a state-heavy file = %d, want 0", extra)
 	}
 }
+
+// TestUnionRows: a row of an operator with UNION state lists every old subtask, so its rows cost
+// old × new old-subtask reads on top of the rows; an operator without UNION or BROADCAST state
+// adds none.
+func TestUnionRows(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		syn  scenarios.Synthetic
+		old  int64 // old subtasks a row lists
+	}{
+		{"union", scenarios.SyntheticUnion(64), 64},
+		{"split", scenarios.Synthetic{Operators: 1, Parallelism: 64, Split: 1}, 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var b bytes.Buffer
+			if err := scenarios.WriteSynthetic(&b, tc.syn); err != nil {
+				t.Fatal(err)
+			}
+			l, err := checkpoint.ReadLayout(bytes.NewReader(b.Bytes()))
+			if err != nil {
+				t.Fatal(err)
+			}
+			ops := int64(len(l.Operators))
+			for _, rows := range []Rows{{All: true}, {Operators: []string{l.Operators[0].ID.String()}}} {
+				r := Count(l, rows, 128, nil)
+				wantRows := 128 * ops
+				if len(rows.Operators) > 0 {
+					wantRows = 128
+				}
+				if r.Rows != wantRows || r.OldReads != wantRows*tc.old {
+					t.Errorf("%+v: %d rows and %d old reads, want %d and %d", rows, r.Rows, r.OldReads, wantRows, wantRows*tc.old)
+				}
+			}
+		})
+	}
+}
