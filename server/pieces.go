@@ -241,5 +241,10 @@ func (is *idleSender) sendPiece(p *pb.ReportPiece) error {
 		addLog(is.ctx, slog.String("ended", "send-idle"))
 		is.idled = status.Errorf(codes.DeadlineExceeded, "send idle: the client read nothing of the answer for %v (--send-idle-timeout)", is.idle)
 		return is.idled
+	case <-is.ctx.Done():
+		// The request's own deadline (or the client's cancel): a send blocked on flow control
+		// does not see it.
+		is.idled = status.FromContextError(is.ctx.Err()).Err()
+		return is.idled
 	}
 }

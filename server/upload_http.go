@@ -49,7 +49,9 @@ const unreadBodyDiscardTime = 2 * time.Second
 
 func (s *Server) registerUpload(mux *http.ServeMux) {
 	errMux := runtime.NewServeMux() // the gateway's default marshaler and error format
-	mux.HandleFunc(UploadPath, func(w http.ResponseWriter, r *http.Request) { s.serveUpload(errMux, w, r) })
+	// Its answer is written under the same write-idle guard as the rest of /v1: a client that
+	// uploads and never reads the answer does not hold it.
+	mux.Handle(UploadPath, withWriteIdle(s.cfg.SendIdleTimeout, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { s.serveUpload(errMux, w, r) })))
 }
 
 // serveUpload runs CheckRescaleUpload for an HTTP body: the same handler, interceptors (request
