@@ -45,3 +45,20 @@ func TestCheckFull(t *testing.T) {
 		})
 	}
 }
+
+// TestChartsOfMergedFinding: a finding standing for many operators (operator_ids) charts each of
+// them, as the findings it replaces did, up to the report's most charts.
+func TestChartsOfMergedFinding(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "_metadata")
+	spec := scenarios.Synthetic{Operators: 8, Parallelism: 4, MaxParallelism: 128, Split: 1}
+	if err := scenarios.WriteFile(path, false, func(w io.Writer) error { return scenarios.WriteSynthetic(w, spec) }); err != nil {
+		t.Fatal(err)
+	}
+	code, out, stderr := runCLI(t, "check", path, "-p", "200") // over the max parallelism: PF110 on all 8
+	if code != exitDeny || !strings.Contains(out, "8 operators alike") {
+		t.Fatalf("exit %d, want one PF110 for 8 operators: %s\n%s", code, stderr, out)
+	}
+	if n := strings.Count(out, "STATE PER SUBTASK: "); n != 8 {
+		t.Errorf("%d charts, want one per operator the finding names (8)", n)
+	}
+}

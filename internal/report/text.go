@@ -372,6 +372,9 @@ func writeCharts(b *bufio.Writer, r *pb.RescaleReport) {
 	for _, f := range r.GetFindings() {
 		if f.GetOperatorId() != "" && f.GetSeverity() >= pb.Severity_SEVERITY_WARNING {
 			named[f.GetOperatorId()] = true
+			for _, id := range f.GetOperatorIds() { // a finding standing for many operators
+				named[id] = true
+			}
 		}
 	}
 	var ops []*pb.OperatorAssignment

@@ -332,7 +332,8 @@ function renderReport(rep) {
 // chartSection draws the charts of at most MAX_CHARTS operators (those the server sent subtask
 // rows for: the operators the findings name first) and a picker for any other rescaled operator.
 function chartSection(rep, findings) {
-  const named = new Set(findings.filter((f) => f.operatorId).map((f) => f.operatorId));
+  // A finding standing for many operators names them all in operatorIds.
+  const named = new Set(findings.filter((f) => f.operatorId).flatMap((f) => [f.operatorId, ...(f.operatorIds || [])]));
   const candidates = (rep.operators || []).filter((op) => named.has(op.operatorId) || op.oldParallelism !== op.newParallelism);
   if (!candidates.length) return [el('p', { class: 'muted' }, 'No operator is rescaled.')];
   const charted = candidates.filter((op) => (op.subtasks || []).length).slice(0, MAX_CHARTS);
