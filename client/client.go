@@ -142,7 +142,8 @@ func (c *Client) Check(ctx context.Context, req *pb.CheckRescaleRequest) (*pb.Re
 
 // CheckInPieces is Check handing each piece of the answer to fn as it arrives, in order, instead
 // of joining them: pages of operators, pages of findings (a page marked continued begins with
-// more of the last item of the page before: its subtasks and old_subtasks, or state_names), and
+// more of the last item of the page before: its subtasks and old_subtasks, or state_names and
+// operator_ids), and
 // last the report without its operators and findings. A caller that writes the pieces out holds
 // one at a time whatever the report's size. fn's error ends the call with it.
 func (c *Client) CheckInPieces(callerCtx context.Context, req *pb.CheckRescaleRequest, fn func(*pb.ReportPiece) error) error {

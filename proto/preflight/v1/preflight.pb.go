@@ -1453,7 +1453,8 @@ func (*ReportPiece_Report) isReportPiece_Piece() {}
 func (*ReportPiece_Findings) isReportPiece_Piece() {}
 
 // FindingPage is a page of a report's findings. Its first finding may continue the last of the
-// previous page: then it has only rule_id, operator_id and the next state_names.
+// previous page: then it has only rule_id, operator_id and the next state_names and operator_ids,
+// to be appended to that finding's.
 type FindingPage struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// The findings.
