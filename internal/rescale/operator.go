@@ -52,6 +52,9 @@ type operatorSim struct {
 	// sizes are the element sizes of the entries whose elements differ in size (oldEntry.sizes
 	// indexes them), of every name of the operator.
 	sizes []*checkpoint.ElementSizes
+	// entries are the old entries of every name of the managed [0] and raw [1] lists, oldP
+	// places a name (StateDistribution.first).
+	entries [2][]oldEntry
 	// keptMask marks the streams of old handles without state names that new subtask j keeps at
 	// unchanged parallelism (no StateDistribution accounts for them).
 	keptMask []uint64
@@ -126,10 +129,10 @@ type stateLists struct {
 	sim *operatorSim
 	raw bool
 	// dists holds each (mode, name)'s distribution in first-appearance order, its record from
-	// the first appearance: while filling, its entries have capacity oldP and OldEntries counts
-	// those filled (no slice-header writes in the loop).
+	// the first appearance: while filling, OldEntries counts its entries filled of the oldP
+	// places it has in sim.entries[list] (list: 0 managed, 1 raw).
 	dists []*StateDistribution
-	slab  []oldEntry // backing store for new lists
+	list  int
 	// index finds a key's list by its name's spread hash (hashes), built beyond 16 names (below,
 	// a linear search is faster): the last list added with that hash, and same[li] the list
 	// added with li's hash before li (-1: none). Keyed by an int32, not by the key, it is a
@@ -152,6 +155,9 @@ func (g *stateLists) key(li int) stateKey { return stateKey{g.dists[li].Mode, g.
 // order (§1.4 step A), picks the repartitioning path (§1.2) and sets up each name's distribution.
 func (sim *operatorSim) buildOperatorStates(raw bool) ([]*StateDistribution, OperatorPath) {
 	g := &stateLists{sim: sim, raw: raw}
+	if raw {
+		g.list = 1
+	}
 	streamBase := int32(0)
 	if raw {
 		streamBase = int32(sim.oldP)
@@ -171,9 +177,6 @@ func (sim *operatorSim) buildOperatorStates(raw bool) ([]*StateDistribution, Ope
 			sim.markKept(streamBase + int32(j))
 		}
 		grouping.addHandle(g.hIDs, g.hModes, g.hFresh)
-	}
-	for _, s := range g.dists {
-		s.entries = s.entries[:s.OldEntries]
 	}
 	// What only the grouping needed goes before the distributions are set up: with many names
 	// Java's maps and the index take tens of bytes a name (bench/README.md, "Many state names, round 3").
@@ -197,7 +200,7 @@ func (g *stateLists) addHandle(j int, h *checkpoint.OperatorStateHandleLayout) {
 		}
 		li := g.listOf(k, stateKey{st.Mode, st.Name}, len(h.States))
 		s := g.dists[li]
-		list, n := s.entries, s.OldEntries
+		list, n := g.sim.entries[g.list][s.first:s.first+int32(g.sim.oldP)], s.OldEntries
 		if n > 0 && list[n-1].old == int32(j) {
 			// A name twice in one handle: a format-1 task record, whose chained operators'
 			// states the Layout merges. Java's map cannot hold it twice; merge the entries.
@@ -268,14 +271,16 @@ func (g *stateLists) newList(key stateKey, handleStates int) int {
 		g.dists, g.hashes = make([]*StateDistribution, 0, n), make([]int32, 0, n)
 	}
 	g.hashes = append(g.hashes, javaSpread(JavaStringHashCode(key.name)))
-	if len(g.slab) < oldP {
-		// One allocation for the lists of a handle's names (usually all of them).
-		g.slab = make([]oldEntry, oldP*max(handleStates, 1))
+	all := g.sim.entries[g.list]
+	if li == 0 {
+		// Sized for the first handle's names (usually all of them), as the tables are.
+		all = make([]oldEntry, 0, oldP*max(handleStates, 1))
 	}
+	first := len(all)
+	g.sim.entries[g.list] = append(all, make([]oldEntry, oldP)...)
 	// One allocation per name, not one for all: a caller that converts the states one by one
 	// can release each (engine's report of 300,000 names).
-	g.dists = append(g.dists, &StateDistribution{Name: key.name, Mode: key.mode, Raw: g.raw, entries: g.slab[:oldP:oldP]})
-	g.slab = g.slab[oldP:]
+	g.dists = append(g.dists, &StateDistribution{Name: key.name, Mode: key.mode, Raw: g.raw, op: g.sim, first: int32(first)})
 	if g.index != nil {
 		g.same = append(g.same, 0)
 		g.indexList(li)
@@ -321,7 +326,7 @@ func (g *stateLists) path() OperatorPath {
 		switch {
 		case s.Mode == checkpoint.Union:
 			path = PathUnchangedWithUnion
-		case s.Mode == checkpoint.Broadcast && broadcastPartiallyReported(s.entries, sim.oldP):
+		case s.Mode == checkpoint.Broadcast && broadcastPartiallyReported(s.entries(), sim.oldP):
 			path = PathUnchangedWithUnion
 		}
 	}
@@ -351,7 +356,7 @@ func (sim *operatorSim) distributions(dists []*StateDistribution, orders [checkp
 // setUpDistribution fills s's totals and its distribution's cursors from its entries; start is
 // the SPLIT_DISTRIBUTE cursor's start for s, and the one for the next name is returned.
 func (sim *operatorSim) setUpDistribution(s *StateDistribution, start int64) int64 {
-	entries := s.entries
+	entries := s.entries()
 	var pre int64
 	for e := range entries {
 		entries[e].pre = pre
