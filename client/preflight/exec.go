@@ -108,7 +108,7 @@ func spilledEmbeddedReport(cmd *cobra.Command, target string, plan *pb.RescalePl
 		return eng.Check(cmd.Context(), engine.Request{Input: in, Plan: plan, Options: opts,
 			Pieces: func(op *pb.OperatorAssignment, continued bool) error {
 				return spill.AddPage(&pb.OperatorPage{Operators: []*pb.OperatorAssignment{op}, Continued: continued})
-			}})
+			}, StatesInPieces: true})
 	})
 	if err != nil {
 		spill.Close()

@@ -68,14 +68,14 @@ var (
 // JobManager-memory rule on (it sums every vertex), a first pass over the ranges keeps each
 // vertex's payload total, so the job is simulated twice.
 func (e *Engine) check(ctx context.Context, layout *checkpoint.Layout, source string, p *pb.RescalePlan, opts *pb.CheckOptions, detail SubtaskDetail,
-	each func(*pb.OperatorAssignment), pieces OperatorPieces) (_ *pb.RescaleReport, err error) {
+	each func(*pb.OperatorAssignment), pieces OperatorPieces, statesInPieces bool) (_ *pb.RescaleReport, err error) {
 	stop, release := cancel.Watch(ctx)
 	defer release()
 	defer cancel.Recover(&err)
 	plan := toRescalePlan(p, opts)
 	fopts := findingsOptions(opts)
 	b := &reportBuilder{stop: stop, detail: detail, include: opts.GetIncludeSubtasks(), rowsFor: subtaskOperators(opts), each: each, pieces: pieces,
-		out: &pb.RescaleReport{Checkpoint: summary(layout, source)}}
+		statesInPieces: statesInPieces, out: &pb.RescaleReport{Checkpoint: summary(layout, source)}}
 	s, err := findings.NewSession(ctx, layout, plan, e.catalog, fopts)
 	if err != nil {
 		return nil, err
@@ -139,7 +139,9 @@ type reportBuilder struct {
 	rowsFor map[string]bool // CheckOptions.subtask_operators, lower case: every subtask of these
 	each    func(*pb.OperatorAssignment)
 	pieces  OperatorPieces // set: every operator goes there, in parts, and none is kept
-	out     *pb.RescaleReport
+	// statesInPieces: an operator whose states are released goes to pieces with them in parts.
+	statesInPieces bool
+	out            *pb.RescaleReport
 	// merge holds the findings until finish, one per rule and cause on many operators.
 	merge findings.OperatorMerger
 
@@ -212,10 +214,14 @@ func (b *reportBuilder) add(res *rescale.Result, fs []findings.Finding) {
 			a := &opMsgs[0]
 			opMsgs = opMsgs[1:]
 			operatorAssignment(v, vid, op, a)
-			if k := described(op); k > 0 || len(op.States) == 0 {
+			// Released states in pieces are converted as they are handed on (piecesOfStates).
+			k := described(op)
+			inPieces := k == 0 && len(op.States) > 0 && b.pieces != nil && b.statesInPieces
+			switch {
+			case k > 0 || len(op.States) == 0:
 				stateMessages(b.stop, op, a, stateMsgs[:k:k], statePtrs[:0:k])
 				stateMsgs, statePtrs = stateMsgs[k:], statePtrs[k:]
-			} else {
+			case !inPieces:
 				releaseStates(b.stop, op, a)
 			}
 			// The ranges list the operators setShortIDs was given, in its order.
@@ -245,7 +251,11 @@ func (b *reportBuilder) add(res *rescale.Result, fs []findings.Finding) {
 				}
 			}
 			if b.pieces != nil {
-				b.piece(a, false)
+				if inPieces {
+					b.piecesOfStates(op, a)
+				} else {
+					b.piece(a, false)
+				}
 				continue
 			}
 			if b.each != nil {
@@ -311,6 +321,26 @@ func (b *reportBuilder) rowsInPieces(op *rescale.OperatorAssignment, a *pb.Opera
 	})
 	if !continued || len(part.Subtasks)+len(part.OldSubtasks) > 0 {
 		b.piece(part, continued)
+	}
+}
+
+// piecesOfStates hands op's message a (without rows) to pieces with its states releaseChunk at a
+// time, the first in a's part and the others in continued parts, and drops each state from op
+// once converted (as releaseStates does): the messages held are one chunk, not the operator's.
+func (b *reportBuilder) piecesOfStates(op *rescale.OperatorAssignment, a *pb.OperatorAssignment) {
+	part, continued := a, false
+	for i := 0; i < len(op.States); i += releaseChunk {
+		chunk := op.States[i:min(i+releaseChunk, len(op.States))]
+		msgs := make([]pb.StateAssignment, len(chunk))
+		part.States = make([]*pb.StateAssignment, len(chunk))
+		for k, st := range chunk {
+			b.stop.Check()
+			stateMessage(st, &msgs[k])
+			part.States[k] = &msgs[k]
+			chunk[k] = nil
+		}
+		b.piece(part, continued)
+		part, continued = &pb.OperatorAssignment{OperatorId: a.OperatorId}, true
 	}
 }
 

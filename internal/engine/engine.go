@@ -108,6 +108,10 @@ type Request struct {
 	// larger than the file. It cannot be combined with chart rows (SubtasksForChart picks its
 	// operators once all are seen), Each or Placement.
 	Pieces OperatorPieces
+	// StatesInPieces: Pieces also takes an operator's states in parts (continued parts with
+	// more states, releaseChunk at a time), so that an operator of 300,000 states is never
+	// whole in messages. The API's OperatorPage continues only rows, so a server does not set it.
+	StatesInPieces bool
 }
 
 // errNoCheckpoint, errStreamedJob and errPieces are a caller's mistakes, not the user's.
@@ -152,7 +156,8 @@ func (e *Engine) Check(ctx context.Context, req Request) (*pb.RescaleReport, err
 	if detail == SubtasksAsAsked && req.Options.GetChartSubtasks() && !req.Options.GetIncludeSubtasks() {
 		detail = SubtasksForChart
 	}
-	c := checkRun{layout: layout, source: source, opts: req.Options, detail: detail, each: req.Each, pieces: req.Pieces}
+	c := checkRun{layout: layout, source: source, opts: req.Options, detail: detail, each: req.Each, pieces: req.Pieces,
+		statesInPieces: req.StatesInPieces}
 	if req.Placement != nil {
 		return e.checkJob(ctx, c, plan, req.Placement)
 	}
@@ -167,6 +172,8 @@ type checkRun struct {
 	detail SubtaskDetail
 	each   func(*pb.OperatorAssignment)
 	pieces OperatorPieces
+	// statesInPieces: see Request.StatesInPieces.
+	statesInPieces bool
 }
 
 // checkPlan checks the (validated) plan against the decoded layout, unless ctx has ended
@@ -175,7 +182,7 @@ func (e *Engine) checkPlan(ctx context.Context, c checkRun, plan *pb.RescalePlan
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	return e.check(ctx, c.layout, c.source, plan, c.opts, c.detail, c.each, c.pieces)
+	return e.check(ctx, c.layout, c.source, plan, c.opts, c.detail, c.each, c.pieces, c.statesInPieces)
 }
 
 // Inspect decodes the stream and describes it, stopping when ctx ends.

@@ -174,14 +174,45 @@ func TestReleasedStatesMatch(t *testing.T) {
 		return rep
 	}
 	released, kept := check(false), check(true)
-	a, b := released.GetOperators()[0].GetStates(), kept.GetOperators()[0].GetStates()
-	if len(a) != n || len(b) != n {
-		t.Fatalf("%d and %d states, want %d", len(a), len(b), n)
+	// In pieces (StatesInPieces): parts of at most releaseChunk states, joined as they come.
+	var joined *pb.OperatorAssignment
+	parts := 0
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	_, err = New().Check(context.Background(), Request{Input: Input{Reader: f, Source: path}, Plan: &pb.RescalePlan{DefaultParallelism: 5},
+		Options: &pb.CheckOptions{}, StatesInPieces: true, Pieces: func(op *pb.OperatorAssignment, continued bool) error {
+			parts++
+			if len(op.GetStates()) > releaseChunk {
+				t.Errorf("a part of %d states", len(op.GetStates()))
+			}
+			if continued {
+				joined.States = append(joined.States, op.GetStates()...)
+			} else {
+				joined = op
+			}
+			return nil
+		}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if parts != 3 {
+		t.Errorf("%d parts, want 3", parts)
+	}
+	a, b, c := released.GetOperators()[0].GetStates(), kept.GetOperators()[0].GetStates(), joined.GetStates()
+	if len(a) != n || len(b) != n || len(c) != n {
+		t.Fatalf("%d, %d and %d states, want %d", len(a), len(b), len(c), n)
 	}
 	for i := range a {
-		if !proto.Equal(a[i], b[i]) {
-			t.Fatalf("state %d: released %v, kept %v", i, a[i], b[i])
+		if !proto.Equal(a[i], b[i]) || !proto.Equal(c[i], b[i]) {
+			t.Fatalf("state %d: released %v, in pieces %v, kept %v", i, a[i], c[i], b[i])
 		}
+	}
+	joined.States = nil
+	if want := proto.Clone(released.GetOperators()[0]).(*pb.OperatorAssignment); !proto.Equal(joined, func() *pb.OperatorAssignment { want.States = nil; return want }()) {
+		t.Errorf("in pieces %v, want %v", joined, want)
 	}
 }
 
@@ -209,7 +240,7 @@ func TestManyOperatorsOneFinding(t *testing.T) {
 		var reports []*pb.RescaleReport
 		for _, ranges := range []int{1, 7, 1 << 30} {
 			rangeOperators = ranges
-			rep, err := New().check(context.Background(), l, path, &pb.RescalePlan{DefaultParallelism: 2}, &pb.CheckOptions{}, SubtasksAsAsked, nil, nil)
+			rep, err := New().check(context.Background(), l, path, &pb.RescalePlan{DefaultParallelism: 2}, &pb.CheckOptions{}, SubtasksAsAsked, nil, nil, false)
 			if err != nil {
 				t.Fatal(err)
 			}

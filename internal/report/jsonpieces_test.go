@@ -110,8 +110,22 @@ func TestWriteJSONSpilled(t *testing.T) {
 		return &pb.OperatorAssignment{OperatorId: id, Name: "op " + id, NewParallelism: 6, MaxSubtaskPayloadBytes: 7, Position: 2,
 			States: []*pb.StateAssignment{{Name: "offsets", Mode: "UNION"}}, Subtasks: subtasks, OldSubtasks: olds}
 	}
+	contStatesFirst := func(first *pb.OperatorAssignment, sts []*pb.StateAssignment) *pb.OperatorAssignment {
+		first.States = sts
+		return first
+	}
 	cont := func(id string, subtasks []*pb.SubtaskAssignment, olds []*pb.OldSubtaskState) *pb.OperatorAssignment {
 		return &pb.OperatorAssignment{OperatorId: id, Subtasks: subtasks, OldSubtasks: olds}
+	}
+	states := func(from, to int) []*pb.StateAssignment {
+		var out []*pb.StateAssignment
+		for i := from; i < to; i++ {
+			out = append(out, &pb.StateAssignment{Name: "s" + strconv.Itoa(i), Mode: "SPLIT_DISTRIBUTE", Elements: 2})
+		}
+		return out
+	}
+	contStates := func(id string, sts []*pb.StateAssignment) *pb.OperatorAssignment {
+		return &pb.OperatorAssignment{OperatorId: id, States: sts}
 	}
 	page := func(continued bool, ops ...*pb.OperatorAssignment) *pb.OperatorPage {
 		return &pb.OperatorPage{Operators: ops, Continued: continued}
@@ -126,6 +140,9 @@ func TestWriteJSONSpilled(t *testing.T) {
 		"only old subtasks": {page(false, op("b", nil, old(0, 1))), page(true, cont("b", nil, old(1, 3)))},
 		"last continued":    {page(false, op("a", rows(0, 1), nil)), page(true, cont("a", rows(1, 2), nil))},
 		"old continued":     {page(false, op("b", rows(0, 2), nil)), page(true, cont("b", rows(2, 3), old(0, 2))), page(true, cont("b", nil, old(2, 4))), page(true, cont("b", nil, old(4, 5)), op("c", nil, nil))},
+		// States continued (engine.Request.StatesInPieces), one part longer than jsonChunk.
+		"states continued": {page(false, op("a", nil, nil), contStatesFirst(op("b", nil, nil), states(0, 3))), page(true, contStates("b", states(3, 5000))),
+			page(true, contStates("b", states(5000, 5002)), op("c", rows(0, 1), nil)), page(false, contStatesFirst(op("d", nil, nil), nil)), page(true, contStates("d", states(0, 2))), page(true, cont("d", rows(0, 2), old(0, 1)))},
 	} {
 		t.Run(name, func(t *testing.T) {
 			joined := proto.Clone(rep).(*pb.RescaleReport)
@@ -143,6 +160,7 @@ func TestWriteJSONSpilled(t *testing.T) {
 					if i == 0 && p.GetContinued() {
 						last := joined.Operators[len(joined.Operators)-1]
 						last.Subtasks, last.OldSubtasks = append(last.Subtasks, op.Subtasks...), append(last.OldSubtasks, op.OldSubtasks...)
+						last.States = append(last.States, op.States...)
 						continue
 					}
 					joined.Operators = append(joined.Operators, op)

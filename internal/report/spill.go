@@ -68,9 +68,10 @@ func (s *OperatorSpill) Close() error {
 
 // WriteJSONSpilled writes rep, whose operators are in ops (rep has none), as WriteJSON writes
 // the whole report: byte for byte the same (TestWriteJSONSpilled). An operator in one part is
-// written as WriteJSON writes it; one continued over several parts is written from three reads
-// of its parts: its other fields and how many rows and old subtasks it has, then its rows, then
-// its old subtasks (the JSON lists one after the other whatever order the parts came in).
+// written as WriteJSON writes it; one continued over several parts is written from reads of its
+// parts: its other fields and how many states, rows and old subtasks it has, then its
+// states, its rows, its old subtasks (the JSON lists one after the other whatever order the
+// parts came in).
 func WriteJSONSpilled(w io.Writer, rep *pb.RescaleReport, ops *OperatorSpill) error {
 	if ops == nil || ops.parts == 0 {
 		return WriteJSON(w, rep)
@@ -122,23 +123,26 @@ func WriteJSONSpilled(w io.Writer, rep *pb.RescaleReport, ops *OperatorSpill) er
 // writeOperatorParts writes the operator whose first part, first, starts at start in r and goes
 // on in the parts after it; r is left after its last part.
 func writeOperatorParts(d *indenter, r *spillReader, start int64, first *pb.OperatorAssignment) error {
-	rows, old := len(first.GetSubtasks()), len(first.GetOldSubtasks())
+	states, rows, old := len(first.GetStates()), len(first.GetSubtasks()), len(first.GetOldSubtasks())
 	for r.continues() {
 		op, err := r.next()
 		if err != nil {
 			return err
 		}
-		rows, old = rows+len(op.GetSubtasks()), old+len(op.GetOldSubtasks())
+		states, rows, old = states+len(op.GetStates()), rows+len(op.GetSubtasks()), old+len(op.GetOldSubtasks())
 	}
 	end := r.off
-	var lists []protoreflect.Name
+	var lists []protoreflect.Name // in field order, as the JSON lists them
+	if states > 0 {
+		lists = append(lists, "states")
+	}
 	if rows > 0 {
 		lists = append(lists, "subtasks")
 	}
 	if old > 0 {
 		lists = append(lists, "old_subtasks")
 	}
-	first.Subtasks, first.OldSubtasks = nil, nil
+	first.States, first.Subtasks, first.OldSubtasks = nil, nil, nil
 	segs, err := marshalAround(first, lists...)
 	if err != nil {
 		return err
@@ -157,24 +161,49 @@ func writeOperatorParts(d *indenter, r *spillReader, start int64, first *pb.Oper
 			if err != nil {
 				return err
 			}
-			part := &pb.OperatorAssignment{Subtasks: op.GetSubtasks()}
-			if name == "old_subtasks" {
-				part = &pb.OperatorAssignment{OldSubtasks: op.GetOldSubtasks()}
+			// A part's list, jsonChunk elements at a time (a part of many states is one
+			// chunk of protojson's output at a time, not all of them).
+			for from := 0; ; from += jsonChunk {
+				part := listChunk(op, name, from)
+				if part == nil {
+					break
+				}
+				if written {
+					d.write([]byte{','})
+				}
+				if err := writeList(d, part, `{"`+string(part.ProtoReflect().Descriptor().Fields().ByName(name).JSONName())+`":[`); err != nil {
+					return err
+				}
+				written = true
 			}
-			if len(part.GetSubtasks())+len(part.GetOldSubtasks()) == 0 {
-				continue
-			}
-			if written {
-				d.write([]byte{','})
-			}
-			if err := writeList(d, part, `{"`+string(part.ProtoReflect().Descriptor().Fields().ByName(name).JSONName())+`":[`); err != nil {
-				return err
-			}
-			written = true
 		}
 	}
 	d.write(segs[len(lists)])
 	return r.seek(end)
+}
+
+// listChunk returns elements [k, k+jsonChunk) of op's list name (states, subtasks or
+// old_subtasks) in a message of their own; nil when k is past the list's end.
+func listChunk(op *pb.OperatorAssignment, name protoreflect.Name, k int) *pb.OperatorAssignment {
+	part := &pb.OperatorAssignment{}
+	switch n := 0; name {
+	case "states":
+		if n = len(op.States); k < n {
+			part.States = op.States[k:min(k+jsonChunk, n)]
+		}
+	case "subtasks":
+		if n = len(op.Subtasks); k < n {
+			part.Subtasks = op.Subtasks[k:min(k+jsonChunk, n)]
+		}
+	default:
+		if n = len(op.OldSubtasks); k < n {
+			part.OldSubtasks = op.OldSubtasks[k:min(k+jsonChunk, n)]
+		}
+	}
+	if len(part.States)+len(part.Subtasks)+len(part.OldSubtasks) == 0 {
+		return nil
+	}
+	return part
 }
 
 // spillReader reads an OperatorSpill's records, knowing its offset in the file.

@@ -635,10 +635,24 @@ func (g *nameGrouping) addHandle(ids []int32, modes []checkpoint.DistributionMod
 		m := g.modes[md]
 		if m == nil {
 			m = newJavaHashMap(-1, func(a, b int32) int { return javaStringCompare(g.name(a), g.name(b)) })
+			// Its nodes sized for the handle's names of the mode (usually all the operator's):
+			// grown by appending, they would leave as much again as garbage.
+			m.nodes = make([]jhNode, 0, countMode(modes, md))
 			g.modes[md] = m
 		}
 		m.computeIfAbsent(ids[k], g.hash(ids[k]), !fresh[k])
 	}
+}
+
+// countMode returns how many of modes are md.
+func countMode(modes []checkpoint.DistributionMode, md checkpoint.DistributionMode) int {
+	n := 0
+	for _, x := range modes {
+		if x == md {
+			n++
+		}
+	}
+	return n
 }
 
 // order returns the keys of one mode in Flink's iteration order.

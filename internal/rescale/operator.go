@@ -52,6 +52,9 @@ type operatorSim struct {
 	// sizes are the element sizes of the entries whose elements differ in size (oldEntry.sizes
 	// indexes them), of every name of the operator.
 	sizes []*checkpoint.ElementSizes
+	// entries are the old entries of every name of the managed [0] and raw [1] lists, oldP
+	// places a name (StateDistribution.first).
+	entries [2][]oldEntry
 	// keptMask marks the streams of old handles without state names that new subtask j keeps at
 	// unchanged parallelism (no StateDistribution accounts for them).
 	keptMask []uint64
@@ -123,13 +126,20 @@ type stateKey struct {
 
 // stateLists groups the entries of one operator list (managed or raw) by mode and name.
 type stateLists struct {
-	sim   *operatorSim
-	lists [][]oldEntry // per (mode, name), in first-appearance order; capacity oldP
-	lens  []int        // their lengths while filling (no slice-header writes in the loop)
-	slab  []oldEntry   // backing store for new lists
-	keys  []stateKey
-	index map[stateKey]int // built beyond 16 names; below, a linear search is faster
-	order []int            // list of state k of the previous handle: handles usually list names alike
+	sim *operatorSim
+	raw bool
+	// dists holds each (mode, name)'s distribution in first-appearance order, its record from
+	// the first appearance: while filling, OldEntries counts its entries filled of the oldP
+	// places it has in sim.entries[list] (list: 0 managed, 1 raw).
+	dists []*StateDistribution
+	list  int
+	// index finds a key's list by its name's spread hash (hashes), built beyond 16 names (below,
+	// a linear search is faster): the last list added with that hash, and same[li] the list
+	// added with li's hash before li (-1: none). Keyed by an int32, not by the key, it is a
+	// fraction of the size of a map of keys (bench/README.md, "Many state names, round 3").
+	index map[int32]int32
+	same  []int32
+	order []int // list of state k of the previous handle: handles usually list names alike
 	// Java's order of the names (see nameGrouping): per key its name's spread hash, and the
 	// current handle's distinct keys in file order, their modes and first appearances.
 	hashes []int32
@@ -138,16 +148,22 @@ type stateLists struct {
 	hFresh []bool
 }
 
+// key is list li's mode and name.
+func (g *stateLists) key(li int) stateKey { return stateKey{g.dists[li].Mode, g.dists[li].Name} }
+
 // buildOperatorStates groups one list (managed or raw) by mode and name in Flink's traversal
 // order (§1.4 step A), picks the repartitioning path (§1.2) and sets up each name's distribution.
 func (sim *operatorSim) buildOperatorStates(raw bool) ([]*StateDistribution, OperatorPath) {
-	g := &stateLists{sim: sim}
+	g := &stateLists{sim: sim, raw: raw}
+	if raw {
+		g.list = 1
+	}
 	streamBase := int32(0)
 	if raw {
 		streamBase = int32(sim.oldP)
 	}
 	grouping := newNameGrouping(sim.handleSizing,
-		func(id int32) string { return g.keys[id].name },
+		func(id int32) string { return g.dists[id].Name },
 		func(id int32) int32 { return g.hashes[id] })
 	for j := 0; j < sim.oldP; j++ {
 		h := sim.handle(j, raw)
@@ -162,14 +178,15 @@ func (sim *operatorSim) buildOperatorStates(raw bool) ([]*StateDistribution, Ope
 		}
 		grouping.addHandle(g.hIDs, g.hModes, g.hFresh)
 	}
-	for li := range g.lists {
-		g.lists[li] = g.lists[li][:g.lens[li]]
+	// What only the grouping needed goes before the distributions are set up: with many names
+	// Java's maps and the index take tens of bytes a name (bench/README.md, "Many state names, round 3").
+	var orders [checkpoint.Broadcast + 1][]int32
+	for mode := range orders {
+		orders[mode] = grouping.order(checkpoint.DistributionMode(mode))
 	}
-	// What only the grouping needed goes before the distributions are allocated: with many
-	// names the index alone is tens of MB (bench/README.md, "Smaller per-name records").
-	g.index, g.lens, g.order, g.hIDs, g.hModes, g.hFresh = nil, nil, nil, nil, nil, nil
+	g.index, g.same, g.order, g.hashes, g.hIDs, g.hModes, g.hFresh, grouping = nil, nil, nil, nil, nil, nil, nil, nil
 	path := g.path()
-	return sim.distributions(g, grouping, path, raw), path
+	return sim.distributions(g.dists, orders, path), path
 }
 
 // addHandle adds the entries of old subtask j's handle h to their names' lists.
@@ -182,7 +199,8 @@ func (g *stateLists) addHandle(j int, h *checkpoint.OperatorStateHandleLayout) {
 			continue
 		}
 		li := g.listOf(k, stateKey{st.Mode, st.Name}, len(h.States))
-		list, n := g.lists[li], g.lens[li]
+		s := g.dists[li]
+		list, n := g.sim.entries[g.list][s.first:s.first+int32(g.sim.oldP)], s.OldEntries
 		if n > 0 && list[n-1].old == int32(j) {
 			// A name twice in one handle: a format-1 task record, whose chained operators'
 			// states the Layout merges. Java's map cannot hold it twice; merge the entries.
@@ -200,31 +218,35 @@ func (g *stateLists) addHandle(j int, h *checkpoint.OperatorStateHandleLayout) {
 			g.hFresh = append(g.hFresh, n == 0)
 		}
 		list[n] = g.entry(j, st)
-		g.lens[li] = n + 1
+		s.OldEntries = n + 1
 	}
 }
 
 // listOf returns the list of the handle's k-th state key, adding one for a new key.
 func (g *stateLists) listOf(k int, key stateKey, handleStates int) int {
 	li := -1
-	if k < len(g.order) && g.keys[g.order[k]] == key {
+	if k < len(g.order) && g.key(g.order[k]) == key {
 		li = g.order[k]
-	} else if len(g.keys) <= 16 {
-		for x := range g.keys {
-			if g.keys[x] == key {
+	} else if len(g.dists) <= 16 {
+		for x := range g.dists {
+			if g.key(x) == key {
 				li = x
 				break
 			}
 		}
 	} else {
 		if g.index == nil {
-			g.index = make(map[stateKey]int, max(len(g.keys), handleStates))
-			for x, k := range g.keys {
-				g.index[k] = x
+			g.index, g.same = make(map[int32]int32, max(len(g.dists), handleStates)), make([]int32, len(g.dists), cap(g.dists))
+			for x := range g.dists {
+				g.indexList(x)
 			}
 		}
-		if x, ok := g.index[key]; ok {
-			li = x
+		hash := javaSpread(JavaStringHashCode(key.name))
+		for x, ok := g.index[hash]; ok && x >= 0; x = g.same[x] {
+			if g.key(int(x)) == key {
+				li = int(x)
+				break
+			}
 		}
 	}
 	if li < 0 {
@@ -238,30 +260,41 @@ func (g *stateLists) listOf(k int, key stateKey, handleStates int) int {
 	return li
 }
 
-// newList adds an empty list for key and returns its index.
+// newList adds an empty list for key, its distribution, and returns its index.
 func (g *stateLists) newList(key stateKey, handleStates int) int {
 	oldP := g.sim.oldP
-	li := len(g.lists)
-	if g.index != nil {
-		g.index[key] = li
-	}
+	li := len(g.dists)
 	if li == 0 {
 		// Sized for the first handle's names (usually all of them): grown by appending, the
 		// tables of 300,000 names would leave about three times their size as garbage.
 		n := max(handleStates, 1)
-		g.keys, g.hashes = make([]stateKey, 0, n), make([]int32, 0, n)
-		g.lists, g.lens = make([][]oldEntry, 0, n), make([]int, 0, n)
+		g.dists, g.hashes = make([]*StateDistribution, 0, n), make([]int32, 0, n)
 	}
-	g.keys = append(g.keys, key)
 	g.hashes = append(g.hashes, javaSpread(JavaStringHashCode(key.name)))
-	if len(g.slab) < oldP {
-		// One allocation for the lists of a handle's names (usually all of them).
-		g.slab = make([]oldEntry, oldP*max(handleStates, 1))
+	all := g.sim.entries[g.list]
+	if li == 0 {
+		// Sized for the first handle's names (usually all of them), as the tables are.
+		all = make([]oldEntry, 0, oldP*max(handleStates, 1))
 	}
-	g.lists = append(g.lists, g.slab[:oldP:oldP])
-	g.lens = append(g.lens, 0)
-	g.slab = g.slab[oldP:]
+	first := len(all)
+	g.sim.entries[g.list] = append(all, make([]oldEntry, oldP)...)
+	// One allocation per name, not one for all: a caller that converts the states one by one
+	// can release each (engine's report of 300,000 names).
+	g.dists = append(g.dists, &StateDistribution{Name: key.name, Mode: key.mode, Raw: g.raw, op: g.sim, first: int32(first)})
+	if g.index != nil {
+		g.same = append(g.same, 0)
+		g.indexList(li)
+	}
 	return li
+}
+
+// indexList adds list li to the index.
+func (g *stateLists) indexList(li int) {
+	prev, ok := g.index[g.hashes[li]]
+	if !ok {
+		prev = -1
+	}
+	g.same[li], g.index[g.hashes[li]] = prev, int32(li)
 }
 
 // entry is old subtask j's entry of a name, keeping its element sizes only where needed.
@@ -289,32 +322,30 @@ func (g *stateLists) path() OperatorPath {
 		return PathRescale
 	}
 	path := PathUnchanged
-	for li, k := range g.keys {
+	for _, s := range g.dists {
 		switch {
-		case k.mode == checkpoint.Union:
+		case s.Mode == checkpoint.Union:
 			path = PathUnchangedWithUnion
-		case k.mode == checkpoint.Broadcast && broadcastPartiallyReported(g.lists[li], sim.oldP):
+		case s.Mode == checkpoint.Broadcast && broadcastPartiallyReported(s.entries(), sim.oldP):
 			path = PathUnchangedWithUnion
 		}
 	}
 	return path
 }
 
-// distributions sets up each name's distribution in Flink's iteration order of the modes' maps.
-func (sim *operatorSim) distributions(g *stateLists, grouping *nameGrouping, path OperatorPath, raw bool) []*StateDistribution {
+// distributions sets up each name's distribution (dists, in first-appearance order) and lists
+// them in Flink's iteration order of the modes' maps (orders, per mode, indexes into dists).
+func (sim *operatorSim) distributions(dists []*StateDistribution, orders [checkpoint.Broadcast + 1][]int32, path OperatorPath) []*StateDistribution {
 	var start int64
-	out := make([]*StateDistribution, 0, len(g.keys))
-	for mode := checkpoint.SplitDistribute; mode <= checkpoint.Broadcast; mode++ {
+	out := make([]*StateDistribution, 0, len(dists))
+	for _, order := range orders {
 		// Flink's iteration order of the mode's HashMap; only SPLIT_DISTRIBUTE's matters (the
 		// cursor's start carries over from name to name), the others are listed alike.
 		sim.stop.Check()
-		for _, li := range grouping.order(mode) {
+		for _, li := range order {
 			sim.stop.Check()
-			// One allocation per name, not one for all: a caller that converts the states one by
-			// one can release each (engine's report of 300,000 names).
-			name, entries := g.keys[li].name, g.lists[li]
-			s := &StateDistribution{Name: name, Mode: mode, Raw: raw, OldEntries: int32(len(entries)), NewParallelism: int32(sim.newP),
-				path: path, op: sim, entries: entries}
+			s := dists[li]
+			s.NewParallelism, s.path, s.op = int32(sim.newP), path, sim
 			start = sim.setUpDistribution(s, start)
 			out = append(out, s)
 		}
@@ -325,7 +356,7 @@ func (sim *operatorSim) distributions(g *stateLists, grouping *nameGrouping, pat
 // setUpDistribution fills s's totals and its distribution's cursors from its entries; start is
 // the SPLIT_DISTRIBUTE cursor's start for s, and the one for the next name is returned.
 func (sim *operatorSim) setUpDistribution(s *StateDistribution, start int64) int64 {
-	entries := s.entries
+	entries := s.entries()
 	var pre int64
 	for e := range entries {
 		entries[e].pre = pre

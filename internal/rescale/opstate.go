@@ -130,7 +130,7 @@ func (s *StateDistribution) ShareCounts(i int) Share {
 	var sh Share
 	if s.Mode == checkpoint.Union {
 		if i >= 0 && i < int(s.NewParallelism) {
-			sh = Share{Present: len(s.entries) > 0, Elements: s.Elements, Bytes: s.Bytes}
+			sh = Share{Present: int64(s.OldEntries) > 0, Elements: s.Elements, Bytes: s.Bytes}
 		}
 		return sh
 	}

@@ -1,6 +1,7 @@
 package rescale
 
 import (
+	"fmt"
 	"reflect"
 	"strings"
 	"testing"
@@ -130,5 +131,58 @@ func TestOnlyVertices(t *testing.T) {
 	}
 	if _, err := Simulate(l, Plan{OnlyVertices: []string{"nope"}}); err == nil {
 		t.Error("unknown key in OnlyVertices must be a PlanError")
+	}
+}
+
+// TestManyNamesGrouped: beyond 16 names the lists are found through the index by the names' Java
+// hash; names of one hash ("AaAa", "AaBB", "BBAa", "BBBB") and one name in two modes are still
+// told apart, whatever order the handles list them in, and a name twice in a handle is merged.
+func TestManyNamesGrouped(t *testing.T) {
+	names := []string{"AaAa", "AaBB", "BBAa", "BBBB"}
+	for k := range 20 {
+		names = append(names, fmt.Sprintf("n%d", k))
+	}
+	const oldP = 3
+	var subs []checkpoint.SubtaskLayout
+	for j := range oldP {
+		var states []checkpoint.StateEntryLayout
+		for k := range names {
+			name := names[(k+7*j)%len(names)] // each handle in its own order; the second lists half
+			if j != 1 || k%2 == 0 {
+				states = append(states, split(name, int64(j+1)))
+			}
+		}
+		states = append(states, union("AaBB", 1))
+		if j == 2 {
+			states = append(states, split("BBAa", 5)) // a second entry of one name in one handle
+		}
+		subs = append(subs, sub(j, handle(fmt.Sprintf("s%d", j), states...)))
+	}
+	// What each (mode, name) must hold, counted from the handles.
+	type key struct {
+		mode checkpoint.DistributionMode
+		name string
+	}
+	wantEntries, wantElements := map[key]int32{}, map[key]int64{}
+	for _, s := range subs {
+		seen := map[key]bool{}
+		for _, st := range s.ManagedOperatorState.States {
+			k := key{st.Mode, st.Name}
+			if !seen[k] {
+				wantEntries[k]++
+			}
+			seen[k] = true
+			wantElements[k] += st.Elements
+		}
+	}
+	a := simulate(t, layoutOf(op(1, oldP, 128, subs...)), Plan{DefaultParallelism: 2}).Vertices[0].Operators[0]
+	if len(a.States) != len(wantEntries) {
+		t.Fatalf("%d states, want %d", len(a.States), len(wantEntries))
+	}
+	for _, s := range a.States {
+		k := key{s.Mode, s.Name}
+		if s.OldEntries != wantEntries[k] || s.Elements != wantElements[k] {
+			t.Errorf("%v: %d entries and %d elements, want %d and %d", k, s.OldEntries, s.Elements, wantEntries[k], wantElements[k])
+		}
 	}
 }

@@ -308,14 +308,25 @@ type StateDistribution struct {
 	NewParallelism int32
 	Summary        StateSummary
 
-	op      *operatorSim
-	entries []oldEntry // the name's old entries, in Flink's traversal order
+	op *operatorSim
+	// first is where the name's old entries (OldEntries of them, in Flink's traversal order)
+	// start in the operator's entries of the list: one slab, not a slice header per name.
+	first int32
+}
+
+// entries returns the name's old entries.
+func (s *StateDistribution) entries() []oldEntry {
+	list := s.op.entries[0]
+	if s.Raw {
+		list = s.op.entries[1]
+	}
+	return list[s.first : s.first+s.OldEntries : s.first+s.OldEntries]
 }
 
 // dist returns the working view of the distribution (see stateDist): what it derives from the
 // name, the mode and the operator is not kept per name.
 func (s *StateDistribution) dist() stateDist {
-	d := stateDist{op: s.op, mode: s.Mode, path: s.path, partial: s.partial, newP: int(s.NewParallelism), entries: s.entries,
+	d := stateDist{op: s.op, mode: s.Mode, path: s.path, partial: s.partial, newP: int(s.NewParallelism), entries: s.entries(),
 		start: int64(s.start), nameOverhead: s.nameOverhead()}
 	if s.op != nil {
 		d.sizes = s.op.sizes

@@ -190,7 +190,7 @@ func (a *OperatorAssignment) SubtaskTotals(i int) SubtaskAssignment {
 			st.Elements += s.Elements
 			st.StateBytes += s.Bytes
 			st.Offsets += s.Elements
-			st.PayloadBytes += int64(len(s.entries))*s.nameOverhead() + 8*s.Elements
+			st.PayloadBytes += int64(s.OldEntries)*s.nameOverhead() + 8*s.Elements
 			continue
 		}
 		sd := s.dist()
@@ -249,7 +249,7 @@ func (a *OperatorAssignment) UnionPayloadBytes() int64 {
 	n := a.sim.unionCost
 	for _, s := range a.States {
 		if s.Mode == checkpoint.Union {
-			n += int64(len(s.entries))*s.nameOverhead() + 8*s.Elements
+			n += int64(s.OldEntries)*s.nameOverhead() + 8*s.Elements
 		}
 	}
 	return n

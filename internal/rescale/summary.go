@@ -55,7 +55,7 @@ func (sim *operatorSim) startAccumulators(sc *scratch) {
 		if s.Mode == checkpoint.Union {
 			init.elems += s.Elements
 			init.sbytes += s.Bytes
-			init.payload += int64(len(s.entries))*s.nameOverhead() + 8*s.Elements
+			init.payload += int64(s.OldEntries)*s.nameOverhead() + 8*s.Elements
 		}
 	}
 	init.payload += sim.unionCost
