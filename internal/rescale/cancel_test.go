@@ -2,6 +2,7 @@ package rescale
 
 import (
 	"context"
+	"runtime"
 	"strconv"
 	"testing"
 	"time"
@@ -51,4 +52,32 @@ func BenchmarkSimulateContextOverhead(b *testing.B) {
 		// CPU time, not wall time: the benchmark machine is shared.
 		b.ReportMetric(float64((testutil.CPUTime()-cpu).Microseconds())/1000/float64(b.N), "cpu-ms/simulation")
 	})
+}
+
+// TestSparseNamesBoundedMemory: names listed by one of many old subtasks cost their entries, not
+// a place per old subtask each: 2,000 names in subtask 0 of 4,096 would take 2,000 × 4,096
+// entries (over 300 MB) if every name reserved a place per old subtask. A hostile file of a few
+// MB could ask for terabytes that way.
+func TestSparseNamesBoundedMemory(t *testing.T) {
+	const names, oldP = 2000, 4096
+	states := make([]checkpoint.StateEntryLayout, names)
+	for k := range states {
+		states[k] = split("s-"+strconv.Itoa(k), 1)
+	}
+	op := checkpoint.OperatorLayout{ID: checkpoint.OperatorIDFromUID("sparse"), Parallelism: oldP, MaxParallelism: 8192,
+		Subtasks: []checkpoint.SubtaskLayout{sub(0, handle("a", states...))}}
+	l := &checkpoint.Layout{Version: 3, Operators: []checkpoint.OperatorLayout{op}}
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	res, err := Simulate(l, Plan{DefaultParallelism: 2})
+	runtime.ReadMemStats(&after)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := len(res.Vertices[0].Operators[0].States); n != names {
+		t.Fatalf("%d states, want %d", n, names)
+	}
+	if alloc := after.TotalAlloc - before.TotalAlloc; alloc > 32<<20 {
+		t.Errorf("simulating %d names of one subtask at old parallelism %d allocated %d MiB", names, oldP, alloc>>20)
+	}
 }

@@ -52,8 +52,8 @@ type operatorSim struct {
 	// sizes are the element sizes of the entries whose elements differ in size (oldEntry.sizes
 	// indexes them), of every name of the operator.
 	sizes []*checkpoint.ElementSizes
-	// entries are the old entries of every name of the managed [0] and raw [1] lists, oldP
-	// places a name (StateDistribution.first).
+	// entries are the old entries of every name of the managed [0] and raw [1] lists, each
+	// name's together (StateDistribution.first), as many places as the name has entries.
 	entries [2][]oldEntry
 	// keptMask marks the streams of old handles without state names that new subtask j keeps at
 	// unchanged parallelism (no StateDistribution accounts for them).
@@ -129,10 +129,15 @@ type stateLists struct {
 	sim *operatorSim
 	raw bool
 	// dists holds each (mode, name)'s distribution in first-appearance order, its record from
-	// the first appearance: while filling, OldEntries counts its entries filled of the oldP
+	// the first appearance: while filling, OldEntries counts its entries filled of the counts[li]
 	// places it has in sim.entries[list] (list: 0 managed, 1 raw).
 	dists []*StateDistribution
 	list  int
+	// counts is how many old handles list each name, and lastJ the old subtask (+1) that last
+	// did: the first pass over the handles counts, so that the entries take exactly their room
+	// (a place per old subtask and name would be old parallelism × names, far more than the
+	// file holds when each name is listed by a few of many subtasks).
+	counts, lastJ []int32
 	// index finds a key's list by its name's spread hash (hashes), built beyond 16 names (below,
 	// a linear search is faster): the last list added with that hash, and same[li] the list
 	// added with li's hash before li (-1: none). Keyed by an int32, not by the key, it is a
@@ -162,6 +167,12 @@ func (sim *operatorSim) buildOperatorStates(raw bool) ([]*StateDistribution, Ope
 	if raw {
 		streamBase = int32(sim.oldP)
 	}
+	for j := 0; j < sim.oldP; j++ {
+		if h := sim.handle(j, raw); h != nil {
+			g.countHandle(j, h)
+		}
+	}
+	g.placeEntries()
 	grouping := newNameGrouping(sim.handleSizing,
 		func(id int32) string { return g.dists[id].Name },
 		func(id int32) int32 { return g.hashes[id] })
@@ -185,8 +196,35 @@ func (sim *operatorSim) buildOperatorStates(raw bool) ([]*StateDistribution, Ope
 		orders[mode] = grouping.order(checkpoint.DistributionMode(mode))
 	}
 	g.index, g.same, g.order, g.hashes, g.hIDs, g.hModes, g.hFresh, grouping = nil, nil, nil, nil, nil, nil, nil, nil
+	g.counts, g.lastJ = nil, nil
 	path := g.path()
 	return sim.distributions(g.dists, orders, path), path
+}
+
+// countHandle finds or adds the lists of old subtask j's handle h and counts its entries: one a
+// name, also for a name listed twice (addHandle merges those).
+func (g *stateLists) countHandle(j int, h *checkpoint.OperatorStateHandleLayout) {
+	for k := range h.States {
+		g.sim.stop.Check()
+		st := &h.States[k]
+		if st.Mode > checkpoint.Broadcast {
+			continue
+		}
+		li := g.listOf(k, stateKey{st.Mode, st.Name}, len(h.States))
+		if g.lastJ[li] != int32(j)+1 {
+			g.lastJ[li], g.counts[li] = int32(j)+1, g.counts[li]+1
+		}
+	}
+}
+
+// placeEntries gives every name its counted places in one allocation for the list.
+func (g *stateLists) placeEntries() {
+	var total int64
+	for li, s := range g.dists {
+		s.first = int32(total)
+		total += int64(g.counts[li])
+	}
+	g.sim.entries[g.list] = make([]oldEntry, total)
 }
 
 // addHandle adds the entries of old subtask j's handle h to their names' lists.
@@ -200,7 +238,7 @@ func (g *stateLists) addHandle(j int, h *checkpoint.OperatorStateHandleLayout) {
 		}
 		li := g.listOf(k, stateKey{st.Mode, st.Name}, len(h.States))
 		s := g.dists[li]
-		list, n := g.sim.entries[g.list][s.first:s.first+int32(g.sim.oldP)], s.OldEntries
+		list, n := g.sim.entries[g.list][s.first:s.first+g.counts[li]], s.OldEntries
 		if n > 0 && list[n-1].old == int32(j) {
 			// A name twice in one handle: a format-1 task record, whose chained operators'
 			// states the Layout merges. Java's map cannot hold it twice; merge the entries.
@@ -262,25 +300,20 @@ func (g *stateLists) listOf(k int, key stateKey, handleStates int) int {
 
 // newList adds an empty list for key, its distribution, and returns its index.
 func (g *stateLists) newList(key stateKey, handleStates int) int {
-	oldP := g.sim.oldP
 	li := len(g.dists)
 	if li == 0 {
 		// Sized for the first handle's names (usually all of them): grown by appending, the
 		// tables of 300,000 names would leave about three times their size as garbage.
 		n := max(handleStates, 1)
 		g.dists, g.hashes = make([]*StateDistribution, 0, n), make([]int32, 0, n)
+		g.counts, g.lastJ = make([]int32, 0, n), make([]int32, 0, n)
 	}
 	g.hashes = append(g.hashes, javaSpread(JavaStringHashCode(key.name)))
-	all := g.sim.entries[g.list]
-	if li == 0 {
-		// Sized for the first handle's names (usually all of them), as the tables are.
-		all = make([]oldEntry, 0, oldP*max(handleStates, 1))
-	}
-	first := len(all)
-	g.sim.entries[g.list] = append(all, make([]oldEntry, oldP)...)
+	g.counts, g.lastJ = append(g.counts, 0), append(g.lastJ, 0)
 	// One allocation per name, not one for all: a caller that converts the states one by one
-	// can release each (engine's report of 300,000 names).
-	g.dists = append(g.dists, &StateDistribution{Name: key.name, Mode: key.mode, Raw: g.raw, op: g.sim, first: int32(first)})
+	// can release each (engine's report of 300,000 names). Its place in the entries is set once
+	// all are counted (placeEntries).
+	g.dists = append(g.dists, &StateDistribution{Name: key.name, Mode: key.mode, Raw: g.raw, op: g.sim})
 	if g.index != nil {
 		g.same = append(g.same, 0)
 		g.indexList(li)
