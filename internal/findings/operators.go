@@ -78,6 +78,9 @@ func (m *OperatorMerger) Add(fs []Finding) {
 // add keeps f among the group's first findings if it is one of the first namedOperators.
 func (g *operatorGroup) add(f *Finding, id checkpoint.OperatorID) {
 	g.ops = append(g.ops, operatorRef{position: f.Position, id: id})
+	if slices.ContainsFunc(g.first, func(e Finding) bool { return e.OperatorID == f.OperatorID }) {
+		return // the same cause on the same operator again: one finding says it
+	}
 	o := f.Order()
 	i, _ := slices.BinarySearchFunc(g.first, o, func(e Finding, o Order) int {
 		if e.Order().Before(o) {
@@ -99,6 +102,7 @@ func (g *operatorGroup) add(f *Finding, id checkpoint.OperatorID) {
 func (m *OperatorMerger) Findings() []Finding {
 	out := m.other
 	for _, g := range m.groups {
+		g.distinct()
 		if len(g.ops) <= MergedOperators {
 			out = append(out, g.first...)
 			continue
@@ -109,13 +113,18 @@ func (m *OperatorMerger) Findings() []Finding {
 	return out
 }
 
-// merged is the group's one finding: its first, with the operators counted and the first few
-// named before the message, and every operator's ID.
-func (g *operatorGroup) merged() Finding {
+// distinct sorts the group's operators into report order and drops repeats (a rule that gives
+// one operator the same cause twice), so that the threshold counts operators, not findings.
+func (g *operatorGroup) distinct() {
 	slices.SortFunc(g.ops, func(a, b operatorRef) int {
 		return cmp.Or(cmp.Compare(a.position, b.position), bytes.Compare(a.id[:], b.id[:]))
 	})
 	g.ops = slices.CompactFunc(g.ops, func(a, b operatorRef) bool { return a.id == b.id })
+}
+
+// merged is the group's one finding: its first, with the operators counted and the first few
+// named before the message, and every operator's ID.
+func (g *operatorGroup) merged() Finding {
 	f := g.first[0]
 	ids := make([]string, len(g.ops))
 	for i, o := range g.ops {

@@ -43,6 +43,7 @@ func TestOperatorMerger(t *testing.T) {
 			wantMessage: `1,000 operators alike (#1 op-0, #2 op-1, #3 op-2, #4 op-3, #5 op-4 and 995 more)`},
 		{name: "other subtasks are another cause", in: many(12, func(i int) Finding { return opFinding(i, int32(i%2), "") }), want: []int{6, 6}},
 		{name: "other text is another cause", in: many(13, func(i int) Finding { return opFinding(i, 1, strings.Repeat(" x", i%2)) }), want: []int{6, 7}},
+		{name: "one operator twice counts once", in: append(many(5, alike), alike(0)), want: []int{0, 0, 0, 0, 0}},
 		{name: "no operator passes through", in: append(many(6, alike), Finding{RuleID: "PF100", Message: "m"}, Finding{RuleID: "PF100", Message: "m"}), want: []int{0, 0, 6}},
 	}
 	for _, tc := range cases {
@@ -59,9 +60,14 @@ func TestOperatorMerger(t *testing.T) {
 				}
 				out := m.Findings()
 				var got []int
+				seen := map[string]bool{}
 				for _, f := range out {
 					got = append(got, len(f.OperatorIDs))
 					if len(f.OperatorIDs) == 0 {
+						if f.OperatorID != "" && seen[f.OperatorID] {
+							t.Errorf("operator %s has the same finding twice", f.OperatorID)
+						}
+						seen[f.OperatorID] = true
 						continue
 					}
 					if !strings.Contains(f.Message, tc.wantMessage) {
