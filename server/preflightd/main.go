@@ -117,7 +117,7 @@ func newFlagSet() (*flag.FlagSet, *options) {
 	fs.Var(bytesize.Value{P: &cfg.CacheBytes}, "cache-bytes", "bytes of decoded layouts kept in the cache (0: a quarter of the memory budget)")
 	fs.Float64Var(&cfg.PeerShare, "peer-share", server.DefaultPeerShare, "part of the memory budget one peer's arriving uploads may hold")
 	fs.DurationVar(&cfg.UploadIdleTimeout, "upload-idle-timeout", server.DefaultUploadIdleTimeout, "end an upload that sends no message for this long")
-	fs.DurationVar(&cfg.SendIdleTimeout, "send-idle-timeout", server.DefaultSendIdleTimeout, "end an answer in pieces (CheckRescaleStream, /v1/check:stream) whose client reads nothing for this long")
+	fs.DurationVar(&cfg.SendIdleTimeout, "send-idle-timeout", server.DefaultSendIdleTimeout, "end an answer in pieces (CheckRescaleStream, /v1/check:stream) when one piece (at most 1 MiB; an HTTP write: 64 KiB) is not taken by the client within this long")
 	fs.DurationVar(&cfg.UpstreamTimeout, "upstream-timeout", 30*time.Second, "how long an http(s) or object-store source may take to answer or to send more bytes")
 	fs.DurationVar(&cfg.RequestTimeout, "request-timeout", server.DefaultRequestTimeout, "deadline of requests that set none")
 	fs.DurationVar(&cfg.MaxTimeout, "max-request-timeout", server.DefaultMaxTimeout, "cap on any request deadline")
