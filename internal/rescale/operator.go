@@ -204,15 +204,20 @@ func (sim *operatorSim) buildOperatorStates(raw bool) ([]*StateDistribution, Ope
 // countHandle finds or adds the lists of old subtask j's handle h and counts its entries: one a
 // name, also for a name listed twice (addHandle merges those).
 func (g *stateLists) countHandle(j int, h *checkpoint.OperatorStateHandleLayout) {
-	for k := range h.States {
-		g.sim.stop.Check()
-		st := &h.States[k]
-		if st.Mode > checkpoint.Broadcast {
-			continue
-		}
-		li := g.listOf(k, stateKey{st.Mode, st.Name}, len(h.States))
+	g.eachListed(h, func(_ *checkpoint.StateEntryLayout, li int) {
 		if g.lastJ[li] != int32(j)+1 {
 			g.lastJ[li], g.counts[li] = int32(j)+1, g.counts[li]+1
+		}
+	})
+}
+
+// eachListed calls fn with each state of h that the modes' lists take (not the modes Flink's
+// repartitioner ignores) and the index of its list, which it finds or adds.
+func (g *stateLists) eachListed(h *checkpoint.OperatorStateHandleLayout, fn func(st *checkpoint.StateEntryLayout, li int)) {
+	for k := range h.States {
+		g.sim.stop.Check()
+		if st := &h.States[k]; st.Mode <= checkpoint.Broadcast {
+			fn(st, g.listOf(k, stateKey{st.Mode, st.Name}, len(h.States)))
 		}
 	}
 }
@@ -230,13 +235,7 @@ func (g *stateLists) placeEntries() {
 // addHandle adds the entries of old subtask j's handle h to their names' lists.
 func (g *stateLists) addHandle(j int, h *checkpoint.OperatorStateHandleLayout) {
 	g.hIDs, g.hModes, g.hFresh = g.hIDs[:0], g.hModes[:0], g.hFresh[:0]
-	for k := range h.States {
-		g.sim.stop.Check()
-		st := &h.States[k]
-		if st.Mode > checkpoint.Broadcast {
-			continue
-		}
-		li := g.listOf(k, stateKey{st.Mode, st.Name}, len(h.States))
+	g.eachListed(h, func(st *checkpoint.StateEntryLayout, li int) {
 		s := g.dists[li]
 		list, n := g.sim.entries[g.list][s.first:s.first+g.counts[li]], s.OldEntries
 		if n > 0 && list[n-1].old == int32(j) {
@@ -257,7 +256,7 @@ func (g *stateLists) addHandle(j int, h *checkpoint.OperatorStateHandleLayout) {
 		}
 		list[n] = g.entry(j, st)
 		s.OldEntries = n + 1
-	}
+	})
 }
 
 // listOf returns the list of the handle's k-th state key, adding one for a new key.
