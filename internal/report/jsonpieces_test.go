@@ -2,6 +2,10 @@ package report
 
 import (
 	"bytes"
+	"errors"
+	"io/fs"
+	"os"
+	"runtime"
 	"strconv"
 	"testing"
 
@@ -177,5 +181,24 @@ func TestWriteJSONSpilled(t *testing.T) {
 				t.Errorf("spilled:\n%s\nwant\n%s", got.String(), want.String())
 			}
 		})
+	}
+}
+
+// TestSpillLeavesNoFile: the spill's file has no name from the start (where the system allows
+// it), so a process killed mid-check leaves nothing in the temporary folder.
+func TestSpillLeavesNoFile(t *testing.T) {
+	if runtime.GOOS == "windows" {
+		t.Skip("an open file cannot lose its name on Windows: Close removes it")
+	}
+	s, err := NewOperatorSpill()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if _, err := os.Stat(s.f.Name()); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("the spill's file %s is still named in the temporary folder (%v)", s.f.Name(), err)
+	}
+	if err := s.AddPage(&pb.OperatorPage{Operators: []*pb.OperatorAssignment{{OperatorId: "a"}}}); err != nil {
+		t.Fatal(err)
 	}
 }

@@ -20,19 +20,22 @@ import (
 // never held. Each part is a record: 1 if it continues the operator before it (else 0), its
 // length (uvarint), the OperatorAssignment's bytes.
 type OperatorSpill struct {
-	f     *os.File
-	w     *bufio.Writer
-	parts int
-	head  []byte // a record's flag and length
+	f        *os.File
+	w        *bufio.Writer
+	parts    int
+	head     []byte // a record's flag and length
+	unlinked bool   // the file's name was removed at once: the open file is all there is of it
 }
 
-// NewOperatorSpill creates the spill's file in the temporary folder; Close removes it.
+// NewOperatorSpill creates the spill's file in the temporary folder and, where the system allows
+// it (not Windows), removes its name at once, so that nothing is left behind even if the process
+// is killed; otherwise Close removes it.
 func NewOperatorSpill() (*OperatorSpill, error) {
 	f, err := os.CreateTemp("", "preflight-operators-*")
 	if err != nil {
 		return nil, err
 	}
-	return &OperatorSpill{f: f, w: bufio.NewWriterSize(f, 64<<10)}, nil
+	return &OperatorSpill{f: f, w: bufio.NewWriterSize(f, 64<<10), unlinked: os.Remove(f.Name()) == nil}, nil
 }
 
 // AddPage spills a page's operators; the first continues the last one spilled when the page
@@ -48,7 +51,9 @@ func (s *OperatorSpill) AddPage(page *pb.OperatorPage) error {
 			flag = 1
 		}
 		s.head = binary.AppendUvarint(append(s.head[:0], flag), uint64(len(b)))
-		s.w.Write(s.head)
+		if _, err := s.w.Write(s.head); err != nil {
+			return err
+		}
 		if _, err := s.w.Write(b); err != nil {
 			return err
 		}
@@ -57,9 +62,12 @@ func (s *OperatorSpill) AddPage(page *pb.OperatorPage) error {
 	return nil
 }
 
-// Close removes the spill's file.
+// Close closes the spill's file and removes it if its name is still there.
 func (s *OperatorSpill) Close() error {
 	err := s.f.Close()
+	if s.unlinked {
+		return err
+	}
 	if rerr := os.Remove(s.f.Name()); err == nil {
 		err = rerr
 	}
