@@ -57,8 +57,9 @@ var (
 	rangeSubtasks  = 1 << 16
 )
 
-// check runs the simulator and the rules and builds the API report, stopping when ctx ends.
-// each nil: the report lists every operator. each set: every operator's message goes to each,
+// check runs the simulator and the rules on the (validated) plan and builds the API report,
+// stopping when ctx ends; a decode that finished as ctx ended does not start a simulation.
+// c.each nil: the report lists every operator. each set: every operator's message goes to each,
 // in report order, and the report keeps only those its text needs (charted, or named by a
 // finding or a safe-parallelism entry); see Request.Each. pieces set: every operator goes to
 // pieces, its rows a chunk at a time, and none is kept; see Request.Pieces.
@@ -67,16 +68,18 @@ var (
 // so that the memory of a check is the layout, the report and one range's simulation. With the
 // JobManager-memory rule on (it sums every vertex), a first pass over the ranges keeps each
 // vertex's payload total, so the job is simulated twice.
-func (e *Engine) check(ctx context.Context, layout *checkpoint.Layout, source string, p *pb.RescalePlan, opts *pb.CheckOptions, detail SubtaskDetail,
-	each func(*pb.OperatorAssignment), pieces OperatorPieces, statesInPieces bool) (_ *pb.RescaleReport, err error) {
+func (e *Engine) check(ctx context.Context, c checkRun, p *pb.RescalePlan) (_ *pb.RescaleReport, err error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
 	stop, release := cancel.Watch(ctx)
 	defer release()
 	defer cancel.Recover(&err)
-	plan := toRescalePlan(p, opts)
-	fopts := findingsOptions(opts)
-	b := &reportBuilder{stop: stop, detail: detail, include: opts.GetIncludeSubtasks(), rowsFor: subtaskOperators(opts), each: each, pieces: pieces,
-		statesInPieces: statesInPieces, out: &pb.RescaleReport{Checkpoint: summary(layout, source)}}
-	s, err := findings.NewSession(ctx, layout, plan, e.catalog, fopts)
+	plan := toRescalePlan(p, c.opts)
+	fopts := findingsOptions(c.opts)
+	b := &reportBuilder{stop: stop, detail: c.detail, include: c.opts.GetIncludeSubtasks(), rowsFor: subtaskOperators(c.opts), each: c.each,
+		pieces: c.pieces, statesInPieces: c.statesInPieces, out: &pb.RescaleReport{Checkpoint: summary(c.layout, c.source)}}
+	s, err := findings.NewSession(ctx, c.layout, plan, e.catalog, fopts)
 	if err != nil {
 		return nil, err
 	}
@@ -229,19 +232,15 @@ func (b *reportBuilder) add(res *rescale.Result, fs []findings.Finding) {
 			b.next++
 			// A vertex head named by its vertex only needs its report entry when it is unnamed.
 			kept := b.each == nil || referenced[a.OperatorId] && (op.Name == "" && op.UID == "" || op.ID != v.ID)
+			every := b.detail == SubtasksAsAsked && b.include || b.rowsFor[a.OperatorId] // every subtask's row
 			switch {
 			case !hasSubtasks(op):
-			case (b.detail == SubtasksAsAsked && b.include || b.rowsFor[a.OperatorId]) && b.pieces != nil:
+			case every && b.pieces != nil:
 				b.rowsInPieces(op, a)
 				continue
-			case b.detail == SubtasksAsAsked && b.include || b.rowsFor[a.OperatorId]:
+			case every:
 				a.Subtasks = make([]*pb.SubtaskAssignment, 0, op.NewParallelism)
-				for i := 0; i < op.NewParallelism; i++ {
-					b.stop.Check()
-					sa := subtaskAssignment(op, i)
-					sa.States = subtaskStates(op, i)
-					a.Subtasks = append(a.Subtasks, sa)
-				}
+				subtaskRows(b.stop, op, func(sa *pb.SubtaskAssignment) { a.Subtasks = append(a.Subtasks, sa) })
 				a.OldSubtasks = oldSubtasks(b.stop, op)
 			case b.detail == SubtasksForChart && named[a.OperatorId]:
 				b.charted = true
@@ -308,13 +307,10 @@ func (b *reportBuilder) rowsInPieces(op *rescale.OperatorAssignment, a *pb.Opera
 			part, continued, size = &pb.OperatorAssignment{OperatorId: a.OperatorId}, true, 0
 		}
 	}
-	for i := 0; i < op.NewParallelism; i++ {
-		b.stop.Check()
-		sa := subtaskAssignment(op, i)
-		sa.States = subtaskStates(op, i)
+	subtaskRows(b.stop, op, func(sa *pb.SubtaskAssignment) {
 		part.Subtasks = append(part.Subtasks, sa)
 		added(proto.Size(sa))
-	}
+	})
 	oldSubtaskRows(b.stop, op, func(o *pb.OldSubtaskState) {
 		part.OldSubtasks = append(part.OldSubtasks, o)
 		added(proto.Size(o))

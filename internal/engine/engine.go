@@ -161,7 +161,7 @@ func (e *Engine) Check(ctx context.Context, req Request) (*pb.RescaleReport, err
 	if req.Placement != nil {
 		return e.checkJob(ctx, c, plan, req.Placement)
 	}
-	return e.checkPlan(ctx, c, plan)
+	return e.check(ctx, c, plan)
 }
 
 // checkRun is what a check keeps of its Request besides the plan, which a job check changes.
@@ -174,15 +174,6 @@ type checkRun struct {
 	pieces OperatorPieces
 	// statesInPieces: see Request.StatesInPieces.
 	statesInPieces bool
-}
-
-// checkPlan checks the (validated) plan against the decoded layout, unless ctx has ended
-// meanwhile: a decode that finished as ctx ended does not start a simulation.
-func (e *Engine) checkPlan(ctx context.Context, c checkRun, plan *pb.RescalePlan) (*pb.RescaleReport, error) {
-	if err := ctx.Err(); err != nil {
-		return nil, err
-	}
-	return e.check(ctx, c.layout, c.source, plan, c.opts, c.detail, c.each, c.pieces, c.statesInPieces)
 }
 
 // Inspect decodes the stream and describes it, stopping when ctx ends.

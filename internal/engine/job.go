@@ -41,7 +41,7 @@ func init() { findings.RegisterDoc(unplacedRule) }
 // parallelism, which is then a guess), an INFO when every candidate gets the same parallelism
 // (the operator is simulated at it, so nothing is guessed).
 func (e *Engine) checkJob(ctx context.Context, c checkRun, plan *pb.RescalePlan, pl *placement.Result) (*pb.RescaleReport, error) {
-	rep, err := e.checkPlan(ctx, c, plan)
+	rep, err := e.check(ctx, c, plan)
 	if err != nil {
 		return nil, err
 	}
@@ -62,7 +62,7 @@ func (e *Engine) checkJob(ctx context.Context, c checkRun, plan *pb.RescalePlan,
 		if err := ValidateRequest(plan, c.opts); err != nil {
 			return nil, err
 		}
-		if rep, err = e.checkPlan(ctx, c, plan); err != nil {
+		if rep, err = e.check(ctx, c, plan); err != nil {
 			return nil, err
 		}
 	}

@@ -240,7 +240,7 @@ func TestManyOperatorsOneFinding(t *testing.T) {
 		var reports []*pb.RescaleReport
 		for _, ranges := range []int{1, 7, 1 << 30} {
 			rangeOperators = ranges
-			rep, err := New().check(context.Background(), l, path, &pb.RescalePlan{DefaultParallelism: 2}, &pb.CheckOptions{}, SubtasksAsAsked, nil, nil, false)
+			rep, err := New().check(context.Background(), checkRun{layout: l, source: path, opts: &pb.CheckOptions{}, detail: SubtasksAsAsked}, &pb.RescalePlan{DefaultParallelism: 2})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -73,7 +73,7 @@ func rangesMatchWholeJob(t *testing.T, layouts map[string]*checkpoint.Layout) {
 					opts := &pb.CheckOptions{IncludeSubtasks: true, RpcFrameSizeBytes: 64 << 10, JobmanagerMemoryBytes: jm}
 					check := func(ranges int) *pb.RescaleReport {
 						rangeOperators = ranges
-						rep, err := e.check(ctx, l, name, plan, opts, detail, nil, nil, false)
+						rep, err := e.check(ctx, checkRun{layout: l, source: name, opts: opts, detail: detail}, plan)
 						if err != nil {
 							t.Fatalf("%s: %v", name, err)
 						}
@@ -167,7 +167,7 @@ func streamTextMatches(t *testing.T, layouts map[string]*checkpoint.Layout) {
 			for _, ranges := range []int{1, 1 << 30} {
 				rangeOperators = ranges
 				opts := &pb.CheckOptions{RpcFrameSizeBytes: 64 << 10}
-				whole, err := e.check(ctx, l, name, plan, opts, SubtasksForChart, nil, nil, false)
+				whole, err := e.check(ctx, checkRun{layout: l, source: name, opts: opts, detail: SubtasksForChart}, plan)
 				if err != nil {
 					t.Fatalf("%s: %v", name, err)
 				}
@@ -176,7 +176,7 @@ func streamTextMatches(t *testing.T, layouts map[string]*checkpoint.Layout) {
 					t.Fatal(err)
 				}
 				var table report.OperatorTable
-				streamed, err := e.check(ctx, l, name, plan, opts, SubtasksForChart, table.Add, nil, false)
+				streamed, err := e.check(ctx, checkRun{layout: l, source: name, opts: opts, detail: SubtasksForChart, each: table.Add}, plan)
 				if err != nil {
 					t.Fatalf("%s: %v", name, err)
 				}
@@ -215,7 +215,7 @@ func TestChartsCapped(t *testing.T) {
 	}
 	var table report.OperatorTable
 	// A 256-byte frame: every operator's payload (334 bytes a subtask) is refused (PF120).
-	rep, err := New().check(context.Background(), l, "synthetic", &pb.RescalePlan{DefaultParallelism: 4}, &pb.CheckOptions{RpcFrameSizeBytes: 256}, SubtasksForChart, table.Add, nil, false)
+	rep, err := New().check(context.Background(), checkRun{layout: l, source: "synthetic", opts: &pb.CheckOptions{RpcFrameSizeBytes: 256}, detail: SubtasksForChart, each: table.Add}, &pb.RescalePlan{DefaultParallelism: 4})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -21,6 +21,17 @@ func subtaskStates(op *rescale.OperatorAssignment, i int) []*pb.SubtaskStateShar
 	return out
 }
 
+// subtaskRows calls fn with every new subtask's row of op with its state shares (what
+// include_subtasks lists), one at a time, checking stop per row (runs under cancel.Recover).
+func subtaskRows(stop *cancel.Flag, op *rescale.OperatorAssignment, fn func(*pb.SubtaskAssignment)) {
+	for i := 0; i < op.NewParallelism; i++ {
+		stop.Check()
+		sa := subtaskAssignment(op, i)
+		sa.States = subtaskStates(op, i)
+		fn(sa)
+	}
+}
+
 // oldSubtasks is what every old subtask of op held (oldSubtaskRows), all of them.
 func oldSubtasks(stop *cancel.Flag, op *rescale.OperatorAssignment) []*pb.OldSubtaskState {
 	if op.Layout == nil || op.Layout.Parallelism <= 0 {
