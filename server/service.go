@@ -173,7 +173,7 @@ func (v *service) CheckRescaleStream(req *pb.CheckRescaleStreamRequest, stream g
 // converted: when it asks for every subtask of all operators or of some (rows that can outgrow
 // the file many times), and not for chart rows, chosen once every operator is seen.
 func streamsRows(opts *pb.CheckOptions) bool {
-	return (opts.GetIncludeSubtasks() || len(opts.GetSubtaskOperators()) > 0) && !(opts.GetChartSubtasks() && !opts.GetIncludeSubtasks())
+	return (opts.GetIncludeSubtasks() || len(opts.GetSubtaskOperators()) > 0) && !engine.ChartRowsOnly(opts)
 }
 
 // checkRescaleInPieces is CheckRescale of a file (no job, no latest) sending the operators as

@@ -132,8 +132,11 @@ func (e *Engine) Check(ctx context.Context, req Request) (*pb.RescaleReport, err
 	if req.Each != nil && req.Placement != nil {
 		return nil, errStreamedJob
 	}
-	if req.Pieces != nil && (req.Each != nil || req.Placement != nil || req.Detail == SubtasksForChart ||
-		req.Options.GetChartSubtasks() && !req.Options.GetIncludeSubtasks()) {
+	detail := req.Detail
+	if detail == SubtasksAsAsked && ChartRowsOnly(req.Options) {
+		detail = SubtasksForChart
+	}
+	if req.Pieces != nil && (req.Each != nil || req.Placement != nil || detail == SubtasksForChart) {
 		return nil, errPieces
 	}
 	plan := req.Plan
@@ -152,16 +155,18 @@ func (e *Engine) Check(ctx context.Context, req Request) (*pb.RescaleReport, err
 		}
 		source = req.Input.Source
 	}
-	detail := req.Detail
-	if detail == SubtasksAsAsked && req.Options.GetChartSubtasks() && !req.Options.GetIncludeSubtasks() {
-		detail = SubtasksForChart
-	}
 	c := checkRun{layout: layout, source: source, opts: req.Options, detail: detail, each: req.Each, pieces: req.Pieces,
 		statesInPieces: req.StatesInPieces}
 	if req.Placement != nil {
 		return e.checkJob(ctx, c, plan, req.Placement)
 	}
 	return e.check(ctx, c, plan)
+}
+
+// ChartRowsOnly reports whether opts asks for the rows of the text report's chart alone
+// (chart_subtasks without include_subtasks): SubtasksForChart, chosen once every operator is seen.
+func ChartRowsOnly(opts *pb.CheckOptions) bool {
+	return opts.GetChartSubtasks() && !opts.GetIncludeSubtasks()
 }
 
 // checkRun is what a check keeps of its Request besides the plan, which a job check changes.
