@@ -29,12 +29,18 @@ type service struct {
 }
 
 func (v *service) CheckRescale(ctx context.Context, req *pb.CheckRescaleRequest) (*pb.CheckRescaleResponse, error) {
+	return v.checkRescaleSending(ctx, req, nil)
+}
+
+// checkRescaleSending is CheckRescale; with send set and streamsRows, a file's operators are
+// sent as the engine converts them (checkInPieces) and the report has none.
+func (v *service) checkRescaleSending(ctx context.Context, req *pb.CheckRescaleRequest, send func(*pb.ReportPiece) error) (*pb.CheckRescaleResponse, error) {
 	// Job jars and catalog files are resolved first: their versions are part of the result key.
 	ctx, err := v.s.withJobCode(ctx, req.GetOptions())
 	if err != nil {
 		return nil, err
 	}
-	resp, label, err := v.checkRescale(ctx, req)
+	resp, label, err := v.checkRescale(ctx, req, send)
 	if err != nil || req.GetJob() != nil || req.GetCheckpoint().GetLatest() || !verifyFilesOn(req.GetOptions(), false) {
 		return resp, err
 	}
@@ -42,18 +48,21 @@ func (v *service) CheckRescale(ctx context.Context, req *pb.CheckRescaleRequest)
 	return &pb.CheckRescaleResponse{Report: withFiles(resp.GetReport(), res, req.GetOptions())}, nil
 }
 
-// checkRescale is CheckRescale without verify_files; it also returns the label of the file it
-// read (for a URI, the _metadata's URI).
-func (v *service) checkRescale(ctx context.Context, req *pb.CheckRescaleRequest) (*pb.CheckRescaleResponse, string, error) {
+// checkRescale is checkRescaleSending without verify_files; it also returns the label of the file
+// it read (for a URI, the _metadata's URI). A check sending its operators as they are converted
+// bypasses the result cache (memo.go), which keeps whole reports: that path exists so that no
+// whole report is built. Layouts are cached as for any check.
+func (v *service) checkRescale(ctx context.Context, req *pb.CheckRescaleRequest, send func(*pb.ReportPiece) error) (*pb.CheckRescaleResponse, string, error) {
 	if req.GetJob() != nil || req.GetCheckpoint().GetLatest() {
 		resp, err := v.s.checkDiscovered(ctx, req) // autoscaler pre-flight (issue #11): server/decide.go
 		return resp, "", err
 	}
+	inPieces := send != nil && streamsRows(req.GetOptions())
 	// The same question about a file version checked within RevalidateInterval is answered from
 	// the result cache without asking the source (memo.go). A question found there is valid
 	// (only validated questions are memoized, and validity depends on nothing the key drops).
 	var key *[]byte
-	if memoizable(req) && v.s.cache.maxResultBytes > 0 {
+	if !inPieces && memoizable(req) && v.s.cache.maxResultBytes > 0 {
 		key = keyBufs.Get().(*[]byte)
 		defer putKeyBuf(key)
 		if id, ok := v.s.idents.fresh(req.GetCheckpoint().GetUri(), time.Now()); ok {
@@ -92,7 +101,12 @@ func (v *service) checkRescale(ctx context.Context, req *pb.CheckRescaleRequest)
 		}
 		return resp, ref.label, nil
 	}
-	report, err := v.s.check(ctx, layout, ref.label, req.GetPlan(), req.GetOptions())
+	var report *pb.RescaleReport
+	if inPieces {
+		report, err = v.s.checkInPieces(ctx, layout, ref.label, req.GetPlan(), req.GetOptions(), send)
+	} else {
+		report, err = v.s.check(ctx, layout, ref.label, req.GetPlan(), req.GetOptions())
+	}
 	if err != nil {
 		return nil, "", toStatus(ctx, err)
 	}
@@ -151,22 +165,12 @@ func (v *service) CheckRescaleStream(req *pb.CheckRescaleStreamRequest, stream g
 		return stream.Send(&pb.CheckRescaleStreamResponse{Piece: p})
 	})
 	defer done()
-	r := &pb.CheckRescaleRequest{Checkpoint: req.GetCheckpoint(), Plan: req.GetPlan(), Options: req.GetOptions(), Job: req.GetJob()}
-	var report *pb.RescaleReport
-	if streamsRows(req.GetOptions()) && req.GetJob() == nil && !req.GetCheckpoint().GetLatest() {
-		rep, err := v.checkRescaleInPieces(stream.Context(), r, send)
-		if err != nil {
-			return err
-		}
-		report = rep
-	} else {
-		resp, err := v.CheckRescale(stream.Context(), r)
-		if err != nil {
-			return err
-		}
-		report = resp.GetReport()
+	resp, err := v.checkRescaleSending(stream.Context(), &pb.CheckRescaleRequest{
+		Checkpoint: req.GetCheckpoint(), Plan: req.GetPlan(), Options: req.GetOptions(), Job: req.GetJob()}, send)
+	if err != nil {
+		return err
 	}
-	return sendPieces(report, send)
+	return sendPieces(resp.GetReport(), send)
 }
 
 // streamsRows reports whether a check answered in pieces sends its operators as they are
@@ -174,34 +178,6 @@ func (v *service) CheckRescaleStream(req *pb.CheckRescaleStreamRequest, stream g
 // the file many times), and not for chart rows, chosen once every operator is seen.
 func streamsRows(opts *pb.CheckOptions) bool {
 	return (opts.GetIncludeSubtasks() || len(opts.GetSubtaskOperators()) > 0) && !engine.ChartRowsOnly(opts)
-}
-
-// checkRescaleInPieces is CheckRescale of a file (no job, no latest) sending the operators as
-// they are converted; the report it returns has none. It bypasses the result cache (memo.go),
-// which keeps whole reports: this path exists so that no whole report is built. Layouts are
-// cached as for any check.
-func (v *service) checkRescaleInPieces(ctx context.Context, req *pb.CheckRescaleRequest, send func(*pb.ReportPiece) error) (*pb.RescaleReport, error) {
-	ctx, err := v.s.withJobCode(ctx, req.GetOptions())
-	if err != nil {
-		return nil, err
-	}
-	if err := engine.ValidateRequest(req.GetPlan(), req.GetOptions()); err != nil {
-		return nil, toStatus(ctx, err)
-	}
-	layout, ref, mem, err := v.s.layoutOf(ctx, req.GetCheckpoint())
-	if err != nil {
-		return nil, toStatus(ctx, err)
-	}
-	defer mem.release()
-	report, err := v.s.checkInPieces(ctx, layout, ref.label, req.GetPlan(), req.GetOptions(), send)
-	if err != nil {
-		return nil, toStatus(ctx, err)
-	}
-	if verifyFilesOn(req.GetOptions(), false) {
-		res := v.s.verifyFiles(ctx, req.GetCheckpoint(), ref.label, req.GetOptions(), false, statefiles.DefaultBudget)
-		report = withFiles(report, res, req.GetOptions())
-	}
-	return report, nil
 }
 
 // CheckRescaleUploadStream is CheckRescaleUpload answered in pieces (pieces.go), the operators
