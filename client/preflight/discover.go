@@ -153,9 +153,7 @@ func withJobVersion(opts *pb.CheckOptions, job *flinkrest.Job) {
 // returned once written.
 func discoveredReport(cmd *cobra.Command, args []string, plan *pb.RescalePlan, opts *pb.CheckOptions, remote remoteFlags, j *jobFlags, chart, spill bool) (*pb.RescaleReport, *report.OperatorSpill, error) {
 	ctx := cmd.Context()
-	if chart && !opts.GetIncludeSubtasks() {
-		opts.ChartSubtasks = true
-	}
+	askChartRows(opts, chart)
 	if remote.server != "" {
 		opts = remote.sendCode(opts)
 		return discoveredOnServer(cmd, args, plan, opts, remote, j, chart, spill)

@@ -50,14 +50,20 @@ func checkpointReport(cmd *cobra.Command, target string, plan *pb.RescalePlan, o
 			return eng.Check(ctx, req)
 		})
 	}
-	if chart && !opts.GetIncludeSubtasks() {
-		opts.ChartSubtasks = true // the rows the chart draws, not every subtask
-	}
+	askChartRows(opts, chart)
 	var j client.Joiner
 	if err := remoteCheck(cmd, target, plan, opts, remote, j.Add); err != nil {
 		return nil, err
 	}
 	return j.Report(), nil
+}
+
+// askChartRows asks a server for the rows the text report's chart draws (chart_subtasks) when
+// chart is set, unless opts asks for every subtask.
+func askChartRows(opts *pb.CheckOptions, chart bool) {
+	if chart && !opts.GetIncludeSubtasks() {
+		opts.ChartSubtasks = true
+	}
 }
 
 // spilledReport asks the server for the report of a check whose operators can be far larger
@@ -96,8 +102,9 @@ func spillPieces(check func(fn func(*pb.ReportPiece) error) error) (*pb.RescaleR
 // spilledEmbeddedReport checks target in-process with its operators spilled as they are
 // checked (engine.Request.Pieces into a report.OperatorSpill) instead of kept in the report, for
 // JSON: a million operators' messages take as much memory as the Layout they are checked against
-// (bench/README.md, "Many operators: one finding per rule and cause"). Without a temporary folder it checks as checkpointReport does (spill nil). The caller
-// writes the report with report.WriteJSONSpilled and closes the spill.
+// (bench/README.md, "Many operators: one finding per rule and cause"). Without a temporary
+// folder it checks as checkpointReport does (spill nil). The caller writes the report with
+// report.WriteJSONSpilled and closes the spill.
 func spilledEmbeddedReport(cmd *cobra.Command, target string, plan *pb.RescalePlan, opts *pb.CheckOptions, remote remoteFlags) (*pb.RescaleReport, *report.OperatorSpill, error) {
 	spill, err := newOperatorSpill()
 	if err != nil {
