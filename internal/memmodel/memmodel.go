@@ -125,19 +125,24 @@ func subtaskRows(l *checkpoint.Layout, def int32, vertex map[string]int32) (rows
 	var most int64 // the most old subtasks a row lists
 	for i := range l.Operators {
 		op := &l.Operators[i]
-		p := int64(def)
-		if def <= 0 {
-			p = int64(max(op.Parallelism, 0))
-		}
+		p, reads := planned(op, def), oldRead(op)
 		rows += p
-		oldReads += p * oldRead(op)
-		most = max(most, oldRead(op))
+		oldReads += p * reads
+		most = max(most, reads)
 	}
 	for _, p := range vertex {
 		rows += int64(max(p, 0))
 		oldReads += int64(max(p, 0)) * most
 	}
 	return rows, oldReads
+}
+
+// planned is op's new parallelism at the plan's default def, or its stored one when def is 0.
+func planned(op *checkpoint.OperatorLayout, def int32) int64 {
+	if def > 0 {
+		return int64(def)
+	}
+	return int64(max(op.Parallelism, 0))
 }
 
 // oldRead is how many old subtasks each new subtask's row of op lists at most: all of them when
@@ -179,12 +184,9 @@ func namedRows(l *checkpoint.Layout, ids []string, def int32, vertex map[string]
 		if !named[op.ID] {
 			continue
 		}
-		p := int64(def)
-		if def <= 0 {
-			p = int64(max(op.Parallelism, 0))
-		}
-		rows += max(p, most)
-		oldReads += max(p, most) * oldRead(op)
+		p := max(planned(op, def), most)
+		rows += p
+		oldReads += p * oldRead(op)
 	}
 	return rows, oldReads
 }
