@@ -28,6 +28,9 @@ func (s *Server) acquireCheck(ctx context.Context, l *checkpoint.Layout, plan *p
 	extra := memmodel.CheckExtraBytes(r, l.Size)
 	if total := extra + memmodel.RequestBytes(l.Size); extra > 0 && total > s.cfg.MemoryBudget {
 		rows := fmt.Sprintf("%d bytes per row of include_subtasks or subtask_operators", memmodel.PerSubtaskRow)
+		if r.OldReads > 0 {
+			rows += fmt.Sprintf(" + %d bytes per old subtask those rows list (%d: UNION or BROADCAST state)", memmodel.PerOldSubtaskRead, r.OldReads)
+		}
 		if r.InPieces {
 			rows = fmtBytes(memmodel.PiecesBytes) + " for the rows sent in pieces"
 		}
