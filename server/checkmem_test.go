@@ -143,14 +143,7 @@ func TestSoftMemoryLimit(t *testing.T) {
 // CheckRescale with include_subtasks for its rows (2000 operators × 64 subtasks, an estimated
 // 78 MiB), CheckRescaleStream of the same request runs.
 func TestPiecesReserveNoRows(t *testing.T) {
-	var b bytes.Buffer
-	if err := scenarios.WriteSynthetic(&b, scenarios.SyntheticOperators(2000)); err != nil {
-		t.Fatal(err)
-	}
-	layout, err := checkpoint.ReadLayout(bytes.NewReader(b.Bytes()))
-	if err != nil {
-		t.Fatal(err)
-	}
+	b, layout := syntheticOperators(t, 2000)
 	req := &pb.CheckRescaleRequest{Checkpoint: &pb.CheckpointSource{Source: &pb.CheckpointSource_Metadata{Metadata: b.Bytes()}},
 		Plan: &pb.RescalePlan{DefaultParallelism: 64}, Options: &pb.CheckOptions{IncludeSubtasks: true}}
 	inPieces := memmodel.RequestBaseBytes + recordCounts(layout, req.Plan, req.Options, true).Bytes()
@@ -161,7 +154,7 @@ func TestPiecesReserveNoRows(t *testing.T) {
 	}
 	h := startInProcess(t, Config{MemoryBudget: budget, QueueWait: 100 * time.Millisecond})
 	ctx := context.Background()
-	_, err = pb.NewPreflightServiceClient(dialHarness(t, h)).CheckRescale(ctx, req)
+	_, err := pb.NewPreflightServiceClient(dialHarness(t, h)).CheckRescale(ctx, req)
 	if status.Code(err) != codes.ResourceExhausted || !strings.Contains(status.Convert(err).Message(), "2000 operators") {
 		t.Errorf("CheckRescale with every row under a budget of %s: %v, want RESOURCE_EXHAUSTED naming the operators", fmtBytes(budget), err)
 	}
@@ -182,14 +175,7 @@ func TestPiecesReserveNoRows(t *testing.T) {
 // records and rows as a check of a named file does: under a budget that holds the file but not
 // its include_subtasks rows, it is refused naming the operators; without rows it runs.
 func TestDiscoveredReservesRows(t *testing.T) {
-	var b bytes.Buffer
-	if err := scenarios.WriteSynthetic(&b, scenarios.SyntheticOperators(2000)); err != nil {
-		t.Fatal(err)
-	}
-	layout, err := checkpoint.ReadLayout(bytes.NewReader(b.Bytes()))
-	if err != nil {
-		t.Fatal(err)
-	}
+	b, layout := syntheticOperators(t, 2000)
 	root := t.TempDir()
 	snap := filepath.Join(root, "chk-3", "_metadata")
 	os.MkdirAll(filepath.Dir(snap), 0o755)
@@ -215,4 +201,19 @@ func TestDiscoveredReservesRows(t *testing.T) {
 			t.Errorf("latest with options %v under a budget of %s: %v (want refused: %v)", tc.opts, fmtBytes(budget), err, tc.refused)
 		}
 	}
+}
+
+// syntheticOperators is the _metadata of n operators of one state each
+// (scenarios.SyntheticOperators) and its Layout.
+func syntheticOperators(t *testing.T, n int) (*bytes.Buffer, *checkpoint.Layout) {
+	t.Helper()
+	var b bytes.Buffer
+	if err := scenarios.WriteSynthetic(&b, scenarios.SyntheticOperators(n)); err != nil {
+		t.Fatal(err)
+	}
+	layout, err := checkpoint.ReadLayout(bytes.NewReader(b.Bytes()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &b, layout
 }

@@ -281,20 +281,8 @@ func TestPiecesStreamedDuringCheck(t *testing.T) {
 	if n := proto.Size(whole.GetReport()); n < 2<<20 {
 		t.Fatalf("the report is %d bytes: too small to outgrow the flow-control window many times", n)
 	}
-	// A fixed window: gRPC's estimate of the bandwidth-delay product would grow it to MiBs.
-	small := client.New(dialHarness(t, h, grpc.WithInitialWindowSize(64<<10), grpc.WithInitialConnWindowSize(64<<10)))
 	verdicts := func() float64 { return promtest.ToFloat64(h.s.metrics.verdicts.WithLabelValues("VERDICT_ALLOW")) }
-	for name, check := range map[string]func(fn func(*pb.ReportPiece) error) error{
-		"uri": func(fn func(*pb.ReportPiece) error) error { return small.CheckInPieces(ctx, req, fn) },
-		"upload": func(fn func(*pb.ReportPiece) error) error {
-			f, err := os.Open(path)
-			if err != nil {
-				return err
-			}
-			defer f.Close()
-			return small.UploadInPieces(ctx, f, &pb.UploadHeader{Plan: req.Plan, Options: req.Options}, fn)
-		},
-	} {
+	for name, check := range smallWindowChecks(t, h, path, req) {
 		before := verdicts()
 		var pieces []*pb.ReportPiece
 		err := check(func(p *pb.ReportPiece) error {
@@ -356,18 +344,13 @@ func (f fixedPieces) CheckRescaleStream(_ *pb.CheckRescaleStreamRequest, stream 
 	return nil
 }
 
-// TestPiecesStalledReader: a client that reads one piece of an answer in pieces and then nothing
-// holds its check's slot for SendIdleTimeout at most (here 200 ms, with one slot and no result
-// cache): another check waiting for the slot then runs, and the stalled client, once it reads
-// on, gets the pieces sent before and DEADLINE_EXCEEDED naming --send-idle-timeout; the
-// request's log says why it ended.
-func TestPiecesStalledReader(t *testing.T) {
-	h, path, req := unionDoubled(t, 1024, Config{SendIdleTimeout: 200 * time.Millisecond, MaxConcurrent: 1, QueueWait: 10 * time.Second, ResultCacheBytes: -1})
-	ctx := context.Background()
-	// A fixed window: gRPC's estimate of the bandwidth-delay product would grow it to MiBs.
+// smallWindowChecks are req asked by URI and by uploading path through a client of a fixed 64 KiB
+// flow-control window (gRPC's estimate of the bandwidth-delay product would grow it to MiBs), its
+// answer's pieces handed to fn.
+func smallWindowChecks(t *testing.T, h *harness, path string, req *pb.CheckRescaleRequest) map[string]func(fn func(*pb.ReportPiece) error) error {
 	small := client.New(dialHarness(t, h, grpc.WithInitialWindowSize(64<<10), grpc.WithInitialConnWindowSize(64<<10)))
-	other := &pb.CheckRescaleRequest{Checkpoint: req.Checkpoint, Plan: req.Plan}
-	for name, check := range map[string]func(fn func(*pb.ReportPiece) error) error{
+	ctx := context.Background()
+	return map[string]func(fn func(*pb.ReportPiece) error) error{
 		"uri": func(fn func(*pb.ReportPiece) error) error { return small.CheckInPieces(ctx, req, fn) },
 		"upload": func(fn func(*pb.ReportPiece) error) error {
 			f, err := os.Open(path)
@@ -377,7 +360,19 @@ func TestPiecesStalledReader(t *testing.T) {
 			defer f.Close()
 			return small.UploadInPieces(ctx, f, &pb.UploadHeader{Plan: req.Plan, Options: req.Options}, fn)
 		},
-	} {
+	}
+}
+
+// TestPiecesStalledReader: a client that reads one piece of an answer in pieces and then nothing
+// holds its check's slot for SendIdleTimeout at most (here 200 ms, with one slot and no result
+// cache): another check waiting for the slot then runs, and the stalled client, once it reads
+// on, gets the pieces sent before and DEADLINE_EXCEEDED naming --send-idle-timeout; the
+// request's log says why it ended.
+func TestPiecesStalledReader(t *testing.T) {
+	h, path, req := unionDoubled(t, 1024, Config{SendIdleTimeout: 200 * time.Millisecond, MaxConcurrent: 1, QueueWait: 10 * time.Second, ResultCacheBytes: -1})
+	ctx := context.Background()
+	other := &pb.CheckRescaleRequest{Checkpoint: req.Checkpoint, Plan: req.Plan}
+	for name, check := range smallWindowChecks(t, h, path, req) {
 		pieces := 0
 		err := check(func(p *pb.ReportPiece) error {
 			if pieces++; pieces == 1 {
