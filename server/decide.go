@@ -173,15 +173,19 @@ func choiceOf(r flinkrest.Restorable, uri string) *pb.CheckpointChoice {
 	return &pb.CheckpointChoice{Uri: uri, Kind: kind, CheckpointId: r.ID, CompletedAtMs: r.CompletedAt, AgeMs: r.Age.Milliseconds(), Origin: "flink-rest", Note: r.Note}
 }
 
-// checkDiscovered is CheckRescale with a job or a latest-in-folder checkpoint.
-func (s *Server) checkDiscovered(ctx context.Context, req *pb.CheckRescaleRequest) (*pb.CheckRescaleResponse, error) {
+// checkDiscovered is CheckRescale with a job or a latest-in-folder checkpoint. With send (an
+// answer in pieces) and rows asked for, the operators go to send as they are converted, as in
+// checkInPieces, and the report returned has none.
+func (s *Server) checkDiscovered(ctx context.Context, req *pb.CheckRescaleRequest, send func(*pb.ReportPiece) error) (*pb.CheckRescaleResponse, error) {
 	d, err := s.discover(ctx, req.GetJob(), req.GetCheckpoint())
 	if err != nil {
 		return nil, discoveryStatus(ctx, err)
 	}
 	defer d.mem.release()
-	// A check slot and the memory of the records and report rows, as any check (checkmem.go).
-	slot, err := s.acquireCheck(ctx, d.layout, req.GetPlan(), req.GetOptions(), false)
+	// A check slot and the memory of the records and report rows, as any check (checkmem.go);
+	// answered in pieces with rows, the operators are sent as they are converted (checkInPieces).
+	inPieces := send != nil && streamsRows(req.GetOptions())
+	slot, err := s.acquireCheck(ctx, d.layout, req.GetPlan(), req.GetOptions(), inPieces)
 	if err != nil {
 		return nil, err
 	}
@@ -196,7 +200,10 @@ func (s *Server) checkDiscovered(ctx context.Context, req *pb.CheckRescaleReques
 		opts.FlinkVersion = d.job.FlinkVersion
 	}
 	addLog(ctx, slog.String("source", d.label), slog.Int64("metadata_bytes", d.layout.Size))
-	report, err := s.engine(ctx).Check(ctx, engine.Request{Layout: d.layout, Source: d.label, Plan: req.GetPlan(), Options: opts, Placement: d.placement})
+	if !inPieces {
+		send = nil
+	}
+	report, err := s.checkSending(ctx, engine.Request{Layout: d.layout, Source: d.label, Plan: req.GetPlan(), Options: opts, Placement: d.placement}, send)
 	if err != nil {
 		return nil, toStatus(ctx, err)
 	}

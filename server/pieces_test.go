@@ -36,7 +36,11 @@ func unionDoubled(t *testing.T, oldP int, cfg Config) (h *harness, path string, 
 	if err := scenarios.WriteSynthetic(&buf, scenarios.SyntheticUnion(oldP)); err != nil {
 		t.Fatal(err)
 	}
-	path = filepath.Join(dir, "_metadata")
+	// In a checkpoint folder of its own, so that a check of the job's latest checkpoint finds it.
+	path = filepath.Join(dir, "chk-1", "_metadata")
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		t.Fatal(err)
+	}
 	if err := os.WriteFile(path, buf.Bytes(), 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -307,6 +311,7 @@ func TestPiecesStreamedDuringCheck(t *testing.T) {
 		}
 		got := joinPieces(t, pieces)
 		got.Checkpoint.Source = whole.Report.Checkpoint.Source // an upload names its file otherwise
+		got.CheckpointChoice = nil                             // the latest checkpoint is the file
 		if !proto.Equal(got, whole.GetReport()) {
 			t.Errorf("%s: the joined report differs from CheckRescale's", name)
 		}
@@ -344,7 +349,7 @@ func (f fixedPieces) CheckRescaleStream(_ *pb.CheckRescaleStreamRequest, stream 
 	return nil
 }
 
-// smallWindowChecks are req asked by URI and by uploading path through a client of a fixed 64 KiB
+// smallWindowChecks are req asked by URI, as its folder's latest checkpoint and by uploading path through a client of a fixed 64 KiB
 // flow-control window (gRPC's estimate of the bandwidth-delay product would grow it to MiBs), its
 // answer's pieces handed to fn.
 func smallWindowChecks(t *testing.T, h *harness, path string, req *pb.CheckRescaleRequest) map[string]func(fn func(*pb.ReportPiece) error) error {
@@ -352,6 +357,10 @@ func smallWindowChecks(t *testing.T, h *harness, path string, req *pb.CheckResca
 	ctx := context.Background()
 	return map[string]func(fn func(*pb.ReportPiece) error) error{
 		"uri": func(fn func(*pb.ReportPiece) error) error { return small.CheckInPieces(ctx, req, fn) },
+		"latest": func(fn func(*pb.ReportPiece) error) error {
+			latest := &pb.CheckpointSource{Source: &pb.CheckpointSource_Uri{Uri: filepath.Dir(filepath.Dir(path))}, Latest: true}
+			return small.CheckInPieces(ctx, &pb.CheckRescaleRequest{Checkpoint: latest, Plan: req.Plan, Options: req.Options}, fn)
+		},
 		"upload": func(fn func(*pb.ReportPiece) error) error {
 			f, err := os.Open(path)
 			if err != nil {
@@ -372,7 +381,8 @@ func TestPiecesStalledReader(t *testing.T) {
 	h, path, req := unionDoubled(t, 1024, Config{SendIdleTimeout: 200 * time.Millisecond, MaxConcurrent: 1, QueueWait: 10 * time.Second, ResultCacheBytes: -1})
 	ctx := context.Background()
 	other := &pb.CheckRescaleRequest{Checkpoint: req.Checkpoint, Plan: req.Plan}
-	for name, check := range smallWindowChecks(t, h, path, req) {
+	checks := smallWindowChecks(t, h, path, req)
+	for name, check := range checks {
 		pieces := 0
 		err := check(func(p *pb.ReportPiece) error {
 			if pieces++; pieces == 1 {
@@ -390,7 +400,7 @@ func TestPiecesStalledReader(t *testing.T) {
 			t.Errorf("%s: the stalled client got %v after %d pieces, want DEADLINE_EXCEEDED naming --send-idle-timeout", name, err, pieces)
 		}
 	}
-	if n := strings.Count(h.logs.String(), `"ended":"send-idle"`); n != 2 {
-		t.Errorf("%d requests logged as ended by send-idle, want 2", n)
+	if n := strings.Count(h.logs.String(), `"ended":"send-idle"`); n != len(checks) {
+		t.Errorf("%d requests logged as ended by send-idle, want %d", n, len(checks))
 	}
 }

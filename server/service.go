@@ -54,7 +54,7 @@ func (v *service) checkRescaleSending(ctx context.Context, req *pb.CheckRescaleR
 // whole report is built. Layouts are cached as for any check.
 func (v *service) checkRescale(ctx context.Context, req *pb.CheckRescaleRequest, send func(*pb.ReportPiece) error) (*pb.CheckRescaleResponse, string, error) {
 	if req.GetJob() != nil || req.GetCheckpoint().GetLatest() {
-		resp, err := v.s.checkDiscovered(ctx, req) // autoscaler pre-flight (issue #11): server/decide.go
+		resp, err := v.s.checkDiscovered(ctx, req, send) // autoscaler pre-flight (issue #11): server/decide.go
 		return resp, "", err
 	}
 	inPieces := send != nil && streamsRows(req.GetOptions())
@@ -642,17 +642,28 @@ func (s *Server) checkInPieces(ctx context.Context, l *checkpoint.Layout, label 
 		return nil, err
 	}
 	defer slot.release()
-	ops := operatorPager(send, streamedPieceBytes)
-	report, err := s.engine(ctx).Check(ctx, engine.Request{Layout: l, Source: label, Plan: plan, Options: opts, Pieces: ops.add})
-	if err == nil {
-		err = ops.flush()
-	}
+	report, err := s.checkSending(ctx, engine.Request{Layout: l, Source: label, Plan: plan, Options: opts}, send)
 	if err != nil {
 		return nil, err
 	}
 	addLog(ctx, slog.String("verdict", report.GetVerdict().String()), slog.Int("findings", len(report.GetFindings())))
 	s.metrics.verdicts.WithLabelValues(report.GetVerdict().String()).Inc()
 	return report, nil
+}
+
+// checkSending runs the engine on req; with send, the operators go to send in pages as they are
+// converted (engine.Request.Pieces, operatorPager) and the report returned has none.
+func (s *Server) checkSending(ctx context.Context, req engine.Request, send func(*pb.ReportPiece) error) (*pb.RescaleReport, error) {
+	if send == nil {
+		return s.engine(ctx).Check(ctx, req)
+	}
+	ops := operatorPager(send, streamedPieceBytes)
+	req.Pieces = ops.add
+	report, err := s.engine(ctx).Check(ctx, req)
+	if err == nil {
+		err = ops.flush()
+	}
+	return report, err
 }
 
 // checkReport is check without the request's log fields and metrics: a check slot and the engine.
