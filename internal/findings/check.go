@@ -23,7 +23,7 @@ func Check(layout *checkpoint.Layout, plan rescale.Plan, result *rescale.Result,
 // over operators, states and subtasks and the safe-parallelism search with its re-simulations
 // check it.
 func CheckContext(ctx context.Context, layout *checkpoint.Layout, plan rescale.Plan, result *rescale.Result, cat *Catalog, opts Options) (rep Report, err error) {
-	err = withContext(ctx, layout, plan, result, cat, opts, func(c *Context, rules []Rule) {
+	err = withContext(ctx, layout, plan, result, cat, opts, func(c *Context, rules []*Rule) {
 		fs := runRules(c, rules)
 		rep = Report{Findings: fs, Verdict: verdictOf(fs, opts.failLevel())}
 		rep.Safe = safeParallelism(c, rules, fs)
@@ -33,7 +33,7 @@ func CheckContext(ctx context.Context, layout *checkpoint.Layout, plan rescale.P
 
 // withContext runs fn with the rule Context of a check and the enabled rules; it returns ctx's
 // error when ctx ends during fn (the rules' loops check it through c.stop).
-func withContext(ctx context.Context, layout *checkpoint.Layout, plan rescale.Plan, result *rescale.Result, cat *Catalog, opts Options, fn func(c *Context, rules []Rule)) (err error) {
+func withContext(ctx context.Context, layout *checkpoint.Layout, plan rescale.Plan, result *rescale.Result, cat *Catalog, opts Options, fn func(c *Context, rules []*Rule)) (err error) {
 	stop, release := cancel.Watch(ctx)
 	defer release()
 	defer cancel.Recover(&err)
@@ -44,12 +44,12 @@ func withContext(ctx context.Context, layout *checkpoint.Layout, plan rescale.Pl
 	return nil
 }
 
-func enabledRules(opts Options) []Rule {
+func enabledRules(opts Options) []*Rule {
 	off := map[string]bool{}
 	for _, id := range opts.Disabled {
 		off[strings.ToUpper(strings.TrimSpace(id))] = true
 	}
-	var out []Rule
+	var out []*Rule
 	for _, r := range Rules() {
 		if !off[r.Meta().ID] {
 			out = append(out, r)
@@ -58,7 +58,7 @@ func enabledRules(opts Options) []Rule {
 	return out
 }
 
-func runRules(c *Context, rules []Rule) []Finding {
+func runRules(c *Context, rules []*Rule) []Finding {
 	var fs []Finding
 	for _, r := range rules {
 		c.stop.Check()
@@ -112,11 +112,11 @@ func (a Order) Before(b Order) bool {
 
 // safeParallelism searches, per vertex with a denying finding, the largest passing
 // parallelism below the request and the smallest above it (within the max parallelism).
-// Rules implementing Bounder reject candidates without re-simulation (and end the search when
+// Rules with a safeAt hook reject candidates without re-simulation (and end the search when
 // they reject every parallelism); a candidate that passes them is confirmed by re-simulating the
 // vertex alone, at most Options.MaxResimulations times per vertex (a value not found within the
 // budget is reported as 0). See search.go for what keeps it linear in the job.
-func safeParallelism(c *Context, rules []Rule, fs []Finding) []SafeParallelism {
+func safeParallelism(c *Context, rules []*Rule, fs []Finding) []SafeParallelism {
 	fail := c.Options.failLevel()
 	denying := map[string]bool{} // vertex hex
 	var order []string
@@ -134,16 +134,16 @@ func safeParallelism(c *Context, rules []Rule, fs []Finding) []SafeParallelism {
 	if budgetMax <= 0 {
 		budgetMax = 32
 	}
-	// Rules that can state a bound (Bounder) reject candidates without re-simulating; a
+	// Rules that can state a bound (safeAt) reject candidates without re-simulating; a
 	// candidate that passes every bound is confirmed by re-simulating the vertex at that
 	// parallelism and running all rules, so that a candidate never trades one denial for another.
-	var bounders []Bounder
-	var everywhere []everywhereBounder
+	var bounders []*Rule
+	var everywhere []*Rule
 	for _, r := range rules {
-		if b, isB := r.(Bounder); isB && r.Meta().Severity >= fail {
-			bounders = append(bounders, b)
-			if e, isE := r.(everywhereBounder); isE {
-				everywhere = append(everywhere, e)
+		if r.safeAt != nil && r.meta.Severity >= fail {
+			bounders = append(bounders, r)
+			if r.unsafeEverywhere != nil {
+				everywhere = append(everywhere, r)
 			}
 		}
 	}
@@ -169,7 +169,7 @@ func safeParallelism(c *Context, rules []Rule, fs []Finding) []SafeParallelism {
 		test := func(p int) (safe, ok bool) {
 			c.stop.Check()
 			for _, b := range bounders {
-				if s, known := b.SafeAt(c, v, p); known && !s {
+				if s, known := b.safeAt(c, v, p); known && !s {
 					return false, true
 				}
 			}

@@ -26,7 +26,7 @@
 //
 // Safe parallelism: for every vertex with a denying finding, the largest passing parallelism
 // below the request and the smallest above it (up to the effective max parallelism). Rules
-// that implement Bounder answer in closed form (see each rule's SafeAt); a candidate that passes
+// that can state a bound answer in closed form (each rule's ...SafeAt); a candidate that passes
 // every bound is confirmed by re-simulating the vertex at that parallelism and running all rules
 // (at most Options.MaxResimulations re-simulations per vertex). 0 means none was found.
 package findings

@@ -84,11 +84,30 @@ func (o Options) failLevel() Severity {
 
 // Rule is one check: its facts as data (Meta) and the one function that detects it (Check).
 // Check reads the context and returns findings started with Context.finding, so that RuleID,
-// Title and Severity come from the Meta.
-type Rule interface {
-	Meta() *RuleMeta
-	Check(c *Context) []Finding
+// Title and Severity come from the Meta. The other fields are optional hooks of the
+// safe-parallelism search and of a Session.
+type Rule struct {
+	meta  *RuleMeta
+	check func(c *Context) []Finding
+	// safeAt says, without re-simulating, whether the rule would fire on a vertex at another
+	// parallelism; known=false means "cannot tell" and the search then re-simulates. Rules
+	// without it are always re-simulated.
+	safeAt func(c *Context, v *rescale.VertexAssignment, p int) (safe, known bool)
+	// unsafeEverywhere tells that no parallelism passes the rule on v, which ends the search for
+	// the vertex without walking the candidates (only with safeAt).
+	unsafeEverywhere func(c *Context, v *rescale.VertexAssignment) bool
+	// jobWide marks a rule that judges the checkpoint or the options as a whole rather than what
+	// a range of vertices holds; a Session runs it once. A rule that reports something for a
+	// Result without vertices, failures or non-restored operators must be one
+	// (TestJobWideRulesMarked).
+	jobWide bool
 }
+
+// Meta returns the rule's facts.
+func (r *Rule) Meta() *RuleMeta { return r.meta }
+
+// Check returns the rule's findings.
+func (r *Rule) Check(c *Context) []Finding { return r.check(c) }
 
 // RuleMeta is everything a rule says about itself, kept next to its Check function: the
 // generated docs/rules.md, `preflight rules` and every finding's rule ID and title come from it.
@@ -167,36 +186,30 @@ func (m *RuleMeta) bugAffects(id, flinkVersion string) bool {
 	panic("findings: rule " + m.ID + " names unknown bug " + id)
 }
 
-// Bounder is implemented by rules that can say, without re-simulating, whether they would fire
-// on a vertex at another parallelism. known=false means "cannot tell": the safe-parallelism
-// search then re-simulates.
-type Bounder interface {
-	SafeAt(c *Context, v *rescale.VertexAssignment, p int) (safe, known bool)
-}
-
-// registry holds the built-in rules; every rules_*.go file registers its rules from init.
-var registry []Rule
+// registry holds the built-in rules, in ID order; every rules_*.go file registers its rules from
+// init, next to their tables and check functions.
+var registry []*Rule
 
 // register adds a built-in rule. A duplicate or incomplete ID is a programming error.
-func register(r Rule) {
-	m := r.Meta()
+func register(r *Rule) {
+	m := r.meta
 	if !strings.HasPrefix(m.ID, "PF") || m.Title == "" || m.Severity == SeverityUnspecified || m.Cause == "" {
 		panic(fmt.Sprintf("findings: rule %q is missing its ID, title, severity or cause", m.ID))
 	}
 	for _, x := range registry {
-		if x.Meta().ID == m.ID {
+		if x.meta.ID == m.ID {
 			panic("findings: rule " + m.ID + " registered twice")
 		}
 	}
 	registry = append(registry, r)
-	sort.Slice(registry, func(i, j int) bool { return registry[i].Meta().ID < registry[j].Meta().ID })
+	sort.Slice(registry, func(i, j int) bool { return registry[i].meta.ID < registry[j].meta.ID })
 }
 
 // Rules returns every built-in rule, in ID order.
-func Rules() []Rule { return append([]Rule(nil), registry...) }
+func Rules() []*Rule { return append([]*Rule(nil), registry...) }
 
 // RuleByID returns the built-in rule with the given ID (case-insensitive), or nil.
-func RuleByID(id string) Rule {
+func RuleByID(id string) *Rule {
 	for _, r := range registry {
 		if strings.EqualFold(r.Meta().ID, strings.TrimSpace(id)) {
 			return r
@@ -298,8 +311,7 @@ func (c *Context) operators(f func(v *rescale.VertexAssignment, op *rescale.Oper
 }
 
 // finding starts a finding about an operator.
-func (c *Context) finding(r Rule, sev Severity, op *rescale.OperatorAssignment) Finding {
-	m := r.Meta()
+func (c *Context) finding(m *RuleMeta, sev Severity, op *rescale.OperatorAssignment) Finding {
 	f := Finding{RuleID: m.ID, Title: m.Title, Severity: sev}
 	if op == nil {
 		return f
@@ -423,7 +435,7 @@ func oldElementsPerSubtask(op *checkpoint.OperatorLayout, name string) []int64 {
 
 // failureFindings turns the simulator's precondition failures of the given kinds into one
 // finding per (kind, vertex), skipping failures for which skip returns true.
-func failureFindings(c *Context, r Rule, kinds []rescale.FailureKind, skip func(v *rescale.VertexAssignment, op *rescale.OperatorAssignment) bool,
+func failureFindings(c *Context, m *RuleMeta, kinds []rescale.FailureKind, skip func(v *rescale.VertexAssignment, op *rescale.OperatorAssignment) bool,
 	build func(f *Finding, fl rescale.Failure, v *rescale.VertexAssignment, op *rescale.OperatorAssignment)) []Finding {
 	var out []Finding
 	seen := map[string]bool{}
@@ -448,7 +460,7 @@ func failureFindings(c *Context, r Rule, kinds []rescale.FailureKind, skip func(
 			continue
 		}
 		seen[key] = true
-		f := c.finding(r, r.Meta().Severity, op)
+		f := c.finding(m, m.Severity, op)
 		if op == nil && v != nil {
 			f.VertexID = v.ID.String()
 		}

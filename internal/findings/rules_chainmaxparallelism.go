@@ -37,18 +37,13 @@ var chainedMaxParallelism = RuleMeta{
 	}},
 }
 
-func init() { register(ChainedMaxParallelismRule{}) }
+func init() {
+	register(&Rule{meta: &chainedMaxParallelism, check: checkChainedMaxParallelism, safeAt: chainedMaxParallelismSafeAt})
+}
 
-// ChainedMaxParallelismRule (PF113): operators of one new vertex stored different max
-// parallelisms and the vertex carries keyed state.
-type ChainedMaxParallelismRule struct{}
-
-// Meta returns PF113's facts.
-func (ChainedMaxParallelismRule) Meta() *RuleMeta { return &chainedMaxParallelism }
-
-// disagreement returns the keyed operators of a restored vertex whose operators stored
+// chainedMaxParallelismDisagreement returns the keyed operators of a restored vertex whose operators stored
 // different max parallelisms; nil when they agree or none holds keyed state.
-func (ChainedMaxParallelismRule) disagreement(v *rescale.VertexAssignment) (keyed []*rescale.OperatorAssignment) {
+func chainedMaxParallelismDisagreement(v *rescale.VertexAssignment) (keyed []*rescale.OperatorAssignment) {
 	if !v.Repartitioned || v.FullyFinished || v.MaxParallelismConfigured {
 		return nil
 	}
@@ -83,11 +78,13 @@ func hasKeyedLayout(op *rescale.OperatorAssignment) bool {
 	return false
 }
 
-func (r ChainedMaxParallelismRule) Check(c *Context) []Finding {
+// checkChainedMaxParallelism (PF113): operators of one new vertex stored different max
+// parallelisms and the vertex carries keyed state.
+func checkChainedMaxParallelism(c *Context) []Finding {
 	var out []Finding
 	for _, v := range c.Result.Vertices {
 		c.stop.Check()
-		keyed := r.disagreement(v)
+		keyed := chainedMaxParallelismDisagreement(v)
 		if keyed == nil {
 			continue
 		}
@@ -99,7 +96,7 @@ func (r ChainedMaxParallelismRule) Check(c *Context) []Finding {
 		}
 		applies, note := chainedMaxParallelism.bugApplies("FLINK-40113", c.Options.FlinkVersion)
 		for _, op := range keyed {
-			f := c.finding(r, Error, op)
+			f := c.finding(&chainedMaxParallelism, Error, op)
 			f.VertexID = v.ID.String()
 			f.AffectedSubtasks = rangeFrom(0, int32(v.NewParallelism))
 			head := fmt.Sprintf("Vertex %s chains operators that were checkpointed in different vertices and stored different max parallelisms (%s); %s holds keyed state written with %s.",
@@ -122,7 +119,7 @@ func (r ChainedMaxParallelismRule) Check(c *Context) []Finding {
 	return out
 }
 
-// SafeAt: the disagreement does not depend on the parallelism.
-func (r ChainedMaxParallelismRule) SafeAt(c *Context, v *rescale.VertexAssignment, p int) (bool, bool) {
-	return r.disagreement(v) == nil, true
+// chainedMaxParallelismSafeAt: the disagreement does not depend on the parallelism.
+func chainedMaxParallelismSafeAt(c *Context, v *rescale.VertexAssignment, p int) (bool, bool) {
+	return chainedMaxParallelismDisagreement(v) == nil, true
 }

@@ -38,18 +38,11 @@ var changelogNoClaim = RuleMeta{
 		"https://nightlies.apache.org/flink/flink-docs-stable/docs/ops/state/savepoints/#resuming-from-savepoints"},
 }
 
-func init() { register(ChangelogNoClaimRule{}) }
+func init() { register(&Rule{meta: &changelogNoClaim, check: checkChangelogNoClaim, jobWide: true}) }
 
-// ChangelogNoClaimRule (PF191): a checkpoint of the Changelog state backend restored in NO_CLAIM
+// checkChangelogNoClaim (PF191): a checkpoint of the Changelog state backend restored in NO_CLAIM
 // mode.
-type ChangelogNoClaimRule struct{}
-
-// Meta returns PF191's facts.
-func (ChangelogNoClaimRule) Meta() *RuleMeta { return &changelogNoClaim }
-
-func (ChangelogNoClaimRule) jobWide() {}
-
-func (r ChangelogNoClaimRule) Check(c *Context) []Finding {
+func checkChangelogNoClaim(c *Context) []Finding {
 	mode := strings.ToLower(c.Options.RestoreMode)
 	if c.Layout == nil || (mode != "" && mode != RestoreNoClaim) {
 		return nil
@@ -72,7 +65,7 @@ func (r ChangelogNoClaimRule) Check(c *Context) []Finding {
 	if c.Options.FlinkVersion == "" {
 		version = "Flink (version unknown; restore modes exist since 1.15)"
 	}
-	f := c.finding(r, sev, nil)
+	f := c.finding(&changelogNoClaim, sev, nil)
 	f.Message = fmt.Sprintf("The checkpoint holds Changelog state backend handles (%s: %s). Restored by %s %s, the restore "+
 		"succeeds but the first checkpoint after it must be a full snapshot, which the changelog backend cannot take: every "+
 		"checkpoint fails with IllegalStateException \"Configured state backend (ChangelogStateBackend) does not support "+

@@ -57,7 +57,7 @@ func TestChangelogNoClaimRule(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			c := newContext(tt.layout, rescale.Plan{}, &rescale.Result{}, nil, Options{FlinkVersion: tt.flink, RestoreMode: tt.mode}, nil)
-			fs := ChangelogNoClaimRule{}.Check(c)
+			fs := checkChangelogNoClaim(c)
 			if tt.want == SeverityUnspecified {
 				if len(fs) != 0 {
 					t.Fatalf("want silence, got %+v", fs)

@@ -25,16 +25,13 @@ var channelState = RuleMeta{
 	References: []string{"https://nightlies.apache.org/flink/flink-docs-stable/docs/ops/state/checkpointing_under_backpressure/#unaligned-checkpoints"},
 }
 
-func init() { register(ChannelStateRule{}) }
+func init() {
+	register(&Rule{meta: &channelState, check: checkChannelState, safeAt: channelStateSafeAt})
+}
 
-// ChannelStateRule (PF150): in-flight data of an unaligned checkpoint is redistributed because
+// checkChannelState (PF150): in-flight data of an unaligned checkpoint is redistributed because
 // the parallelism changes.
-type ChannelStateRule struct{}
-
-// Meta returns PF150's facts.
-func (ChannelStateRule) Meta() *RuleMeta { return &channelState }
-
-func (r ChannelStateRule) Check(c *Context) []Finding {
+func checkChannelState(c *Context) []Finding {
 	var out []Finding
 	c.operators(func(v *rescale.VertexAssignment, op *rescale.OperatorAssignment) {
 		for _, cd := range []*rescale.ChannelDistribution{op.InputChannels, op.OutputChannels} {
@@ -49,17 +46,17 @@ func (r ChannelStateRule) Check(c *Context) []Finding {
 			var f Finding
 			switch cd.Status {
 			case rescale.ChannelUnsupported:
-				f = c.finding(r, Error, op)
+				f = c.finding(&channelState, Error, op)
 				f.Message = fmt.Sprintf("%s has %s behind a pointwise edge, and the parallelism changes %d -> %d. Flink refuses: UnsupportedOperationException: Cannot rescale the given pointwise partitioner.\nDid you change the partitioner to forward or rescale?\nIt may also help to add an explicit shuffle().",
 					upperFirst(opLabel(op, c.Entry(op))), state, v.OldParallelism, v.NewParallelism)
 				f.Remediation = channelState.remedy("pointwise")
 			case rescale.ChannelUnknownMapper:
-				f = c.finding(r, Warning, op)
+				f = c.finding(&channelState, Warning, op)
 				f.Message = fmt.Sprintf("%s has %s and the parallelism changes %d -> %d; the plan names no subtask mapper for the edge, so the redistribution of in-flight data cannot be simulated (a forward or rescale edge would fail the restore).",
 					upperFirst(opLabel(op, c.Entry(op))), state, v.OldParallelism, v.NewParallelism)
 				f.Remediation = channelState.remedy("unknown-mapper")
 			case rescale.ChannelMapped:
-				f = c.finding(r, Info, op)
+				f = c.finding(&channelState, Info, op)
 				f.Message = fmt.Sprintf("%s has %s, redistributed with the %s mapper for the parallelism change %d -> %d; the most one new subtask replays is %s.",
 					upperFirst(opLabel(op, c.Entry(op))), state, cd.Mapper, v.OldParallelism, v.NewParallelism, bytesText(op.Summary.MaxChannelBytes))
 				if cd.Mapper == rescale.MapperRange || cd.Mapper == rescale.MapperFull {
@@ -76,7 +73,7 @@ func (r ChannelStateRule) Check(c *Context) []Finding {
 	return out
 }
 
-func (ChannelStateRule) SafeAt(c *Context, v *rescale.VertexAssignment, p int) (bool, bool) {
+func channelStateSafeAt(c *Context, v *rescale.VertexAssignment, p int) (bool, bool) {
 	for _, op := range v.Operators {
 		for _, cd := range []*rescale.ChannelDistribution{op.InputChannels, op.OutputChannels} {
 			if cd != nil && cd.Handles > 0 && cd.Status == rescale.ChannelUnsupported {

@@ -44,14 +44,9 @@ var compressedOperatorState = RuleMeta{
 	},
 }
 
-func init() { register(CompressedOperatorStateRule{}) }
-
-// CompressedOperatorStateRule (PF135): managed operator state written with snapshot
-// compression meets the restore bugs of Flink 1.18.0.
-type CompressedOperatorStateRule struct{}
-
-// Meta returns PF135's facts.
-func (CompressedOperatorStateRule) Meta() *RuleMeta { return &compressedOperatorState }
+func init() {
+	register(&Rule{meta: &compressedOperatorState, check: checkCompressedOperatorState, safeAt: compressedOperatorStateSafeAt})
+}
 
 // compressedStreams counts an operator's compressed managed streams (stored in _metadata) that
 // hold a broadcast state next to other states, those holding several list states, and all
@@ -96,7 +91,9 @@ func compressedStreams(c *Context, op *checkpoint.OperatorLayout) (broadcastMixe
 // formats 5+ come from Flink 2.0+, which only Flink 2.0+ reads (PF115 reports older readers).
 func writtenByFixedFlink(c *Context) bool { return c.Layout == nil || c.Layout.Version >= 5 }
 
-func (r CompressedOperatorStateRule) Check(c *Context) []Finding {
+// checkCompressedOperatorState (PF135): managed operator state written with snapshot
+// compression meets the restore bugs of Flink 1.18.0.
+func checkCompressedOperatorState(c *Context) []Finding {
 	if writtenByFixedFlink(c) {
 		return nil
 	}
@@ -112,7 +109,7 @@ func (r CompressedOperatorStateRule) Check(c *Context) []Finding {
 		label := opLabel(op, c.Entry(op))
 		if broadcastMixed > 0 {
 			if applies, note := compressedOperatorState.bugApplies("FLINK-33863", c.Options.FlinkVersion); applies {
-				f := c.finding(r, Error, op)
+				f := c.finding(&compressedOperatorState, Error, op)
 				f.AffectedSubtasks = rangeFrom(0, int32(op.NewParallelism))
 				f.Message = strings.TrimSpace(fmt.Sprintf("%s was checkpointed with snapshot compression, and %s of its %s %s a broadcast state next to other states. Flink %s reads such a stream in map order and cannot seek back in the compressed data: the restore fails at any parallelism. %s",
 					upperFirst(label), units.Plural(int64(broadcastMixed), "stream", "streams"), units.Plural(int64(compressed), "compressed stream"), verbFor(broadcastMixed, "holds", "hold"), versionOr(c, "1.18.0/1.18.1"), note))
@@ -125,7 +122,7 @@ func (r CompressedOperatorStateRule) Check(c *Context) []Finding {
 			return
 		}
 		applies, note := compressedOperatorState.bugApplies("FLINK-34063", c.Options.FlinkVersion)
-		f := c.finding(r, Error, op)
+		f := c.finding(&compressedOperatorState, Error, op)
 		f.AffectedSubtasks = rangeFrom(0, int32(op.NewParallelism))
 		f.References = compressedOperatorState.refs()
 		what := fmt.Sprintf("%s was checkpointed with snapshot compression; %s of its %s %s several list states, and the parallelism changes %d -> %d, so new subtasks read slices of several states from one compressed stream.",
@@ -143,9 +140,9 @@ func (r CompressedOperatorStateRule) Check(c *Context) []Finding {
 	return out
 }
 
-// SafeAt: on an affected version a compressed stream with a broadcast state fails at every
+// compressedOperatorStateSafeAt: on an affected version a compressed stream with a broadcast state fails at every
 // parallelism, and one with several list states only at a changed one.
-func (CompressedOperatorStateRule) SafeAt(c *Context, v *rescale.VertexAssignment, p int) (bool, bool) {
+func compressedOperatorStateSafeAt(c *Context, v *rescale.VertexAssignment, p int) (bool, bool) {
 	if writtenByFixedFlink(c) {
 		return true, true
 	}

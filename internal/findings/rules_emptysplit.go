@@ -20,19 +20,15 @@ var unknownEmptySplit = RuleMeta{
 	References: []string{"FLINK-31689", "FLINK-40043"},
 }
 
-func init() { register(UnknownOperatorEmptySplitRule{}) }
+func init() { register(&Rule{meta: &unknownEmptySplit, check: checkUnknownOperatorEmptySplit}) }
 
-// UnknownOperatorEmptySplitRule (PF170): an operator the catalog does not know gets no element
+// checkUnknownOperatorEmptySplit (PF170): an operator the catalog does not know gets no element
 // of a SPLIT_DISTRIBUTE state on some new subtasks.
-type UnknownOperatorEmptySplitRule struct{}
-
-// Meta returns PF170's facts.
-func (UnknownOperatorEmptySplitRule) Meta() *RuleMeta { return &unknownEmptySplit }
-
-// Check reports once per operator and cause (the catalog's consequence), naming the first few
+//
+// It reports once per operator and cause (the catalog's consequence), naming the first few
 // states and counting the rest; the finding's new subtasks are those any of its states leaves
 // empty.
-func (r UnknownOperatorEmptySplitRule) Check(c *Context) []Finding {
+func checkUnknownOperatorEmptySplit(c *Context) []Finding {
 	var out []Finding
 	c.operators(func(v *rescale.VertexAssignment, op *rescale.OperatorAssignment) {
 		e := c.Entry(op)
@@ -64,15 +60,15 @@ func (r UnknownOperatorEmptySplitRule) Check(c *Context) []Finding {
 			groups.add(consequence, s.Name, s.Elements, affected)
 		}
 		for _, g := range groups.list {
-			out = append(out, r.finding(c, v, op, e, g))
+			out = append(out, unknownOperatorEmptySplitFinding(c, v, op, e, g))
 		}
 	})
 	return out
 }
 
-// finding is PF170's finding for one group of states.
-func (r UnknownOperatorEmptySplitRule) finding(c *Context, v *rescale.VertexAssignment, op *rescale.OperatorAssignment, e *CatalogEntry, g *stateGroup) Finding {
-	f := c.finding(r, Info, op)
+// unknownOperatorEmptySplitFinding is PF170's finding for one group of states.
+func unknownOperatorEmptySplitFinding(c *Context, v *rescale.VertexAssignment, op *rescale.OperatorAssignment, e *CatalogEntry, g *stateGroup) Finding {
+	f := c.finding(&unknownEmptySplit, Info, op)
 	g.setStates(&f)
 	f.AffectedSubtasks = g.affected
 	consequence, n := g.key, len(g.affected)

@@ -34,16 +34,7 @@ var flinkMajorUpgrade = RuleMeta{
 		"https://issues.apache.org/jira/browse/FLINK-37660", "https://issues.apache.org/jira/browse/FLINK-36001"},
 }
 
-func init() { register(FlinkMajorUpgradeRule{}) }
-
-// FlinkMajorUpgradeRule (PF117): a checkpoint written by Flink 1.x (format ≤ 4) restored by
-// Flink 2.x.
-type FlinkMajorUpgradeRule struct{}
-
-// Meta returns PF117's facts.
-func (FlinkMajorUpgradeRule) Meta() *RuleMeta { return &flinkMajorUpgrade }
-
-func (FlinkMajorUpgradeRule) jobWide() {}
+func init() { register(&Rule{meta: &flinkMajorUpgrade, check: checkFlinkMajorUpgrade, jobWide: true}) }
 
 // removedOperatorStates are operator state names of operators that Flink 2.0 removed, with the
 // operator's name for messages.
@@ -53,7 +44,9 @@ var removedOperatorStates = map[string]string{
 	"topic-partition-offset-states": "FlinkKafkaConsumer",
 }
 
-func (r FlinkMajorUpgradeRule) Check(c *Context) []Finding {
+// checkFlinkMajorUpgrade (PF117): a checkpoint written by Flink 1.x (format ≤ 4) restored by
+// Flink 2.x.
+func checkFlinkMajorUpgrade(c *Context) []Finding {
 	if c.Layout == nil || c.Layout.Version < 2 || c.Layout.Version > 4 || c.Options.FlinkVersion == "" {
 		return nil
 	}
@@ -67,13 +60,13 @@ func (r FlinkMajorUpgradeRule) Check(c *Context) []Finding {
 		"and 2.x is not guaranteed (FLINK-3154, FLINK-34037, FLINK-37660): Kryo-serialized state may fail to restore.",
 		c.Layout.Version, c.Options.FlinkVersion)
 	if len(legacy) == 0 {
-		f := c.finding(r, Warning, nil)
+		f := c.finding(&flinkMajorUpgrade, Warning, nil)
 		f.Message = intro
 		f.Remediation = flinkMajorUpgrade.remedy("")
 		f.References = flinkMajorUpgrade.refs()
 		return []Finding{f}
 	}
-	f := c.finding(r, Error, nil)
+	f := c.finding(&flinkMajorUpgrade, Error, nil)
 	f.Message = intro + " It also holds state of operators Flink 2.0 removed, which no 2.x operator reads: " +
 		strings.Join(legacy, "; ") + "."
 	f.Remediation = flinkMajorUpgrade.remedy("legacy")

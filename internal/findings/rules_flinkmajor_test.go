@@ -34,7 +34,7 @@ func TestFlinkMajorUpgradeRule(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			c := newContext(tt.layout, rescale.Plan{}, &rescale.Result{}, nil, Options{FlinkVersion: tt.flink}, nil)
-			fs := FlinkMajorUpgradeRule{}.Check(c)
+			fs := checkFlinkMajorUpgrade(c)
 			if tt.want == SeverityUnspecified {
 				if len(fs) != 0 {
 					t.Fatalf("want silence, got %+v", fs)
@@ -56,7 +56,7 @@ func TestFlinkMajorUpgradeRuleCounts(t *testing.T) {
 		ops = append(ops, tOp{uid: uid, p: 1, states: []tState{unionState("topic-partition-offset-states", 1)}})
 	}
 	c := newContext(layoutOf(t, 4, ops...), rescale.Plan{}, &rescale.Result{}, nil, Options{FlinkVersion: "2.0"}, nil)
-	fs := FlinkMajorUpgradeRule{}.Check(c)
+	fs := checkFlinkMajorUpgrade(c)
 	if len(fs) != 1 || !strings.Contains(fs[0].Message, "and 2 more operators") || strings.Count(fs[0].Message, "FlinkKafkaConsumer state") != 3 {
 		t.Fatalf("got %+v", fs)
 	}

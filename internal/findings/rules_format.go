@@ -25,13 +25,7 @@ var formatVersion = RuleMeta{
 	References: []string{"https://nightlies.apache.org/flink/flink-docs-stable/docs/ops/upgrading/#compatibility-table"},
 }
 
-func init() { register(FormatVersionRule{}) }
-
-// FormatVersionRule (PF115): the restoring Flink cannot read the checkpoint's _metadata format.
-type FormatVersionRule struct{}
-
-// Meta returns PF115's facts.
-func (FormatVersionRule) Meta() *RuleMeta { return &formatVersion }
+func init() { register(&Rule{meta: &formatVersion, check: checkFormatVersion, jobWide: true}) }
 
 // formatReaders are the Flink releases that read each format version (spec §2.3): [from, until).
 var formatReaders = map[int]VersionRange{
@@ -64,7 +58,8 @@ func flinkRefusal(format int) string {
 	return fmt.Sprintf(`IllegalArgumentException "Unrecognized checkpoint version number: %d"`, format)
 }
 
-func (r FormatVersionRule) Check(c *Context) []Finding {
+// checkFormatVersion (PF115): the restoring Flink cannot read the checkpoint's _metadata format.
+func checkFormatVersion(c *Context) []Finding {
 	if c.Layout == nil {
 		return nil
 	}
@@ -76,7 +71,7 @@ func (r FormatVersionRule) Check(c *Context) []Finding {
 		if known && format >= 2 {
 			return nil
 		}
-		f := c.finding(r, Warning, nil)
+		f := c.finding(&formatVersion, Warning, nil)
 		f.Message = fmt.Sprintf("This is a format-%d _metadata file, readable by %s. The restoring Flink version is unknown; "+
 			"any other version refuses it with %s.", format, formatReadersText(format), flinkRefusal(format))
 		f.Remediation = remediation
@@ -91,7 +86,7 @@ func (r FormatVersionRule) Check(c *Context) []Finding {
 		// The format is readable; file-merging handles (tags 15-17, FLIP-306) need 1.20 even
 		// inside a format-4 file.
 		if v.Compare(MustParseVersion("1.20")) < 0 && usesFileMerging(c.Layout) {
-			f := c.finding(r, Error, nil)
+			f := c.finding(&formatVersion, Error, nil)
 			f.Message = fmt.Sprintf("The checkpoint uses file-merging state handles (segment files, FLIP-306), which Flink 1.20 "+
 				"introduced; Flink %s refuses them with IOException \"Unknown implementation of StreamStateHandle, code: 15\" "+
 				"(or IllegalStateException \"Reading invalid OperatorStateHandle, type: 17\").", c.Options.FlinkVersion)
@@ -101,7 +96,7 @@ func (r FormatVersionRule) Check(c *Context) []Finding {
 		}
 		return nil
 	}
-	f := c.finding(r, Error, nil)
+	f := c.finding(&formatVersion, Error, nil)
 	f.Message = fmt.Sprintf("This is a format-%d _metadata file, readable by %s; Flink %s refuses it with %s.",
 		format, formatReadersText(format), c.Options.FlinkVersion, flinkRefusal(format))
 	f.Remediation = remediation

@@ -35,7 +35,7 @@ func TestFormatVersionRule(t *testing.T) {
 	for _, tt := range tests {
 		layout := &checkpoint.Layout{Version: tt.format}
 		c := newContext(layout, rescale.Plan{}, &rescale.Result{}, nil, Options{FlinkVersion: tt.flinkVersion}, nil)
-		fs := FormatVersionRule{}.Check(c)
+		fs := checkFormatVersion(c)
 		switch {
 		case tt.want == SeverityUnspecified && len(fs) != 0:
 			t.Errorf("format %d on %q: want silence, got %+v", tt.format, tt.flinkVersion, fs)
@@ -54,13 +54,13 @@ func TestFormatVersionRuleFileMerging(t *testing.T) {
 		fires   bool
 	}{{"1.19.2", true}, {"1.16", true}, {"1.20.0", false}, {"2.1", false}, {"", false}} {
 		c := newContext(merged, rescale.Plan{}, &rescale.Result{}, nil, Options{FlinkVersion: tt.version}, nil)
-		fs := FormatVersionRule{}.Check(c)
+		fs := checkFormatVersion(c)
 		if fired := len(fs) == 1 && fs[0].Severity == Error && strings.Contains(fs[0].Message, "code: 15"); fired != tt.fires {
 			t.Errorf("file merging on %q: %+v, want fired=%v", tt.version, fs, tt.fires)
 		}
 	}
 	plain := &checkpoint.Layout{Version: 4}
-	if fs := (FormatVersionRule{}).Check(newContext(plain, rescale.Plan{}, &rescale.Result{}, nil, Options{FlinkVersion: "1.19"}, nil)); len(fs) != 0 {
+	if fs := checkFormatVersion(newContext(plain, rescale.Plan{}, &rescale.Result{}, nil, Options{FlinkVersion: "1.19"}, nil)); len(fs) != 0 {
 		t.Errorf("no file merging: %+v", fs)
 	}
 }

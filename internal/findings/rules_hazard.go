@@ -7,10 +7,6 @@ import (
 	"github.com/flinkpreflight/preflight/internal/rescale"
 )
 
-// HazardRule (PF105): the catalog knows a rescale problem of the operator's implementation
-// (a committer stall, lingering transactions) that the element counts do not show.
-type HazardRule struct{}
-
 // hazard is PF105.
 var hazard = RuleMeta{
 	ID:       "PF105",
@@ -25,12 +21,11 @@ var hazard = RuleMeta{
 	Remedies: []Remedy{{Text: "The catalog hazard's remediation."}},
 }
 
-func init() { register(HazardRule{}) }
+func init() { register(&Rule{meta: &hazard, check: checkHazard, safeAt: hazardSafeAt}) }
 
-// Meta returns PF105's facts.
-func (HazardRule) Meta() *RuleMeta { return &hazard }
-
-func (r HazardRule) Check(c *Context) []Finding {
+// checkHazard (PF105): the catalog knows a rescale problem of the operator's implementation
+// (a committer stall, lingering transactions) that the element counts do not show.
+func checkHazard(c *Context) []Finding {
 	var out []Finding
 	c.operators(func(v *rescale.VertexAssignment, op *rescale.OperatorAssignment) {
 		e := c.Entry(op)
@@ -51,7 +46,7 @@ func (r HazardRule) Check(c *Context) []Finding {
 				continue
 			}
 			sev, _ := ParseSeverity(h.Severity)
-			f := c.finding(r, sev, op)
+			f := c.finding(&hazard, sev, op)
 			f.Message = strings.TrimSpace(fmt.Sprintf("%s changes parallelism %d -> %d. %s %s", upperFirst(opLabel(op, e)), v.OldParallelism, v.NewParallelism, h.Message, note))
 			f.Remediation = h.Remediation
 			f.References = append([]string(nil), h.References...)
@@ -64,7 +59,7 @@ func (r HazardRule) Check(c *Context) []Finding {
 	return out
 }
 
-func (HazardRule) SafeAt(c *Context, v *rescale.VertexAssignment, p int) (bool, bool) {
+func hazardSafeAt(c *Context, v *rescale.VertexAssignment, p int) (bool, bool) {
 	for _, op := range v.Operators {
 		e := c.Entry(op)
 		if e == nil || op.Layout == nil {

@@ -32,14 +32,7 @@ var kafkaEnumState = RuleMeta{
 		"https://github.com/apache/flink-connector-kafka/blob/main/flink-connector-kafka/src/main/java/org/apache/flink/connector/kafka/source/enumerator/KafkaSourceEnumStateSerializer.java"},
 }
 
-func init() { register(KafkaEnumStateRule{}) }
-
-// KafkaEnumStateRule (PF192): a Kafka source's enumerator state written by a serializer version
-// the restoring flink-connector-kafka cannot read.
-type KafkaEnumStateRule struct{}
-
-// Meta returns PF192's facts.
-func (KafkaEnumStateRule) Meta() *RuleMeta { return &kafkaEnumState }
+func init() { register(&Rule{meta: &kafkaEnumState, check: checkKafkaEnumState}) }
 
 // kafkaConnector is the component name of flink-connector-kafka in Options.ConnectorVersions.
 const kafkaConnector = "flink-connector-kafka"
@@ -69,7 +62,9 @@ func kafkaEnumReadable(v Version) int32 {
 	return readable
 }
 
-func (r KafkaEnumStateRule) Check(c *Context) []Finding {
+// checkKafkaEnumState (PF192): a Kafka source's enumerator state written by a serializer version
+// the restoring flink-connector-kafka cannot read.
+func checkKafkaEnumState(c *Context) []Finding {
 	given := c.Options.componentVersion(kafkaConnector)
 	if given == "" {
 		return nil
@@ -91,20 +86,20 @@ func (r KafkaEnumStateRule) Check(c *Context) []Finding {
 		if serde < 0 || serde > 1 || enum <= readable || enum > kafkaEnumVersions[len(kafkaEnumVersions)-1].version {
 			return
 		}
-		out = append(out, r.finding(c, op, given, readable, enum))
+		out = append(out, kafkaEnumStateFinding(c, op, given, readable, enum))
 	})
 	return out
 }
 
-// finding is PF192's finding for one source whose enumerator state version enum exceeds what
+// kafkaEnumStateFinding is PF192's finding for one source whose enumerator state version enum exceeds what
 // connector version given reads.
-func (r KafkaEnumStateRule) finding(c *Context, op *rescale.OperatorAssignment, given string, readable, enum int32) Finding {
+func kafkaEnumStateFinding(c *Context, op *rescale.OperatorAssignment, given string, readable, enum int32) Finding {
 	since := kafkaEnumVersions[enum].since.String()
 	sev, which := Warning, "If this source is a KafkaSource, its"
 	if strings.Contains(strings.ToLower(op.Name+" "+op.UID+" "+op.Layout.Name+" "+op.Layout.UID), "kafka") {
 		sev, which = Error, "Its"
 	}
-	f := c.finding(r, sev, op)
+	f := c.finding(&kafkaEnumState, sev, op)
 	f.Message = fmt.Sprintf("The coordinator state of %s holds split enumerator state of serializer version %d, which "+
 		"flink-connector-kafka writes since %s. %s enumerator state cannot be read by flink-connector-kafka %s, which reads "+
 		"versions up to %d: the restore fails with IOException \"The bytes are serialized with version %d, while this "+

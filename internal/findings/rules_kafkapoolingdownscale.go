@@ -34,16 +34,11 @@ var kafkaPoolingDownscale = RuleMeta{
 			"scale-down is never aborted and pins the last stable offset until the transaction timeout"}},
 }
 
-func init() { register(KafkaPoolingDownscaleRule{}) }
+func init() { register(&Rule{meta: &kafkaPoolingDownscale, check: checkKafkaPoolingDownscale}) }
 
-// KafkaPoolingDownscaleRule (PF194): a KafkaSink writer of a connector with the POOLING strategy
+// checkKafkaPoolingDownscale (PF194): a KafkaSink writer of a connector with the POOLING strategy
 // is scaled down.
-type KafkaPoolingDownscaleRule struct{}
-
-// Meta returns PF194's facts.
-func (KafkaPoolingDownscaleRule) Meta() *RuleMeta { return &kafkaPoolingDownscale }
-
-func (r KafkaPoolingDownscaleRule) Check(c *Context) []Finding {
+func checkKafkaPoolingDownscale(c *Context) []Finding {
 	applies, note := kafkaPoolingDownscale.Bugs[0].Applies(c.Options)
 	if !applies || c.Layout == nil || stopWithSavepoint(c.Layout) {
 		return nil
@@ -54,7 +49,7 @@ func (r KafkaPoolingDownscaleRule) Check(c *Context) []Finding {
 		if v.NewParallelism <= 0 || v.NewParallelism >= old || kafkaSinkKind(c, op) != "KafkaSink" || stateIndex(op, "writer_raw_states") < 0 {
 			return
 		}
-		f := c.finding(r, Warning, op)
+		f := c.finding(&kafkaPoolingDownscale, Warning, op)
 		f.Message = fmt.Sprintf("%s is a KafkaSink writer scaled down from %d to %d. If it uses TransactionNamingStrategy.POOLING, "+
 			"a transaction left open under the id of one of the %s it takes over may never be aborted: read_committed "+
 			"consumers of its topics then stall at the last stable offset until transaction.timeout.ms expires (FLINK-40626). %s",

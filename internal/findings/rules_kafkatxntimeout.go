@@ -40,16 +40,11 @@ var kafkaTxnTimeout = RuleMeta{
 		"https://issues.apache.org/jira/browse/KAFKA-6119"},
 }
 
-func init() { register(KafkaTxnTimeoutRule{}) }
+func init() { register(&Rule{meta: &kafkaTxnTimeout, check: checkKafkaTxnTimeout}) }
 
-// KafkaTxnTimeoutRule (PF193): a Kafka sink's transactions pending in the snapshot are older than
+// checkKafkaTxnTimeout (PF193): a Kafka sink's transactions pending in the snapshot are older than
 // the transaction timeout.
-type KafkaTxnTimeoutRule struct{}
-
-// Meta returns PF193's facts.
-func (KafkaTxnTimeoutRule) Meta() *RuleMeta { return &kafkaTxnTimeout }
-
-func (r KafkaTxnTimeoutRule) Check(c *Context) []Finding {
+func checkKafkaTxnTimeout(c *Context) []Finding {
 	if c.Options.SnapshotTime.IsZero() || c.Layout == nil {
 		return nil
 	}
@@ -75,7 +70,7 @@ func (r KafkaTxnTimeoutRule) Check(c *Context) []Finding {
 		if sink == "" {
 			return
 		}
-		f := c.finding(r, sev, op)
+		f := c.finding(&kafkaTxnTimeout, sev, op)
 		f.Message = fmt.Sprintf("%s is a Kafka sink (%s). The snapshot was taken %s ago (%s), longer than the transaction "+
 			"timeout of %s%s. If the sink is exactly-once and the transactions this snapshot lists were not committed before "+
 			"the job stopped, the broker has aborted them: the restore succeeds with a ProducerFencedException or "+

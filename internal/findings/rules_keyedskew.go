@@ -21,16 +21,11 @@ var keyedSkew = RuleMeta{
 	References: []string{"https://nightlies.apache.org/flink/flink-docs-stable/docs/ops/production_ready/#set-an-explicit-max-parallelism"},
 }
 
-func init() { register(KeyedSkewRule{}) }
+func init() { register(&Rule{meta: &keyedSkew, check: checkKeyedSkew}) }
 
-// KeyedSkewRule (PF140): keyed state spreads unevenly over the new subtasks, by key groups or
+// checkKeyedSkew (PF140): keyed state spreads unevenly over the new subtasks, by key groups or
 // by bytes.
-type KeyedSkewRule struct{}
-
-// Meta returns PF140's facts.
-func (KeyedSkewRule) Meta() *RuleMeta { return &keyedSkew }
-
-func (r KeyedSkewRule) Check(c *Context) []Finding {
+func checkKeyedSkew(c *Context) []Finding {
 	var out []Finding
 	c.operators(func(v *rescale.VertexAssignment, op *rescale.OperatorAssignment) {
 		if (op.ManagedKeyed == nil && op.RawKeyed == nil) || v.NewParallelism <= 1 || v.MaxParallelism <= 0 || op.Path == rescale.PathFinished ||
@@ -70,7 +65,7 @@ func (r KeyedSkewRule) Check(c *Context) []Finding {
 		default:
 			return
 		}
-		f := c.finding(r, sev, op)
+		f := c.finding(&keyedSkew, sev, op)
 		f.AffectedSubtasks = affected
 		f.Message = msg
 		f.Remediation = keyedSkew.remedy("")

@@ -35,19 +35,14 @@ var maxParallelismChanged = RuleMeta{
 }
 
 func init() {
-	register(MaxParallelismRule{})
-	register(MaxParallelismChangedRule{})
+	register(&Rule{meta: &maxParallelism, check: checkMaxParallelism, safeAt: maxParallelismSafeAt})
+	register(&Rule{meta: &maxParallelismChanged, check: checkMaxParallelismChanged, safeAt: maxParallelismChangedSafeAt, unsafeEverywhere: maxParallelismChangedEverywhere})
 }
 
-// MaxParallelismRule (PF110): the new parallelism exceeds the max parallelism (the stored one,
+// checkMaxParallelism (PF110): the new parallelism exceeds the max parallelism (the stored one,
 // or the new job's), Flink §2.4 rows 1 and 5.
-type MaxParallelismRule struct{}
-
-// Meta returns PF110's facts.
-func (MaxParallelismRule) Meta() *RuleMeta { return &maxParallelism }
-
-func (r MaxParallelismRule) Check(c *Context) []Finding {
-	return failureFindings(c, r, []rescale.FailureKind{rescale.FailureParallelismAboveMaxParallelism, rescale.FailureMaxParallelismBelowParallelism},
+func checkMaxParallelism(c *Context) []Finding {
+	return failureFindings(c, &maxParallelism, []rescale.FailureKind{rescale.FailureParallelismAboveMaxParallelism, rescale.FailureMaxParallelismBelowParallelism},
 		func(v *rescale.VertexAssignment, _ *rescale.OperatorAssignment) bool {
 			_, p := pinned(c, v)
 			return p // PF112 reports pinned operators
@@ -67,7 +62,7 @@ func (r MaxParallelismRule) Check(c *Context) []Finding {
 		})
 }
 
-func (MaxParallelismRule) SafeAt(c *Context, v *rescale.VertexAssignment, p int) (bool, bool) {
+func maxParallelismSafeAt(c *Context, v *rescale.VertexAssignment, p int) (bool, bool) {
 	limit := v.MaxParallelism
 	for _, op := range v.Operators {
 		if op.CheckpointMaxParallelism > 0 && op.CheckpointMaxParallelism < limit {
@@ -80,15 +75,10 @@ func (MaxParallelismRule) SafeAt(c *Context, v *rescale.VertexAssignment, p int)
 	return p <= limit, true
 }
 
-// MaxParallelismChangedRule (PF111): the new job configures a max parallelism different from
+// checkMaxParallelismChanged (PF111): the new job configures a max parallelism different from
 // the stored one (§2.4 rows 2 and 6). Independent of the parallelism: no safe value exists.
-type MaxParallelismChangedRule struct{}
-
-// Meta returns PF111's facts.
-func (MaxParallelismChangedRule) Meta() *RuleMeta { return &maxParallelismChanged }
-
-func (r MaxParallelismChangedRule) Check(c *Context) []Finding {
-	return failureFindings(c, r, []rescale.FailureKind{rescale.FailureMaxParallelismMismatch, rescale.FailureMaxParallelismChanged}, nil,
+func checkMaxParallelismChanged(c *Context) []Finding {
+	return failureFindings(c, &maxParallelismChanged, []rescale.FailureKind{rescale.FailureMaxParallelismMismatch, rescale.FailureMaxParallelismChanged}, nil,
 		func(f *Finding, fl rescale.Failure, v *rescale.VertexAssignment, op *rescale.OperatorAssignment) {
 			f.Message = fmt.Sprintf("Flink refuses the restore: %s: %s", fl.Exception, fl.Message)
 			stored := 0
@@ -100,7 +90,7 @@ func (r MaxParallelismChangedRule) Check(c *Context) []Finding {
 		})
 }
 
-func (MaxParallelismChangedRule) SafeAt(c *Context, v *rescale.VertexAssignment, p int) (bool, bool) {
+func maxParallelismChangedSafeAt(c *Context, v *rescale.VertexAssignment, p int) (bool, bool) {
 	for _, fl := range vertexFailures(c, v) { // search.go: indexed once per check
 		if fl.Kind == rescale.FailureMaxParallelismMismatch || fl.Kind == rescale.FailureMaxParallelismChanged {
 			return false, true // parallelism does not help

@@ -27,16 +27,13 @@ var nonHeadKeyed = RuleMeta{
 	}},
 }
 
-func init() { register(NonHeadKeyedStateRule{}) }
+func init() {
+	register(&Rule{meta: &nonHeadKeyed, check: checkNonHeadKeyedState, safeAt: nonHeadKeyedStateSafeAt})
+}
 
-// NonHeadKeyedStateRule (PF141): keyed state on an operator chained behind the head, restored
+// checkNonHeadKeyedState (PF141): keyed state on an operator chained behind the head, restored
 // by a Flink that assigns keyed state to chain heads only.
-type NonHeadKeyedStateRule struct{}
-
-// Meta returns PF141's facts.
-func (NonHeadKeyedStateRule) Meta() *RuleMeta { return &nonHeadKeyed }
-
-func (r NonHeadKeyedStateRule) Check(c *Context) []Finding {
+func checkNonHeadKeyedState(c *Context) []Finding {
 	if !nonHeadKeyed.bugAffects("FLINK-10809", c.Options.FlinkVersion) {
 		return nil
 	}
@@ -52,7 +49,7 @@ func (r NonHeadKeyedStateRule) Check(c *Context) []Finding {
 				continue
 			}
 			_, note := nonHeadKeyed.bugApplies("FLINK-10809", c.Options.FlinkVersion)
-			f := c.finding(r, Error, op)
+			f := c.finding(&nonHeadKeyed, Error, op)
 			f.VertexID = v.ID.String()
 			f.AffectedSubtasks = rangeFrom(0, int32(v.NewParallelism))
 			f.Message = strings.TrimSpace(fmt.Sprintf("%s holds keyed state but is chained behind %s in vertex %s; Flink versions with FLINK-10809 assign keyed state to the chain's head only, so its keyed state is not restored (no error). %s",
@@ -65,8 +62,8 @@ func (r NonHeadKeyedStateRule) Check(c *Context) []Finding {
 	return out
 }
 
-// SafeAt: the chain position does not depend on the parallelism.
-func (NonHeadKeyedStateRule) SafeAt(c *Context, v *rescale.VertexAssignment, p int) (bool, bool) {
+// nonHeadKeyedStateSafeAt: the chain position does not depend on the parallelism.
+func nonHeadKeyedStateSafeAt(c *Context, v *rescale.VertexAssignment, p int) (bool, bool) {
 	if len(v.Operators) < 2 || !v.Repartitioned || !nonHeadKeyed.bugAffects("FLINK-10809", c.Options.FlinkVersion) {
 		return true, true
 	}

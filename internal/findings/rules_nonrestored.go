@@ -25,15 +25,10 @@ var nonRestoredState = RuleMeta{
 	References: []string{"https://nightlies.apache.org/flink/flink-docs-stable/docs/ops/state/savepoints/#allowing-non-restored-state"},
 }
 
-func init() { register(NonRestoredStateRule{}) }
+func init() { register(&Rule{meta: &nonRestoredState, check: checkNonRestoredState}) }
 
-// NonRestoredStateRule (PF160): checkpoint operators that the new job does not have.
-type NonRestoredStateRule struct{}
-
-// Meta returns PF160's facts.
-func (NonRestoredStateRule) Meta() *RuleMeta { return &nonRestoredState }
-
-func (r NonRestoredStateRule) Check(c *Context) []Finding {
+// checkNonRestoredState (PF160): checkpoint operators that the new job does not have.
+func checkNonRestoredState(c *Context) []Finding {
 	var out []Finding
 	var byID map[checkpoint.OperatorID]*checkpoint.OperatorLayout // built once: NonRestored can hold every operator
 	for _, nr := range c.Result.NonRestored {
@@ -45,7 +40,7 @@ func (r NonRestoredStateRule) Check(c *Context) []Finding {
 		case nr.Dropped:
 			sev = Info
 		}
-		f := c.finding(r, sev, nil)
+		f := c.finding(&nonRestoredState, sev, nil)
 		f.OperatorID, f.OperatorName, f.OperatorUID = nr.ID.String(), nr.Name, nr.UID
 		label := "operator " + nr.ID.String()
 		if nr.UID != "" {

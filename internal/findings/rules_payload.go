@@ -117,17 +117,12 @@ var jobManagerMemory = RuleMeta{
 }
 
 func init() {
-	register(FrameSizeRule{})
-	register(JobManagerMemoryRule{})
+	register(&Rule{meta: &frameSize, check: checkFrameSize, safeAt: frameSizeSafeAt, unsafeEverywhere: frameSizeEverywhere})
+	register(&Rule{meta: &jobManagerMemory, check: checkJobManagerMemory})
 }
 
-// FrameSizeRule (PF120): a subtask's deployment would exceed the RPC frame size.
-type FrameSizeRule struct{}
-
-// Meta returns PF120's facts.
-func (FrameSizeRule) Meta() *RuleMeta { return &frameSize }
-
-func (r FrameSizeRule) Check(c *Context) []Finding {
+// checkFrameSize (PF120): a subtask's deployment would exceed the RPC frame size.
+func checkFrameSize(c *Context) []Finding {
 	frame := c.Options.frameSize()
 	warnAt := frame / 10 * 8
 	var out []Finding
@@ -157,7 +152,7 @@ func (r FrameSizeRule) Check(c *Context) []Finding {
 		}
 		sortInt32(affected)
 		op := failureOperator(c, rescale.Failure{}, v)
-		f := c.finding(r, sev, op)
+		f := c.finding(&frameSize, sev, op)
 		f.VertexID = v.ID.String()
 		f.AffectedSubtasks = affected
 		floor := unionPayloadFloor(c, v)
@@ -183,17 +178,8 @@ func (r FrameSizeRule) Check(c *Context) []Finding {
 	return out
 }
 
-func (FrameSizeRule) SafeAt(c *Context, v *rescale.VertexAssignment, p int) (bool, bool) {
-	return frameSizeSafeAt(c, v, p) // search.go
-}
-
-// JobManagerMemoryRule (PF121): all deployment payloads together against the JobManager heap.
-type JobManagerMemoryRule struct{}
-
-// Meta returns PF121's facts.
-func (JobManagerMemoryRule) Meta() *RuleMeta { return &jobManagerMemory }
-
-func (r JobManagerMemoryRule) Check(c *Context) []Finding {
+// checkJobManagerMemory (PF121): all deployment payloads together against the JobManager heap.
+func checkJobManagerMemory(c *Context) []Finding {
 	mem := c.Options.JobManagerMemory
 	if mem <= 0 {
 		return nil
@@ -212,7 +198,7 @@ func (r JobManagerMemoryRule) Check(c *Context) []Finding {
 	if total > mem {
 		sev = Error
 	}
-	f := c.finding(r, sev, failureOperator(c, rescale.Failure{}, topV))
+	f := c.finding(&jobManagerMemory, sev, failureOperator(c, rescale.Failure{}, topV))
 	f.VertexID = topV.ID.String()
 	f.Message = fmt.Sprintf("The restore assignment of all subtasks totals %s of deployment payload against %s of JobManager memory; vertex %s at parallelism %d contributes %s.",
 		bytesText(total), bytesText(mem), topV.Name, topV.NewParallelism, bytesText(top))

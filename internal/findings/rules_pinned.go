@@ -19,7 +19,9 @@ var pinnedOperator = RuleMeta{
 	Remedies: []Remedy{{Text: "Keep this vertex at parallelism 1: exclude it from global parallelism changes and autoscaler overrides (it is pinned by the connector, not by the job)."}},
 }
 
-func init() { register(PinnedOperatorRule{}) }
+func init() {
+	register(&Rule{meta: &pinnedOperator, check: checkPinnedOperator, safeAt: pinnedOperatorSafeAt})
+}
 
 // pinned reports whether the vertex holds an operator that can only run at parallelism 1: a
 // stored max parallelism of 1, or a catalog PINNED operator.
@@ -41,27 +43,22 @@ func pinned(c *Context, v *rescale.VertexAssignment) (*rescale.OperatorAssignmen
 	return nil, false
 }
 
-// PinnedOperatorRule (PF112): an operator that can only run at parallelism 1 (stored max
+// checkPinnedOperator (PF112): an operator that can only run at parallelism 1 (stored max
 // parallelism 1, or a catalog PINNED operator) is asked to run at another parallelism.
-type PinnedOperatorRule struct{}
-
-// Meta returns PF112's facts.
-func (PinnedOperatorRule) Meta() *RuleMeta { return &pinnedOperator }
-
-func (r PinnedOperatorRule) Check(c *Context) []Finding {
+func checkPinnedOperator(c *Context) []Finding {
 	var out []Finding
 	for _, v := range c.Result.Vertices {
 		c.stop.Check()
 		op, ok := pinned(c, v)
 		if ok && v.JobParallelismNotApplied > 0 {
-			out = append(out, r.keptAtOne(c, v, op))
+			out = append(out, pinnedOperatorKeptAtOne(c, v, op))
 			continue
 		}
 		if !ok || v.NewParallelism == 1 {
 			continue
 		}
 		e := c.Entry(op)
-		f := c.finding(r, Error, op)
+		f := c.finding(&pinnedOperator, Error, op)
 		f.AffectedSubtasks = rangeFrom(1, int32(v.NewParallelism))
 		if op.CheckpointMaxParallelism == 1 {
 			f.Message = fmt.Sprintf("%s runs at parallelism 1 with max parallelism 1 and cannot be rescaled; the plan asks for parallelism %d.",
@@ -89,9 +86,9 @@ func (r PinnedOperatorRule) Check(c *Context) []Finding {
 	return out
 }
 
-// keptAtOne is the INFO for a pinned vertex that a job-wide parallelism leaves at 1.
-func (r PinnedOperatorRule) keptAtOne(c *Context, v *rescale.VertexAssignment, op *rescale.OperatorAssignment) Finding {
-	f := c.finding(r, Info, op)
+// pinnedOperatorKeptAtOne is the INFO for a pinned vertex that a job-wide parallelism leaves at 1.
+func pinnedOperatorKeptAtOne(c *Context, v *rescale.VertexAssignment, op *rescale.OperatorAssignment) Finding {
+	f := c.finding(&pinnedOperator, Info, op)
 	f.Title = "Pinned operator (max parallelism 1) stays at 1 under a job-wide parallelism"
 	f.Message = fmt.Sprintf("%s has max parallelism 1, so Flink keeps it at parallelism 1: the job-wide parallelism %d does not apply to it.",
 		upperFirst(opLabel(op, c.Entry(op))), v.JobParallelismNotApplied)
@@ -99,7 +96,7 @@ func (r PinnedOperatorRule) keptAtOne(c *Context, v *rescale.VertexAssignment, o
 	return f
 }
 
-func (PinnedOperatorRule) SafeAt(c *Context, v *rescale.VertexAssignment, p int) (bool, bool) {
+func pinnedOperatorSafeAt(c *Context, v *rescale.VertexAssignment, p int) (bool, bool) {
 	if op, ok := pinned(c, v); ok && (op.CheckpointMaxParallelism == 1 || c.Options.failLevel() <= Warning) {
 		return p == 1, true
 	}

@@ -18,17 +18,12 @@ var preFlink18Savepoint = RuleMeta{
 		"https://nightlies.apache.org/flink/flink-docs-release-1.17/release-notes/flink-1.17/"},
 }
 
-func init() { register(PreFlink18SavepointRule{}) }
+func init() {
+	register(&Rule{meta: &preFlink18Savepoint, check: checkPreFlink18Savepoint, jobWide: true})
+}
 
-// PreFlink18SavepointRule (PF118): a format-2 _metadata (Flink 1.3-1.10) restored by Flink 1.17+.
-type PreFlink18SavepointRule struct{}
-
-// Meta returns PF118's facts.
-func (PreFlink18SavepointRule) Meta() *RuleMeta { return &preFlink18Savepoint }
-
-func (PreFlink18SavepointRule) jobWide() {}
-
-func (r PreFlink18SavepointRule) Check(c *Context) []Finding {
+// checkPreFlink18Savepoint (PF118): a format-2 _metadata (Flink 1.3-1.10) restored by Flink 1.17+.
+func checkPreFlink18Savepoint(c *Context) []Finding {
 	if c.Layout == nil || c.Layout.Version != 2 || c.Options.FlinkVersion == "" {
 		return nil
 	}
@@ -36,7 +31,7 @@ func (r PreFlink18SavepointRule) Check(c *Context) []Finding {
 	if err != nil || v.Compare(MustParseVersion("1.17")) < 0 {
 		return nil
 	}
-	f := c.finding(r, Warning, nil)
+	f := c.finding(&preFlink18Savepoint, Warning, nil)
 	f.Message = fmt.Sprintf("This format-2 _metadata file was written by Flink 1.3 to 1.10. Flink %s cannot restore savepoints "+
 		"of Flink before 1.8, nor state whose custom serializers still use TypeSerializerConfigSnapshot (FLINK-29807, "+
 		"since 1.17): if this snapshot is one of those, the restore fails.", c.Options.FlinkVersion)

@@ -25,7 +25,7 @@ func TestPreFlink18SavepointRule(t *testing.T) {
 	}
 	for _, tt := range tests {
 		l := layoutOf(t, tt.format, tOp{uid: "map", p: 1, states: []tState{splitState("buffer", 1)}})
-		fs := PreFlink18SavepointRule{}.Check(newContext(l, rescale.Plan{}, &rescale.Result{}, nil, Options{FlinkVersion: tt.flink}, nil))
+		fs := checkPreFlink18Savepoint(newContext(l, rescale.Plan{}, &rescale.Result{}, nil, Options{FlinkVersion: tt.flink}, nil))
 		fired := len(fs) == 1 && fs[0].Severity == Warning && strings.Contains(fs[0].Message, "FLINK-29807")
 		if fired != tt.fires || (!tt.fires && len(fs) != 0) {
 			t.Errorf("format %d on %q: %+v, want fired=%v", tt.format, tt.flink, fs, tt.fires)

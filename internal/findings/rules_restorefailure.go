@@ -18,14 +18,7 @@ var restoreFailure = RuleMeta{
 	Remedies: []Remedy{{Text: "Restore with the job graph the checkpoint was taken with (same chaining), or take a savepoint after all operators of the vertex finished or none did."}},
 }
 
-func init() { register(RestoreFailureRule{}) }
-
-// RestoreFailureRule (PF190): any other exception the simulator predicts (mixed finished
-// state, channel state on a chained operator).
-type RestoreFailureRule struct{}
-
-// Meta returns PF190's facts.
-func (RestoreFailureRule) Meta() *RuleMeta { return &restoreFailure }
+func init() { register(&Rule{meta: &restoreFailure, check: checkRestoreFailure}) }
 
 // specificFailures are the failure kinds that a more specific rule reports.
 var specificFailures = map[rescale.FailureKind]bool{
@@ -35,7 +28,9 @@ var specificFailures = map[rescale.FailureKind]bool{
 	rescale.FailureUnsupportedChannelRescale: true,
 }
 
-func (r RestoreFailureRule) Check(c *Context) []Finding {
+// checkRestoreFailure (PF190): any other exception the simulator predicts (mixed finished
+// state, channel state on a chained operator).
+func checkRestoreFailure(c *Context) []Finding {
 	var out []Finding
 	for _, fl := range c.Result.Failures {
 		if specificFailures[fl.Kind] {
@@ -46,7 +41,7 @@ func (r RestoreFailureRule) Check(c *Context) []Finding {
 			v = c.Result.Vertex(fl.VertexID)
 		}
 		op := failureOperator(c, fl, v)
-		f := c.finding(r, Error, op)
+		f := c.finding(&restoreFailure, Error, op)
 		if v != nil {
 			f.VertexID = v.ID.String()
 		}

@@ -140,10 +140,6 @@ func boundFor(c *Context, v *rescale.VertexAssignment, p int, lo, hi int64, labe
 	return true, true
 }
 
-// EmptyRestoreRule (PF101): a state whose restore code needs an element (ONE-UNGUARDED,
-// EXACTLY-ONE) would be restored empty on some new subtask.
-type EmptyRestoreRule struct{}
-
 // The catalog state-label family (PF101-PF104): each reads the catalog's labels for the
 // operator's states; the remediation, references and affected versions come from the catalog
 // entry and its bug (catalog.json), so the rules carry no remedy of their own.
@@ -209,25 +205,15 @@ var orderDependent = RuleMeta{
 }
 
 func init() {
-	register(EmptyRestoreRule{})
-	register(FirstOnlyRule{})
-	register(AtMostOneRule{})
-	register(OrderDependentRule{})
+	register(&Rule{meta: &emptyRestore, check: checkEmptyRestore, safeAt: emptyRestoreSafeAt})
+	register(&Rule{meta: &firstOnly, check: checkFirstOnly, safeAt: firstOnlySafeAt})
+	register(&Rule{meta: &atMostOne, check: checkAtMostOne, safeAt: atMostOneSafeAt})
+	register(&Rule{meta: &orderDependent, check: checkOrderDependent})
 }
 
-// Meta returns PF101's facts.
-func (EmptyRestoreRule) Meta() *RuleMeta { return &emptyRestore }
-
-// Meta returns PF102's facts.
-func (FirstOnlyRule) Meta() *RuleMeta { return &firstOnly }
-
-// Meta returns PF103's facts.
-func (AtMostOneRule) Meta() *RuleMeta { return &atMostOne }
-
-// Meta returns PF104's facts.
-func (OrderDependentRule) Meta() *RuleMeta { return &orderDependent }
-
-func (r EmptyRestoreRule) Check(c *Context) []Finding {
+// checkEmptyRestore (PF101): a state whose restore code needs an element (ONE-UNGUARDED,
+// EXACTLY-ONE) would be restored empty on some new subtask.
+func checkEmptyRestore(c *Context) []Finding {
 	var out []Finding
 	for _, h := range stateRules(c, OneUnguarded, ExactlyOne) {
 		if h.refused {
@@ -251,7 +237,7 @@ func (r EmptyRestoreRule) Check(c *Context) []Finding {
 		if len(affected) == 0 {
 			continue
 		}
-		f := c.finding(r, h.severity(Error), h.op)
+		f := c.finding(&emptyRestore, h.severity(Error), h.op)
 		f.StateName = h.rule.Name
 		f.AffectedSubtasks = affected
 		f.Message = fmt.Sprintf("Restoring %s at parallelism %d: %s no element of %s. %s %s",
@@ -267,15 +253,13 @@ func (r EmptyRestoreRule) Check(c *Context) []Finding {
 	return out
 }
 
-func (EmptyRestoreRule) SafeAt(c *Context, v *rescale.VertexAssignment, p int) (bool, bool) {
+func emptyRestoreSafeAt(c *Context, v *rescale.VertexAssignment, p int) (bool, bool) {
 	return boundFor(c, v, p, 1, -1, OneUnguarded, ExactlyOne)
 }
 
-// FirstOnlyRule (PF102): an operator that reads only the first restored element (FIRST-ONLY)
+// checkFirstOnly (PF102): an operator that reads only the first restored element (FIRST-ONLY)
 // would receive several after a scale-down; the others are silently dropped.
-type FirstOnlyRule struct{}
-
-func (r FirstOnlyRule) Check(c *Context) []Finding {
+func checkFirstOnly(c *Context) []Finding {
 	var out []Finding
 	for _, h := range stateRules(c, FirstOnly) {
 		if h.refused || h.k < 0 || h.op.States[h.k].Summary.MaxElements < 2 {
@@ -305,7 +289,7 @@ func (r FirstOnlyRule) Check(c *Context) []Finding {
 		if len(affected) == 0 {
 			continue
 		}
-		f := c.finding(r, h.severity(Warning), h.op)
+		f := c.finding(&firstOnly, h.severity(Warning), h.op)
 		f.StateName = h.rule.Name
 		f.AffectedSubtasks = affected
 		writers, nWriters := intList(oldDropped)
@@ -319,15 +303,13 @@ func (r FirstOnlyRule) Check(c *Context) []Finding {
 	return out
 }
 
-func (FirstOnlyRule) SafeAt(c *Context, v *rescale.VertexAssignment, p int) (bool, bool) {
+func firstOnlySafeAt(c *Context, v *rescale.VertexAssignment, p int) (bool, bool) {
 	return boundFor(c, v, p, 0, 1, FirstOnly)
 }
 
-// AtMostOneRule (PF103): an operator that asserts at most one element (AT-MOST-ONE,
+// checkAtMostOne (PF103): an operator that asserts at most one element (AT-MOST-ONE,
 // EXACTLY-ONE) would receive several.
-type AtMostOneRule struct{}
-
-func (r AtMostOneRule) Check(c *Context) []Finding {
+func checkAtMostOne(c *Context) []Finding {
 	var out []Finding
 	for _, h := range stateRules(c, AtMostOne, ExactlyOne) {
 		if h.refused || h.k < 0 || h.op.States[h.k].Summary.MaxElements < 2 {
@@ -337,7 +319,7 @@ func (r AtMostOneRule) Check(c *Context) []Finding {
 		if len(affected) == 0 {
 			continue
 		}
-		f := c.finding(r, h.severity(Error), h.op)
+		f := c.finding(&atMostOne, h.severity(Error), h.op)
 		f.StateName = h.rule.Name
 		f.AffectedSubtasks = affected
 		f.Message = strings.TrimSpace(fmt.Sprintf("Restoring %s at parallelism %d: %s up to %d elements of %s, but the operator accepts at most one. %s %s",
@@ -349,21 +331,19 @@ func (r AtMostOneRule) Check(c *Context) []Finding {
 	return out
 }
 
-func (AtMostOneRule) SafeAt(c *Context, v *rescale.VertexAssignment, p int) (bool, bool) {
+func atMostOneSafeAt(c *Context, v *rescale.VertexAssignment, p int) (bool, bool) {
 	return boundFor(c, v, p, 0, 1, AtMostOne, ExactlyOne)
 }
 
-// OrderDependentRule (PF104): an operator relies on the repartitioner's consecutive
+// checkOrderDependent (PF104): an operator relies on the repartitioner's consecutive
 // assignment (KafkaSink POOLING); informational when its parallelism changes.
-type OrderDependentRule struct{}
-
-func (r OrderDependentRule) Check(c *Context) []Finding {
+func checkOrderDependent(c *Context) []Finding {
 	var out []Finding
 	for _, h := range stateRules(c, OrderDependent) {
 		if h.refused || !h.v.Rescaled() {
 			continue
 		}
-		f := c.finding(r, h.severity(Info), h.op)
+		f := c.finding(&orderDependent, h.severity(Info), h.op)
 		f.StateName = h.rule.Name
 		f.Message = strings.TrimSpace(fmt.Sprintf("%s changes parallelism %d -> %d; its state %s is order-dependent. %s",
 			upperFirst(opLabel(h.op, h.e)), h.op.OldParallelism, h.op.NewParallelism, h.describeState(), strings.TrimSpace(h.rule.Consequence+" "+h.note)))

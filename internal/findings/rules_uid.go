@@ -21,15 +21,10 @@ var missingUID = RuleMeta{
 		"https://cwiki.apache.org/confluence/display/FLINK/FLIP-411"},
 }
 
-func init() { register(MissingUIDRule{}) }
+func init() { register(&Rule{meta: &missingUID, check: checkMissingUID}) }
 
-// MissingUIDRule (PF180): a stateful operator without a uid (format 5+ stores an empty uid).
-type MissingUIDRule struct{}
-
-// Meta returns PF180's facts.
-func (MissingUIDRule) Meta() *RuleMeta { return &missingUID }
-
-func (r MissingUIDRule) Check(c *Context) []Finding {
+// checkMissingUID (PF180): a stateful operator without a uid (format 5+ stores an empty uid).
+func checkMissingUID(c *Context) []Finding {
 	if c.Layout == nil || c.Layout.Version < 5 {
 		return nil
 	}
@@ -38,7 +33,7 @@ func (r MissingUIDRule) Check(c *Context) []Finding {
 		if op.UID != "" || !stateful(op.Layout) {
 			return
 		}
-		f := c.finding(r, Info, op)
+		f := c.finding(&missingUID, Info, op)
 		f.Message = fmt.Sprintf("%s has state but no uid; its ID is generated from the job graph and changes if chaining changes (for example when the parallelism of a neighbour changes).", upperFirst(opLabel(op, c.Entry(op))))
 		f.Remediation = missingUID.remedy("")
 		f.References = missingUID.refs()

@@ -83,10 +83,6 @@ func (u unionStat) wholesale() bool {
 	return n >= int64(len(u.perSubtask))
 }
 
-// OrphanUnionRule (PF130): a UNION state that the operator's implementation never registers
-// is carried forward and multiplied by the parallelism on every restore.
-type OrphanUnionRule struct{}
-
 // orphanUnion is PF130.
 var orphanUnion = RuleMeta{
 	ID:       "PF130",
@@ -102,10 +98,7 @@ var orphanUnion = RuleMeta{
 	Remedies: []Remedy{{Text: "Remove the unclaimed state: change the operator's uid and restore with --allowNonRestoredState (the operator then starts without state), or delete the state with the State Processor API. --allowNonRestoredState alone does not drop state names inside a mapped operator."}},
 }
 
-func init() { register(OrphanUnionRule{}) }
-
-// Meta returns PF130's facts.
-func (OrphanUnionRule) Meta() *RuleMeta { return &orphanUnion }
+func init() { register(&Rule{meta: &orphanUnion, check: checkOrphanUnion}) }
 
 // unionHit is one orphaned UNION state of an operator (its position in unionStates' answer),
 // with the cause that makes it one.
@@ -125,10 +118,13 @@ const (
 	wholesaleUnion                   // unknown operator; every subtask stored the same elements
 )
 
-// Check reports once per operator and cause (severity, kind, the catalog's legacy state): an
+// checkOrphanUnion (PF130): a UNION state that the operator's implementation never registers
+// is carried forward and multiplied by the parallelism on every restore.
+//
+// It reports once per operator and cause (severity, kind, the catalog's legacy state): an
 // operator of 30,000 orphaned UNION states gets one finding that names five and forecasts them
 // together, as they travel together.
-func (r OrphanUnionRule) Check(c *Context) []Finding {
+func checkOrphanUnion(c *Context) []Finding {
 	var out []Finding
 	c.operators(func(v *rescale.VertexAssignment, op *rescale.OperatorAssignment) {
 		e := c.Entry(op)
@@ -148,7 +144,7 @@ func (r OrphanUnionRule) Check(c *Context) []Finding {
 			groups[key] = append(groups[key], h.k)
 		}
 		for _, h := range firsts {
-			out = append(out, r.finding(c, op, e, h, us, groups[cause{h.sev, h.kind, h.orphan}]))
+			out = append(out, orphanUnionFinding(c, op, e, h, us, groups[cause{h.sev, h.kind, h.orphan}]))
 		}
 	})
 	return out
@@ -213,10 +209,10 @@ func unionWhy(h unionHit, e *CatalogEntry, us []unionStat, ks []int) string {
 	return fmt.Sprintf("Every one of the %d old subtasks stored the same number of elements of each of %s (heuristic: legitimate union users write only their own share).", len(u.perSubtask), statesText(names))
 }
 
-// finding is PF130's finding for the operator's orphaned UNION states us[ks] of one cause (h
+// orphanUnionFinding is PF130's finding for the operator's orphaned UNION states us[ks] of one cause (h
 // is the first state's hit).
-func (r OrphanUnionRule) finding(c *Context, op *rescale.OperatorAssignment, e *CatalogEntry, h unionHit, us []unionStat, ks []int) Finding {
-	f := c.finding(r, h.sev, op)
+func orphanUnionFinding(c *Context, op *rescale.OperatorAssignment, e *CatalogEntry, h unionHit, us []unionStat, ks []int) Finding {
+	f := c.finding(&orphanUnion, h.sev, op)
 	var elements, bytes int64
 	for _, k := range ks {
 		elements, bytes = elements+us[k].elements, bytes+us[k].bytes

@@ -15,15 +15,12 @@ var unknownFlinkVersion = RuleMeta{
 		Args: []string{"restoring version", "latest known release line"}}},
 }
 
-func init() { register(UnknownFlinkVersionRule{}) }
+func init() {
+	register(&Rule{meta: &unknownFlinkVersion, check: checkUnknownFlinkVersion, jobWide: true})
+}
 
-// UnknownFlinkVersionRule (PF116): the restoring Flink is newer than any release Preflight models.
-type UnknownFlinkVersionRule struct{}
-
-// Meta returns PF116's facts.
-func (UnknownFlinkVersionRule) Meta() *RuleMeta { return &unknownFlinkVersion }
-
-func (r UnknownFlinkVersionRule) Check(c *Context) []Finding {
+// checkUnknownFlinkVersion (PF116): the restoring Flink is newer than any release Preflight models.
+func checkUnknownFlinkVersion(c *Context) []Finding {
 	if c.Options.FlinkVersion == "" {
 		return nil
 	}
@@ -31,7 +28,7 @@ func (r UnknownFlinkVersionRule) Check(c *Context) []Finding {
 	if err != nil || !newerLine(v, LatestKnownFlink) {
 		return nil
 	}
-	f := c.finding(r, Info, nil)
+	f := c.finding(&unknownFlinkVersion, Info, nil)
 	f.Message = fmt.Sprintf("Flink %s is newer than the latest release line Preflight knows (%s): the verdict assumes it reads "+
 		"checkpoints, redistributes state and carries the same unfixed bugs as %s.", c.Options.FlinkVersion,
 		minorText(LatestKnownFlink), minorText(LatestKnownFlink))

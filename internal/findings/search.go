@@ -91,19 +91,16 @@ func (x *searchIndex) vertexByHex(c *Context, hex string) *rescale.VertexAssignm
 	return x.vertices[hex]
 }
 
-// everywhereBounder is a Bounder that can also tell that no parallelism passes it, which ends
-// the search for the vertex without walking the candidates.
-type everywhereBounder interface {
-	unsafeEverywhere(c *Context, v *rescale.VertexAssignment) bool
-}
-
-func (FrameSizeRule) unsafeEverywhere(c *Context, v *rescale.VertexAssignment) bool {
+// frameSizeEverywhere is PF120's unsafeEverywhere: the UNION part of the payload alone is over
+// the frame size at every parallelism.
+func frameSizeEverywhere(c *Context, v *rescale.VertexAssignment) bool {
 	_, known := frameSizeSafeAt(c, v, 0) // p = 0: the UNION part alone
 	return known
 }
 
-func (MaxParallelismChangedRule) unsafeEverywhere(c *Context, v *rescale.VertexAssignment) bool {
-	safe, _ := MaxParallelismChangedRule{}.SafeAt(c, v, 0)
+// maxParallelismChangedEverywhere is PF111's unsafeEverywhere: no parallelism helps.
+func maxParallelismChangedEverywhere(c *Context, v *rescale.VertexAssignment) bool {
+	safe, _ := maxParallelismChangedSafeAt(c, v, 0)
 	return !safe
 }
 
@@ -180,7 +177,7 @@ func frameSizeSafeAt(c *Context, v *rescale.VertexAssignment, p int) (safe, know
 
 // resimulateSafe re-simulates vertex v alone at parallelism p and reports whether none of the
 // rules yields a denying finding for it.
-func resimulateSafe(c *Context, rules []Rule, v *rescale.VertexAssignment, p int, fail Severity) bool {
+func resimulateSafe(c *Context, rules []*Rule, v *rescale.VertexAssignment, p int, fail Severity) bool {
 	ids, err := vertexDenials(c, rules, v.ID, p, fail, true)
 	return err == nil && len(ids) == 0
 }
@@ -191,7 +188,7 @@ func resimulateSafe(c *Context, rules []Rule, v *rescale.VertexAssignment, p int
 // JobManagerMemoryRule, the one rule that weighs all vertices together, is judged here with the
 // other vertices' payloads from the check. A vertex the plan does not have, or leaves out, is
 // a *rescale.PlanError.
-func vertexDenials(c *Context, rules []Rule, id checkpoint.OperatorID, p int, fail Severity, first bool) ([]string, error) {
+func vertexDenials(c *Context, rules []*Rule, id checkpoint.OperatorID, p int, fail Severity, first bool) ([]string, error) {
 	ctx := c.ctx
 	if ctx == nil {
 		ctx = context.Background()
@@ -226,7 +223,7 @@ func vertexDenials(c *Context, rules []Rule, id checkpoint.OperatorID, p int, fa
 		if !mayReach(r.Meta(), fail) {
 			continue // an INFO rule such as PF170 cannot deny: its work on every state is not needed here
 		}
-		if _, jm := r.(JobManagerMemoryRule); jm && x.resimErr == nil {
+		if r.meta == &jobManagerMemory && x.resimErr == nil {
 			if jobManagerMemoryDenies(c, res, id, fail) {
 				if ids = append(ids, r.Meta().ID); first {
 					return ids, nil
@@ -254,7 +251,7 @@ func vertexDenials(c *Context, rules []Rule, id checkpoint.OperatorID, p int, fa
 // job stays linear in time and bounded in memory. Not safe for concurrent use.
 type VertexProbe struct {
 	c     *Context
-	rules []Rule
+	rules []*Rule
 }
 
 // Probe returns a VertexProbe of the Session's plan and options. With the JobManager-memory

@@ -30,7 +30,7 @@ type Session struct {
 	plan   rescale.Plan
 	cat    *Catalog
 	opts   Options
-	rules  []Rule
+	rules  []*Rule
 	memo   *checkMemo
 	resim  *rescale.Resimulator
 	// worst is the most severe finding Vertices returned: the ranges' findings are the
@@ -43,15 +43,6 @@ type Session struct {
 	payloads *jobPayloads
 	passed   int
 }
-
-// jobWide marks the rules that judge the checkpoint or the options as a whole rather than what
-// a range of vertices holds; a Session runs them once. A rule that reports something for a
-// Result without vertices, failures or non-restored operators must be one
-// (TestJobWideRulesMarked).
-type jobWide interface{ jobWide() }
-
-func (FormatVersionRule) jobWide()       {}
-func (UnknownFlinkVersionRule) jobWide() {}
 
 // NewSession resolves plan against layout (a *rescale.PlanError when it cannot be applied) and
 // prepares a range-by-range check. cat nil means DefaultCatalog().
@@ -67,7 +58,7 @@ func NewSession(ctx context.Context, layout *checkpoint.Layout, plan rescale.Pla
 		cat = sharedDefault()
 	}
 	s := &Session{layout: layout, plan: plan, cat: cat, opts: opts, rules: enabledRules(opts), memo: newCheckMemo(layout), resim: resim}
-	if opts.JobManagerMemory > 0 && slices.ContainsFunc(s.rules, func(r Rule) bool { _, jm := r.(JobManagerMemoryRule); return jm }) {
+	if opts.JobManagerMemory > 0 && slices.ContainsFunc(s.rules, func(r *Rule) bool { return r.meta == &jobManagerMemory }) {
 		s.payloads = newJobPayloads(0)
 	}
 	return s, nil
@@ -127,7 +118,7 @@ func (s *Session) Vertices(ctx context.Context, from, to int) (_ *rescale.Result
 	c := s.context(ctx, stop, res)
 	var fs []Finding
 	for _, r := range s.rules {
-		if _, once := r.(jobWide); !once {
+		if !r.jobWide {
 			c.stop.Check()
 			fs = append(fs, r.Check(c)...)
 		}

@@ -186,7 +186,7 @@ func TestJobWideRulesMarked(t *testing.T) {
 		for _, opts := range []Options{{}, {FlinkVersion: "1.9.0"}, {FlinkVersion: "99.0"}, {FlinkVersion: "1.18.0", JobManagerMemory: 1}} {
 			c := newContext(l, rescale.Plan{}, &rescale.Result{}, nil, opts, nil)
 			for _, r := range Rules() {
-				if _, once := r.(jobWide); once {
+				if r.jobWide {
 					continue
 				}
 				if fs := r.Check(c); len(fs) > 0 {
@@ -196,7 +196,7 @@ func TestJobWideRulesMarked(t *testing.T) {
 		}
 	}
 	// The check can fail: the format rule reports a format-1 file without vertices.
-	if fs := (FormatVersionRule{}).Check(newContext(&checkpoint.Layout{Version: 1}, rescale.Plan{}, &rescale.Result{}, nil, Options{}, nil)); len(fs) == 0 {
+	if fs := checkFormatVersion(newContext(&checkpoint.Layout{Version: 1}, rescale.Plan{}, &rescale.Result{}, nil, Options{}, nil)); len(fs) == 0 {
 		t.Error("the format rule reports nothing for a format-1 file")
 	}
 }

@@ -132,7 +132,7 @@ func TestUnknownFlinkVersionRule(t *testing.T) {
 	}
 	for _, tt := range tests {
 		c := newContext(nil, rescale.Plan{}, &rescale.Result{}, nil, Options{FlinkVersion: tt.version}, nil)
-		fs := UnknownFlinkVersionRule{}.Check(c)
+		fs := checkUnknownFlinkVersion(c)
 		if got := len(fs) == 1 && fs[0].Severity == Info && fs[0].RuleID == "PF116"; got != tt.want || (!tt.want && len(fs) != 0) {
 			t.Errorf("Flink %q: findings %+v, want one INFO finding: %v", tt.version, fs, tt.want)
 		}

@@ -17,7 +17,7 @@ func CheckVertex(layout *checkpoint.Layout, plan rescale.Plan, result *rescale.R
 
 // CheckVertexContext is CheckVertex that stops when ctx ends, returning ctx's error.
 func CheckVertexContext(ctx context.Context, layout *checkpoint.Layout, plan rescale.Plan, result *rescale.Result, cat *Catalog, opts Options, vertexID string) (out []Finding, err error) {
-	err = withContext(ctx, layout, plan, result, cat, opts, func(c *Context, rules []Rule) {
+	err = withContext(ctx, layout, plan, result, cat, opts, func(c *Context, rules []*Rule) {
 		for _, f := range runRules(c, rules) {
 			if f.VertexID == vertexID {
 				out = append(out, f)
