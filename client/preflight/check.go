@@ -71,11 +71,7 @@ CHECKPOINT is given, its newest restorable checkpoint or savepoint, which is nam
 			if err := f.job.validate(args); err != nil {
 				return err
 			}
-			plan, opts, err := f.plan()
-			if err != nil {
-				return err
-			}
-			format, err := parseOutput(f.output)
+			plan, opts, format, err := f.parse()
 			if err != nil {
 				return err
 			}
@@ -155,6 +151,16 @@ CHECKPOINT is given, its newest restorable checkpoint or savepoint, which is nam
 		report.DefaultLimits.Findings, report.DefaultLimits.Operators))
 	f.registerShared(cmd, false)
 	return cmd
+}
+
+// parse turns the flags into the API's plan and options and the output format (check and decide).
+func (f *checkFlags) parse() (*pb.RescalePlan, *pb.CheckOptions, report.Format, error) {
+	plan, opts, err := f.plan()
+	if err != nil {
+		return nil, nil, "", err
+	}
+	format, err := parseOutput(f.output)
+	return plan, opts, format, err
 }
 
 // plan turns the flags into the API's plan and options.

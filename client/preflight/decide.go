@@ -50,11 +50,7 @@ Exit codes: 0 APPROVE, 1 VETO, 4 ADJUST, 2 usage or input error, 3 internal or r
 				return usagef("name the proposal with --set VERTEX=P")
 			}
 			check.set = set
-			plan, opts, err := check.plan()
-			if err != nil {
-				return err
-			}
-			format, err := parseOutput(check.output)
+			plan, opts, format, err := check.parse()
 			if err != nil {
 				return err
 			}

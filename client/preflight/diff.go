@@ -12,10 +12,8 @@ import (
 )
 
 type diffFlags struct {
-	frameSize    int64
+	lifecycleFlags
 	jobOperators []string
-	failOn       string
-	output       string
 }
 
 func newDiffCommand(code *int) *cobra.Command {
@@ -37,11 +35,10 @@ Exit codes: 0, or 1 when a finding is at or above --fail-on; 2 input error; 3 in
   preflight diff s3://bucket/ckpt/job/chk-41 s3://bucket/ckpt/job/chk-42 -o markdown`,
 		Args: cobra.ExactArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			format, rank, err := lifecycleOutput(f.output, f.failOn)
+			format, rank, err := f.parse()
 			if err != nil {
 				return err
 			}
-			frame := f.frameSize
 			oldL, err := readLayout(cmd, args[0])
 			if err != nil {
 				return err
@@ -50,7 +47,7 @@ Exit codes: 0, or 1 when a finding is at or above --fail-on; 2 input error; 3 in
 			if err != nil {
 				return err
 			}
-			d := lifecycle.Diff(oldL, newL, args[0], args[1], lifecycle.DiffOptions{FrameSize: frame, JobOperators: f.jobOperators})
+			d := lifecycle.Diff(oldL, newL, args[0], args[1], lifecycle.DiffOptions{FrameSize: f.frameSize, JobOperators: f.jobOperators})
 			if err := lifecycle.WriteDiff(cmd.OutOrStdout(), format, d); err != nil {
 				return err
 			}
@@ -58,11 +55,8 @@ Exit codes: 0, or 1 when a finding is at or above --fail-on; 2 input error; 3 in
 			return nil
 		},
 	}
-	fl := cmd.Flags()
-	sizeFlag(fl, &f.frameSize, "frame-size", 10<<20, "RPC frame size of the cluster (pekko.framesize)")
-	fl.StringSliceVar(&f.jobOperators, "job-operators", nil, "IDs or uids of the job's operators (enables LC302, state of vanished operators)")
-	fl.StringVar(&f.failOn, "fail-on", "error", "lowest finding severity that exits 1: info, warning or error")
-	outputFlag(cmd, &f.output)
+	f.register(cmd)
+	cmd.Flags().StringSliceVar(&f.jobOperators, "job-operators", nil, "IDs or uids of the job's operators (enables LC302, state of vanished operators)")
 	return cmd
 }
 
@@ -76,13 +70,27 @@ func readLayout(cmd *cobra.Command, target string) (*checkpoint.Layout, error) {
 	return engine.New().ReadLayout(cmd.Context(), in)
 }
 
-// lifecycleOutput parses the --output and --fail-on flags of diff and trend.
-func lifecycleOutput(output, failOn string) (report.Format, int, error) {
-	format, err := parseOutput(output)
+// lifecycleFlags are the flags diff and trend share.
+type lifecycleFlags struct {
+	frameSize int64
+	failOn    string
+	output    string
+}
+
+func (f *lifecycleFlags) register(cmd *cobra.Command) {
+	fl := cmd.Flags()
+	sizeFlag(fl, &f.frameSize, "frame-size", 10<<20, "RPC frame size of the cluster (pekko.framesize)")
+	fl.StringVar(&f.failOn, "fail-on", "error", "lowest finding severity that exits 1: info, warning or error")
+	outputFlag(cmd, &f.output)
+}
+
+// parse reads --output and --fail-on.
+func (f *lifecycleFlags) parse() (report.Format, int, error) {
+	format, err := parseOutput(f.output)
 	if err != nil {
 		return format, 0, err
 	}
-	rank, err := failRank(failOn)
+	rank, err := failRank(f.failOn)
 	return format, rank, err
 }
 

@@ -16,10 +16,8 @@ import (
 )
 
 type trendFlags struct {
-	frameSize int64
-	top       int
-	failOn    string
-	output    string
+	lifecycleFlags
+	top int
 }
 
 func newTrendCommand(code *int) *cobra.Command {
@@ -41,18 +39,17 @@ Exit codes: 0, or 1 when a finding is at or above --fail-on; 2 input error; 3 in
   preflight trend ./chk-40 ./chk-41 ./chk-42`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			format, rank, err := lifecycleOutput(f.output, f.failOn)
+			format, rank, err := f.parse()
 			if err != nil {
 				return err
 			}
-			frame := f.frameSize
 			targets := args
 			if len(args) == 1 && !hasMetadata(args[0]) {
 				if targets, err = listSnapshots(cmd.Context(), args[0]); err != nil {
 					return err
 				}
 			}
-			tb := lifecycle.NewTrend(frame, f.top)
+			tb := lifecycle.NewTrend(f.frameSize, f.top)
 			if allLocal(targets) {
 				err = readLocalLayouts(cmd.Context(), targets, tb.Add)
 			} else {
@@ -75,11 +72,8 @@ Exit codes: 0, or 1 when a finding is at or above --fail-on; 2 input error; 3 in
 			return nil
 		},
 	}
-	fl := cmd.Flags()
-	sizeFlag(fl, &f.frameSize, "frame-size", 10<<20, "RPC frame size of the cluster (pekko.framesize)")
-	fl.IntVar(&f.top, "top", 3, "largest states shown per checkpoint")
-	fl.StringVar(&f.failOn, "fail-on", "error", "lowest finding severity that exits 1: info, warning or error")
-	outputFlag(cmd, &f.output)
+	f.register(cmd)
+	cmd.Flags().IntVar(&f.top, "top", 3, "largest states shown per checkpoint")
 	return cmd
 }
 
