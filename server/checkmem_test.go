@@ -15,7 +15,7 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
-	"github.com/flinkpreflight/preflight/internal/checkpoint"
+	"github.com/flinkpreflight/preflight/internal/checkpoint/checkpointtest"
 	"github.com/flinkpreflight/preflight/internal/memmodel"
 	"github.com/flinkpreflight/preflight/internal/scenarios"
 	pb "github.com/flinkpreflight/preflight/proto/preflight/v1"
@@ -28,16 +28,8 @@ import (
 // the budget, the ones that do not fit waiting for the others.
 func TestOperatorHeavyBudget(t *testing.T) {
 	noLeaks(t)
-	var b bytes.Buffer
-	if err := scenarios.WriteSynthetic(&b, scenarios.SyntheticOperators(20_000)); err != nil {
-		t.Fatal(err)
-	}
-	file := b.Bytes()
+	file, layout := checkpointtest.SyntheticLayout(t, scenarios.SyntheticOperators(20_000))
 	size := int64(len(file))
-	layout, err := checkpoint.ReadLayout(bytes.NewReader(file))
-	if err != nil {
-		t.Fatal(err)
-	}
 	plan := &pb.RescalePlan{DefaultParallelism: 1}
 	r := recordCounts(layout, plan, nil, false)
 	need := memmodel.RequestBaseBytes + r.Bytes()
@@ -67,7 +59,7 @@ func TestOperatorHeavyBudget(t *testing.T) {
 
 	// The file's estimate fits, its check does not: refused once decoded, naming both.
 	h := startInProcess(t, Config{MemoryBudget: memmodel.RequestBytes(size) + need/2, QueueWait: 100 * time.Millisecond})
-	_, err = h.c.Upload(ctx, bytes.NewReader(file), &pb.UploadHeader{SizeBytes: size, Plan: plan})
+	_, err := h.c.Upload(ctx, bytes.NewReader(file), &pb.UploadHeader{SizeBytes: size, Plan: plan})
 	if msg := status.Convert(err).Message(); status.Code(err) != codes.ResourceExhausted ||
 		!strings.Contains(msg, "20000 operators") || !strings.Contains(msg, "--memory-budget") {
 		t.Fatalf("check beyond the budget: %v, want RESOURCE_EXHAUSTED naming the operators and --memory-budget", err)
@@ -143,8 +135,8 @@ func TestSoftMemoryLimit(t *testing.T) {
 // CheckRescale with include_subtasks for its rows (2000 operators × 64 subtasks, an estimated
 // 78 MiB), CheckRescaleStream of the same request runs.
 func TestPiecesReserveNoRows(t *testing.T) {
-	b, layout := syntheticOperators(t, 2000)
-	req := &pb.CheckRescaleRequest{Checkpoint: &pb.CheckpointSource{Source: &pb.CheckpointSource_Metadata{Metadata: b.Bytes()}},
+	file, layout := checkpointtest.SyntheticLayout(t, scenarios.SyntheticOperators(2000))
+	req := &pb.CheckRescaleRequest{Checkpoint: &pb.CheckpointSource{Source: &pb.CheckpointSource_Metadata{Metadata: file}},
 		Plan: &pb.RescalePlan{DefaultParallelism: 64}, Options: &pb.CheckOptions{IncludeSubtasks: true}}
 	inPieces := memmodel.RequestBaseBytes + recordCounts(layout, req.Plan, req.Options, true).Bytes()
 	whole := memmodel.RequestBaseBytes + recordCounts(layout, req.Plan, req.Options, false).Bytes()
@@ -175,11 +167,11 @@ func TestPiecesReserveNoRows(t *testing.T) {
 // records and rows as a check of a named file does: under a budget that holds the file but not
 // its include_subtasks rows, it is refused naming the operators; without rows it runs.
 func TestDiscoveredReservesRows(t *testing.T) {
-	b, layout := syntheticOperators(t, 2000)
+	file, layout := checkpointtest.SyntheticLayout(t, scenarios.SyntheticOperators(2000))
 	root := t.TempDir()
 	snap := filepath.Join(root, "chk-3", "_metadata")
 	os.MkdirAll(filepath.Dir(snap), 0o755)
-	if err := os.WriteFile(snap, b.Bytes(), 0o644); err != nil {
+	if err := os.WriteFile(snap, file, 0o644); err != nil {
 		t.Fatal(err)
 	}
 	plan := &pb.RescalePlan{DefaultParallelism: 64}
@@ -201,19 +193,4 @@ func TestDiscoveredReservesRows(t *testing.T) {
 			t.Errorf("latest with options %v under a budget of %s: %v (want refused: %v)", tc.opts, fmtBytes(budget), err, tc.refused)
 		}
 	}
-}
-
-// syntheticOperators is the _metadata of n operators of one state each
-// (scenarios.SyntheticOperators) and its Layout.
-func syntheticOperators(t *testing.T, n int) (*bytes.Buffer, *checkpoint.Layout) {
-	t.Helper()
-	var b bytes.Buffer
-	if err := scenarios.WriteSynthetic(&b, scenarios.SyntheticOperators(n)); err != nil {
-		t.Fatal(err)
-	}
-	layout, err := checkpoint.ReadLayout(bytes.NewReader(b.Bytes()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return &b, layout
 }

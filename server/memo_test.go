@@ -23,7 +23,7 @@ import (
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/reflect/protoreflect"
 
-	"github.com/flinkpreflight/preflight/internal/checkpoint"
+	"github.com/flinkpreflight/preflight/internal/checkpoint/checkpointtest"
 	"github.com/flinkpreflight/preflight/internal/engine"
 	pb "github.com/flinkpreflight/preflight/proto/preflight/v1"
 )
@@ -538,15 +538,7 @@ func TestMemoMissHonoursContext(t *testing.T) {
 func TestMemoBytesCoversTheMessage(t *testing.T) {
 	eng := engine.New()
 	for _, sc := range checkScenarios(t) {
-		f, err := os.Open(sc.path)
-		if err != nil {
-			t.Fatal(err)
-		}
-		l, err := checkpoint.ReadLayout(f)
-		f.Close()
-		if err != nil {
-			t.Fatal(err)
-		}
+		l := checkpointtest.File(t, sc.path)
 		const n = 100
 		keep := make([]*pb.CheckRescaleResponse, 0, n)
 		var before, after runtime.MemStats

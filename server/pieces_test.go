@@ -21,6 +21,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/flinkpreflight/preflight/client"
+	"github.com/flinkpreflight/preflight/internal/checkpoint/checkpointtest"
 	"github.com/flinkpreflight/preflight/internal/scenarios"
 	"github.com/flinkpreflight/preflight/internal/testutil"
 	pb "github.com/flinkpreflight/preflight/proto/preflight/v1"
@@ -32,18 +33,9 @@ import (
 func unionDoubled(t *testing.T, oldP int, cfg Config) (h *harness, path string, req *pb.CheckRescaleRequest) {
 	t.Helper()
 	dir := t.TempDir()
-	var buf bytes.Buffer
-	if err := scenarios.WriteSynthetic(&buf, scenarios.SyntheticUnion(oldP)); err != nil {
-		t.Fatal(err)
-	}
 	// In a checkpoint folder of its own, so that a check of the job's latest checkpoint finds it.
 	path = filepath.Join(dir, "chk-1", "_metadata")
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(path, buf.Bytes(), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	testutil.WriteFile(t, path, checkpointtest.Synthetic(t, scenarios.SyntheticUnion(oldP)))
 	cfg.Allow = []string{dir}
 	h = startInProcess(t, cfg)
 	req = &pb.CheckRescaleRequest{Checkpoint: &pb.CheckpointSource{Source: &pb.CheckpointSource_Uri{Uri: path}},

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"os"
 	"path/filepath"
 	"strings"
@@ -19,6 +20,17 @@ import (
 func startServer(t *testing.T, allow ...string) string {
 	_, addr := startGRPCServer(t, allow...)
 	return addr
+}
+
+// dialClient connects to the server at addr without TLS, closed when the test ends.
+func dialClient(t *testing.T, addr string) *client.Client {
+	t.Helper()
+	c, err := client.Dial(context.Background(), addr, client.Options{Insecure: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	return c
 }
 
 // startGRPCServer is startServer that also returns the server (for its HTTP handler).

@@ -3,16 +3,16 @@ package main
 import (
 	"bytes"
 	"context"
-	"os"
 	"path/filepath"
 	"regexp"
 	"testing"
 
 	"google.golang.org/protobuf/proto"
 
-	"github.com/flinkpreflight/preflight/client"
+	"github.com/flinkpreflight/preflight/internal/checkpoint/checkpointtest"
 	"github.com/flinkpreflight/preflight/internal/report"
 	"github.com/flinkpreflight/preflight/internal/scenarios"
+	"github.com/flinkpreflight/preflight/internal/testutil"
 	pb "github.com/flinkpreflight/preflight/proto/preflight/v1"
 )
 
@@ -23,25 +23,16 @@ import (
 // continued.
 func TestSubtasksJSONThroughServerSpilled(t *testing.T) {
 	dir := t.TempDir()
-	var buf bytes.Buffer
-	if err := scenarios.WriteSynthetic(&buf, scenarios.SyntheticUnion(768)); err != nil {
-		t.Fatal(err)
-	}
 	path := filepath.Join(dir, "_metadata")
-	if err := os.WriteFile(path, buf.Bytes(), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	testutil.WriteFile(t, path, checkpointtest.Synthetic(t, scenarios.SyntheticUnion(768)))
 	spills := t.TempDir()
 	t.Setenv("TMPDIR", spills)
 	addr := startServer(t, dir)
-	c, err := client.Dial(context.Background(), addr, client.Options{Insecure: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
+	c := dialClient(t, addr)
 	plan, opts := &pb.RescalePlan{DefaultParallelism: 1536}, &pb.CheckOptions{IncludeSubtasks: true}
 	for name, target := range map[string]string{"upload": path, "uri": "file://" + path} {
 		var joined *pb.RescaleReport
+		var err error
 		if name == "upload" {
 			joined, err = c.CheckFile(context.Background(), path, plan, opts, nil)
 		} else {
@@ -76,15 +67,8 @@ func TestSubtasksJSONThroughServerSpilled(t *testing.T) {
 // joined report.
 func TestDiscoveredSubtasksJSONSpilled(t *testing.T) {
 	root := t.TempDir()
-	var buf bytes.Buffer
-	if err := scenarios.WriteSynthetic(&buf, scenarios.SyntheticUnion(256)); err != nil {
-		t.Fatal(err)
-	}
 	snap := filepath.Join(root, "chk-5", "_metadata")
-	os.MkdirAll(filepath.Dir(snap), 0o755)
-	if err := os.WriteFile(snap, buf.Bytes(), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	testutil.WriteFile(t, snap, checkpointtest.Synthetic(t, scenarios.SyntheticUnion(256)))
 	spills := 0
 	defer func(f func() (*report.OperatorSpill, error)) { newOperatorSpill = f }(newOperatorSpill)
 	newOperatorSpill = func() (*report.OperatorSpill, error) {
@@ -92,11 +76,7 @@ func TestDiscoveredSubtasksJSONSpilled(t *testing.T) {
 		return report.NewOperatorSpill()
 	}
 	addr := startServer(t, root)
-	c, err := client.Dial(context.Background(), addr, client.Options{Insecure: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
+	c := dialClient(t, addr)
 	plan, opts := &pb.RescalePlan{DefaultParallelism: 512}, &pb.CheckOptions{IncludeSubtasks: true}
 	for name, tc := range map[string]struct {
 		target string

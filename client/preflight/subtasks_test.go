@@ -14,7 +14,6 @@ import (
 
 	"google.golang.org/protobuf/proto"
 
-	"github.com/flinkpreflight/preflight/client"
 	pb "github.com/flinkpreflight/preflight/proto/preflight/v1"
 )
 
@@ -34,11 +33,7 @@ func TestSubtasksJSONEqualsDaemon(t *testing.T) {
 	srv, addr := startGRPCServer(t, testdata)
 	web := httptest.NewServer(srv.HTTPHandler())
 	t.Cleanup(web.Close)
-	c, err := client.Dial(context.Background(), addr, client.Options{Insecure: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
+	c := dialClient(t, addr)
 	for _, file := range files {
 		for _, p := range []int{0, 1, 3, 8} {
 			name := filepath.Base(filepath.Dir(file)) + "/p=" + strconv.Itoa(p)

@@ -126,10 +126,7 @@ func TestStoredParallelismBounds(t *testing.T) {
 
 // TestStoredParallelismBoundsFormat1 patches the task of a real format-1 file (Flink 1.2).
 func TestStoredParallelismBoundsFormat1(t *testing.T) {
-	orig, err := os.ReadFile(filepath.Join(fixturesDir, "v1-flink1.2-nonKeyed-savepoint.metadata"))
-	if err != nil {
-		t.Skipf("fixtures not available (%v)", err)
-	}
+	orig := fixture(t, "v1-flink1.2-nonKeyed-savepoint.metadata")
 	// magic, version, checkpoint ID, task count, JobVertexID: the first task's parallelism.
 	const pOff = 4 + 4 + 8 + 4 + 16
 	tests := []struct {

@@ -23,11 +23,28 @@ func readLayoutBytes(b []byte) (*Layout, error) {
 
 func workedExample(t testing.TB) []byte {
 	t.Helper()
-	b, err := os.ReadFile(filepath.Join(fixturesDir, "v3-worked-example.metadata"))
+	return fixture(t, "v3-worked-example.metadata")
+}
+
+// fixture returns the bytes of a file in fixturesDir; the test is skipped when the fixtures are
+// not available.
+func fixture(t testing.TB, name string) []byte {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(fixturesDir, name))
 	if err != nil {
 		t.Skipf("fixtures not available (%v)", err)
 	}
 	return b
+}
+
+// fixtureLayout decodes a file in fixturesDir (skipped as fixture is).
+func fixtureLayout(t testing.TB, name string) *Layout {
+	t.Helper()
+	l, err := readLayoutBytes(fixture(t, name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return l
 }
 
 func TestReadWorkedExample(t *testing.T) {
@@ -53,14 +70,7 @@ func TestReadWorkedExample(t *testing.T) {
 }
 
 func TestReadKafkaSourceSizes(t *testing.T) {
-	b, err := os.ReadFile(filepath.Join(fixturesDir, "v4-kafka-source-native-stop-savepoint.metadata"))
-	if err != nil {
-		t.Skip(err)
-	}
-	l, err := readLayoutBytes(b)
-	if err != nil {
-		t.Fatal(err)
-	}
+	l := fixtureLayout(t, "v4-kafka-source-native-stop-savepoint.metadata")
 	for _, op := range l.Operators {
 		if op.ID.String() != "cb16aa5adb311e8ac72482def19accbe" {
 			continue
@@ -336,14 +346,7 @@ func TestNestingDepthCapped(t *testing.T) {
 }
 
 func TestReadLegacyFormats(t *testing.T) {
-	b, err := os.ReadFile(filepath.Join(fixturesDir, "v1-flink1.2-nonKeyed-savepoint.metadata"))
-	if err != nil {
-		t.Skip(err)
-	}
-	l, err := readLayoutBytes(b)
-	if err != nil {
-		t.Fatal(err)
-	}
+	l := fixtureLayout(t, "v1-flink1.2-nonKeyed-savepoint.metadata")
 	op := l.Operators[0]
 	if l.Version != 1 || op.ChainLength != 3 || len(op.Subtasks) != 4 || op.Subtasks[0].ManagedOperatorState == nil {
 		t.Fatalf("format 1 layout: %+v", op)
@@ -355,11 +358,7 @@ func TestReadLegacyFormats(t *testing.T) {
 	if !slicesContain(names, "_default_") {
 		t.Errorf("state names %v", names)
 	}
-	b, err = os.ReadFile(filepath.Join(fixturesDir, "v2-flink1.3-memory-savepoint-with-legacy-state.metadata"))
-	if err != nil {
-		t.Skip(err)
-	}
-	m, err := ReadBytes(b)
+	m, err := ReadBytes(fixture(t, "v2-flink1.3-memory-savepoint-with-legacy-state.metadata"))
 	if err != nil {
 		t.Fatal(err)
 	}

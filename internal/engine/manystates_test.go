@@ -13,7 +13,7 @@ import (
 	"google.golang.org/protobuf/encoding/protojson"
 	"google.golang.org/protobuf/proto"
 
-	"github.com/flinkpreflight/preflight/internal/checkpoint"
+	"github.com/flinkpreflight/preflight/internal/checkpoint/checkpointtest"
 	"github.com/flinkpreflight/preflight/internal/findings"
 	"github.com/flinkpreflight/preflight/internal/report"
 	"github.com/flinkpreflight/preflight/internal/scenarios"
@@ -229,14 +229,7 @@ func TestManyOperatorsOneFinding(t *testing.T) {
 		if err := scenarios.WriteFile(path, false, func(w io.Writer) error { return scenarios.WriteSynthetic(w, spec) }); err != nil {
 			t.Fatal(err)
 		}
-		b, err := os.ReadFile(path)
-		if err != nil {
-			t.Fatal(err)
-		}
-		l, err := checkpoint.ReadLayout(bytes.NewReader(b))
-		if err != nil {
-			t.Fatal(err)
-		}
+		l := checkpointtest.File(t, path)
 		var reports []*pb.RescaleReport
 		for _, ranges := range []int{1, 7, 1 << 30} {
 			rangeOperators = ranges

@@ -142,15 +142,7 @@ func resultOperators(r *rescale.Result) iter.Seq[checkpoint.OperatorID] {
 // ranges of one vertex and of the whole job.
 func TestStreamTextMatches(t *testing.T) {
 	layouts := testdataLayouts(t)
-	var b bytes.Buffer
-	if err := scenarios.WriteSynthetic(&b, scenarios.SyntheticOperators(5000)); err != nil {
-		t.Fatal(err)
-	}
-	l, err := checkpoint.ReadLayout(bytes.NewReader(b.Bytes()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	layouts["synthetic 5000 operators"] = l
+	_, layouts["synthetic 5000 operators"] = checkpointtest.SyntheticLayout(t, scenarios.SyntheticOperators(5000))
 	streamTextMatches(t, layouts)
 }
 
@@ -205,14 +197,7 @@ func TestChartOperatorsIsReportsMaxCharts(t *testing.T) {
 // TestChartsCapped: a rescale whose findings name thousands of operators charts the first
 // ChartOperators of them and says so; the streamed report keeps no more than those.
 func TestChartsCapped(t *testing.T) {
-	var b bytes.Buffer
-	if err := scenarios.WriteSynthetic(&b, scenarios.Synthetic{Operators: 3000, Parallelism: 2, Union: 1}); err != nil {
-		t.Fatal(err)
-	}
-	l, err := checkpoint.ReadLayout(bytes.NewReader(b.Bytes()))
-	if err != nil {
-		t.Fatal(err)
-	}
+	_, l := checkpointtest.SyntheticLayout(t, scenarios.Synthetic{Operators: 3000, Parallelism: 2, Union: 1})
 	var table report.OperatorTable
 	// A 256-byte frame: every operator's payload (334 bytes a subtask) is refused (PF120).
 	rep, err := New().check(context.Background(), checkRun{layout: l, source: "synthetic", opts: &pb.CheckOptions{RpcFrameSizeBytes: 256}, detail: SubtasksForChart, each: table.Add}, &pb.RescalePlan{DefaultParallelism: 4})
@@ -243,14 +228,7 @@ func TestChartsCapped(t *testing.T) {
 func TestCheckInPieces(t *testing.T) {
 	defer func(n int) { rowChunkBytes = n }(rowChunkBytes)
 	layouts := testdataLayouts(t)
-	var b bytes.Buffer
-	if err := scenarios.WriteSynthetic(&b, scenarios.SyntheticUnion(64)); err != nil {
-		t.Fatal(err)
-	}
-	l, err := checkpoint.ReadLayout(bytes.NewReader(b.Bytes()))
-	if err != nil {
-		t.Fatal(err)
-	}
+	_, l := checkpointtest.SyntheticLayout(t, scenarios.SyntheticUnion(64))
 	layouts["union"] = l
 	e, ctx := New(), context.Background()
 	continuedParts := 0

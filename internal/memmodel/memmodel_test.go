@@ -1,11 +1,10 @@
 package memmodel
 
 import (
-	"bytes"
 	"strings"
 	"testing"
 
-	"github.com/flinkpreflight/preflight/internal/checkpoint"
+	"github.com/flinkpreflight/preflight/internal/checkpoint/checkpointtest"
 	"github.com/flinkpreflight/preflight/internal/scenarios"
 )
 
@@ -39,15 +38,8 @@ func TestFileSizePart(t *testing.T) {
 // largest parallelism the plan may give it; an ID of no operator gets none); a check in pieces
 // holds none of them but PiecesBytes.
 func TestRecordPart(t *testing.T) {
-	var b bytes.Buffer
-	if err := scenarios.WriteSynthetic(&b, scenarios.SyntheticOperators(20_000)); err != nil {
-		t.Fatal(err)
-	}
-	l, err := checkpoint.ReadLayout(bytes.NewReader(b.Bytes()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	size := int64(b.Len())
+	file, l := checkpointtest.SyntheticLayout(t, scenarios.SyntheticOperators(20_000))
+	size := int64(len(file))
 	named := []string{l.Operators[5].ID.String(), strings.ToUpper(l.Operators[7].ID.String()), "0123456789abcdef0123456789abcdef"}
 	for _, tc := range []struct {
 		name     string
@@ -103,14 +95,7 @@ func TestUnionRows(t *testing.T) {
 		{"split", scenarios.Synthetic{Operators: 1, Parallelism: 64, Split: 1}, 0},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			var b bytes.Buffer
-			if err := scenarios.WriteSynthetic(&b, tc.syn); err != nil {
-				t.Fatal(err)
-			}
-			l, err := checkpoint.ReadLayout(bytes.NewReader(b.Bytes()))
-			if err != nil {
-				t.Fatal(err)
-			}
+			_, l := checkpointtest.SyntheticLayout(t, tc.syn)
 			ops := int64(len(l.Operators))
 			for _, rows := range []Rows{{All: true}, {Operators: []string{l.Operators[0].ID.String()}}} {
 				r := Count(l, rows, 128, nil)
