@@ -1,6 +1,7 @@
 package server
 
 import (
+	"cmp"
 	"log/slog"
 	"runtime"
 	"time"
@@ -137,75 +138,47 @@ func (c *Config) setDefaults() {
 	if c.Engine == nil {
 		c.Engine = engine.New()
 	}
-	if c.MaxUploadBytes == 0 {
-		c.MaxUploadBytes = DefaultMaxUploadBytes
-	}
-	if c.MaxInlineBytes == 0 {
-		c.MaxInlineBytes = DefaultMaxInlineBytes
-	}
-	if c.UploadMinRate == 0 {
-		c.UploadMinRate = DefaultUploadMinRate
-	}
-	if c.UploadRateGrace == 0 {
-		c.UploadRateGrace = DefaultUploadRateGrace
-	}
+	c.MaxUploadBytes = cmp.Or(c.MaxUploadBytes, DefaultMaxUploadBytes)
+	c.MaxInlineBytes = cmp.Or(c.MaxInlineBytes, DefaultMaxInlineBytes)
+	c.UploadMinRate = cmp.Or(c.UploadMinRate, DefaultUploadMinRate)
+	c.UploadRateGrace = cmp.Or(c.UploadRateGrace, DefaultUploadRateGrace)
 	if c.MaxConcurrent == 0 {
 		c.MaxConcurrent = 2 * runtime.GOMAXPROCS(0)
 	}
-	if c.QueueWait == 0 {
-		c.QueueWait = DefaultQueueWait
-	}
+	c.QueueWait = cmp.Or(c.QueueWait, DefaultQueueWait)
 	if c.MemoryBudget <= 0 {
 		c.MemoryBudget = DefaultMemoryBudget()
 	}
-	if c.CacheBytes == 0 {
-		c.CacheBytes = c.MemoryBudget / DefaultCacheShare
-	}
-	if c.ResultCacheBytes == 0 {
-		c.ResultCacheBytes = c.CacheBytes / DefaultResultCacheShare
-	}
-	if c.RevalidateInterval == 0 {
-		c.RevalidateInterval = DefaultRevalidateInterval
-	}
+	c.CacheBytes = cmp.Or(c.CacheBytes, c.MemoryBudget/DefaultCacheShare)
+	c.ResultCacheBytes = cmp.Or(c.ResultCacheBytes, c.CacheBytes/DefaultResultCacheShare)
+	c.RevalidateInterval = cmp.Or(c.RevalidateInterval, DefaultRevalidateInterval)
 	if c.PeerShare <= 0 || c.PeerShare > 1 {
 		c.PeerShare = DefaultPeerShare
 	}
-	if c.UploadIdleTimeout <= 0 {
-		c.UploadIdleTimeout = DefaultUploadIdleTimeout
-	}
-	if c.SendIdleTimeout <= 0 {
-		c.SendIdleTimeout = DefaultSendIdleTimeout
-	}
-	if c.HTTPReadHeaderTimeout <= 0 {
-		c.HTTPReadHeaderTimeout = DefaultHTTPReadHeaderTimeout
-	}
-	if c.HTTPBodyTimeout <= 0 {
-		c.HTTPBodyTimeout = DefaultHTTPBodyTimeout
-	}
-	if c.HTTPIdleTimeout <= 0 {
-		c.HTTPIdleTimeout = DefaultHTTPIdleTimeout
-	}
-	if c.HTTPMaxHeaderBytes <= 0 {
-		c.HTTPMaxHeaderBytes = DefaultHTTPMaxHeaderBytes
-	}
-	if c.RequestTimeout == 0 {
-		c.RequestTimeout = DefaultRequestTimeout
-	}
-	if c.MaxTimeout == 0 {
-		c.MaxTimeout = DefaultMaxTimeout
-	}
+	c.UploadIdleTimeout = positiveOr(c.UploadIdleTimeout, DefaultUploadIdleTimeout)
+	c.SendIdleTimeout = positiveOr(c.SendIdleTimeout, DefaultSendIdleTimeout)
+	c.HTTPReadHeaderTimeout = positiveOr(c.HTTPReadHeaderTimeout, DefaultHTTPReadHeaderTimeout)
+	c.HTTPBodyTimeout = positiveOr(c.HTTPBodyTimeout, DefaultHTTPBodyTimeout)
+	c.HTTPIdleTimeout = positiveOr(c.HTTPIdleTimeout, DefaultHTTPIdleTimeout)
+	c.HTTPMaxHeaderBytes = positiveOr(c.HTTPMaxHeaderBytes, DefaultHTTPMaxHeaderBytes)
+	c.RequestTimeout = cmp.Or(c.RequestTimeout, DefaultRequestTimeout)
+	c.MaxTimeout = cmp.Or(c.MaxTimeout, DefaultMaxTimeout)
 	if c.MaxTimeout < c.RequestTimeout {
 		c.MaxTimeout = c.RequestTimeout
 	}
-	if c.CacheEntries == 0 {
-		c.CacheEntries = DefaultCacheEntries
-	}
-	if c.ShutdownTimeout == 0 {
-		c.ShutdownTimeout = DefaultShutdownTimeout
-	}
+	c.CacheEntries = cmp.Or(c.CacheEntries, DefaultCacheEntries)
+	c.ShutdownTimeout = cmp.Or(c.ShutdownTimeout, DefaultShutdownTimeout)
 	if c.Logger == nil {
 		c.Logger = slog.New(slog.DiscardHandler)
 	}
+}
+
+// positiveOr is v, or def when v is zero or negative.
+func positiveOr[T int | int64 | time.Duration](v, def T) T {
+	if v <= 0 {
+		return def
+	}
+	return v
 }
 
 // maxRecvMsgBytes is the gRPC receive limit: an inline file plus room for the plan, and at least

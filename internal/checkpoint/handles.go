@@ -22,6 +22,22 @@ func (s *SubtaskLayout) OperatorStates() iter.Seq[*StateEntryLayout] {
 	}
 }
 
+// OperatorStatesRaw is OperatorStates with, for each state, whether it is raw operator state.
+func (s *SubtaskLayout) OperatorStatesRaw() iter.Seq2[*StateEntryLayout, bool] {
+	return func(yield func(*StateEntryLayout, bool) bool) {
+		for k, h := range [2]*OperatorStateHandleLayout{s.ManagedOperatorState, s.RawOperatorState} {
+			if h == nil {
+				continue
+			}
+			for i := range h.States {
+				if !yield(&h.States[i], k == 1) {
+					return
+				}
+			}
+		}
+	}
+}
+
 // KeyedStateHandles yields the subtask's keyed-state handles that are present: the managed one,
 // then the raw one.
 func (s *SubtaskLayout) KeyedStateHandles() iter.Seq[*KeyedStateHandleLayout] {

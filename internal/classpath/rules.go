@@ -68,11 +68,7 @@ var rules = []findings.RuleMeta{
 		References: []string{"https://maven.apache.org/plugins/maven-shade-plugin/examples/includes-excludes.html"}},
 }
 
-func init() {
-	for _, r := range rules {
-		findings.RegisterDoc(r)
-	}
-}
+func init() { findings.RegisterDoc(rules...) }
 
 func ruleByID(id string) findings.RuleMeta {
 	for _, r := range rules {

@@ -89,26 +89,18 @@ func operatorInfo(stop *cancel.Flag, op *checkpoint.OperatorLayout) *pb.Operator
 			info.FinishedSubtasks++
 			continue
 		}
-		for _, h := range []struct {
-			handle *checkpoint.OperatorStateHandleLayout
-			raw    bool
-		}{{st.ManagedOperatorState, false}, {st.RawOperatorState, true}} {
-			if h.handle == nil {
-				continue
+		for e, raw := range st.OperatorStatesRaw() {
+			stop.Check()
+			k := stateKey{e.Name, e.Mode, raw}
+			s, ok := states[k]
+			if !ok {
+				s = &pb.StateInfo{Name: e.Name, Mode: e.Mode.String(), Raw: raw}
+				states[k] = s
+				order = append(order, k)
 			}
-			for _, e := range h.handle.States {
-				stop.Check()
-				k := stateKey{e.Name, e.Mode, h.raw}
-				s, ok := states[k]
-				if !ok {
-					s = &pb.StateInfo{Name: e.Name, Mode: e.Mode.String(), Raw: h.raw}
-					states[k] = s
-					order = append(order, k)
-				}
-				s.Elements += e.Elements
-				s.Bytes += e.Bytes
-				s.Subtasks++
-			}
+			s.Elements += e.Elements
+			s.Bytes += e.Bytes
+			s.Subtasks++
 		}
 		for k := range st.KeyedStateHandles() {
 			info.KeyedBytes += k.StateSize

@@ -112,20 +112,12 @@ func recordsByIndex(records []checkpoint.SubtaskLayout) []int32 {
 
 // addOldRecord adds what the subtask record st holds to its old subtask's message o.
 func addOldRecord(o *pb.OldSubtaskState, st *checkpoint.SubtaskLayout, stateIndex map[oldStateKey]int) {
-	for _, h := range []struct {
-		h   *checkpoint.OperatorStateHandleLayout
-		raw bool
-	}{{st.ManagedOperatorState, false}, {st.RawOperatorState, true}} {
-		if h.h == nil {
-			continue
-		}
-		for _, e := range h.h.States {
-			o.Elements += e.Elements
-			o.Bytes += e.Bytes
-			if j, ok := stateIndex[oldStateKey{e.Name, h.raw}]; ok {
-				o.States[j].Elements += e.Elements
-				o.States[j].Bytes += e.Bytes
-			}
+	for e, raw := range st.OperatorStatesRaw() {
+		o.Elements += e.Elements
+		o.Bytes += e.Bytes
+		if j, ok := stateIndex[oldStateKey{e.Name, raw}]; ok {
+			o.States[j].Elements += e.Elements
+			o.States[j].Bytes += e.Bytes
 		}
 	}
 	for h := range st.KeyedStateHandles() {

@@ -58,22 +58,24 @@ func bugDoc(b Bug) BugDoc {
 // classpath, lifecycle and job-placement rules), registered by those packages' init.
 var docOnly []RuleMeta
 
-// RegisterDoc adds the documentation of a rule checked by another package, so that
-// `preflight rules` and docs/rules.md list it: call it from that package's init, beside the
-// rule's code. It panics on a duplicate ID or a missing ID, title, severity, cause or remedy.
-func RegisterDoc(m RuleMeta) {
-	if len(m.ID) != 5 || m.Title == "" || m.Severity == SeverityUnspecified || m.Cause == "" || len(m.Remedies) == 0 {
-		panic(fmt.Sprintf("findings: rule %q is missing its ID, title, severity, cause or remedy", m.ID))
-	}
-	if RuleByID(m.ID) != nil {
-		panic("findings: rule " + m.ID + " registered twice")
-	}
-	for _, x := range docOnly {
-		if x.ID == m.ID {
+// RegisterDoc adds the documentation of rules checked by another package, so that
+// `preflight rules` and docs/rules.md list them: call it from that package's init, beside the
+// rules' code. It panics on a duplicate ID or a missing ID, title, severity, cause or remedy.
+func RegisterDoc(ms ...RuleMeta) {
+	for _, m := range ms {
+		if len(m.ID) != 5 || m.Title == "" || m.Severity == SeverityUnspecified || m.Cause == "" || len(m.Remedies) == 0 {
+			panic(fmt.Sprintf("findings: rule %q is missing its ID, title, severity, cause or remedy", m.ID))
+		}
+		if RuleByID(m.ID) != nil {
 			panic("findings: rule " + m.ID + " registered twice")
 		}
+		for _, x := range docOnly {
+			if x.ID == m.ID {
+				panic("findings: rule " + m.ID + " registered twice")
+			}
+		}
+		docOnly = append(docOnly, m)
 	}
-	docOnly = append(docOnly, m)
 }
 
 // RuleDocs returns the documentation of every registered rule, in ID order: this package's

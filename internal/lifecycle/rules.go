@@ -25,8 +25,4 @@ var rules = []findings.RuleMeta{
 		References: []string{"https://nightlies.apache.org/flink/flink-docs-stable/docs/ops/state/savepoints/#assigning-operator-ids"}},
 }
 
-func init() {
-	for _, r := range rules {
-		findings.RegisterDoc(r)
-	}
-}
+func init() { findings.RegisterDoc(rules...) }

@@ -38,7 +38,4 @@ var unverifiedRule = findings.RuleMeta{
 		"CheckOptions.verify_files_budget_ms)."}},
 }
 
-func init() {
-	findings.RegisterDoc(missingRule)
-	findings.RegisterDoc(unverifiedRule)
-}
+func init() { findings.RegisterDoc(missingRule, unverifiedRule) }
