@@ -188,16 +188,7 @@ func TestPiecesRoundTrip(t *testing.T) {
 		{"one finding with many names", &pb.RescaleReport{Findings: []*pb.Finding{findings[0], names, findings[1]}}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			s := grpc.NewServer()
-			pb.RegisterPreflightServiceServer(s, piecesOf{rep: tc.rep})
-			t.Cleanup(s.Stop)
-			conn, _ := testutil.DialBufconn(t, s.Serve)
-			c := client.New(conn)
-			defer c.Close()
-			got, err := c.Check(context.Background(), &pb.CheckRescaleRequest{})
-			if err != nil {
-				t.Fatal(err)
-			}
+			got := joinedReport(t, piecesOf{rep: tc.rep})
 			if !proto.Equal(got, tc.rep) {
 				t.Errorf("joined report differs: %d operators, %d findings, want %d, %d",
 					len(got.GetOperators()), len(got.GetFindings()), len(tc.rep.GetOperators()), len(tc.rep.GetFindings()))
@@ -301,7 +292,7 @@ func TestPiecesStreamedDuringCheck(t *testing.T) {
 		if verdicts() != before+1 {
 			t.Errorf("%s: %v verdicts counted after the check, want %v", name, verdicts(), before+1)
 		}
-		got := joinPieces(t, pieces)
+		got := joinedReport(t, fixedPieces{pieces: pieces})
 		got.Checkpoint.Source = whole.Report.Checkpoint.Source // an upload names its file otherwise
 		got.CheckpointChoice = nil                             // the latest checkpoint is the file
 		if !proto.Equal(got, whole.GetReport()) {
@@ -310,11 +301,12 @@ func TestPiecesStreamedDuringCheck(t *testing.T) {
 	}
 }
 
-// joinPieces joins pieces as the Go client does, through a server answering them.
-func joinPieces(t *testing.T, pieces []*pb.ReportPiece) *pb.RescaleReport {
+// joinedReport is the report the Go client joins, as it does, from what srv's CheckRescaleStream
+// answers.
+func joinedReport(t *testing.T, srv pb.PreflightServiceServer) *pb.RescaleReport {
 	t.Helper()
 	s := grpc.NewServer()
-	pb.RegisterPreflightServiceServer(s, fixedPieces{pieces: pieces})
+	pb.RegisterPreflightServiceServer(s, srv)
 	defer s.Stop()
 	conn, _ := testutil.DialBufconn(t, s.Serve)
 	c := client.New(conn)

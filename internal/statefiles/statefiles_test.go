@@ -124,15 +124,7 @@ func TestVerifyLocal(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(sp, "_metadata"), meta, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	o, err := source.New(source.Config{Allow: []string{job}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer o.Close()
-	res, err := Check(context.Background(), o, sp, time.Minute)
-	if err != nil {
-		t.Fatal(err)
-	}
+	res := checkFiles(t, localOpener(t, job), sp)
 	want := map[string]pb.FileProblemKind{
 		"file://" + filepath.Join(sp, "ok"):                   pb.FileProblemKind_FILE_PROBLEM_KIND_UNSPECIFIED,
 		"file://" + filepath.Join(sp, "short"):                pb.FileProblemKind_FILE_PROBLEM_KIND_WRONG_SIZE,
@@ -264,15 +256,8 @@ func TestSyntheticFolder(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	o, err := source.New(source.Config{Allow: []string{filepath.Dir(dir)}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer o.Close()
-	res, err := Check(context.Background(), o, dir, time.Minute)
-	if err != nil {
-		t.Fatal(err)
-	}
+	o := localOpener(t, filepath.Dir(dir))
+	res := checkFiles(t, o, dir)
 	if s := res.Summary().GetSummary(); s != "50 files verified" || len(res.Findings()) != 0 {
 		t.Fatalf("intact folder: %q, %v", s, res.Findings())
 	}
@@ -280,10 +265,7 @@ func TestSyntheticFolder(t *testing.T) {
 	if err := os.Truncate(filepath.Join(dir, names[7]), 1); err != nil {
 		t.Fatal(err)
 	}
-	res, err = Check(context.Background(), o, dir, time.Minute)
-	if err != nil {
-		t.Fatal(err)
-	}
+	res = checkFiles(t, o, dir)
 	sum := res.Summary()
 	if sum.GetSummary() != "2 of 50 files missing or wrong (48 verified)" || sum.GetMissing() != 1 || sum.GetWrongSize() != 1 {
 		t.Fatalf("summary %+v", sum)
@@ -293,6 +275,27 @@ func TestSyntheticFolder(t *testing.T) {
 			t.Errorf("problem with an intact file: %+v", p)
 		}
 	}
+}
+
+// localOpener opens the local files under allow; it is closed when the test ends.
+func localOpener(t *testing.T, allow string) *source.Opener {
+	t.Helper()
+	o, err := source.New(source.Config{Allow: []string{allow}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { o.Close() })
+	return o
+}
+
+// checkFiles verifies the state files of the snapshot at uri within a minute.
+func checkFiles(t *testing.T, o *source.Opener, uri string) *Result {
+	t.Helper()
+	res, err := Check(context.Background(), o, uri, time.Minute)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res
 }
 
 // fakeStatter answers every stat with err (or size when err is nil).
