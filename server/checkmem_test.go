@@ -15,9 +15,9 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
-	"github.com/flinkpreflight/preflight/internal/checkpoint/checkpointtest"
 	"github.com/flinkpreflight/preflight/internal/memmodel"
 	"github.com/flinkpreflight/preflight/internal/scenarios"
+	"github.com/flinkpreflight/preflight/internal/scenarios/scenariotest"
 	pb "github.com/flinkpreflight/preflight/proto/preflight/v1"
 )
 
@@ -28,7 +28,7 @@ import (
 // the budget, the ones that do not fit waiting for the others.
 func TestOperatorHeavyBudget(t *testing.T) {
 	noLeaks(t)
-	file, layout := checkpointtest.SyntheticLayout(t, scenarios.SyntheticOperators(20_000))
+	file, layout := scenariotest.SyntheticLayout(t, scenarios.SyntheticOperators(20_000))
 	size := int64(len(file))
 	plan := &pb.RescalePlan{DefaultParallelism: 1}
 	r := recordCounts(layout, plan, nil, false)
@@ -135,7 +135,7 @@ func TestSoftMemoryLimit(t *testing.T) {
 // CheckRescale with include_subtasks for its rows (2000 operators × 64 subtasks, an estimated
 // 78 MiB), CheckRescaleStream of the same request runs.
 func TestPiecesReserveNoRows(t *testing.T) {
-	file, layout := checkpointtest.SyntheticLayout(t, scenarios.SyntheticOperators(2000))
+	file, layout := scenariotest.SyntheticLayout(t, scenarios.SyntheticOperators(2000))
 	req := &pb.CheckRescaleRequest{Checkpoint: &pb.CheckpointSource{Source: &pb.CheckpointSource_Metadata{Metadata: file}},
 		Plan: &pb.RescalePlan{DefaultParallelism: 64}, Options: &pb.CheckOptions{IncludeSubtasks: true}}
 	inPieces := memmodel.RequestBaseBytes + recordCounts(layout, req.Plan, req.Options, true).Bytes()
@@ -167,7 +167,7 @@ func TestPiecesReserveNoRows(t *testing.T) {
 // records and rows as a check of a named file does: under a budget that holds the file but not
 // its include_subtasks rows, it is refused naming the operators; without rows it runs.
 func TestDiscoveredReservesRows(t *testing.T) {
-	file, layout := checkpointtest.SyntheticLayout(t, scenarios.SyntheticOperators(2000))
+	file, layout := scenariotest.SyntheticLayout(t, scenarios.SyntheticOperators(2000))
 	root := t.TempDir()
 	snap := filepath.Join(root, "chk-3", "_metadata")
 	os.MkdirAll(filepath.Dir(snap), 0o755)

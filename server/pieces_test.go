@@ -21,8 +21,8 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/flinkpreflight/preflight/client"
-	"github.com/flinkpreflight/preflight/internal/checkpoint/checkpointtest"
 	"github.com/flinkpreflight/preflight/internal/scenarios"
+	"github.com/flinkpreflight/preflight/internal/scenarios/scenariotest"
 	"github.com/flinkpreflight/preflight/internal/testutil"
 	pb "github.com/flinkpreflight/preflight/proto/preflight/v1"
 )
@@ -35,7 +35,7 @@ func unionDoubled(t *testing.T, oldP int, cfg Config) (h *harness, path string, 
 	dir := t.TempDir()
 	// In a checkpoint folder of its own, so that a check of the job's latest checkpoint finds it.
 	path = filepath.Join(dir, "chk-1", "_metadata")
-	testutil.WriteFile(t, path, checkpointtest.Synthetic(t, scenarios.SyntheticUnion(oldP)))
+	testutil.WriteFile(t, path, scenariotest.Synthetic(t, scenarios.SyntheticUnion(oldP)))
 	cfg.Allow = []string{dir}
 	h = startInProcess(t, cfg)
 	req = &pb.CheckRescaleRequest{Checkpoint: &pb.CheckpointSource{Source: &pb.CheckpointSource_Uri{Uri: path}},

@@ -9,9 +9,9 @@ import (
 
 	"google.golang.org/protobuf/proto"
 
-	"github.com/flinkpreflight/preflight/internal/checkpoint/checkpointtest"
 	"github.com/flinkpreflight/preflight/internal/report"
 	"github.com/flinkpreflight/preflight/internal/scenarios"
+	"github.com/flinkpreflight/preflight/internal/scenarios/scenariotest"
 	"github.com/flinkpreflight/preflight/internal/testutil"
 	pb "github.com/flinkpreflight/preflight/proto/preflight/v1"
 )
@@ -24,7 +24,7 @@ import (
 func TestSubtasksJSONThroughServerSpilled(t *testing.T) {
 	dir := t.TempDir()
 	path := filepath.Join(dir, "_metadata")
-	testutil.WriteFile(t, path, checkpointtest.Synthetic(t, scenarios.SyntheticUnion(768)))
+	testutil.WriteFile(t, path, scenariotest.Synthetic(t, scenarios.SyntheticUnion(768)))
 	spills := t.TempDir()
 	t.Setenv("TMPDIR", spills)
 	addr := startServer(t, dir)
@@ -68,7 +68,7 @@ func TestSubtasksJSONThroughServerSpilled(t *testing.T) {
 func TestDiscoveredSubtasksJSONSpilled(t *testing.T) {
 	root := t.TempDir()
 	snap := filepath.Join(root, "chk-5", "_metadata")
-	testutil.WriteFile(t, snap, checkpointtest.Synthetic(t, scenarios.SyntheticUnion(256)))
+	testutil.WriteFile(t, snap, scenariotest.Synthetic(t, scenarios.SyntheticUnion(256)))
 	spills := 0
 	defer func(f func() (*report.OperatorSpill, error)) { newOperatorSpill = f }(newOperatorSpill)
 	newOperatorSpill = func() (*report.OperatorSpill, error) {

@@ -18,6 +18,7 @@ import (
 	"github.com/flinkpreflight/preflight/internal/report"
 	"github.com/flinkpreflight/preflight/internal/rescale"
 	"github.com/flinkpreflight/preflight/internal/scenarios"
+	"github.com/flinkpreflight/preflight/internal/scenarios/scenariotest"
 	pb "github.com/flinkpreflight/preflight/proto/preflight/v1"
 )
 
@@ -142,7 +143,7 @@ func resultOperators(r *rescale.Result) iter.Seq[checkpoint.OperatorID] {
 // ranges of one vertex and of the whole job.
 func TestStreamTextMatches(t *testing.T) {
 	layouts := testdataLayouts(t)
-	_, layouts["synthetic 5000 operators"] = checkpointtest.SyntheticLayout(t, scenarios.SyntheticOperators(5000))
+	_, layouts["synthetic 5000 operators"] = scenariotest.SyntheticLayout(t, scenarios.SyntheticOperators(5000))
 	streamTextMatches(t, layouts)
 }
 
@@ -197,7 +198,7 @@ func TestChartOperatorsIsReportsMaxCharts(t *testing.T) {
 // TestChartsCapped: a rescale whose findings name thousands of operators charts the first
 // ChartOperators of them and says so; the streamed report keeps no more than those.
 func TestChartsCapped(t *testing.T) {
-	_, l := checkpointtest.SyntheticLayout(t, scenarios.Synthetic{Operators: 3000, Parallelism: 2, Union: 1})
+	_, l := scenariotest.SyntheticLayout(t, scenarios.Synthetic{Operators: 3000, Parallelism: 2, Union: 1})
 	var table report.OperatorTable
 	// A 256-byte frame: every operator's payload (334 bytes a subtask) is refused (PF120).
 	rep, err := New().check(context.Background(), checkRun{layout: l, source: "synthetic", opts: &pb.CheckOptions{RpcFrameSizeBytes: 256}, detail: SubtasksForChart, each: table.Add}, &pb.RescalePlan{DefaultParallelism: 4})
@@ -228,7 +229,7 @@ func TestChartsCapped(t *testing.T) {
 func TestCheckInPieces(t *testing.T) {
 	defer func(n int) { rowChunkBytes = n }(rowChunkBytes)
 	layouts := testdataLayouts(t)
-	_, l := checkpointtest.SyntheticLayout(t, scenarios.SyntheticUnion(64))
+	_, l := scenariotest.SyntheticLayout(t, scenarios.SyntheticUnion(64))
 	layouts["union"] = l
 	e, ctx := New(), context.Background()
 	continuedParts := 0

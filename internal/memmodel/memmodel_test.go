@@ -4,8 +4,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/flinkpreflight/preflight/internal/checkpoint/checkpointtest"
 	"github.com/flinkpreflight/preflight/internal/scenarios"
+	"github.com/flinkpreflight/preflight/internal/scenarios/scenariotest"
 )
 
 func TestFileSizePart(t *testing.T) {
@@ -38,7 +38,7 @@ func TestFileSizePart(t *testing.T) {
 // largest parallelism the plan may give it; an ID of no operator gets none); a check in pieces
 // holds none of them but PiecesBytes.
 func TestRecordPart(t *testing.T) {
-	file, l := checkpointtest.SyntheticLayout(t, scenarios.SyntheticOperators(20_000))
+	file, l := scenariotest.SyntheticLayout(t, scenarios.SyntheticOperators(20_000))
 	size := int64(len(file))
 	named := []string{l.Operators[5].ID.String(), strings.ToUpper(l.Operators[7].ID.String()), "0123456789abcdef0123456789abcdef"}
 	for _, tc := range []struct {
@@ -95,7 +95,7 @@ func TestUnionRows(t *testing.T) {
 		{"split", scenarios.Synthetic{Operators: 1, Parallelism: 64, Split: 1}, 0},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			_, l := checkpointtest.SyntheticLayout(t, tc.syn)
+			_, l := scenariotest.SyntheticLayout(t, tc.syn)
 			ops := int64(len(l.Operators))
 			for _, rows := range []Rows{{All: true}, {Operators: []string{l.Operators[0].ID.String()}}} {
 				r := Count(l, rows, 128, nil)

@@ -10,7 +10,6 @@ import (
 	"testing"
 
 	"github.com/flinkpreflight/preflight/internal/checkpoint"
-	"github.com/flinkpreflight/preflight/internal/scenarios"
 )
 
 // Layout writes m as a _metadata file in memory and decodes it again.
@@ -25,27 +24,6 @@ func Layout(tb testing.TB, m *checkpoint.Metadata) *checkpoint.Layout {
 		tb.Fatal(err)
 	}
 	return l
-}
-
-// Synthetic returns the _metadata bytes of the generated checkpoint s (scenarios.WriteSynthetic).
-func Synthetic(tb testing.TB, s scenarios.Synthetic) []byte {
-	tb.Helper()
-	var b bytes.Buffer
-	if err := scenarios.WriteSynthetic(&b, s); err != nil {
-		tb.Fatal(err)
-	}
-	return b.Bytes()
-}
-
-// SyntheticLayout returns the _metadata bytes of the generated checkpoint s and their layout.
-func SyntheticLayout(tb testing.TB, s scenarios.Synthetic) ([]byte, *checkpoint.Layout) {
-	tb.Helper()
-	file := Synthetic(tb, s)
-	l, err := checkpoint.ReadLayout(bytes.NewReader(file))
-	if err != nil {
-		tb.Fatal(err)
-	}
-	return file, l
 }
 
 // Decodable yields the path and layout of each _metadata file in paths that reads and decodes,
