@@ -196,15 +196,21 @@ const (
 
 // legacyKind walks c's superclasses and superinterfaces within the inputs (a type outside them
 // counts by its name only) and reports whether c is a ListCheckpointed and a CheckpointedFunction.
-// Hostile class files may form cycles: each type is visited once, and at most maxSupertypes.
-func (s *classSet) legacyKind(c *classfile.Class) (lc, cf bool) {
+// Hostile class files may form cycles: each type is visited once, and at most maxSupertypes;
+// complete is false when the walk stopped there with supertypes left unread.
+func (s *classSet) legacyKind(c *classfile.Class) (lc, cf, complete bool) {
 	seen := map[string]bool{c.Name: true}
 	queue := []*classfile.Class{c}
+	complete = true
 	for len(queue) > 0 {
 		k := queue[0]
 		queue = queue[1:]
 		for _, up := range append([]string{k.Super}, k.Interfaces...) {
-			if up == "" || seen[up] || len(seen) > maxSupertypes {
+			if up == "" || seen[up] {
+				continue
+			}
+			if len(seen) > maxSupertypes {
+				complete = false
 				continue
 			}
 			seen[up] = true
@@ -215,7 +221,7 @@ func (s *classSet) legacyKind(c *classfile.Class) (lc, cf bool) {
 			}
 		}
 	}
-	return lc, cf
+	return lc, cf, complete
 }
 
 // listRestored reports whether Flink calls the analysed class's restoreState(List) on restore:
@@ -225,7 +231,12 @@ func (s *classSet) legacyKind(c *classfile.Class) (lc, cf bool) {
 func (a *analysis) listRestored() bool {
 	if a.listRoot == 0 {
 		a.listRoot = -1
-		lc, cf := a.set.legacyKind(a.root)
+		lc, cf, complete := a.set.legacyKind(a.root)
+		if !complete {
+			// Past the bound the class may still be a ListCheckpointed: say so rather than
+			// answer "no restore root" as if the walk had ended.
+			a.fail(a.root, nil, 0, "more than %d supertypes: not decided whether Flink calls restoreState(List) on restore", maxSupertypes)
+		}
 		if lc && !cf || !lc && !cf && a.inheritedByListCheckpointed() {
 			a.listRoot = 1
 		}
@@ -262,7 +273,7 @@ func (a *analysis) inheritedByListCheckpointed() bool {
 			if kc == nil || kc.Super != name || declaresListRestore(kc) {
 				continue // not a subclass (a hostile class may name a class as its interface), or its own root
 			}
-			lc, cf := a.set.legacyKind(kc)
+			lc, cf, _ := a.set.legacyKind(kc) // a subclass past the bound is not taken for a root
 			if lc && !cf {
 				return true
 			}

@@ -3,10 +3,15 @@ package restorecode
 import (
 	"bytes"
 	"context"
+	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
+
+	"github.com/flinkpreflight/preflight/internal/testutil"
 )
 
 // TestListCheckpointedCycles: hostile class files whose superclasses (A extends B extends A) and
@@ -94,5 +99,61 @@ func TestListCheckpointedCycles(t *testing.T) {
 				t.Errorf("cyc.A %q: %q, want %q (report %+v)", listCheckpointedState, got, tc.want, rep.Classes)
 			}
 		})
+	}
+}
+
+// TestListCheckpointedSupertypeBound: a class reaching ListCheckpointed only through a chain of
+// superinterfaces longer than the walk's bound (maxSupertypes) is not silently taken for a
+// class Flink never restores through restoreState(List): the analysis reports that it did not
+// decide, naming the class. Within the bound the state is found as usual.
+func TestListCheckpointedSupertypeBound(t *testing.T) {
+	depths := []int{8, maxSupertypes + 8}
+	src := t.TempDir()
+	testutil.WriteFile(t, filepath.Join(src, "org/apache/flink/streaming/api/checkpoint/ListCheckpointed.java"), []byte(
+		"package org.apache.flink.streaming.api.checkpoint;\n"+
+			"public interface ListCheckpointed<T extends java.io.Serializable> {\n"+
+			"    java.util.List<T> snapshotState(long checkpointId, long timestamp) throws Exception;\n"+
+			"    void restoreState(java.util.List<T> state) throws Exception;\n}\n"))
+	for _, depth := range depths {
+		pkg := fmt.Sprintf("d%d", depth) // A implements I0, I0 extends I1, ..., the last ListCheckpointed
+		testutil.WriteFile(t, filepath.Join(src, pkg, "A.java"), []byte("package "+pkg+";\npublic class A implements I0 {\n"+
+			"    protected long offset;\n"+
+			"    public java.util.List<Long> snapshotState(long id, long ts) { return null; }\n"+
+			"    public void restoreState(java.util.List<Long> state) { offset = state.get(0); }\n}\n"))
+		for i := range depth {
+			up := fmt.Sprintf("I%d", i+1)
+			if i == depth-1 {
+				up = "org.apache.flink.streaming.api.checkpoint.ListCheckpointed<Long>"
+			}
+			testutil.WriteFile(t, filepath.Join(src, pkg, fmt.Sprintf("I%d.java", i)), []byte(fmt.Sprintf("package %s;\npublic interface I%d extends %s {}\n", pkg, i, up)))
+		}
+	}
+	classes := compileJava(t, src)
+	for _, depth := range depths {
+		pkg := fmt.Sprintf("d%d", depth)
+		in := Input{Path: pkg + ".jar", Open: func(ctx context.Context, visit func(string, []byte) error) error {
+			return filepath.WalkDir(filepath.Join(classes, pkg), func(p string, d fs.DirEntry, err error) error {
+				if err != nil || d.IsDir() {
+					return err
+				}
+				b, err := os.ReadFile(p)
+				if err != nil {
+					return err
+				}
+				return visit(pkg+"/"+d.Name(), b)
+			})
+		}}
+		rep, err := Analyze(context.Background(), []Input{in}, Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, st := findState(rep, pkg+".A", listCheckpointedState)
+		undecided := false
+		for _, e := range rep.Errors {
+			undecided = undecided || e.Class == pkg+".A" && strings.Contains(e.Message, "not decided")
+		}
+		if want := depth <= maxSupertypes; (st != nil) != want || undecided == want {
+			t.Errorf("depth %d: state found %v, undecided reported %v (errors %+v)", depth, st != nil, undecided, rep.Errors)
+		}
 	}
 }
