@@ -266,6 +266,9 @@ func (a *analysis) inheritedByListCheckpointed() bool {
 				continue
 			}
 			if seen[k] = true; len(seen) > maxListSubclasses || a.flag.Err() != nil {
+				if a.flag.Err() == nil {
+					a.fail(a.root, nil, 0, "more than %d subclasses: not decided whether one inherits restoreState(List) as a ListCheckpointed", maxListSubclasses)
+				}
 				return false
 			}
 			*a.steps++

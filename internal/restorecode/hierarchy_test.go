@@ -102,37 +102,60 @@ func TestListCheckpointedCycles(t *testing.T) {
 	}
 }
 
-// TestListCheckpointedSupertypeBound: a class reaching ListCheckpointed only through a chain of
-// superinterfaces longer than the walk's bound (maxSupertypes) is not silently taken for a
-// class Flink never restores through restoreState(List): the analysis reports that it did not
-// decide, naming the class. Within the bound the state is found as usual.
-func TestListCheckpointedSupertypeBound(t *testing.T) {
-	depths := []int{8, maxSupertypes + 8}
+// TestListCheckpointedWalkBounds: whether Flink calls a class's restoreState(List) depends on
+// walks of its supertypes (a chain of superinterfaces reaching ListCheckpointed) and of its
+// subclasses (one that is a ListCheckpointed inheriting the method). Past their bounds
+// (maxSupertypes, maxListSubclasses) the analysis reports that it did not decide, naming the
+// class, instead of silently answering "not restored"; within them the state is found as usual.
+func TestListCheckpointedWalkBounds(t *testing.T) {
+	const lcType = "org.apache.flink.streaming.api.checkpoint.ListCheckpointed<Long>"
+	cases := []struct {
+		pkg          string
+		supers, subs int  // A implements I0 … I(supers-1), ending in ListCheckpointed; subs subclasses of A
+		lcSub        bool // the last subclass is a ListCheckpointed
+		want         bool
+	}{
+		{"sup8", 8, 0, false, true},
+		{"sup72", maxSupertypes + 8, 0, false, false},
+		{"sub8", 0, 8, true, true},
+		{"sub264", 0, maxListSubclasses + 8, false, false},
+	}
 	src := t.TempDir()
 	testutil.WriteFile(t, filepath.Join(src, "org/apache/flink/streaming/api/checkpoint/ListCheckpointed.java"), []byte(
 		"package org.apache.flink.streaming.api.checkpoint;\n"+
 			"public interface ListCheckpointed<T extends java.io.Serializable> {\n"+
 			"    java.util.List<T> snapshotState(long checkpointId, long timestamp) throws Exception;\n"+
 			"    void restoreState(java.util.List<T> state) throws Exception;\n}\n"))
-	for _, depth := range depths {
-		pkg := fmt.Sprintf("d%d", depth) // A implements I0, I0 extends I1, ..., the last ListCheckpointed
-		testutil.WriteFile(t, filepath.Join(src, pkg, "A.java"), []byte("package "+pkg+";\npublic class A implements I0 {\n"+
-			"    protected long offset;\n"+
+	write := func(pkg, name, decl string) {
+		testutil.WriteFile(t, filepath.Join(src, pkg, name+".java"), []byte("package "+pkg+";\npublic "+decl+"\n"))
+	}
+	for _, tc := range cases {
+		impl := ""
+		if tc.supers > 0 {
+			impl = " implements I0"
+		}
+		write(tc.pkg, "A", "class A"+impl+" {\n    protected long offset;\n"+
 			"    public java.util.List<Long> snapshotState(long id, long ts) { return null; }\n"+
-			"    public void restoreState(java.util.List<Long> state) { offset = state.get(0); }\n}\n"))
-		for i := range depth {
+			"    public void restoreState(java.util.List<Long> state) { offset = state.get(0); }\n}")
+		for i := range tc.supers {
 			up := fmt.Sprintf("I%d", i+1)
-			if i == depth-1 {
-				up = "org.apache.flink.streaming.api.checkpoint.ListCheckpointed<Long>"
+			if i == tc.supers-1 {
+				up = lcType
 			}
-			testutil.WriteFile(t, filepath.Join(src, pkg, fmt.Sprintf("I%d.java", i)), []byte(fmt.Sprintf("package %s;\npublic interface I%d extends %s {}\n", pkg, i, up)))
+			write(tc.pkg, fmt.Sprintf("I%d", i), fmt.Sprintf("interface I%d extends %s {}", i, up))
+		}
+		for i := range tc.subs {
+			impl := ""
+			if tc.lcSub && i == tc.subs-1 {
+				impl = " implements " + lcType
+			}
+			write(tc.pkg, fmt.Sprintf("S%d", i), fmt.Sprintf("class S%d extends A%s {}", i, impl))
 		}
 	}
 	classes := compileJava(t, src)
-	for _, depth := range depths {
-		pkg := fmt.Sprintf("d%d", depth)
-		in := Input{Path: pkg + ".jar", Open: func(ctx context.Context, visit func(string, []byte) error) error {
-			return filepath.WalkDir(filepath.Join(classes, pkg), func(p string, d fs.DirEntry, err error) error {
+	for _, tc := range cases {
+		in := Input{Path: tc.pkg + ".jar", Open: func(ctx context.Context, visit func(string, []byte) error) error {
+			return filepath.WalkDir(filepath.Join(classes, tc.pkg), func(p string, d fs.DirEntry, err error) error {
 				if err != nil || d.IsDir() {
 					return err
 				}
@@ -140,20 +163,20 @@ func TestListCheckpointedSupertypeBound(t *testing.T) {
 				if err != nil {
 					return err
 				}
-				return visit(pkg+"/"+d.Name(), b)
+				return visit(tc.pkg+"/"+d.Name(), b)
 			})
 		}}
 		rep, err := Analyze(context.Background(), []Input{in}, Options{})
 		if err != nil {
 			t.Fatal(err)
 		}
-		_, st := findState(rep, pkg+".A", listCheckpointedState)
+		_, st := findState(rep, tc.pkg+".A", listCheckpointedState)
 		undecided := false
 		for _, e := range rep.Errors {
-			undecided = undecided || e.Class == pkg+".A" && strings.Contains(e.Message, "not decided")
+			undecided = undecided || e.Class == tc.pkg+".A" && strings.Contains(e.Message, "not decided")
 		}
-		if want := depth <= maxSupertypes; (st != nil) != want || undecided == want {
-			t.Errorf("depth %d: state found %v, undecided reported %v (errors %+v)", depth, st != nil, undecided, rep.Errors)
+		if (st != nil) != tc.want || undecided == tc.want {
+			t.Errorf("%s: state found %v, undecided reported %v (errors %+v)", tc.pkg, st != nil, undecided, rep.Errors)
 		}
 	}
 }
