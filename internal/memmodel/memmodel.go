@@ -56,6 +56,16 @@ func ProcessBytes(size int64) int64 {
 	return ProcessBaseBytes + FileBytes(size)
 }
 
+// RuntimeLimit is the Go soft memory limit that keeps a process's resident memory within bound
+// when fileBacked bytes of it are pages mapped from files (the binary's code and data: tens of
+// MiB with the cloud SDKs), which the runtime does not count but resident memory does. Some of
+// the bound stays for what is resident outside the runtime's count (libc, page tables) and for
+// the collector's lag behind a soft limit: 4 MiB and a sixteenth, since a fixed margin alone fell
+// short on a million operators (bench/README.md, "Operator-heavy files met").
+func RuntimeLimit(bound, fileBacked int64) int64 {
+	return bound - fileBacked - 4<<20 - bound/16
+}
+
 // RequestBytes is what the daemon reserves for a request reading a file of size bytes.
 func RequestBytes(size int64) int64 {
 	return RequestBaseBytes + FileBytes(size)

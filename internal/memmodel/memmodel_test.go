@@ -32,6 +32,21 @@ func TestFileSizePart(t *testing.T) {
 	}
 }
 
+// TestRuntimeLimit: the bound less the file-backed pages, 4 MiB and a sixteenth of the bound.
+func TestRuntimeLimit(t *testing.T) {
+	for _, tc := range []struct {
+		bound, fileBacked, want int64
+	}{
+		{64 << 20, 0, 56 << 20},
+		{64 << 20, 24 << 20, 32 << 20},
+		{128 << 20, 24 << 20, 92 << 20},
+	} {
+		if got := RuntimeLimit(tc.bound, tc.fileBacked); got != tc.want {
+			t.Errorf("RuntimeLimit(%d, %d) = %d, want %d", tc.bound, tc.fileBacked, got, tc.want)
+		}
+	}
+}
+
 // TestRecordPart: 20k operators of one subtask each; rows follow the plan's default
 // parallelism (or the stored one) plus each per-vertex parallelism, and count only when asked:
 // every operator's (include_subtasks), or the named operators' (subtask_operators: each at the
