@@ -110,6 +110,7 @@ func (a *admission) cachePut(key string, e cacheValue) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	a.cache.put(key, e, a.cfg.MemoryBudget-a.memUsed)
+	a.accountLocked()
 }
 
 // resultPut caches a finished answer (memo.go) like cachePut, reporting whether it was kept.
@@ -330,13 +331,16 @@ func (g *grant) received() {
 }
 
 // accountLocked evicts cached layouts that no longer fit beside the reservations, and updates
-// the gauges.
+// the gauges and Config.OnReserved.
 func (a *admission) accountLocked() {
 	a.cache.shrinkTo(a.cfg.MemoryBudget - a.memUsed)
 	a.m.memReserved.Set(float64(a.memUsed))
 	layouts, results := a.cache.sizes()
 	a.m.cacheBytes.Set(float64(layouts))
 	a.m.resultCacheBytes.Set(float64(results))
+	if a.cfg.OnReserved != nil {
+		a.cfg.OnReserved(a.memUsed + layouts + results)
+	}
 }
 
 func fmtBytes(n int64) string {

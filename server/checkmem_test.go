@@ -5,16 +5,19 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/testutil"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
+	"github.com/flinkpreflight/preflight/internal/checkpoint"
 	"github.com/flinkpreflight/preflight/internal/memmodel"
 	"github.com/flinkpreflight/preflight/internal/scenarios"
 	"github.com/flinkpreflight/preflight/internal/scenarios/scenariotest"
@@ -127,6 +130,82 @@ func TestSoftMemoryLimit(t *testing.T) {
 				t.Errorf("SoftMemoryLimit(%d) = %d, want %d", tc.budget, got, tc.want)
 			}
 		})
+	}
+}
+
+// TestMemoryLimiter: the limit is the baseline plus what is reserved, less the binary's pages and
+// the margin of memmodel.RuntimeLimit, never below idleRuntimeBytes beyond what is reserved nor
+// above SoftMemoryLimit; Follow sets it only when it moves by more than a sixteenth.
+func TestMemoryLimiter(t *testing.T) {
+	write, missing := tempFiles(t)
+	meminfo := write("meminfo", "MemTotal:       8000000 kB\n")
+	defer func(a, b, c string) { cgroupV2MemoryMax, cgroupV1Limit, procMeminfo = a, b, c }(cgroupV2MemoryMax, cgroupV1Limit, procMeminfo)
+	cgroupV2MemoryMax, cgroupV1Limit, procMeminfo = missing, missing, meminfo
+	const mib = 1 << 20
+	for _, tc := range []struct {
+		name                         string
+		v2                           string
+		budget, fileBacked, reserved int64
+		want                         int64
+	}{
+		{"idle", missing, 600 * mib, 24 * mib, 0, 32 * mib},
+		{"one request", missing, 600 * mib, 24 * mib, 16 * mib, 80*mib - 24*mib - 4*mib - 5*mib},
+		{"budget reserved: the margin grows past idleRuntimeBytes", missing, 600 * mib, 24 * mib, 600 * mib, idleRuntimeBytes + 600*mib},
+		{"binary larger than the baseline", missing, 600 * mib, 60 * mib, 0, idleRuntimeBytes},
+		{"binary larger, one request", missing, 600 * mib, 60 * mib, 16 * mib, idleRuntimeBytes + 16*mib},
+		{"capped by the container", write("v2", "536870912\n"), 1 << 30, 24 * mib, 1 << 30, 536870912 / 10 * 9},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			defer func(v2 string) { cgroupV2MemoryMax = v2 }(cgroupV2MemoryMax)
+			cgroupV2MemoryMax = tc.v2
+			m := NewMemoryLimiter(tc.budget, func() int64 { return tc.fileBacked }, func(int64) int64 { return 0 })
+			if got := m.Limit(tc.reserved); got != tc.want {
+				t.Errorf("Limit(%d) = %d, want %d", tc.reserved, got, tc.want)
+			}
+		})
+	}
+
+	// The binary's pages grow by 2 MiB after start; they are read again when the limit moves.
+	var set []int64
+	file := int64(24 * mib)
+	m := NewMemoryLimiter(600*mib, func() int64 { return file }, func(l int64) int64 { set = append(set, l); return 0 })
+	file = 26 * mib
+	for _, r := range []int64{1 * mib, 4 * mib, 5 * mib, 0, 600 * mib, 0} {
+		m.Follow(r)
+	}
+	want := []int64{32 * mib, 68*mib - 26*mib - 4*mib - 68*mib/16, 30 * mib, idleRuntimeBytes + 600*mib, 30 * mib}
+	if !slices.Equal(set, want) {
+		t.Errorf("limits set %v, want %v (1 MiB and 5 MiB move it less than a sixteenth)", set, want)
+	}
+}
+
+// TestAdmissionReportsReserved: OnReserved sees what requests and cached layouts hold after each
+// change.
+func TestAdmissionReportsReserved(t *testing.T) {
+	var last int64 = -1
+	cfg := Config{MaxConcurrent: 2, MemoryBudget: 100 << 20, PeerShare: 1, QueueWait: time.Second,
+		OnReserved: func(r int64) { last = r }}
+	a := newAdmission(&cfg, newLayoutCache(4, 50<<20), newMetrics(prometheus.NewRegistry()))
+	g, err := a.acquire(peerCtx("10.0.0.1:1"), true, 8<<20, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if last != 8<<20 {
+		t.Errorf("after a grant of 8 MiB: reported %d", last)
+	}
+	a.cachePut("layout", cacheValue{&checkpoint.Layout{}, 3 << 20})
+	if last != 11<<20 {
+		t.Errorf("after caching 3 MiB beside it: reported %d", last)
+	}
+	if err := g.grow(10 << 20); err != nil {
+		t.Fatal(err)
+	}
+	if last != 13<<20 {
+		t.Errorf("after growing the grant to 10 MiB: reported %d", last)
+	}
+	g.release()
+	if last != 3<<20 {
+		t.Errorf("after the release: reported %d, want the cached 3 MiB", last)
 	}
 }
 

@@ -128,6 +128,11 @@ type Config struct {
 	// Its REST URLs, like Decide's, must lie under an http(s) Allow entry.
 	FlinkAdmission flinkadmission.Config
 
+	// OnReserved, if set, is called with the bytes requests and cached layouts and answers hold
+	// (admission's reservations) whenever they change, under admission's lock: it must be quick
+	// and must not call the server. preflightd sets MemoryLimiter.Follow.
+	OnReserved func(reserved int64)
+
 	// Logger receives JSON request logs; nil discards them.
 	Logger *slog.Logger
 	// Registry receives the metrics; nil creates one (with Go and process collectors).

@@ -68,6 +68,7 @@ import (
 	"github.com/flinkpreflight/preflight/internal/buildinfo"
 	"github.com/flinkpreflight/preflight/internal/bytesize"
 	"github.com/flinkpreflight/preflight/internal/flagconfig"
+	"github.com/flinkpreflight/preflight/internal/procmem"
 	"github.com/flinkpreflight/preflight/server"
 )
 
@@ -199,12 +200,14 @@ func run(args []string) error {
 	return serve(srv, ls, cfg.Logger)
 }
 
-// setMemoryLimit sets the Go runtime's soft memory limit from the memory budget, and GOGC unless
-// the environment sets it.
+// setMemoryLimit has the Go runtime's soft memory limit follow the memory the daemon has
+// reserved (server.MemoryLimiter, at most the budget + its baseline), and sets GOGC unless the
+// environment sets it.
 func setMemoryLimit(cfg *server.Config) {
-	// The GC works harder near the limit instead of letting the heap double past the budget.
-	soft := server.SoftMemoryLimit(cfg.MemoryBudget)
-	debug.SetMemoryLimit(soft)
+	// The GC works harder near the limit instead of letting the heap grow past what requests
+	// and caches reserved.
+	lim := server.NewMemoryLimiter(cfg.MemoryBudget, procmem.FileBacked, debug.SetMemoryLimit)
+	cfg.OnReserved = lim.Follow
 	gogc := 100
 	if os.Getenv("GOGC") == "" {
 		// With the soft limit bounding the heap, collecting at 5× what is live instead of 2×
@@ -214,7 +217,8 @@ func setMemoryLimit(cfg *server.Config) {
 		debug.SetGCPercent(gogc)
 	}
 	limit, from := server.ContainerMemoryLimit()
-	cfg.Logger.Info("memory limit", slog.String("from", from), slog.Int64("limit_bytes", limit), slog.Int64("soft_limit_bytes", soft),
+	cfg.Logger.Info("memory limit", slog.String("from", from), slog.Int64("limit_bytes", limit),
+		slog.Int64("soft_limit_bytes", server.SoftMemoryLimit(cfg.MemoryBudget)), slog.Int64("idle_soft_limit_bytes", lim.Limit(0)),
 		slog.Int("gogc", gogc))
 }
 
