@@ -531,7 +531,6 @@ func operatorAssignment(v *rescale.VertexAssignment, vid string, op *rescale.Ope
 // computed without listing its old entries (a UNION state would list every old subtask's).
 func subtaskAssignment(op *rescale.OperatorAssignment, i int) *pb.SubtaskAssignment {
 	st := op.SubtaskTotals(i)
-	st.FromOldSubtasks = op.OldSubtasksRead(i)
 	out := &pb.SubtaskAssignment{
 		Index:           int32(st.Index),
 		Elements:        st.Elements,
@@ -549,12 +548,7 @@ func subtaskAssignment(op *rescale.OperatorAssignment, i int) *pb.SubtaskAssignm
 		out.KeyGroupStart = int32(st.KeyGroups.Start)
 		out.KeyGroupEnd = int32(st.KeyGroups.End())
 	}
-	if len(st.FromOldSubtasks) > 0 {
-		out.FromOldSubtasks = make([]int32, len(st.FromOldSubtasks))
-		for k, o := range st.FromOldSubtasks {
-			out.FromOldSubtasks[k] = int32(o)
-		}
-	}
+	out.FromOldSubtasks = op.OldSubtasksRead32(i)
 	return out
 }
 

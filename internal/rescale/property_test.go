@@ -438,6 +438,9 @@ func checkSummaries(t *testing.T, a *OperatorAssignment) {
 		if olds := a.OldSubtasksRead(i); !slices.Equal(olds, st.FromOldSubtasks) {
 			t.Fatalf("subtask %d: OldSubtasksRead %v, Subtask %v", i, olds, st.FromOldSubtasks)
 		}
+		if olds := a.OldSubtasksRead32(i); !slices.EqualFunc(olds, st.FromOldSubtasks, func(o int32, j int) bool { return int(o) == j }) {
+			t.Fatalf("subtask %d: OldSubtasksRead32 %v, Subtask %v", i, olds, st.FromOldSubtasks)
+		}
 		if tot.Elements != st.Elements || tot.StateBytes != st.StateBytes || tot.Offsets != st.Offsets ||
 			tot.Handles != st.Handles || tot.InlineBytes != st.InlineBytes || tot.FileReferences != st.FileReferences ||
 			tot.PayloadBytes != st.PayloadBytes || tot.KeyedReadBytes != st.KeyedReadBytes ||

@@ -362,6 +362,39 @@ func (f PayloadFloor) MaxAt(p int) int64 {
 // the old subtasks whose operator, keyed or channel state new subtask i reads. It costs
 // O(old parallelism / 64 + entries read); with SubtaskTotals it gives a report row.
 func (a *OperatorAssignment) OldSubtasksRead(i int) []int {
+	return oldSubtasksRead[int](a, i)
+}
+
+// OldSubtasksRead32 is OldSubtasksRead as int32s, a report row's from_old_subtasks: a row of a
+// UNION state lists every old subtask, so rows streamed by the thousand allocate only the
+// slice they keep.
+func (a *OperatorAssignment) OldSubtasksRead32(i int) []int32 {
+	return oldSubtasksRead[int32](a, i)
+}
+
+// oldSubtasksRead lists the old subtasks marked by oldSubtasksSeen in a slice of their exact
+// number (nil for none).
+func oldSubtasksRead[T int | int32](a *OperatorAssignment, i int) []T {
+	seen := a.oldSubtasksSeen(i)
+	n := 0
+	for _, word := range seen {
+		n += bits.OnesCount64(word)
+	}
+	if n == 0 {
+		return nil
+	}
+	out := make([]T, 0, n)
+	for w, word := range seen {
+		for ; word != 0; word &= word - 1 {
+			out = append(out, T(w*64+bits.TrailingZeros64(word)))
+		}
+	}
+	return out
+}
+
+// oldSubtasksSeen is a bitmap of the old subtasks new subtask i reads (nil when it reads none
+// or i is out of range).
+func (a *OperatorAssignment) oldSubtasksSeen(i int) []uint64 {
 	sim := a.sim
 	if sim == nil || i < 0 || i >= a.NewParallelism || sim.oldP == 0 {
 		return nil
@@ -402,13 +435,7 @@ func (a *OperatorAssignment) OldSubtasksRead(i int) []int {
 			}
 		}
 	}
-	var out []int
-	for w, word := range seen {
-		for ; word != 0; word &= word - 1 {
-			out = append(out, w*64+bits.TrailingZeros64(word))
-		}
-	}
-	return out
+	return seen
 }
 
 func (sim *operatorSim) unionStreams() []int32 {
