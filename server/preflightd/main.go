@@ -28,8 +28,11 @@
 // size_bytes gets INVALID_ARGUMENT. An answer in pieces whose client reads nothing for
 // --send-idle-timeout is ended (DEADLINE_EXCEEDED) and its check cancelled. The default budget
 // is three quarters of the container's memory limit (cgroup v2 memory.max or v1
-// memory.limit_in_bytes), else half of physical memory; unless GOMEMLIMIT is set, Go's soft
-// memory limit is set to 90% of the container limit.
+// memory.limit_in_bytes), else half of physical memory. Unless GOMEMLIMIT is set, Go's soft
+// memory limit follows what is reserved: 64 MiB for the daemon itself plus the requests' and
+// cached layouts' and answers' reservations, less the binary's resident pages (at most the
+// budget + 64 MiB, and 90% of the container limit); unless GOGC is set, the collector runs at
+// GOGC=400 beneath it.
 //
 // Sources: CheckRescale and InspectCheckpoint read only URIs under an --allow prefix: local
 // folders (symlinks resolved and re-checked; ".." refused), file://, s3://, gs://, azblob://
