@@ -111,9 +111,12 @@ func report(t *testing.T, path string, d *daemon, size, baseKB int64, took time.
 	if rep.GetCheckpoint().GetSizeBytes() != size {
 		t.Errorf("report says %d bytes, file has %d", rep.GetCheckpoint().GetSizeBytes(), size)
 	}
-	// Constant memory: the daemon must not hold the file. Half its size is a generous bound
-	// that a buffering implementation cannot meet.
-	if peakKB<<10 > size/2 {
+	// Constant memory: the daemon must not hold the file. A buffering implementation holds all
+	// of it beside its own baseline; three quarters of it leaves room for the collector's
+	// headroom (GOGC 400: the heap grows to 5 × the 15–17 MB live while chunks arrive, since the
+	// upload reserves 4 × the file from the budget, bench/README.md "The daemon within 64 MiB +
+	// 4 × the file") and no buffering implementation meets it.
+	if peakKB<<10 > size*3/4 {
 		t.Errorf("peak RSS %d MiB for a %d MiB file: the daemon buffers the file", peakKB>>10, size>>20)
 	}
 }
