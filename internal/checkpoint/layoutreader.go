@@ -236,7 +236,12 @@ func operatorHandleLayout(h *OperatorStateHandle, stop *cancel.Flag) *OperatorSt
 		FileMerging: h.Tag == TagSegmentPartitionableOperatorStateHandle,
 		Empty:       h.Tag == TagSegmentPartitionableOperatorStateHandle && h.Empty != 0,
 	}
-	hl.States = finishStates(h.States, hl.Stream.Size, stop)
+	if h.layouts != nil {
+		hl.States = h.layouts
+		finishLayouts(hl.States, h.ends, hl.Stream.Size, stop)
+	} else {
+		hl.States = finishStates(h.States, hl.Stream.Size, stop)
+	}
 	return hl
 }
 

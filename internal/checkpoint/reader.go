@@ -480,8 +480,12 @@ func (d *decoder) operatorHandle() *OperatorStateHandle {
 	d.push("states")
 	off = d.offset()
 	n := d.i32()
+	// In layout mode the entries go straight into the Layout's records, with what finishing
+	// their sizes needs beside them (entryEnds): a whole StateEntry with its summary for each
+	// name of a handle is twice the Layout's record (bench/README.md, "Many state names,
+	// round 4").
 	if c := d.count(n, off, minStateEntry, "state"); d.lay != nil {
-		h.States = d.lay.handles.stateEntries(c)
+		h.layouts, h.ends = make([]StateEntryLayout, 0, c), d.lay.handles.entryEnds(c)
 	} else {
 		h.States = make([]StateEntry, 0, c)
 	}
@@ -508,8 +512,18 @@ func (d *decoder) operatorHandle() *OperatorStateHandle {
 		e.Offsets = d.i64s(int(k), !d.summarize(), &e.sum)
 		e.sum.budget = nil
 		d.pop()
-		h.States = append(h.States, e)
+		if d.lay != nil {
+			h.layouts = append(h.layouts, e.sum.layout(e.Name, e.Mode))
+			h.ends = append(h.ends, e.sum.ends())
+		} else {
+			h.States = append(h.States, e)
+		}
 		d.indexed(true)
+	}
+	if cap(h.layouts) > len(h.layouts) {
+		// Grown past a count the stream's size could not bound: the Layout keeps exactly its
+		// entries.
+		h.layouts = append(make([]StateEntryLayout, 0, len(h.layouts)), h.layouts...)
 	}
 	d.pop()
 	if tag == TagSegmentPartitionableOperatorStateHandle {

@@ -10,7 +10,7 @@ import "slices"
 // quarter of a corpus file's allocations.
 type handleScratch struct {
 	operatorHandles []OperatorStateHandle
-	entries         []StateEntry // the States of operatorHandles, carved in order
+	ends            []entryEnds // the ends of operatorHandles' layouts, carved in order
 	files           []FileStateHandle
 	relativeFiles   []RelativeFileStateHandle
 	inline          []ByteStreamStateHandle
@@ -45,8 +45,8 @@ func carve[T any](s *[]T, n int) []T {
 	return (*s)[start : start : start+n]
 }
 
-// stateEntries returns room for the n state entries of one operator-state handle.
-func (hs *handleScratch) stateEntries(n int) []StateEntry { return carve(&hs.entries, n) }
+// entryEnds returns room for the ends of the n state entries of one operator-state handle.
+func (hs *handleScratch) entryEnds(n int) []entryEnds { return carve(&hs.ends, n) }
 
 // pathList returns room for the n files of an incremental handle's file list.
 func (hs *handleScratch) pathList(n int) []HandleAndLocalPath { return carve(&hs.paths, n) }
@@ -61,7 +61,7 @@ func (hs *handleScratch) subtaskEntries(n int) []SubtaskEntry {
 // reset makes every record reusable, dropping what they point to.
 func (hs *handleScratch) reset() {
 	resetScratch(&hs.operatorHandles)
-	resetScratch(&hs.entries)
+	resetScratch(&hs.ends)
 	resetScratch(&hs.files)
 	resetScratch(&hs.relativeFiles)
 	resetScratch(&hs.inline)

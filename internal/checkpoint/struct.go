@@ -152,6 +152,11 @@ type OperatorStateHandle struct {
 	SharedDir    string // tag 17
 	Empty        uint8  // tag 17: the isEmpty boolean byte as written
 	Delegate     StreamStateHandle
+
+	// layouts and ends replace States when a Layout is read (see operatorHandle): the Layout's
+	// records of the entries, their sizes not yet finished.
+	layouts []StateEntryLayout
+	ends    []entryEnds
 }
 
 // StateEntry is one named operator state: its distribution mode and the offsets of its elements

@@ -106,21 +106,32 @@ func summarizeOffsets(offs []int64, mode DistributionMode) offsetSummary {
 	return s
 }
 
-// finishStates computes the element sizes of the states of one handle (spec §6.1): an element
-// ends at the next larger offset of the handle, the last one at the stream size. Summaries keep
-// only each state's first and last offset, so a state whose offset range overlaps another's is
-// marked SizesApproximate. It checks stop per state (one handle can list a million names).
+// entryEnds is what finishing a state entry's sizes needs of its offsetSummary beyond the
+// Layout's record: the first and last offset, the open run and the folded tail.
+type entryEnds struct {
+	first, last      int64
+	cur, curN        int64
+	tailN, tailBytes int64
+}
+
+// layout is the Layout's record of the summarized entry, its sizes not yet finished.
+func (s *offsetSummary) layout(name string, mode DistributionMode) StateEntryLayout {
+	l := StateEntryLayout{Name: name, Mode: mode, Elements: s.n, SizesApproximate: s.unordered}
+	if mode == SplitDistribute {
+		l.Sizes = s.sizes
+	}
+	return l
+}
+
+// ends is what finishLayouts needs of s besides its layout.
+func (s *offsetSummary) ends() entryEnds {
+	return entryEnds{first: s.first, last: s.last, cur: s.cur, curN: s.curN, tailN: s.tailN, tailBytes: s.tailBytes}
+}
+
+// finishStates computes the Layout's records of the states of one handle (see finishLayouts).
 func finishStates(entries []StateEntry, streamSize int64, stop *cancel.Flag) []StateEntryLayout {
 	out := make([]StateEntryLayout, len(entries))
-	// Most handles list a few states: their work slices stay on the stack.
-	var sumsBuf [8]*offsetSummary
-	var orderBuf [8]int
-	var firstsBuf [8]int64
-	sums, order, firsts := sumsBuf[:0], orderBuf[:0], firstsBuf[:0] // order: non-empty states by first offset
-	if len(entries) > len(sumsBuf) {
-		sums, order, firsts = make([]*offsetSummary, 0, len(entries)), make([]int, 0, len(entries)), make([]int64, 0, len(entries))
-	}
-	sums = sums[:len(entries)]
+	ends := make([]entryEnds, len(entries))
 	for i := range entries {
 		stop.Check()
 		e := &entries[i]
@@ -129,34 +140,51 @@ func finishStates(entries []StateEntry, streamSize int64, stop *cancel.Flag) []S
 			tmp := summarizeOffsets(e.Offsets, e.Mode)
 			s = &tmp
 		}
-		sums[i] = s
-		out[i] = StateEntryLayout{Name: e.Name, Mode: e.Mode, Elements: s.n, SizesApproximate: s.unordered}
-		if s.n > 0 {
-			order = append(order, i)
+		out[i], ends[i] = s.layout(e.Name, e.Mode), s.ends()
+	}
+	finishLayouts(out, ends, streamSize, stop)
+	return out
+}
+
+// finishLayouts computes the element sizes of the states of one handle (spec §6.1): an element
+// ends at the next larger offset of the handle, the last one at the stream size. Summaries keep
+// only each state's first and last offset, so a state whose offset range overlaps another's is
+// marked SizesApproximate. It checks stop per state (one handle can list a million names).
+func finishLayouts(out []StateEntryLayout, ends []entryEnds, streamSize int64, stop *cancel.Flag) {
+	// Most handles list a few states: their work slices stay on the stack.
+	var orderBuf [8]int32
+	var firstsBuf [8]int64
+	order, firsts := orderBuf[:0], firstsBuf[:0] // order: non-empty states by first offset
+	if len(out) > len(orderBuf) {
+		order, firsts = make([]int32, 0, len(out)), make([]int64, 0, len(out))
+	}
+	for i := range out {
+		if out[i].Elements > 0 {
+			order = append(order, int32(i))
 		}
 	}
-	slices.SortStableFunc(order, func(a, b int) int {
+	slices.SortStableFunc(order, func(a, b int32) int {
 		stop.Check()
-		return cmp.Compare(sums[a].first, sums[b].first)
+		return cmp.Compare(ends[a].first, ends[b].first)
 	})
 	// Overlapping ranges: sweep in order of first offset.
-	maxLast, maxIdx := int64(-1<<63), -1
+	maxLast, maxIdx := int64(-1<<63), int32(-1)
 	for _, i := range order {
 		stop.Check()
-		if maxIdx >= 0 && sums[i].first <= maxLast {
+		if maxIdx >= 0 && ends[i].first <= maxLast {
 			out[i].SizesApproximate = true
 			out[maxIdx].SizesApproximate = true
 		}
-		if sums[i].last > maxLast {
-			maxLast, maxIdx = sums[i].last, i
+		if ends[i].last > maxLast {
+			maxLast, maxIdx = ends[i].last, i
 		}
 	}
 	for _, i := range order {
-		firsts = append(firsts, sums[i].first)
+		firsts = append(firsts, ends[i].first)
 	}
 	for _, i := range order {
 		stop.Check()
-		s := sums[i]
+		s := &ends[i]
 		end := streamSize
 		if k, _ := slices.BinarySearch(firsts, s.last+1); k < len(firsts) {
 			end = firsts[k]
@@ -166,36 +194,40 @@ func finishStates(entries []StateEntry, streamSize int64, stop *cancel.Flag) []S
 			lastSize = 0
 			out[i].SizesApproximate = true
 		}
-		if s.boundsOnly || entries[i].Mode != SplitDistribute {
+		if out[i].Mode != SplitDistribute {
 			out[i].Bytes = max(s.last-s.first, 0) + lastSize
 			continue
 		}
-		// The runs so far, then the tail, the open run and the last element, with room for
-		// exactly what the appends add (a Layout holds one per SPLIT state and subtask).
-		var pending [4]SizeRun
-		np := 0
-		if s.tailN > 0 {
-			avg, rem := s.tailBytes/s.tailN, s.tailBytes%s.tailN
-			pending[0], pending[1], np = SizeRun{avg + 1, rem}, SizeRun{avg, s.tailN - rem}, 2
-			out[i].SizesApproximate = true
-		}
-		if s.curN > 0 {
-			cur := s.cur
-			if cur < 0 {
-				cur = 0
-				out[i].SizesApproximate = true
-			}
-			pending[np], np = SizeRun{cur, s.curN}, np+1
-		}
-		pending[np], np = SizeRun{lastSize, 1}, np+1
-		sizes := s.sizes.cloneIn(newRuns(s.sizes.runs, pending[:np]))
-		for _, r := range pending[:np] {
-			sizes.Append(r.Size, r.Count)
-		}
-		out[i].Bytes = sizes.Total()
-		out[i].Sizes = sizes
+		out[i].Sizes = finishSizes(&out[i], s, lastSize)
+		out[i].Bytes = out[i].Sizes.Total()
 	}
-	return out
+}
+
+// finishSizes returns the element sizes of a SPLIT_DISTRIBUTE entry: the runs so far, then the
+// tail, the open run and the last element, with room for exactly what the appends add (a Layout
+// holds one per SPLIT state and subtask).
+func finishSizes(l *StateEntryLayout, s *entryEnds, lastSize int64) ElementSizes {
+	var pending [4]SizeRun
+	np := 0
+	if s.tailN > 0 {
+		avg, rem := s.tailBytes/s.tailN, s.tailBytes%s.tailN
+		pending[0], pending[1], np = SizeRun{avg + 1, rem}, SizeRun{avg, s.tailN - rem}, 2
+		l.SizesApproximate = true
+	}
+	if s.curN > 0 {
+		cur := s.cur
+		if cur < 0 {
+			cur = 0
+			l.SizesApproximate = true
+		}
+		pending[np], np = SizeRun{cur, s.curN}, np+1
+	}
+	pending[np], np = SizeRun{lastSize, 1}, np+1
+	sizes := l.Sizes.cloneIn(newRuns(l.Sizes.runs, pending[:np]))
+	for _, r := range pending[:np] {
+		sizes.Append(r.Size, r.Count)
+	}
+	return sizes
 }
 
 // newRuns is how many runs appending pending to runs adds (ElementSizes.Append merges a run
