@@ -189,11 +189,11 @@ func (b *reportBuilder) add(res *rescale.Result, fs []findings.Finding) {
 	described := func(op *rescale.OperatorAssignment) int {
 		switch {
 		case b.each != nil:
-			return min(len(op.States), StreamStates)
-		case release && len(op.States) > releaseChunk:
+			return min(op.NumStates(), StreamStates)
+		case release && op.NumStates() > releaseChunk:
 			return 0
 		}
-		return len(op.States)
+		return op.NumStates()
 	}
 	n, nStates := 0, 0
 	for _, v := range res.Vertices {
@@ -219,9 +219,9 @@ func (b *reportBuilder) add(res *rescale.Result, fs []findings.Finding) {
 			operatorAssignment(v, vid, op, a)
 			// Released states in pieces are converted as they are handed on (piecesOfStates).
 			k := described(op)
-			inPieces := k == 0 && len(op.States) > 0 && b.pieces != nil && b.statesInPieces
+			inPieces := k == 0 && op.NumStates() > 0 && b.pieces != nil && b.statesInPieces
 			switch {
-			case k > 0 || len(op.States) == 0:
+			case k > 0 || op.NumStates() == 0:
 				stateMessages(b.stop, op, a, stateMsgs[:k:k], statePtrs[:0:k])
 				stateMsgs, statePtrs = stateMsgs[k:], statePtrs[k:]
 			case !inPieces:
@@ -321,19 +321,18 @@ func (b *reportBuilder) rowsInPieces(op *rescale.OperatorAssignment, a *pb.Opera
 }
 
 // piecesOfStates hands op's message a (without rows) to pieces with its states releaseChunk at a
-// time, the first in a's part and the others in continued parts, and drops each state from op
-// once converted (as releaseStates does): the messages held are one chunk, not the operator's.
+// time, the first in a's part and the others in continued parts: the messages held are one
+// chunk, not the operator's.
 func (b *reportBuilder) piecesOfStates(op *rescale.OperatorAssignment, a *pb.OperatorAssignment) {
 	part, continued := a, false
-	for i := 0; i < len(op.States); i += releaseChunk {
-		chunk := op.States[i:min(i+releaseChunk, len(op.States))]
-		msgs := make([]pb.StateAssignment, len(chunk))
-		part.States = make([]*pb.StateAssignment, len(chunk))
-		for k, st := range chunk {
+	for i := 0; i < op.NumStates(); i += releaseChunk {
+		n := min(releaseChunk, op.NumStates()-i)
+		msgs := make([]pb.StateAssignment, n)
+		part.States = make([]*pb.StateAssignment, n)
+		for k := range n {
 			b.stop.Check()
-			stateMessage(st, &msgs[k])
+			stateMessage(op.State(i+k), &msgs[k])
 			part.States[k] = &msgs[k]
-			chunk[k] = nil
 		}
 		b.piece(part, continued)
 		part, continued = &pb.OperatorAssignment{OperatorId: a.OperatorId}, true
@@ -611,38 +610,38 @@ const releaseChunk = 4096
 // beyond it are listed as uncounted, the one empty message they share. It checks stop per state
 // (runs under cancel.Recover).
 func stateMessages(stop *cancel.Flag, op *rescale.OperatorAssignment, out *pb.OperatorAssignment, stateMsgs []pb.StateAssignment, statePtrs []*pb.StateAssignment) {
-	if len(op.States) > 0 {
+	n := op.NumStates()
+	if n > 0 {
 		out.States = statePtrs
 	}
-	if len(stateMsgs) < len(op.States) {
-		out.States = make([]*pb.StateAssignment, 0, len(op.States))
+	if len(stateMsgs) < n {
+		out.States = make([]*pb.StateAssignment, 0, n)
 	}
-	for i, st := range op.States {
+	for i := range n {
 		stop.Check()
 		if i >= len(stateMsgs) {
 			out.States = append(out.States, uncounted)
 			continue
 		}
-		stateMessage(st, &stateMsgs[i])
+		stateMessage(op.State(i), &stateMsgs[i])
 		out.States = append(out.States, &stateMsgs[i])
 	}
 }
 
-// releaseStates lists op's states in out, their messages releaseChunk at a time, and drops each
-// state from op once converted: each StateDistribution is its own allocation, so an operator of
-// 300,000 states holds about its simulation or its messages at any time, not both. Only for the
-// API report without subtasks, which reads nothing of op's states afterwards.
+// releaseStates lists op's states in out, their messages releaseChunk at a time rather than in
+// the range's slab, so that the slab of a range with an operator of 300,000 states is not one
+// allocation of all their messages. Only for the API report without subtasks.
 func releaseStates(stop *cancel.Flag, op *rescale.OperatorAssignment, out *pb.OperatorAssignment) {
-	out.States = make([]*pb.StateAssignment, len(op.States))
+	n := op.NumStates()
+	out.States = make([]*pb.StateAssignment, n)
 	var msgs []pb.StateAssignment
-	for i, st := range op.States {
+	for i := range n {
 		stop.Check()
 		if len(msgs) == 0 {
-			msgs = make([]pb.StateAssignment, min(len(op.States)-i, releaseChunk))
+			msgs = make([]pb.StateAssignment, min(n-i, releaseChunk))
 		}
-		stateMessage(st, &msgs[0])
+		stateMessage(op.State(i), &msgs[0])
 		out.States[i], msgs = &msgs[0], msgs[1:]
-		op.States[i] = nil
 	}
 }
 

@@ -10,11 +10,11 @@ import (
 	pb "github.com/flinkpreflight/preflight/proto/preflight/v1"
 )
 
-// subtaskStates is what new subtask i receives per state name, parallel to op.States (counts
-// only: O(1) per UNION name, however many old subtasks wrote it).
-func subtaskStates(op *rescale.OperatorAssignment, i int) []*pb.SubtaskStateShare {
-	out := make([]*pb.SubtaskStateShare, len(op.States))
-	for k, d := range op.States {
+// subtaskStates is what new subtask i receives per state name, of op's states (counts only: O(1)
+// per UNION name, however many old subtasks wrote it).
+func subtaskStates(states []*rescale.StateDistribution, i int) []*pb.SubtaskStateShare {
+	out := make([]*pb.SubtaskStateShare, len(states))
+	for k, d := range states {
 		sh := d.ShareCounts(i)
 		out[k] = &pb.SubtaskStateShare{Name: d.Name, Mode: d.Mode.String(), Elements: sh.Elements, Bytes: sh.Bytes}
 	}
@@ -24,10 +24,11 @@ func subtaskStates(op *rescale.OperatorAssignment, i int) []*pb.SubtaskStateShar
 // subtaskRows calls fn with every new subtask's row of op with its state shares (what
 // include_subtasks lists), one at a time, checking stop per row (runs under cancel.Recover).
 func subtaskRows(stop *cancel.Flag, op *rescale.OperatorAssignment, fn func(*pb.SubtaskAssignment)) {
+	states := op.States() // built once for all the rows
 	for i := 0; i < op.NewParallelism; i++ {
 		stop.Check()
 		sa := subtaskAssignment(op, i)
-		sa.States = subtaskStates(op, i)
+		sa.States = subtaskStates(states, i)
 		fn(sa)
 	}
 }
@@ -42,14 +43,14 @@ func oldSubtasks(stop *cancel.Flag, op *rescale.OperatorAssignment) []*pb.OldSub
 	return out
 }
 
-// oldStateKey finds an old entry's state among op.States.
+// oldStateKey finds an old entry's state among op's states.
 type oldStateKey struct {
 	name string
 	raw  bool
 }
 
 // oldSubtaskRows calls fn with what each old subtask of op held, in index order, with the
-// operator states in op.States order so that a chart can put old and new side by side, name by
+// operator states in op's order (OperatorAssignment.State) so that a chart can put old and new side by side, name by
 // name. It builds one message at a time, so that a caller handing them on in chunks
 // (rowsInPieces) holds a chunk, not old parallelism × states messages. It checks stop per old
 // subtask and per record (runs under cancel.Recover).
@@ -59,8 +60,9 @@ func oldSubtaskRows(stop *cancel.Flag, op *rescale.OperatorAssignment, fn func(*
 		return
 	}
 	// One lookup per old entry, not a scan of the names (an operator may have very many).
-	stateIndex := make(map[oldStateKey]int, len(op.States))
-	for j, d := range op.States {
+	states := op.States()
+	stateIndex := make(map[oldStateKey]int, len(states))
+	for j, d := range states {
 		stop.Check()
 		if _, dup := stateIndex[oldStateKey{d.Name, d.Raw}]; !dup {
 			stateIndex[oldStateKey{d.Name, d.Raw}] = j
@@ -76,8 +78,8 @@ func oldSubtaskRows(stop *cancel.Flag, op *rescale.OperatorAssignment, fn func(*
 	k := 0
 	for i := 0; i < l.Parallelism; i++ {
 		stop.Check()
-		o := &pb.OldSubtaskState{Index: int32(i), States: make([]*pb.SubtaskStateShare, len(op.States))}
-		for j, d := range op.States {
+		o := &pb.OldSubtaskState{Index: int32(i), States: make([]*pb.SubtaskStateShare, len(states))}
+		for j, d := range states {
 			o.States[j] = &pb.SubtaskStateShare{Name: d.Name, Mode: d.Mode.String()}
 		}
 		// The records of subtask i: a file may hold several, or none; those of an index out of

@@ -354,8 +354,8 @@ func opLabel(op *rescale.OperatorAssignment, e *CatalogEntry) string {
 // stateIndex returns the index of the named state in op.States, or -1. Managed state wins over
 // raw state of the same name.
 func stateIndex(op *rescale.OperatorAssignment, name string) int {
-	for i, s := range op.States {
-		if s.Name == name {
+	for i := range op.NumStates() {
+		if op.StateName(i) == name {
 			return i
 		}
 	}
@@ -378,11 +378,15 @@ func subtasksWhereSlices(c *Context, op *rescale.OperatorAssignment, k int, pred
 }
 
 func subtasksBy(c *Context, op *rescale.OperatorAssignment, k int, slices bool, pred func(sh rescale.Share, n int) bool) []int32 {
-	var out []int32
-	if k < 0 || k >= len(op.States) {
+	if k < 0 || k >= op.NumStates() {
 		return nil
 	}
-	s := op.States[k]
+	return subtasksOf(c, op, op.State(k), slices, pred)
+}
+
+// subtasksOf is subtasksBy for the state s of op, already built.
+func subtasksOf(c *Context, op *rescale.OperatorAssignment, s *rescale.StateDistribution, slices bool, pred func(sh rescale.Share, n int) bool) []int32 {
+	var out []int32
 	share := s.ShareCounts
 	if slices {
 		share = s.Share

@@ -36,8 +36,9 @@ func checkUnknownOperatorEmptySplit(c *Context) []Finding {
 			return
 		}
 		var groups stateGroups
-		for k, s := range op.States {
+		for k := range op.NumStates() {
 			c.stop.Check()
+			s := op.State(k)
 			if s.Mode != checkpoint.SplitDistribute || s.Elements == 0 || s.Summary.EmptySubtasks == 0 {
 				continue
 			}
@@ -53,7 +54,7 @@ func checkUnknownOperatorEmptySplit(c *Context) []Finding {
 			if !ask {
 				continue
 			}
-			affected := subtasksWhere(c, op, k, func(sh rescale.Share, _ int) bool { return sh.Elements == 0 })
+			affected := subtasksOf(c, op, s, false, func(sh rescale.Share, _ int) bool { return sh.Elements == 0 })
 			if len(affected) == 0 {
 				continue
 			}

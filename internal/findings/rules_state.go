@@ -100,7 +100,7 @@ func (h stateRuleHit) describeState() string {
 	if h.k < 0 {
 		return fmt.Sprintf("`%s` (absent from the checkpoint)", h.rule.Name)
 	}
-	s := h.op.States[h.k]
+	s := h.op.State(h.k)
 	return fmt.Sprintf("`%s` (%s, %s in the checkpoint, written at parallelism %d)", s.Name, s.Mode, units.Plural(s.Elements, "element"), h.op.OldParallelism)
 }
 
@@ -112,7 +112,7 @@ func stateSafeAt(h stateRuleHit, p int, lo, hi int64) bool {
 	if h.k < 0 {
 		return lo <= 0
 	}
-	s := h.op.States[h.k]
+	s := h.op.State(h.k)
 	within := func(n int64) bool { return n >= lo && (hi < 0 || n <= hi) }
 	switch {
 	case s.Mode.String() == "UNION":
@@ -229,7 +229,7 @@ func checkEmptyRestore(c *Context) []Finding {
 				affected = append(affected, int32(i))
 			}
 		} else {
-			if h.op.States[h.k].Summary.EmptySubtasks == 0 {
+			if h.op.State(h.k).Summary.EmptySubtasks == 0 {
 				continue
 			}
 			affected = subtasksWhere(c, h.op, h.k, func(s rescale.Share, _ int) bool { return s.Elements == 0 })
@@ -242,8 +242,8 @@ func checkEmptyRestore(c *Context) []Finding {
 		f.AffectedSubtasks = affected
 		f.Message = fmt.Sprintf("Restoring %s at parallelism %d: %s no element of %s. %s %s",
 			opLabel(h.op, h.e), h.op.NewParallelism, subtasksVerb(affected, "receive"), h.describeState(), h.rule.Consequence, h.note)
-		if h.k >= 0 && h.op.States[h.k].Mode.String() == "SPLIT_DISTRIBUTE" && h.op.States[h.k].Elements > 0 {
-			f.Message += fmt.Sprintf(" Every subtask receives an element only at parallelism <= %d.", h.op.States[h.k].Elements)
+		if h.k >= 0 && h.op.State(h.k).Mode.String() == "SPLIT_DISTRIBUTE" && h.op.State(h.k).Elements > 0 {
+			f.Message += fmt.Sprintf(" Every subtask receives an element only at parallelism <= %d.", h.op.State(h.k).Elements)
 		}
 		f.Message = strings.TrimSpace(f.Message)
 		f.Remediation = h.remediation()
@@ -262,7 +262,7 @@ func emptyRestoreSafeAt(c *Context, v *rescale.VertexAssignment, p int) (bool, b
 func checkFirstOnly(c *Context) []Finding {
 	var out []Finding
 	for _, h := range stateRules(c, FirstOnly) {
-		if h.refused || h.k < 0 || h.op.States[h.k].Summary.MaxElements < 2 {
+		if h.refused || h.k < 0 || h.op.State(h.k).Summary.MaxElements < 2 {
 			continue
 		}
 		var dropped int64
@@ -312,7 +312,7 @@ func firstOnlySafeAt(c *Context, v *rescale.VertexAssignment, p int) (bool, bool
 func checkAtMostOne(c *Context) []Finding {
 	var out []Finding
 	for _, h := range stateRules(c, AtMostOne, ExactlyOne) {
-		if h.refused || h.k < 0 || h.op.States[h.k].Summary.MaxElements < 2 {
+		if h.refused || h.k < 0 || h.op.State(h.k).Summary.MaxElements < 2 {
 			continue
 		}
 		affected := subtasksWhere(c, h.op, h.k, func(s rescale.Share, _ int) bool { return s.Elements > 1 })
@@ -323,7 +323,7 @@ func checkAtMostOne(c *Context) []Finding {
 		f.StateName = h.rule.Name
 		f.AffectedSubtasks = affected
 		f.Message = strings.TrimSpace(fmt.Sprintf("Restoring %s at parallelism %d: %s up to %d elements of %s, but the operator accepts at most one. %s %s",
-			opLabel(h.op, h.e), h.op.NewParallelism, subtasksVerb(affected, "receive"), h.op.States[h.k].Summary.MaxElements, h.describeState(), h.rule.Consequence, h.note))
+			opLabel(h.op, h.e), h.op.NewParallelism, subtasksVerb(affected, "receive"), h.op.State(h.k).Summary.MaxElements, h.describeState(), h.rule.Consequence, h.note))
 		f.Remediation = h.remediation()
 		f.References = h.references(c)
 		out = append(out, f)

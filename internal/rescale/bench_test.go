@@ -87,7 +87,7 @@ func BenchmarkSplit10M(b *testing.B) {
 					if err != nil {
 						b.Fatal(err)
 					}
-					if s := r.Vertices[0].Operators[0].States[0]; s.Summary.TotalElements != 10_000_000 {
+					if s := r.Vertices[0].Operators[0].States()[0]; s.Summary.TotalElements != 10_000_000 {
 						b.Fatalf("total %d", s.Summary.TotalElements)
 					}
 				}

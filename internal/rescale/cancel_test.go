@@ -74,7 +74,7 @@ func TestSparseNamesBoundedMemory(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if n := len(res.Vertices[0].Operators[0].States); n != names {
+	if n := len(res.Vertices[0].Operators[0].States()); n != names {
 		t.Fatalf("%d states, want %d", n, names)
 	}
 	if alloc := after.TotalAlloc - before.TotalAlloc; alloc > 32<<20 {

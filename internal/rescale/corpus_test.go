@@ -85,7 +85,7 @@ func TestCorpus(t *testing.T) {
 					if a.sim == nil {
 						continue
 					}
-					for _, s := range a.States {
+					for _, s := range a.States() {
 						checkStateInvariants(t, s, a.OldParallelism, a.NewParallelism, false)
 					}
 					if a.NewParallelism <= 4096 {
@@ -111,7 +111,7 @@ func checkStoredAssignment(t *testing.T, file string, a *OperatorAssignment) {
 	}
 	for i := 0; i < a.NewParallelism; i++ {
 		old := a.sim.byOld[i]
-		for _, s := range a.States {
+		for _, s := range a.States() {
 			sh := s.Share(i)
 			var own int64
 			if old != nil {

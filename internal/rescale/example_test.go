@@ -31,7 +31,7 @@ func ExampleSimulate() {
 	}
 	op := res.Vertices[0].Operators[0]
 	for i := 0; i < op.NewParallelism; i++ {
-		sh := op.States[0].Share(i)
+		sh := op.State(0).Share(i)
 		fmt.Printf("subtask %d: %d splits from old subtasks %v\n", i, sh.Elements, sh.OldSubtasks())
 	}
 	fmt.Println("failures:", len(res.Failures), "max parallelism:", res.Vertices[0].MaxParallelism)

@@ -94,7 +94,7 @@ func simulate(t testing.TB, l *checkpoint.Layout, plan Plan) *Result {
 func entriesPerName(a *OperatorAssignment) (entries map[string]int, offsets map[string][]int64) {
 	entries, offsets = map[string]int{}, map[string][]int64{}
 	for i := 0; i < a.NewParallelism; i++ {
-		for k, s := range a.States {
+		for k, s := range a.States() {
 			for _, sl := range s.Share(i).Slices {
 				entries[s.Name]++
 				offsets[s.Name] = append(offsets[s.Name], sl.Elements)

@@ -58,6 +58,8 @@ type operatorSim struct {
 	// keptMask marks the streams of old handles without state names that new subtask j keeps at
 	// unchanged parallelism (no StateDistribution accounts for them).
 	keptMask []uint64
+	// states are the records of the operator's states, in OperatorAssignment.State's order.
+	states []stateRec
 }
 
 func newOperatorSim(a *OperatorAssignment, l *checkpoint.OperatorLayout, newP int) *operatorSim {
@@ -128,23 +130,23 @@ type stateKey struct {
 type stateLists struct {
 	sim *operatorSim
 	raw bool
-	// dists holds each (mode, name)'s distribution in first-appearance order, its record from
-	// the first appearance: while filling, OldEntries counts its entries filled of the counts[li]
-	// places it has in sim.entries[list] (list: 0 managed, 1 raw).
-	dists []*StateDistribution
-	list  int
+	// recs holds each (mode, name)'s record in first-appearance order: while filling,
+	// OldEntries counts its entries filled of the counts[li] places it has in sim.entries[list]
+	// (list: 0 managed, 1 raw).
+	recs []stateRec
+	list int
 	// counts is how many old handles list each name, and lastJ the old subtask (+1) that last
 	// did: the first pass over the handles counts, so that the entries take exactly their room
 	// (a place per old subtask and name would be old parallelism × names, far more than the
 	// file holds when each name is listed by a few of many subtasks).
 	counts, lastJ []int32
 	// index finds a key's list by its name's spread hash (hashes), built beyond 16 names (below,
-	// a linear search is faster): the last list added with that hash, and same[li] the list
-	// added with li's hash before li (-1: none). Keyed by an int32, not by the key, it is a
-	// fraction of the size of a map of keys (bench/README.md, "Many state names, round 3").
-	index map[int32]int32
-	same  []int32
-	order []int // list of state k of the previous handle: handles usually list names alike
+	// a linear search is faster): an open-addressing table of list + 1 (0: free), a power of
+	// two at least twice the lists, probed linearly from the hash's slot. It is a few bytes a
+	// name, where a map of keys, or of hashes, is tens (bench/README.md, "Many state names,
+	// rounds 3 and 4").
+	index []int32
+	order []int32 // list of state k of the previous handle: handles usually list names alike
 	// Java's order of the names (see nameGrouping): per key its name's spread hash, and the
 	// current handle's distinct keys in file order, their modes and first appearances.
 	hashes []int32
@@ -154,11 +156,12 @@ type stateLists struct {
 }
 
 // key is list li's mode and name.
-func (g *stateLists) key(li int) stateKey { return stateKey{g.dists[li].Mode, g.dists[li].Name} }
+func (g *stateLists) key(li int) stateKey { return stateKey{g.recs[li].Mode, g.recs[li].Name} }
 
 // buildOperatorStates groups one list (managed or raw) by mode and name in Flink's traversal
-// order (§1.4 step A), picks the repartitioning path (§1.2) and sets up each name's distribution.
-func (sim *operatorSim) buildOperatorStates(raw bool) ([]*StateDistribution, OperatorPath) {
+// order (§1.4 step A), picks the repartitioning path (§1.2) and sets up each name's record,
+// appending them to sim.states.
+func (sim *operatorSim) buildOperatorStates(raw bool) OperatorPath {
 	g := &stateLists{sim: sim, raw: raw}
 	if raw {
 		g.list = 1
@@ -174,7 +177,7 @@ func (sim *operatorSim) buildOperatorStates(raw bool) ([]*StateDistribution, Ope
 	}
 	g.placeEntries()
 	grouping := newNameGrouping(sim.handleSizing,
-		func(id int32) string { return g.dists[id].Name },
+		func(id int32) string { return g.recs[id].Name },
 		func(id int32) int32 { return g.hashes[id] })
 	for j := 0; j < sim.oldP; j++ {
 		h := sim.handle(j, raw)
@@ -195,10 +198,11 @@ func (sim *operatorSim) buildOperatorStates(raw bool) ([]*StateDistribution, Ope
 	for mode := range orders {
 		orders[mode] = grouping.order(checkpoint.DistributionMode(mode))
 	}
-	g.index, g.same, g.order, g.hashes, g.hIDs, g.hModes, g.hFresh, grouping = nil, nil, nil, nil, nil, nil, nil, nil
+	g.index, g.order, g.hashes, g.hIDs, g.hModes, g.hFresh, grouping = nil, nil, nil, nil, nil, nil, nil
 	g.counts, g.lastJ = nil, nil
 	path := g.path()
-	return sim.distributions(g.dists, orders, path), path
+	sim.distributions(g.recs, orders, path)
+	return path
 }
 
 // countHandle finds or adds the lists of old subtask j's handle h and counts its entries: one a
@@ -225,8 +229,8 @@ func (g *stateLists) eachListed(h *checkpoint.OperatorStateHandleLayout, fn func
 // placeEntries gives every name its counted places in one allocation for the list.
 func (g *stateLists) placeEntries() {
 	var total int64
-	for li, s := range g.dists {
-		s.first = int32(total)
+	for li := range g.recs {
+		g.recs[li].first = int32(total)
 		total += int64(g.counts[li])
 	}
 	g.sim.entries[g.list] = make([]oldEntry, total)
@@ -236,7 +240,7 @@ func (g *stateLists) placeEntries() {
 func (g *stateLists) addHandle(j int, h *checkpoint.OperatorStateHandleLayout) {
 	g.hIDs, g.hModes, g.hFresh = g.hIDs[:0], g.hModes[:0], g.hFresh[:0]
 	g.eachListed(h, func(st *checkpoint.StateEntryLayout, li int) {
-		s := g.dists[li]
+		s := &g.recs[li]
 		list, n := g.sim.entries[g.list][s.first:s.first+g.counts[li]], s.OldEntries
 		if n > 0 && list[n-1].old == int32(j) {
 			// A name twice in one handle: a format-1 task record, whose chained operators'
@@ -262,10 +266,10 @@ func (g *stateLists) addHandle(j int, h *checkpoint.OperatorStateHandleLayout) {
 // listOf returns the list of the handle's k-th state key, adding one for a new key.
 func (g *stateLists) listOf(k int, key stateKey, handleStates int) int {
 	li := -1
-	if k < len(g.order) && g.key(g.order[k]) == key {
-		li = g.order[k]
-	} else if len(g.dists) <= 16 {
-		for x := range g.dists {
+	if k < len(g.order) && g.key(int(g.order[k])) == key {
+		li = int(g.order[k])
+	} else if len(g.recs) <= 16 {
+		for x := range g.recs {
 			if g.key(x) == key {
 				li = x
 				break
@@ -273,15 +277,12 @@ func (g *stateLists) listOf(k int, key stateKey, handleStates int) int {
 		}
 	} else {
 		if g.index == nil {
-			g.index, g.same = make(map[int32]int32, max(len(g.dists), handleStates)), make([]int32, len(g.dists), cap(g.dists))
-			for x := range g.dists {
-				g.indexList(x)
-			}
+			g.rebuildIndex(max(len(g.recs), handleStates))
 		}
-		hash := javaSpread(JavaStringHashCode(key.name))
-		for x, ok := g.index[hash]; ok && x >= 0; x = g.same[x] {
-			if g.key(int(x)) == key {
-				li = int(x)
+		mask := len(g.index) - 1
+		for slot := indexSlot(javaSpread(JavaStringHashCode(key.name)), mask); g.index[slot] != 0; slot = (slot + 1) & mask {
+			if x := int(g.index[slot] - 1); g.key(x) == key {
+				li = x
 				break
 			}
 		}
@@ -290,43 +291,64 @@ func (g *stateLists) listOf(k int, key stateKey, handleStates int) int {
 		li = g.newList(key, handleStates)
 	}
 	if k < len(g.order) {
-		g.order[k] = li
+		g.order[k] = int32(li)
 	} else {
-		g.order = append(g.order, li)
+		g.order = append(g.order, int32(li))
 	}
 	return li
 }
 
-// newList adds an empty list for key, its distribution, and returns its index.
+// newList adds an empty list for key, its record, and returns its index.
 func (g *stateLists) newList(key stateKey, handleStates int) int {
-	li := len(g.dists)
+	li := len(g.recs)
 	if li == 0 {
 		// Sized for the first handle's names (usually all of them): grown by appending, the
 		// tables of 300,000 names would leave about three times their size as garbage.
 		n := max(handleStates, 1)
-		g.dists, g.hashes = make([]*StateDistribution, 0, n), make([]int32, 0, n)
+		g.recs, g.hashes = make([]stateRec, 0, n), make([]int32, 0, n)
 		g.counts, g.lastJ = make([]int32, 0, n), make([]int32, 0, n)
 	}
 	g.hashes = append(g.hashes, javaSpread(JavaStringHashCode(key.name)))
 	g.counts, g.lastJ = append(g.counts, 0), append(g.lastJ, 0)
-	// One allocation per name, not one for all: a caller that converts the states one by one
-	// can release each (engine's report of 300,000 names). Its place in the entries is set once
-	// all are counted (placeEntries).
-	g.dists = append(g.dists, &StateDistribution{Name: key.name, Mode: key.mode, Raw: g.raw, op: g.sim})
+	// Its place in the entries is set once all are counted (placeEntries).
+	g.recs = append(g.recs, stateRec{Name: key.name, Mode: key.mode, Raw: g.raw})
 	if g.index != nil {
-		g.same = append(g.same, 0)
-		g.indexList(li)
+		if 2*len(g.recs) > len(g.index) {
+			g.rebuildIndex(len(g.recs))
+		} else {
+			g.indexList(li)
+		}
 	}
 	return li
 }
 
+// rebuildIndex sizes the index for n lists (at least twice as many slots) and adds every list.
+func (g *stateLists) rebuildIndex(n int) {
+	size := 64
+	for size < 2*n {
+		size *= 2
+	}
+	g.index = make([]int32, size)
+	for x := range g.recs {
+		g.indexList(x)
+	}
+}
+
 // indexList adds list li to the index.
 func (g *stateLists) indexList(li int) {
-	prev, ok := g.index[g.hashes[li]]
-	if !ok {
-		prev = -1
+	mask := len(g.index) - 1
+	slot := indexSlot(g.hashes[li], mask)
+	for g.index[slot] != 0 {
+		slot = (slot + 1) & mask
 	}
-	g.same[li], g.index[g.hashes[li]] = prev, int32(li)
+	g.index[slot] = int32(li) + 1
+}
+
+// indexSlot is the first slot probed for a name's spread hash: its bits mixed (Java's hashes of
+// similar names differ in few low bits), then masked.
+func indexSlot(hash int32, mask int) int {
+	h := uint32(hash) * 0x9E3779B1
+	return int(h^h>>15) & mask
 }
 
 // entry is old subtask j's entry of a name, keeping its element sizes only where needed.
@@ -354,41 +376,89 @@ func (g *stateLists) path() OperatorPath {
 		return PathRescale
 	}
 	path := PathUnchanged
-	for _, s := range g.dists {
-		switch {
+	for li := range g.recs {
+		switch s := &g.recs[li]; {
 		case s.Mode == checkpoint.Union:
 			path = PathUnchangedWithUnion
-		case s.Mode == checkpoint.Broadcast && broadcastPartiallyReported(s.entries(), sim.oldP):
+		case s.Mode == checkpoint.Broadcast && broadcastPartiallyReported(sim.entriesOf(s), sim.oldP):
 			path = PathUnchangedWithUnion
 		}
 	}
 	return path
 }
 
-// distributions sets up each name's distribution (dists, in first-appearance order) and lists
-// them in Flink's iteration order of the modes' maps (orders, per mode, indexes into dists).
-func (sim *operatorSim) distributions(dists []*StateDistribution, orders [checkpoint.Broadcast + 1][]int32, path OperatorPath) []*StateDistribution {
+// distributions sets up each name's record (recs, in first-appearance order) and appends them
+// to sim.states in Flink's iteration order of the modes' maps (orders, per mode, indexes into
+// recs).
+func (sim *operatorSim) distributions(recs []stateRec, orders [checkpoint.Broadcast + 1][]int32, path OperatorPath) {
 	var start int64
-	out := make([]*StateDistribution, 0, len(dists))
-	for _, order := range orders {
+	base := len(sim.states)
+	if base == 0 && permutes(orders, len(recs)) {
+		// The records are reordered in place where they are the operator's first: a second
+		// table of every name would double them at the peak.
+		reorder(recs, orders)
+		sim.states = recs
+	} else {
+		for _, order := range orders {
+			for _, li := range order {
+				sim.states = append(sim.states, recs[li])
+			}
+		}
+	}
+	for k := base; k < len(sim.states); k++ {
 		// Flink's iteration order of the mode's HashMap; only SPLIT_DISTRIBUTE's matters (the
 		// cursor's start carries over from name to name), the others are listed alike.
 		sim.stop.Check()
+		s := &sim.states[k]
+		s.path = path
+		start = sim.setUpDistribution(s, start)
+	}
+}
+
+// permutes reports whether orders together list each of 0..n-1 once.
+func permutes(orders [checkpoint.Broadcast + 1][]int32, n int) bool {
+	seen := make([]uint64, (n+63)/64)
+	total := 0
+	for _, order := range orders {
 		for _, li := range order {
-			sim.stop.Check()
-			s := dists[li]
-			s.NewParallelism, s.path, s.op = int32(sim.newP), path, sim
-			start = sim.setUpDistribution(s, start)
-			out = append(out, s)
+			if li < 0 || int(li) >= n || seen[li>>6]&(1<<(uint(li)&63)) != 0 {
+				return false
+			}
+			seen[li>>6] |= 1 << (uint(li) & 63)
+			total++
 		}
 	}
-	return out
+	return total == n
+}
+
+// reorder puts recs in the order orders list them (a permutation of recs' indexes), in place:
+// each cycle of the permutation is followed once.
+func reorder(recs []stateRec, orders [checkpoint.Broadcast + 1][]int32) {
+	perm := make([]int32, 0, len(recs)) // perm[i]: the record that goes to place i
+	for _, order := range orders {
+		perm = append(perm, order...)
+	}
+	for i := range perm {
+		if perm[i] < 0 {
+			continue // placed by an earlier cycle
+		}
+		tmp, j := recs[i], i
+		for {
+			k := int(perm[j])
+			perm[j] = -1
+			if k == i {
+				recs[j] = tmp
+				break
+			}
+			recs[j], j = recs[k], k
+		}
+	}
 }
 
 // setUpDistribution fills s's totals and its distribution's cursors from its entries; start is
 // the SPLIT_DISTRIBUTE cursor's start for s, and the one for the next name is returned.
-func (sim *operatorSim) setUpDistribution(s *StateDistribution, start int64) int64 {
-	entries := s.entries()
+func (sim *operatorSim) setUpDistribution(s *stateRec, start int64) int64 {
+	entries := sim.entriesOf(s)
 	var pre int64
 	for e := range entries {
 		entries[e].pre = pre
@@ -404,13 +474,14 @@ func (sim *operatorSim) setUpDistribution(s *StateDistribution, start int64) int
 		s.start = int32(start)
 		start = (start + s.Elements%n) % n
 	}
-	d := s.dist()
+	d := sim.dist(s)
 	if d.mode == checkpoint.Union {
 		for e := range entries {
 			sim.markUnion(d.stream(&entries[e]))
 		}
 	}
-	s.Summary = d.analyticSummary(s)
+	// Filled by the operator pass (summarize); -1 until then, as Summary had it.
+	s.minBytes, s.maxBytes = -1, -1
 	return start
 }
 
@@ -461,8 +532,8 @@ func (sim *operatorSim) markUnion(stream int32) {
 }
 
 // analyticSummary fills what is known without visiting subtasks; SPLIT_DISTRIBUTE bytes on the
-// rescale path are completed by the operator pass.
-func (d *stateDist) analyticSummary(s *StateDistribution) StateSummary {
+// rescale path are the operator pass's (stateRec.minBytes, maxBytes).
+func (d *stateDist) analyticSummary(s *stateRec) StateSummary {
 	newP := int64(d.newP)
 	var sum StateSummary
 	switch {

@@ -109,8 +109,13 @@ func (d *stateDist) runOf(i int) int64 {
 // UNION names that is every entry of every old subtask; ShareCounts gives the totals without
 // the slices.
 func (s *StateDistribution) Share(i int) Share {
-	var sh Share
 	d := s.dist()
+	return d.share(i)
+}
+
+// share is Share on the working view.
+func (d *stateDist) share(i int) Share {
+	var sh Share
 	d.walk(i, func(e int, first, count, bytes int64) {
 		en := &d.entries[e]
 		sh.Slices = append(sh.Slices, Slice{

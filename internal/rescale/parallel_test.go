@@ -24,9 +24,10 @@ func TestParallelMatchesSequential(t *testing.T) {
 			if !reflect.DeepEqual(a.Summary, b.Summary) {
 				t.Fatalf("operator %s: sequential %+v, parallel %+v", a.ID, a.Summary, b.Summary)
 			}
-			for x := range a.States {
-				if a.States[x].Summary != b.States[x].Summary {
-					t.Fatalf("operator %s state %s: %+v vs %+v", a.ID, a.States[x].Name, a.States[x].Summary, b.States[x].Summary)
+			as, bs := a.States(), b.States()
+			for x := range as {
+				if as[x].Summary != bs[x].Summary {
+					t.Fatalf("operator %s state %s: %+v vs %+v", a.ID, as[x].Name, as[x].Summary, bs[x].Summary)
 				}
 			}
 		}
@@ -51,7 +52,7 @@ func TestBlockedPass(t *testing.T) {
 		r := simulate(t, l, Plan{DefaultParallelism: newP})
 		a := r.Vertices[0].Operators[0]
 		checkSummaries(t, a)
-		for _, s := range a.States {
+		for _, s := range a.States() {
 			checkStateInvariants(t, s, oldP, newP, true)
 		}
 	}

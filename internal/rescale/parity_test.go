@@ -20,7 +20,7 @@ func TestSplitOrderSharedBucket(t *testing.T) {
 		sub(1, handle("h1", split("a", 1), split("ab", 2)))))
 	a := simulate(t, l, Plan{DefaultParallelism: 3}).Vertices[0].Operators[0]
 	var names []string
-	for _, s := range a.States {
+	for _, s := range a.States() {
 		names = append(names, s.Name)
 	}
 	if !reflect.DeepEqual(names, []string{"ab", "a"}) {
@@ -32,12 +32,12 @@ func TestSplitOrderSharedBucket(t *testing.T) {
 		if got := a.Subtask(i).FromOldSubtasks; !reflect.DeepEqual(got, wantOld[i]) {
 			t.Errorf("subtask %d reads old %v, Flink %v", i, got, wantOld[i])
 		}
-		if got := a.States[1].Share(i).Elements; got != wantA[i] {
+		if got := a.States()[1].Share(i).Elements; got != wantA[i] {
 			t.Errorf("subtask %d gets %d elements of a, Flink %d", i, got, wantA[i])
 		}
 	}
-	if a.States[1].Summary.EmptySubtasks != 1 {
-		t.Errorf("a: %d empty subtasks, want 1", a.States[1].Summary.EmptySubtasks)
+	if a.States()[1].Summary.EmptySubtasks != 1 {
+		t.Errorf("a: %d empty subtasks, want 1", a.States()[1].Summary.EmptySubtasks)
 	}
 	// Listed the other way round (ab, a), put keeps ab first in the bucket and computeIfAbsent
 	// then puts a in front of it: a is distributed first.
@@ -45,8 +45,8 @@ func TestSplitOrderSharedBucket(t *testing.T) {
 		sub(0, handle("h0", split("ab", 2), split("a", 1))),
 		sub(1, handle("h1", split("ab", 2), split("a", 1)))))
 	a = simulate(t, l, Plan{DefaultParallelism: 3}).Vertices[0].Operators[0]
-	if a.States[0].Name != "a" {
-		t.Fatalf("file order ab, a: %s distributed first, Flink distributes a first", a.States[0].Name)
+	if a.States()[0].Name != "a" {
+		t.Fatalf("file order ab, a: %s distributed first, Flink distributes a first", a.States()[0].Name)
 	}
 	wantOld = [][]int{{0, 1}, {1}, {0}}
 	for i := range 3 {
@@ -132,7 +132,7 @@ func TestHandleMapSizingReachesTheOrder(t *testing.T) {
 		for sizing, want := range map[HandleMapSizing][]string{HandleMapCapacityN: legacy, HandleMapExpectedSize: current} {
 			a := simulate(t, l, Plan{DefaultParallelism: 3, HandleMaps: sizing}).Vertices[0].Operators[0]
 			var got []string
-			for _, st := range a.States {
+			for _, st := range a.States() {
 				got = append(got, st.Name)
 			}
 			if !reflect.DeepEqual(got, want) {

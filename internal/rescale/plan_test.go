@@ -120,12 +120,12 @@ func TestOnlyVertices(t *testing.T) {
 	for v := range full.Vertices {
 		a, b := full.Vertices[v].Operators[0], part.Vertices[v].Operators[0]
 		if a.ID == opID(2) {
-			if !reflect.DeepEqual(a.Summary, b.Summary) || len(b.States) != len(a.States) {
+			if !reflect.DeepEqual(a.Summary, b.Summary) || len(b.States()) != len(a.States()) {
 				t.Errorf("simulated vertex differs: %+v vs %+v", a.Summary, b.Summary)
 			}
 			continue
 		}
-		if b.Path != PathNotSimulated || b.States != nil || b.ManagedKeyed != nil || part.Vertices[v].NewParallelism != full.Vertices[v].NewParallelism {
+		if b.Path != PathNotSimulated || b.NumStates() != 0 || b.ManagedKeyed != nil || part.Vertices[v].NewParallelism != full.Vertices[v].NewParallelism {
 			t.Errorf("vertex %s was simulated: %v", b.ID, b.Path)
 		}
 	}
@@ -176,10 +176,10 @@ func TestManyNamesGrouped(t *testing.T) {
 		}
 	}
 	a := simulate(t, layoutOf(op(1, oldP, 128, subs...)), Plan{DefaultParallelism: 2}).Vertices[0].Operators[0]
-	if len(a.States) != len(wantEntries) {
-		t.Fatalf("%d states, want %d", len(a.States), len(wantEntries))
+	if len(a.States()) != len(wantEntries) {
+		t.Fatalf("%d states, want %d", len(a.States()), len(wantEntries))
 	}
-	for _, s := range a.States {
+	for _, s := range a.States() {
 		k := key{s.Mode, s.Name}
 		if s.OldEntries != wantEntries[k] || s.Elements != wantElements[k] {
 			t.Errorf("%v: %d entries and %d elements, want %d and %d", k, s.OldEntries, s.Elements, wantEntries[k], wantElements[k])

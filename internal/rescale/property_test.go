@@ -338,7 +338,7 @@ func TestPropertyOperatorStateAgainstReference(t *testing.T) {
 				t.Fatalf("%d→%d subtask %d reads old subtasks %v, Flink %v", oldP, newP, i, got, refOld[i])
 			}
 			var got []refSlice
-			for _, s := range a.States {
+			for _, s := range a.States() {
 				for _, sl := range s.Share(i).Slices {
 					got = append(got, refSlice{sl.Stream.Path, s.Name, sl.First, sl.Elements})
 				}
@@ -351,7 +351,7 @@ func TestPropertyOperatorStateAgainstReference(t *testing.T) {
 			}
 			compared++
 		}
-		for _, s := range a.States {
+		for _, s := range a.States() {
 			checkStateInvariants(t, s, oldP, newP, uniform)
 		}
 		if oldP != newP {
@@ -474,7 +474,7 @@ func checkSummaries(t *testing.T, a *OperatorAssignment) {
 		got.TotalStateBytes != sum.TotalStateBytes || got.KeyedTotalOwnedBytes != sum.KeyedTotalOwnedBytes {
 		t.Fatalf("operator summary %+v, per-subtask recomputation %+v", got, sum)
 	}
-	for _, s := range a.States {
+	for _, s := range a.States() {
 		var lo, hi, blo, bhi int64 = -1, 0, -1, 0
 		empty, absent := 0, 0
 		for i := 0; i < a.NewParallelism; i++ {

@@ -73,7 +73,7 @@ func vertexDigest(res *Result, v *VertexAssignment) string {
 	for _, a := range v.Operators {
 		ops[a.ID] = true
 		s += fmt.Sprintf(" op %s path %s union %d summary %+v\n", a.ID, a.Path, a.UnionPayloadBytes(), a.Summary)
-		for _, st := range a.States {
+		for _, st := range a.States() {
 			s += fmt.Sprintf("  state %s %s %+v\n", st.Name, st.Mode, st.Summary)
 		}
 		for i := 0; i < a.NewParallelism; i++ {

@@ -231,9 +231,6 @@ type OperatorAssignment struct {
 	// CoordinatorBytes is the operator coordinator's state, restored whole (§3.1).
 	CoordinatorBytes int64
 
-	// States are the named operator states: managed first, then raw; within each, SPLIT_DISTRIBUTE
-	// names in Flink's iteration order, then UNION, then BROADCAST names in Flink's iteration order.
-	States []*StateDistribution
 	// ManagedKeyed and RawKeyed are nil when the operator has no such keyed state.
 	ManagedKeyed, RawKeyed *KeyedDistribution
 	// InputChannels and OutputChannels are nil when the operator has no such channel state.
@@ -243,6 +240,33 @@ type OperatorAssignment struct {
 
 	sim *operatorSim // per-subtask computation; nil when nothing is restored
 }
+
+// NumStates is the number of the operator's named operator states (see State).
+func (a *OperatorAssignment) NumStates() int {
+	if a.sim == nil {
+		return 0
+	}
+	return len(a.sim.states)
+}
+
+// State returns the operator's k-th named operator state (0 <= k < NumStates): managed first,
+// then raw; within each, SPLIT_DISTRIBUTE names in Flink's iteration order, then UNION, then
+// BROADCAST names in Flink's iteration order. Each call builds the distribution afresh (its
+// summary included) from a record of a few dozen bytes, so that an operator of many names does
+// not hold a StateDistribution for each: callers keep only those they need.
+func (a *OperatorAssignment) State(k int) *StateDistribution { return a.sim.state(k) }
+
+// States returns every named operator state, as State does one: for operators of few names.
+func (a *OperatorAssignment) States() []*StateDistribution {
+	out := make([]*StateDistribution, a.NumStates())
+	for k := range out {
+		out[k] = a.sim.state(k)
+	}
+	return out
+}
+
+// StateName returns the name of the k-th state without building its distribution.
+func (a *OperatorAssignment) StateName(k int) string { return a.sim.states[k].Name }
 
 // LayoutIndex returns the index of the operator's record in checkpoint.Layout.Operators, or -1
 // for an operator new to the job: a dense key for per-operator tables of callers.
@@ -289,61 +313,89 @@ type OperatorSummary struct {
 }
 
 // StateDistribution is how one named operator state (managed or raw) is spread over the new
-// subtasks. Per-subtask detail comes from Share; Summary is computed eagerly.
+// subtasks. Per-subtask detail comes from Share. OperatorAssignment.State builds one from what
+// the simulation keeps of the state (stateRec), with its Summary.
 type StateDistribution struct {
-	Name string
-	Mode checkpoint.DistributionMode
-	Raw  bool
-	// path is the list's repartitioning path: PathUnchanged, PathUnchangedWithUnion or
-	// PathRescale; partial marks a BROADCAST name "partially reported" (§1.3) on
-	// PathUnchangedWithUnion. start is where the SPLIT_DISTRIBUTE cursor starts on PathRescale.
-	// (The small fields are kept together: one StateDistribution exists per state and operator.)
-	path    OperatorPath
-	partial bool
-	start   int32
-	// Elements and Bytes in the checkpoint (all old subtasks).
-	Elements, Bytes int64
-	// OldEntries is the number of old handles that list the name (including empty entries).
-	OldEntries     int32
+	stateRec
 	NewParallelism int32
 	Summary        StateSummary
 
 	op *operatorSim
+}
+
+// stateRec is what the simulation keeps of one named state: a StateDistribution without what
+// State derives again (the summary, the operator's fields), a few dozen bytes, as an operator can
+// have hundreds of thousands of names (bench/README.md, "Many state names, round 4").
+type stateRec struct {
+	Name string
+	// Elements and Bytes in the checkpoint (all old subtasks).
+	Elements, Bytes int64
+	// minBytes and maxBytes are Summary.MinBytes and MaxBytes of SPLIT_DISTRIBUTE on
+	// PathRescale, which only the operator pass over the subtasks computes.
+	minBytes, maxBytes int64
+	// start is where the SPLIT_DISTRIBUTE cursor starts on PathRescale.
+	start int32
+	// OldEntries is the number of old handles that list the name (including empty entries).
+	OldEntries int32
 	// first is where the name's old entries (OldEntries of them, in Flink's traversal order)
 	// start in the operator's entries of the list: one slab, not a slice header per name.
 	first int32
+	Mode  checkpoint.DistributionMode
+	Raw   bool
+	// path is the list's repartitioning path: PathUnchanged, PathUnchangedWithUnion or
+	// PathRescale; partial marks a BROADCAST name "partially reported" (§1.3) on
+	// PathUnchangedWithUnion.
+	path    OperatorPath
+	partial bool
 }
 
-// entries returns the name's old entries.
-func (s *StateDistribution) entries() []oldEntry {
-	list := s.op.entries[0]
-	if s.Raw {
-		list = s.op.entries[1]
+// entriesOf returns r's old entries.
+func (sim *operatorSim) entriesOf(r *stateRec) []oldEntry {
+	list := sim.entries[0]
+	if r.Raw {
+		list = sim.entries[1]
 	}
-	return list[s.first : s.first+s.OldEntries : s.first+s.OldEntries]
+	return list[r.first : r.first+r.OldEntries : r.first+r.OldEntries]
 }
 
-// dist returns the working view of the distribution (see stateDist): what it derives from the
-// name, the mode and the operator is not kept per name.
+// dist returns the working view of the distribution (see stateDist).
 func (s *StateDistribution) dist() stateDist {
-	d := stateDist{op: s.op, mode: s.Mode, path: s.path, partial: s.partial, newP: int(s.NewParallelism), entries: s.entries(),
-		start: int64(s.start), nameOverhead: s.nameOverhead()}
-	if s.op != nil {
-		d.sizes = s.op.sizes
-		if s.Raw {
-			d.streamBase = int32(s.op.oldP)
-		}
+	if s.op == nil {
+		return stateDist{mode: s.Mode, path: s.path, partial: s.partial, newP: int(s.NewParallelism), nameOverhead: s.nameOverhead()}
 	}
-	if s.Mode == checkpoint.SplitDistribute && s.path == PathRescale && s.NewParallelism > 0 {
-		n := int64(s.NewParallelism)
-		d.base, d.rem = s.Elements/n, s.Elements%n
+	return s.op.dist(&s.stateRec)
+}
+
+// dist returns the working view of r's distribution: what it derives from the name, the mode
+// and the operator is not kept per name.
+func (sim *operatorSim) dist(r *stateRec) stateDist {
+	d := stateDist{op: sim, mode: r.Mode, path: r.path, partial: r.partial, newP: sim.newP, entries: sim.entriesOf(r),
+		start: int64(r.start), nameOverhead: r.nameOverhead(), sizes: sim.sizes}
+	if r.Raw {
+		d.streamBase = int32(sim.oldP)
+	}
+	if r.Mode == checkpoint.SplitDistribute && r.path == PathRescale && sim.newP > 0 {
+		n := int64(sim.newP)
+		d.base, d.rem = r.Elements/n, r.Elements%n
 	}
 	return d
 }
 
+// state builds the distribution of the operator's k-th state from its record.
+func (sim *operatorSim) state(k int) *StateDistribution {
+	r := &sim.states[k]
+	s := &StateDistribution{stateRec: *r, NewParallelism: int32(sim.newP), op: sim}
+	d := sim.dist(r)
+	s.Summary = d.analyticSummary(r)
+	if r.Mode == checkpoint.SplitDistribute && r.path == PathRescale {
+		s.Summary.MinBytes, s.Summary.MaxBytes = r.minBytes, r.maxBytes
+	}
+	return s
+}
+
 // nameOverhead is the payload estimate of one entry of the name: PayloadEntryOverhead plus the
 // name's bytes.
-func (s *StateDistribution) nameOverhead() int64 { return PayloadEntryOverhead + int64(len(s.Name)) }
+func (r *stateRec) nameOverhead() int64 { return PayloadEntryOverhead + int64(len(r.Name)) }
 
 // StateSummary aggregates one named state over the new subtasks.
 type StateSummary struct {

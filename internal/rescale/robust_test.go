@@ -59,7 +59,7 @@ func TestRobustMalformedLayouts(t *testing.T) {
 			for _, a := range v.Operators {
 				for _, i := range []int{-1, 0, a.NewParallelism - 1, a.NewParallelism} {
 					a.Subtask(i)
-					for _, s := range a.States {
+					for _, s := range a.States() {
 						s.Share(i)
 					}
 				}

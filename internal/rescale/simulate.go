@@ -420,9 +420,8 @@ func (s *simulation) distribute() {
 // build sets up the operator's distributions (§1, §2, §3.2).
 func (sim *operatorSim) build() {
 	a := sim.a
-	managed, p1 := sim.buildOperatorStates(false)
-	raw, p2 := sim.buildOperatorStates(true)
-	a.States = append(managed, raw...)
+	p1 := sim.buildOperatorStates(false)
+	p2 := sim.buildOperatorStates(true)
 	a.Path = max(p1, p2)
 	a.ManagedKeyed = newKeyedDistribution(sim, false, sim.maxP)
 	a.RawKeyed = newKeyedDistribution(sim, true, sim.maxP)

@@ -56,9 +56,11 @@ func (a *OperatorAssignment) Subtask(i int) SubtaskAssignment {
 		countStream(id, false) // an old handle without names, kept as it is
 		olds = append(olds, i)
 	}
-	st.States = make([]Share, len(a.States))
-	for k, s := range a.States {
-		sh := s.Share(i)
+	st.States = make([]Share, len(sim.states))
+	for k := range sim.states {
+		s := &sim.states[k]
+		d := sim.dist(s)
+		sh := d.share(i)
 		st.States[k] = sh
 		st.Elements += sh.Elements
 		st.StateBytes += sh.Bytes
@@ -185,7 +187,8 @@ func (a *OperatorAssignment) SubtaskTotals(i int) SubtaskAssignment {
 		seen = append(seen, id)
 		st.addStream(&sim.streams[id])
 	}
-	for _, s := range a.States {
+	for k := range sim.states {
+		s := &sim.states[k]
 		if s.Mode == checkpoint.Union {
 			st.Elements += s.Elements
 			st.StateBytes += s.Bytes
@@ -193,7 +196,7 @@ func (a *OperatorAssignment) SubtaskTotals(i int) SubtaskAssignment {
 			st.PayloadBytes += int64(s.OldEntries)*s.nameOverhead() + 8*s.Elements
 			continue
 		}
-		sd := s.dist()
+		sd := sim.dist(s)
 		d := &sd
 		d.walk(i, func(e int, _, count, bytes int64) {
 			st.Elements += count
@@ -247,8 +250,8 @@ func (a *OperatorAssignment) UnionPayloadBytes() int64 {
 		return 0
 	}
 	n := a.sim.unionCost
-	for _, s := range a.States {
-		if s.Mode == checkpoint.Union {
+	for k := range a.sim.states {
+		if s := &a.sim.states[k]; s.Mode == checkpoint.Union {
 			n += int64(s.OldEntries)*s.nameOverhead() + 8*s.Elements
 		}
 	}
@@ -281,11 +284,12 @@ func (a *OperatorAssignment) SplitPayloadFloor() PayloadFloor {
 		return f
 	}
 	var seen []uint64
-	for _, s := range a.States {
+	for k := range sim.states {
+		s := &sim.states[k]
 		if s.Mode != checkpoint.SplitDistribute {
 			continue
 		}
-		sd := s.dist()
+		sd := sim.dist(s)
 		d := &sd
 		sf := SplitFloor{EntryBytes: d.nameOverhead}
 		for e := range d.entries {
@@ -408,8 +412,9 @@ func (a *OperatorAssignment) oldSubtasksSeen(i int) []uint64 {
 	if len(sim.keptStreams(i)) > 0 {
 		mark(i) // an old handle without names, kept by the subtask of the same index
 	}
-	for _, s := range a.States {
-		sd := s.dist()
+	for k := range sim.states {
+		s := &sim.states[k]
+		sd := sim.dist(s)
 		d := &sd
 		if s.Mode == checkpoint.Union {
 			for e := range d.entries {

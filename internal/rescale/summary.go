@@ -34,7 +34,7 @@ const blockWords = 1 << 15
 func (sim *operatorSim) summarize(sc *scratch) {
 	sc.stop = sim.stop
 	sim.startAccumulators(sc)
-	if len(sim.a.States) > 0 {
+	if len(sim.states) > 0 {
 		sim.operatorStatePass(sc)
 	}
 	extra, channelMax := sim.keyedAndChannelPass(sc)
@@ -51,8 +51,8 @@ func (sim *operatorSim) startAccumulators(sc *scratch) {
 	sc.acc = sc.acc[:newP]
 	// UNION: every subtask receives every entry; it starts each subtask's accumulator.
 	var init acc
-	for _, s := range sim.a.States {
-		if s.Mode == checkpoint.Union {
+	for k := range sim.states {
+		if s := &sim.states[k]; s.Mode == checkpoint.Union {
 			init.elems += s.Elements
 			init.sbytes += s.Bytes
 			init.payload += int64(s.OldEntries)*s.nameOverhead() + 8*s.Elements
@@ -80,18 +80,18 @@ func (sim *operatorSim) startAccumulators(sc *scratch) {
 
 // operatorStatePass adds the operator states' shares, one block of subtasks at a time.
 func (sim *operatorSim) operatorStatePass(sc *scratch) {
-	a, newP := sim.a, sim.newP
+	newP := sim.newP
 	w := (len(sim.streams) + 63) / 64
 	block := max(1, min(newP, blockWords/w))
 	if cap(sc.bits) < block*w {
 		sc.bits = make([]uint64, block*w)
 	}
-	for _, s := range a.States {
-		if s.Mode == checkpoint.SplitDistribute && s.path == PathRescale {
-			s.Summary.MinBytes, s.Summary.MaxBytes = -1, 0
+	for k := range sim.states {
+		if s := &sim.states[k]; s.Mode == checkpoint.SplitDistribute && s.path == PathRescale {
+			s.minBytes, s.maxBytes = -1, 0
 		}
 	}
-	bgroups := broadcastGroups(a.States)
+	bgroups := sim.broadcastGroups()
 	for b0 := 0; b0 < newP; b0 += block {
 		b1 := min(b0+block, newP)
 		bits := sc.bits[:(b1-b0)*w]
@@ -109,17 +109,18 @@ func (sim *operatorSim) operatorStatePass(sc *scratch) {
 			sim.stop.Check()
 			p.broadcast(g, b0, b1)
 		}
-		for _, s := range a.States {
+		for k := range sim.states {
 			sim.stop.Check()
+			s := &sim.states[k]
 			if s.Mode == checkpoint.Broadcast && s.path == PathRescale {
 				continue // in bgroups
 			}
 			p.state(s, b0, b1)
 		}
 	}
-	for _, s := range a.States {
-		if s.Mode == checkpoint.SplitDistribute && s.path == PathRescale && s.Elements < int64(newP) {
-			s.Summary.MinBytes = 0 // the runs without elements
+	for k := range sim.states {
+		if s := &sim.states[k]; s.Mode == checkpoint.SplitDistribute && s.path == PathRescale && s.Elements < int64(newP) {
+			s.minBytes = 0 // the runs without elements
 		}
 	}
 }
@@ -227,8 +228,8 @@ func (p *pass) whole(t int, d *stateDist, en *oldEntry) {
 	acc.payload += d.nameOverhead + 8*en.n
 }
 
-func (p *pass) state(s *StateDistribution, b0, b1 int) {
-	sd := s.dist()
+func (p *pass) state(s *stateRec, b0, b1 int) {
+	sd := p.sim.dist(s)
 	d := &sd
 	sc := p.sc
 	switch {
@@ -287,7 +288,7 @@ func (p *pass) state(s *StateDistribution, b0, b1 int) {
 			}
 			sc.acc[t].elems += run
 			sc.acc[t].sbytes += runBytes
-			widen(&s.Summary.MinBytes, &s.Summary.MaxBytes, runBytes)
+			widen(&s.minBytes, &s.maxBytes, runBytes)
 			if t++; t == d.newP {
 				t = 0
 			}
@@ -318,11 +319,12 @@ type broadcastGroup struct {
 	elems, bytes, payload []int64
 }
 
-func broadcastGroups(states []*StateDistribution) []*broadcastGroup {
+func (sim *operatorSim) broadcastGroups() []*broadcastGroup {
 	var groups []*broadcastGroup
 	var firsts []stateDist
-	for _, s := range states {
-		sd := s.dist()
+	for k := range sim.states {
+		s := &sim.states[k]
+		sd := sim.dist(s)
 		d := &sd
 		if s.Mode != checkpoint.Broadcast || d.path != PathRescale {
 			continue

@@ -83,7 +83,7 @@ func TestA1OperatorStateModes(t *testing.T) {
 				}
 				// Per subtask and name, offsets summed over handles (§7 A1, last paragraph).
 				for i := 0; i < c.newP; i++ {
-					for _, s := range a.States {
+					for _, s := range a.States() {
 						sh := s.Share(i)
 						if !sh.Present {
 							continue
@@ -360,7 +360,7 @@ func TestA7FinishedAndUserIDs(t *testing.T) {
 	r = simulate(t, layoutOf(stored), Plan{NewJobOperators: []string{gen},
 		UserDefinedOperatorIDs: map[string]string{gen: opID(7).String()}})
 	a := r.Operator(opID(8))
-	if a == nil || a.StateID != opID(7) || a.States[0].Elements != 8 || len(r.NonRestored) != 0 {
+	if a == nil || a.StateID != opID(7) || a.States()[0].Elements != 8 || len(r.NonRestored) != 0 {
 		t.Fatalf("user-defined ID: %+v, non-restored %v", a, r.NonRestored)
 	}
 	// Both IDs hold state: the user-defined one is restored, the generated one is mapped too
@@ -519,7 +519,7 @@ func splitShares(t *testing.T, l *checkpoint.Layout, newP int) [][]string {
 	a := r.Vertices[0].Operators[0]
 	out := make([][]string, newP)
 	for i := 0; i < newP; i++ {
-		for _, s := range a.States {
+		for _, s := range a.States() {
 			if sh := s.Share(i); sh.Present {
 				out[i] = append(out[i], s.Name+":"+sliceString(sh))
 			}
