@@ -3,7 +3,10 @@ package findings
 import (
 	"bytes"
 	"cmp"
+	"crypto/sha256"
+	"encoding/binary"
 	"encoding/hex"
+	"io"
 	"slices"
 	"strconv"
 	"strings"
@@ -179,16 +182,34 @@ func operatorName(f *Finding) string {
 // causeKey is what f says besides which operator it concerns: equal for findings of the same
 // rule and cause on different operators.
 type causeKey struct {
-	rule, title, catalog, state, states, affected, references, message, remediation string
-	severity                                                                        Severity
+	rule, title, catalog, state, affected, references, message, remediation string
+	// states is the SHA-256 of the state names: a finding can list hundreds of thousands, and
+	// the key lives as long as the merger.
+	states   [sha256.Size]byte
+	severity Severity
 }
 
 // causeOf is f's causeKey.
 func causeOf(f *Finding) causeKey {
 	return causeKey{rule: f.RuleID, title: f.Title, catalog: f.CatalogEntry, state: f.StateName,
-		states: strings.Join(f.StateNames, "\x00"), affected: units.Ranges(f.AffectedSubtasks),
+		states: namesDigest(f.StateNames), affected: units.Ranges(f.AffectedSubtasks),
 		references: strings.Join(f.References, "\x00"), message: withoutOperator(f, f.Message),
 		remediation: withoutOperator(f, f.Remediation), severity: f.Severity}
+}
+
+// namesDigest is the SHA-256 of names, the list prefixed by its count and each name by its
+// length, so that no two lists share an encoding.
+func namesDigest(names []string) [sha256.Size]byte {
+	h := sha256.New()
+	var n [binary.MaxVarintLen64]byte
+	h.Write(n[:binary.PutUvarint(n[:], uint64(len(names)))])
+	for _, name := range names {
+		h.Write(n[:binary.PutUvarint(n[:], uint64(len(name)))])
+		io.WriteString(h, name)
+	}
+	var out [sha256.Size]byte
+	h.Sum(out[:0])
+	return out
 }
 
 // withoutOperator takes f's operator out of s: its ID and vertex ID, its quoted name and its
