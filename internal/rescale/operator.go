@@ -156,7 +156,7 @@ type stateLists struct {
 }
 
 // key is list li's mode and name.
-func (g *stateLists) key(li int) stateKey { return stateKey{g.recs[li].Mode, g.recs[li].Name} }
+func (g *stateLists) key(li int) stateKey { return stateKey{g.recs[li].Mode, g.sim.name(&g.recs[li])} }
 
 // buildOperatorStates groups one list (managed or raw) by mode and name in Flink's traversal
 // order (§1.4 step A), picks the repartitioning path (§1.2) and sets up each name's record,
@@ -177,7 +177,7 @@ func (sim *operatorSim) buildOperatorStates(raw bool) OperatorPath {
 	}
 	g.placeEntries()
 	grouping := newNameGrouping(sim.handleSizing,
-		func(id int32) string { return g.recs[id].Name },
+		func(id int32) string { return sim.name(&g.recs[id]) },
 		func(id int32) int32 { return g.hashes[id] })
 	for j := 0; j < sim.oldP; j++ {
 		h := sim.handle(j, raw)
@@ -208,7 +208,7 @@ func (sim *operatorSim) buildOperatorStates(raw bool) OperatorPath {
 // countHandle finds or adds the lists of old subtask j's handle h and counts its entries: one a
 // name, also for a name listed twice (addHandle merges those).
 func (g *stateLists) countHandle(j int, h *checkpoint.OperatorStateHandleLayout) {
-	g.eachListed(h, func(_ *checkpoint.StateEntryLayout, li int) {
+	g.eachListed(j, h, func(_ *checkpoint.StateEntryLayout, li int) {
 		if g.lastJ[li] != int32(j)+1 {
 			g.lastJ[li], g.counts[li] = int32(j)+1, g.counts[li]+1
 		}
@@ -217,11 +217,11 @@ func (g *stateLists) countHandle(j int, h *checkpoint.OperatorStateHandleLayout)
 
 // eachListed calls fn with each state of h that the modes' lists take (not the modes Flink's
 // repartitioner ignores) and the index of its list, which it finds or adds.
-func (g *stateLists) eachListed(h *checkpoint.OperatorStateHandleLayout, fn func(st *checkpoint.StateEntryLayout, li int)) {
+func (g *stateLists) eachListed(j int, h *checkpoint.OperatorStateHandleLayout, fn func(st *checkpoint.StateEntryLayout, li int)) {
 	for k := range h.States {
 		g.sim.stop.Check()
 		if st := &h.States[k]; st.Mode <= checkpoint.Broadcast {
-			fn(st, g.listOf(k, stateKey{st.Mode, st.Name}, len(h.States)))
+			fn(st, g.listOf(j, k, stateKey{st.Mode, st.Name}, len(h.States)))
 		}
 	}
 }
@@ -239,7 +239,7 @@ func (g *stateLists) placeEntries() {
 // addHandle adds the entries of old subtask j's handle h to their names' lists.
 func (g *stateLists) addHandle(j int, h *checkpoint.OperatorStateHandleLayout) {
 	g.hIDs, g.hModes, g.hFresh = g.hIDs[:0], g.hModes[:0], g.hFresh[:0]
-	g.eachListed(h, func(st *checkpoint.StateEntryLayout, li int) {
+	g.eachListed(j, h, func(st *checkpoint.StateEntryLayout, li int) {
 		s := &g.recs[li]
 		list, n := g.sim.entries[g.list][s.first:s.first+g.counts[li]], s.OldEntries
 		if n > 0 && list[n-1].old == int32(j) {
@@ -248,8 +248,8 @@ func (g *stateLists) addHandle(j int, h *checkpoint.OperatorStateHandleLayout) {
 			prev := &checkpoint.StateEntryLayout{Elements: list[n-1].n, Bytes: list[n-1].bytes}
 			if x := list[n-1].sizes; x >= 0 {
 				prev.Sizes = *g.sim.sizes[x]
-			} else if list[n-1].uniform >= 0 {
-				prev.Sizes.Append(list[n-1].uniform, list[n-1].n)
+			} else if u := uniform(g.sim.sizes, &list[n-1]); u >= 0 {
+				prev.Sizes.Append(u, list[n-1].n)
 			}
 			st = mergeEntries(prev, st)
 			n--
@@ -263,8 +263,8 @@ func (g *stateLists) addHandle(j int, h *checkpoint.OperatorStateHandleLayout) {
 	})
 }
 
-// listOf returns the list of the handle's k-th state key, adding one for a new key.
-func (g *stateLists) listOf(k int, key stateKey, handleStates int) int {
+// listOf returns the list of old subtask j's handle's k-th state key, adding one for a new key.
+func (g *stateLists) listOf(j, k int, key stateKey, handleStates int) int {
 	li := -1
 	if k < len(g.order) && g.key(int(g.order[k])) == key {
 		li = int(g.order[k])
@@ -288,7 +288,7 @@ func (g *stateLists) listOf(k int, key stateKey, handleStates int) int {
 		}
 	}
 	if li < 0 {
-		li = g.newList(key, handleStates)
+		li = g.newList(key, j, k, handleStates)
 	}
 	if k < len(g.order) {
 		g.order[k] = int32(li)
@@ -298,8 +298,9 @@ func (g *stateLists) listOf(k int, key stateKey, handleStates int) int {
 	return li
 }
 
-// newList adds an empty list for key, its record, and returns its index.
-func (g *stateLists) newList(key stateKey, handleStates int) int {
+// newList adds an empty list for key, the k-th state of old subtask j's handle, its record, and
+// returns its index.
+func (g *stateLists) newList(key stateKey, j, k, handleStates int) int {
 	li := len(g.recs)
 	if li == 0 {
 		// Sized for the first handle's names (usually all of them): grown by appending, the
@@ -311,7 +312,7 @@ func (g *stateLists) newList(key stateKey, handleStates int) int {
 	g.hashes = append(g.hashes, javaSpread(JavaStringHashCode(key.name)))
 	g.counts, g.lastJ = append(g.counts, 0), append(g.lastJ, 0)
 	// Its place in the entries is set once all are counted (placeEntries).
-	g.recs = append(g.recs, stateRec{Name: key.name, Mode: key.mode, Raw: g.raw})
+	g.recs = append(g.recs, stateRec{nameJ: int32(j), nameK: int32(k), Mode: key.mode, Raw: g.raw})
 	if g.index != nil {
 		if 2*len(g.recs) > len(g.index) {
 			g.rebuildIndex(len(g.recs))
@@ -353,15 +354,14 @@ func indexSlot(hash int32, mask int) int {
 
 // entry is old subtask j's entry of a name, keeping its element sizes only where needed.
 func (g *stateLists) entry(j int, st *checkpoint.StateEntryLayout) oldEntry {
-	e := oldEntry{old: int32(j), sizes: -1, n: max(st.Elements, 0), bytes: st.Bytes, uniform: -1}
+	e := oldEntry{old: int32(j), sizes: -1, n: max(st.Elements, 0), bytes: st.Bytes}
 	switch runs := st.Sizes.Runs(); {
 	case st.Mode != checkpoint.SplitDistribute:
 		// UNION and BROADCAST entries are handed out whole: no element sizes needed (the
 		// Layout keeps none), so their cache lines are not read.
-	case len(runs) == 1 && runs[0].Count == e.n:
-		e.uniform = runs[0].Size
-	case e.n == 0:
-		e.uniform = 0
+	case len(runs) == 1 && runs[0].Count == e.n && e.bytes%e.n == 0 && e.bytes/e.n == runs[0].Size,
+		e.n == 0:
+		e.sizes = uniformSizes
 	case st.Sizes.Len() == e.n:
 		e.sizes = int32(len(g.sim.sizes))
 		g.sim.sizes = append(g.sim.sizes, &st.Sizes)
@@ -465,14 +465,13 @@ func (sim *operatorSim) setUpDistribution(s *stateRec, start int64) int64 {
 		pre += entries[e].n
 		s.Bytes += entries[e].bytes
 	}
-	s.Elements = pre
 	if s.Mode == checkpoint.Broadcast && s.path == PathUnchangedWithUnion {
 		s.partial = broadcastPartiallyReported(entries, sim.oldP)
 	}
 	if s.Mode == checkpoint.SplitDistribute && s.path == PathRescale {
 		n := int64(sim.newP)
 		s.start = int32(start)
-		start = (start + s.Elements%n) % n
+		start = (start + pre%n) % n
 	}
 	d := sim.dist(s)
 	if d.mode == checkpoint.Union {
@@ -532,8 +531,8 @@ func (sim *operatorSim) markUnion(stream int32) {
 }
 
 // analyticSummary fills what is known without visiting subtasks; SPLIT_DISTRIBUTE bytes on the
-// rescale path are the operator pass's (stateRec.minBytes, maxBytes).
-func (d *stateDist) analyticSummary(s *stateRec) StateSummary {
+// rescale path are the operator pass's (stateRec.minBytes, maxBytes). elements is s's.
+func (d *stateDist) analyticSummary(s *stateRec, elements int64) StateSummary {
 	newP := int64(d.newP)
 	var sum StateSummary
 	switch {
@@ -546,15 +545,15 @@ func (d *stateDist) analyticSummary(s *stateRec) StateSummary {
 			sum.EmptySubtasks = int32(newP - d.rem)
 			sum.AbsentSubtasks = sum.EmptySubtasks
 		}
-		sum.TotalElements = s.Elements
+		sum.TotalElements = elements
 		sum.MinBytes, sum.MaxBytes = -1, -1 // filled by the operator pass
 	case s.Mode == checkpoint.Union:
-		sum.MinElements, sum.MaxElements = s.Elements, s.Elements
+		sum.MinElements, sum.MaxElements = elements, elements
 		sum.MinBytes, sum.MaxBytes = s.Bytes, s.Bytes
-		if s.Elements == 0 {
+		if elements == 0 {
 			sum.EmptySubtasks = int32(d.newP)
 		}
-		sum.TotalElements = newP * s.Elements
+		sum.TotalElements = newP * elements
 	case s.Mode == checkpoint.Broadcast && d.path == PathRescale:
 		// Entry e goes to newP/n + (e < newP mod n ? 1 : 0) subtasks.
 		n := len(d.entries)

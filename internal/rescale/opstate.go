@@ -10,13 +10,32 @@ import (
 // subtask's handle. It holds no pointer, so that the garbage collector need not scan entries.
 type oldEntry struct {
 	old int32 // old subtask index; the stream id is old + stateDist.streamBase
-	// sizes indexes operatorSim.sizes for entries whose elements differ in size; -1 otherwise.
+	// sizes indexes operatorSim.sizes for entries whose elements differ in size (or are of
+	// equal size that does not add up to bytes); uniformSizes when every element is bytes / n
+	// bytes (none without elements); -1 when the sizes are not known.
 	sizes int32
 	n     int64 // elements (offsets)
 	pre   int64 // elements of the name before this entry, in Flink's traversal order
 	bytes int64
-	// uniform is the size of every element when all are equal; -1 when sizes vary.
-	uniform int64
+}
+
+// uniformSizes is oldEntry.sizes of an entry whose elements are all bytes / n bytes: the size
+// is not kept per entry, as most entries are of this kind.
+const uniformSizes = -2
+
+// uniform returns the size of every element of e when all are equal, else -1.
+func uniform(sizes []*checkpoint.ElementSizes, e *oldEntry) int64 {
+	switch {
+	case e.sizes == uniformSizes && e.n > 0:
+		return e.bytes / e.n
+	case e.sizes == uniformSizes:
+		return 0
+	case e.sizes >= 0:
+		if runs := sizes[e.sizes].Runs(); len(runs) == 1 && runs[0].Count == e.n {
+			return runs[0].Size
+		}
+	}
+	return -1
 }
 
 // sum returns the bytes of elements [from, from+count) of entry e.
@@ -26,8 +45,8 @@ func (d *stateDist) sum(e *oldEntry, from, count int64) int64 {
 		return 0
 	case count == e.n:
 		return e.bytes
-	case e.uniform >= 0:
-		return e.uniform * count
+	case e.sizes == uniformSizes:
+		return uniform(d.sizes, e) * count
 	case e.sizes >= 0:
 		sz := d.sizes[e.sizes]
 		if runs := sz.Runs(); len(runs) <= 8 {

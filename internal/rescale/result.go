@@ -266,7 +266,7 @@ func (a *OperatorAssignment) States() []*StateDistribution {
 }
 
 // StateName returns the name of the k-th state without building its distribution.
-func (a *OperatorAssignment) StateName(k int) string { return a.sim.states[k].Name }
+func (a *OperatorAssignment) StateName(k int) string { return a.sim.name(&a.sim.states[k]) }
 
 // LayoutIndex returns the index of the operator's record in checkpoint.Layout.Operators, or -1
 // for an operator new to the job: a dense key for per-operator tables of callers.
@@ -316,6 +316,9 @@ type OperatorSummary struct {
 // subtasks. Per-subtask detail comes from Share. OperatorAssignment.State builds one from what
 // the simulation keeps of the state (stateRec), with its Summary.
 type StateDistribution struct {
+	Name string
+	// Elements in the checkpoint (all old subtasks); Bytes beside it.
+	Elements int64
 	stateRec
 	NewParallelism int32
 	Summary        StateSummary
@@ -327,12 +330,14 @@ type StateDistribution struct {
 // State derives again (the summary, the operator's fields), a few dozen bytes, as an operator can
 // have hundreds of thousands of names (bench/README.md, "Many state names, round 4").
 type stateRec struct {
-	Name string
-	// Elements and Bytes in the checkpoint (all old subtasks).
-	Elements, Bytes int64
+	// Bytes in the checkpoint (all old subtasks).
+	Bytes int64
 	// minBytes and maxBytes are Summary.MinBytes and MaxBytes of SPLIT_DISTRIBUTE on
 	// PathRescale, which only the operator pass over the subtasks computes.
 	minBytes, maxBytes int64
+	// nameJ and nameK are where the name is in the Layout: the k-th state of old subtask j's
+	// handle of the list (its first), a string header less per name (see operatorSim.name).
+	nameJ, nameK int32
 	// start is where the SPLIT_DISTRIBUTE cursor starts on PathRescale.
 	start int32
 	// OldEntries is the number of old handles that list the name (including empty entries).
@@ -361,7 +366,8 @@ func (sim *operatorSim) entriesOf(r *stateRec) []oldEntry {
 // dist returns the working view of the distribution (see stateDist).
 func (s *StateDistribution) dist() stateDist {
 	if s.op == nil {
-		return stateDist{mode: s.Mode, path: s.path, partial: s.partial, newP: int(s.NewParallelism), nameOverhead: s.nameOverhead()}
+		return stateDist{mode: s.Mode, path: s.path, partial: s.partial, newP: int(s.NewParallelism),
+			nameOverhead: PayloadEntryOverhead + int64(len(s.Name))}
 	}
 	return s.op.dist(&s.stateRec)
 }
@@ -370,13 +376,14 @@ func (s *StateDistribution) dist() stateDist {
 // and the operator is not kept per name.
 func (sim *operatorSim) dist(r *stateRec) stateDist {
 	d := stateDist{op: sim, mode: r.Mode, path: r.path, partial: r.partial, newP: sim.newP, entries: sim.entriesOf(r),
-		start: int64(r.start), nameOverhead: r.nameOverhead(), sizes: sim.sizes}
+		start: int64(r.start), nameOverhead: sim.nameOverhead(r), sizes: sim.sizes}
 	if r.Raw {
 		d.streamBase = int32(sim.oldP)
 	}
 	if r.Mode == checkpoint.SplitDistribute && r.path == PathRescale && sim.newP > 0 {
 		n := int64(sim.newP)
-		d.base, d.rem = r.Elements/n, r.Elements%n
+		elements := sim.elements(r)
+		d.base, d.rem = elements/n, elements%n
 	}
 	return d
 }
@@ -384,9 +391,9 @@ func (sim *operatorSim) dist(r *stateRec) stateDist {
 // state builds the distribution of the operator's k-th state from its record.
 func (sim *operatorSim) state(k int) *StateDistribution {
 	r := &sim.states[k]
-	s := &StateDistribution{stateRec: *r, NewParallelism: int32(sim.newP), op: sim}
+	s := &StateDistribution{Name: sim.name(r), Elements: sim.elements(r), stateRec: *r, NewParallelism: int32(sim.newP), op: sim}
 	d := sim.dist(r)
-	s.Summary = d.analyticSummary(r)
+	s.Summary = d.analyticSummary(r, s.Elements)
 	if r.Mode == checkpoint.SplitDistribute && r.path == PathRescale {
 		s.Summary.MinBytes, s.Summary.MaxBytes = r.minBytes, r.maxBytes
 	}
@@ -395,7 +402,24 @@ func (sim *operatorSim) state(k int) *StateDistribution {
 
 // nameOverhead is the payload estimate of one entry of the name: PayloadEntryOverhead plus the
 // name's bytes.
-func (r *stateRec) nameOverhead() int64 { return PayloadEntryOverhead + int64(len(r.Name)) }
+func (sim *operatorSim) nameOverhead(r *stateRec) int64 {
+	return PayloadEntryOverhead + int64(len(sim.name(r)))
+}
+
+// name is r's name, from the Layout.
+func (sim *operatorSim) name(r *stateRec) string {
+	return sim.handle(int(r.nameJ), r.Raw).States[r.nameK].Name
+}
+
+// elements is the number of r's elements in the checkpoint (all old subtasks): where its last
+// entry ends, once setUpDistribution has placed them.
+func (sim *operatorSim) elements(r *stateRec) int64 {
+	if r.OldEntries == 0 {
+		return 0
+	}
+	last := &sim.entriesOf(r)[r.OldEntries-1]
+	return last.pre + last.n
+}
 
 // StateSummary aggregates one named state over the new subtasks.
 type StateSummary struct {

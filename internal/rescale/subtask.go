@@ -74,7 +74,7 @@ func (a *OperatorAssignment) Subtask(i int) SubtaskAssignment {
 			if !has(id) {
 				countStream(id, false)
 			}
-			st.PayloadBytes += s.nameOverhead() + 8*sl.Elements
+			st.PayloadBytes += d.nameOverhead + 8*sl.Elements
 		}
 	}
 	for _, k := range []*KeyedDistribution{a.ManagedKeyed, a.RawKeyed} {
@@ -190,10 +190,11 @@ func (a *OperatorAssignment) SubtaskTotals(i int) SubtaskAssignment {
 	for k := range sim.states {
 		s := &sim.states[k]
 		if s.Mode == checkpoint.Union {
-			st.Elements += s.Elements
+			elements := sim.elements(s)
+			st.Elements += elements
 			st.StateBytes += s.Bytes
-			st.Offsets += s.Elements
-			st.PayloadBytes += int64(s.OldEntries)*s.nameOverhead() + 8*s.Elements
+			st.Offsets += elements
+			st.PayloadBytes += int64(s.OldEntries)*sim.nameOverhead(s) + 8*elements
 			continue
 		}
 		sd := sim.dist(s)
@@ -252,7 +253,7 @@ func (a *OperatorAssignment) UnionPayloadBytes() int64 {
 	n := a.sim.unionCost
 	for k := range a.sim.states {
 		if s := &a.sim.states[k]; s.Mode == checkpoint.Union {
-			n += int64(s.OldEntries)*s.nameOverhead() + 8*s.Elements
+			n += int64(s.OldEntries)*a.sim.nameOverhead(s) + 8*a.sim.elements(s)
 		}
 	}
 	return n

@@ -53,9 +53,10 @@ func (sim *operatorSim) startAccumulators(sc *scratch) {
 	var init acc
 	for k := range sim.states {
 		if s := &sim.states[k]; s.Mode == checkpoint.Union {
-			init.elems += s.Elements
+			elements := sim.elements(s)
+			init.elems += elements
 			init.sbytes += s.Bytes
-			init.payload += int64(s.OldEntries)*s.nameOverhead() + 8*s.Elements
+			init.payload += int64(s.OldEntries)*sim.nameOverhead(s) + 8*elements
 		}
 	}
 	init.payload += sim.unionCost
@@ -119,7 +120,7 @@ func (sim *operatorSim) operatorStatePass(sc *scratch) {
 		}
 	}
 	for k := range sim.states {
-		if s := &sim.states[k]; s.Mode == checkpoint.SplitDistribute && s.path == PathRescale && s.Elements < int64(newP) {
+		if s := &sim.states[k]; s.Mode == checkpoint.SplitDistribute && s.path == PathRescale && sim.elements(s) < int64(newP) {
 			s.minBytes = 0 // the runs without elements
 		}
 	}
@@ -276,8 +277,8 @@ func (p *pass) state(s *stateRec, b0, b1 int) {
 				en := &d.entries[e]
 				avail := en.n - off
 				take := min(avail, c)
-				if en.uniform >= 0 {
-					runBytes += en.uniform * take
+				if u := uniform(d.sizes, en); u >= 0 {
+					runBytes += u * take
 				} else {
 					runBytes += d.sum(en, off, take)
 				}
