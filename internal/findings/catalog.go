@@ -560,7 +560,7 @@ func Identify(op *checkpoint.OperatorLayout, cat *Catalog) *CatalogEntry {
 			return e // identified by name or uid only: a state fingerprint cannot contradict it
 		}
 	}
-	if len(byStates) > 0 && (len(named) == 0 || len(operatorStates(op)) > 0) {
+	if len(byStates) > 0 && (len(named) == 0 || hasOperatorStates(op)) {
 		return byStates[0]
 	}
 	if len(named) > 0 {
@@ -624,7 +624,7 @@ func (c *Catalog) named(id checkpoint.OperatorID, uid, name string) []*CatalogEn
 // fingerprintMatches returns the entries whose state fingerprint the operator carries, best
 // first.
 func (c *Catalog) fingerprintMatches(op *checkpoint.OperatorLayout) []*CatalogEntry {
-	states := operatorStates(op)
+	states := c.fingerprintStates(op)
 	type cand struct {
 		e     *CatalogEntry
 		score int
@@ -680,6 +680,39 @@ func (c *Catalog) fingerprintMatches(op *checkpoint.OperatorLayout) []*CatalogEn
 		out[i] = c.e
 	}
 	return out
+}
+
+// fingerprintStates is operatorStates for the names some fingerprint lists: an operator can
+// have hundreds of thousands of names, and a map of all of them is tens of bytes a name.
+func (c *Catalog) fingerprintStates(op *checkpoint.OperatorLayout) map[string]checkpoint.DistributionMode {
+	wanted := map[string]bool{}
+	for i := range c.Entries {
+		for _, s := range c.Entries[i].Fingerprint.States {
+			wanted[s.Name] = true
+		}
+	}
+	m := map[string]checkpoint.DistributionMode{}
+	if len(wanted) == 0 {
+		return m
+	}
+	for i := range op.Subtasks {
+		for s := range op.Subtasks[i].OperatorStates() {
+			if _, ok := m[s.Name]; !ok && wanted[s.Name] {
+				m[s.Name] = s.Mode
+			}
+		}
+	}
+	return m
+}
+
+// hasOperatorStates reports whether some subtask of op has a managed or raw operator state.
+func hasOperatorStates(op *checkpoint.OperatorLayout) bool {
+	for i := range op.Subtasks {
+		for range op.Subtasks[i].OperatorStates() {
+			return true
+		}
+	}
+	return false
 }
 
 // operatorStates collects the managed and raw operator state names of all subtasks with their
