@@ -140,6 +140,11 @@ type stateLists struct {
 	// (a place per old subtask and name would be old parallelism × names, far more than the
 	// file holds when each name is listed by a few of many subtasks).
 	counts, lastJ []int32
+	// ids is the list of every state the handles list, in the order of the passes: the first
+	// finds them (index, Java's order), the second only reads them, so that what finding needs
+	// is gone before the entries are allocated. next is the second pass's place in ids.
+	ids  []int32
+	next int
 	// index finds a key's list by its name's spread hash (hashes), built beyond 16 names (below,
 	// a linear search is faster): an open-addressing table of list + 1 (0: free), a power of
 	// two at least twice the lists, probed linearly from the hash's slot. It is a few bytes a
@@ -170,12 +175,13 @@ func (sim *operatorSim) buildOperatorStates(raw bool) OperatorPath {
 	if raw {
 		streamBase = int32(sim.oldP)
 	}
+	listed := 0
 	for j := 0; j < sim.oldP; j++ {
 		if h := sim.handle(j, raw); h != nil {
-			g.countHandle(j, h)
+			listed += len(h.States)
 		}
 	}
-	g.placeEntries()
+	g.ids = make([]int32, 0, listed)
 	grouping := newNameGrouping(sim.handleSizing,
 		func(id int32) string { return sim.name(&g.recs[id]) },
 		func(id int32) int32 { return g.hashes[id] })
@@ -184,7 +190,7 @@ func (sim *operatorSim) buildOperatorStates(raw bool) OperatorPath {
 		if h == nil {
 			continue
 		}
-		g.addHandle(j, h)
+		g.countHandle(j, h)
 		if len(g.hIDs) == 0 && sim.oldP == sim.newP {
 			// A handle without names: at unchanged parallelism Flink hands it to new subtask j
 			// as it is (the repartitioner returns or keeps the old handles).
@@ -192,24 +198,42 @@ func (sim *operatorSim) buildOperatorStates(raw bool) OperatorPath {
 		}
 		grouping.addHandle(g.hIDs, g.hModes, g.hFresh)
 	}
-	// What only the grouping needed goes before the distributions are set up: with many names
-	// Java's maps and the index take tens of bytes a name (bench/README.md, "Many state names, round 3").
+	// What only finding the names and their order needed goes before the entries are
+	// allocated: with many names Java's maps, the index and the hashes take tens of bytes a
+	// name (bench/README.md, "Many state names, rounds 3 and 4").
 	var orders [checkpoint.Broadcast + 1][]int32
 	for mode := range orders {
 		orders[mode] = grouping.order(checkpoint.DistributionMode(mode))
 	}
-	g.index, g.order, g.hashes, g.hIDs, g.hModes, g.hFresh, grouping = nil, nil, nil, nil, nil, nil, nil
-	g.counts, g.lastJ = nil, nil
+	g.index, g.order, g.hashes, g.hIDs, g.hModes, g.hFresh, grouping, g.lastJ = nil, nil, nil, nil, nil, nil, nil, nil
+	g.placeEntries()
+	for j := 0; j < sim.oldP; j++ {
+		if h := sim.handle(j, raw); h != nil {
+			g.addHandle(j, h)
+		}
+	}
+	g.counts, g.ids = nil, nil
 	path := g.path()
 	sim.distributions(g.recs, orders, path)
 	return path
 }
 
-// countHandle finds or adds the lists of old subtask j's handle h and counts its entries: one a
-// name, also for a name listed twice (addHandle merges those).
+// countHandle finds or adds the lists of old subtask j's handle h, counts their entries (one a
+// name, also for a name listed twice: addHandle merges those) and sets the handle's distinct
+// keys in file order (hIDs), their modes and first appearances for Java's order.
 func (g *stateLists) countHandle(j int, h *checkpoint.OperatorStateHandleLayout) {
-	g.eachListed(j, h, func(_ *checkpoint.StateEntryLayout, li int) {
+	if cap(g.hIDs) < len(h.States) {
+		// Sized for the handle: grown by appending, a handle of 300,000 names would leave
+		// about as much again as garbage.
+		g.hIDs, g.hModes, g.hFresh = make([]int32, 0, len(h.States)), make([]checkpoint.DistributionMode, 0, len(h.States)), make([]bool, 0, len(h.States))
+	}
+	g.hIDs, g.hModes, g.hFresh = g.hIDs[:0], g.hModes[:0], g.hFresh[:0]
+	g.eachListed(j, h, func(st *checkpoint.StateEntryLayout, li int) {
+		g.ids = append(g.ids, int32(li))
 		if g.lastJ[li] != int32(j)+1 {
+			g.hIDs = append(g.hIDs, int32(li))
+			g.hModes = append(g.hModes, st.Mode)
+			g.hFresh = append(g.hFresh, g.counts[li] == 0)
 			g.lastJ[li], g.counts[li] = int32(j)+1, g.counts[li]+1
 		}
 	})
@@ -236,10 +260,17 @@ func (g *stateLists) placeEntries() {
 	g.sim.entries[g.list] = make([]oldEntry, total)
 }
 
-// addHandle adds the entries of old subtask j's handle h to their names' lists.
+// addHandle adds the entries of old subtask j's handle h to their names' lists (ids: the lists
+// countHandle found, in the same order).
 func (g *stateLists) addHandle(j int, h *checkpoint.OperatorStateHandleLayout) {
-	g.hIDs, g.hModes, g.hFresh = g.hIDs[:0], g.hModes[:0], g.hFresh[:0]
-	g.eachListed(j, h, func(st *checkpoint.StateEntryLayout, li int) {
+	for k := range h.States {
+		g.sim.stop.Check()
+		st := &h.States[k]
+		if st.Mode > checkpoint.Broadcast {
+			continue // as eachListed
+		}
+		li := int(g.ids[g.next])
+		g.next++
 		s := &g.recs[li]
 		list, n := g.sim.entries[g.list][s.first:s.first+g.counts[li]], s.OldEntries
 		if n > 0 && list[n-1].old == int32(j) {
@@ -253,14 +284,10 @@ func (g *stateLists) addHandle(j int, h *checkpoint.OperatorStateHandleLayout) {
 			}
 			st = mergeEntries(prev, st)
 			n--
-		} else {
-			g.hIDs = append(g.hIDs, int32(li))
-			g.hModes = append(g.hModes, st.Mode)
-			g.hFresh = append(g.hFresh, n == 0)
 		}
 		list[n] = g.entry(j, st)
 		s.OldEntries = n + 1
-	})
+	}
 }
 
 // listOf returns the list of old subtask j's handle's k-th state key, adding one for a new key.
