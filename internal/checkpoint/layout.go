@@ -162,7 +162,7 @@ type StateEntryLayout struct {
 	// not ascend, the stream is shorter than the last offset, or ReadLayout's budget of one million
 	// size runs was spent and the remaining sizes were folded into their average (Bytes and the
 	// element count stay exact in that case). (Beside Mode: one entry exists per name and
-	// subtask, 72 bytes.)
+	// subtask, 64 bytes.)
 	SizesApproximate bool
 	Elements         int64 // number of offsets: list elements (one for a broadcast state)
 	Bytes            int64 // sum of the element sizes

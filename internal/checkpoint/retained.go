@@ -15,8 +15,8 @@ const (
 	subtaskBytes       = 64  // SubtaskLayout, in a slice
 	channelsBytes      = 48  // ChannelLayouts, allocated alone
 	operatorHandleSize = 80  // OperatorStateHandleLayout, allocated alone (72, size class 80)
-	stateEntryBytes    = 72  // StateEntryLayout, in a slice
-	sliceHeaderBytes   = 24  // ElementSizes' prefix sums' slice header, allocated alone
+	stateEntryBytes    = 64  // StateEntryLayout, in a slice
+	moreRunsBytes      = 48  // moreRuns (an ElementSizes of two runs or more), allocated alone
 	streamRefBytes     = 48  // StreamRef, allocated alone (40, size class 48)
 	coordinatorBytes   = 48  // CoordinatorStateRef, allocated alone (48)
 	keyedHandleBytes   = 224 // KeyedStateHandleLayout, allocated alone (216, size class 224)
@@ -99,9 +99,8 @@ func subtaskRetained(s *SubtaskLayout, names *retainedNames) int64 {
 		for e := range h.States {
 			st := &h.States[e]
 			names.add(st.Name)
-			n += int64(cap(st.Sizes.runs)+cap(st.Sizes.endList())) * sizeRunBytes
-			if st.Sizes.ends != nil {
-				n += sliceHeaderBytes
+			if m := st.Sizes.more; m != nil {
+				n += moreRunsBytes + int64(cap(m.runs)+cap(m.ends))*sizeRunBytes
 			}
 		}
 	}

@@ -9,20 +9,28 @@ import (
 // elements are usually of equal size (one split, one offset map, one file list per element), so a
 // state with millions of elements typically needs a handful of runs.
 type ElementSizes struct {
-	runs []SizeRun
-	// ends[i] is the number of elements and bytes up to and including runs[i], so that Sum is a
-	// binary search, not a scan. Kept only beyond shortRuns runs, and behind a pointer: most
-	// states have one or two, and a Layout holds one ElementSizes per state and subtask (32
-	// bytes with the pointer, 48 with a slice).
-	ends *[]runEnd
+	// one holds the run of a state whose elements are all of one size, the usual case, so
+	// that its sizes need no allocation of their own: a Layout holds one ElementSizes per state
+	// and subtask (bench/README.md, "Many state names, round 4"). Zero when more is set.
+	one [1]SizeRun
+	// more holds the runs of a state of two sizes or more.
+	more *moreRuns
 }
 
-// endList is ends, nil when not kept.
+// moreRuns is an ElementSizes of two runs or more.
+type moreRuns struct {
+	runs []SizeRun
+	// ends[i] is the number of elements and bytes up to and including runs[i], so that Sum is a
+	// binary search, not a scan. Kept only beyond shortRuns runs.
+	ends []runEnd
+}
+
+// endList is the runs' ends, nil when not kept.
 func (e *ElementSizes) endList() []runEnd {
-	if e.ends == nil {
+	if e.more == nil {
 		return nil
 	}
-	return *e.ends
+	return e.more.ends
 }
 
 type runEnd struct{ count, bytes int64 }
@@ -41,29 +49,41 @@ func (e *ElementSizes) Append(size, count int64) {
 	if count <= 0 {
 		return
 	}
-	n := len(e.runs)
-	if n > 0 && e.runs[n-1].Size == size {
-		e.runs[n-1].Count += count
-		if ends := e.endList(); ends != nil {
-			ends[n-1].count += count
-			ends[n-1].bytes += size * count
+	if e.more == nil {
+		switch {
+		case e.one[0].Count == 0:
+			e.one[0] = SizeRun{Size: size, Count: count}
+			return
+		case e.one[0].Size == size:
+			e.one[0].Count += count
+			return
+		}
+		e.more = &moreRuns{runs: append(make([]SizeRun, 0, 2), e.one[0])}
+		e.one[0] = SizeRun{}
+	}
+	m := e.more
+	n := len(m.runs)
+	if n > 0 && m.runs[n-1].Size == size {
+		m.runs[n-1].Count += count
+		if m.ends != nil {
+			m.ends[n-1].count += count
+			m.ends[n-1].bytes += size * count
 		}
 		return
 	}
-	e.runs = append(e.runs, SizeRun{Size: size, Count: count})
+	m.runs = append(m.runs, SizeRun{Size: size, Count: count})
 	switch {
-	case e.ends != nil:
-		prev := (*e.ends)[n-1]
-		*e.ends = append(*e.ends, runEnd{prev.count + count, prev.bytes + size*count})
+	case m.ends != nil:
+		prev := m.ends[n-1]
+		m.ends = append(m.ends, runEnd{prev.count + count, prev.bytes + size*count})
 	case n+1 > shortRuns:
-		ends := make([]runEnd, 0, cap(e.runs))
+		m.ends = make([]runEnd, 0, cap(m.runs))
 		var end runEnd
-		for _, r := range e.runs {
+		for _, r := range m.runs {
 			end.count += r.Count
 			end.bytes += r.Size * r.Count
-			ends = append(ends, end)
+			m.ends = append(m.ends, end)
 		}
-		e.ends = &ends
 	}
 }
 
@@ -73,7 +93,7 @@ func (e *ElementSizes) Len() int64 {
 		return ends[len(ends)-1].count
 	}
 	var n int64
-	for _, r := range e.runs {
+	for _, r := range e.Runs() {
 		n += r.Count
 	}
 	return n
@@ -85,20 +105,28 @@ func (e *ElementSizes) Total() int64 {
 		return ends[len(ends)-1].bytes
 	}
 	var b int64
-	for _, r := range e.runs {
+	for _, r := range e.Runs() {
 		b += r.Size * r.Count
 	}
 	return b
 }
 
 // Runs returns the runs; the caller must not modify them.
-func (e *ElementSizes) Runs() []SizeRun { return e.runs }
+func (e *ElementSizes) Runs() []SizeRun {
+	switch {
+	case e.more != nil:
+		return e.more.runs
+	case e.one[0].Count > 0:
+		return e.one[:]
+	}
+	return nil
+}
 
 // At returns the size of element i (0-based); 0 past the end.
 func (e *ElementSizes) At(i int64) int64 {
-	ends := e.endList()
+	ends, runs := e.endList(), e.Runs()
 	if ends == nil {
-		for _, r := range e.runs {
+		for _, r := range runs {
 			if i < r.Count {
 				return r.Size
 			}
@@ -107,10 +135,10 @@ func (e *ElementSizes) At(i int64) int64 {
 		return 0
 	}
 	r := sort.Search(len(ends), func(k int) bool { return ends[k].count > i })
-	if r == len(e.runs) {
+	if r == len(runs) {
 		return 0
 	}
-	return e.runs[r].Size
+	return runs[r].Size
 }
 
 // Sum returns the bytes of elements [from, to).
@@ -123,13 +151,14 @@ func (e *ElementSizes) Sum(from, to int64) int64 {
 
 // prefix returns the bytes of the first n elements.
 func (e *ElementSizes) prefix(n int64) int64 {
-	if n <= 0 || len(e.runs) == 0 {
+	runs := e.Runs()
+	if n <= 0 || len(runs) == 0 {
 		return 0
 	}
 	ends := e.endList()
 	if ends == nil {
 		var b int64
-		for _, r := range e.runs {
+		for _, r := range runs {
 			if n <= r.Count {
 				return b + n*r.Size
 			}
@@ -139,14 +168,14 @@ func (e *ElementSizes) prefix(n int64) int64 {
 		return b
 	}
 	r := sort.Search(len(ends), func(k int) bool { return ends[k].count >= n })
-	if r == len(e.runs) {
+	if r == len(runs) {
 		return ends[len(ends)-1].bytes
 	}
 	var start runEnd
 	if r > 0 {
 		start = ends[r-1]
 	}
-	return start.bytes + (n-start.count)*e.runs[r].Size
+	return start.bytes + (n-start.count)*runs[r].Size
 }
 
 func itoa(v int64) string { return strconv.FormatInt(v, 10) }

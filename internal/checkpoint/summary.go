@@ -223,7 +223,7 @@ func finishSizes(l *StateEntryLayout, s *entryEnds, lastSize int64) ElementSizes
 		pending[np], np = SizeRun{cur, s.curN}, np+1
 	}
 	pending[np], np = SizeRun{lastSize, 1}, np+1
-	sizes := l.Sizes.cloneIn(newRuns(l.Sizes.runs, pending[:np]))
+	sizes := l.Sizes.cloneIn(newRuns(l.Sizes.Runs(), pending[:np]))
 	for _, r := range pending[:np] {
 		sizes.Append(r.Size, r.Count)
 	}
@@ -248,12 +248,15 @@ func newRuns(runs, pending []SizeRun) int {
 
 // cloneIn returns an independent copy with room for extra more runs.
 func (e *ElementSizes) cloneIn(extra int) ElementSizes {
-	c := ElementSizes{runs: append(make([]SizeRun, 0, len(e.runs)+extra), e.runs...)}
-	if e.ends != nil {
-		ends := append(make([]runEnd, 0, len(*e.ends)+extra), *e.ends...)
-		c.ends = &ends
+	runs := e.Runs()
+	if len(runs)+extra <= 1 {
+		return ElementSizes{one: e.one}
 	}
-	return c
+	m := &moreRuns{runs: append(make([]SizeRun, 0, len(runs)+extra), runs...)}
+	if ends := e.endList(); ends != nil {
+		m.ends = append(make([]runEnd, 0, len(ends)+extra), ends...)
+	}
+	return ElementSizes{more: m}
 }
 
 // keyGroupBytes derives the bytes of each key group from its offset (0 = no data) and the next
