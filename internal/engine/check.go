@@ -325,13 +325,15 @@ func (b *reportBuilder) rowsInPieces(op *rescale.OperatorAssignment, a *pb.Opera
 // chunk, not the operator's.
 func (b *reportBuilder) piecesOfStates(op *rescale.OperatorAssignment, a *pb.OperatorAssignment) {
 	part, continued := a, false
+	var st rescale.StateDistribution // one state at a time (OperatorAssignment.StateInto)
 	for i := 0; i < op.NumStates(); i += releaseChunk {
 		n := min(releaseChunk, op.NumStates()-i)
 		msgs := make([]pb.StateAssignment, n)
 		part.States = make([]*pb.StateAssignment, n)
 		for k := range n {
 			b.stop.Check()
-			stateMessage(op.State(i+k), &msgs[k])
+			op.StateInto(i+k, &st)
+			stateMessage(&st, &msgs[k])
 			part.States[k] = &msgs[k]
 		}
 		b.piece(part, continued)
@@ -617,13 +619,15 @@ func stateMessages(stop *cancel.Flag, op *rescale.OperatorAssignment, out *pb.Op
 	if len(stateMsgs) < n {
 		out.States = make([]*pb.StateAssignment, 0, n)
 	}
+	var st rescale.StateDistribution // one state at a time (OperatorAssignment.StateInto)
 	for i := range n {
 		stop.Check()
 		if i >= len(stateMsgs) {
 			out.States = append(out.States, uncounted)
 			continue
 		}
-		stateMessage(op.State(i), &stateMsgs[i])
+		op.StateInto(i, &st)
+		stateMessage(&st, &stateMsgs[i])
 		out.States = append(out.States, &stateMsgs[i])
 	}
 }
@@ -635,12 +639,14 @@ func releaseStates(stop *cancel.Flag, op *rescale.OperatorAssignment, out *pb.Op
 	n := op.NumStates()
 	out.States = make([]*pb.StateAssignment, n)
 	var msgs []pb.StateAssignment
+	var st rescale.StateDistribution // one state at a time (OperatorAssignment.StateInto)
 	for i := range n {
 		stop.Check()
 		if len(msgs) == 0 {
 			msgs = make([]pb.StateAssignment, min(n-i, releaseChunk))
 		}
-		stateMessage(op.State(i), &msgs[0])
+		op.StateInto(i, &st)
+		stateMessage(&st, &msgs[0])
 		out.States[i], msgs = &msgs[0], msgs[1:]
 	}
 }

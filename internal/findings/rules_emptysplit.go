@@ -36,9 +36,10 @@ func checkUnknownOperatorEmptySplit(c *Context) []Finding {
 			return
 		}
 		var groups stateGroups
+		s := new(rescale.StateDistribution) // one at a time (OperatorAssignment.StateInto)
 		for k := range op.NumStates() {
 			c.stop.Check()
-			s := op.State(k)
+			op.StateInto(k, s)
 			if s.Mode != checkpoint.SplitDistribute || s.Elements == 0 || s.Summary.EmptySubtasks == 0 {
 				continue
 			}
