@@ -44,6 +44,8 @@ type Catalog struct {
 
 	bugs map[string]*Bug
 	ids  map[checkpoint.OperatorID][]int // operator ID (uid hash) -> entry indexes
+	// fpNames are the state names the fingerprints list (fingerprintStates), set by index.
+	fpNames map[string]bool
 }
 
 // CatalogEntry describes one operator implementation.
@@ -445,6 +447,7 @@ func (c *Catalog) index() error {
 		c.bugs[c.Bugs[i].ID] = &c.Bugs[i]
 	}
 	c.ids = map[checkpoint.OperatorID][]int{}
+	c.fpNames = fingerprintNames(c.Entries)
 	for i := range c.Entries {
 		e := &c.Entries[i]
 		for _, s := range e.States {
@@ -685,11 +688,9 @@ func (c *Catalog) fingerprintMatches(op *checkpoint.OperatorLayout) []*CatalogEn
 // fingerprintStates is operatorStates for the names some fingerprint lists: an operator can
 // have hundreds of thousands of names, and a map of all of them is tens of bytes a name.
 func (c *Catalog) fingerprintStates(op *checkpoint.OperatorLayout) map[string]checkpoint.DistributionMode {
-	wanted := map[string]bool{}
-	for i := range c.Entries {
-		for _, s := range c.Entries[i].Fingerprint.States {
-			wanted[s.Name] = true
-		}
+	wanted := c.fpNames
+	if wanted == nil {
+		wanted = fingerprintNames(c.Entries) // a catalog not indexed (built in place)
 	}
 	m := map[string]checkpoint.DistributionMode{}
 	if len(wanted) == 0 {
@@ -703,6 +704,17 @@ func (c *Catalog) fingerprintStates(op *checkpoint.OperatorLayout) map[string]ch
 		}
 	}
 	return m
+}
+
+// fingerprintNames returns the state names the entries' fingerprints list.
+func fingerprintNames(entries []CatalogEntry) map[string]bool {
+	names := map[string]bool{}
+	for i := range entries {
+		for _, s := range entries[i].Fingerprint.States {
+			names[s.Name] = true
+		}
+	}
+	return names
 }
 
 // hasOperatorStates reports whether some subtask of op has a managed or raw operator state.
