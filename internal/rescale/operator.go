@@ -420,12 +420,15 @@ func (g *stateLists) path() OperatorPath {
 func (sim *operatorSim) distributions(recs []stateRec, orders [checkpoint.Broadcast + 1][]int32, path OperatorPath) {
 	var start int64
 	base := len(sim.states)
-	if base == 0 && permutes(orders, len(recs)) {
+	switch {
+	case base == 0 && len(recs) == 1 && len(orders[0])+len(orders[1])+len(orders[2]) == 1 && len(orders[recs[0].Mode]) == 1:
+		sim.states = recs // nothing to reorder (most operators have one state)
+	case base == 0 && permutes(orders, len(recs)):
 		// The records are reordered in place where they are the operator's first: a second
 		// table of every name would double them at the peak.
 		reorder(recs, orders)
 		sim.states = recs
-	} else {
+	default:
 		for _, order := range orders {
 			for _, li := range order {
 				sim.states = append(sim.states, recs[li])
