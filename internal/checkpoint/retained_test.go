@@ -31,6 +31,7 @@ func TestRetainedRecordSizes(t *testing.T) {
 		{"ChannelStateLayout", channelBytes, sizeOf[ChannelStateLayout](), false},
 		{"ChannelLayouts", channelsBytes, sizeOf[ChannelLayouts](), true},
 		{"SizeRun", sizeRunBytes, sizeOf[SizeRun](), false},
+		{"moreRuns", moreRunsBytes, sizeOf[moreRuns](), true},
 		{"runEnd", sizeRunBytes, sizeOf[runEnd](), false},
 	}
 	if sizeOf[uintptr]() != 8 {
