@@ -59,7 +59,10 @@ type operatorSim struct {
 	// unchanged parallelism (no StateDistribution accounts for them).
 	keptMask []uint64
 	// states are the records of the operator's states, in OperatorAssignment.State's order.
+	// Read them with rec: where they are another simulation's (adoptStates), over holds what
+	// differs at this one's parallelism.
 	states []stateRec
+	over   *stateOverlay
 }
 
 func newOperatorSim(a *OperatorAssignment, l *checkpoint.OperatorLayout, newP int) *operatorSim {
@@ -495,23 +498,105 @@ func (sim *operatorSim) setUpDistribution(s *stateRec, start int64) int64 {
 		pre += entries[e].n
 		s.Bytes += entries[e].bytes
 	}
-	if s.Mode == checkpoint.Broadcast && s.path == PathUnchangedWithUnion {
-		s.partial = broadcastPartiallyReported(entries, sim.oldP)
-	}
-	if s.Mode == checkpoint.SplitDistribute && s.path == PathRescale {
-		n := int64(sim.newP)
-		s.start = int32(start)
-		start = (start + pre%n) % n
-	}
-	d := sim.dist(s)
-	if d.mode == checkpoint.Union {
+	if s.Mode == checkpoint.Union {
+		d := sim.dist(s)
 		for e := range entries {
 			sim.markUnion(d.stream(&entries[e]))
 		}
 	}
+	return sim.setUpCursor(s, start)
+}
+
+// setUpCursor sets what of s depends on the new parallelism, given its list's path (s.path):
+// the SPLIT_DISTRIBUTE cursor's start (start; the next name's is returned), whether a
+// BROADCAST name is partially reported, and the operator pass's bytes, not yet known.
+func (sim *operatorSim) setUpCursor(s *stateRec, start int64) int64 {
+	s.partial, s.start = false, 0
+	if s.Mode == checkpoint.Broadcast && s.path == PathUnchangedWithUnion {
+		s.partial = broadcastPartiallyReported(sim.entriesOf(s), sim.oldP)
+	}
+	if s.Mode == checkpoint.SplitDistribute && s.path == PathRescale {
+		n := int64(sim.newP)
+		s.start = int32(start)
+		start = (start + sim.elements(s)%n) % n
+	}
 	// Filled by the operator pass (summarize); -1 until then, as Summary had it.
 	s.minBytes, s.maxBytes = -1, -1
 	return start
+}
+
+// adoptStates takes the operator's named states from base, a simulation of the same operator
+// at another parallelism (simulation.prevSim): their records, grouping, Java order, old
+// entries, element sizes and what the UNION entries add to every subtask do not depend on the
+// parallelism and are shared with base, read only. What does (the lists' paths, the cursors,
+// the operator pass's bytes, the handles kept at unchanged parallelism) is set up again, as
+// buildOperatorStates does, in an overlay (stateOverlay) of a few bytes a state instead of a
+// copy of the records. It returns the operator's path.
+func (sim *operatorSim) adoptStates(base *operatorSim) OperatorPath {
+	sim.sizes, sim.entries, sim.states = base.sizes, base.entries, base.states
+	sim.unionMask, sim.unionCost, sim.unionInline = base.unionMask, base.unionCost, base.unionInline
+	sim.unionHandles, sim.unionFiles = base.unionHandles, base.unionFiles
+	over := &stateOverlay{at: make([]stateAt, len(sim.states))}
+	var starts [2]int64
+	for list, raw := range [2]bool{false, true} {
+		over.paths[list] = sim.listPath(raw)
+		if sim.oldP == sim.newP {
+			sim.markKeptHandles(raw)
+		}
+	}
+	for k := range sim.states {
+		sim.stop.Check()
+		s := sim.states[k] // a copy: base's record is not changed
+		list := listOf(s.Raw)
+		s.path = over.paths[list]
+		starts[list] = sim.setUpCursor(&s, starts[list])
+		over.at[k] = stateAt{minBytes: s.minBytes, maxBytes: s.maxBytes, start: s.start}
+	}
+	sim.over = over
+	return max(over.paths[0], over.paths[1])
+}
+
+// listPath is stateLists.path of the list (managed or raw) of the operator's states.
+func (sim *operatorSim) listPath(raw bool) OperatorPath {
+	if sim.oldP != sim.newP {
+		return PathRescale
+	}
+	path := PathUnchanged
+	for k := range sim.states {
+		switch s := &sim.states[k]; {
+		case s.Raw != raw:
+		case s.Mode == checkpoint.Union:
+			path = PathUnchangedWithUnion
+		case s.Mode == checkpoint.Broadcast && broadcastPartiallyReported(sim.entriesOf(s), sim.oldP):
+			path = PathUnchangedWithUnion
+		}
+	}
+	return path
+}
+
+// markKeptHandles marks the old handles of the list that list no name the modes' lists take,
+// as buildOperatorStates does at unchanged parallelism.
+func (sim *operatorSim) markKeptHandles(raw bool) {
+	streamBase := int32(0)
+	if raw {
+		streamBase = int32(sim.oldP)
+	}
+	for j := 0; j < sim.oldP; j++ {
+		h := sim.handle(j, raw)
+		if h == nil {
+			continue
+		}
+		listed := false
+		for k := range h.States {
+			if h.States[k].Mode <= checkpoint.Broadcast {
+				listed = true
+				break
+			}
+		}
+		if !listed {
+			sim.markKept(streamBase + int32(j))
+		}
+	}
 }
 
 // broadcastPartiallyReported is collectPartlyFinishedBroadcastStates' test, including the quirk

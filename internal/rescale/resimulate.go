@@ -42,7 +42,12 @@ func NewResimulator(ctx context.Context, layout *checkpoint.Layout, plan Plan) (
 // naming the vertex or one of its operators. What concerns only other operators
 // (NonRestored, their failures) is left out. A vertex ID the plan does not have gives a
 // *PlanError.
-func (rs *Resimulator) Vertex(ctx context.Context, vertexID checkpoint.OperatorID, p int) (res *Result, err error) {
+func (rs *Resimulator) Vertex(ctx context.Context, vertexID checkpoint.OperatorID, p int) (*Result, error) {
+	return rs.vertex(ctx, vertexID, p, nil)
+}
+
+// vertex is Vertex, reusing prev's groupings of its operators' states when prev is not nil.
+func (rs *Resimulator) vertex(ctx context.Context, vertexID checkpoint.OperatorID, p int, prev *VertexAssignment) (res *Result, err error) {
 	if p < 1 || p > UpperBoundMaxParallelism {
 		return nil, &PlanError{Field: "vertex_parallelism", Key: vertexID.String(),
 			Msg: fmt.Sprintf("parallelism %d not within 1..%d", p, UpperBoundMaxParallelism)}
@@ -63,13 +68,23 @@ func (rs *Resimulator) Vertex(ctx context.Context, vertexID checkpoint.OperatorI
 		return nil, &PlanError{Field: "vertex", Key: vertexID.String(), Msg: "names no vertex of the plan"}
 	}
 	res = &Result{}
-	s := &simulation{layout: rs.layout, plan: rs.plan, res: res, stop: stop, single: true, byHash: rs.rp.byHash}
+	s := &simulation{layout: rs.layout, plan: rs.plan, res: res, stop: stop, single: true, byHash: rs.rp.byHash, prev: prev}
 	if !rs.add(s, v, p) {
 		return res, nil
 	}
 	s.failures()
 	s.distribute()
 	return res, nil
+}
+
+// VertexFrom is Vertex of prev's vertex, reusing what simulating it found that does not depend
+// on the parallelism: each operator's named states grouped in Flink's order, and their old
+// entries. prev is the vertex as Simulate or a Resimulator of the same layout and plan gave it
+// (at any parallelism); the Result shares those records with it, read only, and is otherwise
+// the one Vertex gives. A search that tests a vertex of many state names at several
+// parallelisms then holds one grouping of them, not one per candidate beside the check's.
+func (rs *Resimulator) VertexFrom(ctx context.Context, prev *VertexAssignment, p int) (*Result, error) {
+	return rs.vertex(ctx, prev.ID, p, prev)
 }
 
 // add adds the plan's vertex v at parallelism p (0: the planned one) to s's Result, unless

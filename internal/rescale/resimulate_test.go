@@ -339,3 +339,102 @@ func TestVerticesAndUnrestoredMatchSimulate(t *testing.T) {
 		}
 	}
 }
+
+// sharesDigest is every new subtask's Share of every state of the vertex, with the subtasks'
+// full detail (Subtask): what VertexFrom must give as Vertex does, beyond vertexDigest.
+func sharesDigest(v *VertexAssignment) string {
+	s := ""
+	for _, a := range v.Operators {
+		for k := 0; k < a.NumStates(); k++ {
+			st := a.State(k)
+			s += fmt.Sprintf("%s %s %v %d %d %+v:", st.Name, st.Mode, st.Raw, st.OldEntries, st.Bytes, st.Summary)
+			for i := 0; i < a.NewParallelism; i++ {
+				sh := st.Share(i)
+				s += fmt.Sprintf(" %d:%v/%d/%d[%s]", i, sh.Present, sh.Elements, sh.Bytes, sliceString(sh))
+			}
+			s += "\n"
+		}
+		for i := 0; i < a.NewParallelism; i++ {
+			s += fmt.Sprintf(" subtask %d %+v olds %v\n", i, a.Subtask(i), a.OldSubtasksRead(i))
+		}
+	}
+	return s
+}
+
+// withRawState gives every old subtask of the layout's first operator a raw operator state
+// handle too (SPLIT, UNION and BROADCAST names, one handle without names), so that both
+// lists are shared.
+func withRawState(l *checkpoint.Layout) {
+	o := &l.Operators[0]
+	for j := range o.Subtasks {
+		st := &o.Subtasks[j]
+		if j%4 == 3 {
+			st.RawOperatorState = handle(fmt.Sprintf("raw-%d", j)) // a handle without names
+			continue
+		}
+		st.RawOperatorState = handle(fmt.Sprintf("raw-%d", j), split("r-split", int64(j+1)), split("r-Aa", 2),
+			union("r-union", int64(j%3)), bcast("r-bcast", 1))
+	}
+}
+
+// TestVertexFromMatchesVertex: re-simulating a vertex from the check's simulation of it
+// (sharing its grouping of the states) gives what re-simulating it afresh gives, at lower,
+// equal and higher parallelisms, and leaves the check's simulation as it was.
+func TestVertexFromMatchesVertex(t *testing.T) {
+	ctx := context.Background()
+	compared, shared := 0, 0
+	for seed := int64(0); seed < 60; seed++ {
+		l, plan := resimLayout(seed)
+		if seed%2 == 1 {
+			withRawState(l)
+		}
+		base, err := Simulate(l, plan)
+		if err != nil {
+			continue // a plan the random draw made contradictory
+		}
+		rs, err := NewResimulator(ctx, l, plan)
+		if err != nil {
+			t.Fatalf("seed %d: %v", seed, err)
+		}
+		for _, v := range base.Vertices {
+			before := vertexDigest(base, v) + sharesDigest(v)
+			ps := []int{1, 2, 3, 5, 8, 13, 129, v.OldParallelism, v.NewParallelism}
+			for _, p := range ps {
+				if p < 1 {
+					continue
+				}
+				got, err := rs.VertexFrom(ctx, v, p)
+				if err != nil {
+					t.Fatalf("seed %d: %v", seed, err)
+				}
+				want, err := rs.Vertex(ctx, v.ID, p)
+				if err != nil {
+					t.Fatalf("seed %d: %v", seed, err)
+				}
+				if len(got.Vertices) != len(want.Vertices) {
+					t.Fatalf("seed %d vertex %s at %d: %d vertices, want %d", seed, v.ID, p, len(got.Vertices), len(want.Vertices))
+				}
+				if len(got.Vertices) == 0 {
+					continue
+				}
+				g, w := got.Vertices[0], want.Vertices[0]
+				if gd, wd := vertexDigest(got, g)+sharesDigest(g), vertexDigest(want, w)+sharesDigest(w); gd != wd {
+					t.Fatalf("seed %d vertex %s at %d:\nfrom the check's\n%s\nafresh\n%s", seed, v.ID, p, gd, wd)
+				}
+				compared++
+				for k, a := range g.Operators {
+					if a.NumStates() > 0 && &a.sim.states[0] == &v.Operators[k].sim.states[0] {
+						shared++
+					}
+				}
+			}
+			if after := vertexDigest(base, v) + sharesDigest(v); after != before {
+				t.Fatalf("seed %d vertex %s changed by the re-simulations:\n%s\nwas\n%s", seed, v.ID, after, before)
+			}
+		}
+	}
+	t.Logf("%d re-simulations compared, %d operators' states shared", compared, shared)
+	if compared < 400 || shared < 300 {
+		t.Errorf("too few cases: %d compared, %d shared", compared, shared)
+	}
+}

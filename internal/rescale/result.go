@@ -363,6 +363,53 @@ type stateRec struct {
 	partial bool
 }
 
+// stateOverlay is what a simulation that shares another's records (operatorSim.adoptStates)
+// keeps of its own: what of each record depends on the new parallelism.
+type stateOverlay struct {
+	paths [2]OperatorPath // of the managed and the raw list
+	at    []stateAt       // as sim.states
+}
+
+// stateAt is stateRec's part that depends on the new parallelism, less what the list gives
+// (path) or the entries do (partial).
+type stateAt struct {
+	minBytes, maxBytes int64
+	start              int32
+}
+
+// rec returns the k-th state's record as this simulation sees it: sim.states[k] itself, or,
+// where the records are shared (sim.over), a copy in tmp with this simulation's parts.
+func (sim *operatorSim) rec(k int, tmp *stateRec) *stateRec {
+	r := &sim.states[k]
+	if sim.over == nil {
+		return r
+	}
+	*tmp = *r
+	at := &sim.over.at[k]
+	tmp.path = sim.over.paths[listOf(r.Raw)]
+	tmp.start, tmp.minBytes, tmp.maxBytes = at.start, at.minBytes, at.maxBytes
+	tmp.partial = r.Mode == checkpoint.Broadcast && tmp.path == PathUnchangedWithUnion &&
+		broadcastPartiallyReported(sim.entriesOf(r), sim.oldP)
+	return tmp
+}
+
+// keepBytes keeps the operator pass's bytes of the k-th state, r from rec, where the records
+// are shared (rec's copy would lose them).
+func (sim *operatorSim) keepBytes(k int, r *stateRec) {
+	if sim.over != nil {
+		at := &sim.over.at[k]
+		at.minBytes, at.maxBytes = r.minBytes, r.maxBytes
+	}
+}
+
+// listOf is the index of a record's list: 0 managed, 1 raw.
+func listOf(raw bool) int {
+	if raw {
+		return 1
+	}
+	return 0
+}
+
 // entriesOf returns r's old entries.
 func (sim *operatorSim) entriesOf(r *stateRec) []oldEntry {
 	list := sim.entries[0]
@@ -399,7 +446,8 @@ func (sim *operatorSim) dist(r *stateRec) stateDist {
 
 // stateInto builds the distribution of the operator's k-th state from its record into s.
 func (sim *operatorSim) stateInto(k int, s *StateDistribution) {
-	r := &sim.states[k]
+	var tmp stateRec
+	r := sim.rec(k, &tmp)
 	*s = StateDistribution{Name: sim.name(r), Elements: sim.elements(r), stateRec: *r, NewParallelism: int32(sim.newP), op: sim}
 	d := sim.dist(r)
 	s.Summary = d.analyticSummary(r, s.Elements)

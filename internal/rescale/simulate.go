@@ -250,6 +250,9 @@ type simulation struct {
 	// single: some vertices simulated by a Resimulator; the checks of operators outside them are
 	// skipped (they do not depend on their parallelism) and left to Resimulator.Unrestored.
 	single bool
+	// prev is a simulation of the same vertex whose operators' state groupings distribute
+	// reuses (Resimulator.VertexFrom); nil: none.
+	prev *VertexAssignment
 }
 
 // vertex builds a vertex's assignment shell: parallelism, max parallelism, flags. It returns nil
@@ -351,7 +354,7 @@ func slicesAllSet(names []string) bool {
 // distribute builds every operator's distributions and runs the operator pass, on all cores when
 // the work is large.
 func (s *simulation) distribute() {
-	var sims []*operatorSim
+	var sims, bases []*operatorSim // bases: each sim's prevSim, when s.prev is set
 	var work int
 	for vi, v := range s.res.Vertices {
 		for _, a := range v.Operators {
@@ -378,6 +381,9 @@ func (s *simulation) distribute() {
 			sim.handleSizing = s.plan.HandleMaps
 			a.sim = sim
 			sims = append(sims, sim)
+			if s.prev != nil {
+				bases = append(bases, s.prevSim(a, sim))
+			}
 			work += sim.newP * (len(a.Layout.Subtasks) + 1)
 		}
 		for _, a := range v.Operators {
@@ -389,25 +395,25 @@ func (s *simulation) distribute() {
 	workers := runtime.GOMAXPROCS(0)
 	if work < parallelWork || workers < 2 || len(sims) < 2 {
 		var sc scratch
-		for _, sim := range sims {
+		for k, sim := range sims {
 			s.stop.Check()
-			sim.build()
+			sim.build(baseOf(bases, k))
 			sim.summarize(&sc)
 		}
 		return
 	}
 	var wg sync.WaitGroup
-	next := make(chan *operatorSim, len(sims))
-	for _, sim := range sims {
-		next <- sim
+	next := make(chan int, len(sims))
+	for k := range sims {
+		next <- k
 	}
 	close(next)
 	for range workers {
 		wg.Go(func() {
 			var sc scratch
-			for sim := range next {
+			for k := range next {
 				// A stopped worker drains nothing more; the others stop at their next check.
-				if cancel.Run(func() { sim.build(); sim.summarize(&sc) }) {
+				if cancel.Run(func() { sims[k].build(baseOf(bases, k)); sims[k].summarize(&sc) }) {
 					return
 				}
 			}
@@ -417,12 +423,38 @@ func (s *simulation) distribute() {
 	s.stop.Check()
 }
 
-// build sets up the operator's distributions (§1, §2, §3.2).
-func (sim *operatorSim) build() {
+// prevSim returns the simulation of operator a in s.prev whose state grouping sim can share:
+// the same checkpoint record, read with the same handle map sizing; nil when there is none.
+func (s *simulation) prevSim(a *OperatorAssignment, sim *operatorSim) *operatorSim {
+	if s.prev == nil {
+		return nil
+	}
+	for _, b := range s.prev.Operators {
+		if b.ID == a.ID && b.Layout == a.Layout && b.sim != nil && b.sim.oldP == sim.oldP && b.sim.handleSizing == sim.handleSizing {
+			return b.sim
+		}
+	}
+	return nil
+}
+
+func baseOf(bases []*operatorSim, k int) *operatorSim {
+	if k < len(bases) {
+		return bases[k]
+	}
+	return nil
+}
+
+// build sets up the operator's distributions (§1, §2, §3.2), its named states from base's
+// grouping when base is not nil (see prevSim).
+func (sim *operatorSim) build(base *operatorSim) {
 	a := sim.a
-	p1 := sim.buildOperatorStates(false)
-	p2 := sim.buildOperatorStates(true)
-	a.Path = max(p1, p2)
+	if base != nil {
+		a.Path = sim.adoptStates(base)
+	} else {
+		p1 := sim.buildOperatorStates(false)
+		p2 := sim.buildOperatorStates(true)
+		a.Path = max(p1, p2)
+	}
 	a.ManagedKeyed = newKeyedDistribution(sim, false, sim.maxP)
 	a.RawKeyed = newKeyedDistribution(sim, true, sim.maxP)
 	if c := newChannelDistribution(sim, true); c != nil {

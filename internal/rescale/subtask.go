@@ -57,8 +57,9 @@ func (a *OperatorAssignment) Subtask(i int) SubtaskAssignment {
 		olds = append(olds, i)
 	}
 	st.States = make([]Share, len(sim.states))
+	var tmp stateRec
 	for k := range sim.states {
-		s := &sim.states[k]
+		s := sim.rec(k, &tmp)
 		d := sim.dist(s)
 		sh := d.share(i)
 		st.States[k] = sh
@@ -187,8 +188,9 @@ func (a *OperatorAssignment) SubtaskTotals(i int) SubtaskAssignment {
 		seen = append(seen, id)
 		st.addStream(&sim.streams[id])
 	}
+	var tmp stateRec
 	for k := range sim.states {
-		s := &sim.states[k]
+		s := sim.rec(k, &tmp)
 		if s.Mode == checkpoint.Union {
 			elements := sim.elements(s)
 			st.Elements += elements
@@ -285,8 +287,9 @@ func (a *OperatorAssignment) SplitPayloadFloor() PayloadFloor {
 		return f
 	}
 	var seen []uint64
+	var tmp stateRec
 	for k := range sim.states {
-		s := &sim.states[k]
+		s := sim.rec(k, &tmp)
 		if s.Mode != checkpoint.SplitDistribute {
 			continue
 		}
@@ -413,8 +416,9 @@ func (a *OperatorAssignment) oldSubtasksSeen(i int) []uint64 {
 	if len(sim.keptStreams(i)) > 0 {
 		mark(i) // an old handle without names, kept by the subtask of the same index
 	}
+	var tmp stateRec
 	for k := range sim.states {
-		s := &sim.states[k]
+		s := sim.rec(k, &tmp)
 		sd := sim.dist(s)
 		d := &sd
 		if s.Mode == checkpoint.Union {

@@ -87,9 +87,11 @@ func (sim *operatorSim) operatorStatePass(sc *scratch) {
 	if cap(sc.bits) < block*w {
 		sc.bits = make([]uint64, block*w)
 	}
+	var tmp stateRec
 	for k := range sim.states {
-		if s := &sim.states[k]; s.Mode == checkpoint.SplitDistribute && s.path == PathRescale {
+		if s := sim.rec(k, &tmp); s.Mode == checkpoint.SplitDistribute && s.path == PathRescale {
 			s.minBytes, s.maxBytes = -1, 0
+			sim.keepBytes(k, s)
 		}
 	}
 	bgroups := sim.broadcastGroups()
@@ -112,16 +114,18 @@ func (sim *operatorSim) operatorStatePass(sc *scratch) {
 		}
 		for k := range sim.states {
 			sim.stop.Check()
-			s := &sim.states[k]
+			s := sim.rec(k, &tmp)
 			if s.Mode == checkpoint.Broadcast && s.path == PathRescale {
 				continue // in bgroups
 			}
 			p.state(s, b0, b1)
+			sim.keepBytes(k, s)
 		}
 	}
 	for k := range sim.states {
-		if s := &sim.states[k]; s.Mode == checkpoint.SplitDistribute && s.path == PathRescale && sim.elements(s) < int64(newP) {
+		if s := sim.rec(k, &tmp); s.Mode == checkpoint.SplitDistribute && s.path == PathRescale && sim.elements(s) < int64(newP) {
 			s.minBytes = 0 // the runs without elements
+			sim.keepBytes(k, s)
 		}
 	}
 }
@@ -323,8 +327,9 @@ type broadcastGroup struct {
 func (sim *operatorSim) broadcastGroups() []*broadcastGroup {
 	var groups []*broadcastGroup
 	var firsts []stateDist
+	var tmp stateRec
 	for k := range sim.states {
-		s := &sim.states[k]
+		s := sim.rec(k, &tmp)
 		sd := sim.dist(s)
 		d := &sd
 		if s.Mode != checkpoint.Broadcast || d.path != PathRescale {
