@@ -726,18 +726,3 @@ func hasOperatorStates(op *checkpoint.OperatorLayout) bool {
 	}
 	return false
 }
-
-// operatorStates collects the managed and raw operator state names of all subtasks with their
-// modes (the first mode seen wins).
-func operatorStates(op *checkpoint.OperatorLayout) map[string]checkpoint.DistributionMode {
-	m := map[string]checkpoint.DistributionMode{}
-	for i := range op.Subtasks {
-		st := &op.Subtasks[i]
-		for s := range st.OperatorStates() {
-			if _, ok := m[s.Name]; !ok {
-				m[s.Name] = s.Mode
-			}
-		}
-	}
-	return m
-}

@@ -1,9 +1,12 @@
 package findings
 
 import (
+	"cmp"
 	"fmt"
-	"sort"
+	"slices"
+	"strings"
 
+	"github.com/flinkpreflight/preflight/internal/cancel"
 	"github.com/flinkpreflight/preflight/internal/checkpoint"
 	"github.com/flinkpreflight/preflight/internal/rescale"
 	"github.com/flinkpreflight/preflight/internal/units"
@@ -11,76 +14,156 @@ import (
 
 // unionStat is one UNION state of an operator as stored in the layout.
 type unionStat struct {
-	name        string
-	elements    int64
-	bytes       int64
-	perSubtask  []int64
-	inlineBytes int64 // inline streams holding its elements
+	name            string
+	elements, bytes int64
+	// oldP is the operator's parallelism; first is what old subtask 0 stored of every state
+	// under the name (any mode), as oldElementsPerSubtask counts them; wholesale is the §5.2
+	// heuristic (see unionRun.fold).
+	oldP      int
+	first     int64
+	wholesale bool
 }
 
-func unionStates(op *checkpoint.OperatorLayout) []unionStat {
-	index := map[string]int{} // name → position in out
-	var out []unionStat
+// unionRef is one named operator state of an operator: old subtask record sub (an index into
+// OperatorLayout.Subtasks), position k in its managed (raw false) or raw handle.
+type unionRef struct {
+	sub, k int32
+	raw    bool
+}
+
+// unionRefs reads the operator's named states by reference, for sorting them by name without
+// a table keyed by name (tens of bytes a name: an operator can hold 300,000 UNION states).
+type unionRefs struct {
+	op   *checkpoint.OperatorLayout
+	refs []unionRef
+}
+
+func (u *unionRefs) entry(r unionRef) *checkpoint.StateEntryLayout {
+	st := &u.op.Subtasks[r.sub]
+	h := st.ManagedOperatorState
+	if r.raw {
+		h = st.RawOperatorState
+	}
+	return &h.States[r.k]
+}
+
+// compare orders references by name, then old subtask index, then where they are.
+func (u *unionRefs) compare(a, b unionRef) int {
+	sa, sb := &u.op.Subtasks[a.sub], &u.op.Subtasks[b.sub]
+	return cmp.Or(strings.Compare(u.entry(a).Name, u.entry(b).Name), cmp.Compare(sa.Index, sb.Index),
+		cmp.Compare(a.sub, b.sub), cmp.Compare(listIndex(a.raw), listIndex(b.raw)), cmp.Compare(a.k, b.k))
+}
+
+func listIndex(raw bool) int {
+	if raw {
+		return 1
+	}
+	return 0
+}
+
+// eachUnionState calls fn with each UNION state of the operator, in name order: its elements
+// and bytes over the old subtasks, and the elements per old subtask of every state under its
+// name. The states are found by sorting references to them (8 bytes a state): UNION states,
+// then any other state under one of their names.
+func eachUnionState(stop *cancel.Flag, op *checkpoint.OperatorLayout, fn func(u *unionStat)) {
+	u := &unionRefs{op: op}
+	others := false
 	for i := range op.Subtasks {
-		st := &op.Subtasks[i]
-		for h := range st.OperatorStateHandles() {
-			for _, s := range h.States {
-				if s.Mode != checkpoint.Union {
+		for hk, h := range [2]*checkpoint.OperatorStateHandleLayout{op.Subtasks[i].ManagedOperatorState, op.Subtasks[i].RawOperatorState} {
+			if h == nil {
+				continue
+			}
+			for k := range h.States {
+				if h.States[k].Mode == checkpoint.Union {
+					u.refs = append(u.refs, unionRef{sub: int32(i), k: int32(k), raw: hk == 1})
+				} else {
+					others = true
+				}
+			}
+		}
+	}
+	if len(u.refs) == 0 {
+		return
+	}
+	stop.Check()
+	slices.SortFunc(u.refs, u.compare)
+	if others && u.addOthers(stop) {
+		slices.SortFunc(u.refs, u.compare)
+	}
+	for lo := 0; lo < len(u.refs); {
+		stop.Check()
+		name := u.entry(u.refs[lo]).Name
+		hi := lo + 1
+		for hi < len(u.refs) && u.entry(u.refs[hi]).Name == name {
+			hi++
+		}
+		st := u.stat(u.refs[lo:hi])
+		fn(&st)
+		lo = hi
+	}
+}
+
+// addOthers adds the references of the states that are not UNION but are under the name of a
+// UNION state (u.refs, sorted), and reports whether there are any.
+func (u *unionRefs) addOthers(stop *cancel.Flag) bool {
+	n := len(u.refs)
+	for i := range u.op.Subtasks {
+		stop.Check()
+		for hk, h := range [2]*checkpoint.OperatorStateHandleLayout{u.op.Subtasks[i].ManagedOperatorState, u.op.Subtasks[i].RawOperatorState} {
+			if h == nil {
+				continue
+			}
+			for k := range h.States {
+				s := &h.States[k]
+				if s.Mode == checkpoint.Union {
 					continue
 				}
-				k, ok := index[s.Name]
-				if !ok {
-					k = len(out)
-					index[s.Name] = k
-					out = append(out, unionStat{name: s.Name})
-				}
-				u := &out[k]
-				u.elements += s.Elements
-				u.bytes += s.Bytes
-				if s.Elements > 0 && h.Stream.Inline() {
-					u.inlineBytes += s.Bytes
+				if _, found := slices.BinarySearchFunc(u.refs[:n], s.Name, func(r unionRef, name string) int {
+					return strings.Compare(u.entry(r).Name, name)
+				}); found {
+					u.refs = append(u.refs, unionRef{sub: int32(i), k: int32(k), raw: hk == 1})
 				}
 			}
 		}
 	}
-	if len(out) == 0 {
-		return nil
-	}
-	// Elements per old subtask, of every state under a UNION state's name (as
-	// oldElementsPerSubtask counts them), in one pass: a pass per name would be quadratic in an
-	// operator of 30,000 UNION states.
-	for k := range out {
-		out[k].perSubtask = make([]int64, op.Parallelism)
-	}
-	for i := range op.Subtasks {
-		st := &op.Subtasks[i]
-		if st.Index < 0 || st.Index >= op.Parallelism {
-			continue
-		}
-		for s := range st.OperatorStates() {
-			if k, ok := index[s.Name]; ok {
-				out[k].perSubtask[st.Index] += s.Elements
-			}
-		}
-	}
-	sort.Slice(out, func(a, b int) bool { return out[a].name < out[b].name })
-	return out
+	return len(u.refs) > n
 }
 
-// wholesale reports the §5.2 heuristic: at least two old subtasks, all holding the same
-// element count, at least the parallelism: every subtask re-snapshots the whole union, which
-// legitimate union users (each writes its own share) do not do.
-func (u unionStat) wholesale() bool {
-	if len(u.perSubtask) < 2 {
-		return false
-	}
-	n := u.perSubtask[0]
-	for _, m := range u.perSubtask {
-		if m != n {
-			return false
+// stat sums one name's states (refs, sorted by old subtask index).
+func (u *unionRefs) stat(refs []unionRef) unionStat {
+	p := u.op.Parallelism
+	st := unionStat{name: u.entry(refs[0]).Name, oldP: max(p, 0)}
+	// The §5.2 heuristic: at least two old subtasks, all holding the same element count, at
+	// least the parallelism: every subtask re-snapshots the whole union, which legitimate union
+	// users (each writes its own share) do not do. Subtasks are visited by index: next is the
+	// index expected, so that one without elements breaks the equality.
+	next, same := 0, p >= 2
+	for lo := 0; lo < len(refs); {
+		idx := u.op.Subtasks[refs[lo].sub].Index
+		var n int64
+		hi := lo
+		for ; hi < len(refs) && u.op.Subtasks[refs[hi].sub].Index == idx; hi++ {
+			s := u.entry(refs[hi])
+			n += s.Elements
+			if s.Mode == checkpoint.Union {
+				st.elements += s.Elements
+				st.bytes += s.Bytes
+			}
 		}
+		lo = hi
+		if idx < 0 || idx >= p {
+			continue
+		}
+		switch {
+		case idx == 0:
+			st.first = n
+		case idx != next || n != st.first:
+			same = false
+		}
+		next = idx + 1
 	}
-	return n >= int64(len(u.perSubtask))
+	st.wholesale = same && next == p && st.first >= int64(p)
+	return st
 }
 
 // orphanUnion is PF130.
@@ -100,10 +183,8 @@ var orphanUnion = RuleMeta{
 
 func init() { register(&Rule{meta: &orphanUnion, check: checkOrphanUnion}) }
 
-// unionHit is one orphaned UNION state of an operator (its position in unionStates' answer),
-// with the cause that makes it one.
+// unionHit is why PF130 reports a UNION state: the cause that makes it orphaned.
 type unionHit struct {
-	k      int
 	sev    Severity
 	kind   unionCause
 	orphan *OrphanRule // the catalog's legacy state, if that is the cause
@@ -118,114 +199,139 @@ const (
 	wholesaleUnion                   // unknown operator; every subtask stored the same elements
 )
 
+// unionGroup is an operator's orphaned UNION states of one cause, in name order: the first's
+// figures, every name, and their elements and bytes together.
+type unionGroup struct {
+	hit             unionHit
+	first           unionStat
+	names           []string
+	elements, bytes int64
+}
+
 // checkOrphanUnion (PF130): a UNION state that the operator's implementation never registers
 // is carried forward and multiplied by the parallelism on every restore.
 //
 // It reports once per operator and cause (severity, kind, the catalog's legacy state): an
 // operator of 30,000 orphaned UNION states gets one finding that names five and forecasts them
-// together, as they travel together.
+// together, as they travel together. Only the names are kept per state, as the finding lists
+// them.
 func checkOrphanUnion(c *Context) []Finding {
 	var out []Finding
 	c.operators(func(v *rescale.VertexAssignment, op *rescale.OperatorAssignment) {
 		e := c.Entry(op)
-		us := unionStates(op.Layout)
-		type cause struct {
-			sev    Severity
-			kind   unionCause
-			orphan *OrphanRule
-		}
-		var firsts []unionHit       // each cause's first hit
-		groups := map[cause][]int{} // positions in us, by cause
-		for _, h := range orphanUnions(c, op, e, us) {
-			key := cause{h.sev, h.kind, h.orphan}
-			if _, ok := groups[key]; !ok {
-				firsts = append(firsts, h)
+		var groups []*unionGroup // by first hit
+		manyStates := -1         // whether the operator has two state names or more, once needed
+		eachUnionState(c.stop, op.Layout, func(u *unionStat) {
+			h, ok := orphanUnionHit(e, u, func() bool {
+				if manyStates < 0 {
+					manyStates = boolInt(hasTwoStateNames(op.Layout))
+				}
+				return manyStates == 1
+			})
+			if !ok {
+				return
 			}
-			groups[key] = append(groups[key], h.k)
-		}
-		for _, h := range firsts {
-			out = append(out, orphanUnionFinding(c, op, e, h, us, groups[cause{h.sev, h.kind, h.orphan}]))
+			var g *unionGroup
+			for _, x := range groups {
+				if x.hit == h {
+					g = x
+					break
+				}
+			}
+			if g == nil {
+				g = &unionGroup{hit: h, first: *u}
+				groups = append(groups, g)
+			}
+			g.names = append(g.names, u.name)
+			g.elements, g.bytes = g.elements+u.elements, g.bytes+u.bytes
+		})
+		for _, g := range groups {
+			out = append(out, orphanUnionFinding(c, op, e, g))
 		}
 	})
 	return out
 }
 
-// orphanUnions lists the operator's UNION states (us, in name order) that PF130 reports.
-func orphanUnions(c *Context, op *rescale.OperatorAssignment, e *CatalogEntry, us []unionStat) []unionHit {
-	var out []unionHit
-	stateNames := -1 // operatorStates(op.Layout) counted once, when first needed
-	for k, u := range us {
-		c.stop.Check()
-		if u.elements == 0 {
-			continue
-		}
-		h := unionHit{k: k, sev: Warning, orphan: e.Orphan(u.name)}
-		switch {
-		case h.orphan != nil:
-			h.kind = legacyUnion
-		case e != nil && !e.Claims(u.name):
-			h.kind = unclaimedUnion
-			if !u.wholesale() {
-				h.sev = Info
-			}
-		case e == nil && u.wholesale():
-			h.kind = wholesaleUnion
-			if stateNames < 0 {
-				stateNames = len(operatorStates(op.Layout))
-			}
-			if stateNames < 2 {
-				h.sev = Info
-			}
-		default:
-			continue
-		}
-		out = append(out, h)
+func boolInt(b bool) int {
+	if b {
+		return 1
 	}
-	return out
+	return 0
 }
 
-// unionWhy says why the states us[ks] (one or more, in name order) count as orphaned.
-func unionWhy(h unionHit, e *CatalogEntry, us []unionStat, ks []int) string {
-	u := us[ks[0]]
-	if len(ks) == 1 {
+// hasTwoStateNames reports whether the operator's states have two names or more.
+func hasTwoStateNames(op *checkpoint.OperatorLayout) bool {
+	first, seen := "", false
+	for i := range op.Subtasks {
+		for s := range op.Subtasks[i].OperatorStates() {
+			switch {
+			case !seen:
+				first, seen = s.Name, true
+			case s.Name != first:
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// orphanUnionHit says whether PF130 reports the UNION state u of an operator (catalog entry e)
+// and why; manyStates says whether the operator has two state names or more.
+func orphanUnionHit(e *CatalogEntry, u *unionStat, manyStates func() bool) (unionHit, bool) {
+	if u.elements == 0 {
+		return unionHit{}, false
+	}
+	h := unionHit{sev: Warning, orphan: e.Orphan(u.name)}
+	switch {
+	case h.orphan != nil:
+		h.kind = legacyUnion
+	case e != nil && !e.Claims(u.name):
+		h.kind = unclaimedUnion
+		if !u.wholesale {
+			h.sev = Info
+		}
+	case e == nil && u.wholesale:
+		h.kind = wholesaleUnion
+		if !manyStates() {
+			h.sev = Info
+		}
+	default:
+		return unionHit{}, false
+	}
+	return h, true
+}
+
+// unionWhy says why the states of g (one or more) count as orphaned.
+func unionWhy(g *unionGroup, e *CatalogEntry) string {
+	u, h := &g.first, g.hit
+	if len(g.names) == 1 {
 		switch h.kind {
 		case legacyUnion:
 			return fmt.Sprintf("`%s` is state of %s, which %s never registers: it is legacy state left under the same uid.", u.name, h.orphan.From, e.Name)
 		case unclaimedUnion:
 			return fmt.Sprintf("`%s` is not a state that %s registers.", u.name, e.Name)
 		}
-		return fmt.Sprintf("Every one of the %d old subtasks stored the same %s of `%s` (heuristic: legitimate union users write only their own share).", len(u.perSubtask), units.Plural(u.perSubtask[0], "element"), u.name)
-	}
-	names := make([]string, len(ks))
-	for i, k := range ks {
-		names[i] = us[k].name
+		return fmt.Sprintf("Every one of the %d old subtasks stored the same %s of `%s` (heuristic: legitimate union users write only their own share).", u.oldP, units.Plural(u.first, "element"), u.name)
 	}
 	switch h.kind {
 	case legacyUnion:
-		return fmt.Sprintf("%s are state of %s, which %s never registers: they are legacy state left under the same uid.", statesText(names), h.orphan.From, e.Name)
+		return fmt.Sprintf("%s are state of %s, which %s never registers: they are legacy state left under the same uid.", statesText(g.names), h.orphan.From, e.Name)
 	case unclaimedUnion:
-		return fmt.Sprintf("%s are not states that %s registers.", statesText(names), e.Name)
+		return fmt.Sprintf("%s are not states that %s registers.", statesText(g.names), e.Name)
 	}
-	return fmt.Sprintf("Every one of the %d old subtasks stored the same number of elements of each of %s (heuristic: legitimate union users write only their own share).", len(u.perSubtask), statesText(names))
+	return fmt.Sprintf("Every one of the %d old subtasks stored the same number of elements of each of %s (heuristic: legitimate union users write only their own share).", u.oldP, statesText(g.names))
 }
 
-// orphanUnionFinding is PF130's finding for the operator's orphaned UNION states us[ks] of one cause (h
-// is the first state's hit).
-func orphanUnionFinding(c *Context, op *rescale.OperatorAssignment, e *CatalogEntry, h unionHit, us []unionStat, ks []int) Finding {
-	f := c.finding(&orphanUnion, h.sev, op)
-	var elements, bytes int64
-	for _, k := range ks {
-		elements, bytes = elements+us[k].elements, bytes+us[k].bytes
-	}
-	first := us[ks[0]]
+// orphanUnionFinding is PF130's finding for the operator's orphaned UNION states of one cause.
+func orphanUnionFinding(c *Context, op *rescale.OperatorAssignment, e *CatalogEntry, g *unionGroup) Finding {
+	f := c.finding(&orphanUnion, g.hit.sev, op)
+	elements, bytes := g.elements, g.bytes
+	first := &g.first
 	f.StateName = first.name
 	what, it := "an orphaned UNION state", "It has"
-	if len(ks) > 1 {
-		f.StateNames = make([]string, len(ks))
-		for i, k := range ks {
-			f.StateNames[i] = us[k].name
-		}
-		what, it = units.Thousands(int64(len(ks)))+" orphaned UNION states", "They have"
+	if len(g.names) > 1 {
+		f.StateNames = g.names
+		what, it = units.Thousands(int64(len(g.names)))+" orphaned UNION states", "They have"
 	}
 	p := int64(op.NewParallelism)
 	next := p * elements
@@ -235,19 +341,19 @@ func orphanUnionFinding(c *Context, op *rescale.OperatorAssignment, e *CatalogEn
 		holder = "the new subtask holds"
 	}
 	f.Message = fmt.Sprintf("%s holds %s: %s %s %s (%s) in this checkpoint, written by %s. Forecast: after this restore %s all %s and writes them back, so the next checkpoint holds %s (%s) with %s of offsets in _metadata; restoring that checkpoint ships %s (%s of offsets) in every subtask's TaskDeploymentDescriptor, and each further restore multiplies it by the parallelism again.",
-		upperFirst(opLabel(op, e)), what, unionWhy(h, e, us, ks), it, units.Plural(elements, "element"), bytesText(bytes), units.Plural(int64(len(first.perSubtask)), "old subtask"), holder, units.Plural(elements, "element"),
+		upperFirst(opLabel(op, e)), what, unionWhy(g, e), it, units.Plural(elements, "element"), bytesText(bytes), units.Plural(int64(first.oldP), "old subtask"), holder, units.Plural(elements, "element"),
 		units.Plural(next, "element"), bytesText(p*bytes), bytesText(8*next), units.Plural(next, "element"), bytesText(8*next))
 	f.Message += " " + frameForecast(8*elements, p, c.Options.frameSize())
 	if bytes > 0 && bytes < c.Options.inlineThreshold() {
 		f.Message += fmt.Sprintf(" While each subtask's stream stays under the inline threshold (%s) the element bytes travel inline too.", bytesText(c.Options.inlineThreshold()))
 	}
-	if h.orphan != nil {
-		f.Remediation = h.orphan.Remediation
-		f.References = append(f.References, h.orphan.References...)
+	if g.hit.orphan != nil {
+		f.Remediation = g.hit.orphan.Remediation
+		f.References = append(f.References, g.hit.orphan.References...)
 	} else {
 		f.Remediation = orphanUnion.remedy("")
 	}
-	f.Remediation += " " + pruneSuggestion(op.ID.String(), len(ks), first.name)
+	f.Remediation += " " + pruneSuggestion(op.ID.String(), len(g.names), first.name)
 	if e != nil {
 		f.References = dedupe(append(f.References, e.References...))
 	}
