@@ -218,6 +218,9 @@ type unionGroup struct {
 func checkOrphanUnion(c *Context) []Finding {
 	var out []Finding
 	c.operators(func(v *rescale.VertexAssignment, op *rescale.OperatorAssignment) {
+		if !hasUnionState(op.Layout) {
+			return // most operators: nothing to allocate for them
+		}
 		e := c.Entry(op)
 		var groups []*unionGroup // by first hit
 		manyStates := -1         // whether the operator has two state names or more, once needed
@@ -257,6 +260,18 @@ func boolInt(b bool) int {
 		return 1
 	}
 	return 0
+}
+
+// hasUnionState reports whether the operator has a UNION state.
+func hasUnionState(op *checkpoint.OperatorLayout) bool {
+	for i := range op.Subtasks {
+		for s := range op.Subtasks[i].OperatorStates() {
+			if s.Mode == checkpoint.Union {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // hasTwoStateNames reports whether the operator's states have two names or more.
