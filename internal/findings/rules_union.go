@@ -67,7 +67,17 @@ func listIndex(raw bool) int {
 // then any other state under one of their names.
 func eachUnionState(stop *cancel.Flag, op *checkpoint.OperatorLayout, fn func(u *unionStat)) {
 	u := &unionRefs{op: op}
-	others := false
+	others, n := false, 0
+	for i := range op.Subtasks {
+		for s := range op.Subtasks[i].OperatorStates() {
+			if s.Mode == checkpoint.Union {
+				n++
+			}
+		}
+	}
+	// Sized at once: grown by appending, the references would be held about twice at PF130's
+	// peak (bench/README.md, "Many state names, round 5").
+	u.refs = make([]unionRef, 0, n)
 	for i := range op.Subtasks {
 		for hk, h := range [2]*checkpoint.OperatorStateHandleLayout{op.Subtasks[i].ManagedOperatorState, op.Subtasks[i].RawOperatorState} {
 			if h == nil {
