@@ -40,8 +40,9 @@ type operatorSim struct {
 	unionMask   []uint64
 	unionCost   int64
 	unionInline int64
-	// unionHandles and unionFiles count those streams, and the ones on files.
-	unionHandles, unionFiles int
+	// unionHandles and unionFiles count those streams, and the ones on files (int32: an
+	// operatorSim exists per operator, and its size is at the edge of an allocation class).
+	unionHandles, unionFiles int32
 	// the vertex's effective max parallelism and channel-state mappers
 	maxP                int
 	inMapper, outMapper SubtaskMapper

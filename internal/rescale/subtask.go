@@ -178,8 +178,8 @@ func (a *OperatorAssignment) SubtaskTotals(i int) SubtaskAssignment {
 	if sim == nil {
 		return st
 	}
-	st.Handles = sim.unionHandles
-	st.FileReferences = sim.unionFiles
+	st.Handles = int(sim.unionHandles)
+	st.FileReferences = int(sim.unionFiles)
 	st.PayloadBytes = sim.unionCost
 	st.InlineBytes = sim.unionInline
 	var seen []int32 // non-UNION streams counted: few per subtask
