@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # bench/scale.sh [WORKDIR] — peak RSS and time of the real CLI (`preflight check`, in-process, text
-# output) on generated scale checkpoints, against the memory model's bound 64 MiB + 4 × file size
+# output unless a case asks for JSON) on generated scale checkpoints, against the memory model's bound 64 MiB + 4 × file size
 # (see bench/README.md, "Scale"). Needs GNU time (/usr/bin/time; Debian package `time`).
 #
 # Environment: SCALE_LARGE=1 adds the 1,000,000-operator file (about 70 MB, minutes to generate
@@ -25,6 +25,10 @@ cases=(
 	"union-4096-to-4096|parallelism=4096,maxparallelism=32768,split=1,union=1|-p 4096"
 	"union-4096-to-8192|parallelism=4096,maxparallelism=32768,split=1,union=1|-p 8192"
 	"union-16384-to-32768-deny|parallelism=16384,maxparallelism=32768,split=1,union=1|-p 32768 --frame-size 1MiB"
+	"names-30k-json|split=30000,elements=2|-p 4 -o json"
+	"names-300k-json|split=300000,elements=2|-p 4 -o json"
+	"names-300k-p2-deny|split=300000,elements=2|-p 2"
+	"union-names-300k|parallelism=2,union=300000,elements=2|-p 4"
 )
 if [ -n "${SCALE_LARGE:-}" ]; then
 	cases+=("operators-1M-stateless|operators=1000000|-p 1")
