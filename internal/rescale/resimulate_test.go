@@ -91,6 +91,26 @@ func vertexDigest(res *Result, v *VertexAssignment) string {
 
 // TestResimulatorMatchesSimulate: re-simulating one vertex at p gives what Simulate of the
 // whole plan with that vertex at p gives for it, on random jobs and plans.
+// resimCase is seed's random layout and plan (resimLayout), with raw operator state too when
+// raw, simulated whole and ready to re-simulate; ok is false when the draw made the plan
+// contradictory.
+func resimCase(t *testing.T, seed int64, raw bool) (l *checkpoint.Layout, plan Plan, whole *Result, rs *Resimulator, ok bool) {
+	t.Helper()
+	l, plan = resimLayout(seed)
+	if raw {
+		withRawState(l)
+	}
+	whole, err := Simulate(l, plan)
+	if err != nil {
+		return nil, plan, nil, nil, false
+	}
+	rs, err = NewResimulator(context.Background(), l, plan)
+	if err != nil {
+		t.Fatalf("seed %d: %v", seed, err)
+	}
+	return l, plan, whole, rs, true
+}
+
 func TestResimulatorMatchesSimulate(t *testing.T) {
 	ctx := context.Background()
 	compared, withFailures := 0, 0
@@ -101,14 +121,9 @@ func TestResimulatorMatchesSimulate(t *testing.T) {
 		}
 	}()
 	for seed := int64(0); seed < 300; seed++ {
-		l, plan := resimLayout(seed)
-		base, err := Simulate(l, plan)
-		if err != nil {
-			continue // a plan the random draw made contradictory
-		}
-		rs, err := NewResimulator(ctx, l, plan)
-		if err != nil {
-			t.Fatalf("seed %d: %v", seed, err)
+		l, plan, base, rs, ok := resimCase(t, seed, false)
+		if !ok {
+			continue
 		}
 		for _, v := range base.Vertices {
 			for _, p := range []int{1, 2, 3, 5, 8, 13, 17, 129} {
@@ -281,14 +296,9 @@ func TestVerticesAndUnrestoredMatchSimulate(t *testing.T) {
 	ctx := context.Background()
 	compared, withFailures, withNonRestored := 0, 0, 0
 	for seed := int64(0); seed < 300; seed++ {
-		l, plan := resimLayout(seed)
-		want, err := Simulate(l, plan)
-		if err != nil {
+		_, _, want, rs, ok := resimCase(t, seed, false)
+		if !ok {
 			continue
-		}
-		rs, err := NewResimulator(ctx, l, plan)
-		if err != nil {
-			t.Fatalf("seed %d: %v", seed, err)
 		}
 		var listed, simulated []checkpoint.OperatorID
 		for id := range rs.Operators() {
@@ -384,17 +394,9 @@ func TestVertexFromMatchesVertex(t *testing.T) {
 	ctx := context.Background()
 	compared, shared := 0, 0
 	for seed := int64(0); seed < 60; seed++ {
-		l, plan := resimLayout(seed)
-		if seed%2 == 1 {
-			withRawState(l)
-		}
-		base, err := Simulate(l, plan)
-		if err != nil {
-			continue // a plan the random draw made contradictory
-		}
-		rs, err := NewResimulator(ctx, l, plan)
-		if err != nil {
-			t.Fatalf("seed %d: %v", seed, err)
+		_, _, base, rs, ok := resimCase(t, seed, seed%2 == 1)
+		if !ok {
+			continue
 		}
 		for _, v := range base.Vertices {
 			before := vertexDigest(base, v) + sharesDigest(v)
