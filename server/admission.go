@@ -22,7 +22,7 @@ const maxQueuedPerSlot = 64
 // the size of its file until it answers, including uploads still arriving). Decoding holds no
 // slot: it is linear, runs only as fast as bytes arrive, and its memory is in the budget, so a
 // slow or stalled sender costs memory it was granted, never a slot. A slow reader is another
-// matter: a check answered in pieces with its rows (Server.checkInPieces) runs only as fast as
+// matter: a check answered in pieces with its rows (Server.checkSending) runs only as fast as
 // its client reads, holding its slot and memory meanwhile, so a send that makes no progress for
 // SendIdleTimeout ends it (sendWithin).
 //

@@ -11,7 +11,7 @@ import (
 
 // recordCounts counts the records a check of l needs memory for (memmodel.Count): with the
 // report's rows when opts asks for include_subtasks or subtask_operators, unless the check hands
-// them on in pieces as it builds them (Server.checkInPieces), holding a chunk and a page.
+// them on in pieces as it builds them (Server.checkSending), holding a chunk and a page.
 func recordCounts(l *checkpoint.Layout, plan *pb.RescalePlan, opts *pb.CheckOptions, inPieces bool) memmodel.Records {
 	rows := memmodel.Rows{All: opts.GetIncludeSubtasks(), Operators: opts.GetSubtaskOperators(), InPieces: inPieces}
 	return memmodel.Count(l, rows, plan.GetDefaultParallelism(), plan.GetVertexParallelism())

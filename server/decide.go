@@ -174,18 +174,23 @@ func choiceOf(r flinkrest.Restorable, uri string) *pb.CheckpointChoice {
 }
 
 // checkDiscovered is CheckRescale with a job or a latest-in-folder checkpoint. With send (an
-// answer in pieces) and rows asked for, the operators go to send as they are converted, as in
-// checkInPieces, and the report returned has none.
+// answer in pieces) and rows asked for, a folder's latest checkpoint has its operators sent as
+// they are converted and the report returned has none; a job's has not (see below).
 func (s *Server) checkDiscovered(ctx context.Context, req *pb.CheckRescaleRequest, send func(*pb.ReportPiece) error) (*pb.CheckRescaleResponse, error) {
 	d, err := s.discover(ctx, req.GetJob(), req.GetCheckpoint())
 	if err != nil {
 		return nil, discoveryStatus(ctx, err)
 	}
 	defer d.mem.release()
-	// A check slot and the memory of the records and report rows, as any check (checkmem.go);
-	// answered in pieces with rows, the operators are sent as they are converted (checkInPieces).
-	inPieces := send != nil && streamsRows(req.GetOptions())
-	slot, err := s.acquireCheck(ctx, d.layout, req.GetPlan(), req.GetOptions(), inPieces)
+	send = rowSender(send, req.GetOptions())
+	if d.placement != nil {
+		// A job's check may run twice (engine.checkJob simulates again the operators its chains
+		// place), so its operators cannot go out as they are converted: the engine refuses
+		// Pieces with a Placement. They are sent from the whole report, in pages.
+		send = nil
+	}
+	// A check slot and the memory of the records and report rows, as any check (checkmem.go).
+	slot, err := s.acquireCheck(ctx, d.layout, req.GetPlan(), req.GetOptions(), send != nil)
 	if err != nil {
 		return nil, err
 	}
@@ -200,9 +205,6 @@ func (s *Server) checkDiscovered(ctx context.Context, req *pb.CheckRescaleReques
 		opts.FlinkVersion = d.job.FlinkVersion
 	}
 	addLog(ctx, slog.String("source", d.label), slog.Int64("metadata_bytes", d.layout.Size))
-	if !inPieces {
-		send = nil
-	}
 	report, err := s.checkSending(ctx, engine.Request{Layout: d.layout, Source: d.label, Plan: req.GetPlan(), Options: opts, Placement: d.placement}, send)
 	if err != nil {
 		return nil, toStatus(ctx, err)

@@ -150,6 +150,16 @@ func TestCheckRescaleWithJob(t *testing.T) {
 	if rep.GetCheckpointChoice().GetOrigin() != "flink-rest" || len(rep.GetJobVertices()) != 4 {
 		t.Errorf("choice %v vertices %d", rep.GetCheckpointChoice(), len(rep.GetJobVertices()))
 	}
+	// With every subtask's rows, answered in pieces (the client's Check reads the stream): a job's
+	// check may run twice (placement), so its operators come from the whole report, in pages.
+	rows, err := h.c.Check(ctx, &pb.CheckRescaleRequest{Job: &pb.FlinkJob{RestUrl: fake.URL, JobId: flinkresttest.DefaultJobID},
+		Plan: &pb.RescalePlan{VertexParallelism: map[string]int32{vCompactOp: 8}}, Options: &pb.CheckOptions{IncludeSubtasks: true}})
+	if err != nil {
+		t.Fatalf("job check with every subtask's rows: %v", err)
+	}
+	if len(rows.GetOperators()) != len(rep.GetOperators()) || len(rows.GetOperators()[0].GetSubtasks()) == 0 || ruleIDs(rows) != ruleIDs(rep) {
+		t.Errorf("job check with rows: %d operators (want %d), %s (want %s)", len(rows.GetOperators()), len(rep.GetOperators()), ruleIDs(rows), ruleIDs(rep))
+	}
 	// Latest in a folder: testdata holds compact-sink among others, none named chk-N: NOT_FOUND.
 	_, err = h.c.Check(ctx, &pb.CheckRescaleRequest{Checkpoint: &pb.CheckpointSource{Source: &pb.CheckpointSource_Uri{Uri: testdataDir(t)}, Latest: true}})
 	if status.Code(err) != codes.NotFound {

@@ -46,7 +46,7 @@ func (s *Server) checkOnce(ctx context.Context, key []byte, l *checkpoint.Layout
 		err = fe.err
 		if !ran && fe.plan != plan && !proto.Equal(fe.plan, plan) {
 			var report *pb.RescaleReport
-			if report, err = s.checkReport(ctx, l, label, plan, opts); err == nil {
+			if report, err = s.checkReport(ctx, l, label, plan, opts, nil); err == nil {
 				v, ran = &pb.CheckRescaleResponse{Report: report}, true
 			}
 		}
@@ -87,7 +87,7 @@ func (s *Server) fly(ctx context.Context, key string, l *checkpoint.Layout, labe
 	if s.flightHook != nil {
 		s.flightHook(ctx)
 	}
-	report, err := s.checkReport(ctx, l, label, plan, opts)
+	report, err := s.checkReport(ctx, l, label, plan, opts, nil)
 	if err != nil {
 		return nil, &flightError{plan, err}
 	}

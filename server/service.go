@@ -32,8 +32,8 @@ func (v *service) CheckRescale(ctx context.Context, req *pb.CheckRescaleRequest)
 	return v.checkRescaleSending(ctx, req, nil)
 }
 
-// checkRescaleSending is CheckRescale; with send set and streamsRows, a file's operators are
-// sent as the engine converts them (checkInPieces) and the report has none.
+// checkRescaleSending is CheckRescale; with send set and rows asked for (rowSender), the
+// operators are sent as the engine converts them (checkSending) and the report has none.
 func (v *service) checkRescaleSending(ctx context.Context, req *pb.CheckRescaleRequest, send func(*pb.ReportPiece) error) (*pb.CheckRescaleResponse, error) {
 	// Job jars and catalog files are resolved first: their versions are part of the result key.
 	ctx, err := v.s.withJobCode(ctx, req.GetOptions())
@@ -57,7 +57,8 @@ func (v *service) checkRescale(ctx context.Context, req *pb.CheckRescaleRequest,
 		resp, err := v.s.checkDiscovered(ctx, req, send) // autoscaler pre-flight (issue #11): server/decide.go
 		return resp, "", err
 	}
-	inPieces := send != nil && streamsRows(req.GetOptions())
+	send = rowSender(send, req.GetOptions())
+	inPieces := send != nil
 	// The same question about a file version checked within RevalidateInterval is answered from
 	// the result cache without asking the source (memo.go). A question found there is valid
 	// (only validated questions are memoized, and validity depends on nothing the key drops).
@@ -101,12 +102,7 @@ func (v *service) checkRescale(ctx context.Context, req *pb.CheckRescaleRequest,
 		}
 		return resp, ref.label, nil
 	}
-	var report *pb.RescaleReport
-	if inPieces {
-		report, err = v.s.checkInPieces(ctx, layout, ref.label, req.GetPlan(), req.GetOptions(), send)
-	} else {
-		report, err = v.s.check(ctx, layout, ref.label, req.GetPlan(), req.GetOptions())
-	}
+	report, err := v.s.check(ctx, layout, ref.label, req.GetPlan(), req.GetOptions(), send)
 	if err != nil {
 		return nil, "", toStatus(ctx, err)
 	}
@@ -156,10 +152,11 @@ func (v *service) CheckRescaleUpload(stream grpc.ClientStreamingServer[pb.CheckR
 }
 
 // CheckRescaleStream is CheckRescale answered in pieces (pieces.go). With include_subtasks or
-// subtask_operators (streamsRows) the operators are sent as the engine converts them
-// (Server.checkInPieces), so that the daemon never holds the whole report: every subtask of a
-// UNION operator lists every old subtask, 64 MiB of rows for 4096 → 8192 from a 0.5 MB file. A
-// client that reads nothing for SendIdleTimeout is cut off (sendWithin).
+// subtask_operators (rowSender) the operators are sent as the engine converts them
+// (Server.checkSending), so that the daemon never holds the whole report: every subtask of a
+// UNION operator lists every old subtask, rows many times the file's size (bench/README.md,
+// "Subtask detail streamed end to end"). A client that reads nothing for SendIdleTimeout is cut
+// off (sendWithin).
 func (v *service) CheckRescaleStream(req *pb.CheckRescaleStreamRequest, stream grpc.ServerStreamingServer[pb.CheckRescaleStreamResponse]) error {
 	send, done := v.s.sendWithin(stream.Context(), func(p *pb.ReportPiece) error {
 		return stream.Send(&pb.CheckRescaleStreamResponse{Piece: p})
@@ -173,11 +170,15 @@ func (v *service) CheckRescaleStream(req *pb.CheckRescaleStreamRequest, stream g
 	return sendPieces(resp.GetReport(), send)
 }
 
-// streamsRows reports whether a check answered in pieces sends its operators as they are
-// converted: when it asks for every subtask of all operators or of some (rows that can outgrow
-// the file many times), and not for chart rows, chosen once every operator is seen.
-func streamsRows(opts *pb.CheckOptions) bool {
-	return (opts.GetIncludeSubtasks() || len(opts.GetSubtaskOperators()) > 0) && !engine.ChartRowsOnly(opts)
+// rowSender is send for a check answered in pieces that sends its operators as they are
+// converted (checkSending): one that asks for every subtask of all operators or of some (rows
+// that can outgrow the file many times), and not for chart rows, chosen once every operator is
+// seen. Otherwise nil: the operators are kept in the report and sent from it, in pages.
+func rowSender(send func(*pb.ReportPiece) error, opts *pb.CheckOptions) func(*pb.ReportPiece) error {
+	if (opts.GetIncludeSubtasks() || len(opts.GetSubtaskOperators()) > 0) && !engine.ChartRowsOnly(opts) {
+		return send
+	}
+	return nil
 }
 
 // CheckRescaleUploadStream is CheckRescaleUpload answered in pieces (pieces.go), the operators
@@ -223,7 +224,7 @@ type uploadStream interface {
 }
 
 // uploadReport receives an upload, decoding while it arrives, and checks it. With send set and
-// streamsRows, the operators are sent as they are converted and the report has none.
+// rows asked for (rowSender), the operators are sent as they are converted and the report has none.
 func (v *service) uploadReport(stream uploadStream, send func(*pb.ReportPiece) error) (*pb.RescaleReport, error) {
 	ctx := stream.Context()
 	rx := v.s.receive(ctx, stream)
@@ -277,12 +278,7 @@ func (v *service) uploadReport(stream uploadStream, send func(*pb.ReportPiece) e
 		return nil, toStatus(ctx, err)
 	}
 	mem.received()
-	var report *pb.RescaleReport
-	if send != nil && streamsRows(h.GetOptions()) {
-		report, err = v.s.checkInPieces(ctx, layout, label, h.GetPlan(), h.GetOptions(), send)
-	} else {
-		report, err = v.s.check(ctx, layout, label, h.GetPlan(), h.GetOptions())
-	}
+	report, err := v.s.check(ctx, layout, label, h.GetPlan(), h.GetOptions(), rowSender(send, h.GetOptions()))
 	if err != nil {
 		return nil, toStatus(ctx, err)
 	}
@@ -619,30 +615,9 @@ func (c *countingReader) Read(p []byte) (int, error) {
 }
 
 // check simulates and applies the rules, holding a check slot (waiting for one at most QueueWait).
-func (s *Server) check(ctx context.Context, l *checkpoint.Layout, label string, plan *pb.RescalePlan, opts *pb.CheckOptions) (*pb.RescaleReport, error) {
+func (s *Server) check(ctx context.Context, l *checkpoint.Layout, label string, plan *pb.RescalePlan, opts *pb.CheckOptions, send func(*pb.ReportPiece) error) (*pb.RescaleReport, error) {
 	addLog(ctx, slog.String("source", label), slog.Int64("metadata_bytes", l.Size))
-	report, err := s.checkReport(ctx, l, label, plan, opts)
-	if err != nil {
-		return nil, err
-	}
-	addLog(ctx, slog.String("verdict", report.GetVerdict().String()), slog.Int("findings", len(report.GetFindings())))
-	s.metrics.verdicts.WithLabelValues(report.GetVerdict().String()).Inc()
-	return report, nil
-}
-
-// checkInPieces is check sending the operators in pages as the engine converts them
-// (engine.Request.Pieces, operatorPager) instead of keeping them: the report it returns has
-// none. The check slot is held while a page waits for the client to read (stream.Send's flow
-// control), as it is while any check runs, but for SendIdleTimeout at most: send is the
-// handler's sendWithin, whose error for a client that reads nothing ends the check.
-func (s *Server) checkInPieces(ctx context.Context, l *checkpoint.Layout, label string, plan *pb.RescalePlan, opts *pb.CheckOptions, send func(*pb.ReportPiece) error) (*pb.RescaleReport, error) {
-	addLog(ctx, slog.String("source", label), slog.Int64("metadata_bytes", l.Size))
-	slot, err := s.acquireCheck(ctx, l, plan, opts, true)
-	if err != nil {
-		return nil, err
-	}
-	defer slot.release()
-	report, err := s.checkSending(ctx, engine.Request{Layout: l, Source: label, Plan: plan, Options: opts}, send)
+	report, err := s.checkReport(ctx, l, label, plan, opts, send)
 	if err != nil {
 		return nil, err
 	}
@@ -666,12 +641,15 @@ func (s *Server) checkSending(ctx context.Context, req engine.Request, send func
 	return report, err
 }
 
-// checkReport is check without the request's log fields and metrics: a check slot and the engine.
-func (s *Server) checkReport(ctx context.Context, l *checkpoint.Layout, label string, plan *pb.RescalePlan, opts *pb.CheckOptions) (*pb.RescaleReport, error) {
-	slot, err := s.acquireCheck(ctx, l, plan, opts, false)
+// checkReport is check without the request's log fields and metrics: a check slot and the engine
+// (checkSending). With send, the check slot is held while a page waits for the client to read
+// (stream.Send's flow control), as it is while any check runs, but for SendIdleTimeout at most:
+// send is the handler's sendWithin, whose error for a client that reads nothing ends the check.
+func (s *Server) checkReport(ctx context.Context, l *checkpoint.Layout, label string, plan *pb.RescalePlan, opts *pb.CheckOptions, send func(*pb.ReportPiece) error) (*pb.RescaleReport, error) {
+	slot, err := s.acquireCheck(ctx, l, plan, opts, send != nil)
 	if err != nil {
 		return nil, err
 	}
 	defer slot.release()
-	return s.engine(ctx).Check(ctx, engine.Request{Layout: l, Source: label, Plan: plan, Options: opts})
+	return s.checkSending(ctx, engine.Request{Layout: l, Source: label, Plan: plan, Options: opts}, send)
 }
