@@ -211,8 +211,8 @@ func discoveredOnServer(cmd *cobra.Command, args []string, plan *pb.RescalePlan,
 	var rep *pb.RescaleReport
 	var sp *report.OperatorSpill
 	if spill {
-		// The server answers a job or latest check from its whole report, but in pages: the
-		// CLI need not hold more than one of them.
+		// The server answers in pages (a folder's latest checkpoint as it converts the
+		// operators, a job's check from its whole report): the CLI need not hold more than one.
 		rep, sp, err = spillPieces(check)
 	} else {
 		var joined client.Joiner
