@@ -112,8 +112,11 @@ func restoreRoot(m *classfile.Method) bool {
 	return isListRestore(m) || sinkWriterRestore(m)
 }
 
+// ListCheckpointed's restore method.
+const listRestoreName, listRestoreDesc = "restoreState", "(Ljava/util/List;)V"
+
 func isListRestore(m *classfile.Method) bool {
-	return m.Name == "restoreState" && m.Desc == "(Ljava/util/List;)V"
+	return m.Name == listRestoreName && m.Desc == listRestoreDesc
 }
 
 // isRestoreRoot: a restore root of the analysed class; its restoreState(List) counts when Flink

@@ -273,7 +273,7 @@ func (a *analysis) inheritedByListCheckpointed() bool {
 			}
 			*a.steps++
 			kc := a.set.load(k)
-			if kc == nil || kc.Super != name || declaresListRestore(kc) {
+			if kc == nil || kc.Super != name || kc.Method(listRestoreName, listRestoreDesc) != nil {
 				continue // not a subclass (a hostile class may name a class as its interface), or its own root
 			}
 			lc, cf, _ := a.set.legacyKind(kc) // a subclass past the bound is not taken for a root
@@ -283,15 +283,6 @@ func (a *analysis) inheritedByListCheckpointed() bool {
 			if !cf {
 				queue = append(queue, k)
 			}
-		}
-	}
-	return false
-}
-
-func declaresListRestore(c *classfile.Class) bool {
-	for i := range c.Methods {
-		if isListRestore(&c.Methods[i]) {
-			return true
 		}
 	}
 	return false
