@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/flinkpreflight/preflight/internal/testutil"
 )
 
 // tempFiles gives write, which writes a file of that name and content into a fresh temporary
@@ -137,13 +139,8 @@ func TestWriteIdle(t *testing.T) {
 				}
 				done <- err
 			}))}
-			ln, err := net.Listen("tcp", "127.0.0.1:0")
-			if err != nil {
-				t.Fatal(err)
-			}
-			go srv.Serve(ln)
-			defer srv.Close()
-			conn, err := net.Dial("tcp", ln.Addr().String())
+			addr := testutil.ServeLoopback(t, srv.Serve, func() { srv.Close() })
+			conn, err := net.Dial("tcp", addr)
 			if err != nil {
 				t.Fatal(err)
 			}
