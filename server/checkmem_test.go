@@ -134,9 +134,9 @@ func TestSoftMemoryLimit(t *testing.T) {
 }
 
 // TestMemoryLimiter: the limit is the baseline plus what is reserved, less the binary's pages and
-// the margin of memmodel.RuntimeLimit, never below idleRuntimeBytes beyond what is reserved nor
-// above SoftMemoryLimit; Follow sets it only when it moves by more than a sixteenth and reads the
-// binary's pages at most once a second.
+// the margin of memmodel.RuntimeLimit, never below memmodel.RuntimeFloorBytes beyond what is
+// reserved nor above SoftMemoryLimit; Follow sets it only when it moves by more than a sixteenth
+// and reads the binary's pages at most once a second.
 func TestMemoryLimiter(t *testing.T) {
 	write, missing := tempFiles(t)
 	meminfo := write("meminfo", "MemTotal:       8000000 kB\n")
@@ -151,9 +151,9 @@ func TestMemoryLimiter(t *testing.T) {
 	}{
 		{"idle", missing, 600 * mib, 24 * mib, 0, 32 * mib},
 		{"one request", missing, 600 * mib, 24 * mib, 16 * mib, 80*mib - 24*mib - 4*mib - 5*mib},
-		{"budget reserved: the margin grows past idleRuntimeBytes", missing, 600 * mib, 24 * mib, 600 * mib, idleRuntimeBytes + 600*mib},
-		{"binary larger than the baseline", missing, 600 * mib, 60 * mib, 0, idleRuntimeBytes},
-		{"binary larger, one request", missing, 600 * mib, 60 * mib, 16 * mib, idleRuntimeBytes + 16*mib},
+		{"budget reserved: the margin grows past the runtime floor", missing, 600 * mib, 24 * mib, 600 * mib, memmodel.RuntimeFloorBytes + 600*mib},
+		{"binary larger than the baseline", missing, 600 * mib, 60 * mib, 0, memmodel.RuntimeFloorBytes},
+		{"binary larger, one request", missing, 600 * mib, 60 * mib, 16 * mib, memmodel.RuntimeFloorBytes + 16*mib},
 		{"capped by the container", write("v2", "536870912\n"), 1 << 30, 24 * mib, 1 << 30, 536870912 / 10 * 9},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -187,7 +187,7 @@ func TestMemoryLimiter(t *testing.T) {
 		clock, file = time.Unix(0, 0).Add(step.at), step.file
 		m.Follow(step.reserved)
 	}
-	want := []int64{32 * mib, 68*mib - 24*mib - 4*mib - 68*mib/16, 30 * mib, 68*mib - 26*mib - 4*mib - 68*mib/16, 28 * mib, idleRuntimeBytes + 600*mib}
+	want := []int64{32 * mib, 68*mib - 24*mib - 4*mib - 68*mib/16, 30 * mib, 68*mib - 26*mib - 4*mib - 68*mib/16, 28 * mib, memmodel.RuntimeFloorBytes + 600*mib}
 	if !slices.Equal(set, want) {
 		t.Errorf("limits set %v, want %v (1 MiB and 5 MiB move it less than a sixteenth)", set, want)
 	}

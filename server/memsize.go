@@ -15,12 +15,6 @@ const DaemonBaselineBytes = 64 << 20
 // beyond it.
 const DaemonGCPercent = 400
 
-// idleRuntimeBytes is the least soft limit a daemon gets beyond what its requests and caches
-// reserve, however much of DaemonBaselineBytes its binary's pages take: its own runtime memory at
-// rest (heap, stacks, the collector's metadata) with room to collect (bench/README.md, "Figures
-// behind constants").
-const idleRuntimeBytes = 16 << 20
-
 // SoftMemoryLimit is the Go soft memory limit for a daemon with the given memory budget (0: the
 // default budget) when its requests and caches hold all of it: the budget plus
 // DaemonBaselineBytes, never above 90% of the container's limit. The budget counts live bytes;
@@ -71,10 +65,10 @@ func newMemoryLimiter(budget int64, fileBacked func() int64, set func(int64) int
 	return m
 }
 
-// Limit is the soft limit with reserved bytes held by requests and caches.
+// Limit is the soft limit with reserved bytes held by requests and caches, which are what the
+// daemon keeps live beyond its runtime at rest.
 func (m *MemoryLimiter) Limit(reserved int64) int64 {
-	limit := memmodel.RuntimeLimit(DaemonBaselineBytes+reserved, m.file)
-	return min(m.most, max(limit, idleRuntimeBytes+reserved))
+	return min(m.most, memmodel.RuntimeLimit(DaemonBaselineBytes+reserved, m.file, reserved))
 }
 
 // Follow sets the limit for reserved bytes when it moves by more than a sixteenth: the margin

@@ -18,8 +18,6 @@ func limitMemory(size int64) {
 	if size <= 0 || os.Getenv("GOMEMLIMIT") != "" {
 		return
 	}
-	limit := memmodel.RuntimeLimit(memmodel.ProcessBytes(size), procmem.FileBacked())
-	// Leave the collector room above what a check keeps live (about 2 × the file for the
-	// layout and the report) even where the binary's pages take most of the constant.
-	debug.SetMemoryLimit(max(limit, 16<<20+2*size))
+	// A check keeps about 2 × the file live, for the layout and the report.
+	debug.SetMemoryLimit(memmodel.RuntimeLimit(memmodel.ProcessBytes(size), procmem.FileBacked(), 2*size))
 }

@@ -56,14 +56,22 @@ func ProcessBytes(size int64) int64 {
 	return ProcessBaseBytes + FileBytes(size)
 }
 
+// RuntimeFloorBytes is the least soft limit RuntimeLimit gives beyond what a process keeps live,
+// however much of its bound the binary's pages take: the runtime's own memory at rest (heap,
+// stacks, the collector's metadata) with room to collect (bench/README.md, "Figures behind
+// constants").
+const RuntimeFloorBytes = 16 << 20
+
 // RuntimeLimit is the Go soft memory limit that keeps a process's resident memory within bound
 // when fileBacked bytes of it are pages mapped from files (the binary's code and data: tens of
 // MiB with the cloud SDKs), which the runtime does not count but resident memory does. Some of
 // the bound stays for what is resident outside the runtime's count (libc, page tables) and for
 // the collector's lag behind a soft limit: 4 MiB and a sixteenth, since a fixed margin alone fell
-// short on a million operators (bench/README.md, "Operator-heavy files met").
-func RuntimeLimit(bound, fileBacked int64) int64 {
-	return bound - fileBacked - 4<<20 - bound/16
+// short on a million operators (bench/README.md, "Operator-heavy files met"). The limit is at
+// least RuntimeFloorBytes above live, what the process is expected to keep live, so that the
+// collector has room above it even where the binary's pages take most of the bound.
+func RuntimeLimit(bound, fileBacked, live int64) int64 {
+	return max(bound-fileBacked-4<<20-bound/16, RuntimeFloorBytes+live)
 }
 
 // RequestBytes is what the daemon reserves for a request reading a file of size bytes.

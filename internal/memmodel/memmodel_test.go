@@ -32,17 +32,21 @@ func TestFileSizePart(t *testing.T) {
 	}
 }
 
-// TestRuntimeLimit: the bound less the file-backed pages, 4 MiB and a sixteenth of the bound.
+// TestRuntimeLimit: the bound less the file-backed pages, 4 MiB and a sixteenth of the bound, but
+// never below RuntimeFloorBytes above what is live.
 func TestRuntimeLimit(t *testing.T) {
 	for _, tc := range []struct {
-		bound, fileBacked, want int64
+		bound, fileBacked, live, want int64
 	}{
-		{64 << 20, 0, 56 << 20},
-		{64 << 20, 24 << 20, 32 << 20},
-		{128 << 20, 24 << 20, 92 << 20},
+		{64 << 20, 0, 0, 56 << 20},
+		{64 << 20, 24 << 20, 0, 32 << 20},
+		{128 << 20, 24 << 20, 0, 92 << 20},
+		{128 << 20, 24 << 20, 76 << 20, 92 << 20},
+		{64 << 20, 60 << 20, 0, 16 << 20},
+		{128 << 20, 24 << 20, 80 << 20, 96 << 20},
 	} {
-		if got := RuntimeLimit(tc.bound, tc.fileBacked); got != tc.want {
-			t.Errorf("RuntimeLimit(%d, %d) = %d, want %d", tc.bound, tc.fileBacked, got, tc.want)
+		if got := RuntimeLimit(tc.bound, tc.fileBacked, tc.live); got != tc.want {
+			t.Errorf("RuntimeLimit(%d, %d, %d) = %d, want %d", tc.bound, tc.fileBacked, tc.live, got, tc.want)
 		}
 	}
 }
