@@ -22,10 +22,10 @@ import (
 const pieceBytes = 1 << 20
 
 // streamedPieceBytes is the size the pages of operators sent as the engine converts them
-// (Server.checkInPieces) stay under: their rows are held until the page is sent, at about twice
-// their encoded size (a UNION row's from_old_subtasks are int32s in memory, 1-2 bytes encoded),
-// so a smaller page keeps the daemon's heap, and the client's, a few MiB smaller
-// (bench/README.md).
+// (Server.checkSending) stay under: their rows are held until the page is sent, larger in memory
+// than encoded (a UNION row's from_old_subtasks are int32s in memory, one or two bytes each
+// encoded), so a smaller page keeps the daemon's heap, and the client's, smaller
+// (bench/README.md, "Subtask detail streamed end to end").
 const streamedPieceBytes = 256 << 10
 
 // sendPieces sends rep as CheckRescaleStream's pieces: pages of operators, then pages of

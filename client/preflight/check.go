@@ -76,8 +76,9 @@ CHECKPOINT is given, its newest restorable checkpoint or savepoint, which is nam
 				return err
 			}
 			// JSON carries the per-subtask detail (the API's OperatorAssignment.subtasks) only
-			// when asked, as the API does. Text always shows the per-subtask chart: in-process only
-			// the chart's rows are computed (checkpointReport), a server is asked for every subtask.
+			// when asked, as the API does. Text always shows the per-subtask chart, and only the
+			// chart's rows are computed: in-process (engine.SubtasksForChart) or by a server asked
+			// for them (chart_subtasks, askChartRows).
 			opts.IncludeSubtasks = f.subtasks
 			if serverVerifies(f.remote, args) {
 				f.verify.options(opts)

@@ -67,10 +67,11 @@ func askChartRows(opts *pb.CheckOptions, chart bool) {
 }
 
 // spilledReport asks the server for the report of a check whose operators can be far larger
-// than the file (include_subtasks: every subtask of a UNION operator lists every old subtask, 64
-// MiB for 4096 → 8192 from 0.5 MB) and spills their pages to a temporary file as they arrive
-// (report.WriteJSONSpilled writes them after the verdict and findings, which come last). The
-// report returned has the findings and no operators; close the spill once written.
+// than the file (include_subtasks: every subtask of a UNION operator lists every old subtask;
+// bench/README.md, "Subtask detail streamed end to end") and spills their pages to a temporary
+// file as they arrive (report.WriteJSONSpilled writes them after the verdict and findings, which
+// come last). The report returned has the findings and no operators; close the spill once
+// written.
 func spilledReport(cmd *cobra.Command, target string, plan *pb.RescalePlan, opts *pb.CheckOptions, remote remoteFlags) (*pb.RescaleReport, *report.OperatorSpill, error) {
 	return spillPieces(func(fn func(*pb.ReportPiece) error) error { return remoteCheck(cmd, target, plan, opts, remote, fn) })
 }
