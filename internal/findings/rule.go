@@ -362,29 +362,12 @@ func stateIndex(op *rescale.OperatorAssignment, name string) int {
 	return -1
 }
 
-// subtasksWhere lists the new subtasks i of op for which pred(share of state k, n) is true. n is
-// the number of subtasks the call stands for: 1, except for a UNION state, whose share is the
-// same for every subtask and is built and judged once (n = parallelism), so that the cost stays
-// linear in old + new parallelism. It checks c's stop per subtask. pred sees the share's counts
-// (rescale.StateDistribution.ShareCounts: no Slices, nothing allocated per subtask);
-// subtasksWhereSlices gives it the slices too.
-func subtasksWhere(c *Context, op *rescale.OperatorAssignment, k int, pred func(sh rescale.Share, n int) bool) []int32 {
-	return subtasksBy(c, op, k, false, pred)
-}
-
-// subtasksWhereSlices is subtasksWhere with each share's Slices.
-func subtasksWhereSlices(c *Context, op *rescale.OperatorAssignment, k int, pred func(sh rescale.Share, n int) bool) []int32 {
-	return subtasksBy(c, op, k, true, pred)
-}
-
-func subtasksBy(c *Context, op *rescale.OperatorAssignment, k int, slices bool, pred func(sh rescale.Share, n int) bool) []int32 {
-	if k < 0 || k >= op.NumStates() {
-		return nil
-	}
-	return subtasksOf(c, op, op.State(k), slices, pred)
-}
-
-// subtasksOf is subtasksBy for the state s of op, already built.
+// subtasksOf lists the new subtasks i of op for which pred(share of s, n) is true, s being one
+// of op's states, already built. n is the number of subtasks the call stands for: 1, except for a
+// UNION state, whose share is the same for every subtask and is built and judged once (n =
+// parallelism), so that the cost stays linear in old + new parallelism. It checks c's stop per
+// subtask. Without slices, pred sees the share's counts (rescale.StateDistribution.ShareCounts:
+// no Slices, nothing allocated per subtask); with slices, the share's Slices too.
 func subtasksOf(c *Context, op *rescale.OperatorAssignment, s *rescale.StateDistribution, slices bool, pred func(sh rescale.Share, n int) bool) []int32 {
 	var out []int32
 	share := s.ShareCounts

@@ -14,7 +14,10 @@ type stateRuleHit struct {
 	op   *rescale.OperatorAssignment
 	e    *CatalogEntry
 	rule *StateRule
-	k    int // index in op.States; -1 when the checkpoint has no such state for the operator
+	k    int // op.State(k) is the state; -1 when the checkpoint has no such state for the operator
+	// s is op.State(k), built once for the hit (nil when k < 0): the rules and the
+	// safe-parallelism search read it several times.
+	s    *rescale.StateDistribution
 	note string
 	// refused: Flink refuses the planned parallelism before the operator runs (PF110/PF112),
 	// so the rule does not fire; the hit still bounds other parallelisms.
@@ -66,7 +69,11 @@ func stateRulesOf(c *Context, v *rescale.VertexAssignment, op *rescale.OperatorA
 		if !applies {
 			continue
 		}
-		out = append(out, stateRuleHit{v: v, op: op, e: e, rule: r, k: stateIndex(op, r.Name), note: note, refused: refused})
+		h := stateRuleHit{v: v, op: op, e: e, rule: r, k: stateIndex(op, r.Name), note: note, refused: refused}
+		if h.k >= 0 {
+			h.s = op.State(h.k)
+		}
+		out = append(out, h)
 	}
 	return out
 }
@@ -100,7 +107,7 @@ func (h stateRuleHit) describeState() string {
 	if h.k < 0 {
 		return fmt.Sprintf("`%s` (absent from the checkpoint)", h.rule.Name)
 	}
-	s := h.op.State(h.k)
+	s := h.s
 	return fmt.Sprintf("`%s` (%s, %s in the checkpoint, written at parallelism %d)", s.Name, s.Mode, units.Plural(s.Elements, "element"), h.op.OldParallelism)
 }
 
@@ -112,7 +119,7 @@ func stateSafeAt(h stateRuleHit, p int, lo, hi int64) bool {
 	if h.k < 0 {
 		return lo <= 0
 	}
-	s := h.op.State(h.k)
+	s := h.s
 	within := func(n int64) bool { return n >= lo && (hi < 0 || n <= hi) }
 	switch {
 	case s.Mode.String() == "UNION":
@@ -229,10 +236,10 @@ func checkEmptyRestore(c *Context) []Finding {
 				affected = append(affected, int32(i))
 			}
 		} else {
-			if h.op.State(h.k).Summary.EmptySubtasks == 0 {
+			if h.s.Summary.EmptySubtasks == 0 {
 				continue
 			}
-			affected = subtasksWhere(c, h.op, h.k, func(s rescale.Share, _ int) bool { return s.Elements == 0 })
+			affected = subtasksOf(c, h.op, h.s, false, func(s rescale.Share, _ int) bool { return s.Elements == 0 })
 		}
 		if len(affected) == 0 {
 			continue
@@ -242,8 +249,8 @@ func checkEmptyRestore(c *Context) []Finding {
 		f.AffectedSubtasks = affected
 		f.Message = fmt.Sprintf("Restoring %s at parallelism %d: %s no element of %s. %s %s",
 			opLabel(h.op, h.e), h.op.NewParallelism, subtasksVerb(affected, "receive"), h.describeState(), h.rule.Consequence, h.note)
-		if h.k >= 0 && h.op.State(h.k).Mode.String() == "SPLIT_DISTRIBUTE" && h.op.State(h.k).Elements > 0 {
-			f.Message += fmt.Sprintf(" Every subtask receives an element only at parallelism <= %d.", h.op.State(h.k).Elements)
+		if h.k >= 0 && h.s.Mode.String() == "SPLIT_DISTRIBUTE" && h.s.Elements > 0 {
+			f.Message += fmt.Sprintf(" Every subtask receives an element only at parallelism <= %d.", h.s.Elements)
 		}
 		f.Message = strings.TrimSpace(f.Message)
 		f.Remediation = h.remediation()
@@ -262,12 +269,12 @@ func emptyRestoreSafeAt(c *Context, v *rescale.VertexAssignment, p int) (bool, b
 func checkFirstOnly(c *Context) []Finding {
 	var out []Finding
 	for _, h := range stateRules(c, FirstOnly) {
-		if h.refused || h.k < 0 || h.op.State(h.k).Summary.MaxElements < 2 {
+		if h.refused || h.k < 0 || h.s.Summary.MaxElements < 2 {
 			continue
 		}
 		var dropped int64
 		var oldDropped []int
-		affected := subtasksWhereSlices(c, h.op, h.k, func(s rescale.Share, n int) bool {
+		affected := subtasksOf(c, h.op, h.s, true, func(s rescale.Share, n int) bool {
 			if s.Elements < 2 {
 				return false
 			}
@@ -312,10 +319,10 @@ func firstOnlySafeAt(c *Context, v *rescale.VertexAssignment, p int) (bool, bool
 func checkAtMostOne(c *Context) []Finding {
 	var out []Finding
 	for _, h := range stateRules(c, AtMostOne, ExactlyOne) {
-		if h.refused || h.k < 0 || h.op.State(h.k).Summary.MaxElements < 2 {
+		if h.refused || h.k < 0 || h.s.Summary.MaxElements < 2 {
 			continue
 		}
-		affected := subtasksWhere(c, h.op, h.k, func(s rescale.Share, _ int) bool { return s.Elements > 1 })
+		affected := subtasksOf(c, h.op, h.s, false, func(s rescale.Share, _ int) bool { return s.Elements > 1 })
 		if len(affected) == 0 {
 			continue
 		}
@@ -323,7 +330,7 @@ func checkAtMostOne(c *Context) []Finding {
 		f.StateName = h.rule.Name
 		f.AffectedSubtasks = affected
 		f.Message = strings.TrimSpace(fmt.Sprintf("Restoring %s at parallelism %d: %s up to %d elements of %s, but the operator accepts at most one. %s %s",
-			opLabel(h.op, h.e), h.op.NewParallelism, subtasksVerb(affected, "receive"), h.op.State(h.k).Summary.MaxElements, h.describeState(), h.rule.Consequence, h.note))
+			opLabel(h.op, h.e), h.op.NewParallelism, subtasksVerb(affected, "receive"), h.s.Summary.MaxElements, h.describeState(), h.rule.Consequence, h.note))
 		f.Remediation = h.remediation()
 		f.References = h.references(c)
 		out = append(out, f)
