@@ -240,8 +240,9 @@ func (b *reportBuilder) add(res *rescale.Result, fs []findings.Finding) {
 				continue
 			case every:
 				a.Subtasks = make([]*pb.SubtaskAssignment, 0, op.NewParallelism)
-				subtaskRows(b.stop, op, func(sa *pb.SubtaskAssignment) { a.Subtasks = append(a.Subtasks, sa) })
-				a.OldSubtasks = oldSubtasks(b.stop, op)
+				states := op.States() // built once for the new and the old rows
+				subtaskRows(b.stop, op, states, func(sa *pb.SubtaskAssignment) { a.Subtasks = append(a.Subtasks, sa) })
+				a.OldSubtasks = oldSubtasks(b.stop, op, states)
 			case b.detail == SubtasksForChart && named[a.OperatorId]:
 				b.charted = true
 				if b.nCharted < ChartOperators {
@@ -307,11 +308,12 @@ func (b *reportBuilder) rowsInPieces(op *rescale.OperatorAssignment, a *pb.Opera
 			part, continued, size = &pb.OperatorAssignment{OperatorId: a.OperatorId}, true, 0
 		}
 	}
-	subtaskRows(b.stop, op, func(sa *pb.SubtaskAssignment) {
+	states := op.States() // built once for the new and the old rows
+	subtaskRows(b.stop, op, states, func(sa *pb.SubtaskAssignment) {
 		part.Subtasks = append(part.Subtasks, sa)
 		added(proto.Size(sa))
 	})
-	oldSubtaskRows(b.stop, op, func(o *pb.OldSubtaskState) {
+	oldSubtaskRows(b.stop, op, states, func(o *pb.OldSubtaskState) {
 		part.OldSubtasks = append(part.OldSubtasks, o)
 		added(proto.Size(o))
 	})
@@ -375,7 +377,7 @@ func (b *reportBuilder) chart(op *rescale.OperatorAssignment, a *pb.OperatorAssi
 	}
 	// The chart shows the old subtasks a scale-down removes.
 	if op.OldParallelism > op.NewParallelism {
-		a.OldSubtasks = oldSubtasks(b.stop, op)
+		a.OldSubtasks = oldSubtasks(b.stop, op, op.States())
 	}
 }
 

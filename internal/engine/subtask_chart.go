@@ -23,8 +23,8 @@ func subtaskStates(states []*rescale.StateDistribution, i int) []*pb.SubtaskStat
 
 // subtaskRows calls fn with every new subtask's row of op with its state shares (what
 // include_subtasks lists), one at a time, checking stop per row (runs under cancel.Recover).
-func subtaskRows(stop *cancel.Flag, op *rescale.OperatorAssignment, fn func(*pb.SubtaskAssignment)) {
-	states := op.States() // built once for all the rows
+// states is op.States(), built once by the caller for these rows and oldSubtaskRows'.
+func subtaskRows(stop *cancel.Flag, op *rescale.OperatorAssignment, states []*rescale.StateDistribution, fn func(*pb.SubtaskAssignment)) {
 	for i := 0; i < op.NewParallelism; i++ {
 		stop.Check()
 		sa := subtaskAssignment(op, i)
@@ -33,13 +33,14 @@ func subtaskRows(stop *cancel.Flag, op *rescale.OperatorAssignment, fn func(*pb.
 	}
 }
 
-// oldSubtasks is what every old subtask of op held (oldSubtaskRows), all of them.
-func oldSubtasks(stop *cancel.Flag, op *rescale.OperatorAssignment) []*pb.OldSubtaskState {
+// oldSubtasks is what every old subtask of op held (oldSubtaskRows), all of them; states is
+// op.States().
+func oldSubtasks(stop *cancel.Flag, op *rescale.OperatorAssignment, states []*rescale.StateDistribution) []*pb.OldSubtaskState {
 	if op.Layout == nil || op.Layout.Parallelism <= 0 {
 		return nil
 	}
 	out := make([]*pb.OldSubtaskState, 0, op.Layout.Parallelism)
-	oldSubtaskRows(stop, op, func(o *pb.OldSubtaskState) { out = append(out, o) })
+	oldSubtaskRows(stop, op, states, func(o *pb.OldSubtaskState) { out = append(out, o) })
 	return out
 }
 
@@ -53,14 +54,13 @@ type oldStateKey struct {
 // operator states in op's order (OperatorAssignment.State) so that a chart can put old and new side by side, name by
 // name. It builds one message at a time, so that a caller handing them on in chunks
 // (rowsInPieces) holds a chunk, not old parallelism × states messages. It checks stop per old
-// subtask and per record (runs under cancel.Recover).
-func oldSubtaskRows(stop *cancel.Flag, op *rescale.OperatorAssignment, fn func(*pb.OldSubtaskState)) {
+// subtask and per record (runs under cancel.Recover). states is op.States().
+func oldSubtaskRows(stop *cancel.Flag, op *rescale.OperatorAssignment, states []*rescale.StateDistribution, fn func(*pb.OldSubtaskState)) {
 	l := op.Layout
 	if l == nil || l.Parallelism <= 0 {
 		return
 	}
 	// One lookup per old entry, not a scan of the names (an operator may have very many).
-	states := op.States()
 	stateIndex := make(map[oldStateKey]int, len(states))
 	for j, d := range states {
 		stop.Check()
