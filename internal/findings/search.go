@@ -200,14 +200,15 @@ func vertexDenials(c *Context, rules []*Rule, id checkpoint.OperatorID, p int, f
 	var res *rescale.Result
 	var err error
 	vid := id.String()
-	if prev := x.vertexByHex(c, vid); x.resimErr == nil && prev != nil {
+	prev := x.vertexByHex(c, vid)
+	if x.resimErr == nil && prev != nil {
 		// The check's own simulation of the vertex is live (its findings and report need it):
 		// the re-simulation shares its grouping of the states instead of a second one.
 		res, err = x.resim.VertexFrom(ctx, prev, p)
 	} else if x.resimErr == nil {
 		res, err = x.resim.Vertex(ctx, id, p)
-	} else if v := x.vertexByHex(c, vid); v != nil {
-		res, err = rescale.SimulateContext(ctx, c.Layout, withVertexParallelism(c.Plan, v, p))
+	} else if prev != nil {
+		res, err = rescale.SimulateContext(ctx, c.Layout, withVertexParallelism(c.Plan, prev, p))
 	} else {
 		err = errNoVertex(vid)
 	}
