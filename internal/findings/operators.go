@@ -5,7 +5,6 @@ import (
 	"cmp"
 	"crypto/sha256"
 	"encoding/binary"
-	"encoding/hex"
 	"io"
 	"slices"
 	"strconv"
@@ -17,13 +16,9 @@ import (
 
 // MergedOperators is how many operators a rule may fire on for the same cause before a report
 // states it once: on more, OperatorMerger merges their findings into one that counts them, names
-// the first namedOperators and lists them all in Finding.OperatorIDs. A handful of findings is
+// the first MergedOperators and lists them all in Finding.OperatorIDs. A handful of findings is
 // read one by one; 100,000 copies of one sentence are not read at all.
 const MergedOperators = 5
-
-// namedOperators is how many operators a merged finding's message names before it counts the
-// rest.
-const namedOperators = MergedOperators
 
 // OperatorMerger merges findings of the same rule and cause on many operators as a check's
 // ranges of vertices come (Add), so that a report holds one finding and a list of operator IDs
@@ -45,7 +40,7 @@ type OperatorMerger struct {
 
 // operatorGroup is one cause's findings: the first few in report order, and every operator.
 type operatorGroup struct {
-	first []Finding // at most namedOperators, ascending by Order
+	first []Finding // at most MergedOperators, ascending by Order
 	ops   []operatorRef
 }
 
@@ -78,7 +73,7 @@ func (m *OperatorMerger) Add(fs []Finding) {
 	}
 }
 
-// add keeps f among the group's first findings if it is one of the first namedOperators.
+// add keeps f among the group's first findings if it is one of the first MergedOperators.
 func (g *operatorGroup) add(f *Finding, id checkpoint.OperatorID) {
 	g.ops = append(g.ops, operatorRef{position: f.Position, id: id})
 	if slices.ContainsFunc(g.first, func(e Finding) bool { return e.OperatorID == f.OperatorID }) {
@@ -91,11 +86,11 @@ func (g *operatorGroup) add(f *Finding, id checkpoint.OperatorID) {
 		}
 		return 1
 	})
-	if i >= namedOperators {
+	if i >= MergedOperators {
 		return
 	}
-	if len(g.first) == namedOperators {
-		g.first = g.first[:namedOperators-1]
+	if len(g.first) == MergedOperators {
+		g.first = g.first[:MergedOperators-1]
 	}
 	g.first = slices.Insert(g.first, i, *f)
 }
@@ -140,13 +135,14 @@ func (g *operatorGroup) merged() Finding {
 }
 
 // operatorID parses the operator ID of a finding as checkpoint.OperatorID.String writes it (32
-// lower-case hex digits); a finding without one is not merged.
+// lower-case hex digits); a finding without one is not merged. Upper-case hex is refused: the
+// merged finding lists its operators as OperatorID.String writes them, which would then differ
+// from the finding's own ID.
 func operatorID(s string) (checkpoint.OperatorID, bool) {
-	var id checkpoint.OperatorID
-	if len(s) != 2*len(id) || strings.ContainsFunc(s, func(r rune) bool { return r >= 'A' && r <= 'F' }) {
-		return id, false
+	if s == "" || strings.ContainsFunc(s, func(r rune) bool { return r >= 'A' && r <= 'F' }) {
+		return checkpoint.OperatorID{}, false
 	}
-	_, err := hex.Decode(id[:], []byte(s))
+	id, err := checkpoint.ParseOperatorID(s)
 	return id, err == nil
 }
 

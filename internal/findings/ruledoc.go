@@ -277,7 +277,7 @@ func WriteRulesMarkdown(w io.Writer, docs []RuleDoc, bugs []BugDoc) error {
 	fmt.Fprintf(&b, "**Findings on many operators.** When a rule fires for the same cause on more than %d operators (the\n", MergedOperators)
 	b.WriteString("same severity, states, new subtasks and text but for the operator), a report states it once: the\n")
 	b.WriteString("finding is the first operator's in report order, its message counts the operators and names the\n")
-	fmt.Fprintf(&b, "first %d, and `operator_ids` (JSON `operatorIds`) lists every one. On %d operators or fewer each keeps\n", namedOperators, MergedOperators)
+	fmt.Fprintf(&b, "first %d, and `operator_ids` (JSON `operatorIds`) lists every one. On %d operators or fewer each keeps\n", MergedOperators, MergedOperators)
 	b.WriteString("its own finding.\n\n")
 	b.WriteString("| Rule | Severity | Title | Flink issues |\n|---|---|---|---|\n")
 	for _, d := range docs {
