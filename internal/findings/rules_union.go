@@ -79,18 +79,13 @@ func eachUnionState(stop *cancel.Flag, op *checkpoint.OperatorLayout, fn func(u 
 	// peak (bench/README.md, "Many state names, round 5").
 	u.refs = make([]unionRef, 0, n)
 	for i := range op.Subtasks {
-		for hk, h := range [2]*checkpoint.OperatorStateHandleLayout{op.Subtasks[i].ManagedOperatorState, op.Subtasks[i].RawOperatorState} {
-			if h == nil {
-				continue
+		u.eachRef(i, func(r unionRef, s *checkpoint.StateEntryLayout) {
+			if s.Mode == checkpoint.Union {
+				u.refs = append(u.refs, r)
+			} else {
+				others = true
 			}
-			for k := range h.States {
-				if h.States[k].Mode == checkpoint.Union {
-					u.refs = append(u.refs, unionRef{sub: int32(i), k: int32(k), raw: hk == 1})
-				} else {
-					others = true
-				}
-			}
-		}
+		})
 	}
 	if len(u.refs) == 0 {
 		return
@@ -119,24 +114,32 @@ func (u *unionRefs) addOthers(stop *cancel.Flag) bool {
 	n := len(u.refs)
 	for i := range u.op.Subtasks {
 		stop.Check()
-		for hk, h := range [2]*checkpoint.OperatorStateHandleLayout{u.op.Subtasks[i].ManagedOperatorState, u.op.Subtasks[i].RawOperatorState} {
-			if h == nil {
-				continue
+		u.eachRef(i, func(r unionRef, s *checkpoint.StateEntryLayout) {
+			if s.Mode == checkpoint.Union {
+				return
 			}
-			for k := range h.States {
-				s := &h.States[k]
-				if s.Mode == checkpoint.Union {
-					continue
-				}
-				if _, found := slices.BinarySearchFunc(u.refs[:n], s.Name, func(r unionRef, name string) int {
-					return strings.Compare(u.entry(r).Name, name)
-				}); found {
-					u.refs = append(u.refs, unionRef{sub: int32(i), k: int32(k), raw: hk == 1})
-				}
+			if _, found := slices.BinarySearchFunc(u.refs[:n], s.Name, func(r unionRef, name string) int {
+				return strings.Compare(u.entry(r).Name, name)
+			}); found {
+				u.refs = append(u.refs, r)
 			}
-		}
+		})
 	}
 	return len(u.refs) > n
+}
+
+// eachRef calls fn with each named state of old subtask record i and its reference: the
+// managed handle's, then the raw handle's.
+func (u *unionRefs) eachRef(i int, fn func(r unionRef, s *checkpoint.StateEntryLayout)) {
+	st := &u.op.Subtasks[i]
+	for hk, h := range [2]*checkpoint.OperatorStateHandleLayout{st.ManagedOperatorState, st.RawOperatorState} {
+		if h == nil {
+			continue
+		}
+		for k := range h.States {
+			fn(unionRef{sub: int32(i), k: int32(k), raw: hk == 1}, &h.States[k])
+		}
+	}
 }
 
 // stat sums one name's states (refs, sorted by old subtask index).
@@ -233,13 +236,14 @@ func checkOrphanUnion(c *Context) []Finding {
 		}
 		e := c.Entry(op)
 		var groups []*unionGroup // by first hit
-		manyStates := -1         // whether the operator has two state names or more, once needed
+		// Whether the operator has two state names or more, once needed.
+		var manyStates, manyKnown bool
 		eachUnionState(c.stop, op.Layout, func(u *unionStat) {
 			h, ok := orphanUnionHit(e, u, func() bool {
-				if manyStates < 0 {
-					manyStates = boolInt(hasTwoStateNames(op.Layout))
+				if !manyKnown {
+					manyStates, manyKnown = hasTwoStateNames(op.Layout), true
 				}
-				return manyStates == 1
+				return manyStates
 			})
 			if !ok {
 				return
@@ -263,13 +267,6 @@ func checkOrphanUnion(c *Context) []Finding {
 		}
 	})
 	return out
-}
-
-func boolInt(b bool) int {
-	if b {
-		return 1
-	}
-	return 0
 }
 
 // hasUnionState reports whether the operator has a UNION state.
