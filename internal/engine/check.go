@@ -142,7 +142,8 @@ type reportBuilder struct {
 	rowsFor map[string]bool // CheckOptions.subtask_operators, lower case: every subtask of these
 	each    func(*pb.OperatorAssignment)
 	pieces  OperatorPieces // set: every operator goes there, in parts, and none is kept
-	// statesInPieces: an operator whose states are released goes to pieces with them in parts.
+	// statesInPieces: an operator whose state messages are converted a chunk at a time
+	// (releaseStates) goes to pieces with them in parts.
 	statesInPieces bool
 	out            *pb.RescaleReport
 	// merge holds the findings until finish, one per rule and cause on many operators.
@@ -184,7 +185,7 @@ func (b *reportBuilder) add(res *rescale.Result, fs []findings.Finding) {
 	named, referenced := b.namedBy(fs)
 	// The states each message describes from the range's slab of messages: with each set, the
 	// rest point to uncounted; on the API path without subtasks, an operator of many states has
-	// its own messages and releases its states as they are converted (releaseStates).
+	// its own messages, converted a chunk at a time (releaseStates).
 	release := b.each == nil && b.detail == SubtasksAsAsked && !b.include && len(b.rowsFor) == 0
 	described := func(op *rescale.OperatorAssignment) int {
 		switch {
@@ -217,7 +218,8 @@ func (b *reportBuilder) add(res *rescale.Result, fs []findings.Finding) {
 			a := &opMsgs[0]
 			opMsgs = opMsgs[1:]
 			operatorAssignment(v, vid, op, a)
-			// Released states in pieces are converted as they are handed on (piecesOfStates).
+			// An operator whose states go to pieces has them converted as they are handed on
+			// (piecesOfStates).
 			k := described(op)
 			inPieces := k == 0 && op.NumStates() > 0 && b.pieces != nil && b.statesInPieces
 			switch {
@@ -294,7 +296,8 @@ type OperatorPieces func(op *pb.OperatorAssignment, continued bool) error
 
 // rowChunkBytes is about how many bytes of subtask rows (their encoded size) rowsInPieces builds
 // before handing them on: a row of a UNION operator lists every old subtask it reads, so an
-// operator's rows can be far larger than the rest of the report (64 MiB for 4096 → 8192).
+// operator's rows can be far larger than the rest of the report (bench/README.md, "Subtask
+// detail streamed end to end").
 var rowChunkBytes = 64 << 10 // a variable so that tests can cut every row into a part of its own
 
 // rowsInPieces hands op's message a with its rows (include_subtasks) to pieces a chunk at a time,
@@ -606,11 +609,11 @@ func probeOptions(opts *pb.CheckOptions) findings.Options {
 }
 
 // releaseChunk is how many state messages releaseStates allocates at a time, and the fewest
-// states for which an operator's states are released as they are converted.
+// states for which an operator's state messages are converted a chunk at a time.
 const releaseChunk = 4096
 
 // stateMessages lists op's states in out, their messages in stateMsgs through statePtrs
-// (capacity len(stateMsgs)). Where stateMsgs is shorter than op.States (Request.Each), the states
+// (capacity len(stateMsgs)). Where stateMsgs is shorter than op.NumStates() (Request.Each), the states
 // beyond it are listed as uncounted, the one empty message they share. It checks stop per state
 // (runs under cancel.Recover).
 func stateMessages(stop *cancel.Flag, op *rescale.OperatorAssignment, out *pb.OperatorAssignment, stateMsgs []pb.StateAssignment, statePtrs []*pb.StateAssignment) {

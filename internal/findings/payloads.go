@@ -6,7 +6,7 @@ import (
 	"github.com/flinkpreflight/preflight/internal/rescale"
 )
 
-// jobPayloads is what JobManagerMemoryRule weighs: each vertex's deployment payload total
+// jobPayloads is what PF121 (jobManagerMemory) weighs: each vertex's deployment payload total
 // (vertexPayloadTotal) in the order of Simulate's Result, their sum, and for each vertex k the
 // largest total before and after it, so that the safe-parallelism search can tell in constant
 // time whether vertex k at another parallelism would be the vertex the rule names (the first
@@ -79,7 +79,7 @@ func (c *Context) jobPayloads() *jobPayloads {
 	return c.payloads
 }
 
-// jobManagerMemoryDenies is JobManagerMemoryRule's outcome for the vertex with ID id when it is
+// jobManagerMemoryDenies is PF121's (checkJobManagerMemory) outcome for the vertex with ID id when it is
 // re-simulated (res) and every other vertex is as in the check: the rule sums all vertices'
 // payloads and names the first vertex with the largest total; another vertex's simulation does
 // not depend on this one's parallelism.

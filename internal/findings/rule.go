@@ -351,7 +351,7 @@ func opLabel(op *rescale.OperatorAssignment, e *CatalogEntry) string {
 	return s
 }
 
-// stateIndex returns the index of the named state in op.States, or -1. Managed state wins over
+// stateIndex returns the k of the named state (op.State(k), k < op.NumStates()), or -1. Managed state wins over
 // raw state of the same name.
 func stateIndex(op *rescale.OperatorAssignment, name string) int {
 	for i := range op.NumStates() {

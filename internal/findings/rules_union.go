@@ -18,7 +18,7 @@ type unionStat struct {
 	elements, bytes int64
 	// oldP is the operator's parallelism; first is what old subtask 0 stored of every state
 	// under the name (any mode), as oldElementsPerSubtask counts them; wholesale is the §5.2
-	// heuristic (see unionRun.fold).
+	// heuristic (see unionRefs.stat).
 	oldP      int
 	first     int64
 	wholesale bool
@@ -63,7 +63,7 @@ func listIndex(raw bool) int {
 
 // eachUnionState calls fn with each UNION state of the operator, in name order: its elements
 // and bytes over the old subtasks, and the elements per old subtask of every state under its
-// name. The states are found by sorting references to them (8 bytes a state): UNION states,
+// name. The states are found by sorting references to them (12 bytes a state): UNION states,
 // then any other state under one of their names.
 func eachUnionState(stop *cancel.Flag, op *checkpoint.OperatorLayout, fn func(u *unionStat)) {
 	u := &unionRefs{op: op}

@@ -24,7 +24,7 @@ type searchIndex struct {
 
 	resim    *rescale.Resimulator
 	resimErr error
-	floors   map[checkpoint.OperatorID]*payloadFloor // FrameSizeRule's bounds by vertex ID
+	floors   map[checkpoint.OperatorID]*payloadFloor // PF120's (frameSize) bounds by vertex ID
 }
 
 type hitsKey struct {
@@ -154,7 +154,7 @@ func (f *payloadFloor) at(p int) int64 {
 	return f.union + most
 }
 
-// frameSizeSafeAt is FrameSizeRule's bound. When the UNION part alone reaches the level that
+// frameSizeSafeAt is PF120's (frameSize) bound. When the UNION part alone reaches the level that
 // denies (above the frame size for an ERROR; at 80% of it when WARNING findings deny too),
 // every parallelism is refused; otherwise p is refused when the payload's lower bound at p
 // reaches it. Above the bound the payload depends on how SPLIT_DISTRIBUTE state falls, and the
@@ -185,7 +185,7 @@ func resimulateSafe(c *Context, rules []*Rule, v *rescale.VertexAssignment, p in
 // vertexDenials re-simulates the vertex with ID id alone at parallelism p and returns the IDs
 // of the rules with a finding for it at or above fail (only the first when first is set). The
 // rules see a Result of that vertex only (with the failures that name it);
-// JobManagerMemoryRule, the one rule that weighs all vertices together, is judged here with the
+// PF121 (jobManagerMemory), the one rule that weighs all vertices together, is judged here with the
 // other vertices' payloads from the check. A vertex the plan does not have, or leaves out, is
 // a *rescale.PlanError.
 func vertexDenials(c *Context, rules []*Rule, id checkpoint.OperatorID, p int, fail Severity, first bool) ([]string, error) {

@@ -20,7 +20,7 @@ import (
 // rules that judge the job as a whole (jobWide) run once, in Finish, which also checks what
 // concerns no vertex (Resimulator.Unrestored).
 //
-// JobManagerMemoryRule weighs every vertex's payload together: with Options.JobManagerMemory
+// PF121 (jobManagerMemory) weighs every vertex's payload together: with Options.JobManagerMemory
 // set, a caller first passes over every range with PayloadPass (NeedsPayloadPass), which keeps
 // each vertex's payload total, and then checks the ranges with Vertices; the rule's finding
 // comes with the range holding the vertex it names, as the findings of other rules do. The

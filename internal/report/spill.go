@@ -16,8 +16,9 @@ import (
 // OperatorSpill keeps a report's operators, as a server answering in pieces sends them (pages of
 // OperatorPage, an operator's subtasks continued over several), in a temporary file: the JSON
 // puts the verdict and the findings before the operators, and they come last. WriteJSONSpilled
-// writes the report from it, reading one part at a time, so that a report of 64 MiB of rows is
-// never held. Each part is a record: 1 if it continues the operator before it (else 0), its
+// writes the report from it, reading one part at a time, so that a report's rows, which can be
+// far larger than the rest (bench/README.md, "Subtask detail streamed end to end"), are never
+// held. Each part is a record: 1 if it continues the operator before it (else 0), its
 // length (uvarint), the OperatorAssignment's bytes.
 type OperatorSpill struct {
 	f        *os.File
