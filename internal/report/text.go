@@ -249,31 +249,26 @@ func (t *OperatorTable) Add(op *pb.OperatorAssignment) {
 // Len is the number of rows.
 func (t *OperatorTable) Len() int { return len(t.ops) + t.rows }
 
-// write writes the table as aligned columns (two spaces apart, widths in runes, as
-// text/tabwriter aligns them) without holding more than one row's cells: tabwriter would buffer
-// the whole table.
-// write writes the first limit rows (and a line counting the others).
+// write writes the first limit rows (and a line counting the others) as aligned columns (two
+// spaces apart, widths in runes, as text/tabwriter aligns them) without holding more than one
+// row's cells: tabwriter would buffer the whole table.
 func (t *OperatorTable) write(b *bufio.Writer, limit int) {
-	width, ops := t.width, t.ops[:min(len(t.ops), limit)]
-	rest := limit - len(ops) // rows shown from the blocks
-	if t.rows > rest {       // measure the rows shown only
-		width = [6]int{}
-		t.each(rest, func(row [7]string) {
-			for k := range width {
-				width[k] = max(width[k], utf8.RuneCountInString(row[k]))
-			}
-		})
-	}
-	measure := func(row [7]string) {
+	width := t.width
+	measure := func(row [7]string, _ string) {
 		for k := range width {
 			width[k] = max(width[k], utf8.RuneCountInString(row[k]))
 		}
 	}
-	measure(operatorHead)
-	for _, op := range ops {
-		measure(operatorRow(op))
+	ops := t.ops[:min(len(t.ops), limit)]
+	if rest := limit - len(ops); t.rows > rest { // rows shown from the blocks: measure those only
+		width = [6]int{}
+		t.eachWithID(rest, measure)
 	}
-	line := func(row [7]string) {
+	measure(operatorHead, "")
+	for _, op := range ops {
+		measure(operatorRow(op), "")
+	}
+	line := func(row [7]string, _ string) {
 		b.WriteString("  ")
 		for k := range width {
 			b.WriteString(row[k])
@@ -282,19 +277,11 @@ func (t *OperatorTable) write(b *bufio.Writer, limit int) {
 		b.WriteString(row[6])
 		b.WriteByte('\n')
 	}
-	line(operatorHead)
-	for _, op := range ops {
-		line(operatorRow(op))
-	}
-	t.each(rest, line)
+	line(operatorHead, "")
+	t.rowsWithID(limit, line)
 	if n := t.Len(); n > limit {
 		b.WriteString("  " + leftOutOperators(n-limit) + "\n")
 	}
-}
-
-// each calls f with the first limit rows added.
-func (t *OperatorTable) each(limit int, f func(row [7]string)) {
-	t.eachWithID(limit, func(row [7]string, _ string) { f(row) })
 }
 
 // eachWithID calls f with the first limit rows added and their operators' full IDs.
