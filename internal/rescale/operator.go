@@ -420,24 +420,19 @@ func (g *stateLists) path() OperatorPath {
 
 // distributions sets up each name's record (recs, in first-appearance order) and appends them
 // to sim.states in Flink's iteration order of the modes' maps (orders, per mode, indexes into
-// recs).
+// recs). orders is always a permutation of recs' indexes: each record went once through the
+// computeIfAbsent of its mode's map (nameGrouping.addHandle, fresh on its first handle).
 func (sim *operatorSim) distributions(recs []stateRec, orders [checkpoint.Broadcast + 1][]int32, path OperatorPath) {
 	var start int64
 	base := len(sim.states)
-	switch {
-	case base == 0 && len(recs) == 1 && len(orders[0])+len(orders[1])+len(orders[2]) == 1 && len(orders[recs[0].Mode]) == 1:
-		sim.states = recs // nothing to reorder (most operators have one state)
-	case base == 0 && permutes(orders, len(recs)):
-		// The records are reordered in place where they are the operator's first: a second
-		// table of every name would double them at the peak.
+	if len(recs) > 1 {
+		// In place: a second table of every name would double them at the peak.
 		reorder(recs, orders)
-		sim.states = recs
-	default:
-		for _, order := range orders {
-			for _, li := range order {
-				sim.states = append(sim.states, recs[li])
-			}
-		}
+	}
+	if base == 0 {
+		sim.states = recs // the operator's first list (most operators have one state)
+	} else {
+		sim.states = append(sim.states, recs...)
 	}
 	for k := base; k < len(sim.states); k++ {
 		// Flink's iteration order of the mode's HashMap; only SPLIT_DISTRIBUTE's matters (the
@@ -447,22 +442,6 @@ func (sim *operatorSim) distributions(recs []stateRec, orders [checkpoint.Broadc
 		s.path = path
 		start = sim.setUpDistribution(s, start)
 	}
-}
-
-// permutes reports whether orders together list each of 0..n-1 once.
-func permutes(orders [checkpoint.Broadcast + 1][]int32, n int) bool {
-	seen := make([]uint64, (n+63)/64)
-	total := 0
-	for _, order := range orders {
-		for _, li := range order {
-			if li < 0 || int(li) >= n || seen[li>>6]&(1<<(uint(li)&63)) != 0 {
-				return false
-			}
-			seen[li>>6] |= 1 << (uint(li) & 63)
-			total++
-		}
-	}
-	return total == n
 }
 
 // reorder puts recs in the order orders list them (a permutation of recs' indexes), in place:

@@ -330,6 +330,7 @@ func TestPropertyOperatorStateAgainstReference(t *testing.T) {
 			st := &l.Operators[0].Subtasks[k]
 			handles[st.Index] = st.ManagedOperatorState
 		}
+		checkEachStateOnce(t, handles, a.States())
 		ref := referenceRepartition(handles, oldP, newP)
 		refOld := referenceOldSubtasks(handles, ref, oldP, newP)
 		splitTotals := make([]int64, newP)
@@ -371,6 +372,35 @@ func TestPropertyOperatorStateAgainstReference(t *testing.T) {
 		checkSummaries(t, a)
 	}
 	t.Logf("%d random layouts, %d subtasks compared with the reference", runs, compared)
+}
+
+// checkEachStateOnce: the simulation lists every (mode, name) of the handles exactly once, as
+// Flink's groupByStateMode does (distributions relies on the iteration orders being a
+// permutation of the names; a state without elements has no slice to compare).
+func checkEachStateOnce(t *testing.T, handles []*checkpoint.OperatorStateHandleLayout, states []*StateDistribution) {
+	t.Helper()
+	want := map[stateKey]bool{}
+	for _, h := range handles {
+		if h == nil {
+			continue
+		}
+		for _, st := range h.States {
+			if st.Mode <= checkpoint.Broadcast {
+				want[stateKey{st.Mode, st.Name}] = true
+			}
+		}
+	}
+	got := map[stateKey]bool{}
+	for _, s := range states {
+		k := stateKey{s.Mode, s.Name}
+		if got[k] || !want[k] {
+			t.Fatalf("state %v listed twice or not in the handles", k)
+		}
+		got[k] = true
+	}
+	if len(got) != len(want) {
+		t.Fatalf("%d states listed, the handles have %d", len(got), len(want))
+	}
 }
 
 // checkStateInvariants: SPLIT assigns every element exactly once; UNION gives everyone
