@@ -78,7 +78,7 @@ type stateDist struct {
 	// the first rem runs have base+1 elements, the others base.
 	start, base, rem int64
 	// nameOverhead is the payload estimate of one entry of this name (PayloadEntryOverhead plus
-	// the name's bytes).
+	// the name's bytes), set only by namedDist: zero where the payload is not estimated.
 	nameOverhead int64
 }
 

@@ -422,17 +422,16 @@ func (sim *operatorSim) entriesOf(r *stateRec) []oldEntry {
 // dist returns the working view of the distribution (see stateDist).
 func (s *StateDistribution) dist() stateDist {
 	if s.op == nil {
-		return stateDist{mode: s.Mode, path: s.path, partial: s.partial, newP: int(s.NewParallelism),
-			nameOverhead: PayloadEntryOverhead + int64(len(s.Name))}
+		return stateDist{mode: s.Mode, path: s.path, partial: s.partial, newP: int(s.NewParallelism)}
 	}
 	return s.op.dist(&s.stateRec)
 }
 
-// dist returns the working view of r's distribution: what it derives from the name, the mode
-// and the operator is not kept per name.
+// dist returns the working view of r's distribution: what it derives from the mode and the
+// operator is not kept per name. Its nameOverhead is left zero (see namedDist).
 func (sim *operatorSim) dist(r *stateRec) stateDist {
 	d := stateDist{op: sim, mode: r.Mode, path: r.path, partial: r.partial, newP: sim.newP, entries: sim.entriesOf(r),
-		start: int64(r.start), nameOverhead: sim.nameOverhead(r), sizes: sim.sizes}
+		start: int64(r.start), sizes: sim.sizes}
 	if r.Raw {
 		d.streamBase = int32(sim.oldP)
 	}
@@ -441,6 +440,14 @@ func (sim *operatorSim) dist(r *stateRec) stateDist {
 		elements := sim.elements(r)
 		d.base, d.rem = elements/n, elements%n
 	}
+	return d
+}
+
+// namedDist is dist with nameOverhead, for the callers that estimate payload: the name is read
+// from the Layout, a few pointers away, which the others need not follow.
+func (sim *operatorSim) namedDist(r *stateRec) stateDist {
+	d := sim.dist(r)
+	d.nameOverhead = sim.nameOverhead(r)
 	return d
 }
 

@@ -60,7 +60,7 @@ func (a *OperatorAssignment) Subtask(i int) SubtaskAssignment {
 	var tmp stateRec
 	for k := range sim.states {
 		s := sim.rec(k, &tmp)
-		d := sim.dist(s)
+		d := sim.namedDist(s)
 		sh := d.share(i)
 		st.States[k] = sh
 		st.Elements += sh.Elements
@@ -199,7 +199,7 @@ func (a *OperatorAssignment) SubtaskTotals(i int) SubtaskAssignment {
 			st.PayloadBytes += int64(s.OldEntries)*sim.nameOverhead(s) + 8*elements
 			continue
 		}
-		sd := sim.dist(s)
+		sd := sim.namedDist(s)
 		d := &sd
 		d.walk(i, func(e int, _, count, bytes int64) {
 			st.Elements += count
@@ -304,7 +304,7 @@ func (a *OperatorAssignment) SplitPayloadFloor() PayloadFloor {
 		if s.Mode != checkpoint.SplitDistribute {
 			continue
 		}
-		sd := sim.dist(s)
+		sd := sim.namedDist(s)
 		d := &sd
 		sf := SplitFloor{EntryBytes: d.nameOverhead}
 		for e := range d.entries {

@@ -234,12 +234,13 @@ func (p *pass) whole(t int, d *stateDist, en *oldEntry) {
 }
 
 func (p *pass) state(s *stateRec, b0, b1 int) {
-	sd := p.sim.dist(s)
+	if s.Mode == checkpoint.Union {
+		return // added as a constant by summarize
+	}
+	sd := p.sim.namedDist(s)
 	d := &sd
 	sc := p.sc
 	switch {
-	case s.Mode == checkpoint.Union:
-		return // added as a constant by summarize
 	case d.path != PathRescale && !d.partial:
 		// Unchanged parallelism: subtask t keeps old subtask t's entry.
 		// Entries are in old-subtask order, one per old subtask.
@@ -330,11 +331,11 @@ func (sim *operatorSim) broadcastGroups() []*broadcastGroup {
 	var tmp stateRec
 	for k := range sim.states {
 		s := sim.rec(k, &tmp)
-		sd := sim.dist(s)
-		d := &sd
-		if s.Mode != checkpoint.Broadcast || d.path != PathRescale {
+		if s.Mode != checkpoint.Broadcast || s.path != PathRescale {
 			continue
 		}
+		sd := sim.namedDist(s)
+		d := &sd
 		var g *broadcastGroup
 		for k := range firsts {
 			if sameOldSubtasks(&firsts[k], d) {
