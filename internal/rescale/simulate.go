@@ -354,7 +354,7 @@ func slicesAllSet(names []string) bool {
 // distribute builds every operator's distributions and runs the operator pass, on all cores when
 // the work is large.
 func (s *simulation) distribute() {
-	var sims, bases []*operatorSim // bases: each sim's prevSim, when s.prev is set
+	var sims []*operatorSim
 	var work int
 	for vi, v := range s.res.Vertices {
 		for _, a := range v.Operators {
@@ -381,9 +381,6 @@ func (s *simulation) distribute() {
 			sim.handleSizing = s.plan.HandleMaps
 			a.sim = sim
 			sims = append(sims, sim)
-			if s.prev != nil {
-				bases = append(bases, s.prevSim(a, sim))
-			}
 			work += sim.newP * (len(a.Layout.Subtasks) + 1)
 		}
 		for _, a := range v.Operators {
@@ -395,9 +392,9 @@ func (s *simulation) distribute() {
 	workers := runtime.GOMAXPROCS(0)
 	if work < parallelWork || workers < 2 || len(sims) < 2 {
 		var sc scratch
-		for k, sim := range sims {
+		for _, sim := range sims {
 			s.stop.Check()
-			sim.build(baseOf(bases, k))
+			sim.build(s.prevSim(sim))
 			sim.summarize(&sc)
 		}
 		return
@@ -413,7 +410,7 @@ func (s *simulation) distribute() {
 			var sc scratch
 			for k := range next {
 				// A stopped worker drains nothing more; the others stop at their next check.
-				if cancel.Run(func() { sims[k].build(baseOf(bases, k)); sims[k].summarize(&sc) }) {
+				if cancel.Run(func() { sims[k].build(s.prevSim(sims[k])); sims[k].summarize(&sc) }) {
 					return
 				}
 			}
@@ -423,23 +420,18 @@ func (s *simulation) distribute() {
 	s.stop.Check()
 }
 
-// prevSim returns the simulation of operator a in s.prev whose state grouping sim can share:
-// the same checkpoint record, read with the same handle map sizing; nil when there is none.
-func (s *simulation) prevSim(a *OperatorAssignment, sim *operatorSim) *operatorSim {
+// prevSim returns the simulation of sim's operator in s.prev whose state grouping sim can
+// share: the same checkpoint record, read with the same handle map sizing; nil when there is
+// none. It only reads s.prev: distribute's workers call it at once.
+func (s *simulation) prevSim(sim *operatorSim) *operatorSim {
 	if s.prev == nil {
 		return nil
 	}
+	a := sim.a
 	for _, b := range s.prev.Operators {
 		if b.ID == a.ID && b.Layout == a.Layout && b.sim != nil && b.sim.oldP == sim.oldP && b.sim.handleSizing == sim.handleSizing {
 			return b.sim
 		}
-	}
-	return nil
-}
-
-func baseOf(bases []*operatorSim, k int) *operatorSim {
-	if k < len(bases) {
-		return bases[k]
 	}
 	return nil
 }
