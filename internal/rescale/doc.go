@@ -25,7 +25,7 @@
 // ChannelDistribution.Share(i), or OperatorAssignment.Subtask(i) for everything at once (totals,
 // inline bytes, deployment payload, old subtasks read). A loop over every new subtask should use
 // OperatorAssignment.SubtaskTotals(i) (the same totals, nothing listed) and, for a report row,
-// OldSubtasksRead(i): Share and Subtask list one slice per old entry, which for a UNION state is
+// OldSubtasksRead32(i): Share and Subtask list one slice per old entry, which for a UNION state is
 // every old subtask's entry, so calling them for every new subtask costs old × new. Rules and
 // reports should read the summaries and these accessors rather than recompute Flink's logic. A search that re-simulates
 // one vertex at many parallelisms can set Plan.OnlyVertices: every check still runs, but only

@@ -147,7 +147,7 @@ func TestHandleMapSizingReachesTheOrder(t *testing.T) {
 
 // TestEmptyHandleKeptWithoutRawStreams: at 64+ old subtasks without raw operator state the
 // operator has oldP streams only (no raw slots), so the kept-handle lookup must not index the
-// raw stream oldP+i; Subtask, SubtaskTotals and OldSubtasksRead agree on the kept handle.
+// raw stream oldP+i; Subtask, SubtaskTotals and OldSubtasksRead32 agree on the kept handle.
 func TestEmptyHandleKeptWithoutRawStreams(t *testing.T) {
 	const p = 64
 	subs := []checkpoint.SubtaskLayout{sub(0, inlineHandle("h0"))}
@@ -164,8 +164,8 @@ func TestEmptyHandleKeptWithoutRawStreams(t *testing.T) {
 			tot.FileReferences != st.FileReferences {
 			t.Fatalf("subtask %d: SubtaskTotals %+v, Subtask %+v", i, tot, st)
 		}
-		if got := a.OldSubtasksRead(i); !reflect.DeepEqual(got, st.FromOldSubtasks) {
-			t.Fatalf("subtask %d: OldSubtasksRead %v, Subtask %v", i, got, st.FromOldSubtasks)
+		if got := a.OldSubtasksRead32(i); !reflect.DeepEqual(got, []int32{int32(i)}) {
+			t.Fatalf("subtask %d: OldSubtasksRead32 %v, Subtask %v", i, got, st.FromOldSubtasks)
 		}
 	}
 	checkSummaries(t, a)

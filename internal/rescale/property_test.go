@@ -465,9 +465,6 @@ func checkSummaries(t *testing.T, a *OperatorAssignment) {
 	for i := 0; i < a.NewParallelism; i++ {
 		st := a.Subtask(i)
 		tot := a.SubtaskTotals(i)
-		if olds := a.OldSubtasksRead(i); !slices.Equal(olds, st.FromOldSubtasks) {
-			t.Fatalf("subtask %d: OldSubtasksRead %v, Subtask %v", i, olds, st.FromOldSubtasks)
-		}
 		if olds := a.OldSubtasksRead32(i); !slices.EqualFunc(olds, st.FromOldSubtasks, func(o int32, j int) bool { return int(o) == j }) {
 			t.Fatalf("subtask %d: OldSubtasksRead32 %v, Subtask %v", i, olds, st.FromOldSubtasks)
 		}

@@ -365,7 +365,7 @@ func sharesDigest(v *VertexAssignment) string {
 			s += "\n"
 		}
 		for i := 0; i < a.NewParallelism; i++ {
-			s += fmt.Sprintf(" subtask %d %+v olds %v\n", i, a.Subtask(i), a.OldSubtasksRead(i))
+			s += fmt.Sprintf(" subtask %d %+v olds %v\n", i, a.Subtask(i), a.OldSubtasksRead32(i))
 		}
 	}
 	return s

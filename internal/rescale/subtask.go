@@ -377,23 +377,12 @@ func (f PayloadFloor) MaxAt(p int) int64 {
 	return m
 }
 
-// OldSubtasksRead returns Subtask(i).FromOldSubtasks, ascending, without building the shares:
-// the old subtasks whose operator, keyed or channel state new subtask i reads. It costs
-// O(old parallelism / 64 + entries read); with SubtaskTotals it gives a report row.
-func (a *OperatorAssignment) OldSubtasksRead(i int) []int {
-	return oldSubtasksRead[int](a, i)
-}
-
-// OldSubtasksRead32 is OldSubtasksRead as int32s, a report row's from_old_subtasks: a row of a
-// UNION state lists every old subtask, so rows streamed by the thousand allocate only the
-// slice they keep.
+// OldSubtasksRead32 returns Subtask(i).FromOldSubtasks, ascending, as int32s, without building
+// the shares: the old subtasks whose operator, keyed or channel state new subtask i reads (nil
+// for none). It costs O(old parallelism / 64 + entries read); with SubtaskTotals it gives a
+// report row's from_old_subtasks. A row of a UNION state lists every old subtask, so rows
+// streamed by the thousand allocate only the slice they keep, of the exact length.
 func (a *OperatorAssignment) OldSubtasksRead32(i int) []int32 {
-	return oldSubtasksRead[int32](a, i)
-}
-
-// oldSubtasksRead lists the old subtasks marked by oldSubtasksSeen in a slice of their exact
-// number (nil for none).
-func oldSubtasksRead[T int | int32](a *OperatorAssignment, i int) []T {
 	seen := a.oldSubtasksSeen(i)
 	n := 0
 	for _, word := range seen {
@@ -402,10 +391,10 @@ func oldSubtasksRead[T int | int32](a *OperatorAssignment, i int) []T {
 	if n == 0 {
 		return nil
 	}
-	out := make([]T, 0, n)
+	out := make([]int32, 0, n)
 	for w, word := range seen {
 		for ; word != 0; word &= word - 1 {
-			out = append(out, T(w*64+bits.TrailingZeros64(word)))
+			out = append(out, int32(w*64+bits.TrailingZeros64(word)))
 		}
 	}
 	return out
