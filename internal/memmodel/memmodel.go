@@ -167,15 +167,10 @@ func planned(op *checkpoint.OperatorLayout, def int32) int64 {
 // op has UNION or BROADCAST state (every new subtask reads every old one), else none beyond
 // what PerSubtaskRow counts (a SPLIT_DISTRIBUTE row reads a few neighbours).
 func oldRead(op *checkpoint.OperatorLayout) int64 {
-	for _, st := range op.Subtasks {
-		for _, h := range [2]*checkpoint.OperatorStateHandleLayout{st.ManagedOperatorState, st.RawOperatorState} {
-			if h == nil {
-				continue
-			}
-			for _, e := range h.States {
-				if e.Mode == checkpoint.Union || e.Mode == checkpoint.Broadcast {
-					return int64(len(op.Subtasks))
-				}
+	for i := range op.Subtasks {
+		for e := range op.Subtasks[i].OperatorStates() {
+			if e.Mode == checkpoint.Union || e.Mode == checkpoint.Broadcast {
+				return int64(len(op.Subtasks))
 			}
 		}
 	}
