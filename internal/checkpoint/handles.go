@@ -12,11 +12,9 @@ func (s *SubtaskLayout) OperatorStateHandles() iter.Seq[*OperatorStateHandleLayo
 // the raw handle's, each in file order.
 func (s *SubtaskLayout) OperatorStates() iter.Seq[*StateEntryLayout] {
 	return func(yield func(*StateEntryLayout) bool) {
-		for h := range s.OperatorStateHandles() {
-			for i := range h.States {
-				if !yield(&h.States[i]) {
-					return
-				}
+		for e := range s.OperatorStatesRaw() {
+			if !yield(e) {
+				return
 			}
 		}
 	}

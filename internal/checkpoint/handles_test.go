@@ -1,6 +1,7 @@
 package checkpoint
 
 import (
+	"fmt"
 	"slices"
 	"testing"
 )
@@ -34,6 +35,16 @@ func TestSubtaskHandleIterators(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			if got := names(&tc.st, -1); !slices.Equal(got, tc.states) {
 				t.Errorf("OperatorStates: %v, want %v", got, tc.states)
+			}
+			var got, want []string
+			for e, raw := range tc.st.OperatorStatesRaw() {
+				got = append(got, fmt.Sprint(e.Name, raw))
+			}
+			for _, n := range tc.states {
+				want = append(want, fmt.Sprint(n, n == "c")) // c is the raw handle's
+			}
+			if !slices.Equal(got, want) {
+				t.Errorf("OperatorStatesRaw: %v, want %v", got, want)
 			}
 			if got := slices.Collect(tc.st.KeyedStateHandles()); !slices.Equal(got, tc.keyed) {
 				t.Errorf("KeyedStateHandles: %v, want %v", got, tc.keyed)
