@@ -46,8 +46,7 @@ func readLayoutKeep(d *decoder) (l *Layout, err error) {
 		d.lay = &layoutState{}
 	}
 	ls := d.lay
-	ls.handles.reset()     // what a failed or format-1 file left
-	ls.emptySubtasks = nil // a reused decoder shares nothing between Layouts
+	ls.handles.reset() // what a failed or format-1 file left
 	defer recoverError(&err)
 	m := d.file()
 	// Operators went to ls.out one by one; format-1 tasks and the rest map as usual.
