@@ -44,11 +44,12 @@
 //
 // The Layout's bytes per record (64-bit): OperatorLayout 120 plus its name and uid; per subtask
 // a SubtaskLayout (64; its channel-state lists, when it has any, 48 more); per operator-state handle 80 plus its path; per named
-// state entry 72, plus 16 per size run of SPLIT_DISTRIBUTE states (one slice for up to 8 runs,
-// beyond that 16 more per run and 24 for the prefix sums); per keyed handle 216 plus 2, 4 or 8 per
+// state entry 64, which holds one size run inline (a state whose elements are all of one
+// size); a SPLIT_DISTRIBUTE state of two runs or more adds a moreRuns of 48 plus 16 per run, and
+// beyond 8 runs 16 more per run for the prefix sums; per keyed handle 216 plus 2, 4 or 8 per
 // key group of key-group handles (the width that holds its largest key group); per channel-state handle 72. An operator at parallelism 1 with one
-// SPLIT_DISTRIBUTE state in a savepoint-relative file (145 bytes of _metadata) takes about 450
-// bytes; an empty subtask record (20 bytes of _metadata) takes 64, except that the records of
+// SPLIT_DISTRIBUTE state in a savepoint-relative file (145 bytes of _metadata) takes about 400
+// bytes (328 of records, the rest its strings); an empty subtask record (20 bytes of _metadata) takes 64, except that the records of
 // an operator whose subtasks 0..n-1 all hold nothing (a stateless operator) point into one array
 // per Layout and cost nothing of their own. An operator's subtask list is one allocation, and
 // each handle record, its state-entry list, its size runs and its strings one each (rounded up
