@@ -58,15 +58,16 @@ func (d *stateDist) sum(e *oldEntry, from, count int64) int64 {
 	return e.bytes*(from+count)/e.n - e.bytes*from/e.n
 }
 
-// stateDist is the working view of one named state's distribution, built on demand from the few
-// fields a StateDistribution keeps (dist). Nothing per new subtask is stored: SPLIT_DISTRIBUTE keeps the cursor parameters (start, base, remainder) and the
+// stateDist is the working view of one named state's distribution: a temporary that
+// operatorSim.dist builds from the state's stateRec (its mode, path and cursor start, and where
+// its entries are in the operator's) when it is needed, and drops after. Nothing per new subtask
+// is stored: SPLIT_DISTRIBUTE keeps the cursor parameters (start, base, remainder) and the
 // prefix sums of the concatenated old entries; UNION gives everyone everything; BROADCAST maps
 // subtask i to entry i mod n.
 type stateDist struct {
 	op    *operatorSim
 	sizes []*checkpoint.ElementSizes // element sizes of the entries that need them (the operator's)
 	// streamBase maps an entry's old subtask to its stream id: 0 for managed, oldP for raw.
-	// (The small fields are kept together: one stateDist exists per state and operator.)
 	streamBase int32
 	mode       checkpoint.DistributionMode
 	path       OperatorPath // PathUnchanged, PathUnchangedWithUnion or PathRescale

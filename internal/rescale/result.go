@@ -643,7 +643,8 @@ type SubtaskAssignment struct {
 	// Restored: the subtask gets a restore object (every subtask of a repartitioned vertex in
 	// Flink 1.17+, see the package doc).
 	Restored bool
-	// States is parallel to OperatorAssignment.States.
+	// States[k] is the share of the operator's state k (OperatorAssignment.State(k),
+	// k < NumStates).
 	States []Share
 	// Operator state totals over all names.
 	Elements, StateBytes int64
