@@ -134,9 +134,8 @@ func TestSoftMemoryLimit(t *testing.T) {
 }
 
 // TestMemoryLimiter: the limit is the baseline plus what is reserved, less the binary's pages and
-// the margin of memmodel.RuntimeLimit, never below memmodel.RuntimeFloorBytes beyond what is
-// reserved nor above SoftMemoryLimit; Follow sets it only when it moves by more than a sixteenth
-// and reads the binary's pages at most once a second.
+// the margin of memmodel.RuntimeLimit, never below memmodel.RuntimeFloorBytes beyond what is reserved nor
+// above SoftMemoryLimit; Follow sets it only when it moves by more than a sixteenth.
 func TestMemoryLimiter(t *testing.T) {
 	write, missing := tempFiles(t)
 	meminfo := write("meminfo", "MemTotal:       8000000 kB\n")
@@ -166,33 +165,17 @@ func TestMemoryLimiter(t *testing.T) {
 		})
 	}
 
-	// The binary's pages grow after start; they are read again at most once a second.
+	// The binary's pages grow by 2 MiB after start; they are read again when the limit moves.
 	var set []int64
-	file, reads := int64(24*mib), 0
-	clock := time.Unix(0, 0)
-	m := newMemoryLimiter(600*mib, func() int64 { reads++; return file }, func(l int64) int64 { set = append(set, l); return 0 },
-		func() time.Time { return clock })
-	for _, step := range []struct {
-		at             time.Duration
-		file, reserved int64
-	}{
-		{0, 26 * mib, 1 * mib},                       // less than a sixteenth: not set
-		{0, 26 * mib, 4 * mib},                       // set with the pages read at start
-		{time.Second, 26 * mib, 5 * mib},             // pages read again; less than a sixteenth
-		{time.Second, 26 * mib, 0},                   // set
-		{1500 * time.Millisecond, 28 * mib, 4 * mib}, // set with the pages read at 1 s
-		{2 * time.Second, 28 * mib, 0},               // pages read again, set
-		{2 * time.Second, 28 * mib, 600 * mib},
-	} {
-		clock, file = time.Unix(0, 0).Add(step.at), step.file
-		m.Follow(step.reserved)
+	file := int64(24 * mib)
+	m := NewMemoryLimiter(600*mib, func() int64 { return file }, func(l int64) int64 { set = append(set, l); return 0 })
+	file = 26 * mib
+	for _, r := range []int64{1 * mib, 4 * mib, 5 * mib, 0, 600 * mib, 0} {
+		m.Follow(r)
 	}
-	want := []int64{32 * mib, 68*mib - 24*mib - 4*mib - 68*mib/16, 30 * mib, 68*mib - 26*mib - 4*mib - 68*mib/16, 28 * mib, memmodel.RuntimeFloorBytes + 600*mib}
+	want := []int64{32 * mib, 68*mib - 26*mib - 4*mib - 68*mib/16, 30 * mib, memmodel.RuntimeFloorBytes + 600*mib, 30 * mib}
 	if !slices.Equal(set, want) {
 		t.Errorf("limits set %v, want %v (1 MiB and 5 MiB move it less than a sixteenth)", set, want)
-	}
-	if reads != 3 {
-		t.Errorf("the binary's pages were read %d times, want 3 (at start, 1 s and 2 s)", reads)
 	}
 }
 

@@ -1,10 +1,6 @@
 package server
 
-import (
-	"time"
-
-	"github.com/flinkpreflight/preflight/internal/memmodel"
-)
+import "github.com/flinkpreflight/preflight/internal/memmodel"
 
 // DaemonBaselineBytes is the daemon's own memory outside the budget: binary, runtime, gRPC and
 // HTTP servers, idle connections (measured at rest: bench/README.md, "Figures behind constants").
@@ -43,23 +39,16 @@ func SoftMemoryLimit(budget int64) int64 {
 type MemoryLimiter struct {
 	fileBacked func() int64      // resident pages mapped from files (procmem.FileBacked)
 	set        func(int64) int64 // debug.SetMemoryLimit
-	now        func() time.Time
-	most       int64     // SoftMemoryLimit: the limit with the whole budget reserved
-	file       int64     // fileBacked when last read
-	read       time.Time // when file was read
-	current    int64     // the limit last set
+	most       int64             // SoftMemoryLimit: the limit with the whole budget reserved
+	file       int64             // fileBacked when the limit was last set
+	current    int64             // the limit last set
 }
 
 // NewMemoryLimiter returns a limiter for a daemon with the given budget that reads its binary's
 // resident pages with fileBacked and sets limits with set, and sets the limit of a daemon with
 // nothing reserved.
 func NewMemoryLimiter(budget int64, fileBacked func() int64, set func(int64) int64) *MemoryLimiter {
-	return newMemoryLimiter(budget, fileBacked, set, time.Now)
-}
-
-// newMemoryLimiter is NewMemoryLimiter with a clock, for tests.
-func newMemoryLimiter(budget int64, fileBacked func() int64, set func(int64) int64, now func() time.Time) *MemoryLimiter {
-	m := &MemoryLimiter{fileBacked: fileBacked, set: set, now: now, most: SoftMemoryLimit(budget), file: fileBacked(), read: now()}
+	m := &MemoryLimiter{fileBacked: fileBacked, set: set, most: SoftMemoryLimit(budget), file: fileBacked()}
 	m.current = m.Limit(0)
 	set(m.current)
 	return m
@@ -73,19 +62,16 @@ func (m *MemoryLimiter) Limit(reserved int64) int64 {
 
 // Follow sets the limit for reserved bytes when it moves by more than a sixteenth: the margin
 // Limit leaves (memmodel.RuntimeLimit) absorbs smaller moves, and a daemon answering many small
-// requests does not reset the collector's goal at each. The binary's resident pages grow while
-// code runs for the first time (bench/README.md, "The daemon within 64 MiB + 4 × the file on
-// subtask detail"), so they are read again, but at most once a second: Follow runs under
-// admission's lock at every grant and release, and a file read there would serialise requests
-// on it. Calls must not overlap (admission makes them under its lock).
+// requests does not reset the collector's goal at each. The binary's resident pages are read
+// again then (/proc/self/statm, under admission's lock), as they grow while code runs for the
+// first time: read at most once a second instead, the limit lagged that growth and the daemon's
+// peak rose (bench/README.md, "The daemon within 64 MiB + 4 × the file on subtask detail").
+// Calls must not overlap (admission makes them under its lock).
 func (m *MemoryLimiter) Follow(reserved int64) {
-	if now := m.now(); now.Sub(m.read) >= time.Second {
-		m.file, m.read = m.fileBacked(), now
-	}
-	limit := m.Limit(reserved)
-	if d := limit - m.current; d <= m.current/16 && -d <= m.current/16 {
+	if d := m.Limit(reserved) - m.current; d <= m.current/16 && -d <= m.current/16 {
 		return
 	}
-	m.current = limit
-	m.set(limit)
+	m.file = m.fileBacked()
+	m.current = m.Limit(reserved)
+	m.set(m.current)
 }
