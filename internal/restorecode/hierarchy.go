@@ -141,8 +141,38 @@ func classHeader(b []byte) (name, super string, ifaces []string, access uint16, 
 func (a *analysis) closedWorld(c *call) []impl {
 	h := a.index()
 	var out []impl
-	seen := map[string]bool{c.ref.Class: true}
-	queue := []string{c.ref.Class}
+	found := true
+	complete := h.walkSubtypes(c.ref.Class, maxClosedVisit, func(_, k string) (descend, stop bool) {
+		if h.flags[k]&(classfile.AccInterface|classfile.AccAbstract) != 0 {
+			return true, false
+		}
+		cls, m := a.findMethod(k, c.ref.Name, c.ref.Desc)
+		if m == nil || m.Code == nil || m.Access&classfile.AccAbstract != 0 {
+			found = false
+			return false, true
+		}
+		if !containsImpl(out, m) {
+			if len(out) == maxClosedImpls {
+				found = false
+				return false, true
+			}
+			out = append(out, impl{cls, m})
+		}
+		return true, false
+	})
+	if !complete || !found {
+		return nil
+	}
+	return out
+}
+
+// walkSubtypes visits the subtypes of root in the inputs breadth first, each once, calling
+// visit with each one's supertype on the way down; visit says whether to walk on below the type
+// and whether to stop. Hostile class files may form cycles: the walk sees at most limit types,
+// root included, and returns false when it stopped there with types left unseen.
+func (h *hierarchy) walkSubtypes(root string, limit int, visit func(super, k string) (descend, stop bool)) (complete bool) {
+	seen := map[string]bool{root: true}
+	queue := []string{root}
 	for len(queue) > 0 {
 		name := queue[0]
 		queue = queue[1:]
@@ -150,26 +180,19 @@ func (a *analysis) closedWorld(c *call) []impl {
 			if seen[k] {
 				continue
 			}
-			if seen[k] = true; len(seen) > maxClosedVisit {
-				return nil
+			if seen[k] = true; len(seen) > limit {
+				return false
 			}
-			queue = append(queue, k)
-			if h.flags[k]&(classfile.AccInterface|classfile.AccAbstract) != 0 {
-				continue
+			descend, stop := visit(name, k)
+			if stop {
+				return true
 			}
-			cls, m := a.findMethod(k, c.ref.Name, c.ref.Desc)
-			if m == nil || m.Code == nil || m.Access&classfile.AccAbstract != 0 {
-				return nil
-			}
-			if !containsImpl(out, m) {
-				if len(out) == maxClosedImpls {
-					return nil
-				}
-				out = append(out, impl{cls, m})
+			if descend {
+				queue = append(queue, k)
 			}
 		}
 	}
-	return out
+	return true
 }
 
 func containsImpl(impls []impl, m *classfile.Method) bool {
@@ -255,35 +278,22 @@ func (a *analysis) inheritedByListCheckpointed() bool {
 	if a.root.Access&classfile.AccInterface != 0 {
 		return false
 	}
-	h := a.index()
-	seen := map[string]bool{a.root.Name: true}
-	queue := []string{a.root.Name}
-	for len(queue) > 0 {
-		name := queue[0]
-		queue = queue[1:]
-		for _, k := range h.kids[name] {
-			if seen[k] {
-				continue
-			}
-			if seen[k] = true; len(seen) > maxListSubclasses || a.flag.Err() != nil {
-				if a.flag.Err() == nil {
-					a.fail(a.root, nil, 0, "more than %d subclasses: not decided whether one inherits restoreState(List) as a ListCheckpointed", maxListSubclasses)
-				}
-				return false
-			}
-			*a.steps++
-			kc := a.set.load(k)
-			if kc == nil || kc.Super != name || kc.Method(listRestoreName, listRestoreDesc) != nil {
-				continue // not a subclass (a hostile class may name a class as its interface), or its own root
-			}
-			lc, cf, _ := a.set.legacyKind(kc) // a subclass past the bound is not taken for a root
-			if lc && !cf {
-				return true
-			}
-			if !cf {
-				queue = append(queue, k)
-			}
+	inherited := false
+	complete := a.index().walkSubtypes(a.root.Name, maxListSubclasses, func(super, k string) (descend, stop bool) {
+		if a.flag.Err() != nil {
+			return false, true
 		}
+		*a.steps++
+		kc := a.set.load(k)
+		if kc == nil || kc.Super != super || kc.Method(listRestoreName, listRestoreDesc) != nil {
+			return false, false // not a subclass (a hostile class may name a class as its interface), or its own root
+		}
+		lc, cf, _ := a.set.legacyKind(kc) // a subclass past the bound is not taken for a root
+		inherited = lc && !cf
+		return !cf, inherited
+	})
+	if !complete && a.flag.Err() == nil {
+		a.fail(a.root, nil, 0, "more than %d subclasses: not decided whether one inherits restoreState(List) as a ListCheckpointed", maxListSubclasses)
 	}
-	return false
+	return inherited
 }
