@@ -17,6 +17,8 @@ import (
 	"google.golang.org/protobuf/encoding/protojson"
 	"google.golang.org/protobuf/proto"
 
+	"github.com/flinkpreflight/preflight/internal/checkpoint"
+	"github.com/flinkpreflight/preflight/internal/flinkrest/flinkresttest"
 	"github.com/flinkpreflight/preflight/internal/memmodel"
 	"github.com/flinkpreflight/preflight/internal/scenarios"
 	pb "github.com/flinkpreflight/preflight/proto/preflight/v1"
@@ -73,12 +75,13 @@ func TestE2EMemoryBudgetConcurrent(t *testing.T) {
 // TestE2EUnionSubtasksDaemonRSS (PREFLIGHT_BIG=1; issue #29): a union operator at parallelism
 // 4096 checked at 8192 with every subtask's detail, through a real preflightd at its default
 // memory settings, by URI (CheckRescaleStream, what the CLI uses), upload
-// (CheckRescaleUploadStream) and HTTP (/v1/check:stream), a new daemon each: no piece or line
+// (CheckRescaleUploadStream), as a running job's latest checkpoint (a fake Flink REST API) and
+// HTTP (/v1/check:stream), a new daemon each: no piece or line
 // over 4 MiB, and the daemon's peak RSS within the memory model's bound for the file, 64 MiB + 4
 // × its size. The figures go to bench/README.md.
 func TestE2EUnionSubtasksDaemonRSS(t *testing.T) {
 	if os.Getenv("PREFLIGHT_BIG") != "1" {
-		t.Skip("set PREFLIGHT_BIG=1 to check union 4096 → 8192 with every subtask row through three real daemons (about 20 s)")
+		t.Skip("set PREFLIGHT_BIG=1 to check union 4096 → 8192 with every subtask row through four real daemons (about 20 s)")
 	}
 	if raceEnabled {
 		t.Skip("the race detector's shadow memory is not the daemon's")
@@ -88,6 +91,19 @@ func TestE2EUnionSubtasksDaemonRSS(t *testing.T) {
 	size := writeSynthetic(t, path, scenarios.SyntheticUnion(4096))
 	plan, opts := &pb.RescalePlan{DefaultParallelism: 8192}, &pb.CheckOptions{IncludeSubtasks: true}
 	bound := memmodel.ProcessBytes(size)
+	// A running job whose latest checkpoint is the file, its operator the job's one vertex.
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	l, err := checkpoint.ReadLayout(f)
+	f.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	op := l.Operators[0]
+	fake := flinkresttest.Start(t, flinkresttest.Job{Version: "2.1", CheckpointPath: "file:" + dir,
+		Vertices: []flinkresttest.Vertex{{ID: op.ID.String(), Operators: []string{op.Name}, Parallelism: op.Parallelism, MaxParallelism: op.MaxParallelism}}})
 	for _, way := range []struct {
 		name  string
 		check func(t *testing.T, d *daemon) (pieces, largest int)
@@ -116,13 +132,23 @@ func TestE2EUnionSubtasksDaemonRSS(t *testing.T) {
 			}
 			return n, largest
 		}},
+		{"job", func(t *testing.T, d *daemon) (int, int) {
+			var n, largest int
+			err := d.client(t).CheckInPieces(context.Background(), &pb.CheckRescaleRequest{
+				Job: &pb.FlinkJob{RestUrl: fake.URL, JobId: flinkresttest.DefaultJobID}, Plan: plan, Options: opts},
+				func(p *pb.ReportPiece) error { n, largest = n+1, max(largest, proto.Size(p)); return nil })
+			if err != nil {
+				t.Fatal(err)
+			}
+			return n, largest
+		}},
 		{"http", func(t *testing.T, d *daemon) (int, int) {
 			return streamLines(t, "http://"+d.HTTPAddr+"/v1/check:stream", &pb.CheckRescaleRequest{
 				Checkpoint: &pb.CheckpointSource{Source: &pb.CheckpointSource_Uri{Uri: path}}, Plan: plan, Options: opts})
 		}},
 	} {
 		t.Run(way.name, func(t *testing.T) {
-			d := startDaemon(t, "--allow="+dir)
+			d := startDaemon(t, "--allow="+dir, "--allow="+fake.URL)
 			pieces, largest := way.check(t, d)
 			peak := procStatus(t, d, "VmHWM") << 10
 			t.Logf("%s: %d pieces, the largest %d bytes; daemon peak RSS %.1f MiB (bound 64 MiB + 4 × %.2f MiB = %.1f MiB)",

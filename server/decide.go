@@ -174,8 +174,8 @@ func choiceOf(r flinkrest.Restorable, uri string) *pb.CheckpointChoice {
 }
 
 // checkDiscovered is CheckRescale with a job or a latest-in-folder checkpoint. With send (an
-// answer in pieces) and rows asked for, a folder's latest checkpoint has its operators sent as
-// they are converted and the report returned has none; a job's has not (see below).
+// answer in pieces) and rows asked for, the operators are sent as they are converted and the
+// report returned has none, as for a file.
 func (s *Server) checkDiscovered(ctx context.Context, req *pb.CheckRescaleRequest, send func(*pb.ReportPiece) error) (*pb.CheckRescaleResponse, error) {
 	d, err := s.discover(ctx, req.GetJob(), req.GetCheckpoint())
 	if err != nil {
@@ -183,12 +183,6 @@ func (s *Server) checkDiscovered(ctx context.Context, req *pb.CheckRescaleReques
 	}
 	defer d.mem.release()
 	send = rowSender(send, req.GetOptions())
-	if d.placement != nil {
-		// A job's check may run twice (engine.checkJob simulates again the operators its chains
-		// place), so its operators cannot go out as they are converted: the engine refuses
-		// Pieces with a Placement. They are sent from the whole report, in pages.
-		send = nil
-	}
 	// A check slot and the memory of the records and report rows, as any check (checkmem.go).
 	slot, err := s.acquireCheck(ctx, d.layout, req.GetPlan(), req.GetOptions(), send != nil)
 	if err != nil {

@@ -150,8 +150,8 @@ func TestCheckRescaleWithJob(t *testing.T) {
 	if rep.GetCheckpointChoice().GetOrigin() != "flink-rest" || len(rep.GetJobVertices()) != 4 {
 		t.Errorf("choice %v vertices %d", rep.GetCheckpointChoice(), len(rep.GetJobVertices()))
 	}
-	// With every subtask's rows, answered in pieces (the client's Check reads the stream): a job's
-	// check may run twice (placement), so its operators come from the whole report, in pages.
+	// With every subtask's rows, answered in pieces (the client's Check reads the stream), the
+	// operators sent as they are converted (TestPiecesStreamedDuringCheck asks a job too).
 	rows, err := h.c.Check(ctx, &pb.CheckRescaleRequest{Job: &pb.FlinkJob{RestUrl: fake.URL, JobId: flinkresttest.DefaultJobID},
 		Plan: &pb.RescalePlan{VertexParallelism: map[string]int32{vCompactOp: 8}}, Options: &pb.CheckOptions{IncludeSubtasks: true}})
 	if err != nil {

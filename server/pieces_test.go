@@ -21,6 +21,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/flinkpreflight/preflight/client"
+	"github.com/flinkpreflight/preflight/internal/flinkrest/flinkresttest"
 	"github.com/flinkpreflight/preflight/internal/scenarios"
 	"github.com/flinkpreflight/preflight/internal/scenarios/scenariotest"
 	"github.com/flinkpreflight/preflight/internal/testutil"
@@ -29,18 +30,23 @@ import (
 
 // unionDoubled writes a synthetic job with a union operator at parallelism oldP and starts a
 // server of cfg that may read it; req checks it at twice the parallelism with every subtask's
-// detail.
-func unionDoubled(t *testing.T, oldP int, cfg Config) (h *harness, path string, req *pb.CheckRescaleRequest) {
+// detail. job is a running job (a fake Flink REST API, the operator its one vertex) whose latest
+// checkpoint is the file.
+func unionDoubled(t *testing.T, oldP int, cfg Config) (h *harness, path string, req *pb.CheckRescaleRequest, job *pb.FlinkJob) {
 	t.Helper()
 	dir := t.TempDir()
 	// In a checkpoint folder of its own, so that a check of the job's latest checkpoint finds it.
 	path = filepath.Join(dir, "chk-1", "_metadata")
-	testutil.WriteFile(t, path, scenariotest.Synthetic(t, scenarios.SyntheticUnion(oldP)))
-	cfg.Allow = []string{dir}
+	file, l := scenariotest.SyntheticLayout(t, scenarios.SyntheticUnion(oldP))
+	testutil.WriteFile(t, path, file)
+	op := l.Operators[0]
+	fake := flinkresttest.Start(t, flinkresttest.Job{Version: "2.1", CheckpointPath: "file:" + filepath.Dir(path),
+		Vertices: []flinkresttest.Vertex{{ID: op.ID.String(), Operators: []string{op.Name}, Parallelism: oldP, MaxParallelism: op.MaxParallelism}}})
+	cfg.Allow = []string{dir, fake.URL}
 	h = startInProcess(t, cfg)
 	req = &pb.CheckRescaleRequest{Checkpoint: &pb.CheckpointSource{Source: &pb.CheckpointSource_Uri{Uri: path}},
 		Plan: &pb.RescalePlan{DefaultParallelism: int32(2 * oldP)}, Options: &pb.CheckOptions{IncludeSubtasks: true}}
-	return h, path, req
+	return h, path, req, &pb.FlinkJob{RestUrl: fake.URL, JobId: flinkresttest.DefaultJobID}
 }
 
 // TestReportInPieces (issue #29): a union operator at parallelism 1536 restored at 3072 with
@@ -53,7 +59,7 @@ func TestReportInPieces(t *testing.T) {
 	if os.Getenv("PREFLIGHT_BIG") == "1" {
 		oldP = 4096
 	}
-	h, path, req := unionDoubled(t, oldP, Config{})
+	h, path, req, _ := unionDoubled(t, oldP, Config{})
 	ctx := context.Background()
 
 	whole, err := pb.NewPreflightServiceClient(dialHarness(t, h, grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(64<<20)))).CheckRescale(ctx, req)
@@ -259,17 +265,25 @@ func TestOperatorPagerJoinsParts(t *testing.T) {
 // daemon never holds the whole report (4 MB of rows for union 1024 → 2048). Once read to the
 // end, the pieces join into CheckRescale's report.
 func TestPiecesStreamedDuringCheck(t *testing.T) {
-	h, path, req := unionDoubled(t, 1024, Config{})
+	h, path, req, job := unionDoubled(t, 1024, Config{})
 	ctx := context.Background()
-	whole, err := pb.NewPreflightServiceClient(dialHarness(t, h, grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(64<<20)))).CheckRescale(ctx, req)
+	unary := pb.NewPreflightServiceClient(dialHarness(t, h, grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(64<<20))))
+	whole, err := unary.CheckRescale(ctx, req)
 	if err != nil {
 		t.Fatal(err)
+	}
+	wholeJob, err := unary.CheckRescale(ctx, &pb.CheckRescaleRequest{Job: job, Plan: req.Plan, Options: req.Options})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(wholeJob.GetReport().GetJobVertices()) != 1 || len(wholeJob.GetReport().GetOperators()) != 1 {
+		t.Fatalf("the job's check: %d vertices, %d operators", len(wholeJob.GetReport().GetJobVertices()), len(wholeJob.GetReport().GetOperators()))
 	}
 	if n := proto.Size(whole.GetReport()); n < 2<<20 {
 		t.Fatalf("the report is %d bytes: too small to outgrow the flow-control window many times", n)
 	}
 	verdicts := func() float64 { return promtest.ToFloat64(h.s.metrics.verdicts.WithLabelValues("VERDICT_ALLOW")) }
-	for name, check := range smallWindowChecks(t, h, path, req) {
+	for name, check := range smallWindowChecks(t, h, path, req, job) {
 		before := verdicts()
 		var pieces []*pb.ReportPiece
 		err := check(func(p *pb.ReportPiece) error {
@@ -292,10 +306,14 @@ func TestPiecesStreamedDuringCheck(t *testing.T) {
 		if verdicts() != before+1 {
 			t.Errorf("%s: %v verdicts counted after the check, want %v", name, verdicts(), before+1)
 		}
-		got := joinedReport(t, fixedPieces{pieces: pieces})
-		got.Checkpoint.Source = whole.Report.Checkpoint.Source // an upload names its file otherwise
-		got.CheckpointChoice = nil                             // the latest checkpoint is the file
-		if !proto.Equal(got, whole.GetReport()) {
+		got, want := joinedReport(t, fixedPieces{pieces: pieces}), whole.GetReport()
+		if name == "job" {
+			want = wholeJob.GetReport()
+		} else {
+			got.Checkpoint.Source = want.Checkpoint.Source // an upload names its file otherwise
+			got.CheckpointChoice = nil                     // the latest checkpoint is the file
+		}
+		if !proto.Equal(got, want) {
 			t.Errorf("%s: the joined report differs from CheckRescale's", name)
 		}
 	}
@@ -336,7 +354,7 @@ func (f fixedPieces) CheckRescaleStream(_ *pb.CheckRescaleStreamRequest, stream 
 // smallWindowChecks are req asked by URI, as its folder's latest checkpoint and by uploading path through a client of a fixed 64 KiB
 // flow-control window (gRPC's estimate of the bandwidth-delay product would grow it to MiBs), its
 // answer's pieces handed to fn.
-func smallWindowChecks(t *testing.T, h *harness, path string, req *pb.CheckRescaleRequest) map[string]func(fn func(*pb.ReportPiece) error) error {
+func smallWindowChecks(t *testing.T, h *harness, path string, req *pb.CheckRescaleRequest, job *pb.FlinkJob) map[string]func(fn func(*pb.ReportPiece) error) error {
 	small := client.New(dialHarness(t, h, grpc.WithInitialWindowSize(64<<10), grpc.WithInitialConnWindowSize(64<<10)))
 	ctx := context.Background()
 	return map[string]func(fn func(*pb.ReportPiece) error) error{
@@ -344,6 +362,9 @@ func smallWindowChecks(t *testing.T, h *harness, path string, req *pb.CheckResca
 		"latest": func(fn func(*pb.ReportPiece) error) error {
 			latest := &pb.CheckpointSource{Source: &pb.CheckpointSource_Uri{Uri: filepath.Dir(filepath.Dir(path))}, Latest: true}
 			return small.CheckInPieces(ctx, &pb.CheckRescaleRequest{Checkpoint: latest, Plan: req.Plan, Options: req.Options}, fn)
+		},
+		"job": func(fn func(*pb.ReportPiece) error) error {
+			return small.CheckInPieces(ctx, &pb.CheckRescaleRequest{Job: job, Plan: req.Plan, Options: req.Options}, fn)
 		},
 		"upload": func(fn func(*pb.ReportPiece) error) error {
 			f, err := os.Open(path)
@@ -362,10 +383,10 @@ func smallWindowChecks(t *testing.T, h *harness, path string, req *pb.CheckResca
 // on, gets the pieces sent before and DEADLINE_EXCEEDED naming --send-idle-timeout; the
 // request's log says why it ended.
 func TestPiecesStalledReader(t *testing.T) {
-	h, path, req := unionDoubled(t, 1024, Config{SendIdleTimeout: 200 * time.Millisecond, MaxConcurrent: 1, QueueWait: 10 * time.Second, ResultCacheBytes: -1})
+	h, path, req, job := unionDoubled(t, 1024, Config{SendIdleTimeout: 200 * time.Millisecond, MaxConcurrent: 1, QueueWait: 10 * time.Second, ResultCacheBytes: -1})
 	ctx := context.Background()
 	other := &pb.CheckRescaleRequest{Checkpoint: req.Checkpoint, Plan: req.Plan}
-	checks := smallWindowChecks(t, h, path, req)
+	checks := smallWindowChecks(t, h, path, req, job)
 	for name, check := range checks {
 		pieces := 0
 		err := check(func(p *pb.ReportPiece) error {

@@ -95,7 +95,8 @@ type Request struct {
 	// describes only the first StreamStates states (what the operators table shows); the others
 	// are counted by entries that all point to one empty StateAssignment, so that an operator of
 	// 300,000 states does not cost 300,000 messages. It is meant with SubtasksForChart and
-	// cannot be combined with Placement, which checks twice.
+	// cannot be combined with Placement, whose PF200 findings name operators only once every
+	// operator has gone to Each.
 	Each func(*pb.OperatorAssignment)
 	// Placement, when set, is the running job's operator chains (internal/placement): the plan's
 	// keys may then be JobVertexIDs, and the report gains the job's vertices and PF200 findings
@@ -106,7 +107,7 @@ type Request struct {
 	// (see OperatorPieces), and the returned report keeps none: for a server answering in
 	// pieces, whose report (every subtask of a UNION operator lists every old subtask) can be far
 	// larger than the file. It cannot be combined with chart rows (SubtasksForChart picks its
-	// operators once all are seen), Each or Placement.
+	// operators once all are seen) or Each.
 	Pieces OperatorPieces
 	// StatesInPieces: Pieces also takes an operator's states in parts (continued parts with
 	// more states, releaseChunk at a time), so that an operator of 300,000 states is never
@@ -118,7 +119,7 @@ type Request struct {
 var (
 	errNoCheckpoint = errors.New("engine: a check needs exactly one of Input.Reader and Layout")
 	errStreamedJob  = errors.New("engine: a check cannot both stream operators (Each) and place them in a job (Placement)")
-	errPieces       = errors.New("engine: a check in pieces (Pieces) cannot have chart rows, Each or Placement")
+	errPieces       = errors.New("engine: a check in pieces (Pieces) cannot have chart rows or Each")
 )
 
 // Check validates the plan and options, decodes Input unless Layout is given, and checks the plan
@@ -136,7 +137,7 @@ func (e *Engine) Check(ctx context.Context, req Request) (*pb.RescaleReport, err
 	if detail == SubtasksAsAsked && ChartRowsOnly(req.Options) {
 		detail = SubtasksForChart
 	}
-	if req.Pieces != nil && (req.Each != nil || req.Placement != nil || detail == SubtasksForChart) {
+	if req.Pieces != nil && (req.Each != nil || detail == SubtasksForChart) {
 		return nil, errPieces
 	}
 	plan := req.Plan

@@ -11,6 +11,7 @@ import (
 	"github.com/flinkpreflight/preflight/internal/checkpoint"
 	"github.com/flinkpreflight/preflight/internal/findings"
 	"github.com/flinkpreflight/preflight/internal/placement"
+	"github.com/flinkpreflight/preflight/internal/rescale"
 	pb "github.com/flinkpreflight/preflight/proto/preflight/v1"
 )
 
@@ -39,32 +40,40 @@ func init() { findings.RegisterDoc(unplacedRule) }
 // into it. Operators that could not be placed get a PF200 finding: an ERROR on every rescaled
 // candidate vertex when their new parallelisms differ (the operator was simulated at its stored
 // parallelism, which is then a guess), an INFO when every candidate gets the same parallelism
-// (the operator is simulated at it, so nothing is guessed).
+// (the operator is simulated at it, so nothing is guessed). The new parallelisms this depends
+// on are resolved from the plan without simulating, so the job is checked once, and a check in
+// pieces sends its operators as they are converted, as a file's does.
 func (e *Engine) checkJob(ctx context.Context, c checkRun, plan *pb.RescalePlan, pl *placement.Result) (*pb.RescaleReport, error) {
-	rep, err := e.check(ctx, c, plan)
+	opP, err := operatorParallelism(ctx, c, plan, pl)
 	if err != nil {
 		return nil, err
 	}
-	newP := vertexParallelism(rep, pl)
+	newP := map[string]int{}
+	for _, v := range pl.Vertices {
+		if len(v.Operators) > 0 {
+			newP[v.ID] = opP[v.Operators[0]]
+		}
+	}
 	// An unplaced operator whose candidates all get one parallelism is simulated at it.
-	rerun := false
+	added := false
 	for _, u := range pl.Unplaced {
-		if q, same := commonParallelism(u, newP); same && q > 0 && opParallelism(rep, u.Operator) != q {
+		if q, same := commonParallelism(u, newP); same && q > 0 && opP[u.Operator] != q {
 			if plan.VertexParallelism == nil {
 				plan.VertexParallelism = map[string]int32{}
 			}
 			plan.VertexParallelism[u.Operator.String()] = int32(q)
-			rerun = true
+			added = true
 		}
 	}
-	if rerun {
+	if added {
 		// The plan gained entries: validated as any plan is.
 		if err := ValidateRequest(plan, c.opts); err != nil {
 			return nil, err
 		}
-		if rep, err = e.check(ctx, c, plan); err != nil {
-			return nil, err
-		}
+	}
+	rep, err := e.check(ctx, c, plan)
+	if err != nil {
+		return nil, err
 	}
 	fail := c.opts.GetFailLevel()
 	if fail == pb.Severity_SEVERITY_UNSPECIFIED {
@@ -140,24 +149,30 @@ func withChains(p *pb.RescalePlan, pl *placement.Result) *pb.RescalePlan {
 	return out
 }
 
-// vertexParallelism is the simulated new parallelism of every job vertex with an operator.
-func vertexParallelism(rep *pb.RescaleReport, pl *placement.Result) map[string]int {
-	out := map[string]int{}
+// operatorParallelism is the new parallelism the plan gives each operator that heads a placed
+// vertex or is unplaced, resolved without simulating (0: the check leaves it out).
+func operatorParallelism(ctx context.Context, c checkRun, plan *pb.RescalePlan, pl *placement.Result) (map[checkpoint.OperatorID]int, error) {
+	want := make(map[checkpoint.OperatorID]int, len(pl.Vertices)+len(pl.Unplaced))
 	for _, v := range pl.Vertices {
 		if len(v.Operators) > 0 {
-			out[v.ID] = opParallelism(rep, v.Operators[0])
+			want[v.Operators[0]] = 0
 		}
 	}
-	return out
-}
-
-func opParallelism(rep *pb.RescaleReport, id checkpoint.OperatorID) int {
-	for _, o := range rep.GetOperators() {
-		if o.GetOperatorId() == id.String() {
-			return int(o.GetNewParallelism())
+	for _, u := range pl.Unplaced {
+		want[u.Operator] = 0
+	}
+	rp := toRescalePlan(plan, c.opts)
+	rp.AllowNonRestoredState = rp.AllowNonRestoredState || findingsOptions(c.opts).AllowNonRestoredState
+	rs, err := rescale.NewResimulator(ctx, c.layout, rp)
+	if err != nil {
+		return nil, err
+	}
+	for id, p := range rs.Parallelisms() {
+		if _, ok := want[id]; ok {
+			want[id] = p
 		}
 	}
-	return 0
+	return want, nil
 }
 
 func commonParallelism(u placement.Unplaced, newP map[string]int) (int, bool) {

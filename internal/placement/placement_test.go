@@ -5,6 +5,8 @@ import (
 	"strings"
 	"testing"
 
+	"google.golang.org/protobuf/proto"
+
 	"github.com/flinkpreflight/preflight/internal/checkpoint"
 	"github.com/flinkpreflight/preflight/internal/engine"
 	"github.com/flinkpreflight/preflight/internal/flinkrest"
@@ -124,7 +126,8 @@ func TestUnplacedOperatorFinding(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			rep, err := eng.Check(context.Background(), engine.Request{Layout: l, Source: "test", Plan: &pb.RescalePlan{VertexParallelism: tt.set}, Placement: pl})
+			opts := &pb.CheckOptions{IncludeSubtasks: true}
+			rep, err := eng.Check(context.Background(), engine.Request{Layout: l, Source: "test", Plan: &pb.RescalePlan{VertexParallelism: tt.set}, Options: opts, Placement: pl})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -147,6 +150,30 @@ func TestUnplacedOperatorFinding(t *testing.T) {
 				if o.GetOperatorId() == id("map") && o.GetNewParallelism() != tt.mapP {
 					t.Errorf("unplaced operator simulated at %d, want %d", o.GetNewParallelism(), tt.mapP)
 				}
+			}
+			// In pieces, as a server answers with every row: the operators go out as they are
+			// converted, and joined they are the whole report's.
+			var ops []*pb.OperatorAssignment
+			pieces, err := eng.Check(context.Background(), engine.Request{Layout: l, Source: "test", Plan: &pb.RescalePlan{VertexParallelism: tt.set}, Options: opts, Placement: pl,
+				Pieces: func(op *pb.OperatorAssignment, continued bool) error {
+					if continued {
+						last := ops[len(ops)-1]
+						last.Subtasks = append(last.Subtasks, op.Subtasks...)
+						last.OldSubtasks = append(last.OldSubtasks, op.OldSubtasks...)
+					} else {
+						ops = append(ops, op)
+					}
+					return nil
+				}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(pieces.GetOperators()) > 0 {
+				t.Errorf("the report in pieces kept %d operators", len(pieces.GetOperators()))
+			}
+			pieces.Operators = ops
+			if !proto.Equal(pieces, rep) {
+				t.Errorf("joined pieces differ from the whole report:\n%v\n%v", pieces, rep)
 			}
 		})
 	}

@@ -164,12 +164,25 @@ func (rs *Resimulator) Unrestored(ctx context.Context) (res *Result, err error) 
 // range is simulated.
 func (rs *Resimulator) Operators() iter.Seq[checkpoint.OperatorID] {
 	return func(yield func(checkpoint.OperatorID) bool) {
+		for id := range rs.Parallelisms() {
+			if !yield(id) {
+				return
+			}
+		}
+	}
+}
+
+// Parallelisms yields what Operators yields, each operator with its vertex's new parallelism as
+// Simulate's Result gives it, without simulating.
+func (rs *Resimulator) Parallelisms() iter.Seq2[checkpoint.OperatorID, int] {
+	return func(yield func(checkpoint.OperatorID, int) bool) {
 		for v := range rs.rp.numVertices() {
-			if newParallelism(storedParallelism(rs.layout, rs.rp.states(v)), rs.rp.par[v], rs.plan.DefaultParallelism) == 0 {
+			p, _ := plannedParallelism(rs.layout, rs.rp.states(v), rs.rp.par[v], rs.plan.DefaultParallelism)
+			if p == 0 {
 				continue
 			}
 			for id := range rs.rp.operators(v) {
-				if !yield(id) {
+				if !yield(id, p) {
 					return
 				}
 			}

@@ -312,6 +312,9 @@ func TestVerticesAndUnrestoredMatchSimulate(t *testing.T) {
 		if !slices.Equal(listed, simulated) {
 			t.Fatalf("seed %d: Operators lists %v, Simulate %v", seed, listed, simulated)
 		}
+		if got, want := plannedParallelisms(rs), simulatedParallelisms(want); !slices.Equal(got, want) {
+			t.Fatalf("seed %d: Parallelisms gives %v, Simulate %v", seed, got, want)
+		}
 		for size := 1; size <= rs.NumVertices(); size++ {
 			got, err := rs.Unrestored(ctx)
 			if err != nil {
@@ -439,4 +442,56 @@ func TestVertexFromMatchesVertex(t *testing.T) {
 	if compared < 400 || shared < 300 {
 		t.Errorf("too few cases: %d compared, %d shared", compared, shared)
 	}
+}
+
+// TestParallelismsOfNonParallelOperators: a job-wide parallelism leaves an operator whose max
+// parallelism is 1 at 1, in Parallelisms as in Simulate, unless the plan names it.
+func TestParallelismsOfNonParallelOperators(t *testing.T) {
+	l := &checkpoint.Layout{Version: 3, Operators: []checkpoint.OperatorLayout{
+		{ID: opID(1), Parallelism: 1, MaxParallelism: 1},
+		{ID: opID(2), Parallelism: 4, MaxParallelism: 128},
+		{ID: opID(3), Parallelism: 1, MaxParallelism: 1},
+	}}
+	for _, plan := range []Plan{
+		{DefaultParallelism: 8},
+		{DefaultParallelism: 8, Parallelism: map[string]int{opID(3).String(): 1}},
+		{DefaultParallelism: 1},
+		{Parallelism: map[string]int{opID(2).String(): 2}},
+		{DefaultParallelism: 8, Vertices: []VertexSpec{{Operators: []string{opID(2).String(), opID(3).String()}}}},
+	} {
+		whole, err := Simulate(l, plan)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rs, err := NewResimulator(context.Background(), l, plan)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got, want := plannedParallelisms(rs), simulatedParallelisms(whole); !slices.Equal(got, want) {
+			t.Errorf("plan %+v: Parallelisms gives %v, Simulate %v", plan, got, want)
+		}
+		if plan.DefaultParallelism == 8 && len(plan.Vertices) == 0 && whole.Vertices[0].NewParallelism != 1 {
+			t.Errorf("plan %+v: a non-parallel operator at %d", plan, whole.Vertices[0].NewParallelism)
+		}
+	}
+}
+
+// plannedParallelisms lists rs.Parallelisms as "ID@p".
+func plannedParallelisms(rs *Resimulator) []string {
+	var out []string
+	for id, p := range rs.Parallelisms() {
+		out = append(out, fmt.Sprintf("%s@%d", id, p))
+	}
+	return out
+}
+
+// simulatedParallelisms lists a Result's operators with their vertex's new parallelism as "ID@p".
+func simulatedParallelisms(res *Result) []string {
+	var out []string
+	for _, v := range res.Vertices {
+		for _, a := range v.Operators {
+			out = append(out, fmt.Sprintf("%s@%d", a.ID, v.NewParallelism))
+		}
+	}
+	return out
 }

@@ -280,15 +280,9 @@ func (s *simulation) vertex(vp vertexPlan, override, def int, mp MaxParallelism)
 		va.Operators = append(va.Operators, a)
 	}
 	va.OldParallelism = storedParallelism(s.layout, slices.Values(vp.states))
-	va.NewParallelism = newParallelism(va.OldParallelism, override, def)
+	va.NewParallelism, va.JobParallelismNotApplied = plannedParallelism(s.layout, slices.Values(vp.states), override, def)
 	if va.NewParallelism == 0 {
 		return nil
-	}
-	if override <= 0 && def > 0 && def != 1 && storedMaxParallelismOne(va) {
-		// A job-wide parallelism (-p, parallelism.default, spec.job.parallelism) never reaches an
-		// operator whose max parallelism is 1: Flink builds it with an explicit parallelism of 1
-		// (non-parallel sources and sinks, planner-pinned committers), so it stays at 1.
-		va.NewParallelism, va.JobParallelismNotApplied = 1, def
 	}
 	if slicesAllSet(names) {
 		va.Name = strings.Join(names, " -> ")
@@ -308,15 +302,23 @@ func (s *simulation) vertex(vp vertexPlan, override, def int, mp MaxParallelism)
 	return va
 }
 
-// storedMaxParallelismOne reports whether one of the vertex's operators stored max parallelism 1:
-// the operator can only run at parallelism 1.
-func storedMaxParallelismOne(va *VertexAssignment) bool {
-	for _, a := range va.Operators {
-		if a.Layout != nil && a.CheckpointMaxParallelism == 1 {
-			return true
+// plannedParallelism is the new parallelism of the vertex whose operators' layout indexes are
+// states (-1: none) at the plan's override for it (0: none) and job-wide default def (0: none),
+// 0 leaving it out of the Result, and the job-wide parallelism it did not apply, if any.
+func plannedParallelism(layout *checkpoint.Layout, states iter.Seq[int], override, def int) (p, notApplied int) {
+	p = newParallelism(storedParallelism(layout, states), override, def)
+	if p == 0 || override > 0 || def <= 0 || def == 1 {
+		return p, 0
+	}
+	for i := range states {
+		if i >= 0 && layout.Operators[i].MaxParallelism == 1 {
+			// A job-wide parallelism (-p, parallelism.default, spec.job.parallelism) never reaches an
+			// operator whose max parallelism is 1: Flink builds it with an explicit parallelism of 1
+			// (non-parallel sources and sinks, planner-pinned committers), so it stays at 1.
+			return 1, def
 		}
 	}
-	return false
+	return p, 0
 }
 
 // storedParallelism is a vertex's old parallelism: that of its first operator with checkpoint
