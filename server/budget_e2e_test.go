@@ -17,7 +17,7 @@ import (
 	"google.golang.org/protobuf/encoding/protojson"
 	"google.golang.org/protobuf/proto"
 
-	"github.com/flinkpreflight/preflight/internal/checkpoint"
+	"github.com/flinkpreflight/preflight/internal/checkpoint/checkpointtest"
 	"github.com/flinkpreflight/preflight/internal/flinkrest/flinkresttest"
 	"github.com/flinkpreflight/preflight/internal/memmodel"
 	"github.com/flinkpreflight/preflight/internal/scenarios"
@@ -92,16 +92,7 @@ func TestE2EUnionSubtasksDaemonRSS(t *testing.T) {
 	plan, opts := &pb.RescalePlan{DefaultParallelism: 8192}, &pb.CheckOptions{IncludeSubtasks: true}
 	bound := memmodel.ProcessBytes(size)
 	// A running job whose latest checkpoint is the file, its operator the job's one vertex.
-	f, err := os.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	l, err := checkpoint.ReadLayout(f)
-	f.Close()
-	if err != nil {
-		t.Fatal(err)
-	}
-	op := l.Operators[0]
+	op := checkpointtest.File(t, path).Operators[0]
 	fake := flinkresttest.Start(t, flinkresttest.Job{Version: "2.1", CheckpointPath: "file:" + dir,
 		Vertices: []flinkresttest.Vertex{{ID: op.ID.String(), Operators: []string{op.Name}, Parallelism: op.Parallelism, MaxParallelism: op.MaxParallelism}}})
 	for _, way := range []struct {
