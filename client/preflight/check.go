@@ -86,16 +86,15 @@ CHECKPOINT is given, its newest restorable checkpoint or savepoint, which is nam
 			var rep *pb.RescaleReport
 			var table *report.OperatorTable
 			var spill *report.OperatorSpill
-			// Every subtask's rows as JSON from a server are written as the pieces arrive: the
-			// operators spilled, not joined.
-			spillJSON := format == report.JSON && f.subtasks && f.remote.server != ""
+			// JSON is written from the operators spilled as they are checked in-process, or as
+			// the pieces of every subtask's rows arrive from a server, not from a joined report.
+			spillJSON := format == report.JSON && (f.remote.server == "" || f.subtasks)
 			switch {
 			case f.job.restURL != "" || f.job.latest:
 				rep, spill, err = discoveredReport(cmd, args, plan, opts, f.remote, &f.job, format == report.Text, spillJSON)
-			case spillJSON:
+			case spillJSON && f.remote.server != "":
 				rep, spill, err = spilledReport(cmd, args[0], plan, opts, f.remote)
-			case format == report.JSON && f.remote.server == "":
-				// Written from the operators spilled as they are checked, not from the report.
+			case spillJSON:
 				rep, spill, err = spilledEmbeddedReport(cmd, args[0], plan, opts, f.remote)
 			default:
 				if format == report.Text || format == report.Markdown {

@@ -148,9 +148,9 @@ func withJobVersion(opts *pb.CheckOptions, job *flinkrest.Job) {
 
 // discoveredReport runs a check of a running job or of the newest checkpoint in a folder,
 // in-process or on the server. chart asks for the rows of the text report's chart, not every
-// subtask (chart_subtasks), unless opts asks for every subtask. spill (with a server): the
-// answer's operators are spilled as they arrive (spilledReport), not joined; close the spill
-// returned once written.
+// subtask (chart_subtasks), unless opts asks for every subtask. spill: the operators are
+// spilled as they are checked in-process (as spilledEmbeddedReport) or as a server's answer
+// arrives (spilledReport), not joined; close the spill returned once written.
 func discoveredReport(cmd *cobra.Command, args []string, plan *pb.RescalePlan, opts *pb.CheckOptions, remote remoteFlags, j *jobFlags, chart, spill bool) (*pb.RescaleReport, *report.OperatorSpill, error) {
 	ctx := cmd.Context()
 	askChartRows(opts, chart)
@@ -167,12 +167,23 @@ func discoveredReport(cmd *cobra.Command, args []string, plan *pb.RescalePlan, o
 		return nil, nil, err
 	}
 	withJobVersion(opts, d.job)
-	rep, err := eng.Check(ctx, engine.Request{Layout: d.layout, Source: d.target, Plan: plan, Options: opts, Placement: d.placement})
+	req := engine.Request{Layout: d.layout, Source: d.target, Plan: plan, Options: opts, Placement: d.placement}
+	var sp *report.OperatorSpill
+	if spill {
+		// As spilledEmbeddedReport: without a temporary folder, the report is kept whole.
+		if s, err := newOperatorSpill(); err == nil {
+			sp, req.Pieces, req.StatesInPieces = s, spillOperators(s), true
+		}
+	}
+	rep, err := eng.Check(ctx, req)
 	if err != nil {
+		if sp != nil {
+			sp.Close()
+		}
 		return nil, nil, err
 	}
 	rep.CheckpointChoice = d.choice
-	return rep, nil, nil
+	return rep, sp, nil
 }
 
 // discoveredOnServer is discoveredReport with a server: the server reads the job and picks the

@@ -113,16 +113,20 @@ func spilledEmbeddedReport(cmd *cobra.Command, target string, plan *pb.RescalePl
 		return rep, nil, err
 	}
 	rep, err := runEmbedded(cmd, target, remote, func(eng *engine.Engine, in engine.Input) (*pb.RescaleReport, error) {
-		return eng.Check(cmd.Context(), engine.Request{Input: in, Plan: plan, Options: opts,
-			Pieces: func(op *pb.OperatorAssignment, continued bool) error {
-				return spill.AddPage(&pb.OperatorPage{Operators: []*pb.OperatorAssignment{op}, Continued: continued})
-			}, StatesInPieces: true})
+		return eng.Check(cmd.Context(), engine.Request{Input: in, Plan: plan, Options: opts, Pieces: spillOperators(spill), StatesInPieces: true})
 	})
 	if err != nil {
 		spill.Close()
 		return nil, nil, err
 	}
 	return rep, spill, nil
+}
+
+// spillOperators hands an in-process check's operators to spill as they are converted.
+func spillOperators(spill *report.OperatorSpill) engine.OperatorPieces {
+	return func(op *pb.OperatorAssignment, continued bool) error {
+		return spill.AddPage(&pb.OperatorPage{Operators: []*pb.OperatorAssignment{op}, Continued: continued})
+	}
 }
 
 // remoteCheck asks the server to check target, by URI or by uploading the local file (which

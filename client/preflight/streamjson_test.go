@@ -3,12 +3,15 @@ package main
 import (
 	"bytes"
 	"context"
+	"errors"
 	"path/filepath"
 	"regexp"
+	"strings"
 	"testing"
 
 	"google.golang.org/protobuf/proto"
 
+	"github.com/flinkpreflight/preflight/internal/flinkrest/flinkresttest"
 	"github.com/flinkpreflight/preflight/internal/report"
 	"github.com/flinkpreflight/preflight/internal/scenarios"
 	"github.com/flinkpreflight/preflight/internal/scenarios/scenariotest"
@@ -107,6 +110,54 @@ func TestDiscoveredSubtasksJSONSpilled(t *testing.T) {
 		age := regexp.MustCompile(`"ageMs": "[0-9]+"`)
 		if got := age.ReplaceAllString(out, `"ageMs": ""`); got != age.ReplaceAllString(want.String(), `"ageMs": ""`) {
 			t.Errorf("%s: the CLI's JSON (%d bytes) differs from WriteJSON of the joined report (%d bytes)", name, len(out), want.Len())
+		}
+	}
+}
+
+// TestDiscoveredJSONSpilledInProcess: in-process, `check --latest` and `check --flink-rest` with
+// -o json (with and without --subtasks) spill the operators as they are checked, as a file's
+// check does, and write what they write of the whole report when no spill can be made.
+func TestDiscoveredJSONSpilledInProcess(t *testing.T) {
+	root := t.TempDir()
+	snap := filepath.Join(root, "chk-5", "_metadata")
+	file, l := scenariotest.SyntheticLayout(t, scenarios.SyntheticUnion(256))
+	testutil.WriteFile(t, snap, file)
+	op := l.Operators[0]
+	fake := flinkresttest.Start(t, flinkresttest.Job{Version: "2.1", CheckpointPath: "file:" + filepath.Dir(snap),
+		Vertices: []flinkresttest.Vertex{{ID: op.ID.String(), Operators: []string{op.Name}, Parallelism: op.Parallelism, MaxParallelism: op.MaxParallelism}}})
+	spills, refuse := 0, false
+	defer func(f func() (*report.OperatorSpill, error)) { newOperatorSpill = f }(newOperatorSpill)
+	newOperatorSpill = func() (*report.OperatorSpill, error) {
+		if refuse {
+			return nil, errors.New("no temporary folder")
+		}
+		spills++
+		return report.NewOperatorSpill()
+	}
+	// The snapshot's age is the clock at each run.
+	age := regexp.MustCompile(`"ageMs": "[0-9]+"`)
+	for _, args := range [][]string{
+		{"--latest", root},
+		{"--latest", root, "--subtasks"},
+		{"--flink-rest", fake.URL, "--job", flinkresttest.DefaultJobID, "--subtasks"},
+	} {
+		args = append([]string{"check", "-o", "json", "-p", "512"}, args...)
+		before := spills
+		code, out, stderr := runCLI(t, args...)
+		if code != exitAllow || spills != before+1 {
+			t.Fatalf("%v: exit %d, %d spills (want 1): %s", args, code, spills-before, stderr)
+		}
+		refuse = true
+		code, whole, stderr := runCLI(t, args...)
+		refuse = false
+		if code != exitAllow {
+			t.Fatalf("%v without a spill: exit %d: %s", args, code, stderr)
+		}
+		if age.ReplaceAllString(out, `"ageMs": ""`) != age.ReplaceAllString(whole, `"ageMs": ""`) {
+			t.Errorf("%v: spilled JSON (%d bytes) differs from the whole report's (%d bytes)", args, len(out), len(whole))
+		}
+		if strings.Contains(strings.Join(args, " "), "--subtasks") && !strings.Contains(out, `"oldSubtasks"`) {
+			t.Errorf("%v: no subtask detail", args)
 		}
 	}
 }
