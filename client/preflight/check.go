@@ -89,13 +89,27 @@ CHECKPOINT is given, its newest restorable checkpoint or savepoint, which is nam
 			// JSON is written from the operators spilled as they are checked in-process, or as
 			// the pieces of every subtask's rows arrive from a server, not from a joined report.
 			spillJSON := format == report.JSON && (f.remote.server == "" || f.subtasks)
+			discovered := f.job.restURL != "" || f.job.latest
+			var target string
+			var choice *pb.CheckpointChoice
+			if len(args) > 0 {
+				target = args[0]
+			}
+			if f.job.latest && f.job.restURL == "" && (f.remote.server == "" || !isURI(target)) {
+				// The newest snapshot of a folder found here (in-process, or a local folder
+				// uploaded to a server) is checked as a file is.
+				if choice, err = chooseLatest(cmd, target); err != nil {
+					return err
+				}
+				target, discovered = choice.GetUri(), false
+			}
 			switch {
-			case f.job.restURL != "" || f.job.latest:
+			case discovered:
 				rep, spill, err = discoveredReport(cmd, args, plan, opts, f.remote, &f.job, format == report.Text, spillJSON)
 			case spillJSON && f.remote.server != "":
-				rep, spill, err = spilledReport(cmd, args[0], plan, opts, f.remote)
+				rep, spill, err = spilledReport(cmd, target, plan, opts, f.remote)
 			case spillJSON:
-				rep, spill, err = spilledEmbeddedReport(cmd, args[0], plan, opts, f.remote)
+				rep, spill, err = spilledEmbeddedReport(cmd, target, plan, opts, f.remote)
 			default:
 				if format == report.Text || format == report.Markdown {
 					table = &report.OperatorTable{Keep: report.DefaultLimits.Operators}
@@ -103,10 +117,13 @@ CHECKPOINT is given, its newest restorable checkpoint or savepoint, which is nam
 						table.Keep = 0
 					}
 				}
-				rep, err = checkpointReport(cmd, args[0], plan, opts, f.remote, format == report.Text, table)
+				rep, err = checkpointReport(cmd, target, plan, opts, f.remote, format == report.Text, table)
 			}
 			if err != nil {
 				return err
+			}
+			if choice != nil {
+				rep.CheckpointChoice = choice
 			}
 			if spill != nil {
 				defer spill.Close()

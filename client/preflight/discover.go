@@ -99,15 +99,14 @@ func (j *jobFlags) discover(cmd *cobra.Command, args []string, eng *engine.Engin
 			d.choice = &pb.CheckpointChoice{Uri: d.target, Kind: kind, CheckpointId: r.ID, CompletedAtMs: r.CompletedAt, AgeMs: r.Age.Milliseconds(), Origin: "flink-rest", Note: r.Note}
 		}
 	}
-	if j.latest {
-		snap, note, err := latestSnapshot(ctx, d.target)
-		if err != nil {
+	switch {
+	case j.latest:
+		var err error
+		if d.choice, err = chooseLatest(cmd, d.target); err != nil {
 			return nil, err
 		}
-		d.target = snap.URI
-		d.choice = &pb.CheckpointChoice{Uri: snap.URI, Kind: snap.Kind, CheckpointId: snap.ID, CompletedAtMs: snap.ModTime.UnixMilli(), AgeMs: time.Since(snap.ModTime).Milliseconds(), Origin: "storage", Note: note}
-	}
-	if d.choice != nil {
+		d.target = d.choice.GetUri()
+	case d.choice != nil:
 		fmt.Fprintf(cmd.ErrOrStderr(), "preflight: chose %s: %s\n", d.target, d.choice.GetNote())
 	}
 	in, closeFn, err := openInput(cmd, d.target)
@@ -122,6 +121,18 @@ func (j *jobFlags) discover(cmd *cobra.Command, args []string, eng *engine.Engin
 		d.placement = placement.Place(d.layout, d.job)
 	}
 	return d, nil
+}
+
+// chooseLatest finds the newest complete snapshot in the folder dir (latestSnapshot) and names
+// it on stderr.
+func chooseLatest(cmd *cobra.Command, dir string) (*pb.CheckpointChoice, error) {
+	snap, note, err := latestSnapshot(cmd.Context(), dir)
+	if err != nil {
+		return nil, err
+	}
+	fmt.Fprintf(cmd.ErrOrStderr(), "preflight: chose %s: %s\n", snap.URI, note)
+	return &pb.CheckpointChoice{Uri: snap.URI, Kind: snap.Kind, CheckpointId: snap.ID, CompletedAtMs: snap.ModTime.UnixMilli(),
+		AgeMs: time.Since(snap.ModTime).Milliseconds(), Origin: "storage", Note: note}, nil
 }
 
 // latestSnapshot finds the newest snapshot in a folder with the user's own access: the
@@ -156,7 +167,7 @@ func discoveredReport(cmd *cobra.Command, args []string, plan *pb.RescalePlan, o
 	askChartRows(opts, chart)
 	if remote.server != "" {
 		opts = remote.sendCode(opts)
-		return discoveredOnServer(cmd, args, plan, opts, remote, j, chart, spill)
+		return discoveredOnServer(cmd, args, plan, opts, remote, j, spill)
 	}
 	eng, err := newEngine(cmd, remote.catalogs, remote.jobJars)
 	if err != nil {
@@ -187,26 +198,13 @@ func discoveredReport(cmd *cobra.Command, args []string, plan *pb.RescalePlan, o
 }
 
 // discoveredOnServer is discoveredReport with a server: the server reads the job and picks the
-// checkpoint (CheckRescaleStream with job or latest), except in a local folder (--latest without
-// --flink-rest), where the newest snapshot is found here and uploaded.
-func discoveredOnServer(cmd *cobra.Command, args []string, plan *pb.RescalePlan, opts *pb.CheckOptions, remote remoteFlags, j *jobFlags, chart, spill bool) (*pb.RescaleReport, *report.OperatorSpill, error) {
+// checkpoint (CheckRescaleStream with job or latest); the newest snapshot of a local folder
+// (--latest without --flink-rest) is found here and checked as a file is (check's RunE).
+func discoveredOnServer(cmd *cobra.Command, args []string, plan *pb.RescalePlan, opts *pb.CheckOptions, remote remoteFlags, j *jobFlags, spill bool) (*pb.RescaleReport, *report.OperatorSpill, error) {
 	ctx := cmd.Context()
 	req := &pb.CheckRescaleRequest{Job: j.pbJob(), Plan: plan, Options: opts}
 	if len(args) > 0 {
 		target := args[0]
-		if !isURI(target) && j.latest && j.restURL == "" {
-			// A local folder: find the newest snapshot here and stream it.
-			snap, note, err := latestSnapshot(ctx, target)
-			if err != nil {
-				return nil, nil, err
-			}
-			fmt.Fprintf(cmd.ErrOrStderr(), "preflight: chose %s: %s\n", snap.URI, note)
-			if spill {
-				return spilledReport(cmd, snap.URI, plan, opts, remote)
-			}
-			rep, err := checkpointReport(cmd, snap.URI, plan, opts, remote, chart, nil)
-			return rep, nil, err
-		}
 		if !isURI(target) {
 			return nil, nil, usagef("with --server and --flink-rest, CHECKPOINT must be a URI the server can read (or omit it)")
 		}
@@ -222,8 +220,8 @@ func discoveredOnServer(cmd *cobra.Command, args []string, plan *pb.RescalePlan,
 	var rep *pb.RescaleReport
 	var sp *report.OperatorSpill
 	if spill {
-		// The server answers in pages (a folder's latest checkpoint as it converts the
-		// operators, a job's check from its whole report): the CLI need not hold more than one.
+		// The server answers in pages, the operators as it converts them: the CLI need not hold
+		// more than one.
 		rep, sp, err = spillPieces(check)
 	} else {
 		var joined client.Joiner

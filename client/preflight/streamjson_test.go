@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"google.golang.org/protobuf/encoding/protojson"
 	"google.golang.org/protobuf/proto"
 
 	"github.com/flinkpreflight/preflight/internal/flinkrest/flinkresttest"
@@ -102,13 +103,22 @@ func TestDiscoveredSubtasksJSONSpilled(t *testing.T) {
 		if spills != before+1 {
 			t.Errorf("%s: %d spills, want 1", name, spills-before)
 		}
+		if name == "local folder" {
+			// The CLI chose the snapshot and names it, as in-process.
+			var rep pb.RescaleReport
+			if err := protojson.Unmarshal([]byte(out), &rep); err != nil {
+				t.Fatal(err)
+			}
+			if c := rep.GetCheckpointChoice(); c.GetUri() != filepath.Dir(snap) || c.GetOrigin() != "storage" || c.GetCheckpointId() != 5 {
+				t.Errorf("local folder: checkpoint choice %v", c)
+			}
+			joined.CheckpointChoice = rep.GetCheckpointChoice()
+		}
 		var want bytes.Buffer
 		if err := report.WriteJSON(&want, joined); err != nil {
 			t.Fatal(err)
 		}
-		// The snapshot's age is the server's clock at each request.
-		age := regexp.MustCompile(`"ageMs": "[0-9]+"`)
-		if got := age.ReplaceAllString(out, `"ageMs": ""`); got != age.ReplaceAllString(want.String(), `"ageMs": ""`) {
+		if got := withoutAge(out); got != withoutAge(want.String()) {
 			t.Errorf("%s: the CLI's JSON (%d bytes) differs from WriteJSON of the joined report (%d bytes)", name, len(out), want.Len())
 		}
 	}
@@ -134,8 +144,6 @@ func TestDiscoveredJSONSpilledInProcess(t *testing.T) {
 		spills++
 		return report.NewOperatorSpill()
 	}
-	// The snapshot's age is the clock at each run.
-	age := regexp.MustCompile(`"ageMs": "[0-9]+"`)
 	for _, args := range [][]string{
 		{"--latest", root},
 		{"--latest", root, "--subtasks"},
@@ -153,7 +161,7 @@ func TestDiscoveredJSONSpilledInProcess(t *testing.T) {
 		if code != exitAllow {
 			t.Fatalf("%v without a spill: exit %d: %s", args, code, stderr)
 		}
-		if age.ReplaceAllString(out, `"ageMs": ""`) != age.ReplaceAllString(whole, `"ageMs": ""`) {
+		if withoutAge(out) != withoutAge(whole) {
 			t.Errorf("%v: spilled JSON (%d bytes) differs from the whole report's (%d bytes)", args, len(out), len(whole))
 		}
 		if strings.Contains(strings.Join(args, " "), "--subtasks") && !strings.Contains(out, `"oldSubtasks"`) {
@@ -161,3 +169,9 @@ func TestDiscoveredJSONSpilledInProcess(t *testing.T) {
 		}
 	}
 }
+
+// snapshotAge matches what says a chosen snapshot's age in a report's JSON: the clock at each
+// run (an age of 0 ms is not written at all, as protojson leaves out zero values).
+var snapshotAge = regexp.MustCompile(`(?m)^ *"ageMs": "[0-9]+",\n|written [0-9]+s ago`)
+
+func withoutAge(json string) string { return snapshotAge.ReplaceAllString(json, "") }
