@@ -125,3 +125,19 @@ func BenchmarkVerifyFilesS3(b *testing.B) {
 		b.ReportMetric(float64(n)*float64(b.N)/time.Since(start).Seconds(), "files/s")
 	})
 }
+
+// TestVerifyFilesLatest: --latest --verify-files verifies the chosen snapshot's state files,
+// in-process and with a local folder uploaded to a server.
+func TestVerifyFilesLatest(t *testing.T) {
+	root := t.TempDir()
+	if _, err := scenarios.WriteSyntheticFolder(filepath.Join(root, "chk-5"), scenarios.SyntheticOperators(4)); err != nil {
+		t.Fatal(err)
+	}
+	addr := startServer(t, root)
+	for _, extra := range [][]string{nil, {"--server", addr, "--insecure"}} {
+		code, out, stderr := runCLI(t, append([]string{"check", "--latest", root, "--verify-files"}, extra...)...)
+		if code != exitAllow || !strings.Contains(out, "state files: 4 files verified") {
+			t.Errorf("%v: exit %d\n%s\n%s", extra, code, out, stderr)
+		}
+	}
+}
