@@ -79,8 +79,9 @@ func (e *Engine) checkJob(ctx context.Context, c checkRun, plan *pb.RescalePlan,
 	if fail == pb.Severity_SEVERITY_UNSPECIFIED {
 		fail = pb.Severity_SEVERITY_ERROR
 	}
+	idx := pl.Index()
 	for _, u := range pl.Unplaced {
-		rep.Findings = append(rep.Findings, unplacedFindings(u, pl, newP)...)
+		rep.Findings = append(rep.Findings, unplacedFindings(u, idx, newP)...)
 	}
 	sort.SliceStable(rep.Findings, func(a, b int) bool { return rep.Findings[a].GetSeverity() > rep.Findings[b].GetSeverity() })
 	for _, f := range rep.Findings {
@@ -137,8 +138,9 @@ func withChains(p *pb.RescalePlan, pl *placement.Result) *pb.RescalePlan {
 	}
 	if len(p.GetVertexParallelism()) > 0 {
 		out.VertexParallelism = make(map[string]int32, len(p.GetVertexParallelism()))
+		idx := pl.Index()
 		for k, val := range p.GetVertexParallelism() {
-			if v, ok := pl.Vertex(k); ok && len(v.Operators) > 0 && v.Operators[0].String() != strings.ToLower(k) {
+			if v, ok := idx.Vertex(k); ok && len(v.Operators) > 0 && v.Operators[0].String() != strings.ToLower(k) {
 				k = v.Operators[0].String()
 			} else if ok && len(v.Operators) == 0 {
 				continue // a vertex without state in the checkpoint: nothing to check
@@ -190,7 +192,7 @@ func commonParallelism(u placement.Unplaced, newP map[string]int) (int, bool) {
 	return q, q > 0
 }
 
-func unplacedFindings(u placement.Unplaced, pl *placement.Result, newP map[string]int) []*pb.Finding {
+func unplacedFindings(u placement.Unplaced, pl placement.Index, newP map[string]int) []*pb.Finding {
 	base := &pb.Finding{
 		RuleId:       UnplacedRuleID,
 		Title:        unplacedRule.Title,

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"testing"
 
+	"github.com/flinkpreflight/preflight/internal/checkpoint"
 	"github.com/flinkpreflight/preflight/internal/flinkrest"
 	"github.com/flinkpreflight/preflight/internal/placement"
 	"github.com/flinkpreflight/preflight/internal/scenarios"
@@ -43,6 +44,74 @@ func BenchmarkCheckJob(b *testing.B) {
 				}
 			}
 			b.ReportMetric(float64(b.Elapsed().Microseconds())/float64(b.N)/float64(n), "µs/vertex")
+		})
+	}
+}
+
+// BenchmarkCheckJobPlanPerVertex is BenchmarkCheckJob with the plan an autoscaler sends (and
+// decision.Decide passes on): every vertex's new parallelism keyed by its JobVertexID.
+//
+//	go test ./internal/engine -run '^$' -bench CheckJobPlanPerVertex -benchtime 5x
+func BenchmarkCheckJobPlanPerVertex(b *testing.B) {
+	for _, n := range []int{1000, 10000} {
+		_, l := scenariotest.SyntheticLayout(b, scenarios.SyntheticOperators(n))
+		job := &flinkrest.Job{}
+		plan := &pb.RescalePlan{VertexParallelism: map[string]int32{}}
+		for _, op := range l.Operators {
+			job.Vertices = append(job.Vertices, flinkrest.Vertex{ID: op.ID.String(), Name: op.Name, Parallelism: op.Parallelism,
+				MaxParallelism: op.MaxParallelism, Operators: []string{op.Name}})
+			plan.VertexParallelism[op.ID.String()] = int32(2 * op.Parallelism)
+		}
+		pl := placement.Place(l, job)
+		e := New()
+		b.Run(fmt.Sprintf("vertices-%d", n), func(b *testing.B) {
+			for b.Loop() {
+				rep, err := e.Check(context.Background(), Request{Layout: l, Source: "bench", Plan: plan, Placement: pl})
+				if err != nil {
+					b.Fatal(err)
+				}
+				if len(rep.GetJobVertices()) != n {
+					b.Fatalf("%d job vertices", len(rep.GetJobVertices()))
+				}
+			}
+			b.ReportMetric(float64(b.Elapsed().Microseconds())/float64(b.N)/float64(n), "µs/vertex")
+		})
+	}
+}
+
+// BenchmarkCheckJobUnplaced checks a checkpoint without operator names against a job of n
+// two-operator chains whose vertices share their parallelism in pairs: the heads are placed by
+// ID, and every chained operator stays unplaced with two candidate vertices (n PF200 findings).
+//
+//	go test ./internal/engine -run '^$' -bench CheckJobUnplaced -benchtime 5x
+func BenchmarkCheckJobUnplaced(b *testing.B) {
+	for _, n := range []int{1000, 10000} {
+		l := &checkpoint.Layout{Version: 4}
+		job := &flinkrest.Job{}
+		for i := range n {
+			p := 1 + i/2
+			head := checkpoint.OperatorLayout{ID: checkpoint.OperatorIDFromUID(fmt.Sprintf("head-%d", i)), Parallelism: p, MaxParallelism: 32768}
+			chained := checkpoint.OperatorLayout{ID: checkpoint.OperatorIDFromUID(fmt.Sprintf("chained-%d", i)), Parallelism: p, MaxParallelism: 32768}
+			l.Operators = append(l.Operators, head, chained)
+			job.Vertices = append(job.Vertices, flinkrest.Vertex{ID: head.ID.String(), Name: fmt.Sprintf("v%d", i), Parallelism: p, MaxParallelism: 32768})
+		}
+		pl := placement.Place(l, job)
+		if len(pl.Unplaced) != n {
+			b.Fatalf("%d unplaced", len(pl.Unplaced))
+		}
+		plan := &pb.RescalePlan{DefaultParallelism: 2}
+		e := New()
+		b.Run(fmt.Sprintf("unplaced-%d", n), func(b *testing.B) {
+			for b.Loop() {
+				rep, err := e.Check(context.Background(), Request{Layout: l, Source: "bench", Plan: plan, Placement: pl})
+				if err != nil {
+					b.Fatal(err)
+				}
+				if len(rep.GetFindings()) < n {
+					b.Fatalf("%d findings", len(rep.GetFindings()))
+				}
+			}
+			b.ReportMetric(float64(b.Elapsed().Microseconds())/float64(b.N)/float64(n), "µs/operator")
 		})
 	}
 }

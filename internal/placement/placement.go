@@ -20,6 +20,7 @@ import (
 
 	"github.com/flinkpreflight/preflight/internal/checkpoint"
 	"github.com/flinkpreflight/preflight/internal/flinkrest"
+	"github.com/flinkpreflight/preflight/internal/fold"
 )
 
 // How an operator was placed.
@@ -145,6 +146,30 @@ func (r *Result) Vertex(id string) (*Vertex, bool) {
 		}
 	}
 	return nil, false
+}
+
+// Index looks vertices up by ID as Vertex does, from a map built once: for callers that look up
+// many IDs (a plan's keys, unplaced operators' candidates), which Vertex would answer by
+// scanning every vertex each time.
+type Index struct {
+	byID map[string]*Vertex // fold.Key of the ID → the first vertex with it, as Vertex finds
+}
+
+// Index indexes the vertices; it sees the vertices as they are now.
+func (r *Result) Index() Index {
+	x := Index{byID: make(map[string]*Vertex, len(r.Vertices))}
+	for i := range r.Vertices {
+		if k := fold.Key(r.Vertices[i].ID); x.byID[k] == nil {
+			x.byID[k] = &r.Vertices[i]
+		}
+	}
+	return x
+}
+
+// Vertex returns the vertex with the given ID (any case, as Result.Vertex).
+func (x Index) Vertex(id string) (*Vertex, bool) {
+	v := x.byID[fold.Key(id)]
+	return v, v != nil
 }
 
 // VertexOf returns the vertex an operator was placed in.
