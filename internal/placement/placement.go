@@ -110,17 +110,22 @@ func Place(l *checkpoint.Layout, job *flinkrest.Job) *Result {
 			placed[i] = true
 		}
 	}
-	// Parallelism and max parallelism, which every operator of a chain shares.
+	// Parallelism and max parallelism, which every operator of a chain shares; a vertex without
+	// a max parallelism (<= 0: an archived job's plan) matches any. The vertices are indexed by
+	// both, so that each operator costs its candidates, not a scan of the job.
+	byP := map[[2]int][]int{} // {parallelism, max parallelism or 0} → vertices in job order
+	for vi, v := range job.Vertices {
+		k := [2]int{v.Parallelism, max(v.MaxParallelism, 0)}
+		byP[k] = append(byP[k], vi)
+	}
 	for i := range l.Operators {
 		op := &l.Operators[i]
 		if placed[i] {
 			continue
 		}
-		var cands []int
-		for vi, v := range job.Vertices {
-			if v.Parallelism == op.Parallelism && (v.MaxParallelism == op.MaxParallelism || v.MaxParallelism <= 0) {
-				cands = append(cands, vi)
-			}
+		cands := byP[[2]int{op.Parallelism, 0}]
+		if op.MaxParallelism > 0 {
+			cands = merge(byP[[2]int{op.Parallelism, op.MaxParallelism}], cands)
 		}
 		if len(cands) == 1 {
 			v := &res.Vertices[cands[0]]
@@ -136,6 +141,19 @@ func Place(l *checkpoint.Layout, job *flinkrest.Job) *Result {
 	}
 	sort.SliceStable(res.Unplaced, func(a, b int) bool { return res.Unplaced[a].Operator.String() < res.Unplaced[b].Operator.String() })
 	return res
+}
+
+// merge merges two ascending lists of vertex indexes into a new one.
+func merge(a, b []int) []int {
+	out := make([]int, 0, len(a)+len(b))
+	for len(a) > 0 && len(b) > 0 {
+		if a[0] < b[0] {
+			out, a = append(out, a[0]), a[1:]
+		} else {
+			out, b = append(out, b[0]), b[1:]
+		}
+	}
+	return append(append(out, a...), b...)
 }
 
 // Vertex returns the vertex with the given ID.

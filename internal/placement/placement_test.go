@@ -2,6 +2,7 @@ package placement_test
 
 import (
 	"context"
+	"slices"
 	"strings"
 	"testing"
 
@@ -27,6 +28,8 @@ func TestPlace(t *testing.T) {
 		vertices []flinkrest.Vertex
 		want     map[string]string // vertex ID → "uid:how,uid:how"
 		unplaced map[string]int    // uid → candidates
+		// candidates, when set: uid → its candidate vertex IDs, in order
+		candidates map[string][]string
 	}{
 		{
 			name: "format 5: heads by ID, chained operators by name",
@@ -72,9 +75,27 @@ func TestPlace(t *testing.T) {
 			want:     map[string]string{id("src"): "src:id"},
 			unplaced: map[string]int{"old": 0},
 		},
+		{
+			name: "a vertex without max parallelism (an archived job's plan) is a candidate for any, in job order",
+			ops:  []checkpoint.OperatorLayout{op("src", "", 4, 128), op("map", "", 4, 128), op("odd", "", 4, 0), op("agg", "", 2, 256)},
+			vertices: []flinkrest.Vertex{
+				{ID: "ffffffffffffffffffffffffffffffff", Parallelism: 4},
+				{ID: id("src"), Parallelism: 4, MaxParallelism: 128},
+				{ID: "eeeeeeeeeeeeeeeeeeeeeeeeeeeeeeee", Parallelism: 4, MaxParallelism: 256},
+				{ID: "dddddddddddddddddddddddddddddddd", Parallelism: 4, MaxParallelism: -1},
+				{ID: "cccccccccccccccccccccccccccccccc", Parallelism: 2, MaxParallelism: 128},
+				{ID: "bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb", Parallelism: 2},
+			},
+			want:     map[string]string{id("src"): "src:id", "bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb": "agg:parallelism"},
+			unplaced: map[string]int{"map": 3, "odd": 2},
+			candidates: map[string][]string{
+				"map": {"ffffffffffffffffffffffffffffffff", id("src"), "dddddddddddddddddddddddddddddddd"},
+				"odd": {"ffffffffffffffffffffffffffffffff", "dddddddddddddddddddddddddddddddd"},
+			},
+		},
 	}
 	uids := map[string]string{}
-	for _, u := range []string{"src", "map", "sink", "agg", "m1", "m2", "old"} {
+	for _, u := range []string{"src", "map", "sink", "agg", "m1", "m2", "old", "odd"} {
 		uids[id(u)] = u
 	}
 	for _, tt := range tests {
@@ -95,6 +116,9 @@ func TestPlace(t *testing.T) {
 			for _, u := range res.Unplaced {
 				if n, ok := tt.unplaced[uids[u.Operator.String()]]; !ok || n != len(u.Candidates) {
 					t.Errorf("unplaced %s with %d candidates", uids[u.Operator.String()], len(u.Candidates))
+				}
+				if want, ok := tt.candidates[uids[u.Operator.String()]]; ok && !slices.Equal(u.Candidates, want) {
+					t.Errorf("unplaced %s: candidates %v, want %v", uids[u.Operator.String()], u.Candidates, want)
 				}
 			}
 		})
