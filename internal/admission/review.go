@@ -14,6 +14,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/flinkpreflight/preflight/internal/fold"
 	pb "github.com/flinkpreflight/preflight/proto/preflight/v1"
 )
 
@@ -114,12 +115,13 @@ func verdict(c *Change, resp *pb.DecideResponse) Answer {
 	}
 	var lines, warnings []string
 	denied := false
+	js := indexJiras(resp.GetFindings())
 	for _, v := range resp.GetVertices() {
 		if v.GetAction() == pb.DecisionAction_DECISION_ACTION_APPROVE {
 			continue
 		}
 		denied = true
-		lines = append(lines, vertexLine(v, resp.GetFindings()))
+		lines = append(lines, vertexLine(v, js))
 	}
 	if n := resp.GetCheckpointNote(); n != "" {
 		warnings = append(warnings, "Preflight: "+n)
@@ -138,7 +140,7 @@ func verdict(c *Change, resp *pb.DecideResponse) Answer {
 	return Answer{Allowed: false, Code: 403, Message: msg, Warnings: warnings}
 }
 
-func vertexLine(v *pb.VertexDecision, fs []*pb.Finding) string {
+func vertexLine(v *pb.VertexDecision, js jiras) string {
 	name := v.GetName()
 	if name == "" {
 		name = v.GetVertexId()
@@ -146,7 +148,7 @@ func vertexLine(v *pb.VertexDecision, fs []*pb.Finding) string {
 	var rules []string
 	for _, id := range v.GetFindingIds() {
 		rule := id
-		if j := jiraOf(id, v.GetVertexId(), fs); j != "" {
+		if j := js.of(id, v.GetVertexId()); j != "" {
 			rule += " (" + j + ")"
 		}
 		rules = append(rules, rule)
@@ -162,24 +164,36 @@ func vertexLine(v *pb.VertexDecision, fs []*pb.Finding) string {
 	return line + ". Nearest safe parallelism: " + safe + "."
 }
 
-// jiraOf is the Flink JIRA id a finding cites, preferring the finding on the vertex.
-func jiraOf(rule, vertex string, fs []*pb.Finding) string {
-	found := ""
+// jiras are the Flink JIRA ids the findings cite, per rule: the first finding's, and the first
+// on each vertex. Read once, so that wording the lines of many vertices does not scan (and match)
+// every finding per vertex.
+type jiras struct {
+	first    map[string]string    // rule → id
+	onVertex map[[2]string]string // {rule, fold.Key(vertex ID)} → id
+}
+
+func indexJiras(fs []*pb.Finding) jiras {
+	js := jiras{first: map[string]string{}, onVertex: map[[2]string]string{}}
 	for _, f := range fs {
-		if f.GetRuleId() != rule {
-			continue
-		}
 		text := strings.Join(append([]string{f.GetCatalogEntry(), f.GetTitle(), f.GetMessage()}, f.GetReferences()...), " ")
 		j := jiraID.FindString(text)
 		if j == "" {
 			continue
 		}
-		if strings.EqualFold(f.GetVertexId(), vertex) {
-			return j
+		if _, ok := js.first[f.GetRuleId()]; !ok {
+			js.first[f.GetRuleId()] = j
 		}
-		if found == "" {
-			found = j
+		if k := [2]string{f.GetRuleId(), fold.Key(f.GetVertexId())}; js.onVertex[k] == "" {
+			js.onVertex[k] = j
 		}
 	}
-	return found
+	return js
+}
+
+// of is the Flink JIRA id a finding of the rule cites, preferring a finding on the vertex.
+func (js jiras) of(rule, vertex string) string {
+	if j := js.onVertex[[2]string{rule, fold.Key(vertex)}]; j != "" {
+		return j
+	}
+	return js.first[rule]
 }
