@@ -115,3 +115,33 @@ func BenchmarkCheckJobUnplaced(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkCheckJobRefused is BenchmarkCheckJob with every vertex raised to 200, above its max
+// parallelism (128, PF110): the safe-parallelism search then re-simulates every vertex alone.
+//
+//	go test ./internal/engine -run '^$' -bench CheckJobRefused -benchtime 3x
+func BenchmarkCheckJobRefused(b *testing.B) {
+	for _, n := range []int{1000, 10000} {
+		_, l := scenariotest.SyntheticLayout(b, scenarios.SyntheticOperators(n))
+		job := &flinkrest.Job{}
+		for _, op := range l.Operators {
+			job.Vertices = append(job.Vertices, flinkrest.Vertex{ID: op.ID.String(), Name: op.Name, Parallelism: op.Parallelism,
+				MaxParallelism: op.MaxParallelism, Operators: []string{op.Name}})
+		}
+		pl := placement.Place(l, job)
+		plan := &pb.RescalePlan{DefaultParallelism: 200}
+		e := New()
+		b.Run(fmt.Sprintf("vertices-%d", n), func(b *testing.B) {
+			for b.Loop() {
+				rep, err := e.Check(context.Background(), Request{Layout: l, Source: "bench", Plan: plan, Placement: pl})
+				if err != nil {
+					b.Fatal(err)
+				}
+				if len(rep.GetSafeParallelism()) != n || rep.GetSafeParallelism()[0].GetBelow() != 128 {
+					b.Fatalf("%d safe parallelisms: %v", len(rep.GetSafeParallelism()), rep.GetSafeParallelism()[:min(1, len(rep.GetSafeParallelism()))])
+				}
+			}
+			b.ReportMetric(float64(b.Elapsed().Microseconds())/float64(b.N)/float64(n), "µs/vertex")
+		})
+	}
+}

@@ -228,6 +228,12 @@ func vertexDenials(c *Context, rules []*Rule, id checkpoint.OperatorID, p int, f
 		if !mayReach(r.Meta(), fail) {
 			continue // an INFO rule such as PF170 cannot deny: its work on every state is not needed here
 		}
+		if r.jobWide {
+			// It judges the checkpoint or the options as a whole, so its findings name no vertex
+			// (TestJobWideRulesNameNoVertex), and running it would read every operator of the
+			// layout per test: vertices × operators for a search or probes of every vertex.
+			continue
+		}
 		if r.meta == &jobManagerMemory && x.resimErr == nil {
 			if jobManagerMemoryDenies(c, res, id, fail) {
 				if ids = append(ids, r.Meta().ID); first {

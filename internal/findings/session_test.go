@@ -201,6 +201,42 @@ func TestJobWideRulesMarked(t *testing.T) {
 	}
 }
 
+// TestJobWideRulesNameNoVertex: a jobWide rule judges the checkpoint or the options as a whole,
+// so none of its findings names a vertex or an operator, even with every vertex simulated; the
+// tests of single vertices (vertexDenials: the safe-parallelism search, VertexProbe) skip these
+// rules for that reason. Each of them fires on some input here, so the test can fail.
+func TestJobWideRulesNameNoVertex(t *testing.T) {
+	layouts := []*checkpoint.Layout{testdataLayout(t, "compact-sink"), testdataLayout(t, "kafka-orphan-union"), changelogLayout(t, 14),
+		{Version: 1}, {Version: 2}, {Version: 4}}
+	fired := map[string]bool{}
+	for _, l := range layouts {
+		res, err := rescale.Simulate(l, rescale.Plan{DefaultParallelism: 2})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, opts := range []Options{{}, {FlinkVersion: "1.7.0"}, {FlinkVersion: "99.0"}, {FlinkVersion: "1.20.1", RestoreMode: RestoreNoClaim},
+			{FlinkVersion: "2.0.0"}} {
+			c := newContext(l, rescale.Plan{DefaultParallelism: 2}, res, nil, opts, nil)
+			for _, r := range Rules() {
+				if !r.jobWide {
+					continue
+				}
+				for _, f := range r.Check(c) {
+					fired[r.Meta().ID] = true
+					if f.VertexID != "" || f.OperatorID != "" {
+						t.Errorf("%s names vertex %q, operator %q (format %d, %+v)", r.Meta().ID, f.VertexID, f.OperatorID, l.Version, opts)
+					}
+				}
+			}
+		}
+	}
+	for _, r := range Rules() {
+		if r.jobWide && !fired[r.Meta().ID] {
+			t.Errorf("%s never fired: give it an input that makes it", r.Meta().ID)
+		}
+	}
+}
+
 // TestPayloadPass: with the JobManager-memory rule on (and not disabled), a Session needs its
 // payload pass over every vertex, in order, before it checks a range or finishes.
 func TestPayloadPass(t *testing.T) {
