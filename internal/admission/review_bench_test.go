@@ -1,6 +1,7 @@
 package admission
 
 import (
+	"encoding/json"
 	"fmt"
 	"strings"
 	"testing"
@@ -30,6 +31,53 @@ func BenchmarkVerdictManyVetoes(b *testing.B) {
 				a := verdict(c, resp)
 				if a.Allowed || strings.Count(a.Message, "PF101 (FLINK-31689)") != n {
 					b.Fatalf("allowed %v, %d lines cite FLINK-31689", a.Allowed, strings.Count(a.Message, "PF101 (FLINK-31689)"))
+				}
+			}
+			b.ReportMetric(float64(b.Elapsed().Microseconds())/float64(b.N)/float64(n), "µs/vertex")
+		})
+	}
+}
+
+// BenchmarkPlanOverrides reads a FlinkDeployment whose spec overrides the parallelism of each of
+// n vertices (pipeline.jobvertex-parallelism-overrides, 4 in lastReconciledSpec, 8 in spec)
+// and proposes the change for the n vertices of the running job: Parse, Plan and Proposal.
+//
+//	go test ./internal/admission -run '^$' -bench PlanOverrides -benchtime 5x
+func BenchmarkPlanOverrides(b *testing.B) {
+	for _, n := range []int{1000, 10000} {
+		var oldO, newO []string
+		var vs []Vertex
+		for i := range n {
+			id := fmt.Sprintf("%032x", i)
+			oldO, newO = append(oldO, id+":4"), append(newO, id+":8")
+			vs = append(vs, Vertex{ID: id, Parallelism: 4})
+		}
+		spec := func(overrides []string) map[string]any {
+			return map[string]any{"flinkConfiguration": map[string]string{keyOverrides: strings.Join(overrides, ",")},
+				"job": map[string]any{"parallelism": 4, "upgradeMode": "savepoint", "state": "running"}}
+		}
+		last, err := json.Marshal(map[string]any{"spec": spec(oldO)})
+		if err != nil {
+			b.Fatal(err)
+		}
+		raw, err := json.Marshal(map[string]any{"apiVersion": APIVersion, "kind": KindDeployment, "metadata": map[string]string{"name": "job", "namespace": "ns"},
+			"spec": spec(newO), "status": map[string]any{"jobStatus": map[string]string{"jobId": "a1b2c3d4e5f60718293a4b5c6d7e8f90"},
+				"reconciliationStatus": map[string]string{"lastReconciledSpec": string(last)}}})
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.Run(fmt.Sprintf("vertices-%d", n), func(b *testing.B) {
+			for b.Loop() {
+				r, err := Parse(raw)
+				if err != nil {
+					b.Fatal(err)
+				}
+				c, err := Plan(r, DefaultRESTTemplate)
+				if err != nil || c.Skip != "" {
+					b.Fatalf("%v %q", err, c.Skip)
+				}
+				if p := c.Proposal(vs); len(p) != n {
+					b.Fatalf("%d proposed", len(p))
 				}
 			}
 			b.ReportMetric(float64(b.Elapsed().Microseconds())/float64(b.N)/float64(n), "µs/vertex")

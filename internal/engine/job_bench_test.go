@@ -145,3 +145,39 @@ func BenchmarkCheckJobRefused(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkCheckJobChains checks a job of n/2 two-operator chains (as Flink 1.x names them,
+// "head -> chained"; the chained operator placed by name), every vertex keyed by its
+// JobVertexID at twice its parallelism: the plan then declares n/2 chains (withChains).
+//
+//	go test ./internal/engine -run '^$' -bench CheckJobChains -benchtime 3x
+func BenchmarkCheckJobChains(b *testing.B) {
+	for _, n := range []int{1000, 10000} {
+		_, l := scenariotest.SyntheticLayout(b, scenarios.SyntheticOperators(n))
+		job := &flinkrest.Job{}
+		plan := &pb.RescalePlan{VertexParallelism: map[string]int32{}}
+		for i := 0; i+1 < len(l.Operators); i += 2 {
+			head, chained := l.Operators[i], l.Operators[i+1]
+			job.Vertices = append(job.Vertices, flinkrest.Vertex{ID: head.ID.String(), Name: head.Name + " -> " + chained.Name, Parallelism: head.Parallelism,
+				MaxParallelism: head.MaxParallelism, Operators: []string{head.Name, chained.Name}})
+			plan.VertexParallelism[head.ID.String()] = int32(2 * head.Parallelism)
+		}
+		pl := placement.Place(l, job)
+		if len(pl.Unplaced) > 0 || len(pl.Vertices[0].Operators) != 2 {
+			b.Fatalf("%d unplaced, first vertex %v", len(pl.Unplaced), pl.Vertices[0].PlacedBy)
+		}
+		e := New()
+		b.Run(fmt.Sprintf("operators-%d", n), func(b *testing.B) {
+			for b.Loop() {
+				rep, err := e.Check(context.Background(), Request{Layout: l, Source: "bench", Plan: plan, Placement: pl})
+				if err != nil {
+					b.Fatal(err)
+				}
+				if len(rep.GetJobVertices()) != n/2 || rep.GetOperators()[1].GetNewParallelism() != 2 {
+					b.Fatalf("%d job vertices, %v", len(rep.GetJobVertices()), rep.GetOperators()[1])
+				}
+			}
+			b.ReportMetric(float64(b.Elapsed().Microseconds())/float64(b.N)/float64(n), "µs/operator")
+		})
+	}
+}
