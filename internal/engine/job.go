@@ -12,6 +12,7 @@ import (
 	"github.com/flinkpreflight/preflight/internal/findings"
 	"github.com/flinkpreflight/preflight/internal/placement"
 	"github.com/flinkpreflight/preflight/internal/rescale"
+	"github.com/flinkpreflight/preflight/internal/units"
 	pb "github.com/flinkpreflight/preflight/proto/preflight/v1"
 )
 
@@ -192,6 +193,13 @@ func commonParallelism(u placement.Unplaced, newP map[string]int) (int, bool) {
 	return q, q > 0
 }
 
+// maxListedCandidates bounds the candidate vertices a PF200 message lists. In a job whose
+// vertices are alike (one parallelism and max parallelism) an unplaced operator has every vertex
+// as a candidate, and one finding per rescaled candidate, each listing them all, made the report
+// grow with their square (bench/README.md, "Checks against a running job"); each finding names
+// its own vertex (vertex_id and the message) whatever the list shows.
+const maxListedCandidates = 10
+
 func unplacedFindings(u placement.Unplaced, pl placement.Index, newP map[string]int) []*pb.Finding {
 	base := &pb.Finding{
 		RuleId:       UnplacedRuleID,
@@ -203,10 +211,14 @@ func unplacedFindings(u placement.Unplaced, pl placement.Index, newP map[string]
 		References:   append([]string(nil), unplacedRule.References...),
 	}
 	var cands []string
-	for _, c := range u.Candidates {
+	for _, c := range u.Candidates[:min(len(u.Candidates), maxListedCandidates)] {
 		v, _ := pl.Vertex(c)
 		cands = append(cands, fmt.Sprintf("%s %q (→ %d)", c, v.Name, newP[c]))
 	}
+	if more := len(u.Candidates) - maxListedCandidates; more > 0 {
+		cands = append(cands, "and "+units.Plural(int64(more), "more vertex", "more vertices"))
+	}
+	list := strings.Join(cands, ", ")
 	if len(u.Candidates) == 0 {
 		f := proto.Clone(base).(*pb.Finding)
 		f.Severity = pb.Severity_SEVERITY_ERROR
@@ -218,7 +230,7 @@ func unplacedFindings(u placement.Unplaced, pl placement.Index, newP map[string]
 		f := proto.Clone(base).(*pb.Finding)
 		f.Severity = pb.Severity_SEVERITY_INFO
 		f.Message = fmt.Sprintf("Operator %s could be chained in any of %s; all get parallelism %d, so its state was simulated at %d.",
-			u.Label(), strings.Join(cands, ", "), q, q)
+			u.Label(), list, q, q)
 		return []*pb.Finding{f}
 	}
 	var out []*pb.Finding
@@ -232,7 +244,7 @@ func unplacedFindings(u placement.Unplaced, pl placement.Index, newP map[string]
 		f.VertexId = c
 		f.Message = fmt.Sprintf("Operator %s could be chained in any of %s, which get different parallelisms; "+
 			"its state was simulated at its stored parallelism, so this restore of vertex %s is not checked for it.",
-			u.Label(), strings.Join(cands, ", "), c)
+			u.Label(), list, c)
 		out = append(out, f)
 	}
 	return out

@@ -181,3 +181,43 @@ func BenchmarkCheckJobChains(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkCheckJobUnplacedWide checks a checkpoint without operator names against a job of n
+// vertices alike (one parallelism and max parallelism, as parallelism.default leaves a job),
+// one chained operator of which is unplaced with all n as candidates, every vertex rescaled and
+// one differently: PF200 then denies each of the n candidates. Each finding lists at most
+// maxListedCandidates of them, so the report grows with n, not n² (bench/README.md, "Checks
+// against a running job").
+//
+//	go test ./internal/engine -run '^$' -bench CheckJobUnplacedWide -benchtime 3x
+func BenchmarkCheckJobUnplacedWide(b *testing.B) {
+	for _, n := range []int{1000, 10000} {
+		l := &checkpoint.Layout{Version: 4}
+		job := &flinkrest.Job{}
+		for i := range n {
+			head := checkpoint.OperatorLayout{ID: checkpoint.OperatorIDFromUID(fmt.Sprintf("head-%d", i)), Parallelism: 4, MaxParallelism: 128}
+			l.Operators = append(l.Operators, head)
+			job.Vertices = append(job.Vertices, flinkrest.Vertex{ID: head.ID.String(), Name: fmt.Sprintf("v%d", i), Parallelism: 4, MaxParallelism: 128})
+		}
+		l.Operators = append(l.Operators, checkpoint.OperatorLayout{ID: checkpoint.OperatorIDFromUID("chained"), Parallelism: 4, MaxParallelism: 128})
+		pl := placement.Place(l, job)
+		if len(pl.Unplaced) != 1 || len(pl.Unplaced[0].Candidates) != n {
+			b.Fatalf("%d unplaced", len(pl.Unplaced))
+		}
+		plan := &pb.RescalePlan{DefaultParallelism: 8, VertexParallelism: map[string]int32{job.Vertices[0].ID: 16}}
+		e := New()
+		b.Run(fmt.Sprintf("candidates-%d", n), func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				rep, err := e.Check(context.Background(), Request{Layout: l, Source: "bench", Plan: plan, Placement: pl})
+				if err != nil {
+					b.Fatal(err)
+				}
+				if len(rep.GetFindings()) < n {
+					b.Fatalf("%d findings", len(rep.GetFindings()))
+				}
+			}
+			b.ReportMetric(float64(b.Elapsed().Microseconds())/float64(b.N)/float64(n), "µs/candidate")
+		})
+	}
+}

@@ -1,7 +1,9 @@
 package engine
 
 import (
+	"fmt"
 	"maps"
+	"strings"
 	"testing"
 
 	"github.com/flinkpreflight/preflight/internal/checkpoint"
@@ -46,6 +48,56 @@ func TestWithChainsKeys(t *testing.T) {
 			got := withChains(&pb.RescalePlan{VertexParallelism: tt.in}, pl).GetVertexParallelism()
 			if !maps.Equal(got, tt.want) {
 				t.Errorf("vertex_parallelism %v, want %v", got, tt.want)
+			}
+		})
+	}
+}
+
+// TestUnplacedFindingsList: a PF200 message lists at most maxListedCandidates candidates, then
+// how many more; each ERROR finding still names its own vertex, listed or not.
+func TestUnplacedFindingsList(t *testing.T) {
+	vertexID := func(i int) string { return fmt.Sprintf("%032x", i) }
+	tests := []struct {
+		name       string
+		candidates int
+		newP       func(i int) int // new parallelism of candidate i (every vertex runs at 4)
+		findings   int
+		listed     int    // candidates in each message
+		more       string // the list's tail, "" for none
+	}{
+		{"two, agreeing", 2, func(int) int { return 8 }, 1, 2, ""},
+		{"ten, differing", 10, func(i int) int { return 5 + i }, 10, 10, ""},
+		{"eleven, agreeing", 11, func(int) int { return 8 }, 1, 10, "and 1 more vertex"},
+		{"twelve, differing", 12, func(i int) int { return 5 + i }, 12, 10, "and 2 more vertices"},
+		{"twelve, two rescaled", 12, func(i int) int { return 4 + i%6/5*4 }, 2, 10, "and 2 more vertices"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			pl := &placement.Result{}
+			u := placement.Unplaced{Operator: checkpoint.OperatorIDFromUID("chained")}
+			newP := map[string]int{}
+			for i := range tt.candidates {
+				pl.Vertices = append(pl.Vertices, placement.Vertex{ID: vertexID(i), Name: fmt.Sprintf("v%d", i), Parallelism: 4})
+				u.Candidates = append(u.Candidates, vertexID(i))
+				newP[vertexID(i)] = tt.newP(i)
+			}
+			fs := unplacedFindings(u, pl.Index(), newP)
+			if len(fs) != tt.findings {
+				t.Fatalf("%d findings, want %d", len(fs), tt.findings)
+			}
+			for _, f := range fs {
+				listed := 0
+				for i := range tt.candidates {
+					if strings.Contains(f.GetMessage(), fmt.Sprintf("%s %q (→ %d)", vertexID(i), fmt.Sprintf("v%d", i), tt.newP(i))) {
+						listed++
+					}
+				}
+				if listed != tt.listed || tt.more != "" && !strings.Contains(f.GetMessage(), ", "+tt.more+";") && !strings.Contains(f.GetMessage(), ", "+tt.more+",") {
+					t.Errorf("%d candidates listed (want %d), tail %q: %s", listed, tt.listed, tt.more, f.GetMessage())
+				}
+				if tt.findings > 1 && (f.GetVertexId() == "" || !strings.Contains(f.GetMessage(), "this restore of vertex "+f.GetVertexId()+" ")) {
+					t.Errorf("finding of vertex %q: %s", f.GetVertexId(), f.GetMessage())
+				}
 			}
 		})
 	}
