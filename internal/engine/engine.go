@@ -159,7 +159,7 @@ func (e *Engine) Check(ctx context.Context, req Request) (*pb.RescaleReport, err
 	c := checkRun{layout: layout, source: source, opts: req.Options, detail: detail, each: req.Each, pieces: req.Pieces,
 		statesInPieces: req.StatesInPieces}
 	if req.Placement != nil {
-		return e.checkJob(ctx, c, plan, req.Placement)
+		return e.checkJob(ctx, c, req.Plan, plan, req.Placement)
 	}
 	return e.check(ctx, c, plan)
 }

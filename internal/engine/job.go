@@ -3,6 +3,8 @@ package engine
 import (
 	"context"
 	"fmt"
+	"maps"
+	"slices"
 	"sort"
 	"strings"
 
@@ -35,16 +37,16 @@ var unplacedRule = findings.RuleMeta{
 
 func init() { findings.RegisterDoc(unplacedRule) }
 
-// checkJob checks a plan whose keys may be JobVertexIDs of a running job against the layout,
-// with the job's chains (placed by internal/placement) as the plan's vertices (withChains, which
-// Check applied and validated), so that a vertex's parallelism reaches every operator chained
-// into it. Operators that could not be placed get a PF200 finding: an ERROR on every rescaled
+// checkJob checks a plan (as asked, and as withChains made it) whose keys may be JobVertexIDs of
+// a running job against the layout, with the job's chains (placed by internal/placement) as the
+// plan's vertices (withChains, which Check applied and validated), so that a vertex's
+// parallelism reaches every operator chained into it. Operators that could not be placed get a PF200 finding: an ERROR on every rescaled
 // candidate vertex when their new parallelisms differ (the operator was simulated at its stored
 // parallelism, which is then a guess), an INFO when every candidate gets the same parallelism
 // (the operator is simulated at it, so nothing is guessed). The new parallelisms this depends
 // on are resolved from the plan without simulating, so the job is checked once, and a check in
 // pieces sends its operators as they are converted, as a file's does.
-func (e *Engine) checkJob(ctx context.Context, c checkRun, plan *pb.RescalePlan, pl *placement.Result) (*pb.RescaleReport, error) {
+func (e *Engine) checkJob(ctx context.Context, c checkRun, asked, plan *pb.RescalePlan, pl *placement.Result) (*pb.RescaleReport, error) {
 	opP, err := operatorParallelism(ctx, c, plan, pl)
 	if err != nil {
 		return nil, err
@@ -55,6 +57,7 @@ func (e *Engine) checkJob(ctx context.Context, c checkRun, plan *pb.RescalePlan,
 			newP[v.ID] = opP[v.Operators[0]]
 		}
 	}
+	statelessParallelism(asked, pl, newP)
 	// An unplaced operator whose candidates all get one parallelism is simulated at it.
 	added := false
 	for _, u := range pl.Unplaced {
@@ -176,6 +179,41 @@ func operatorParallelism(ctx context.Context, c checkRun, plan *pb.RescalePlan, 
 		}
 	}
 	return want, nil
+}
+
+// statelessParallelism adds to newP the new parallelism of each vertex holding no checkpoint
+// operator (a vertex new since the checkpoint, whose keys withChains drops from the simulated
+// plan): the asked plan's for it, else the job-wide one (which never reaches a vertex of max
+// parallelism 1, as plannedParallelism has it), else the one it runs at. Such a vertex can still
+// be a candidate of an unplaced operator, which would run at this parallelism there.
+func statelessParallelism(asked *pb.RescalePlan, pl *placement.Result, newP map[string]int) {
+	override := map[*placement.Vertex]int{}
+	if len(asked.GetVertexParallelism()) > 0 {
+		idx := pl.Index()
+		// In key order: two keys naming one vertex in different cases resolve alike every time.
+		for _, k := range slices.Sorted(maps.Keys(asked.GetVertexParallelism())) {
+			if v, ok := idx.Vertex(k); ok && len(v.Operators) == 0 {
+				override[v] = int(asked.GetVertexParallelism()[k])
+			}
+		}
+	}
+	def := int(asked.GetDefaultParallelism())
+	for i := range pl.Vertices {
+		v := &pl.Vertices[i]
+		if len(v.Operators) > 0 {
+			continue
+		}
+		switch {
+		case override[v] > 0:
+			newP[v.ID] = override[v]
+		case def > 0 && v.MaxParallelism == 1:
+			newP[v.ID] = 1
+		case def > 0:
+			newP[v.ID] = def
+		default:
+			newP[v.ID] = v.Parallelism
+		}
+	}
 }
 
 func commonParallelism(u placement.Unplaced, newP map[string]int) (int, bool) {

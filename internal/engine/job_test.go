@@ -1,12 +1,15 @@
 package engine
 
 import (
+	"context"
 	"fmt"
 	"maps"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/flinkpreflight/preflight/internal/checkpoint"
+	"github.com/flinkpreflight/preflight/internal/flinkrest"
 	"github.com/flinkpreflight/preflight/internal/placement"
 	pb "github.com/flinkpreflight/preflight/proto/preflight/v1"
 )
@@ -97,6 +100,77 @@ func TestUnplacedFindingsList(t *testing.T) {
 				}
 				if tt.findings > 1 && (f.GetVertexId() == "" || !strings.Contains(f.GetMessage(), "this restore of vertex "+f.GetVertexId()+" ")) {
 					t.Errorf("finding of vertex %q: %s", f.GetVertexId(), f.GetMessage())
+				}
+			}
+		})
+	}
+}
+
+// TestUnplacedWithStatelessCandidate: a candidate vertex holding no checkpoint operator (new
+// since the checkpoint) gets the parallelism the plan gives it, else the job-wide one, else the
+// one it runs at, not 0: an unplaced operator whose candidates all keep their parallelism is not
+// an ERROR, and one whose candidates are rescaled differently denies only the rescaled ones.
+func TestUnplacedWithStatelessCandidate(t *testing.T) {
+	head := checkpoint.OperatorIDFromUID("head")
+	chained := checkpoint.OperatorIDFromUID("chained")
+	fresh := "ffffffffffffffffffffffffffffffff" // its head is not in the checkpoint
+	// Two new vertices of max parallelism 1, candidates of an operator of max parallelism 1,
+	// which the job-wide parallelism does not reach.
+	lone := checkpoint.OperatorIDFromUID("lone")
+	single, single2 := "eeeeeeeeeeeeeeeeeeeeeeeeeeeeeeee", "dddddddddddddddddddddddddddddddd"
+	l := &checkpoint.Layout{Version: 4, Operators: []checkpoint.OperatorLayout{
+		{ID: head, Parallelism: 4, MaxParallelism: 128},
+		{ID: chained, Parallelism: 4, MaxParallelism: 128},
+		{ID: lone, Parallelism: 1, MaxParallelism: 1},
+	}}
+	job := &flinkrest.Job{Vertices: []flinkrest.Vertex{
+		{ID: head.String(), Name: "head", Parallelism: 4, MaxParallelism: 128},
+		{ID: fresh, Name: "fresh", Parallelism: 4, MaxParallelism: 128},
+		{ID: single, Name: "single", Parallelism: 1, MaxParallelism: 1},
+		{ID: single2, Name: "single2", Parallelism: 1, MaxParallelism: 1},
+	}}
+	pl := placement.Place(l, job)
+	if len(pl.Unplaced) != 2 || len(pl.Unplaced[0].Candidates) != 2 || len(pl.Unplaced[1].Candidates) != 2 {
+		t.Fatalf("unplaced %+v", pl.Unplaced)
+	}
+	tests := []struct {
+		name    string
+		plan    *pb.RescalePlan
+		verdict pb.Verdict
+		denied  []string // vertices with a PF200 ERROR
+		listed  string   // in the PF200 messages
+	}{
+		{"nothing rescaled", &pb.RescalePlan{}, pb.Verdict_VERDICT_ALLOW, nil, `"fresh" (→ 4)`},
+		{"the job-wide parallelism reaches both", &pb.RescalePlan{DefaultParallelism: 8}, pb.Verdict_VERDICT_ALLOW, nil, `"fresh" (→ 8)`},
+		{"the new vertex alone, in any case", &pb.RescalePlan{VertexParallelism: map[string]int32{strings.ToUpper(fresh): 8}},
+			pb.Verdict_VERDICT_DENY, []string{fresh}, `"fresh" (→ 8)`},
+		{"the head alone", &pb.RescalePlan{VertexParallelism: map[string]int32{head.String(): 8}},
+			pb.Verdict_VERDICT_DENY, []string{head.String()}, `"fresh" (→ 4)`},
+		{"both alike by key", &pb.RescalePlan{DefaultParallelism: 2, VertexParallelism: map[string]int32{head.String(): 6, fresh: 6}},
+			pb.Verdict_VERDICT_ALLOW, nil, `"fresh" (→ 6)`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			rep, err := New().Check(context.Background(), Request{Layout: l, Source: "test", Plan: tt.plan, Placement: pl})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var denied []string
+			listed := false
+			for _, f := range rep.GetFindings() {
+				if f.GetRuleId() != UnplacedRuleID {
+					continue
+				}
+				listed = listed || strings.Contains(f.GetMessage(), tt.listed)
+				if f.GetSeverity() == pb.Severity_SEVERITY_ERROR {
+					denied = append(denied, f.GetVertexId())
+				}
+			}
+			if rep.GetVerdict() != tt.verdict || !slices.Equal(denied, tt.denied) || !listed {
+				t.Errorf("verdict %v, PF200 errors on %v, %q listed: %v; want %v on %v, %q", rep.GetVerdict(), denied, tt.listed, listed,
+					tt.verdict, tt.denied, tt.listed)
+				for _, f := range rep.GetFindings() {
+					t.Log(f.GetRuleId(), f.GetSeverity(), f.GetMessage())
 				}
 			}
 		})
