@@ -157,8 +157,9 @@ func withJobVersion(opts *pb.CheckOptions, job *flinkrest.Job) {
 	}
 }
 
-// discoveredReport runs a check of a running job or of the newest checkpoint in a folder,
-// in-process or on the server. chart asks for the rows of the text report's chart, not every
+// discoveredReport runs a check of a running job (--flink-rest, in-process or on the server) or
+// of the newest checkpoint in a folder the server reads (--latest URI --server; check's RunE
+// checks a folder found here as a file). chart asks for the rows of the text report's chart, not every
 // subtask (chart_subtasks), unless opts asks for every subtask. spill: the operators are
 // spilled as they are checked in-process (as spilledEmbeddedReport) or as a server's answer
 // arrives (spilledReport), not joined; close the spill returned once written.

@@ -40,12 +40,13 @@ func init() { findings.RegisterDoc(unplacedRule) }
 // checkJob checks a plan (as asked, and as withChains made it) whose keys may be JobVertexIDs of
 // a running job against the layout, with the job's chains (placed by internal/placement) as the
 // plan's vertices (withChains, which Check applied and validated), so that a vertex's
-// parallelism reaches every operator chained into it. Operators that could not be placed get a PF200 finding: an ERROR on every rescaled
-// candidate vertex when their new parallelisms differ (the operator was simulated at its stored
-// parallelism, which is then a guess), an INFO when every candidate gets the same parallelism
-// (the operator is simulated at it, so nothing is guessed). The new parallelisms this depends
-// on are resolved from the plan without simulating, so the job is checked once, and a check in
-// pieces sends its operators as they are converted, as a file's does.
+// parallelism reaches every operator chained into it. Operators that could not be placed get a
+// PF200 finding: an ERROR on every rescaled candidate vertex when their new parallelisms differ
+// (the operator was simulated at its stored parallelism, which is then a guess), an INFO when
+// every candidate gets the same parallelism (the operator is simulated at it, so nothing is
+// guessed). The new parallelisms this depends on are resolved from the plan without simulating,
+// so the job is checked once, and a check in pieces sends its operators as they are converted,
+// as a file's does.
 func (e *Engine) checkJob(ctx context.Context, c checkRun, asked, plan *pb.RescalePlan, pl *placement.Result) (*pb.RescaleReport, error) {
 	opP, err := operatorParallelism(ctx, c, plan, pl)
 	if err != nil {

@@ -143,8 +143,15 @@ func Place(l *checkpoint.Layout, job *flinkrest.Job) *Result {
 	return res
 }
 
-// merge merges two ascending lists of vertex indexes into a new one.
+// merge merges two ascending lists of vertex indexes, into a new one when neither is empty (the
+// result is only read).
 func merge(a, b []int) []int {
+	switch {
+	case len(a) == 0:
+		return b
+	case len(b) == 0:
+		return a
+	}
 	out := make([]int, 0, len(a)+len(b))
 	for len(a) > 0 && len(b) > 0 {
 		if a[0] < b[0] {
