@@ -83,47 +83,9 @@ CHECKPOINT is given, its newest restorable checkpoint or savepoint, which is nam
 			if serverVerifies(f.remote, args) {
 				f.verify.options(opts)
 			}
-			var rep *pb.RescaleReport
-			var table *report.OperatorTable
-			var spill *report.OperatorSpill
-			// JSON is written from the operators spilled as they are checked in-process, or as
-			// the pieces of every subtask's rows arrive from a server, not from a joined report.
-			spillJSON := format == report.JSON && (f.remote.server == "" || f.subtasks)
-			discovered := f.job.restURL != "" || f.job.latest
-			var target string
-			var choice *pb.CheckpointChoice
-			if len(args) > 0 {
-				target = args[0]
-			}
-			if f.job.latest && f.job.restURL == "" && (f.remote.server == "" || !isURI(target)) {
-				// The newest snapshot of a folder found here (in-process, or a local folder
-				// uploaded to a server) is checked as a file is.
-				if choice, err = chooseLatest(cmd, target); err != nil {
-					return err
-				}
-				target, discovered = choice.GetUri(), false
-			}
-			switch {
-			case discovered:
-				rep, spill, err = discoveredReport(cmd, args, plan, opts, f.remote, &f.job, format == report.Text, spillJSON)
-			case spillJSON && f.remote.server != "":
-				rep, spill, err = spilledReport(cmd, target, plan, opts, f.remote)
-			case spillJSON:
-				rep, spill, err = spilledEmbeddedReport(cmd, target, plan, opts, f.remote)
-			default:
-				if format == report.Text || format == report.Markdown {
-					table = &report.OperatorTable{Keep: report.DefaultLimits.Operators}
-					if f.full {
-						table.Keep = 0
-					}
-				}
-				rep, err = checkpointReport(cmd, target, plan, opts, f.remote, format == report.Text, table)
-			}
+			rep, table, spill, err := f.checkReport(cmd, args, plan, opts, format)
 			if err != nil {
 				return err
-			}
-			if choice != nil {
-				rep.CheckpointChoice = choice
 			}
 			if spill != nil {
 				defer spill.Close()
@@ -168,6 +130,49 @@ CHECKPOINT is given, its newest restorable checkpoint or savepoint, which is nam
 		report.DefaultLimits.Findings, report.DefaultLimits.Operators))
 	f.registerShared(cmd, false)
 	return cmd
+}
+
+// checkReport runs the check the flags ask for (format being the report's) and returns its
+// report, with the operators table (text and Markdown) or the spill (JSON) to write it from.
+func (f *checkFlags) checkReport(cmd *cobra.Command, args []string, plan *pb.RescalePlan, opts *pb.CheckOptions, format report.Format) (
+	rep *pb.RescaleReport, table *report.OperatorTable, spill *report.OperatorSpill, err error) {
+	// JSON is written from the operators spilled as they are checked in-process, or as
+	// the pieces of every subtask's rows arrive from a server, not from a joined report.
+	spillJSON := format == report.JSON && (f.remote.server == "" || f.subtasks)
+	discovered := f.job.restURL != "" || f.job.latest
+	var target string
+	var choice *pb.CheckpointChoice
+	if len(args) > 0 {
+		target = args[0]
+	}
+	if f.job.latest && f.job.restURL == "" && (f.remote.server == "" || !isURI(target)) {
+		// The newest snapshot of a folder found here (in-process, or a local folder
+		// uploaded to a server) is checked as a file is.
+		if choice, err = chooseLatest(cmd, target); err != nil {
+			return nil, nil, nil, err
+		}
+		target, discovered = choice.GetUri(), false
+	}
+	switch {
+	case discovered:
+		rep, spill, err = discoveredReport(cmd, args, plan, opts, f.remote, &f.job, format == report.Text, spillJSON)
+	case spillJSON && f.remote.server != "":
+		rep, spill, err = spilledReport(cmd, target, plan, opts, f.remote)
+	case spillJSON:
+		rep, spill, err = spilledEmbeddedReport(cmd, target, plan, opts, f.remote)
+	default:
+		if format == report.Text || format == report.Markdown {
+			table = &report.OperatorTable{Keep: report.DefaultLimits.Operators}
+			if f.full {
+				table.Keep = 0
+			}
+		}
+		rep, err = checkpointReport(cmd, target, plan, opts, f.remote, format == report.Text, table)
+	}
+	if err == nil && choice != nil {
+		rep.CheckpointChoice = choice
+	}
+	return rep, table, spill, err
 }
 
 // parse turns the flags into the API's plan and options and the output format (check and decide).
