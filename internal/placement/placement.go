@@ -14,8 +14,9 @@
 package placement
 
 import (
+	"bytes"
 	"fmt"
-	"sort"
+	"slices"
 	"strings"
 
 	"github.com/flinkpreflight/preflight/internal/checkpoint"
@@ -139,7 +140,8 @@ func Place(l *checkpoint.Layout, job *flinkrest.Job) *Result {
 		}
 		res.Unplaced = append(res.Unplaced, u)
 	}
-	sort.SliceStable(res.Unplaced, func(a, b int) bool { return res.Unplaced[a].Operator.String() < res.Unplaced[b].Operator.String() })
+	// By ID, as its hex string sorts (lower-case hex keeps the bytes' order).
+	slices.SortStableFunc(res.Unplaced, func(a, b Unplaced) int { return bytes.Compare(a.Operator[:], b.Operator[:]) })
 	return res
 }
 

@@ -2,6 +2,7 @@ package placement_test
 
 import (
 	"context"
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -220,5 +221,23 @@ func TestIndexVertex(t *testing.T) {
 		if got != want || gotOK != wantOK {
 			t.Errorf("Index.Vertex(%q) = %v, %v; Result.Vertex %v, %v", key, got, gotOK, want, wantOK)
 		}
+	}
+}
+
+// TestUnplacedByID: the operators left unplaced come in the order of their IDs' hex strings,
+// whatever their order in the checkpoint (PF200's findings follow it).
+func TestUnplacedByID(t *testing.T) {
+	var ops []checkpoint.OperatorLayout
+	for i := range 20 {
+		ops = append(ops, op(fmt.Sprintf("chained-%d", i), "", 4, 128))
+	}
+	job := &flinkrest.Job{Vertices: []flinkrest.Vertex{{ID: id("a"), Parallelism: 4, MaxParallelism: 128}, {ID: id("b"), Parallelism: 4, MaxParallelism: 128}}}
+	res := placement.Place(&checkpoint.Layout{Operators: ops}, job)
+	var got []string
+	for _, u := range res.Unplaced {
+		got = append(got, u.Operator.String())
+	}
+	if len(got) != len(ops) || !slices.IsSorted(got) {
+		t.Errorf("unplaced %d of %d, in order %v", len(got), len(ops), got)
 	}
 }
