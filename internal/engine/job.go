@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"maps"
@@ -26,7 +27,8 @@ const UnplacedRuleID = "PF200"
 // builds its findings from it.
 var unplacedRule = findings.RuleMeta{
 	ID: UnplacedRuleID, Title: "Operator not placed in a job vertex", Severity: findings.Error,
-	Grading: "INFO when every candidate vertex gets the same new parallelism (the operator is simulated at it, nothing is guessed)",
+	Grading: "INFO when every candidate vertex gets the same new parallelism (the operator is simulated at it, nothing is guessed). " +
+		"Otherwise an ERROR on each rescaled candidate vertex; a vertex denied for more than 5 operators gets one finding for all of them (operator_ids).",
 	Cause: "Checking against a running job, each checkpoint operator must be placed in the job vertex (operator chain) whose parallelism it gets. " +
 		"Flink's REST API names only the chain heads' JobVertexIDs; an operator without a uid in a checkpoint without names can match several vertices. " +
 		"It is then simulated at its stored parallelism, which is a guess when the candidates are rescaled differently.",
@@ -84,10 +86,7 @@ func (e *Engine) checkJob(ctx context.Context, c checkRun, asked, plan *pb.Resca
 	if fail == pb.Severity_SEVERITY_UNSPECIFIED {
 		fail = pb.Severity_SEVERITY_ERROR
 	}
-	idx := pl.Index()
-	for _, u := range pl.Unplaced {
-		rep.Findings = append(rep.Findings, unplacedFindings(u, idx, newP)...)
-	}
+	rep.Findings = append(rep.Findings, unplacedFindings(pl, newP)...)
 	sort.SliceStable(rep.Findings, func(a, b int) bool { return rep.Findings[a].GetSeverity() > rep.Findings[b].GetSeverity() })
 	for _, f := range rep.Findings {
 		switch {
@@ -239,7 +238,83 @@ func commonParallelism(u placement.Unplaced, newP map[string]int) (int, bool) {
 // its own vertex (vertex_id and the message) whatever the list shows.
 const maxListedCandidates = 10
 
-func unplacedFindings(u placement.Unplaced, pl placement.Index, newP map[string]int) []*pb.Finding {
+// unplacedFindings is PF200 for pl's unplaced operators, in their order (see checkJob). A
+// vertex denied for more than findings.MergedOperators of them gets one finding for all of them
+// (operator_ids, the first few named before the message), as findings.OperatorMerger states one
+// cause on many operators: in a job of alike vertices, U operators unplaced among V candidates
+// would otherwise make U × V findings.
+func unplacedFindings(pl *placement.Result, newP map[string]int) []*pb.Finding {
+	idx, us := pl.Index(), pl.Unplaced
+	rescaled := make(map[string]bool, len(pl.Vertices)) // by ID, as candidates name them
+	for _, v := range pl.Vertices {
+		rescaled[v.ID] = newP[v.ID] != v.Parallelism
+	}
+	denials := map[string]int{} // candidate vertex → operators it is denied for
+	for _, u := range us {
+		if _, same := commonParallelism(u, newP); !same {
+			for _, c := range u.Candidates {
+				if rescaled[c] {
+					denials[c]++
+				}
+			}
+		}
+	}
+	type merge struct {
+		f     *pb.Finding // the first operator's, in out
+		names []string
+	}
+	merged := map[string]*merge{}
+	var out []*pb.Finding
+	for _, u := range us {
+		base, list := unplacedBase(u, idx, newP)
+		if len(u.Candidates) == 0 {
+			base.Severity = pb.Severity_SEVERITY_ERROR
+			base.Message = fmt.Sprintf("Operator %s matches no vertex of the running job by ID, name, or parallelism and max parallelism; "+
+				"its state was simulated at its stored parallelism, which may not be the parallelism it restores at.", u.Label())
+			out = append(out, base)
+			continue
+		}
+		if q, same := commonParallelism(u, newP); same {
+			base.Severity = pb.Severity_SEVERITY_INFO
+			base.Message = fmt.Sprintf("Operator %s could be chained in any of %s; all get parallelism %d, so its state was simulated at %d.",
+				u.Label(), list, q, q)
+			out = append(out, base)
+			continue
+		}
+		id := base.OperatorId
+		for _, c := range u.Candidates {
+			if !rescaled[c] {
+				continue
+			}
+			if m := merged[c]; m != nil {
+				m.f.OperatorIds = append(m.f.OperatorIds, id)
+				if len(m.names) < findings.MergedOperators {
+					m.names = append(m.names, cmp.Or(u.Name, u.UID, id))
+				}
+				continue
+			}
+			f := proto.Clone(base).(*pb.Finding)
+			f.Severity = pb.Severity_SEVERITY_ERROR
+			f.VertexId = c
+			f.Message = fmt.Sprintf("Operator %s could be chained in any of %s, which get different parallelisms; "+
+				"its state was simulated at its stored parallelism, so this restore of vertex %s is not checked for it.",
+				u.Label(), list, c)
+			out = append(out, f)
+			if denials[c] > findings.MergedOperators {
+				f.OperatorIds = []string{id}
+				merged[c] = &merge{f: f, names: []string{cmp.Or(u.Name, u.UID, id)}}
+			}
+		}
+	}
+	for _, m := range merged {
+		m.f.Message = findings.OperatorsText(m.names, len(m.f.OperatorIds)) + m.f.Message
+	}
+	return out
+}
+
+// unplacedBase is u's PF200 finding before its severity and message, and the list of its
+// candidate vertices (at most maxListedCandidates) with their new parallelisms.
+func unplacedBase(u placement.Unplaced, idx placement.Index, newP map[string]int) (*pb.Finding, string) {
 	base := &pb.Finding{
 		RuleId:       UnplacedRuleID,
 		Title:        unplacedRule.Title,
@@ -251,40 +326,11 @@ func unplacedFindings(u placement.Unplaced, pl placement.Index, newP map[string]
 	}
 	var cands []string
 	for _, c := range u.Candidates[:min(len(u.Candidates), maxListedCandidates)] {
-		v, _ := pl.Vertex(c)
+		v, _ := idx.Vertex(c)
 		cands = append(cands, fmt.Sprintf("%s %q (→ %d)", c, v.Name, newP[c]))
 	}
 	if more := len(u.Candidates) - maxListedCandidates; more > 0 {
 		cands = append(cands, "and "+units.Plural(int64(more), "more vertex", "more vertices"))
 	}
-	list := strings.Join(cands, ", ")
-	if len(u.Candidates) == 0 {
-		f := proto.Clone(base).(*pb.Finding)
-		f.Severity = pb.Severity_SEVERITY_ERROR
-		f.Message = fmt.Sprintf("Operator %s matches no vertex of the running job by ID, name, or parallelism and max parallelism; "+
-			"its state was simulated at its stored parallelism, which may not be the parallelism it restores at.", u.Label())
-		return []*pb.Finding{f}
-	}
-	if q, same := commonParallelism(u, newP); same {
-		f := proto.Clone(base).(*pb.Finding)
-		f.Severity = pb.Severity_SEVERITY_INFO
-		f.Message = fmt.Sprintf("Operator %s could be chained in any of %s; all get parallelism %d, so its state was simulated at %d.",
-			u.Label(), list, q, q)
-		return []*pb.Finding{f}
-	}
-	var out []*pb.Finding
-	for _, c := range u.Candidates {
-		v, _ := pl.Vertex(c)
-		if newP[c] == v.Parallelism {
-			continue
-		}
-		f := proto.Clone(base).(*pb.Finding)
-		f.Severity = pb.Severity_SEVERITY_ERROR
-		f.VertexId = c
-		f.Message = fmt.Sprintf("Operator %s could be chained in any of %s, which get different parallelisms; "+
-			"its state was simulated at its stored parallelism, so this restore of vertex %s is not checked for it.",
-			u.Label(), list, c)
-		out = append(out, f)
-	}
-	return out
+	return base, strings.Join(cands, ", ")
 }

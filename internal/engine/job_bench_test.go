@@ -25,10 +25,15 @@ type jobBench struct {
 	name, per string
 	build     func(b *testing.B, n int) (*checkpoint.Layout, *flinkrest.Job, *pb.RescalePlan)
 	want      func(rep *pb.RescaleReport, n int) error
+	sizes     []int // the n to run at; nil: 1,000 and 10,000
 }
 
 func (jb jobBench) run(b *testing.B) {
-	for _, n := range []int{1000, 10000} {
+	sizes := jb.sizes
+	if sizes == nil {
+		sizes = []int{1000, 10000}
+	}
+	for _, n := range sizes {
 		l, job, plan := jb.build(b, n)
 		pl := placement.Place(l, job)
 		e := New()
@@ -189,5 +194,27 @@ func BenchmarkCheckJobUnplacedWide(b *testing.B) {
 				b.Fatalf("%d unplaced", len(pl.Unplaced))
 			}
 			return l, job, &pb.RescalePlan{DefaultParallelism: 8, VertexParallelism: map[string]int32{job.Vertices[0].ID: 16}}
+		}}.run(b)
+}
+
+// BenchmarkCheckJobUnplacedAlike: a checkpoint without operator names of n vertex heads and n
+// chained operators, all at one parallelism and max parallelism, against a job of the n
+// vertices, every one rescaled and one differently: each chained operator is unplaced with all n
+// vertices as candidates and every vertex is denied for all of them. PF200 states that once per
+// vertex (n findings listing n operators each), not once per operator and vertex (n²).
+func BenchmarkCheckJobUnplacedAlike(b *testing.B) {
+	jobBench{name: "vertices", per: "vertex", sizes: []int{100, 1000},
+		build: func(b *testing.B, n int) (*checkpoint.Layout, *flinkrest.Job, *pb.RescalePlan) {
+			l, job := unnamedHeads(n, 128, func(int) int { return 4 })
+			for i := range n {
+				l.Operators = append(l.Operators, checkpoint.OperatorLayout{ID: checkpoint.OperatorIDFromUID(fmt.Sprintf("chained-%d", i)), Parallelism: 4, MaxParallelism: 128})
+			}
+			return l, job, &pb.RescalePlan{DefaultParallelism: 8, VertexParallelism: map[string]int32{job.Vertices[0].ID: 16}}
+		},
+		want: func(rep *pb.RescaleReport, n int) error {
+			if fs := rep.GetFindings(); len(fs) < n || len(fs) > 2*n {
+				return fmt.Errorf("%d findings for %d vertices", len(fs), n)
+			}
+			return nil
 		}}.run(b)
 }

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/flinkpreflight/preflight/internal/checkpoint"
+	"github.com/flinkpreflight/preflight/internal/findings"
 	"github.com/flinkpreflight/preflight/internal/flinkrest"
 	"github.com/flinkpreflight/preflight/internal/placement"
 	pb "github.com/flinkpreflight/preflight/proto/preflight/v1"
@@ -84,7 +85,8 @@ func TestUnplacedFindingsList(t *testing.T) {
 				u.Candidates = append(u.Candidates, vertexID(i))
 				newP[vertexID(i)] = tt.newP(i)
 			}
-			fs := unplacedFindings(u, pl.Index(), newP)
+			pl.Unplaced = []placement.Unplaced{u}
+			fs := unplacedFindings(pl, newP)
 			if len(fs) != tt.findings {
 				t.Fatalf("%d findings, want %d", len(fs), tt.findings)
 			}
@@ -174,5 +176,54 @@ func TestUnplacedWithStatelessCandidate(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestUnplacedFindingsPerVertex: a rescaled candidate vertex denied for more than
+// findings.MergedOperators unplaced operators gets one PF200 finding naming the first few and
+// listing all in operator_ids; for that many or fewer, one finding per operator as before. The
+// INFO of an operator whose candidates agree is never merged.
+func TestUnplacedFindingsPerVertex(t *testing.T) {
+	vertexID := func(i int) string { return fmt.Sprintf("%032x", i) }
+	pl := &placement.Result{}
+	newP := map[string]int{}
+	for i := range 3 {
+		pl.Vertices = append(pl.Vertices, placement.Vertex{ID: vertexID(i), Name: fmt.Sprintf("v%d", i), Parallelism: 4})
+		newP[vertexID(i)] = 4 + 4*min(i, 1) + i // v0 kept at 4, v1 at 9, v2 at 10
+	}
+	for _, n := range []int{findings.MergedOperators, findings.MergedOperators + 1, 40} {
+		pl.Unplaced = nil
+		for k := range n {
+			pl.Unplaced = append(pl.Unplaced, placement.Unplaced{Operator: checkpoint.OperatorIDFromUID(fmt.Sprintf("chained-%d", k)), Name: fmt.Sprintf("op-%d", k),
+				Candidates: []string{vertexID(0), vertexID(1), vertexID(2)}})
+		}
+		us := pl.Unplaced
+		fs := unplacedFindings(pl, newP)
+		perVertex := map[string][]*pb.Finding{}
+		for _, f := range fs {
+			perVertex[f.GetVertexId()] = append(perVertex[f.GetVertexId()], f)
+		}
+		if len(perVertex) != 2 || len(perVertex[vertexID(0)]) != 0 {
+			t.Fatalf("n=%d: findings on %d vertices, %d on the vertex kept at its parallelism", n, len(perVertex), len(perVertex[vertexID(0)]))
+		}
+		for _, v := range []string{vertexID(1), vertexID(2)} {
+			got := perVertex[v]
+			if n <= findings.MergedOperators {
+				if len(got) != n || len(got[0].GetOperatorIds()) != 0 {
+					t.Errorf("n=%d: vertex %s has %d findings (want %d, one per operator)", n, v, len(got), n)
+				}
+				continue
+			}
+			if len(got) != 1 || len(got[0].GetOperatorIds()) != n || got[0].GetOperatorId() != us[0].Operator.String() ||
+				!strings.HasPrefix(got[0].GetMessage(), fmt.Sprintf("%d operators alike (op-0, op-1, op-2, op-3, op-4 and %d more), each as the first: Operator op-0", n, n-5)) ||
+				!strings.Contains(got[0].GetMessage(), "this restore of vertex "+v+" ") {
+				t.Errorf("n=%d: vertex %s: %d findings, the first with %d operator IDs: %s", n, v, len(got), len(got[0].GetOperatorIds()), got[0].GetMessage())
+			}
+			for k, id := range got[0].GetOperatorIds() {
+				if id != us[k].Operator.String() {
+					t.Fatalf("n=%d: operator_ids[%d] = %s, want %s", n, k, id, us[k].Operator)
+				}
+			}
+		}
 	}
 }

@@ -146,19 +146,29 @@ func operatorID(s string) (checkpoint.OperatorID, bool) {
 	return id, err == nil
 }
 
-// operatorsText counts and names a merged finding's operators before its first's message:
-// "100,000 operators alike (#1 op-0, #2 op-1, #3 op-2, #4 op-3, #5 op-4 and 99,995 more), each as
-// the first: ".
+// operatorsText counts and names a merged finding's operators before its first's message
+// (OperatorsText).
 func operatorsText(first []Finding, n int) string {
+	names := make([]string, len(first))
+	for i := range first {
+		names[i] = operatorName(&first[i])
+	}
+	return OperatorsText(names, n)
+}
+
+// OperatorsText is what a finding standing for n operators says before the first's message,
+// naming the first few (names): "100,000 operators alike (#1 op-0, #2 op-1, #3 op-2, #4 op-3,
+// #5 op-4 and 99,995 more), each as the first: ".
+func OperatorsText(names []string, n int) string {
 	var b strings.Builder
 	b.WriteString(units.Thousands(int64(n)) + " operators alike (")
-	for i := range first {
+	for i, name := range names {
 		if i > 0 {
 			b.WriteString(", ")
 		}
-		b.WriteString(operatorName(&first[i]))
+		b.WriteString(name)
 	}
-	if rest := n - len(first); rest > 0 {
+	if rest := n - len(names); rest > 0 {
 		b.WriteString(" and " + units.Thousands(int64(rest)) + " more")
 	}
 	b.WriteString("), each as the first: ")
