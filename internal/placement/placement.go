@@ -165,21 +165,11 @@ func merge(a, b []int) []int {
 	return append(append(out, a...), b...)
 }
 
-// Vertex returns the vertex with the given ID.
-func (r *Result) Vertex(id string) (*Vertex, bool) {
-	for i := range r.Vertices {
-		if strings.EqualFold(r.Vertices[i].ID, id) {
-			return &r.Vertices[i], true
-		}
-	}
-	return nil, false
-}
-
-// Index looks vertices up by ID as Vertex does, from a map built once: for callers that look up
-// many IDs (a plan's keys, unplaced operators' candidates), which Vertex would answer by
-// scanning every vertex each time.
+// Index looks vertices up by ID in any case (as strings.EqualFold compares), from a map built
+// once: callers look up many IDs (a plan's keys, unplaced operators' candidates), which a scan
+// would answer by reading every vertex each time.
 type Index struct {
-	byID map[string]*Vertex // fold.Key of the ID → the first vertex with it, as Vertex finds
+	byID map[string]*Vertex // fold.Key of the ID → the first vertex with it
 }
 
 // Index indexes the vertices; it sees the vertices as they are now.
@@ -193,20 +183,8 @@ func (r *Result) Index() Index {
 	return x
 }
 
-// Vertex returns the vertex with the given ID (any case, as Result.Vertex).
+// Vertex returns the first vertex whose ID equals id in any case.
 func (x Index) Vertex(id string) (*Vertex, bool) {
 	v := x.byID[fold.Key(id)]
 	return v, v != nil
-}
-
-// VertexOf returns the vertex an operator was placed in.
-func (r *Result) VertexOf(op checkpoint.OperatorID) (*Vertex, bool) {
-	for i := range r.Vertices {
-		for _, o := range r.Vertices[i].Operators {
-			if o == op {
-				return &r.Vertices[i], true
-			}
-		}
-	}
-	return nil, false
 }
