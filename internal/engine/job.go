@@ -60,11 +60,14 @@ func (e *Engine) checkJob(ctx context.Context, c checkRun, asked, plan *pb.Resca
 			newP[v.ID] = opP[v.Operators[0]]
 		}
 	}
-	statelessParallelism(asked, pl, newP)
+	idx := pl.Index()
+	statelessParallelism(asked, pl, idx, newP)
 	// An unplaced operator whose candidates all get one parallelism is simulated at it.
+	common := make([]int, len(pl.Unplaced))
 	added := false
-	for _, u := range pl.Unplaced {
-		if q, same := commonParallelism(u, newP); same && q > 0 && opP[u.Operator] != q {
+	for k, u := range pl.Unplaced {
+		q := commonParallelism(u, newP)
+		if common[k] = q; q > 0 && opP[u.Operator] != q {
 			if plan.VertexParallelism == nil {
 				plan.VertexParallelism = map[string]int32{}
 			}
@@ -86,7 +89,7 @@ func (e *Engine) checkJob(ctx context.Context, c checkRun, asked, plan *pb.Resca
 	if fail == pb.Severity_SEVERITY_UNSPECIFIED {
 		fail = pb.Severity_SEVERITY_ERROR
 	}
-	rep.Findings = append(rep.Findings, unplacedFindings(pl, newP)...)
+	rep.Findings = append(rep.Findings, unplacedFindings(pl, idx, newP, common)...)
 	sort.SliceStable(rep.Findings, func(a, b int) bool { return rep.Findings[a].GetSeverity() > rep.Findings[b].GetSeverity() })
 	for _, f := range rep.Findings {
 		switch {
@@ -186,15 +189,12 @@ func operatorParallelism(ctx context.Context, c checkRun, plan *pb.RescalePlan, 
 // plan): the asked plan's for it, else the job-wide one (which never reaches a vertex of max
 // parallelism 1, as plannedParallelism has it), else the one it runs at. Such a vertex can still
 // be a candidate of an unplaced operator, which would run at this parallelism there.
-func statelessParallelism(asked *pb.RescalePlan, pl *placement.Result, newP map[string]int) {
+func statelessParallelism(asked *pb.RescalePlan, pl *placement.Result, idx placement.Index, newP map[string]int) {
 	override := map[*placement.Vertex]int{}
-	if len(asked.GetVertexParallelism()) > 0 {
-		idx := pl.Index()
-		// In key order: two keys naming one vertex in different cases resolve alike every time.
-		for _, k := range slices.Sorted(maps.Keys(asked.GetVertexParallelism())) {
-			if v, ok := idx.Vertex(k); ok && len(v.Operators) == 0 {
-				override[v] = int(asked.GetVertexParallelism()[k])
-			}
+	// In key order: two keys naming one vertex in different cases resolve alike every time.
+	for _, k := range slices.Sorted(maps.Keys(asked.GetVertexParallelism())) {
+		if v, ok := idx.Vertex(k); ok && len(v.Operators) == 0 {
+			override[v] = int(asked.GetVertexParallelism()[k])
 		}
 	}
 	def := int(asked.GetDefaultParallelism())
@@ -216,19 +216,21 @@ func statelessParallelism(asked *pb.RescalePlan, pl *placement.Result, newP map[
 	}
 }
 
-func commonParallelism(u placement.Unplaced, newP map[string]int) (int, bool) {
+// commonParallelism is the one new parallelism every candidate vertex of u gets, 0 when they
+// differ (or u has none).
+func commonParallelism(u placement.Unplaced, newP map[string]int) int {
 	q := -1
 	for _, c := range u.Candidates {
 		p, ok := newP[c]
 		if !ok {
-			return 0, false
+			return 0
 		}
 		if q >= 0 && p != q {
-			return 0, false
+			return 0
 		}
 		q = p
 	}
-	return q, q > 0
+	return max(q, 0)
 }
 
 // maxListedCandidates bounds the candidate vertices a PF200 message lists. In a job whose
@@ -238,24 +240,26 @@ func commonParallelism(u placement.Unplaced, newP map[string]int) (int, bool) {
 // its own vertex (vertex_id and the message) whatever the list shows.
 const maxListedCandidates = 10
 
-// unplacedFindings is PF200 for pl's unplaced operators, in their order (see checkJob). A
+// unplacedFindings is PF200 for pl's unplaced operators, in their order (see checkJob), given
+// each one's commonParallelism. A
 // vertex denied for more than findings.MergedOperators of them gets one finding for all of them
 // (operator_ids, the first few named before the message), as findings.OperatorMerger states one
 // cause on many operators: in a job of alike vertices, U operators unplaced among V candidates
 // would otherwise make U × V findings.
-func unplacedFindings(pl *placement.Result, newP map[string]int) []*pb.Finding {
-	idx, us := pl.Index(), pl.Unplaced
+func unplacedFindings(pl *placement.Result, idx placement.Index, newP map[string]int, common []int) []*pb.Finding {
+	us := pl.Unplaced
 	rescaled := make(map[string]bool, len(pl.Vertices)) // by ID, as candidates name them
 	for _, v := range pl.Vertices {
 		rescaled[v.ID] = newP[v.ID] != v.Parallelism
 	}
 	denials := map[string]int{} // candidate vertex → operators it is denied for
-	for _, u := range us {
-		if _, same := commonParallelism(u, newP); !same {
-			for _, c := range u.Candidates {
-				if rescaled[c] {
-					denials[c]++
-				}
+	for k, u := range us {
+		if common[k] > 0 {
+			continue
+		}
+		for _, c := range u.Candidates {
+			if rescaled[c] {
+				denials[c]++
 			}
 		}
 	}
@@ -265,7 +269,7 @@ func unplacedFindings(pl *placement.Result, newP map[string]int) []*pb.Finding {
 	}
 	merged := map[string]*merge{}
 	var out []*pb.Finding
-	for _, u := range us {
+	for k, u := range us {
 		base, list := unplacedBase(u, idx, newP)
 		if len(u.Candidates) == 0 {
 			base.Severity = pb.Severity_SEVERITY_ERROR
@@ -274,7 +278,7 @@ func unplacedFindings(pl *placement.Result, newP map[string]int) []*pb.Finding {
 			out = append(out, base)
 			continue
 		}
-		if q, same := commonParallelism(u, newP); same {
+		if q := common[k]; q > 0 {
 			base.Severity = pb.Severity_SEVERITY_INFO
 			base.Message = fmt.Sprintf("Operator %s could be chained in any of %s; all get parallelism %d, so its state was simulated at %d.",
 				u.Label(), list, q, q)

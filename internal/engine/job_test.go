@@ -86,7 +86,7 @@ func TestUnplacedFindingsList(t *testing.T) {
 				newP[vertexID(i)] = tt.newP(i)
 			}
 			pl.Unplaced = []placement.Unplaced{u}
-			fs := unplacedFindings(pl, newP)
+			fs := unplacedFindings(pl, pl.Index(), newP, commons(pl, newP))
 			if len(fs) != tt.findings {
 				t.Fatalf("%d findings, want %d", len(fs), tt.findings)
 			}
@@ -198,7 +198,7 @@ func TestUnplacedFindingsPerVertex(t *testing.T) {
 				Candidates: []string{vertexID(0), vertexID(1), vertexID(2)}})
 		}
 		us := pl.Unplaced
-		fs := unplacedFindings(pl, newP)
+		fs := unplacedFindings(pl, pl.Index(), newP, commons(pl, newP))
 		perVertex := map[string][]*pb.Finding{}
 		for _, f := range fs {
 			perVertex[f.GetVertexId()] = append(perVertex[f.GetVertexId()], f)
@@ -226,4 +226,13 @@ func TestUnplacedFindingsPerVertex(t *testing.T) {
 			}
 		}
 	}
+}
+
+// commons is the commonParallelism of each of pl's unplaced operators, as checkJob passes them.
+func commons(pl *placement.Result, newP map[string]int) []int {
+	out := make([]int, len(pl.Unplaced))
+	for k, u := range pl.Unplaced {
+		out[k] = commonParallelism(u, newP)
+	}
+	return out
 }
