@@ -161,8 +161,8 @@ func withJobVersion(opts *pb.CheckOptions, job *flinkrest.Job) {
 // of the newest checkpoint in a folder the server reads (--latest URI --server; check's RunE
 // checks a folder found here as a file). chart asks for the rows of the text report's chart, not every
 // subtask (chart_subtasks), unless opts asks for every subtask. spill: the operators are
-// spilled as they are checked in-process (as spilledEmbeddedReport) or as a server's answer
-// arrives (spilledReport), not joined; close the spill returned once written.
+// spilled as they are checked in-process (checkSpilled) or as a server's answer arrives
+// (spilledReport), not joined; close the spill returned once written.
 func discoveredReport(cmd *cobra.Command, args []string, plan *pb.RescalePlan, opts *pb.CheckOptions, remote remoteFlags, j *jobFlags, chart, spill bool) (*pb.RescaleReport, *report.OperatorSpill, error) {
 	ctx := cmd.Context()
 	askChartRows(opts, chart)
@@ -179,19 +179,18 @@ func discoveredReport(cmd *cobra.Command, args []string, plan *pb.RescalePlan, o
 		return nil, nil, err
 	}
 	withJobVersion(opts, d.job)
-	req := engine.Request{Layout: d.layout, Source: d.target, Plan: plan, Options: opts, Placement: d.placement}
+	check := func(pieces engine.OperatorPieces) (*pb.RescaleReport, error) {
+		return eng.Check(ctx, engine.Request{Layout: d.layout, Source: d.target, Plan: plan, Options: opts, Placement: d.placement,
+			Pieces: pieces, StatesInPieces: pieces != nil})
+	}
+	var rep *pb.RescaleReport
 	var sp *report.OperatorSpill
 	if spill {
-		// As spilledEmbeddedReport: without a temporary folder, the report is kept whole.
-		if s, err := newOperatorSpill(); err == nil {
-			sp, req.Pieces, req.StatesInPieces = s, spillOperators(s), true
-		}
+		rep, sp, err = checkSpilled(check)
+	} else {
+		rep, err = check(nil)
 	}
-	rep, err := eng.Check(ctx, req)
 	if err != nil {
-		if sp != nil {
-			sp.Close()
-		}
 		return nil, nil, err
 	}
 	rep.CheckpointChoice = d.choice

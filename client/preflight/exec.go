@@ -101,32 +101,36 @@ func spillPieces(check func(fn func(*pb.ReportPiece) error) error) (*pb.RescaleR
 }
 
 // spilledEmbeddedReport checks target in-process with its operators spilled as they are
-// checked (engine.Request.Pieces into a report.OperatorSpill) instead of kept in the report, for
-// JSON: a million operators' messages take as much memory as the Layout they are checked against
-// (bench/README.md, "Many operators: one finding per rule and cause"). Without a temporary
-// folder it checks as checkpointReport does (spill nil). The caller writes the report with
-// report.WriteJSONSpilled and closes the spill.
+// checked (checkSpilled) instead of kept in the report, for JSON: a million operators' messages
+// take as much memory as the Layout they are checked against (bench/README.md, "Many operators:
+// one finding per rule and cause"). The caller writes the report with report.WriteJSONSpilled
+// and closes the spill.
 func spilledEmbeddedReport(cmd *cobra.Command, target string, plan *pb.RescalePlan, opts *pb.CheckOptions, remote remoteFlags) (*pb.RescaleReport, *report.OperatorSpill, error) {
+	return checkSpilled(func(pieces engine.OperatorPieces) (*pb.RescaleReport, error) {
+		return runEmbedded(cmd, target, remote, func(eng *engine.Engine, in engine.Input) (*pb.RescaleReport, error) {
+			return eng.Check(cmd.Context(), engine.Request{Input: in, Plan: plan, Options: opts, Pieces: pieces, StatesInPieces: pieces != nil})
+		})
+	})
+}
+
+// checkSpilled runs an in-process check whose operators go to a new spill as they are converted
+// (check's engine.Request.Pieces, with StatesInPieces), or, without a temporary folder, a check
+// that keeps them in the report (pieces nil; the spill returned nil). The spill is closed if the
+// check fails.
+func checkSpilled(check func(pieces engine.OperatorPieces) (*pb.RescaleReport, error)) (*pb.RescaleReport, *report.OperatorSpill, error) {
 	spill, err := newOperatorSpill()
 	if err != nil {
-		rep, err := checkpointReport(cmd, target, plan, opts, remote, false, nil)
+		rep, err := check(nil)
 		return rep, nil, err
 	}
-	rep, err := runEmbedded(cmd, target, remote, func(eng *engine.Engine, in engine.Input) (*pb.RescaleReport, error) {
-		return eng.Check(cmd.Context(), engine.Request{Input: in, Plan: plan, Options: opts, Pieces: spillOperators(spill), StatesInPieces: true})
+	rep, err := check(func(op *pb.OperatorAssignment, continued bool) error {
+		return spill.AddPage(&pb.OperatorPage{Operators: []*pb.OperatorAssignment{op}, Continued: continued})
 	})
 	if err != nil {
 		spill.Close()
 		return nil, nil, err
 	}
 	return rep, spill, nil
-}
-
-// spillOperators hands an in-process check's operators to spill as they are converted.
-func spillOperators(spill *report.OperatorSpill) engine.OperatorPieces {
-	return func(op *pb.OperatorAssignment, continued bool) error {
-		return spill.AddPage(&pb.OperatorPage{Operators: []*pb.OperatorAssignment{op}, Continued: continued})
-	}
 }
 
 // remoteCheck asks the server to check target, by URI or by uploading the local file (which
